@@ -1,0 +1,3 @@
+"""asyncio client for Apache Kafka."""
+
+__version__ = "1.0.0.dev0"
