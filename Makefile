@@ -1,0 +1,50 @@
+# Two set-up commands for a fresh machine: `make demo` and `make test`.
+# Everything is installed into .venv; the Kafka jars into tools/kafka/libs (via Maven).
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+PYTEST_ARGS ?=
+
+.PHONY: install kafka lint codegen check-codegen test unit integration demo bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# Resolve the pinned Apache Kafka and its runtime dependencies from Maven Central (once).
+kafka: install
+	$(PY) -m tools.kafka fetch
+
+codegen: install
+	$(PY) -m tools.codegen
+
+check-codegen: install
+	$(PY) -m tools.codegen --check
+
+lint: install check-codegen
+	$(PY) -m ruff check aiokafka tools tests benchmark examples
+	$(PY) -m mypy
+
+test: install kafka lint
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+unit: install
+	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
+
+integration: install kafka
+	$(PY) -m pytest tests/integration $(PYTEST_ARGS)
+
+demo: install kafka
+	$(PY) examples/demo.py
+
+bench: install kafka
+	$(PY) benchmark/run_all.py
+
+clean:
+	rm -rf $(VENV) .kafka .mypy_cache .ruff_cache .pytest_cache .hypothesis
