@@ -1,0 +1,381 @@
+"""Exceptions raised by aiokafka, and the Kafka error-code table.
+
+Every exception aiokafka raises on purpose derives from :class:`KafkaError`. Errors
+that a broker reports as an error code are :class:`BrokerResponseError` subclasses, one
+class per code of Kafka's protocol (generated from Kafka's own table);
+:func:`for_code` maps a code to its class. Errors the client detects itself
+(connection lost, deadline passed, corrupt bytes, closed producer, ...) are the
+other subclasses.
+
+Class attributes say what to do, so retry code reads flags instead of listing classes:
+``retriable`` (sending again may succeed), ``invalid_metadata`` (refresh metadata
+first), ``transaction_fatal`` (a transactional producer must be closed; see
+:func:`transaction_error_kind`), ``errno`` (the protocol code or ``None``) and
+``message`` (the default text, shown when the exception is raised without arguments).
+
+The tree below (kept true by ``tests/unit/test_errors.py``) marks each broker class
+with ``[code flags]``, where the flags are ``R`` retriable, ``M`` invalid_metadata and
+``F`` transaction_fatal; ``= Name`` lists other names of the same class::
+
+    KafkaError (RuntimeError)
+    TREE
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Final
+
+from aiokafka._errors_base import AuthorizationError, BrokerResponseError, KafkaError, NoError
+from aiokafka._gen import error_codes as _codes
+from aiokafka._gen.error_codes import *  # noqa: F403 - the generated per-code classes
+from aiokafka._gen.error_codes import ERROR_CLASSES, UnknownError, UnsupportedVersionError
+
+__all__ = [
+    "AuthenticationFailedError",
+    "AuthenticationMethodNotSupported",
+    "AuthorizationError",
+    "BrokerResponseError",
+    "Cancelled",
+    "CommitFailedError",
+    "ConsumerStoppedError",
+    "CorrelationIdError",
+    "IllegalArgumentError",
+    "IllegalOperation",
+    "IllegalStateError",
+    "IncompatibleBrokerVersion",
+    "KafkaConfigurationError",
+    "KafkaConnectionError",
+    "KafkaError",
+    "KafkaProtocolError",
+    "KafkaTimeoutError",
+    "KafkaUnavailableError",
+    "MetadataEmptyBrokerList",
+    "NoBrokersAvailable",
+    "NoError",
+    "NoOffsetForPartitionError",
+    "NodeNotReadyError",
+    "ProducerClosed",
+    "QuotaViolationError",
+    "RecordTooLargeError",
+    "SerializationError",
+    "StaleMetadata",
+    "TooManyInFlightRequests",
+    "TransactionAbortedError",
+    "TransactionErrorKind",
+    "UnrecognizedBrokerVersion",
+    "UnrecognizedErrorCode",
+    "UnsupportedCodecError",
+    "for_code",
+    "transaction_error_kind",
+]
+__all__ += _codes.__all__
+
+
+# -- misuse and configuration -------------------------------------------------------
+
+
+class IllegalStateError(KafkaError):
+    """The operation is not allowed in the object's current state (e.g. a producer
+    method called before ``start()``)."""
+
+    message = "The operation is not allowed in the current state."
+
+
+class IllegalArgumentError(KafkaError):
+    """An argument was rejected after validation at the API edge (which raises
+    ``ValueError``/``TypeError``) had passed, e.g. by a pluggable component."""
+
+    message = "Invalid argument."
+
+
+class IllegalOperation(KafkaError):
+    """The operation is not available with the current configuration, for example
+    committing offsets without a ``group_id``."""
+
+    message = "The operation is not available with the current configuration."
+
+
+class KafkaConfigurationError(KafkaError):
+    """The configuration is inconsistent in a way only found at run time."""
+
+    message = "Invalid configuration."
+
+
+# -- connectivity and cluster metadata ----------------------------------------------
+
+
+class KafkaConnectionError(KafkaError):
+    """A connection to a broker failed or was lost; requests in flight on it fail
+    with this error. Retry, possibly on another broker, after refreshing metadata."""
+
+    message = "Connection to the broker failed."
+    retriable = True
+    invalid_metadata = True
+
+
+class NoBrokersAvailable(KafkaError):
+    """None of the bootstrap servers or known brokers could be reached."""
+
+    message = "No broker could be reached."
+    retriable = True
+    invalid_metadata = True
+
+
+class NodeNotReadyError(KafkaError):
+    """The connection to this node is not established (yet)."""
+
+    message = "The broker connection is not ready."
+    retriable = True
+
+
+class KafkaUnavailableError(KafkaError):
+    """The cluster could not serve the request at all (kept from aiokafka)."""
+
+    message = "Kafka is unavailable."
+
+
+class StaleMetadata(KafkaError):
+    """The cached cluster metadata is known to be outdated."""
+
+    message = "Cluster metadata is stale."
+    retriable = True
+    invalid_metadata = True
+
+
+class MetadataEmptyBrokerList(KafkaError):
+    """A metadata response listed no brokers."""
+
+    message = "The metadata response contained no brokers."
+    retriable = True
+
+
+class TooManyInFlightRequests(KafkaError):
+    """The connection's limit of unanswered requests is reached."""
+
+    message = "Too many requests are in flight on this connection."
+    retriable = True
+
+
+class Cancelled(KafkaError):
+    """A request was abandoned before it got a response (e.g. its connection was
+    closed on purpose)."""
+
+    message = "The request was cancelled."
+    retriable = True
+
+
+class KafkaTimeoutError(KafkaError):
+    """A client-side deadline passed (e.g. ``send()`` waiting for metadata or buffer
+    space, or ``request_timeout_ms`` without an answer).
+
+    Not retriable: the caller's time budget is spent. Code that wants to retry a
+    request whose connection timed out should treat it as a connection failure.
+    """
+
+    message = "The operation timed out."
+
+
+# -- protocol, versions and bytes ---------------------------------------------------
+
+
+class KafkaProtocolError(KafkaError):
+    """A frame from the broker could not be decoded. The connection is closed; the
+    request may be retried on a new one."""
+
+    message = "Malformed or undecodable protocol frame."
+    retriable = True
+
+
+class CorrelationIdError(KafkaProtocolError):
+    """A response's correlation id matched no request in flight."""
+
+    message = "Response correlation id does not match any request."
+
+
+class UnrecognizedBrokerVersion(KafkaError):
+    """The broker's version could not be determined from its ApiVersions answer."""
+
+    message = "Unrecognized broker version."
+    transaction_fatal = True
+
+
+class IncompatibleBrokerVersion(UnsupportedVersionError):
+    """The client found (from ApiVersions) that the broker lacks an API version the
+    requested feature needs. A subclass of the broker's ``UnsupportedVersionError`` so
+    one ``except`` handles both."""
+
+    message = "The broker does not support a protocol version this feature requires."
+
+
+class UnsupportedCodecError(KafkaError):
+    """The compression library for a codec is not installed; the message names the
+    package to install."""
+
+    message = "The compression codec's library is not installed."
+
+
+class SerializationError(KafkaError):
+    """A key or value serializer/deserializer failed."""
+
+    message = "Serialization failed."
+
+
+class RecordTooLargeError(KafkaError):
+    """A record in a fetched batch is larger than ``max_partition_fetch_bytes``."""
+
+    message = "A fetched record is larger than max_partition_fetch_bytes."
+
+
+# -- authentication -----------------------------------------------------------------
+
+
+class AuthenticationMethodNotSupported(KafkaError):
+    """The requested SASL mechanism is not supported by this client."""
+
+    message = "The SASL mechanism is not supported by the client."
+    transaction_fatal = True
+
+
+class AuthenticationFailedError(KafkaError):
+    """Authentication failed on the client side (e.g. the SCRAM server signature did
+    not verify). Broker-reported failures are ``SaslAuthenticationFailed``."""
+
+    message = "Authentication failed."
+    transaction_fatal = True
+
+
+# -- producer and consumer ----------------------------------------------------------
+
+
+class ProducerClosed(KafkaError):
+    """The producer is stopped; no more records can be sent."""
+
+    message = "The producer is closed."
+    transaction_fatal = True
+
+
+class TransactionAbortedError(KafkaError):
+    """A record was not sent because its transaction was aborted."""
+
+    message = "Failing the record since its transaction was aborted."
+
+
+class ConsumerStoppedError(KafkaError):
+    """Raised by the consumer's ``get*`` methods, even pending ones, once it is stopped."""
+
+    message = "The consumer is stopped."
+
+
+class NoOffsetForPartitionError(KafkaError):
+    """No committed offset exists and ``auto_offset_reset`` is ``"none"``."""
+
+    message = "No offset for the partition and no reset policy."
+
+
+class CommitFailedError(KafkaError):
+    """The offset commit was rejected because the group rebalanced meanwhile."""
+
+    message = (
+        "Commit cannot be completed since the group has already rebalanced and "
+        "assigned the partitions to another member. This means that the time between "
+        "subsequent calls to getone()/getmany() was longer than max_poll_interval_ms, "
+        "which typically implies that the processing loop spends too much time on each "
+        "batch. You can address this either by increasing max_poll_interval_ms or by "
+        "reducing the maximum size of batches returned by getmany() with "
+        "max_poll_records; records from the uncommitted batch will be delivered again."
+    )
+
+
+class QuotaViolationError(KafkaError):
+    """A client-side quota was exceeded (kept from aiokafka)."""
+
+    message = "Quota violated."
+
+
+# -- code lookup --------------------------------------------------------------------
+
+
+class UnrecognizedErrorCode(UnknownError):
+    """Base of the classes :func:`for_code` makes for codes missing from the table.
+
+    A subclass of ``UnknownError`` (what aiokafka returned for such codes), so old
+    ``except UnknownError`` clauses still catch them; each code gets its own subclass
+    whose ``errno`` is that code.
+    """
+
+    error_name = "UNRECOGNIZED"
+    message = "The broker returned an error code this client does not know."
+    description = message
+
+
+_INT16_MIN: Final = -(2**15)
+_INT16_MAX: Final = 2**15 - 1
+_unrecognized: dict[int, type[BrokerResponseError]] = {}
+
+
+def for_code(code: int) -> type[BrokerResponseError]:
+    """Return the exception class for a protocol error code.
+
+    Args:
+        code: The error code from a response (an int16).
+
+    Returns:
+        The class for ``code``. Code 0 gives :class:`NoError`, which cannot be
+        instantiated: check for success first. A code missing from the table (e.g.
+        from a newer broker) gives a cached subclass of :class:`UnrecognizedErrorCode`
+        (hence of :class:`UnknownError`) whose ``errno`` is ``code``.
+
+    Raises:
+        TypeError: ``code`` is not an int.
+        ValueError: ``code`` is outside the int16 range.
+    """
+    if not isinstance(code, int) or isinstance(code, bool):
+        raise TypeError(f"code must be an int, got {type(code).__name__}")
+    known = ERROR_CLASSES.get(code)
+    if known is not None:
+        return known
+    if not _INT16_MIN <= code <= _INT16_MAX:
+        raise ValueError(f"code must be an int16, got {code}")
+    cls = _unrecognized.get(code)
+    if cls is None:
+        name = f"UnrecognizedErrorCode[{code}]"
+        made = type(name, (UnrecognizedErrorCode,), {"errno": code, "__qualname__": name})
+        # setdefault: if two threads race, both get the same class.
+        cls = _unrecognized.setdefault(code, made)
+    return cls
+
+
+class TransactionErrorKind(enum.Enum):
+    """What a transactional producer does after an error (see
+    :func:`transaction_error_kind`)."""
+
+    #: Send the same request again after a back-off; the transaction goes on.
+    RETRIABLE = "retriable"
+    #: The transaction cannot commit: abort it, then a new one may begin.
+    ABORTABLE = "abortable"
+    #: The producer cannot continue (fenced, not authorized, broker too old): close it.
+    FATAL = "fatal"
+
+
+def transaction_error_kind(
+    error: BaseException | type[BaseException],
+) -> TransactionErrorKind:
+    """Classify an error for a transactional producer.
+
+    ``transaction_fatal`` wins, then ``retriable``; any other :class:`KafkaError` only
+    aborts the current transaction. An exception that is not a :class:`KafkaError`
+    means a bug or an unexpected state, so it is fatal.
+
+    Args:
+        error: An exception instance or class.
+
+    Returns:
+        The kind of the error.
+    """
+    cls = error if isinstance(error, type) else type(error)
+    if not issubclass(cls, KafkaError) or cls.transaction_fatal:
+        return TransactionErrorKind.FATAL
+    if cls.retriable:
+        return TransactionErrorKind.RETRIABLE
+    return TransactionErrorKind.ABORTABLE
