@@ -148,7 +148,11 @@ class _LeaderEpochTuple(tuple[Any, ...]):
     have slots) and is read-only like the fields.
     """
 
-    leader_epoch: int | None = None
+    @property
+    def leader_epoch(self) -> int | None:
+        """The leader epoch, or ``None`` if unknown."""
+        epoch: int | None = self.__dict__.get("leader_epoch")
+        return epoch
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable")
@@ -159,7 +163,7 @@ class _LeaderEpochTuple(tuple[Any, ...]):
                 raise TypeError(
                     f"leader_epoch must be an int or None, got {type(leader_epoch).__name__}"
                 )
-            object.__setattr__(self, "leader_epoch", leader_epoch)
+            self.__dict__["leader_epoch"] = leader_epoch
 
     def __repr__(self) -> str:
         names: tuple[str, ...] = cast(Any, self)._fields  # from the NamedTuple base
