@@ -396,3 +396,17 @@ def test_generator_derives_names_from_java() -> None:
 
     assert java_to_python_name("NotControllerException") == "NotControllerError"
     assert java_to_python_name("InvalidRegularExpression") == "InvalidRegularExpressionError"
+
+
+def test_errors_structs_and_abc_do_not_import_asyncio() -> None:
+    # Protocol and record code imports these; that code must stay free of asyncio.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, aiokafka.errors, aiokafka.structs, aiokafka.abc; "
+        "sys.exit('asyncio' in sys.modules)"
+    )
+    repo = Path(__file__).resolve().parents[2]
+    result = subprocess.run([sys.executable, "-c", code], cwd=repo, check=False)
+    assert result.returncode == 0
