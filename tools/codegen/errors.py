@@ -222,9 +222,14 @@ def load_specs(spec_dir: Path) -> list[ErrorSpec]:
                 aliases=names[1:],
             )
         )
-    unknown = set(CLASS_NAMES) - {s.name for s in specs}
-    if unknown:
-        raise SystemExit(f"CLASS_NAMES has names not in errors.json: {sorted(unknown)}")
+    known = {s.name for s in specs}
+    for table, names_used in (
+        ("CLASS_NAMES", set(CLASS_NAMES)),
+        ("PARENT_OVERRIDES", set(PARENT_OVERRIDES) | set(PARENT_OVERRIDES.values())),
+        ("TRANSACTION_FATAL", set(TRANSACTION_FATAL)),
+    ):
+        if names_used - known:
+            raise SystemExit(f"{table} has names not in errors.json: {sorted(names_used - known)}")
     seen: set[str] = set(HAND_WRITTEN)
     for s in specs:
         for n in (s.class_name, *s.aliases):
@@ -265,17 +270,23 @@ def _split_string(text: str, width: int) -> list[str]:
     return pieces
 
 
+def _quote(text: str) -> str:
+    # JSON string escapes are valid Python escapes; non-ASCII stays as is, because
+    # JSON's surrogate-pair escapes would mean two characters to Python.
+    return json.dumps(text, ensure_ascii=False)
+
+
 def _string_literal(text: str, indent: str) -> str:
     pieces = _split_string(text, 72)
     if len(pieces) == 1:
-        return json.dumps(text)
-    inner = "".join(f"{indent}    {json.dumps(p)}\n" for p in pieces)
+        return _quote(text)
+    inner = "".join(f"{indent}    {_quote(p)}\n" for p in pieces)
     return f"(\n{inner}{indent})"
 
 
 def _docstring(spec: ErrorSpec) -> str:
     text = f"{spec.name} ({spec.code}): {spec.message}".replace("\\", "\\\\")
-    text = text.replace('"""', '\\"\\"\\"')
+    text = text.replace('"', '\\"')  # also keeps a trailing quote off the closing """
     lines = _split_string(text, 80)
     body = "\n    ".join(line.rstrip() for line in lines)
     return f'    """{body}"""'
@@ -287,7 +298,7 @@ def _render_class(spec: ErrorSpec, parent: str) -> str:
         _docstring(spec),
         "",
         f"    errno = {spec.code}",
-        f"    error_name = {json.dumps(spec.name)}",
+        f"    error_name = {_quote(spec.name)}",
         f"    message = {_string_literal(spec.message, '    ')}",
         "    description = message",
         f"    retriable = {spec.retriable}",
