@@ -1,0 +1,107 @@
+"""Varint helpers and checksums shared by the record batch readers and builders.
+
+Kafka's record format (magic v2) uses Protobuf-style zigzag varints for every
+per-record length and delta. The hot loops in :mod:`aiokafka.record.default_records`
+inline the one- and two-byte cases; the functions here are the general (slower)
+path and the building blocks of the builders.
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import Final
+
+from crc32c import crc32c as _crc32c
+
+from aiokafka.errors import CorruptRecordError
+
+__all__ = [
+    "calc_crc32",
+    "calc_crc32c",
+    "decode_varint",
+    "encode_varint",
+    "size_of_varint",
+]
+
+# Largest number of bytes a 64-bit varint can take; a longer run of
+# continuation bits is corrupt input, not a bigger number.
+MAX_VARINT_BYTES: Final = 10
+
+# Zigzag encodings of -64..63 (the values that fit in one byte), indexed by
+# value + 64. The builder uses it to skip the general encoder for small deltas.
+ONE_BYTE_VARINTS: Final = tuple(bytes(((v << 1) ^ (v >> 63),)) for v in range(-64, 64))
+
+# Zigzag-decoded value of every single-byte varint, indexed by the byte.
+ZIGZAG_ONE_BYTE: Final = tuple((b >> 1) ^ -(b & 1) for b in range(128))
+
+
+def encode_varint(value: int) -> bytes:
+    """Encode a signed 64-bit integer as a zigzag varint.
+
+    Args:
+        value: integer in the signed 64-bit range.
+
+    Returns:
+        The varint bytes (1 to 10 of them).
+    """
+    if -64 <= value < 64:
+        return ONE_BYTE_VARINTS[value + 64]
+    if not -(1 << 63) <= value < (1 << 63):
+        raise ValueError(f"value {value} does not fit a signed 64-bit varint")
+    v = ((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF
+    out = bytearray()
+    while v > 0x7F:
+        out.append((v & 0x7F) | 0x80)
+        v >>= 7
+    out.append(v)
+    return bytes(out)
+
+
+def size_of_varint(value: int) -> int:
+    """Number of bytes :func:`encode_varint` produces for ``value``."""
+    v = ((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF
+    size = 1
+    while v > 0x7F:
+        v >>= 7
+        size += 1
+    return size
+
+
+def decode_varint(data: bytes | bytearray | memoryview, pos: int) -> tuple[int, int]:
+    """Decode the zigzag varint starting at ``data[pos]``.
+
+    Args:
+        data: buffer holding the varint.
+        pos: index of its first byte.
+
+    Returns:
+        ``(value, position just after the varint)``.
+
+    Raises:
+        CorruptRecordError: the buffer ends inside the varint, or the varint is
+            longer than 10 bytes.
+    """
+    value = 0
+    shift = 0
+    end = len(data)
+    while True:
+        if pos >= end:
+            raise CorruptRecordError("record data ends inside a varint")
+        b = data[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return (value >> 1) ^ -(value & 1), pos
+        shift += 7
+        if shift >= 7 * MAX_VARINT_BYTES:
+            raise CorruptRecordError("varint longer than 10 bytes")
+
+
+def calc_crc32c(data: bytes | bytearray | memoryview) -> int:
+    """CRC-32C (Castagnoli) of ``data``, as stored in a v2 record batch header."""
+    return int(_crc32c(data))
+
+
+def calc_crc32(data: bytes | bytearray | memoryview) -> int:
+    """CRC-32 (IEEE) of ``data``, as stored in a legacy v0/v1 message."""
+    return zlib.crc32(data) & 0xFFFFFFFF
