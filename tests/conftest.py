@@ -1,0 +1,66 @@
+"""Shared fixtures: real Kafka brokers (logic in tools/kafka/rig.py, see its docstring)."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import uuid
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from tools.kafka.fetch import ensure_jars
+from tools.kafka.rig import KafkaCluster, KafkaStartError
+
+START_TIMEOUT = float(os.environ.get("AIOKAFKA_RIG_START_TIMEOUT", "90"))
+
+
+def _start(num_nodes: int) -> KafkaCluster:
+    try:
+        ensure_jars()
+    except RuntimeError as exc:
+        pytest.fail(f"Kafka jars are missing and could not be fetched; run `make kafka`.\n{exc}")
+    try:
+        return KafkaCluster(num_nodes).start(timeout=START_TIMEOUT)
+    except KafkaStartError as exc:
+        pytest.fail(f"Kafka did not start:\n{exc}", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def kafka() -> Iterator[KafkaCluster]:
+    """One combined broker/controller with PLAINTEXT, SASL_PLAINTEXT, SSL and SASL_SSL."""
+    cluster = _start(1)
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka_cluster() -> Iterator[KafkaCluster]:
+    """Three combined nodes (KRaft quorum of three), PLAINTEXT; started only when requested."""
+    cluster = _start(3)
+    yield cluster
+    cluster.stop()
+
+
+_topic_counter = itertools.count()
+
+
+@pytest.fixture
+def new_topic(
+    request: pytest.FixtureRequest,
+) -> Callable[..., str]:
+    """Factory creating a uniquely-named topic; ``cluster=None`` means the single node."""
+
+    def create(
+        partitions: int = 1,
+        replication_factor: int = 1,
+        cluster: KafkaCluster | None = None,
+        config: dict[str, str] | None = None,
+    ) -> str:
+        target = cluster if cluster is not None else request.getfixturevalue("kafka")
+        base = request.node.name.replace("[", "-").replace("]", "")
+        safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in base)[:150]
+        name = f"{safe}-{next(_topic_counter)}-{uuid.uuid4().hex[:8]}"
+        return target.create_topic(name, partitions, replication_factor, config)
+
+    return create

@@ -1,0 +1,643 @@
+"""Real Apache Kafka brokers (KRaft, combined broker/controller nodes) for tests and demos.
+
+Typical use::
+
+    cluster = KafkaCluster(num_nodes=1).start()   # PLAINTEXT, SASL_PLAINTEXT, SSL, SASL_SSL
+    cluster.create_topic("t", partitions=3)
+    ...
+    cluster.stop()
+
+``KafkaCluster(num_nodes=3)`` gives a three-node quorum (PLAINTEXT only unless asked) where
+replication factor 3 works and single brokers can be killed and restarted.
+
+Every run lives in ``.kafka/<run-id>/`` at the repository root (configs, data, ``server.log``
+and ``stdout.log`` per node) and is kept afterwards for diagnosis; only the newest
+``KEEP_RUNS`` run directories are kept. Brokers listen on free ports of 127.0.0.1 only.
+Brokers still running when the interpreter exits are stopped by an ``atexit`` hook, unless
+the cluster was started with ``detach=True`` (the CLI's ``start``).
+"""
+
+from __future__ import annotations
+
+import atexit
+import base64
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from . import wire
+from .config import DEFAULT_USERS, NodeSpec, log4j2_properties, server_properties
+from .fetch import LIBS_DIR, ensure_jars
+from .tls import TlsMaterial, make_tls_material
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+RUNS_DIR = REPO_ROOT / ".kafka"
+STATE_FILE = RUNS_DIR / "state.json"
+KEEP_RUNS = 20
+HOST = "127.0.0.1"
+ALL_LISTENERS = ("PLAINTEXT", "SASL_PLAINTEXT", "SSL", "SASL_SSL")
+
+# CreateTopics codes worth retrying: the controller moved or is still electing.
+_RETRIABLE_CREATE = {7: "REQUEST_TIMED_OUT", 41: "NOT_CONTROLLER", 51: "CONCURRENT_TRANSACTIONS"}
+_CREATE_ERRORS = {
+    36: "TOPIC_ALREADY_EXISTS",
+    37: "INVALID_PARTITIONS",
+    38: "INVALID_REPLICATION_FACTOR",
+    17: "INVALID_TOPIC_EXCEPTION",
+    40: "INVALID_CONFIG",
+    42: "INVALID_REQUEST",
+}
+
+_LIVE: list[KafkaCluster] = []
+
+
+class KafkaStartError(RuntimeError):
+    """A broker did not start (or restart) in time; the message carries its log tail."""
+
+
+@dataclass
+class KafkaNode:
+    """One combined broker/controller process."""
+
+    node_id: int
+    host: str
+    ports: dict[str, int]
+    """Listener name -> port (includes ``CONTROLLER``)."""
+    dir: Path
+    process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+
+    @property
+    def config_file(self) -> Path:
+        return self.dir / "server.properties"
+
+    @property
+    def log_file(self) -> Path:
+        return self.dir / "logs" / "server.log"
+
+    @property
+    def stdout_file(self) -> Path:
+        return self.dir / "stdout.log"
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid if self.process is not None else None
+
+    @property
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def address(self, listener: str = "PLAINTEXT") -> str:
+        """``host:port`` of one of this node's listeners."""
+        if listener not in self.ports or listener == "CONTROLLER":
+            raise ValueError(f"listener must be one of {sorted(self.client_listeners)}")
+        return f"{self.host}:{self.ports[listener]}"
+
+    @property
+    def client_listeners(self) -> list[str]:
+        return [name for name in self.ports if name != "CONTROLLER"]
+
+
+def _free_ports(count: int) -> list[int]:
+    # Keep every socket bound until all are picked so the kernel cannot hand out one twice.
+    socks = []
+    try:
+        for _ in range(count):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.bind((HOST, 0))
+            socks.append(sock)
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for sock in socks:
+            sock.close()
+
+
+def _cluster_id() -> str:
+    # Kafka's Uuid text form: URL-safe base64 without padding; it never starts with '-'.
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        if not text.startswith("-"):
+            return text
+
+
+def _tail(path: Path, lines: int) -> str:
+    try:
+        content = path.read_text(errors="replace").splitlines()
+    except FileNotFoundError:
+        return f"({path} does not exist)"
+    return "\n".join(content[-lines:])
+
+
+def _prune_runs() -> None:
+    runs = sorted((p for p in RUNS_DIR.iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime)
+    for old in runs[:-KEEP_RUNS]:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _wait(what: str, predicate: Callable[[], bool], deadline: float, interval: float = 0.2) -> None:
+    while True:
+        if predicate():
+            return
+        if time.monotonic() >= deadline:
+            raise TimeoutError(what)
+        time.sleep(interval)
+
+
+class KafkaCluster:
+    """A set of KRaft nodes, each a combined broker and controller, on loopback ports.
+
+    The constructor only records the settings; :meth:`start` formats storage, launches the
+    JVMs and returns once every broker answers Metadata listing all the others.
+
+    Args:
+        num_nodes: Number of nodes; all of them vote in the controller quorum.
+        listeners: Client listeners; default all four for a single node, PLAINTEXT for more.
+            PLAINTEXT is always present (inter-broker traffic and probes use it).
+        auto_create_topics: Value of ``auto.create.topics.enable``.
+        users: SASL users by mechanism, default :data:`DEFAULT_USERS`.
+        extra_config: Extra ``server.properties`` entries for every node.
+        heap: JVM ``-Xmx`` per node.
+        label: Part of the run directory name.
+        detach: Leave the brokers running at interpreter exit (for the CLI).
+    """
+
+    def __init__(
+        self,
+        num_nodes: int = 1,
+        *,
+        listeners: Iterable[str] | None = None,
+        auto_create_topics: bool = False,
+        users: dict[str, tuple[str, str]] | None = None,
+        extra_config: dict[str, str] | None = None,
+        heap: str = "512m",
+        label: str | None = None,
+        detach: bool = False,
+    ) -> None:
+        if num_nodes < 1:
+            raise ValueError("num_nodes must be at least 1")
+        chosen = (
+            list(listeners)
+            if listeners is not None
+            else (list(ALL_LISTENERS) if num_nodes == 1 else ["PLAINTEXT"])
+        )
+        unknown = set(chosen) - set(ALL_LISTENERS)
+        if unknown:
+            raise ValueError(f"listeners: unknown {sorted(unknown)}, known {ALL_LISTENERS}")
+        self.listeners = ["PLAINTEXT", *(name for name in chosen if name != "PLAINTEXT")]
+        self.num_nodes = num_nodes
+        self.auto_create_topics = auto_create_topics
+        self.users = dict(users or DEFAULT_USERS)
+        self.extra_config = dict(extra_config or {})
+        self.heap = heap
+        self.detach = detach
+        self.label = label or ("single" if num_nodes == 1 else f"cluster{num_nodes}")
+        self.nodes: list[KafkaNode] = []
+        self.work_dir: Path | None = None
+        self.cluster_id: str | None = None
+        self.tls: TlsMaterial | None = None
+        self.start_seconds: float | None = None
+
+    # ---------------------------------------------------------------- addresses
+
+    @property
+    def bootstrap_servers(self) -> str:
+        """Comma-separated PLAINTEXT ``host:port`` of every node."""
+        return self.bootstrap("PLAINTEXT")
+
+    def bootstrap(self, listener: str = "PLAINTEXT") -> str:
+        """Comma-separated ``host:port`` of ``listener`` on every node.
+
+        Raises:
+            ValueError: if the cluster has no such listener.
+        """
+        if listener not in self.listeners:
+            raise ValueError(f"listener {listener!r} not enabled; have {self.listeners}")
+        return ",".join(node.address(listener) for node in self.nodes)
+
+    @property
+    def ca_file(self) -> str:
+        """PEM file of the CA that signed the broker certificate.
+
+        Raises:
+            RuntimeError: if the cluster has no SSL listener.
+        """
+        if self.tls is None:
+            raise RuntimeError("this cluster has no SSL/SASL_SSL listener, hence no CA")
+        return str(self.tls.ca_file)
+
+    def node(self, node_id: int) -> KafkaNode:
+        """The node with id ``node_id``."""
+        for node in self.nodes:
+            if node.node_id == node_id:
+                return node
+        raise ValueError(f"node_id {node_id} not in {[n.node_id for n in self.nodes]}")
+
+    def live_nodes(self) -> list[KafkaNode]:
+        """Nodes whose process is running."""
+        return [node for node in self.nodes if node.alive]
+
+    # ---------------------------------------------------------------- lifecycle
+
+    def start(self, timeout: float = 90.0) -> KafkaCluster:
+        """Format storage, launch every node and wait until all brokers are registered.
+
+        Raises:
+            KafkaStartError: if a node exits or the cluster is not ready within ``timeout``
+                seconds; the message has each node's log tail. Started processes are stopped.
+        """
+        if self.nodes:
+            raise RuntimeError("cluster already started")
+        began = time.monotonic()
+        ensure_jars()
+        if shutil.which("java") is None:
+            raise KafkaStartError("`java` (JDK 17+) is not on PATH")
+        RUNS_DIR.mkdir(exist_ok=True)
+        _prune_runs()
+        run_id = f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{self.label}"
+        self.work_dir = RUNS_DIR / run_id
+        self.work_dir.mkdir()
+        if any(name.endswith("SSL") for name in self.listeners):
+            self.tls = make_tls_material(self.work_dir / "tls")
+        self.cluster_id = _cluster_id()
+
+        names = [*self.listeners, "CONTROLLER"]
+        ports = iter(_free_ports(len(names) * self.num_nodes))
+        for node_id in range(1, self.num_nodes + 1):
+            node_ports = {name: next(ports) for name in names}
+            node_dir = self.work_dir / f"node-{node_id}"
+            (node_dir / "logs").mkdir(parents=True)
+            self.nodes.append(KafkaNode(node_id, HOST, node_ports, node_dir))
+        specs = [NodeSpec(n.node_id, n.host, n.ports, n.dir / "data") for n in self.nodes]
+        for spec, node in zip(specs, self.nodes, strict=True):
+            node.config_file.write_text(
+                server_properties(
+                    spec,
+                    specs,
+                    auto_create_topics=self.auto_create_topics,
+                    users=self.users,
+                    tls=self.tls,
+                    extra=self.extra_config,
+                )
+            )
+            (node.dir / "log4j2.properties").write_text(log4j2_properties(node.log_file))
+        self._format_all()
+        _LIVE.append(self)
+        try:
+            for node in self.nodes:
+                self._launch(node)
+            self._wait_ready(self.nodes, began + timeout, "start")
+        except BaseException:
+            self.stop(timeout=10)
+            raise
+        self.start_seconds = time.monotonic() - began
+        (self.work_dir / "rig.json").write_text(json.dumps(self.describe(), indent=2))
+        return self
+
+    @staticmethod
+    def _java(main: str, *args: str, xmx: str, xms: str, props: Iterable[str] = ()) -> list[str]:
+        return [
+            "java",
+            f"-Xmx{xmx}",
+            f"-Xms{xms}",
+            "-XX:+ExitOnOutOfMemoryError",
+            "-Djava.awt.headless=true",
+            *props,
+            "-cp",
+            str(LIBS_DIR / "*"),
+            main,
+            *args,
+        ]
+
+    def _format_all(self) -> None:
+        scram = [
+            arg
+            for mech in ("SCRAM-SHA-256", "SCRAM-SHA-512")
+            if mech in self.users
+            for arg in (
+                "--add-scram",
+                f"{mech}=[name={self.users[mech][0]},password={self.users[mech][1]}]",
+            )
+        ]
+        assert self.cluster_id is not None
+        # The formatter is a short JVM of its own; run all nodes' at once to halve the wait.
+        procs = []
+        for node in self.nodes:
+            log = (node.dir / "format.log").open("wb")
+            cmd = self._java(
+                "kafka.tools.StorageTool",
+                "format",
+                "-t",
+                self.cluster_id,
+                "-c",
+                str(node.config_file),
+                *scram,
+                xmx="256m",
+                xms="64m",
+            )
+            procs.append((node, log, subprocess.Popen(cmd, stdout=log, stderr=log)))
+        failed = []
+        for node, log, proc in procs:
+            try:
+                code = proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                code = proc.wait()
+            log.close()
+            if code != 0:
+                failed.append(f"node {node.node_id}:\n{_tail(node.dir / 'format.log', 30)}")
+        if failed:
+            raise KafkaStartError("storage format failed\n" + "\n".join(failed))
+
+    def _launch(self, node: KafkaNode) -> None:
+        props = [
+            f"-Dlog4j2.configurationFile={node.dir / 'log4j2.properties'}",
+            f"-Dkafka.logs.dir={node.dir / 'logs'}",
+        ]
+        cmd = self._java(
+            "kafka.Kafka", str(node.config_file), xmx=self.heap, xms="256m", props=props
+        )
+        with node.stdout_file.open("ab") as out:
+            # A new session: Ctrl-C in the terminal must not kill brokers behind our back;
+            # they are stopped in order by stop() or the atexit hook.
+            node.process = subprocess.Popen(
+                cmd,
+                cwd=node.dir,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+
+    def _node_registered(self, node: KafkaNode, expected: set[int]) -> bool:
+        try:
+            seen = wire.metadata(node.host, node.ports["PLAINTEXT"], topics=[], timeout=2)
+        except wire.WireError:
+            return False
+        if not expected <= seen.broker_ids:
+            return False
+        # All listeners bind before the broker registers, so this only fails if one is broken.
+        for listener in node.client_listeners:
+            try:
+                socket.create_connection((node.host, node.ports[listener]), timeout=2).close()
+            except OSError:
+                return False
+        return True
+
+    def _wait_ready(self, nodes: list[KafkaNode], deadline: float, what: str) -> None:
+        def ready() -> bool:
+            dead = [n for n in nodes if not n.alive]
+            if dead:
+                raise KafkaStartError(
+                    f"{what}: node {dead[0].node_id} exited with code "
+                    f"{dead[0].process.poll() if dead[0].process else None}\n"
+                    + self._diagnosis(dead)
+                )
+            expected = {n.node_id for n in self.live_nodes()}
+            return all(self._node_registered(n, expected) for n in self.live_nodes())
+
+        try:
+            _wait(what, ready, deadline)
+        except TimeoutError:
+            raise KafkaStartError(
+                f"{what}: brokers not ready in time ({self.work_dir})\n" + self._diagnosis(nodes)
+            ) from None
+
+    def _diagnosis(self, nodes: Iterable[KafkaNode]) -> str:
+        return "\n".join(
+            f"--- node {n.node_id} ({n.dir}) ---\n{self.log_tail(n.node_id)}" for n in nodes
+        )
+
+    def kill(self, node_id: int) -> None:
+        """SIGKILL one node and wait for the process to be gone."""
+        node = self.node(node_id)
+        if node.process is not None and node.alive:
+            node.process.kill()
+            node.process.wait(timeout=30)
+
+    def restart(self, node_id: int, timeout: float = 60.0) -> None:
+        """Start a stopped/killed node again with the same ports and data directory.
+
+        Returns once every live broker (the restarted one included) lists it.
+
+        Raises:
+            KafkaStartError: if the node does not rejoin within ``timeout`` seconds.
+        """
+        node = self.node(node_id)
+        if node.alive:
+            raise RuntimeError(f"node {node_id} is still running; kill() it first")
+        deadline = time.monotonic() + timeout
+        self._launch(node)
+        self._wait_ready([node], deadline, f"restart of node {node_id}")
+
+    def stop(self, timeout: float = 20.0) -> None:
+        """SIGTERM every node, SIGKILL the ones still running after ``timeout`` seconds."""
+        running = [n for n in self.nodes if n.process is not None and n.alive]
+        for node in running:
+            assert node.process is not None
+            with contextlib.suppress(ProcessLookupError):
+                node.process.terminate()
+        deadline = time.monotonic() + timeout
+        for node in running:
+            assert node.process is not None
+            try:
+                node.process.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                node.process.kill()
+                node.process.wait(timeout=10)
+        if self in _LIVE:
+            _LIVE.remove(self)
+
+    def __enter__(self) -> KafkaCluster:
+        return self if self.nodes else self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    # ---------------------------------------------------------------- inspection
+
+    def log_tail(self, node_id: int, lines: int = 60) -> str:
+        """Last ``lines`` of the node's ``server.log`` and ``stdout.log`` (JVM errors)."""
+        node = self.node(node_id)
+        return (
+            f"[server.log]\n{_tail(node.log_file, lines)}\n"
+            f"[stdout.log]\n{_tail(node.stdout_file, 20)}"
+        )
+
+    def metadata(self, topics: list[str] | None = None) -> wire.ClusterMetadata:
+        """Metadata v1 from the first live node that answers.
+
+        Raises:
+            wire.WireError: if no live node answers.
+        """
+        errors = []
+        for node in self.live_nodes():
+            try:
+                return wire.metadata(node.host, node.ports["PLAINTEXT"], topics)
+            except wire.WireError as exc:
+                errors.append(str(exc))
+        raise wire.WireError(f"no live broker answered: {errors}")
+
+    def wait_for(self, what: str, predicate: Callable[[], bool], timeout: float = 30.0) -> None:
+        """Poll ``predicate`` until it is true (``wire.WireError`` counts as false).
+
+        Raises:
+            TimeoutError: naming ``what`` if it stays false for ``timeout`` seconds.
+        """
+
+        def guarded() -> bool:
+            try:
+                return predicate()
+            except wire.WireError:
+                return False
+
+        _wait(what, guarded, time.monotonic() + timeout)
+
+    def create_topic(
+        self,
+        name: str,
+        partitions: int = 1,
+        replication_factor: int = 1,
+        config: dict[str, str] | None = None,
+        timeout: float = 30.0,
+    ) -> str:
+        """Create a topic and wait until every live broker knows all its partition leaders.
+
+        Returns:
+            ``name``.
+
+        Raises:
+            ValueError: on bad arguments.
+            RuntimeError: if the broker refuses (e.g. TOPIC_ALREADY_EXISTS).
+            TimeoutError: if leaders are not known everywhere within ``timeout`` seconds.
+        """
+        if not name:
+            raise ValueError("name must not be empty")
+        if partitions < 1:
+            raise ValueError("partitions must be at least 1")
+        if not 1 <= replication_factor <= self.num_nodes:
+            raise ValueError(f"replication_factor must be in 1..{self.num_nodes}")
+        deadline = time.monotonic() + timeout
+        while True:
+            node = self.live_nodes()[0]
+            result = wire.create_topics(
+                node.host,
+                node.ports["PLAINTEXT"],
+                name,
+                partitions,
+                replication_factor,
+                config,
+                timeout_ms=int(timeout * 1000),
+            )
+            if result.error_code in _RETRIABLE_CREATE and time.monotonic() < deadline:
+                time.sleep(0.5)
+                continue
+            if result.error_code != 0:
+                code = _CREATE_ERRORS.get(
+                    result.error_code, _RETRIABLE_CREATE.get(result.error_code, "error")
+                )
+                raise RuntimeError(
+                    f"CreateTopics {name!r}: {code} ({result.error_code}) {result.error_message}"
+                )
+            break
+
+        def leaders_known() -> bool:
+            for node in self.live_nodes():
+                topic = wire.metadata(node.host, node.ports["PLAINTEXT"], [name]).topics.get(name)
+                if topic is None or topic.error_code or len(topic.partitions) != partitions:
+                    return False
+                if any(p.leader < 0 for p in topic.partitions):
+                    return False
+            return True
+
+        self.wait_for(f"leaders of {name!r}", leaders_known, max(1.0, deadline - time.monotonic()))
+        return name
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-able summary: addresses, PIDs, paths (the CLI's state file)."""
+        return {
+            "work_dir": str(self.work_dir),
+            "cluster_id": self.cluster_id,
+            "bootstrap": {name: self.bootstrap(name) for name in self.listeners},
+            "ca_file": str(self.tls.ca_file) if self.tls else None,
+            "users": {mech: list(cred) for mech, cred in self.users.items()},
+            "nodes": [
+                {
+                    "node_id": n.node_id,
+                    "pid": n.pid,
+                    "ports": n.ports,
+                    "dir": str(n.dir),
+                    "config": str(n.config_file),
+                }
+                for n in self.nodes
+            ],
+        }
+
+
+def start_single(**kwargs: Any) -> KafkaCluster:
+    """Start one combined node with every listener (see :class:`KafkaCluster`)."""
+    return KafkaCluster(1, **kwargs).start()
+
+
+def start_cluster(num_nodes: int = 3, **kwargs: Any) -> KafkaCluster:
+    """Start a ``num_nodes`` quorum, PLAINTEXT only by default (see :class:`KafkaCluster`)."""
+    return KafkaCluster(num_nodes, **kwargs).start()
+
+
+def _is_our_broker(pid: int, config: str) -> bool:
+    # PIDs in a state file may have been reused since; only signal the JVM we launched.
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return b"kafka.Kafka" in cmdline and config.encode() in cmdline
+
+
+def stop_pids(nodes: list[dict[str, Any]], timeout: float = 20.0) -> list[int]:
+    """Stop brokers recorded in a state file (SIGTERM, then SIGKILL after ``timeout``).
+
+    Returns:
+        The PIDs that were signalled.
+    """
+    pids = [n["pid"] for n in nodes if n.get("pid") and _is_our_broker(n["pid"], n["config"])]
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    remaining = list(pids)
+    while remaining and time.monotonic() < deadline:
+        remaining = [p for p in remaining if Path(f"/proc/{p}").exists() and _alive(p)]
+        time.sleep(0.2)
+    for pid in remaining:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    return pids
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"  # a zombie has exited; only its parent can reap it
+
+
+@atexit.register
+def _stop_everything() -> None:
+    for cluster in list(_LIVE):
+        if not cluster.detach:
+            cluster.stop(timeout=10)
