@@ -37,8 +37,9 @@ SHAPES = [
 ]
 
 
-def _build(codec: int, records: list[tuple[int, int, bytes | None, bytes | None, list]],
-           **kwargs: object) -> bytearray:
+def _build(
+    codec: int, records: list[tuple[int, int, bytes | None, bytes | None, list]], **kwargs: object
+) -> bytearray:
     builder = DefaultRecordBatchBuilder(compression_type=codec, batch_size=1 << 30, **kwargs)
     for offset, timestamp, key, value, headers in records:
         assert builder.append(offset, timestamp, key, value, headers) is not None
@@ -114,7 +115,11 @@ def test_header_fields_and_producer_state() -> None:
     # only the header and CRC change.
     builder.set_producer_state(78, 4, 2_147_483_646)
     rebuilt = DefaultRecordBatch(builder.build())
-    assert (rebuilt.producer_id, rebuilt.producer_epoch, rebuilt.base_sequence) == (78, 4, 2**31 - 2)
+    assert (rebuilt.producer_id, rebuilt.producer_epoch, rebuilt.base_sequence) == (
+        78,
+        4,
+        2**31 - 2,
+    )
     assert rebuilt.last_sequence == 1  # wraps at 2**31
     assert rebuilt.validate_crc()
     assert [r.value for r in rebuilt] == [b"v"] * 4
