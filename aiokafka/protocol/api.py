@@ -1,0 +1,144 @@
+"""Framing helpers: request/response headers around the generated message bodies.
+
+A request frame on the wire is ``int32 size`` + header + body; the size prefix belongs
+to the connection layer, so these helpers produce and consume everything after it.
+
+Header versions (Kafka's ``RequestHeader.json``/``ResponseHeader.json``):
+
+* request header v1 (api_key, api_version, correlation_id, nullable client_id) for
+  non-flexible request versions, v2 (v1 + tagged fields) for flexible ones; v0 (no
+  client_id) only for ControlledShutdown v0, which this client never sends;
+* response header v0 (correlation_id) for non-flexible response versions, v1 (+ tagged
+  fields) for flexible ones, except ApiVersions responses, which always use v0 so that
+  a client can read the broker's answer before it knows which versions the broker speaks.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any, Protocol, TypeVar
+
+from aiokafka.protocol._gen.api_versions import ApiVersionsRequest
+from aiokafka.protocol._gen.header import RequestHeader
+from aiokafka.protocol.messages import REQUEST_TYPES
+from aiokafka.protocol.primitives import (
+    Buffer,
+    as_view,
+    malformed,
+    read_tagged_fields,
+)
+
+__all__ = [
+    "decode_response",
+    "encode_request",
+    "read_correlation_id",
+    "request_header_version",
+    "response_header_version",
+]
+
+_CONTROLLED_SHUTDOWN = 7
+_INT32 = struct.Struct(">i")
+
+
+class _Request(Protocol):
+    API_KEY: int
+    FLEXIBLE_MIN: int | None
+
+    def encode(self, version: int) -> bytes: ...
+
+
+class _Response(Protocol):
+    @classmethod
+    def decode(cls, data: bytes | bytearray | memoryview, version: int) -> Any: ...
+
+
+_R = TypeVar("_R")
+
+
+def _flexible_min(api_key: int) -> int | None:
+    try:
+        request_type = REQUEST_TYPES[api_key]
+    except KeyError:
+        raise ValueError(f"api_key: unknown API key {api_key}") from None
+    flexible_min: int | None = request_type.FLEXIBLE_MIN
+    return flexible_min
+
+
+def request_header_version(api_key: int, api_version: int) -> int:
+    """Return the request header version (0, 1 or 2) for ``api_key`` at ``api_version``.
+
+    Raises:
+        ValueError: ``api_key`` is not an API this client knows.
+    """
+    if api_key == _CONTROLLED_SHUTDOWN and api_version == 0:
+        return 0
+    flexible_min = _flexible_min(api_key)
+    return 2 if flexible_min is not None and api_version >= flexible_min else 1
+
+
+def response_header_version(api_key: int, api_version: int) -> int:
+    """Return the response header version (0 or 1) for ``api_key`` at ``api_version``.
+
+    Raises:
+        ValueError: ``api_key`` is not an API this client knows.
+    """
+    if api_key == ApiVersionsRequest.API_KEY:
+        return 0
+    flexible_min = _flexible_min(api_key)
+    return 1 if flexible_min is not None and api_version >= flexible_min else 0
+
+
+def encode_request(
+    request: _Request, api_version: int, correlation_id: int, client_id: str | None
+) -> bytes:
+    """Encode header + body of ``request`` at ``api_version`` (no size prefix).
+
+    Raises:
+        aiokafka.errors.UnsupportedVersionError: the request cannot be expressed at
+            ``api_version`` (out of range, or a non-ignorable field set that the version
+            lacks).
+        ValueError: a value does not fit its wire type (e.g. an int32 out of range).
+    """
+    body = request.encode(api_version)
+    header_version = request_header_version(request.API_KEY, api_version)
+    header = RequestHeader(
+        request_api_key=request.API_KEY,
+        request_api_version=api_version,
+        correlation_id=correlation_id,
+        client_id=client_id,
+    )
+    return header.encode(header_version) + body
+
+
+def read_correlation_id(frame: Buffer) -> int:
+    """Return the correlation id: the first 4 bytes of every response frame.
+
+    Raises:
+        aiokafka.errors.KafkaProtocolError: the frame is shorter than 4 bytes.
+    """
+    if len(frame) < 4:
+        raise malformed(f"response frame of {len(frame)} bytes has no correlation id")
+    (correlation_id,) = _INT32.unpack_from(frame, 0)
+    return int(correlation_id)
+
+
+def decode_response(response_type: type[_R], api_version: int, frame: Buffer) -> _R:
+    """Parse a response frame (header + body, no size prefix) into ``response_type``.
+
+    The header's tagged fields (response header v1) are skipped: Kafka defines none.
+
+    Raises:
+        aiokafka.errors.KafkaProtocolError: the frame is malformed or has trailing bytes.
+        aiokafka.errors.UnsupportedVersionError: ``api_version`` is not a version of
+            ``response_type``.
+    """
+    view = as_view(frame)
+    if len(view) < 4:
+        raise malformed(f"response frame of {len(view)} bytes has no correlation id")
+    api_key: int = getattr(response_type, "API_KEY")  # noqa: B009 - duck-typed generated class
+    pos = 4
+    if response_header_version(api_key, api_version) == 1:
+        _, pos = read_tagged_fields(view, pos)
+    decoder: _Response = response_type  # type: ignore[assignment]
+    result: _R = decoder.decode(view[pos:], api_version)
+    return result
