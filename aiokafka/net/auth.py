@@ -1,0 +1,111 @@
+"""SASL authentication of a new connection (KIP-43 handshake, KIP-152 framing).
+
+``SaslHandshake`` names the mechanism; then each mechanism message travels in a
+``SaslAuthenticate`` request and each server message comes back in its response.
+The mechanisms themselves are sans-I/O (:mod:`aiokafka.net.sasl`); this module
+only moves their bytes and turns broker error codes into exceptions.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from aiokafka.errors import (
+    AuthenticationFailedError,
+    UnsupportedSaslMechanismError,
+    UnsupportedVersionError,
+    for_code,
+)
+from aiokafka.net.config import ConnectionConfig
+from aiokafka.net.sasl import (
+    GssapiMechanism,
+    OAuthBearerMechanism,
+    PlainMechanism,
+    SaslMechanism,
+    ScramSha256Mechanism,
+    ScramSha512Mechanism,
+)
+from aiokafka.protocol import messages as _messages
+
+if TYPE_CHECKING:
+    from aiokafka.net.connection import AIOKafkaConnection
+
+__all__ = ["authenticate", "build_mechanism"]
+
+log = logging.getLogger(__name__)
+
+
+async def build_mechanism(config: ConnectionConfig, host: str) -> SaslMechanism:
+    """Create the mechanism object for one authentication.
+
+    Awaits the OAUTHBEARER token provider, so the mechanism stays free of asyncio.
+    """
+    mech = config.sasl_mechanism
+    if mech == "PLAIN":
+        return PlainMechanism(config.sasl_plain_username or "", config.sasl_plain_password or "")
+    if mech == "SCRAM-SHA-256":
+        return ScramSha256Mechanism(
+            config.sasl_plain_username or "", config.sasl_plain_password or ""
+        )
+    if mech == "SCRAM-SHA-512":
+        return ScramSha512Mechanism(
+            config.sasl_plain_username or "", config.sasl_plain_password or ""
+        )
+    if mech == "OAUTHBEARER":
+        provider = config.sasl_oauth_token_provider
+        if provider is None:  # excluded by ConnectionConfig validation
+            raise AuthenticationFailedError("OAUTHBEARER needs sasl_oauth_token_provider")
+        token = await provider.token()
+        if not isinstance(token, str):
+            raise AuthenticationFailedError(
+                f"the token provider returned {type(token).__name__}, expected str"
+            )
+        try:
+            return OAuthBearerMechanism(token, provider.extensions())
+        except ValueError as exc:
+            raise AuthenticationFailedError(f"OAUTHBEARER: {exc}") from exc
+    if mech == "GSSAPI":
+        return GssapiMechanism(
+            config.sasl_kerberos_service_name, config.sasl_kerberos_domain_name or host
+        )
+    raise AuthenticationFailedError(f"unsupported sasl_mechanism {mech!r}")
+
+
+async def authenticate(conn: AIOKafkaConnection, config: ConnectionConfig, host: str) -> None:
+    """Run the SASL exchange on a connection that finished its ApiVersions handshake.
+
+    Raises:
+        aiokafka.errors.UnsupportedSaslMechanismError: the broker does not enable the
+            mechanism (the message lists those it does).
+        aiokafka.errors.SaslAuthenticationFailed: the broker rejected the credentials
+            (its error message is included).
+        aiokafka.errors.AuthenticationFailedError: the client rejected the server
+            (e.g. a wrong SCRAM server signature).
+    """
+    mechanism = await build_mechanism(config, host)
+    handshake = await conn.send(_messages.SaslHandshakeRequest(mechanism=mechanism.name))
+    if handshake.error_code == UnsupportedSaslMechanismError.errno:
+        raise UnsupportedSaslMechanismError(
+            f"{conn.peer} does not enable SASL mechanism {mechanism.name}; "
+            f"enabled: {', '.join(handshake.mechanisms) or 'none'}"
+        )
+    if handshake.error_code:
+        raise for_code(handshake.error_code)(f"SaslHandshake with {conn.peer} failed")
+    if conn.api_version(_messages.SaslHandshakeRequest.API_KEY) < 1:
+        # v0 sends raw SASL tokens outside Kafka framing (pre-KIP-152, Kafka < 1.0).
+        raise UnsupportedVersionError(
+            f"{conn.peer} only supports SaslHandshake v0 (Kafka < 1.0); not supported"
+        )
+
+    message: bytes | None = mechanism.initial_response()
+    while message is not None:
+        response = await conn.send(_messages.SaslAuthenticateRequest(auth_bytes=message))
+        if response.error_code:
+            error_type = for_code(response.error_code)
+            detail = response.error_message or error_type.message
+            raise error_type(
+                f"SASL {mechanism.name} authentication to {conn.peer} failed: {detail}"
+            )
+        message = mechanism.step(bytes(response.auth_bytes))
+    log.debug("Authenticated to %s with SASL %s", conn.peer, mechanism.name)

@@ -1,0 +1,127 @@
+"""Validated options of one broker connection.
+
+:class:`ConnectionConfig` holds what a single connection needs (timeouts, pipelining,
+security, SASL). The cluster client's config builds one, so each rule is checked in
+one place and the error names the user-facing argument.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import ssl
+from dataclasses import dataclass
+
+from aiokafka import __version__
+from aiokafka.abc import AbstractTokenProvider
+from aiokafka.net.sasl import SUPPORTED_MECHANISMS
+
+__all__ = ["DEFAULT_CLIENT_ID", "SECURITY_PROTOCOLS", "ConnectionConfig"]
+
+DEFAULT_CLIENT_ID = f"aiokafka-{__version__}"
+SECURITY_PROTOCOLS = frozenset({"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"})
+
+
+def _check_int(name: str, value: object, low: int, high: int | None = None) -> None:
+    # bool is an int subclass; True as a timeout is a mistake, not 1 ms.
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < low or (high is not None and value > high):
+        bound = f">= {low}" if high is None else f"in [{low}, {high}]"
+        raise ValueError(f"{name} must be {bound}, got {value}")
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionConfig:
+    """Options of a broker connection (aiokafka's keyword names).
+
+    Attributes:
+        client_id: Sent in every request header; ``None`` sends a null client id.
+        request_timeout_ms: How long a request may wait for its response; also bounds
+            connecting (TCP, TLS and SASL).
+        max_in_flight_requests_per_connection: Requests sent but not yet answered;
+            further sends wait for a slot.
+        security_protocol: ``PLAINTEXT``, ``SSL``, ``SASL_PLAINTEXT`` or ``SASL_SSL``.
+        ssl_context: Required for ``SSL``/``SASL_SSL``
+            (see :func:`aiokafka.helpers.create_ssl_context`).
+        sasl_mechanism: ``PLAIN``, ``SCRAM-SHA-256``, ``SCRAM-SHA-512``,
+            ``OAUTHBEARER`` or ``GSSAPI`` (used with the SASL protocols).
+        sasl_plain_username: User for PLAIN and SCRAM.
+        sasl_plain_password: Password for PLAIN and SCRAM.
+        sasl_kerberos_service_name: Kerberos service name of the brokers.
+        sasl_kerberos_domain_name: Host name used in the Kerberos service principal;
+            defaults to the host connected to.
+        sasl_oauth_token_provider: Token source for OAUTHBEARER.
+    """
+
+    client_id: str | None = DEFAULT_CLIENT_ID
+    request_timeout_ms: int = 40000
+    max_in_flight_requests_per_connection: int = 5
+    security_protocol: str = "PLAINTEXT"
+    ssl_context: ssl.SSLContext | None = None
+    sasl_mechanism: str = "PLAIN"
+    sasl_plain_username: str | None = None
+    sasl_plain_password: str | None = None
+    sasl_kerberos_service_name: str = "kafka"
+    sasl_kerberos_domain_name: str | None = None
+    sasl_oauth_token_provider: AbstractTokenProvider | None = None
+
+    def __post_init__(self) -> None:
+        if self.client_id is not None and not isinstance(self.client_id, str):
+            raise TypeError("client_id must be a str or None")
+        # int32 milliseconds on the wire elsewhere; more than ~24 days is a typo.
+        _check_int("request_timeout_ms", self.request_timeout_ms, 1, 2**31 - 1)
+        _check_int(
+            "max_in_flight_requests_per_connection",
+            self.max_in_flight_requests_per_connection,
+            1,
+        )
+        if self.security_protocol not in SECURITY_PROTOCOLS:
+            raise ValueError(
+                f"security_protocol must be one of {sorted(SECURITY_PROTOCOLS)}, "
+                f"got {self.security_protocol!r}"
+            )
+        if self.ssl_context is not None and not isinstance(self.ssl_context, ssl.SSLContext):
+            raise TypeError("ssl_context must be an ssl.SSLContext")
+        if self.uses_ssl and self.ssl_context is None:
+            raise ValueError(
+                f"ssl_context is required with security_protocol={self.security_protocol!r}; "
+                "see aiokafka.helpers.create_ssl_context()"
+            )
+        if self.uses_sasl:
+            self._validate_sasl()
+
+    def _validate_sasl(self) -> None:
+        mech = self.sasl_mechanism
+        if mech not in SUPPORTED_MECHANISMS:
+            raise ValueError(
+                f"sasl_mechanism must be one of {sorted(SUPPORTED_MECHANISMS)}, got {mech!r}"
+            )
+        if mech in ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"):
+            if not self.sasl_plain_username:
+                raise ValueError(f"sasl_plain_username is required for sasl_mechanism={mech!r}")
+            if self.sasl_plain_password is None:
+                raise ValueError(f"sasl_plain_password is required for sasl_mechanism={mech!r}")
+        elif mech == "OAUTHBEARER":
+            if not isinstance(self.sasl_oauth_token_provider, AbstractTokenProvider):
+                raise ValueError(
+                    "sasl_oauth_token_provider must be an aiokafka.abc.AbstractTokenProvider "
+                    "for sasl_mechanism='OAUTHBEARER'"
+                )
+        elif mech == "GSSAPI":
+            if not self.sasl_kerberos_service_name:
+                raise ValueError("sasl_kerberos_service_name must be non-empty for GSSAPI")
+            if importlib.util.find_spec("gssapi") is None:
+                raise ValueError(
+                    "sasl_mechanism='GSSAPI' needs the 'gssapi' package: "
+                    "pip install aiokafka[gssapi]"
+                )
+
+    @property
+    def uses_ssl(self) -> bool:
+        """True for ``SSL`` and ``SASL_SSL``."""
+        return self.security_protocol in ("SSL", "SASL_SSL")
+
+    @property
+    def uses_sasl(self) -> bool:
+        """True for ``SASL_PLAINTEXT`` and ``SASL_SSL``."""
+        return self.security_protocol.startswith("SASL_")

@@ -1,0 +1,518 @@
+"""One TCP (optionally TLS) connection to a Kafka broker.
+
+Frames are ``int32 size`` + header + body. Requests are pipelined: up to
+``max_in_flight_requests_per_connection`` are written before their responses
+arrive; a reader task owned by the connection matches each response to its request
+by correlation id and completes that request's future.
+
+Failure model (see ``docs/DESIGN.md``): the first read/write error, protocol error or
+request timeout closes the connection and fails every request in flight with a
+retriable :class:`~aiokafka.errors.KafkaConnectionError` (the timed-out one with
+:class:`~aiokafka.errors.RequestTimedOutError`). A closed connection is never
+reused; the owner makes a new one.
+
+A caller that cancels its own request does not disturb the framing: the request
+stays registered, its response is read and dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from aiokafka import __version__
+from aiokafka.errors import (
+    CorrelationIdError,
+    IllegalStateError,
+    KafkaConnectionError,
+    KafkaError,
+    KafkaProtocolError,
+    RequestTimedOutError,
+    UnsupportedVersionError,
+    for_code,
+)
+from aiokafka.net.config import ConnectionConfig
+from aiokafka.net.transport_errors import TRANSPORT_ERRORS, translate_transport_error
+from aiokafka.net.versions import ApiVersionTable, api_name
+from aiokafka.protocol import api as _api
+from aiokafka.protocol import messages as _messages
+
+__all__ = ["AIOKafkaConnection", "CloseCallback"]
+
+log = logging.getLogger(__name__)
+
+#: Called once when the connection closes, with the error in-flight requests got.
+CloseCallback = Callable[["AIOKafkaConnection", KafkaError], None]
+
+_MAX_CORRELATION_ID = 2**31 - 1
+_HEADER_V0_LEN = 4
+
+
+@dataclass(slots=True)
+class _Pending:
+    """A request written (or being written) whose response has not arrived."""
+
+    future: asyncio.Future[Any]
+    decode: Callable[[memoryview], Any]
+    description: str
+    timer: asyncio.TimerHandle | None
+
+
+class AIOKafkaConnection:
+    """A connection to one broker.
+
+    Construct, then ``await connect()`` (TCP, TLS, ApiVersions, SASL); use
+    :meth:`send`; ``await close()``. The constructor starts nothing.
+
+    Args:
+        host: Broker host.
+        port: Broker port.
+        config: Timeouts, pipelining, security and SASL options.
+        node_id: The broker id (or a bootstrap label), for logs and errors.
+        server_hostname: Name to verify the TLS certificate against, default ``host``.
+        on_close: Called once, synchronously, when the connection closes.
+    """
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        config: ConnectionConfig | None = None,
+        *,
+        node_id: int | str | None = None,
+        server_hostname: str | None = None,
+        on_close: CloseCallback | None = None,
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.node_id = node_id
+        self.config = config if config is not None else ConnectionConfig()
+        self._server_hostname = server_hostname
+        self._on_close = on_close
+        self._state = "new"  # new -> connecting -> ready -> closed
+        self._reader: asyncio.StreamReader | None = None
+        self._writer: asyncio.StreamWriter | None = None
+        self._reader_task: asyncio.Task[None] | None = None
+        self._pending: dict[int, _Pending] = {}
+        self._slots = asyncio.Semaphore(self.config.max_in_flight_requests_per_connection)
+        self._next_id = 0
+        self._close_error: KafkaError | None = None
+        self._versions: ApiVersionTable | None = None
+        self.last_activity = time.monotonic()
+
+    def __repr__(self) -> str:
+        node = f"node={self.node_id} " if self.node_id is not None else ""
+        return f"<AIOKafkaConnection {node}{self.host}:{self.port} {self._state}>"
+
+    @property
+    def peer(self) -> str:
+        """``"host:port"`` with the node id, for messages."""
+        node = f" (node {self.node_id})" if self.node_id is not None else ""
+        return f"{self.host}:{self.port}{node}"
+
+    # -- state ------------------------------------------------------------------------
+
+    @property
+    def connected(self) -> bool:
+        """True once :meth:`connect` succeeded and until the connection closes."""
+        return self._state == "ready"
+
+    @property
+    def closed(self) -> bool:
+        """True once the connection failed or was closed."""
+        return self._state == "closed"
+
+    @property
+    def close_error(self) -> KafkaError | None:
+        """The error that closed the connection, if it is closed."""
+        return self._close_error
+
+    @property
+    def in_flight(self) -> int:
+        """Requests written whose responses have not arrived."""
+        return len(self._pending)
+
+    def idle_seconds(self) -> float:
+        """Seconds since the last byte was sent or received (0 while requests are
+        in flight)."""
+        if self._pending:
+            return 0.0
+        return time.monotonic() - self.last_activity
+
+    @property
+    def api_versions(self) -> ApiVersionTable:
+        """The broker's advertised version ranges (after the handshake)."""
+        if self._versions is None:
+            raise IllegalStateError(f"{self!r}: ApiVersions handshake not done")
+        return self._versions
+
+    def api_version(self, api_key: int, max_version: int | None = None) -> int:
+        """The version :meth:`send` uses for ``api_key``: the highest both the
+        codec and the broker support, capped by ``max_version``.
+
+        Raises:
+            aiokafka.errors.UnsupportedVersionError: no common version, or the
+                codec does not know ``api_key``.
+        """
+        request_type = _messages.REQUEST_TYPES.get(api_key)
+        if request_type is None:
+            raise UnsupportedVersionError(f"the client does not implement API key {api_key}")
+        return self.api_versions.choose(request_type, max_version)
+
+    # -- connect ----------------------------------------------------------------------
+
+    async def connect(self) -> None:
+        """Open the socket, negotiate API versions and authenticate.
+
+        Bounded by ``request_timeout_ms``. On any failure the connection is closed
+        before the error propagates.
+
+        Raises:
+            aiokafka.errors.KafkaConnectionError: unreachable, reset or timed out
+                (retriable).
+            aiokafka.errors.AuthenticationFailedError: TLS verification/handshake or
+                client-side SASL failure (not retriable).
+            aiokafka.errors.SaslAuthenticationFailed: the broker rejected the
+                credentials (not retriable).
+        """
+        if self._state != "new":
+            raise IllegalStateError(f"{self!r}: connect() may be called once")
+        self._state = "connecting"
+        timeout = self.config.request_timeout_ms / 1000
+        try:
+            await asyncio.wait_for(self._connect_steps(), timeout)
+        except asyncio.CancelledError:
+            await self._close_quietly(KafkaConnectionError(f"connecting to {self.peer} cancelled"))
+            raise
+        except asyncio.TimeoutError:
+            err = KafkaConnectionError(
+                f"connecting to {self.peer} timed out after {self.config.request_timeout_ms} ms"
+            )
+            await self._close_quietly(err)
+            raise err from None
+        except KafkaError as exc:
+            await self._close_quietly(exc)
+            raise
+        except BaseException as exc:
+            await self._close_quietly(KafkaConnectionError(f"connecting to {self.peer}: {exc!r}"))
+            raise
+        self._state = "ready"
+        log.debug("Connected to %s", self.peer)
+
+    async def _close_quietly(self, error: KafkaError) -> None:
+        # Bounded: the transport is aborted, so waiting for it is short.
+        await asyncio.shield(self.close(error))
+
+    async def _connect_steps(self) -> None:
+        ssl_context = self.config.ssl_context if self.config.uses_ssl else None
+        server_hostname = (self._server_hostname or self.host) if ssl_context else None
+        try:
+            self._reader, self._writer = await asyncio.open_connection(
+                self.host, self.port, ssl=ssl_context, server_hostname=server_hostname
+            )
+        except TRANSPORT_ERRORS as exc:
+            raise translate_transport_error(
+                exc, self.peer, handshake=True, server_hostname=server_hostname
+            ) from exc
+        self.last_activity = time.monotonic()
+        self._reader_task = asyncio.create_task(
+            self._read_loop(self._reader), name=f"aiokafka-conn-reader-{self.peer}"
+        )
+        await self._negotiate_versions()
+        if self.config.uses_sasl:
+            from aiokafka.net.auth import authenticate
+
+            await authenticate(self, self.config, self.host)
+
+    async def _negotiate_versions(self) -> None:
+        request_type = _messages.ApiVersionsRequest
+        unsupported = UnsupportedVersionError.errno
+        version: int = request_type.MAX_VERSION
+        tried: set[int] = set()
+        while True:
+            tried.add(version)
+            if version >= 3:
+                # KIP-511: lets brokers report client software in their metrics.
+                request = request_type(
+                    client_software_name="aiokafka", client_software_version=__version__
+                )
+            else:
+                request = request_type()
+            response = await self._send(request, version, True, self._api_versions_decoder(version))
+            if response.error_code == unsupported:
+                # The broker answered in v0 with (at least) its ApiVersions range.
+                advertised = {k.api_key: k.max_version for k in response.api_keys}
+                fallback = min(advertised.get(request_type.API_KEY, 0), version - 1)
+                if fallback in tried or fallback < 0:
+                    raise UnsupportedVersionError(
+                        f"{self.peer} rejected every ApiVersions version tried ({sorted(tried)})"
+                    )
+                log.debug(
+                    "%s: ApiVersions v%d unsupported, retrying v%d", self.peer, version, fallback
+                )
+                version = fallback
+                continue
+            if response.error_code:
+                raise for_code(response.error_code)(f"ApiVersions to {self.peer} failed")
+            self._versions = ApiVersionTable.from_response(response.api_keys)
+            if log.isEnabledFor(logging.DEBUG):
+                log.debug(
+                    "Negotiated API versions with %s (ApiVersions v%d): %s",
+                    self.peer,
+                    version,
+                    self._versions.summary(_messages.REQUEST_TYPES.values()),
+                )
+            return
+
+    @staticmethod
+    def _api_versions_decoder(version: int) -> Callable[[memoryview], Any]:
+        response_type = _messages.ApiVersionsResponse
+        unsupported = UnsupportedVersionError.errno
+
+        def decode(frame: memoryview) -> Any:
+            # The error code is the first body field in every version, right after
+            # the v0 response header; an UNSUPPORTED_VERSION answer is encoded as v0.
+            code = int.from_bytes(frame[_HEADER_V0_LEN : _HEADER_V0_LEN + 2], "big", signed=True)
+            used = 0 if code == unsupported else version
+            return _api.decode_response(response_type, used, frame)
+
+        return decode
+
+    # -- requests ---------------------------------------------------------------------
+
+    async def send(
+        self,
+        request: Any,
+        *,
+        expect_response: bool = True,
+        version: int | None = None,
+        max_version: int | None = None,
+        timeout_ms: int | None = None,
+    ) -> Any:
+        """Send ``request`` and return its decoded response.
+
+        Args:
+            request: A generated request object (``aiokafka.protocol.messages``).
+            expect_response: False for requests the broker does not answer (Produce
+                with ``acks=0``); returns ``None`` once the bytes are written.
+            version: Exact version to use; by default the negotiated one.
+            max_version: Cap for the negotiated version.
+            timeout_ms: Overrides ``request_timeout_ms`` for this request (e.g. a
+                Fetch with a long ``max_wait_ms``).
+
+        Raises:
+            aiokafka.errors.UnsupportedVersionError: no common version (the
+                connection stays usable).
+            aiokafka.errors.KafkaConnectionError: the connection is or became closed.
+            aiokafka.errors.RequestTimedOutError: no response within the timeout (the
+                connection is closed).
+        """
+        if self._state not in ("connecting", "ready"):
+            raise self._unusable()
+        if version is None:
+            version = self.api_versions.choose(type(request), max_version)
+        response_type = type(request).RESPONSE_TYPE
+
+        def decode(frame: memoryview) -> Any:
+            return _api.decode_response(response_type, version, frame)
+
+        return await self._send(request, version, expect_response, decode, timeout_ms)
+
+    def _unusable(self) -> KafkaError:
+        if self._state == "new":
+            return IllegalStateError(f"{self!r}: connect() first")
+        err = KafkaConnectionError(f"connection to {self.peer} is closed")
+        err.__cause__ = self._close_error
+        return err
+
+    async def _send(
+        self,
+        request: Any,
+        version: int,
+        expect_response: bool,
+        decode: Callable[[memoryview], Any],
+        timeout_ms: int | None = None,
+    ) -> Any:
+        await self._slots.acquire()
+        # From here the slot is released by _finish() once a registered request is
+        # answered or failed, or below when nothing gets registered.
+        try:
+            if self._close_error is not None or self._writer is None:
+                raise self._unusable()
+            corr = self._next_correlation_id()
+            body = _api.encode_request(request, version, corr, self.config.client_id)
+        except BaseException:
+            self._slots.release()
+            raise
+        description = f"{api_name(type(request))} v{version} (correlation id {corr})"
+        frame = len(body).to_bytes(4, "big") + body
+        if not expect_response:
+            try:
+                await self._write(frame)
+            finally:
+                self._slots.release()
+            return None
+
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        timeout = (timeout_ms if timeout_ms is not None else self.config.request_timeout_ms) / 1000
+        timer = loop.call_later(timeout, self._on_timeout, corr, timeout)
+        self._pending[corr] = _Pending(future, decode, description, timer)
+        try:
+            await self._write(frame)
+            return await future
+        except asyncio.CancelledError:
+            # The request stays registered so its response is read and dropped;
+            # cancelling the future tells the reader nobody wants it.
+            future.cancel()
+            raise
+        except KafkaError:
+            if future.done() and not future.cancelled():
+                # The write failed and closed the connection; the future got the
+                # error in-flight requests get. Mark it retrieved.
+                future.exception()
+            raise
+
+    async def _write(self, frame: bytes) -> None:
+        writer = self._writer
+        if writer is None or self._close_error is not None:
+            raise self._unusable()
+        try:
+            writer.write(frame)
+            await writer.drain()
+        except TRANSPORT_ERRORS as exc:
+            err = translate_transport_error(exc, self.peer)
+            self._fail(err)
+            raise err from exc
+        self.last_activity = time.monotonic()
+
+    def _next_correlation_id(self) -> int:
+        corr = self._next_id
+        # Wrap within int32; ids still in flight after 2**31 requests are not a
+        # practical concern (the window is max_in_flight wide).
+        self._next_id = 0 if corr >= _MAX_CORRELATION_ID else corr + 1
+        return corr
+
+    # -- reading ----------------------------------------------------------------------
+
+    async def _read_loop(self, reader: asyncio.StreamReader) -> None:
+        try:
+            while True:
+                size_bytes = await reader.readexactly(4)
+                size = int.from_bytes(size_bytes, "big", signed=True)
+                if size < _HEADER_V0_LEN:
+                    raise KafkaProtocolError(f"invalid response frame size {size} from {self.peer}")
+                frame = await reader.readexactly(size)
+                self.last_activity = time.monotonic()
+                self._on_frame(memoryview(frame))
+        except TRANSPORT_ERRORS as exc:
+            self._fail(translate_transport_error(exc, self.peer))
+        except KafkaError as exc:
+            self._fail(exc)
+        except Exception as exc:  # a bug must not leave callers waiting forever
+            log.warning("Unexpected error reading from %s", self.peer, exc_info=True)
+            self._fail(KafkaConnectionError(f"reading from {self.peer} failed: {exc!r}"))
+
+    def _on_frame(self, frame: memoryview) -> None:
+        corr = _api.read_correlation_id(frame)
+        pending = self._pending.pop(corr, None)
+        if pending is None:
+            # Framing is intact, but request/response pairing no longer is: a
+            # response for a request we did not send means we cannot trust which
+            # future any later frame belongs to.
+            raise CorrelationIdError(
+                f"{self.peer} sent a response with correlation id {corr}, "
+                f"expected one of {sorted(self._pending)}"
+            )
+        self._finish(pending)
+        if pending.future.done():
+            return  # cancelled by its caller: read and dropped
+        try:
+            response = pending.decode(frame)
+        except KafkaError as exc:
+            pending.future.set_exception(exc)
+        except Exception as exc:
+            err = KafkaProtocolError(f"cannot decode the {pending.description} response: {exc!r}")
+            pending.future.set_exception(err)
+        else:
+            pending.future.set_result(response)
+
+    def _finish(self, pending: _Pending) -> None:
+        if pending.timer is not None:
+            pending.timer.cancel()
+            pending.timer = None
+        self._slots.release()
+
+    def _on_timeout(self, corr: int, timeout: float) -> None:
+        pending = self._pending.get(corr)
+        if pending is None:
+            return
+        timed_out = RequestTimedOutError(
+            f"{pending.description} to {self.peer} got no response within {timeout * 1000:.0f} ms"
+        )
+        self._fail(
+            KafkaConnectionError(f"connection to {self.peer} closed after a request timed out"),
+            {corr: timed_out},
+        )
+
+    # -- failure and close ------------------------------------------------------------
+
+    def _fail(
+        self,
+        error: KafkaError,
+        specific: dict[int, KafkaError] | None = None,
+        *,
+        requested: bool = False,
+    ) -> None:
+        """Close the connection now and fail every request in flight (idempotent).
+
+        ``requested`` marks a close the owner asked for (logged at DEBUG, not INFO).
+        """
+        if self._close_error is not None:
+            return
+        self._close_error = error
+        previous, self._state = self._state, "closed"
+        if self._writer is not None:
+            self._writer.transport.abort()
+        pending, self._pending = self._pending, {}
+        for corr, p in pending.items():
+            self._finish(p)
+            if not p.future.done():
+                p.future.set_exception((specific or {}).get(corr, error))
+        task = self._reader_task
+        if task is not None and task is not asyncio.current_task():
+            task.cancel()
+        if previous == "ready":
+            level = logging.DEBUG if requested else logging.INFO
+            log.log(level, "Connection to %s closed: %s", self.peer, error)
+        if self._on_close is not None:
+            self._on_close(self, error)
+
+    async def close(self, reason: KafkaError | None = None) -> None:
+        """Close the connection; requests in flight fail with ``reason`` (default a
+        retriable :class:`~aiokafka.errors.KafkaConnectionError`). Idempotent; awaits
+        the reader task."""
+        if self._state == "new":
+            self._state = "closed"
+            self._close_error = reason or KafkaConnectionError(f"{self.peer} closed")
+            return
+        self._fail(
+            reason or KafkaConnectionError(f"connection to {self.peer} closed"), requested=True
+        )
+        task, self._reader_task = self._reader_task, None
+        if task is not None and task is not asyncio.current_task():
+            await asyncio.wait([task])
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.close()
+            try:
+                # Aborted already, so this only waits for connection_lost to run.
+                await asyncio.wait_for(writer.wait_closed(), 1.0)
+            except asyncio.TimeoutError:
+                pass
+            except TRANSPORT_ERRORS:
+                pass
