@@ -1,0 +1,205 @@
+"""Fuzzing the readers: any input gives records or a typed KafkaError, quickly.
+
+Never IndexError, struct.error, UnicodeDecodeError, zlib.error, lz4/zstd
+exceptions, hangs or huge allocations.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from aiokafka.errors import KafkaError
+from aiokafka.record import (
+    CODEC_GZIP,
+    CODEC_LZ4,
+    CODEC_NONE,
+    CODEC_SNAPPY,
+    CODEC_ZSTD,
+    CONTROL_COMMIT,
+    DefaultRecordBatch,
+    DefaultRecordBatchBuilder,
+    LegacyRecordBatch,
+    LegacyRecordBatchBuilder,
+    MemoryRecords,
+    build_control_batch,
+)
+
+# Each fuzz input is small; anything slower than this is a bug (e.g. a loop
+# that does not consume input, or a decompression that is not capped).
+TIME_LIMIT_S = 1.0
+MAX_DECOMPRESSED = 1 << 20
+
+FUZZ_SETTINGS = settings(
+    max_examples=300,
+    deadline=None,  # the explicit TIME_LIMIT_S check below is the time bound
+    suppress_health_check=[HealthCheck.too_slow],
+    derandomize=True,
+)
+
+
+def _corpus() -> list[bytes]:
+    """Valid blobs of every shape the reader supports."""
+    blobs = []
+    rng = random.Random(7)
+    for codec in (CODEC_NONE, CODEC_GZIP, CODEC_SNAPPY, CODEC_LZ4, CODEC_ZSTD):
+        builder = DefaultRecordBatchBuilder(
+            compression_type=codec, producer_id=3, producer_epoch=1, base_sequence=0
+        )
+        for i in range(6):
+            headers = [("h", b"x"), ("n", None)] if i % 2 else []
+            key = None if i == 3 else rng.randbytes(rng.randrange(0, 20))
+            builder.append(i, 1000 + i * 100, key, rng.randbytes(rng.randrange(0, 150)), headers)
+        blobs.append(bytes(builder.build()))
+    for magic in (0, 1):
+        for codec in (CODEC_NONE, CODEC_GZIP, CODEC_SNAPPY, CODEC_LZ4):
+            legacy = LegacyRecordBatchBuilder(magic, codec)
+            for i in range(4):
+                legacy.append(i, 5000 + i, b"key", rng.randbytes(30))
+            blobs.append(bytes(legacy.build()))
+    blobs.append(
+        bytes(
+            build_control_batch(
+                CONTROL_COMMIT, producer_id=3, producer_epoch=1, coordinator_epoch=2
+            )
+        )
+    )
+    return blobs
+
+
+CORPUS = _corpus()
+MIXED = b"".join(CORPUS)
+
+
+def _consume(data: bytes, check_crc: bool) -> int:
+    """Read everything in ``data``; return the number of records decoded."""
+    count = 0
+    records = MemoryRecords(data, check_crc=check_crc, max_decompressed_size=MAX_DECOMPRESSED)
+    for batch in records:
+        for record in batch:
+            count += 1
+            _ = (record.offset, record.timestamp, record.key, record.value, record.headers)
+    return count
+
+
+def _read_safely(data: bytes, check_crc: bool = True) -> int | None:
+    """Records decoded, or None on a typed error; anything else fails the test."""
+    start = time.perf_counter()
+    try:
+        return _consume(data, check_crc)
+    except KafkaError:
+        return None
+    finally:
+        assert time.perf_counter() - start < TIME_LIMIT_S
+
+
+def _read_batch_directly(data: bytes) -> None:
+    """Batch constructors on arbitrary bytes must fail cleanly too."""
+    for cls in (DefaultRecordBatch, LegacyRecordBatch):
+        try:
+            batch = cls(data, check_crc=False, max_decompressed_size=MAX_DECOMPRESSED)
+            batch.record_tuples()
+            list(batch)
+        except KafkaError:
+            pass
+
+
+def test_corpus_is_valid() -> None:
+    assert _read_safely(MIXED) == 6 * 5 + 4 * 2 + 4 * 6 + 1
+
+
+@FUZZ_SETTINGS
+@given(st.binary(max_size=600))
+def test_random_bytes(data: bytes) -> None:
+    _read_safely(data, check_crc=False)
+    _read_safely(data, check_crc=True)
+    _read_batch_directly(data)
+
+
+@FUZZ_SETTINGS
+@given(st.sampled_from(CORPUS), st.binary(min_size=1, max_size=300))
+def test_valid_header_random_body(blob: bytes, tail: bytes) -> None:
+    # Keep a plausible header so the fuzzing reaches the record decoders.
+    for head in (61, 26, 34):
+        data = bytearray(blob[:head] + tail)
+        if len(data) >= 12:
+            data[8:12] = (len(data) - 12).to_bytes(4, "big", signed=True)
+        _read_safely(bytes(data), check_crc=False)
+        _read_batch_directly(bytes(data))
+
+
+@FUZZ_SETTINGS
+@given(
+    st.sampled_from(CORPUS),
+    st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 7)), min_size=1, max_size=4),
+)
+def test_bit_flips(blob: bytes, flips: list[tuple[int, int]]) -> None:
+    data = bytearray(blob)
+    for position, bit in flips:
+        data[position % len(data)] ^= 1 << bit
+    flipped = bytes(data)
+    _read_safely(flipped, check_crc=False)
+    _read_safely(flipped, check_crc=True)
+    _read_batch_directly(flipped)
+
+
+@FUZZ_SETTINGS
+@given(st.sampled_from(CORPUS), st.integers(0, 10_000), st.integers(0, 255))
+def test_crc_catches_single_byte_changes_in_v2_records(
+    blob: bytes, position: int, value: int
+) -> None:
+    if blob[16] != 2:
+        return
+    data = bytearray(blob)
+    position = 21 + position % (len(data) - 21)  # inside the CRC's coverage
+    if data[position] == value:
+        return
+    data[position] = value
+    assert _read_safely(bytes(data), check_crc=True) is None
+
+
+def test_every_truncation_is_a_clean_prefix() -> None:
+    # A Fetch response may cut the last batch anywhere: the reader returns
+    # the complete batches before the cut, identical to the originals, and
+    # never raises.
+    batches = list(MemoryRecords(MIXED))
+    expected = [[(r.offset, r.key, r.value) for r in batch] for batch in batches]
+    ends = [0]
+    for batch in batches:
+        ends.append(ends[-1] + batch.size_in_bytes)
+    for cut in range(len(MIXED) + 1):
+        got = [[(r.offset, r.key, r.value) for r in batch] for batch in MemoryRecords(MIXED[:cut])]
+        assert got == expected[: len(got)], cut
+        # exactly the batches that end at or before the cut
+        assert len(got) == max(i for i, end in enumerate(ends) if end <= cut), cut
+
+
+def test_truncated_single_batches_are_typed_errors() -> None:
+    for blob in CORPUS:
+        for cut in range(len(blob)):
+            _read_batch_directly(blob[:cut])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_seeded_random_mutations(seed: int) -> None:
+    rng = random.Random(seed)
+    for _ in range(300):
+        data = bytearray(rng.choice(CORPUS))
+        for _ in range(rng.randrange(1, 6)):
+            action = rng.randrange(3)
+            pos = rng.randrange(len(data))
+            if action == 0:
+                data[pos] = rng.randrange(256)
+            elif action == 1:
+                del data[pos : pos + rng.randrange(1, 8)]
+            else:
+                data[pos:pos] = os.urandom(rng.randrange(1, 8))
+            if not data:
+                break
+        _read_safely(bytes(data), check_crc=False)
+        _read_batch_directly(bytes(data))
