@@ -13,7 +13,7 @@ import sys
 
 from . import wire
 from .fetch import ensure_jars, pinned_version
-from .rig import STATE_FILE, KafkaCluster, KafkaStartError, _alive, stop_pids
+from .rig import STATE_FILE, KafkaCluster, KafkaStartError, pid_alive, stop_pids
 
 
 def _load_state() -> dict[str, object] | None:
@@ -31,7 +31,7 @@ def _cmd_fetch(_: argparse.Namespace) -> int:
 
 def _cmd_start(args: argparse.Namespace) -> int:
     state = _load_state()
-    if state is not None and any(_alive(int(n["pid"])) for n in state["nodes"]):  # type: ignore[attr-defined]
+    if state is not None and any(pid_alive(int(n["pid"])) for n in state["nodes"]):  # type: ignore[attr-defined]
         print(f"brokers already running (see {STATE_FILE}); run `stop` first", file=sys.stderr)
         return 1
     cluster = KafkaCluster(
@@ -77,7 +77,7 @@ def _cmd_status(_: argparse.Namespace) -> int:
             status = f"up, sees brokers {brokers}"
             up += 1
         except wire.WireError as exc:
-            status = f"{'running' if _alive(node['pid']) else 'dead'}, not answering ({exc})"
+            status = f"{'running' if pid_alive(node['pid']) else 'dead'}, not answering ({exc})"
         print(f"node {node['node_id']} pid {node['pid']} 127.0.0.1:{port}: {status}")
     print(f"bootstrap: {state['bootstrap']}")
     return 0 if up == len(state["nodes"]) else 1  # type: ignore[arg-type]
