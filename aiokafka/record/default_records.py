@@ -480,9 +480,9 @@ def _decode_records(
 ) -> list[RecordTuple]:
     """Decode ``count`` records filling ``data`` exactly.
 
-    This is the consumer's innermost loop: varints of one byte (and two bytes
-    for lengths and offset deltas, which reach 2 bytes past 63 records or
-    64-byte values) are decoded inline; anything longer goes through
+    This is the consumer's innermost loop: varints of one and two bytes (two
+    bytes covers deltas and lengths up to 8191, e.g. offsets past 63 or
+    100-byte values) are decoded inline; anything longer goes through
     :func:`decode_varint`. A truncated buffer surfaces as IndexError from an
     index past the end, which is turned into CorruptRecordError once, outside
     the loop, instead of bounds checks on every field.
@@ -516,7 +516,13 @@ def _decode_records(
                 ts_delta = zz[b]
                 pos += 2
             else:
-                ts_delta, pos = slow(data, pos + 1)
+                b2 = data[pos + 2]
+                if b2 < 128:
+                    v = b + (b2 << 7) - 128
+                    ts_delta = (v >> 1) ^ -(v & 1)
+                    pos += 3
+                else:
+                    ts_delta, pos = slow(data, pos + 1)
             # offsetDelta
             b = data[pos]
             if b < 128:

@@ -41,7 +41,7 @@ class MemoryRecords:
     when a batch is iterated.
 
     Args:
-        data: the blob (``None``-safe callers pass ``b""``).
+        data: the blob; None (a null ``records`` field) reads as empty.
         check_crc: passed to each batch (verify checksums before decoding).
         max_decompressed_size: passed to each batch (decompression bomb guard).
     """
@@ -50,13 +50,13 @@ class MemoryRecords:
 
     def __init__(
         self,
-        data: bytes | bytearray | memoryview,
+        data: bytes | bytearray | memoryview | None,
         *,
         check_crc: bool = True,
         max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
     ) -> None:
         # A memoryview so each batch is a zero-copy slice of the response.
-        self._data = memoryview(data).cast("B")
+        self._data = memoryview(b"" if data is None else data).cast("B")
         self._pos = 0
         self._check_crc = check_crc
         self._max_decompressed_size = max_decompressed_size

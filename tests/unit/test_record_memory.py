@@ -71,11 +71,13 @@ def test_next_batch_and_has_next() -> None:
     assert not records.has_next()
 
 
-def test_empty_blob() -> None:
-    records = MemoryRecords(b"")
+@pytest.mark.parametrize("data", [b"", None])
+def test_empty_blob(data: bytes | None) -> None:
+    records = MemoryRecords(data)
     assert not records.has_next()
     assert records.next_batch() is None
     assert list(records) == []
+    assert records.size_in_bytes() == 0
 
 
 def test_every_partial_trailing_batch_is_skipped() -> None:
