@@ -132,8 +132,13 @@ async def broker() -> AsyncIterator[ScriptedBroker]:
     await b.server.wait_closed()
 
 
-async def connect(broker: ScriptedBroker, **options: int) -> AIOKafkaConnection:
-    conn = AIOKafkaConnection("127.0.0.1", broker.port, ConnectionConfig(**options), node_id=7)
+async def connect(
+    broker: ScriptedBroker, request_timeout_ms: int = 40000, max_in_flight: int = 5
+) -> AIOKafkaConnection:
+    config = ConnectionConfig(
+        request_timeout_ms=request_timeout_ms, max_in_flight_requests_per_connection=max_in_flight
+    )
+    conn = AIOKafkaConnection("127.0.0.1", broker.port, config, node_id=7)
     await conn.connect()
     return conn
 
@@ -292,7 +297,7 @@ async def test_in_flight_limit_blocks_further_sends(broker: ScriptedBroker) -> N
         held.append(f)
 
     broker.on_request = hold
-    conn = await connect(broker, max_in_flight_requests_per_connection=2)
+    conn = await connect(broker, max_in_flight=2)
     try:
         tasks = [asyncio.create_task(conn.send(MetadataRequest(topics=None))) for _ in range(3)]
         await asyncio.sleep(0.2)
