@@ -16,7 +16,7 @@ Header versions (Kafka's ``RequestHeader.json``/``ResponseHeader.json``):
 from __future__ import annotations
 
 import struct
-from typing import Any, Protocol, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from aiokafka.protocol._gen.api_versions import ApiVersionsRequest
 from aiokafka.protocol._gen.header import RequestHeader
@@ -29,6 +29,7 @@ from aiokafka.protocol.primitives import (
 )
 
 __all__ = [
+    "RequestMessage",
     "decode_response",
     "encode_request",
     "read_correlation_id",
@@ -40,9 +41,11 @@ _CONTROLLED_SHUTDOWN = 7
 _INT32 = struct.Struct(">i")
 
 
-class _Request(Protocol):
-    API_KEY: int
-    FLEXIBLE_MIN: int | None
+class RequestMessage(Protocol):
+    """What :func:`encode_request` needs of a request: every generated request class."""
+
+    API_KEY: ClassVar[int]
+    FLEXIBLE_MIN: ClassVar[int | None]
 
     def encode(self, version: int) -> bytes: ...
 
@@ -89,7 +92,7 @@ def response_header_version(api_key: int, api_version: int) -> int:
 
 
 def encode_request(
-    request: _Request, api_version: int, correlation_id: int, client_id: str | None
+    request: RequestMessage, api_version: int, correlation_id: int, client_id: str | None
 ) -> bytes:
     """Encode header + body of ``request`` at ``api_version`` (no size prefix).
 

@@ -158,9 +158,7 @@ def _read_length(buf: Buffer, pos: int, compact: bool, wide: bool) -> tuple[int,
     return int(n), pos + fmt.size
 
 
-def read_string(
-    buf: Buffer, pos: int, *, compact: bool, nullable: bool
-) -> tuple[str | None, int]:
+def read_string(buf: Buffer, pos: int, *, compact: bool, nullable: bool) -> tuple[str | None, int]:
     """Read a (compact) (nullable) string."""
     n, pos = _read_length(buf, pos, compact, wide=False)
     if n < 0:
@@ -196,9 +194,7 @@ def write_string(w: bytearray, value: str | None, *, compact: bool, nullable: bo
     w += data
 
 
-def read_bytes(
-    buf: Buffer, pos: int, *, compact: bool, nullable: bool
-) -> tuple[bytes | None, int]:
+def read_bytes(buf: Buffer, pos: int, *, compact: bool, nullable: bool) -> tuple[bytes | None, int]:
     """Read (compact) (nullable) bytes."""
     n, pos = _read_length(buf, pos, compact, wide=True)
     if n < 0:

@@ -48,8 +48,7 @@ class _StructEncoder:
                     # error unless the field is marked ignorable (then it is dropped).
                     with code.block(f"if {o}.{f.py_name} != {default_expr(f)}:"):
                         code(
-                            f'raise _unsupported(f"{path} is not supported at version '
-                            '{version}")'
+                            f'raise _unsupported(f"{path} is not supported at version {{version}}")'
                         )
                 continue
             if self.flex and f.tagged(v):

@@ -23,7 +23,7 @@ from tools.codegen.decoder import emit_decoder
 from tools.codegen.encoder import emit_encoder
 from tools.codegen.spec import MessageSpec, StructSpec, load_selected
 
-__all__ = ["OUTPUT_DIRS", "generate", "generate_module"]
+__all__ = ["OUTPUT_DIRS", "generate", "generate_module", "load_named"]
 
 OUTPUT_DIRS = ("aiokafka/protocol/_gen",)
 _GEN = "aiokafka/protocol/_gen"
@@ -34,8 +34,9 @@ _LICENSE = """\
 # in Apache Kafka's protocol message definitions (clients/src/main/resources/common/message/).
 # DO NOT EDIT: change the generator (tools/codegen/) and regenerate.
 #
-# The definitions are Copyright The Apache Software Foundation, licensed under the Apache
-# License, Version 2.0 (http://www.apache.org/licenses/LICENSE-2.0); see NOTICE.
+# The definitions are Copyright The Apache Software Foundation,
+# licensed under the Apache License, Version 2.0 (http://www.apache.org/licenses/LICENSE-2.0).
+# See NOTICE.
 """
 
 
@@ -118,9 +119,7 @@ def _emit_class(st: StructSpec, msg: MessageSpec, is_message: bool, response: st
         else:
             lines.append(f"    {f.py_name}: {py_type(f)} = {default_expr(f)}")
     if has_utf(msg):
-        lines.append(
-            "    unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)"
-        )
+        lines.append("    unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)")
     if not st.fields and not has_utf(msg):
         lines.append("    pass")
     if is_message:
@@ -309,6 +308,14 @@ def _index(modules: dict[str, list[tuple[str, str]]], messages: list[MessageSpec
     return "\n".join(lines) + "\n"
 
 
+def load_named(spec_dir: Path) -> list[tuple[str, list[MessageSpec]]]:
+    """The selected message groups with every struct's ``class_name`` set (for tests)."""
+    groups = load_selected(spec_dir)
+    for _, messages in groups:
+        _name_structs(messages)
+    return groups
+
+
 def generate(spec_dir: Path) -> dict[str, str]:
     """Return ``{repo-relative path: text}`` of every generated protocol module."""
     out: dict[str, str] = {}
@@ -325,4 +332,3 @@ def generate(spec_dir: Path) -> dict[str, str]:
         + '"""Generated protocol messages; import them from aiokafka.protocol.messages."""\n'
     )
     return out
-

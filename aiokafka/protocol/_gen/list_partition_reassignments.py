@@ -2,8 +2,9 @@
 # in Apache Kafka's protocol message definitions (clients/src/main/resources/common/message/).
 # DO NOT EDIT: change the generator (tools/codegen/) and regenerate.
 #
-# The definitions are Copyright The Apache Software Foundation, licensed under the Apache
-# License, Version 2.0 (http://www.apache.org/licenses/LICENSE-2.0); see NOTICE.
+# The definitions are Copyright The Apache Software Foundation,
+# licensed under the Apache License, Version 2.0 (http://www.apache.org/licenses/LICENSE-2.0).
+# See NOTICE.
 
 """Kafka protocol messages ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse."""
 
