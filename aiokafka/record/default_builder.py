@@ -62,6 +62,10 @@ _MAX_LENGTH_VARINT: Final = 5
 _MAX_TIMESTAMP_DELTA_VARINT: Final = 10
 _MAX_OFFSET_DELTA_VARINT: Final = 5
 
+_MAX_OFFSET_DELTA: Final = (1 << 31) - 1  # lastOffsetDelta is an int32
+_MIN_INT64: Final = -(1 << 63)
+_MAX_INT64: Final = (1 << 63) - 1
+
 
 def _varint(value: int) -> bytes:
     encoded = _VARINTS.get(value)
@@ -74,11 +78,22 @@ def _varint(value: int) -> bytes:
 
 def _as_bytes(data: object, name: str) -> bytes:
     """Accept bytes-like ``data`` for a record field, or fail without side effects."""
-    if isinstance(data, (bytearray, memoryview)):
+    if isinstance(data, (bytes, bytearray, memoryview)):
         return bytes(data)
     raise TypeError(
         f"record {name} must be bytes, bytearray, memoryview or None, not {type(data).__name__}"
     )
+
+
+def _check_producer_state(producer_id: int, producer_epoch: int, base_sequence: int) -> None:
+    # Checked here so a bad value fails with a named ValueError, not a
+    # struct.error from build().
+    if not -(1 << 63) <= producer_id < (1 << 63):
+        raise ValueError(f"producer_id must fit in int64, got {producer_id}")
+    if not -(1 << 15) <= producer_epoch < (1 << 15):
+        raise ValueError(f"producer_epoch must fit in int16, got {producer_epoch}")
+    if not -(1 << 31) <= base_sequence < (1 << 31):
+        raise ValueError(f"base_sequence must fit in int32, got {base_sequence}")
 
 
 def _encode_headers(headers: Iterable[tuple[str, bytes | None]]) -> bytes:
@@ -203,6 +218,9 @@ class DefaultRecordBatchBuilder:
             raise ValueError(f"batch_size must be >= 0, got {batch_size}")
         if timestamp_type not in (0, 1):
             raise ValueError(f"timestamp_type must be 0 or 1, got {timestamp_type}")
+        if not -(1 << 63) <= base_offset < (1 << 63):
+            raise ValueError(f"base_offset must fit in int64, got {base_offset}")
+        _check_producer_state(producer_id, producer_epoch, base_sequence)
         self._compression_type = compression_type
         self._compression_level = compression_level
         self._attributes = compression_type
@@ -229,7 +247,12 @@ class DefaultRecordBatchBuilder:
     # ----------------------------------------------------------------- producer state
 
     def set_producer_state(self, producer_id: int, producer_epoch: int, base_sequence: int) -> None:
-        """Set the idempotence fields written by the next :meth:`build`."""
+        """Set the idempotence fields written by the next :meth:`build`.
+
+        Raises:
+            ValueError: a value does not fit its header field.
+        """
+        _check_producer_state(producer_id, producer_epoch, base_sequence)
         self._producer_id = producer_id
         self._producer_epoch = producer_epoch
         self._base_sequence = base_sequence
@@ -295,10 +318,14 @@ class DefaultRecordBatchBuilder:
         """
         if self._built:
             raise IllegalStateError("cannot append to a record batch after build()")
-        if offset <= self._last_offset:
-            raise ValueError(f"offset must increase: got {offset} after {self._last_offset}")
+        if not self._last_offset < offset <= _MAX_OFFSET_DELTA:
+            raise ValueError(
+                f"offset must increase and fit in int32: got {offset} after {self._last_offset}"
+            )
         if timestamp is None:
             timestamp = time.time_ns() // 1_000_000
+        elif not _MIN_INT64 <= timestamp <= _MAX_INT64:
+            raise ValueError(f"timestamp must fit in int64, got {timestamp}")
         if self._count:
             ts_delta = timestamp - self._first_timestamp
         else:

@@ -418,3 +418,40 @@ def test_hand_written_record_decodes() -> None:
     batch = DefaultRecordBatch(_with_records(VALID_RECORD * 2, 2), check_crc=False)
     # The empty builder's header has base timestamp -1 (no records yet).
     assert batch.record_tuples() == [(0, -1, b"k", b"v", [], 9)] * 2
+
+
+@pytest.mark.parametrize(
+    ("offset", "timestamp"),
+    [(2**31, 0), (-1, 0), (0, 2**63), (0, -(2**63) - 1)],
+)
+def test_out_of_range_append_arguments(offset: int, timestamp: int) -> None:
+    builder = DefaultRecordBatchBuilder()
+    with pytest.raises(ValueError, match=r"offset|timestamp"):
+        builder.append(offset, timestamp, None, b"v")
+    assert builder.record_count == 0
+
+
+def test_bytes_subclass_is_accepted() -> None:
+    class Payload(bytes):
+        pass
+
+    builder = DefaultRecordBatchBuilder()
+    builder.append(0, 0, Payload(b"k"), Payload(b"v"))
+    (record,) = DefaultRecordBatch(builder.build())
+    assert (record.key, record.value) == (b"k", b"v")
+
+
+@pytest.mark.parametrize(
+    ("producer_id", "producer_epoch", "base_sequence", "name"),
+    [(2**63, 0, 0, "producer_id"), (1, 2**15, 0, "producer_epoch"), (1, 0, 2**31, "base_sequence")],
+)
+def test_producer_state_ranges(
+    producer_id: int, producer_epoch: int, base_sequence: int, name: str
+) -> None:
+    with pytest.raises(ValueError, match=name):
+        DefaultRecordBatchBuilder(
+            producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=base_sequence
+        )
+    builder = DefaultRecordBatchBuilder()
+    with pytest.raises(ValueError, match=name):
+        builder.set_producer_state(producer_id, producer_epoch, base_sequence)
