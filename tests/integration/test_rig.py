@@ -6,6 +6,7 @@ import socket
 import ssl
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -62,9 +63,12 @@ def test_plaintext_raw_api_versions_and_metadata(kafka: KafkaCluster) -> None:
 
 def test_every_listener_is_loopback_only(kafka: KafkaCluster) -> None:
     assert set(kafka.listeners) == {"PLAINTEXT", "SASL_PLAINTEXT", "SSL", "SASL_SSL"}
+    ephemeral_low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
     for listener in kafka.listeners:
         host, port = kafka.bootstrap(listener).split(":")
         assert host == "127.0.0.1"
+        # Below the ephemeral range, so a restarted broker can always rebind its port.
+        assert int(port) < ephemeral_low
         socket.create_connection((host, int(port)), timeout=5).close()
     assert "listeners=PLAINTEXT://127.0.0.1:" in kafka.nodes[0].config_file.read_text()
 

@@ -24,6 +24,7 @@ import base64
 import contextlib
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -49,7 +50,7 @@ HOST = "127.0.0.1"
 ALL_LISTENERS = ("PLAINTEXT", "SASL_PLAINTEXT", "SSL", "SASL_SSL")
 
 # CreateTopics codes worth retrying: the controller moved or is still electing.
-_RETRIABLE_CREATE = {7: "REQUEST_TIMED_OUT", 41: "NOT_CONTROLLER", 51: "CONCURRENT_TRANSACTIONS"}
+_RETRIABLE_CREATE = {7: "REQUEST_TIMED_OUT", 41: "NOT_CONTROLLER"}
 _CREATE_ERRORS = {
     36: "TOPIC_ALREADY_EXISTS",
     37: "INVALID_PARTITIONS",
@@ -108,18 +109,30 @@ class KafkaNode:
         return [name for name in self.ports if name != "CONTROLLER"]
 
 
-def _free_ports(count: int) -> list[int]:
-    # Keep every socket bound until all are picked so the kernel cannot hand out one twice.
-    socks = []
+def _port_range() -> tuple[int, int]:
+    # Ports are picked BELOW the kernel's ephemeral range: a client's outgoing connection can
+    # never be given one of them, so a killed broker can always rebind its port on restart.
     try:
-        for _ in range(count):
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            sock.bind((HOST, 0))
-            socks.append(sock)
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for sock in socks:
-            sock.close()
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    return (max(1024, low - 12000), low - 1)
+
+
+def _free_ports(count: int) -> list[int]:
+    first, last = _port_range()
+    candidates = random.sample(range(first, last + 1), k=min(last - first + 1, count * 50))
+    chosen: list[int] = []
+    for port in candidates:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind((HOST, port))
+            except OSError:
+                continue
+        chosen.append(port)
+        if len(chosen) == count:
+            return chosen
+    raise KafkaStartError(f"no {count} free ports on {HOST} in {first}..{last}")
 
 
 def _cluster_id() -> str:
@@ -139,9 +152,13 @@ def _tail(path: Path, lines: int) -> str:
 
 
 def _prune_runs() -> None:
+    keep: set[Path] = set()
+    with contextlib.suppress(OSError, ValueError, KeyError):
+        keep.add(Path(json.loads(STATE_FILE.read_text())["work_dir"]))  # the CLI's brokers
     runs = sorted((p for p in RUNS_DIR.iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime)
     for old in runs[:-KEEP_RUNS]:
-        shutil.rmtree(old, ignore_errors=True)
+        if old not in keep:
+            shutil.rmtree(old, ignore_errors=True)
 
 
 def _wait(what: str, predicate: Callable[[], bool], deadline: float, interval: float = 0.2) -> None:
