@@ -34,6 +34,7 @@ from ._fuzz_inputs import (
     fuzz_versions,
     seeds,
 )
+from ._golden_spec import build_ours, random_value, to_tree
 
 TYPES = fuzz_types()
 TYPE_IDS = [cls.__name__ for cls in TYPES]
@@ -49,6 +50,18 @@ def test_seeds_are_valid(cls: Any) -> None:
     for version in fuzz_versions(cls):
         for data in seeds(cls, version):
             assert cls.decode(data, version).encode(version) == data
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("cls", TYPES, ids=TYPE_IDS)
+def test_random_values_round_trip(cls: Any) -> None:
+    """Values (not only bytes) survive encode + decode: catches a field the encoder
+    drops and the decoder silently fills with its default."""
+    rnd = random.Random(f"values/{cls.__name__}")
+    for version in fuzz_versions(cls):
+        for _ in range(3):
+            obj = build_ours(cls, random_value(cls.__name__, version, rnd))
+            assert to_tree(cls.decode(obj.encode(version), version)) == to_tree(obj)
 
 
 @pytest.mark.timeout(60)
@@ -330,3 +343,60 @@ def test_decode_response_random_frames(target: tuple[Any, int], frame: bytes) ->
     else:
         with pytest.raises(KafkaProtocolError):
             api.read_correlation_id(frame)
+
+
+# ---------------------------------------------------------------------------
+# Hand-made malformed shapes
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.timeout(30)
+def test_overlong_varint_is_rejected_fast() -> None:
+    # 100k continuation bytes as the tag count: a varint is at most 5 bytes for 32 bits.
+    body = bytes.fromhex("00000000 0000") + b"\x80" * 100_000 + b"\x00"
+    start = time.perf_counter()
+    with pytest.raises(KafkaProtocolError):
+        messages.HeartbeatResponse.decode(body, 4)
+    assert time.perf_counter() - start < MAX_SECONDS_PER_DECODE
+
+
+@pytest.mark.parametrize(
+    "tags",
+    [
+        "01 01 02 0000000000000005",  # int64 tag 1 declared 2 bytes long, 8 follow
+        "01 01 0a 0000000000000005 0000",  # declared longer than the int64 inside
+        "01 03 02 0100",  # bool tag 3 declared 2 bytes long
+    ],
+)
+def test_known_tagged_field_with_wrong_size_is_malformed(tags: str) -> None:
+    body = bytes.fromhex("0000 01 00000000" + tags)  # ApiVersionsResponse v3, no api keys
+    with pytest.raises(KafkaProtocolError):
+        messages.ApiVersionsResponse.decode(body, 3)
+
+
+def test_unknown_tags_are_kept_and_written_back() -> None:
+    body = bytes.fromhex("00000000 0000 02 05 02 abcd 09 00")  # tags 5 and 9, unknown
+    resp = messages.HeartbeatResponse.decode(body, 4)
+    assert resp.unknown_tagged_fields == {5: b"\xab\xcd", 9: b""}
+    assert resp.encode(4) == body
+
+
+@pytest.mark.parametrize(
+    ("cls", "version", "body"),
+    [
+        # NULLABLE_STRING length -2 (only -1 means null).
+        (messages.HeartbeatRequest, 3, "0001 67 00000001 0001 6d fffe"),
+        # Nullable ARRAY length -2.
+        (messages.MetadataRequest, 1, "fffffffe"),
+        # Non-nullable STRING length -1 (HeartbeatResponse has none; JoinGroup leader).
+        (messages.JoinGroupResponse, 0, "0000 00000001 0000 ffff 0000 00000000"),
+        # Non-nullable COMPACT_STRING null (varint 0): FindCoordinator v4 coordinator key.
+        (messages.FindCoordinatorResponse, 4, "00000000 02 00 00000001 01 00000000 0000 00 00 00"),
+        # Invalid UTF-8 in a string.
+        (messages.HeartbeatRequest, 0, "0002 c328 00000001 0001 6d"),
+    ],
+    ids=["string-len-2", "array-len-2", "null-string", "null-compact-string", "bad-utf8"],
+)
+def test_bad_lengths_and_text_are_malformed(cls: Any, version: int, body: str) -> None:
+    with pytest.raises(KafkaProtocolError):
+        cls.decode(bytes.fromhex(body), version)
