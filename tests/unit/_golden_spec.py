@@ -238,6 +238,79 @@ def _kp_kwargs(struct: Any, value: dict[str, Any], where: str) -> dict[str, Any]
 
 
 # ---------------------------------------------------------------------------
+# kafka-python's legacy hand-written classes (``kafka.protocol.old``)
+# ---------------------------------------------------------------------------
+
+_LEGACY_MODULES = (
+    "produce",
+    "fetch",
+    "list_offsets",
+    "metadata",
+    "commit",
+    "find_coordinator",
+    "group",
+    "api_versions",
+    "init_producer_id",
+)
+
+
+def legacy_kp_class(name: str, version: int) -> Any | None:
+    """kafka-python's hand-written ``<name>_v<version>`` class, if it has one.
+
+    These predate its JSON-driven classes and were written from the protocol guide by
+    hand: a third, independent encoder for the non-flexible versions.
+    """
+    import importlib
+
+    for mod in _LEGACY_MODULES:
+        module = importlib.import_module(f"kafka.protocol.old.{mod}")
+        found = getattr(module, f"{name}_v{version}", None)
+        if found is not None:
+            return found
+    return None
+
+
+def build_legacy_kp(legacy_cls: Any, name: str, value: dict[str, Any], version: int) -> Any:
+    """A legacy kafka-python object from a value dict, matched by wire position.
+
+    The legacy schemas name some fields differently, so fields are matched by their
+    position among the JSON fields present at ``version`` (the wire order).
+    """
+    fields = load_spec(name)["fields"]
+    return legacy_cls(*_legacy_tuple(fields, value, version, legacy_cls.SCHEMA))
+
+
+def _legacy_tuple(
+    fields: list[dict[str, Any]], value: dict[str, Any], version: int, schema: Any
+) -> tuple[Any, ...]:
+    from kafka.protocol.old.types import BitField, Schema  # test-only peer
+
+    present = [f for f in fields if _in(parse_versions(f["versions"]), version)]
+    assert len(present) == len(schema.fields), (present, schema.names)
+    out: list[Any] = []
+    for f, wire_type in zip(present, schema.fields, strict=True):
+        v = value[snake(f["name"])]
+        if wire_type is BitField or isinstance(wire_type, BitField):
+            v = BitField.from_32_bit_field(v & 0xFFFFFFFF)
+        elif "fields" in f and v is not None:
+            inner = wire_type.array_of if f["type"].startswith("[]") else wire_type
+            if isinstance(inner, Schema):
+                make: Any = functools.partial(
+                    _legacy_tuple, f["fields"], version=version, schema=inner
+                )
+            else:
+                # A one-field struct written as its bare value (MetadataRequest v0-9 topics).
+                (only,) = [g for g in f["fields"] if _in(parse_versions(g["versions"]), version)]
+
+                def make(item: dict[str, Any], key: str = snake(only["name"])) -> Any:
+                    return item[key]
+
+            v = [make(item) for item in v] if f["type"].startswith("[]") else make(v)
+        out.append(v)
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------------
 # Random values straight from the JSON definitions (for the fuzz tests)
 # ---------------------------------------------------------------------------
 

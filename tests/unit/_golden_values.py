@@ -206,11 +206,17 @@ CASES: list[Case] = [
                 {
                     "name": "orders",
                     "partitions": [
-                        {"partition_index": 0, "current_leader_epoch": 3, "timestamp": -1},
+                        {
+                            "partition_index": 0,
+                            "current_leader_epoch": 3,
+                            "timestamp": -1,
+                            "max_num_offsets": 3,
+                        },
                         {
                             "partition_index": 1,
                             "current_leader_epoch": -1,
                             "timestamp": 1700000000000,
+                            "max_num_offsets": 1,
                         },
                     ],
                 }
@@ -231,6 +237,7 @@ CASES: list[Case] = [
                         {
                             "partition_index": 0,
                             "error_code": 0,
+                            "old_style_offsets": [12345, 12000, 0],
                             "timestamp": 1700000000001,
                             "offset": 12345,
                             "leader_epoch": 3,
@@ -238,6 +245,7 @@ CASES: list[Case] = [
                         {
                             "partition_index": 1,
                             "error_code": 3,
+                            "old_style_offsets": [],
                             "timestamp": -1,
                             "offset": -1,
                             "leader_epoch": -1,
@@ -266,7 +274,12 @@ CASES: list[Case] = [
         "MetadataRequest",
         "all-topics",
         (1, 9, 12),
-        {"topics": None, "allow_auto_topic_creation": True},
+        {
+            "topics": None,
+            "allow_auto_topic_creation": True,
+            "include_cluster_authorized_operations": False,
+            "include_topic_authorized_operations": False,
+        },
     ),
     Case(
         "MetadataResponse",
@@ -328,12 +341,14 @@ CASES: list[Case] = [
                             "partition_index": 0,
                             "committed_offset": 100,
                             "committed_leader_epoch": 4,
+                            "commit_timestamp": 1700000000000,
                             "committed_metadata": "meta",
                         },
                         {
                             "partition_index": 1,
                             "committed_offset": 0,
                             "committed_leader_epoch": -1,
+                            "commit_timestamp": -1,
                             "committed_metadata": None,
                         },
                     ],

@@ -23,9 +23,11 @@ from aiokafka.protocol import api, messages
 
 from ._golden_spec import (
     build_kp,
+    build_legacy_kp,
     build_ours,
     for_version,
     is_flexible,
+    legacy_kp_class,
     load_spec,
     parse_versions,
     to_tree,
@@ -148,6 +150,55 @@ def test_framing_equals_kafka_python(case: Case, version: int) -> None:
         assert api.read_correlation_id(frame) == 0x5A5A0102
         decoded = api.decode_response(_ours(case.message), version, frame)
         assert to_tree(decoded) == to_tree(ours)
+
+
+def _legacy_params() -> list[Any]:
+    params = []
+    for case in CASES:
+        lo, hi = valid_versions(case.message)
+        for version in range(lo, hi + 1):
+            if is_flexible(case.message, version):
+                continue  # the legacy classes' compact encodings are not a reference
+            if legacy_kp_class(case.message, version) is None:
+                continue
+            if not _value_fits(case, version):
+                continue
+            params.append(pytest.param(case, version, id=f"{case.message}-{case.label}-v{version}"))
+    return params
+
+
+def _value_fits(case: Case, version: int) -> bool:
+    # MetadataRequest.topics is not nullable at v0 ("all topics" is an empty list there).
+    return not (case.message == "MetadataRequest" and version == 0 and case.value["topics"] is None)
+
+
+LEGACY_PARAMS = _legacy_params()
+
+
+def test_legacy_cross_check_reaches_versions_the_json_classes_lack() -> None:
+    # Produce v0-2, Fetch v0-3, ListOffsets v0, OffsetCommit v0-1, OffsetFetch v0.
+    covered = {(p.values[0].message, p.values[1]) for p in LEGACY_PARAMS}
+    for pair in [
+        ("ProduceRequest", 0),
+        ("FetchResponse", 0),
+        ("ListOffsetsRequest", 0),
+        ("ListOffsetsResponse", 0),
+        ("OffsetCommitRequest", 1),
+        ("OffsetFetchResponse", 0),
+    ]:
+        assert pair in covered
+
+
+@pytest.mark.parametrize(("case", "version"), LEGACY_PARAMS)
+def test_encode_equals_kafka_python_legacy_classes(case: Case, version: int) -> None:
+    """Non-flexible versions against kafka-python's older, hand-written classes."""
+    value = for_version(case.message, case.value, version)
+    legacy = build_legacy_kp(legacy_kp_class(case.message, version), case.message, value, version)
+    expected = bytes(legacy.encode())
+    ours = build_ours(_ours(case.message), value)
+    got = ours.encode(version)
+    assert got == expected, _hexdiff(got, expected)
+    assert to_tree(_ours(case.message).decode(expected, version)) == to_tree(ours)
 
 
 # ---------------------------------------------------------------------------
@@ -357,8 +408,9 @@ def test_uuid_and_compact_nullable_string_metadata_v10() -> None:
     )
     assert req.encode(10) == expected
     back = messages.MetadataRequest.decode(expected, 10)
-    assert back.topics[0].topic_id == TOPIC_ID
+    assert back.topics is not None
     assert isinstance(back.topics[0].topic_id, uuid.UUID)
+    assert back.topics[0].topic_id == TOPIC_ID
     assert back.topics[0].name is None
 
 
