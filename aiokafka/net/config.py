@@ -15,13 +15,14 @@ from aiokafka import __version__
 from aiokafka.abc import AbstractTokenProvider
 from aiokafka.net.sasl import SUPPORTED_MECHANISMS
 
-__all__ = ["DEFAULT_CLIENT_ID", "SECURITY_PROTOCOLS", "ConnectionConfig"]
+__all__ = ["DEFAULT_CLIENT_ID", "SECURITY_PROTOCOLS", "ConnectionConfig", "check_int"]
 
 DEFAULT_CLIENT_ID = f"aiokafka-{__version__}"
 SECURITY_PROTOCOLS = frozenset({"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"})
 
 
-def _check_int(name: str, value: object, low: int, high: int | None = None) -> None:
+def check_int(name: str, value: object, low: int, high: int | None = None) -> None:
+    """Raise ``TypeError``/``ValueError`` naming ``name`` unless ``low <= value <= high``."""
     # bool is an int subclass; True as a timeout is a mistake, not 1 ms.
     if not isinstance(value, int) or isinstance(value, bool):
         raise TypeError(f"{name} must be an int, got {type(value).__name__}")
@@ -69,8 +70,8 @@ class ConnectionConfig:
         if self.client_id is not None and not isinstance(self.client_id, str):
             raise TypeError("client_id must be a str or None")
         # int32 milliseconds on the wire elsewhere; more than ~24 days is a typo.
-        _check_int("request_timeout_ms", self.request_timeout_ms, 1, 2**31 - 1)
-        _check_int(
+        check_int("request_timeout_ms", self.request_timeout_ms, 1, 2**31 - 1)
+        check_int(
             "max_in_flight_requests_per_connection",
             self.max_in_flight_requests_per_connection,
             1,

@@ -1,0 +1,588 @@
+"""``AIOKafkaClient``: cluster metadata, request routing and retries.
+
+Tasks owned by the client (see ``docs/DESIGN.md``):
+
+* the *maintenance* task, started by :meth:`AIOKafkaClient.start`: refreshes
+  metadata every ``metadata_max_age_ms`` and closes idle connections;
+* at most one *metadata refresh* task at a time; every caller that needs fresh
+  metadata while it runs awaits the same task (coalescing).
+
+:meth:`AIOKafkaClient.close` cancels and awaits both, then closes every connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import logging
+import socket
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from types import TracebackType
+from typing import Any, TypeVar
+
+from aiokafka.cluster.config import ClientConfig
+from aiokafka.cluster.connections import ConnectionPool, NodeId
+from aiokafka.cluster.metadata import ClusterMetadata
+from aiokafka.cluster.retry import Action, action_for
+from aiokafka.errors import (
+    IllegalStateError,
+    KafkaConnectionError,
+    KafkaError,
+    KafkaTimeoutError,
+    LeaderNotAvailableError,
+    NoBrokersAvailable,
+    NotControllerError,
+    StaleMetadata,
+    UnknownTopicOrPartitionError,
+    for_code,
+)
+from aiokafka.net.backoff import ExponentialBackoff
+from aiokafka.net.connection import AIOKafkaConnection
+from aiokafka.protocol import messages as _messages
+from aiokafka.structs import BrokerMetadata, TopicPartition
+
+__all__ = ["AIOKafkaClient", "CoordinatorType"]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+class CoordinatorType(enum.IntEnum):
+    """FindCoordinator ``key_type``."""
+
+    GROUP = 0
+    TRANSACTION = 1
+
+
+class AIOKafkaClient:
+    """Connections to a Kafka cluster with cached metadata and routing.
+
+    Either pass a :class:`~aiokafka.cluster.config.ClientConfig` or the same options
+    as keywords (aiokafka's names), e.g.
+    ``AIOKafkaClient(bootstrap_servers="host:9092", request_timeout_ms=10000)``.
+    The constructor only validates; :meth:`start` connects.
+
+    Raises:
+        ValueError, TypeError: an option is invalid (the message names it).
+    """
+
+    GROUP = CoordinatorType.GROUP
+    TRANSACTION = CoordinatorType.TRANSACTION
+
+    def __init__(self, config: ClientConfig | None = None, **options: Any) -> None:
+        if config is not None and options:
+            raise TypeError("pass either config or keyword options, not both")
+        self.config = config if config is not None else ClientConfig(**options)
+        cfg = self.config
+        self._pool = ConnectionPool(
+            cfg.connection,
+            reconnect_backoff_ms=cfg.reconnect_backoff_ms,
+            reconnect_backoff_max_ms=cfg.reconnect_backoff_max_ms,
+            connections_max_idle_ms=cfg.connections_max_idle_ms,
+        )
+        self._retry_backoff = ExponentialBackoff(cfg.retry_backoff_ms, cfg.retry_backoff_ms)
+        self._metadata = ClusterMetadata()
+        self._generation = 0
+        self._topics: set[str] = set()
+        self._refresh_task: asyncio.Task[ClusterMetadata] | None = None
+        self._maintenance_task: asyncio.Task[None] | None = None
+        self._coordinators: dict[tuple[CoordinatorType, str], BrokerMetadata] = {}
+        self._state = "new"  # new -> started -> closed
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Fetch metadata from a bootstrap server and start the maintenance task.
+
+        Bounded by ``request_timeout_ms``.
+
+        Raises:
+            aiokafka.errors.KafkaConnectionError: no bootstrap server answered (the
+                message lists them and why each failed).
+            aiokafka.errors.AuthenticationFailedError,
+            aiokafka.errors.SaslAuthenticationFailed: credentials or TLS are wrong.
+        """
+        if self._state != "new":
+            raise IllegalStateError("AIOKafkaClient.start() may be called once")
+        self._state = "started"
+        try:
+            timeout = self.config.request_timeout_ms / 1000
+            metadata = await asyncio.wait_for(self._bootstrap(), timeout)
+        except asyncio.TimeoutError:
+            await self.close()
+            raise KafkaConnectionError(
+                f"Unable to bootstrap from {self._servers_text()}: no answer within "
+                f"{self.config.request_timeout_ms} ms"
+            ) from None
+        except BaseException:
+            await self.close()
+            raise
+        self._install(metadata)
+        self._maintenance_task = asyncio.create_task(
+            self._maintenance_loop(), name="aiokafka-client-maintenance"
+        )
+
+    bootstrap = start  # aiokafka's name
+
+    async def close(self) -> None:
+        """Cancel and await the client's tasks, then close every connection.
+
+        Idempotent. Requests still running fail with
+        :class:`~aiokafka.errors.KafkaConnectionError`.
+        """
+        self._state = "closed"
+        tasks = [t for t in (self._maintenance_task, self._refresh_task) if t is not None]
+        self._maintenance_task = self._refresh_task = None
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks)
+        await self._pool.close()
+
+    async def __aenter__(self) -> AIOKafkaClient:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    def _check_started(self) -> None:
+        if self._state != "started":
+            raise IllegalStateError(f"AIOKafkaClient is {self._state}; call start() first")
+
+    def _servers_text(self) -> str:
+        return ", ".join(f"{h}:{p}" for h, p in self.config.bootstrap_addresses)
+
+    async def _bootstrap(self) -> ClusterMetadata:
+        errors: list[str] = []
+        for label, host, port, server_name in await self._bootstrap_endpoints(errors):
+            conn = AIOKafkaConnection(
+                host, port, self.config.connection, node_id=label, server_hostname=server_name
+            )
+            try:
+                await conn.connect()
+                response = await conn.send(self._metadata_request())
+            except KafkaError as exc:
+                if not exc.retriable:
+                    raise  # wrong credentials/TLS: trying other servers only hides it
+                shown = server_name if server_name == host else f"{server_name} ({host})"
+                errors.append(f"{shown}:{port}: {exc}")
+                continue
+            finally:
+                await conn.close()
+            log.debug("Bootstrapped from %s:%s", host, port)
+            return self._snapshot(response)
+        raise KafkaConnectionError(
+            f"Unable to bootstrap from {self._servers_text()}: " + "; ".join(errors)
+        )
+
+    async def _bootstrap_endpoints(self, errors: list[str]) -> list[tuple[str, str, int, str]]:
+        # Every address a name resolves to is tried (e.g. a DNS name listing all
+        # brokers); the TLS certificate is still checked against the name.
+        loop = asyncio.get_running_loop()
+        endpoints: list[tuple[str, str, int, str]] = []
+        for i, (host, port) in enumerate(self.config.bootstrap_addresses):
+            try:
+                infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            except OSError as exc:
+                errors.append(f"{host}:{port}: cannot resolve ({exc})")
+                continue
+            seen: set[str] = set()
+            for *_, sockaddr in infos:
+                addr = str(sockaddr[0])
+                if addr not in seen:
+                    seen.add(addr)
+                    endpoints.append((f"bootstrap-{i}", addr, port, host))
+        return endpoints
+
+    # -- metadata -----------------------------------------------------------------------
+
+    @property
+    def cluster(self) -> ClusterMetadata:
+        """The current metadata snapshot (immutable; replaced on refresh)."""
+        return self._metadata
+
+    @property
+    def topics(self) -> frozenset[str]:
+        """Topics whose metadata is kept (empty means all topics)."""
+        return frozenset(self._topics)
+
+    def _metadata_request(self) -> Any:
+        topics = None
+        if self._topics:
+            topic_type = _messages.MetadataRequestTopic
+            topics = [topic_type(name=t) for t in sorted(self._topics)]
+        return _messages.MetadataRequest(
+            topics=topics, allow_auto_topic_creation=self.config.allow_auto_topic_creation
+        )
+
+    def _snapshot(self, response: Any) -> ClusterMetadata:
+        self._generation += 1
+        return ClusterMetadata.from_response(response, self._generation)
+
+    def _install(self, metadata: ClusterMetadata) -> None:
+        if not metadata.brokers:
+            # A response naming no brokers would leave nowhere to send anything.
+            log.warning("Ignoring a metadata response without brokers")
+            return
+        self._metadata = metadata
+        # Coordinators on brokers that left the cluster cannot be valid.
+        for key, broker in list(self._coordinators.items()):
+            if broker.nodeId not in metadata.brokers:
+                del self._coordinators[key]
+
+    async def refresh_metadata(self) -> ClusterMetadata:
+        """Fetch metadata now; concurrent callers share one in-flight request.
+
+        Raises:
+            aiokafka.errors.KafkaConnectionError, aiokafka.errors.NoBrokersAvailable:
+                no broker answered.
+        """
+        self._check_started()
+        task = self._refresh_task
+        if task is None or task.done():
+            task = asyncio.create_task(self._refresh(), name="aiokafka-metadata-refresh")
+            task.add_done_callback(_retrieve_exception)
+            self._refresh_task = task
+        # Shielded: one caller giving up must not cancel the refresh for the others.
+        return await asyncio.shield(task)
+
+    async def _refresh(self) -> ClusterMetadata:
+        request = self._metadata_request()
+        last: KafkaError | None = None
+        for node_id in self._refresh_candidates():
+            try:
+                conn = await self._connection(node_id)
+                response = await conn.send(request)
+            except KafkaError as exc:
+                if not exc.retriable:
+                    raise
+                last = exc
+                continue
+            metadata = self._snapshot(response)
+            self._install(metadata)
+            log.debug(
+                "Metadata refreshed from node %s: %d brokers, %d topics, controller %s",
+                node_id,
+                len(metadata.brokers),
+                len(metadata.topics),
+                metadata.controller_id,
+            )
+            return self._metadata
+        err = NoBrokersAvailable(f"no broker answered a metadata request (last error: {last})")
+        raise err from last
+
+    def _refresh_candidates(self) -> list[NodeId]:
+        # Connected and least loaded first, nodes in reconnect back-off last.
+        brokers = sorted(
+            self._metadata.brokers,
+            key=lambda n: (
+                self._pool.connected(n) is None,
+                self._pool.in_backoff(n),
+                self._pool.in_flight(n),
+            ),
+        )
+        return [*brokers, *(f"bootstrap-{i}" for i in range(len(self.config.bootstrap_addresses)))]
+
+    async def add_topic(self, topic: str) -> None:
+        """Track ``topic``; fetches metadata if it is not known yet."""
+        await self.set_topics(self._topics | {topic})
+
+    async def set_topics(self, topics: Iterable[str]) -> None:
+        """Track exactly ``topics``; fetches metadata if any of them is not known yet."""
+        new = set(topics)
+        for t in new:
+            if not isinstance(t, str) or not t:
+                raise ValueError(f"topics: invalid topic name {t!r}")
+        missing = new - set(self._metadata.topics)
+        self._topics = new
+        if missing:
+            await self.refresh_metadata()
+
+    async def fetch_all_metadata(self) -> ClusterMetadata:
+        """Metadata of every topic, without changing the cache or tracked topics."""
+        self._check_started()
+        node_id = self.least_loaded_node()
+        if node_id is None:
+            raise NoBrokersAvailable("no broker known")
+        response = await self.send(node_id, _messages.MetadataRequest(topics=None))
+        return ClusterMetadata.from_response(response, self._generation)
+
+    def apply_leader_hint(
+        self,
+        tp: TopicPartition,
+        leader_id: int,
+        leader_epoch: int,
+        endpoints: Iterable[BrokerMetadata] = (),
+    ) -> bool:
+        """Apply a KIP-951 leader hint from a Produce/Fetch response.
+
+        Args:
+            tp: The partition.
+            leader_id: ``CurrentLeader.LeaderId``.
+            leader_epoch: ``CurrentLeader.LeaderEpoch``.
+            endpoints: ``NodeEndpoints`` of the response as
+                :class:`~aiokafka.structs.BrokerMetadata`.
+
+        Returns:
+            True if the cache changed (the hint was newer than the cached epoch).
+        """
+        updated = self._metadata.with_leader(tp, leader_id, leader_epoch, endpoints)
+        if updated is None:
+            return False
+        self._metadata = updated
+        log.debug("Leader hint applied: %s -> node %d (epoch %d)", tp, leader_id, leader_epoch)
+        return True
+
+    async def _maintenance_loop(self) -> None:
+        max_age = self.config.metadata_max_age_ms / 1000
+        failures = 0
+        while True:
+            due_in = max_age - self._metadata.age()
+            if failures:
+                due_in = min(due_in, self._retry_backoff.delay(failures))
+            await asyncio.sleep(max(0.0, min(due_in, self._pool.next_idle_check())) + 0.001)
+            if self._metadata.age() >= max_age or failures:
+                try:
+                    await self.refresh_metadata()
+                    failures = 0
+                except KafkaError as exc:
+                    failures += 1
+                    log.warning("Periodic metadata refresh failed: %s", exc)
+            await self._pool.close_idle()
+
+    # -- connections and routing ----------------------------------------------------------
+
+    def _endpoint(self, node_id: NodeId) -> tuple[str, int, str | None]:
+        if isinstance(node_id, str) and node_id.startswith("bootstrap-"):
+            host, port = self.config.bootstrap_addresses[int(node_id.split("-", 1)[1])]
+            return host, port, None
+        broker = self._metadata.brokers.get(node_id) if isinstance(node_id, int) else None
+        if broker is None:
+            for b in self._coordinators.values():
+                if b.nodeId == node_id:
+                    broker = b
+                    break
+        if broker is None:
+            raise StaleMetadata(f"broker {node_id} is not in the cluster metadata")
+        return broker.host, broker.port, None
+
+    async def _connection(self, node_id: NodeId) -> AIOKafkaConnection:
+        self._check_started()
+        host, port, server_hostname = self._endpoint(node_id)
+        return await self._pool.get(node_id, host, port, server_hostname)
+
+    async def ready(self, node_id: NodeId) -> bool:
+        """Connect to ``node_id`` if needed; True if a connection is open."""
+        try:
+            await self._connection(node_id)
+        except KafkaError:
+            return False
+        return True
+
+    async def api_version(
+        self, node_id: NodeId, api_key: int, max_version: int | None = None
+    ) -> int:
+        """The version requests with ``api_key`` to ``node_id`` would use."""
+        conn = await self._connection(node_id)
+        return conn.api_version(api_key, max_version)
+
+    async def send(
+        self,
+        node_id: NodeId,
+        request: Any,
+        *,
+        expect_response: bool = True,
+        max_version: int | None = None,
+        timeout_ms: int | None = None,
+    ) -> Any:
+        """Send ``request`` to a broker (connecting if needed); return its response.
+
+        See :meth:`aiokafka.net.connection.AIOKafkaConnection.send` for the arguments.
+        Errors are not retried here; wrap in :meth:`call_with_retry` for that.
+        """
+        conn = await self._connection(node_id)
+        return await conn.send(
+            request, expect_response=expect_response, max_version=max_version, timeout_ms=timeout_ms
+        )
+
+    def leader_for(self, tp: TopicPartition) -> int:
+        """The leader of ``tp`` from the cached metadata.
+
+        Raises:
+            aiokafka.errors.UnknownTopicOrPartitionError: the partition is unknown.
+            aiokafka.errors.LeaderNotAvailableError: it has no leader right now.
+            (Both ask the retry policy to refresh metadata.)
+        """
+        if self._metadata.partition(tp) is None:
+            raise UnknownTopicOrPartitionError(f"{tp} is not in the cluster metadata")
+        leader = self._metadata.leader_for(tp)
+        if leader is None:
+            raise LeaderNotAvailableError(f"{tp} has no leader")
+        return leader
+
+    async def send_to_leader(self, tp: TopicPartition, request: Any, **kwargs: Any) -> Any:
+        """Send ``request`` to the leader of ``tp`` (see :meth:`leader_for`)."""
+        return await self.send(self.leader_for(tp), request, **kwargs)
+
+    async def send_to_controller(self, request: Any, **kwargs: Any) -> Any:
+        """Send ``request`` to the controller named by the cached metadata.
+
+        Raises:
+            aiokafka.errors.NotControllerError: the metadata names no controller (the
+                retry policy then refreshes metadata).
+        """
+        controller = self._metadata.controller_id
+        if controller is None:
+            raise NotControllerError("the cluster metadata names no controller")
+        return await self.send(controller, request, **kwargs)
+
+    def least_loaded_node(self) -> int | None:
+        """The broker with the fewest requests in flight, preferring connected brokers
+        and avoiding those in reconnect back-off; ``None`` if no broker is known."""
+        brokers = list(self._metadata.brokers)
+        if not brokers:
+            return None
+        return min(
+            brokers,
+            key=lambda n: (
+                self._pool.in_backoff(n),
+                self._pool.connected(n) is None,
+                self._pool.in_flight(n),
+            ),
+        )
+
+    # -- coordinators -------------------------------------------------------------------
+
+    async def coordinator_for(
+        self, key: str, key_type: CoordinatorType = CoordinatorType.GROUP
+    ) -> int:
+        """The node id of the group/transaction coordinator for ``key`` (cached).
+
+        Raises:
+            aiokafka.errors.CoordinatorNotAvailableError: and other FindCoordinator
+                errors (retriable ones are meant for :meth:`call_with_retry`).
+        """
+        found = await self.coordinators_for([key], key_type)
+        return found[key]
+
+    async def coordinators_for(
+        self, keys: Iterable[str], key_type: CoordinatorType = CoordinatorType.GROUP
+    ) -> dict[str, int]:
+        """Coordinators of several keys, in one FindCoordinator v4+ request when the
+        broker supports batching (one request per key otherwise)."""
+        key_type = CoordinatorType(key_type)
+        result: dict[str, int] = {}
+        missing: list[str] = []
+        for key in dict.fromkeys(keys):
+            cached = self._coordinators.get((key_type, key))
+            if cached is not None:
+                result[key] = int(cached.nodeId)
+            else:
+                missing.append(key)
+        if not missing:
+            return result
+        node_id = self.least_loaded_node()
+        if node_id is None:
+            raise NoBrokersAvailable("no broker known")
+        conn = await self._connection(node_id)
+        request_type = _messages.FindCoordinatorRequest
+        if conn.api_version(request_type.API_KEY) >= 4:
+            response = await conn.send(request_type(key_type=key_type, coordinator_keys=missing))
+            entries = [
+                (c.key, c.error_code, c.error_message, c.node_id, c.host, c.port)
+                for c in response.coordinators
+            ]
+        else:
+            entries = []
+            for key in missing:
+                r = await conn.send(request_type(key=key, key_type=key_type))
+                entries.append((key, r.error_code, r.error_message, r.node_id, r.host, r.port))
+        for key, code, message, node, host, port in entries:
+            if code:
+                raise for_code(code)(f"FindCoordinator({key_type.name} {key!r}): {message or ''}")
+            self._coordinators[(key_type, key)] = BrokerMetadata(node, host, port, None)
+            result[key] = node
+        return result
+
+    def invalidate_coordinator(
+        self, key: str, key_type: CoordinatorType = CoordinatorType.GROUP
+    ) -> None:
+        """Forget the cached coordinator of ``key`` (after NOT_COORDINATOR etc.)."""
+        self._coordinators.pop((CoordinatorType(key_type), key), None)
+
+    async def send_to_coordinator(
+        self, key: str, request: Any, key_type: CoordinatorType = CoordinatorType.GROUP, **kw: Any
+    ) -> Any:
+        """Send ``request`` to the coordinator of ``key``."""
+        node_id = await self.coordinator_for(key, key_type)
+        return await self.send(node_id, request, **kw)
+
+    # -- retries ------------------------------------------------------------------------
+
+    async def call_with_retry(
+        self,
+        fn: Callable[[], Awaitable[T]],
+        deadline: float | None = None,
+        *,
+        coordinator: tuple[str, CoordinatorType] | None = None,
+    ) -> T:
+        """Run ``fn()`` until it succeeds, retrying retriable Kafka errors.
+
+        Between attempts the loop waits ``retry_backoff_ms`` (with jitter), refreshes
+        metadata after invalid-metadata errors (e.g. NOT_LEADER_OR_FOLLOWER, a lost
+        connection) and forgets the coordinator of ``coordinator`` after
+        NOT_COORDINATOR/COORDINATOR_NOT_AVAILABLE. Non-retriable errors propagate at
+        once.
+
+        Args:
+            fn: Makes one attempt (re-reading metadata each time, so a retry goes to
+                the new leader/coordinator).
+            deadline: ``time.monotonic()`` value after which no new attempt starts;
+                default now + ``request_timeout_ms``.
+            coordinator: ``(key, key_type)`` whose cached coordinator ``fn`` uses.
+
+        Raises:
+            aiokafka.errors.KafkaTimeoutError: the deadline passed; ``__cause__`` is
+                the last error.
+        """
+        if deadline is None:
+            deadline = time.monotonic() + self.config.request_timeout_ms / 1000
+        attempt = 0
+        while True:
+            try:
+                return await fn()
+            except KafkaError as exc:
+                action = action_for(exc)
+                if not action & Action.RETRY:
+                    raise
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise KafkaTimeoutError(
+                        f"gave up after {attempt + 1} attempts; last error: {exc}"
+                    ) from exc
+                log.debug("Retrying after %s (attempt %d)", exc, attempt + 1)
+                if action & Action.FIND_COORDINATOR and coordinator is not None:
+                    self.invalidate_coordinator(*coordinator)
+                if action & Action.REFRESH_METADATA:
+                    try:
+                        await asyncio.wait_for(self.refresh_metadata(), remaining)
+                    except (KafkaError, asyncio.TimeoutError) as refresh_exc:
+                        log.debug("Metadata refresh during retry failed: %s", refresh_exc)
+                remaining = deadline - time.monotonic()
+                await asyncio.sleep(max(0.0, min(self._retry_backoff.delay(attempt), remaining)))
+                attempt += 1
+
+
+def _retrieve_exception(task: asyncio.Task[Any]) -> None:
+    # The refresh task is awaited through shield(); if every waiter was cancelled
+    # its exception would otherwise be logged as "never retrieved" at ERROR.
+    if not task.cancelled():
+        task.exception()

@@ -1,0 +1,171 @@
+"""The client's connections: one per broker, reconnect back-off, idle closing.
+
+At most one connection per node id is open; concurrent callers wanting the same
+node wait on a per-node lock, so only one connect attempt runs at a time. After a
+failed attempt the node is in back-off (exponential with jitter, between
+``reconnect_backoff_ms`` and ``reconnect_backoff_max_ms``); the next attempt waits
+for it to pass. A connection that closes (error or idle) is dropped from the pool
+at once and closed properly later by :meth:`ConnectionPool.reap` or
+:meth:`ConnectionPool.close`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass
+
+from aiokafka.errors import KafkaConnectionError, KafkaError
+from aiokafka.net.backoff import ExponentialBackoff
+from aiokafka.net.config import ConnectionConfig
+from aiokafka.net.connection import AIOKafkaConnection
+
+__all__ = ["ConnectionPool", "NodeId"]
+
+log = logging.getLogger(__name__)
+
+#: A broker id, or a label such as ``"bootstrap-0"`` for an address not yet known by id.
+NodeId = int | str
+
+
+@dataclass(slots=True)
+class _NodeState:
+    failures: int = 0
+    next_attempt: float = 0.0
+
+
+class ConnectionPool:
+    """Connections by node id.
+
+    Args:
+        config: Options for every connection.
+        reconnect_backoff_ms: First reconnect pause.
+        reconnect_backoff_max_ms: Largest reconnect pause.
+        connections_max_idle_ms: Idle time after which :meth:`close_idle` closes a
+            connection.
+    """
+
+    def __init__(
+        self,
+        config: ConnectionConfig,
+        *,
+        reconnect_backoff_ms: int,
+        reconnect_backoff_max_ms: int,
+        connections_max_idle_ms: int,
+    ) -> None:
+        self._config = config
+        self._backoff = ExponentialBackoff(reconnect_backoff_ms, reconnect_backoff_max_ms)
+        self._max_idle = connections_max_idle_ms / 1000
+        self._conns: dict[NodeId, AIOKafkaConnection] = {}
+        self._locks: dict[NodeId, asyncio.Lock] = {}
+        self._states: dict[NodeId, _NodeState] = {}
+        self._dead: list[AIOKafkaConnection] = []
+        self._closed = False
+
+    def connected(self, node_id: NodeId) -> AIOKafkaConnection | None:
+        """The open connection to ``node_id``, if any (no I/O)."""
+        conn = self._conns.get(node_id)
+        return conn if conn is not None and conn.connected else None
+
+    def in_backoff(self, node_id: NodeId) -> bool:
+        """True if the last attempt to reach ``node_id`` failed and its back-off is
+        still running."""
+        state = self._states.get(node_id)
+        return state is not None and state.next_attempt > time.monotonic()
+
+    def in_flight(self, node_id: NodeId) -> int:
+        """Requests in flight to ``node_id`` (0 without a connection)."""
+        conn = self._conns.get(node_id)
+        return conn.in_flight if conn is not None else 0
+
+    async def get(
+        self, node_id: NodeId, host: str, port: int, server_hostname: str | None = None
+    ) -> AIOKafkaConnection:
+        """Return the connection to ``node_id``, connecting (after any back-off) if
+        needed.
+
+        Raises:
+            aiokafka.errors.KafkaConnectionError: the pool is closed, or connecting
+                failed (retriable).
+            aiokafka.errors.AuthenticationFailedError: and other non-retriable
+                errors of :meth:`AIOKafkaConnection.connect`.
+        """
+        conn = self.connected(node_id)
+        if conn is not None:
+            return conn
+        lock = self._locks.setdefault(node_id, asyncio.Lock())
+        async with lock:
+            conn = self.connected(node_id)
+            if conn is not None:
+                return conn
+            if self._closed:
+                raise KafkaConnectionError("the client is closed")
+            state = self._states.setdefault(node_id, _NodeState())
+            wait = state.next_attempt - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            conn = AIOKafkaConnection(
+                host,
+                port,
+                self._config,
+                node_id=node_id,
+                server_hostname=server_hostname,
+                on_close=self._on_close,
+            )
+            try:
+                await conn.connect()
+            except KafkaError as exc:
+                state.failures += 1
+                state.next_attempt = time.monotonic() + self._backoff.delay(state.failures - 1)
+                log.debug("Connecting to node %s failed (%s); backing off", node_id, exc)
+                raise
+            if self._closed:  # closed while connecting: do not leak the new connection
+                await conn.close()
+                raise KafkaConnectionError("the client is closed")
+            state.failures = 0
+            state.next_attempt = 0.0
+            self._conns[node_id] = conn
+            return conn
+
+    def _on_close(self, conn: AIOKafkaConnection, error: KafkaError) -> None:
+        node_id = conn.node_id
+        if node_id is not None and self._conns.get(node_id) is conn:
+            del self._conns[node_id]
+        self._dead.append(conn)
+
+    async def reap(self) -> None:
+        """Finish closing connections that failed (awaits their reader tasks)."""
+        dead, self._dead = self._dead, []
+        for conn in dead:
+            await conn.close()
+
+    async def close_idle(self) -> None:
+        """Close connections idle for longer than ``connections_max_idle_ms``."""
+        for node_id, conn in list(self._conns.items()):
+            if conn.idle_seconds() > self._max_idle:
+                log.debug("Closing idle connection to node %s", node_id)
+                await conn.close()
+        await self.reap()
+
+    def next_idle_check(self) -> float:
+        """Seconds until the next connection could pass the idle limit."""
+        if not self._conns:
+            return self._max_idle
+        return max(0.0, min(self._max_idle - c.idle_seconds() for c in self._conns.values()))
+
+    async def close_node(self, node_id: NodeId) -> None:
+        """Close the connection to ``node_id``, if open."""
+        conn = self._conns.pop(node_id, None)
+        if conn is not None:
+            await conn.close()
+        await self.reap()
+
+    async def close(self) -> None:
+        """Close every connection; later :meth:`get` calls fail."""
+        self._closed = True
+        conns = list(self._conns.values())
+        self._conns.clear()
+        for conn in conns:
+            await conn.close()
+        await self.reap()

@@ -1,0 +1,217 @@
+"""Immutable snapshots of cluster metadata.
+
+The client replaces its :class:`ClusterMetadata` object on every refresh instead of
+mutating it, so a reader (producer partitioner, fetcher) holding a snapshot sees one
+consistent view of brokers, leaders and epochs. Building a snapshot from a
+MetadataResponse and applying KIP-951 leader hints are pure functions (no I/O).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any
+
+from aiokafka.structs import BrokerMetadata, PartitionMetadata, TopicPartition
+
+__all__ = ["ClusterMetadata", "TopicMetadata"]
+
+_NO_LEADER = -1
+_ZERO_UUID = uuid.UUID(int=0)
+_EMPTY: Mapping[Any, Any] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class TopicMetadata:
+    """One topic in a snapshot.
+
+    Attributes:
+        name: Topic name.
+        topic_id: The topic's UUID (zero UUID if the broker did not send one).
+        is_internal: True for ``__consumer_offsets`` and the like.
+        error_code: The topic-level error of the last response (0 if fine), e.g. 3
+            (unknown topic) or 29 (not authorized).
+        partitions: Partition metadata by partition index.
+    """
+
+    name: str
+    topic_id: uuid.UUID = _ZERO_UUID
+    is_internal: bool = False
+    error_code: int = 0
+    partitions: Mapping[int, PartitionMetadata] = field(default_factory=lambda: _EMPTY)
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterMetadata:
+    """A consistent view of the cluster at one moment.
+
+    Attributes:
+        brokers: Live brokers by node id.
+        topics: Topics by name (including topics that came back with an error).
+        cluster_id: The cluster id, if the broker sent one.
+        controller_id: The node id the metadata names as controller, or ``None``.
+        generation: Increases with every snapshot the client installs.
+        created_at: ``time.monotonic()`` when the snapshot was built.
+    """
+
+    brokers: Mapping[int, BrokerMetadata] = field(default_factory=lambda: _EMPTY)
+    topics: Mapping[str, TopicMetadata] = field(default_factory=lambda: _EMPTY)
+    cluster_id: str | None = None
+    controller_id: int | None = None
+    generation: int = 0
+    created_at: float = 0.0
+
+    @classmethod
+    def from_response(cls, response: Any, generation: int = 0) -> ClusterMetadata:
+        """Build a snapshot from a decoded ``MetadataResponse`` (any version)."""
+        brokers = {
+            b.node_id: BrokerMetadata(b.node_id, b.host, b.port, b.rack) for b in response.brokers
+        }
+        topics: dict[str, TopicMetadata] = {}
+        for t in response.topics:
+            if t.name is None:  # v10+ lookups by id may omit the name; nothing to key on
+                continue
+            parts = {
+                p.partition_index: PartitionMetadata(
+                    t.name,
+                    p.partition_index,
+                    p.leader_id,
+                    tuple(p.replica_nodes),
+                    tuple(p.isr_nodes),
+                    p.error_code,
+                    p.leader_epoch,
+                    tuple(p.offline_replicas),
+                )
+                for p in t.partitions
+            }
+            topics[t.name] = TopicMetadata(
+                t.name,
+                getattr(t, "topic_id", _ZERO_UUID),
+                bool(t.is_internal),
+                t.error_code,
+                MappingProxyType(parts),
+            )
+        controller = response.controller_id
+        return cls(
+            MappingProxyType(brokers),
+            MappingProxyType(topics),
+            response.cluster_id,
+            controller if controller >= 0 else None,
+            generation,
+            time.monotonic(),
+        )
+
+    # -- queries ------------------------------------------------------------------------
+
+    def age(self) -> float:
+        """Seconds since this snapshot was built."""
+        return time.monotonic() - self.created_at
+
+    def broker(self, node_id: int) -> BrokerMetadata | None:
+        """The broker with ``node_id``, if listed."""
+        return self.brokers.get(node_id)
+
+    def partition(self, tp: TopicPartition) -> PartitionMetadata | None:
+        """Metadata of one partition, if known."""
+        topic = self.topics.get(tp.topic)
+        return None if topic is None else topic.partitions.get(tp.partition)
+
+    def leader_for(self, tp: TopicPartition) -> int | None:
+        """The leader's node id, or ``None`` if unknown or leaderless."""
+        p = self.partition(tp)
+        if p is None or p.leader == _NO_LEADER:
+            return None
+        return p.leader
+
+    def leader_epoch(self, tp: TopicPartition) -> int:
+        """The partition's leader epoch, or -1 if unknown."""
+        p = self.partition(tp)
+        return -1 if p is None else p.leader_epoch
+
+    def partitions_for_topic(self, topic: str) -> frozenset[int] | None:
+        """All partition indexes of ``topic``, or ``None`` if the topic is unknown."""
+        t = self.topics.get(topic)
+        if t is None or (t.error_code and not t.partitions):
+            return None
+        return frozenset(t.partitions)
+
+    def available_partitions_for_topic(self, topic: str) -> frozenset[int] | None:
+        """Partitions of ``topic`` that currently have a leader."""
+        t = self.topics.get(topic)
+        if t is None or (t.error_code and not t.partitions):
+            return None
+        return frozenset(i for i, p in t.partitions.items() if p.leader != _NO_LEADER)
+
+    def partitions_for_broker(self, node_id: int) -> frozenset[TopicPartition]:
+        """Partitions led by ``node_id``."""
+        return frozenset(
+            TopicPartition(name, i)
+            for name, t in self.topics.items()
+            for i, p in t.partitions.items()
+            if p.leader == node_id
+        )
+
+    def topic_error(self, topic: str) -> int | None:
+        """The topic-level error code of the last response (``None`` if not asked)."""
+        t = self.topics.get(topic)
+        return None if t is None else t.error_code
+
+    def topic_id(self, topic: str) -> uuid.UUID | None:
+        """The topic's id, or ``None`` if unknown (or the broker sent none)."""
+        t = self.topics.get(topic)
+        if t is None or t.topic_id == _ZERO_UUID:
+            return None
+        return t.topic_id
+
+    def topic_name(self, topic_id: uuid.UUID) -> str | None:
+        """Reverse of :meth:`topic_id`."""
+        for name, t in self.topics.items():
+            if t.topic_id == topic_id:
+                return name
+        return None
+
+    def unauthorized_topics(self) -> frozenset[str]:
+        """Topics the last response refused with TOPIC_AUTHORIZATION_FAILED (29)."""
+        return frozenset(n for n, t in self.topics.items() if t.error_code == 29)
+
+    # -- derived snapshots --------------------------------------------------------------
+
+    def with_leader(
+        self,
+        tp: TopicPartition,
+        leader_id: int,
+        leader_epoch: int,
+        endpoints: Iterable[BrokerMetadata] = (),
+        generation: int | None = None,
+    ) -> ClusterMetadata | None:
+        """Apply a KIP-951 leader hint (``CurrentLeader`` + ``NodeEndpoints`` of a
+        Produce/Fetch response).
+
+        Returns:
+            A new snapshot with the partition's leader and epoch replaced (and the
+            endpoints added to the brokers), or ``None`` when the hint is not newer
+            than what this snapshot knows (epoch not greater), the partition is
+            unknown, or the new leader has no known endpoint.
+        """
+        current = self.partition(tp)
+        if current is None or leader_id < 0 or leader_epoch <= current.leader_epoch:
+            return None
+        brokers = dict(self.brokers)
+        for b in endpoints:
+            brokers[int(b.nodeId)] = b
+        if leader_id not in brokers:
+            return None
+        topic = self.topics[tp.topic]
+        parts = dict(topic.partitions)
+        parts[tp.partition] = current._replace(leader=leader_id, leader_epoch=leader_epoch)
+        topics = dict(self.topics)
+        topics[tp.topic] = replace(topic, partitions=MappingProxyType(parts))
+        return replace(
+            self,
+            brokers=MappingProxyType(brokers),
+            topics=MappingProxyType(topics),
+            generation=self.generation if generation is None else generation,
+        )
