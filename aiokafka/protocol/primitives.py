@@ -34,6 +34,7 @@ __all__ = [
     "read_varint",
     "read_varlong",
     "unsupported",
+    "uvarint_at",
     "write_bytes",
     "write_string",
     "write_tagged_fields",
@@ -272,3 +273,33 @@ def as_view(data: Buffer) -> memoryview:
     if view.format != "B" or view.ndim != 1:
         view = view.cast("B")
     return view
+
+
+def uvarint_at(buf: memoryview, pos: int) -> tuple[int, int]:
+    """Read an unsigned 32-bit varint, unrolled for the generated decoders' slow path.
+
+    Unlike :func:`read_unsigned_varint` it does no bounds checks of its own: running
+    past the end raises ``IndexError``, which the generated ``decode`` methods turn
+    into :class:`~aiokafka.errors.KafkaProtocolError`. Unrolling makes a 3-byte length
+    (a record batch of 16 KiB-2 MiB) about twice as fast as the loop.
+    """
+    b = buf[pos]
+    if b < 0x80:
+        return b, pos + 1
+    result = b & 0x7F
+    b = buf[pos + 1]
+    if b < 0x80:
+        return result | (b << 7), pos + 2
+    result |= (b & 0x7F) << 7
+    b = buf[pos + 2]
+    if b < 0x80:
+        return result | (b << 14), pos + 3
+    result |= (b & 0x7F) << 14
+    b = buf[pos + 3]
+    if b < 0x80:
+        return result | (b << 21), pos + 4
+    result |= (b & 0x7F) << 21
+    b = buf[pos + 4]
+    if b < 0x10:
+        return result | (b << 28), pos + 5
+    raise malformed("unsigned varint longer than 32 bits")

@@ -262,3 +262,16 @@ def test_decode_response_malformed() -> None:
         decode_response(ApiVersionsResponse, 0, b"\x00\x00\x00\x01\x00")
     with pytest.raises(UnsupportedVersionError):
         decode_response(ApiVersionsResponse, 99, b"\x00\x00\x00\x01")
+
+
+@given(st.integers(0, 2**32 - 1))
+def test_unrolled_uvarint_matches_reference(value: int) -> None:
+    data = memoryview(p.encode_unsigned_varint(value) + b"\xff")
+    assert p.uvarint_at(data, 0) == p.read_unsigned_varint(data, 0)
+
+
+def test_unrolled_uvarint_rejects_overlong_and_short() -> None:
+    with pytest.raises(KafkaProtocolError):
+        p.uvarint_at(memoryview(b"\xff\xff\xff\xff\x10"), 0)
+    with pytest.raises(IndexError):  # the generated decode() turns this into KafkaProtocolError
+        p.uvarint_at(memoryview(b"\x80\x80"), 0)

@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['AddOffsetsToTxnRequest', 'AddOffsetsToTxnResponse']
 
@@ -118,7 +122,11 @@ def _d_AddOffsetsToTxnResponse_v0(buf: memoryview, pos: int) -> tuple[AddOffsets
     L = len(buf)
     v1, v2 = _S_ih.unpack_from(buf, pos)
     pos += 6
-    return AddOffsetsToTxnResponse(v1, v2, {}), pos
+    obj = _new(AddOffsetsToTxnResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_AddOffsetsToTxnResponse_v3(buf: memoryview, pos: int) -> tuple[AddOffsetsToTxnResponse, int]:
     L = len(buf)
@@ -139,7 +147,11 @@ def _d_AddOffsetsToTxnResponse_v3(buf: memoryview, pos: int) -> tuple[AddOffsets
                 raise _malformed("tagged field of AddOffsetsToTxnResponse runs past the end")
             u3[g5] = bytes(buf[pos:e7])
             pos = e7
-    return AddOffsetsToTxnResponse(v1, v2, u3), pos
+    obj = _new(AddOffsetsToTxnResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.unknown_tagged_fields = u3
+    return obj, pos
 
 _DEC_AddOffsetsToTxnResponse = (_d_AddOffsetsToTxnResponse_v0, _d_AddOffsetsToTxnResponse_v0, _d_AddOffsetsToTxnResponse_v0, _d_AddOffsetsToTxnResponse_v3, _d_AddOffsetsToTxnResponse_v3,)
 
@@ -174,7 +186,13 @@ def _d_AddOffsetsToTxnRequest_v0(buf: memoryview, pos: int) -> tuple[AddOffsetsT
         raise _malformed("AddOffsetsToTxnRequest.group_id runs past the end")
     v6 = str(buf[pos:e8], 'utf-8')
     pos = e8
-    return AddOffsetsToTxnRequest(v1, v4, v5, v6, {}), pos
+    obj = _new(AddOffsetsToTxnRequest)
+    obj.transactional_id = v1
+    obj.producer_id = v4
+    obj.producer_epoch = v5
+    obj.group_id = v6
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_AddOffsetsToTxnRequest_v3(buf: memoryview, pos: int) -> tuple[AddOffsetsToTxnRequest, int]:
     L = len(buf)
@@ -217,7 +235,13 @@ def _d_AddOffsetsToTxnRequest_v3(buf: memoryview, pos: int) -> tuple[AddOffsetsT
                 raise _malformed("tagged field of AddOffsetsToTxnRequest runs past the end")
             u9[g11] = bytes(buf[pos:e13])
             pos = e13
-    return AddOffsetsToTxnRequest(v1, v4, v5, v6, u9), pos
+    obj = _new(AddOffsetsToTxnRequest)
+    obj.transactional_id = v1
+    obj.producer_id = v4
+    obj.producer_epoch = v5
+    obj.group_id = v6
+    obj.unknown_tagged_fields = u9
+    return obj, pos
 
 _DEC_AddOffsetsToTxnRequest = (_d_AddOffsetsToTxnRequest_v0, _d_AddOffsetsToTxnRequest_v0, _d_AddOffsetsToTxnRequest_v0, _d_AddOffsetsToTxnRequest_v3, _d_AddOffsetsToTxnRequest_v3,)
 

@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['AddPartitionsToTxnPartitionResult', 'AddPartitionsToTxnRequest', 'AddPartitionsToTxnResponse', 'AddPartitionsToTxnResult', 'AddPartitionsToTxnTopic', 'AddPartitionsToTxnTopicResult', 'AddPartitionsToTxnTransaction']
 
@@ -177,25 +181,39 @@ def _d_AddPartitionsToTxnResponse_v0(buf: memoryview, pos: int) -> tuple[AddPart
         raise _malformed("bad count of AddPartitionsToTxnResponse.results_by_topic_v3_and_below")
     v2 = []
     for _ in range(n3):
-        n5, = _S_h.unpack_from(buf, pos)
+        n6, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("AddPartitionsToTxnTopicResult.name runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7: list[AddPartitionsToTxnPartitionResult]
-        n8, = _S_i.unpack_from(buf, pos)
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8: list[AddPartitionsToTxnPartitionResult]
+        n9, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n8 < 0 or n8 > L - pos:
+        if n9 < 0 or n9 > L - pos:
             raise _malformed("bad count of AddPartitionsToTxnTopicResult.results_by_partition")
-        v7 = []
-        for _ in range(n8):
-            v9, v10 = _S_ih.unpack_from(buf, pos)
+        v8 = []
+        for _ in range(n9):
+            v11, v12 = _S_ih.unpack_from(buf, pos)
             pos += 6
-            v7.append(AddPartitionsToTxnPartitionResult(v9, v10, {}))
-        v2.append(AddPartitionsToTxnTopicResult(v4, v7, {}))
-    return AddPartitionsToTxnResponse(v1, 0, [], v2, {}), pos
+            o10 = _new(AddPartitionsToTxnPartitionResult)
+            o10.partition_index = v11
+            o10.partition_error_code = v12
+            o10.unknown_tagged_fields = {}
+            v8.append(o10)
+        o4 = _new(AddPartitionsToTxnTopicResult)
+        o4.name = v5
+        o4.results_by_partition = v8
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    obj = _new(AddPartitionsToTxnResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = 0
+    obj.results_by_transaction = []
+    obj.results_by_topic_v3_and_below = v2
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_AddPartitionsToTxnResponse_v3(buf: memoryview, pos: int) -> tuple[AddPartitionsToTxnResponse, int]:
     L = len(buf)
@@ -212,78 +230,92 @@ def _d_AddPartitionsToTxnResponse_v3(buf: memoryview, pos: int) -> tuple[AddPart
         raise _malformed("bad count of AddPartitionsToTxnResponse.results_by_topic_v3_and_below")
     v2 = []
     for _ in range(n3):
-        n5 = buf[pos]
-        if n5 < 128:
+        n6 = buf[pos]
+        if n6 < 128:
             pos += 1
         else:
-            n5, pos = _uvarint(buf, pos)
-        n5 -= 1
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+            n6, pos = _uvarint(buf, pos)
+        n6 -= 1
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("AddPartitionsToTxnTopicResult.name runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7: list[AddPartitionsToTxnPartitionResult]
-        n8 = buf[pos]
-        if n8 < 128:
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8: list[AddPartitionsToTxnPartitionResult]
+        n9 = buf[pos]
+        if n9 < 128:
             pos += 1
         else:
-            n8, pos = _uvarint(buf, pos)
-        n8 -= 1
-        if n8 < 0 or n8 > L - pos:
+            n9, pos = _uvarint(buf, pos)
+        n9 -= 1
+        if n9 < 0 or n9 > L - pos:
             raise _malformed("bad count of AddPartitionsToTxnTopicResult.results_by_partition")
-        v7 = []
-        for _ in range(n8):
-            v9, v10 = _S_ih.unpack_from(buf, pos)
+        v8 = []
+        for _ in range(n9):
+            v11, v12 = _S_ih.unpack_from(buf, pos)
             pos += 6
-            u11: dict[int, bytes] = {}
-            t12 = buf[pos]
-            if t12 < 128:
+            u13: dict[int, bytes] = {}
+            t14 = buf[pos]
+            if t14 < 128:
                 pos += 1
             else:
-                t12, pos = _uvarint(buf, pos)
-            if t12:
-                for _ in range(t12):
-                    g13, pos = _uvarint(buf, pos)
-                    z14, pos = _uvarint(buf, pos)
-                    e15 = pos + z14
-                    if e15 > L:
+                t14, pos = _uvarint(buf, pos)
+            if t14:
+                for _ in range(t14):
+                    g15, pos = _uvarint(buf, pos)
+                    z16, pos = _uvarint(buf, pos)
+                    e17 = pos + z16
+                    if e17 > L:
                         raise _malformed("tagged field of AddPartitionsToTxnPartitionResult runs past the end")
-                    u11[g13] = bytes(buf[pos:e15])
-                    pos = e15
-            v7.append(AddPartitionsToTxnPartitionResult(v9, v10, u11))
-        u16: dict[int, bytes] = {}
-        t17 = buf[pos]
-        if t17 < 128:
+                    u13[g15] = bytes(buf[pos:e17])
+                    pos = e17
+            o10 = _new(AddPartitionsToTxnPartitionResult)
+            o10.partition_index = v11
+            o10.partition_error_code = v12
+            o10.unknown_tagged_fields = u13
+            v8.append(o10)
+        u18: dict[int, bytes] = {}
+        t19 = buf[pos]
+        if t19 < 128:
             pos += 1
         else:
-            t17, pos = _uvarint(buf, pos)
-        if t17:
-            for _ in range(t17):
-                g18, pos = _uvarint(buf, pos)
-                z19, pos = _uvarint(buf, pos)
-                e20 = pos + z19
-                if e20 > L:
+            t19, pos = _uvarint(buf, pos)
+        if t19:
+            for _ in range(t19):
+                g20, pos = _uvarint(buf, pos)
+                z21, pos = _uvarint(buf, pos)
+                e22 = pos + z21
+                if e22 > L:
                     raise _malformed("tagged field of AddPartitionsToTxnTopicResult runs past the end")
-                u16[g18] = bytes(buf[pos:e20])
-                pos = e20
-        v2.append(AddPartitionsToTxnTopicResult(v4, v7, u16))
-    u21: dict[int, bytes] = {}
-    t22 = buf[pos]
-    if t22 < 128:
+                u18[g20] = bytes(buf[pos:e22])
+                pos = e22
+        o4 = _new(AddPartitionsToTxnTopicResult)
+        o4.name = v5
+        o4.results_by_partition = v8
+        o4.unknown_tagged_fields = u18
+        v2.append(o4)
+    u23: dict[int, bytes] = {}
+    t24 = buf[pos]
+    if t24 < 128:
         pos += 1
     else:
-        t22, pos = _uvarint(buf, pos)
-    if t22:
-        for _ in range(t22):
-            g23, pos = _uvarint(buf, pos)
-            z24, pos = _uvarint(buf, pos)
-            e25 = pos + z24
-            if e25 > L:
+        t24, pos = _uvarint(buf, pos)
+    if t24:
+        for _ in range(t24):
+            g25, pos = _uvarint(buf, pos)
+            z26, pos = _uvarint(buf, pos)
+            e27 = pos + z26
+            if e27 > L:
                 raise _malformed("tagged field of AddPartitionsToTxnResponse runs past the end")
-            u21[g23] = bytes(buf[pos:e25])
-            pos = e25
-    return AddPartitionsToTxnResponse(v1, 0, [], v2, u21), pos
+            u23[g25] = bytes(buf[pos:e27])
+            pos = e27
+    obj = _new(AddPartitionsToTxnResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = 0
+    obj.results_by_transaction = []
+    obj.results_by_topic_v3_and_below = v2
+    obj.unknown_tagged_fields = u23
+    return obj, pos
 
 def _d_AddPartitionsToTxnResponse_v4(buf: memoryview, pos: int) -> tuple[AddPartitionsToTxnResponse, int]:
     L = len(buf)
@@ -300,116 +332,134 @@ def _d_AddPartitionsToTxnResponse_v4(buf: memoryview, pos: int) -> tuple[AddPart
         raise _malformed("bad count of AddPartitionsToTxnResponse.results_by_transaction")
     v3 = []
     for _ in range(n4):
-        n6 = buf[pos]
-        if n6 < 128:
+        n7 = buf[pos]
+        if n7 < 128:
             pos += 1
         else:
-            n6, pos = _uvarint(buf, pos)
-        n6 -= 1
-        e7 = pos + n6
-        if n6 < 0 or e7 > L:
+            n7, pos = _uvarint(buf, pos)
+        n7 -= 1
+        e8 = pos + n7
+        if n7 < 0 or e8 > L:
             raise _malformed("AddPartitionsToTxnResult.transactional_id runs past the end")
-        v5 = str(buf[pos:e7], 'utf-8')
-        pos = e7
-        v8: list[AddPartitionsToTxnTopicResult]
-        n9 = buf[pos]
-        if n9 < 128:
+        v6 = str(buf[pos:e8], 'utf-8')
+        pos = e8
+        v9: list[AddPartitionsToTxnTopicResult]
+        n10 = buf[pos]
+        if n10 < 128:
             pos += 1
         else:
-            n9, pos = _uvarint(buf, pos)
-        n9 -= 1
-        if n9 < 0 or n9 > L - pos:
+            n10, pos = _uvarint(buf, pos)
+        n10 -= 1
+        if n10 < 0 or n10 > L - pos:
             raise _malformed("bad count of AddPartitionsToTxnResult.topic_results")
-        v8 = []
-        for _ in range(n9):
-            n11 = buf[pos]
-            if n11 < 128:
+        v9 = []
+        for _ in range(n10):
+            n13 = buf[pos]
+            if n13 < 128:
                 pos += 1
             else:
-                n11, pos = _uvarint(buf, pos)
-            n11 -= 1
-            e12 = pos + n11
-            if n11 < 0 or e12 > L:
+                n13, pos = _uvarint(buf, pos)
+            n13 -= 1
+            e14 = pos + n13
+            if n13 < 0 or e14 > L:
                 raise _malformed("AddPartitionsToTxnTopicResult.name runs past the end")
-            v10 = str(buf[pos:e12], 'utf-8')
-            pos = e12
-            v13: list[AddPartitionsToTxnPartitionResult]
-            n14 = buf[pos]
-            if n14 < 128:
+            v12 = str(buf[pos:e14], 'utf-8')
+            pos = e14
+            v15: list[AddPartitionsToTxnPartitionResult]
+            n16 = buf[pos]
+            if n16 < 128:
                 pos += 1
             else:
-                n14, pos = _uvarint(buf, pos)
-            n14 -= 1
-            if n14 < 0 or n14 > L - pos:
+                n16, pos = _uvarint(buf, pos)
+            n16 -= 1
+            if n16 < 0 or n16 > L - pos:
                 raise _malformed("bad count of AddPartitionsToTxnTopicResult.results_by_partition")
-            v13 = []
-            for _ in range(n14):
-                v15, v16 = _S_ih.unpack_from(buf, pos)
+            v15 = []
+            for _ in range(n16):
+                v18, v19 = _S_ih.unpack_from(buf, pos)
                 pos += 6
-                u17: dict[int, bytes] = {}
-                t18 = buf[pos]
-                if t18 < 128:
+                u20: dict[int, bytes] = {}
+                t21 = buf[pos]
+                if t21 < 128:
                     pos += 1
                 else:
-                    t18, pos = _uvarint(buf, pos)
-                if t18:
-                    for _ in range(t18):
-                        g19, pos = _uvarint(buf, pos)
-                        z20, pos = _uvarint(buf, pos)
-                        e21 = pos + z20
-                        if e21 > L:
+                    t21, pos = _uvarint(buf, pos)
+                if t21:
+                    for _ in range(t21):
+                        g22, pos = _uvarint(buf, pos)
+                        z23, pos = _uvarint(buf, pos)
+                        e24 = pos + z23
+                        if e24 > L:
                             raise _malformed("tagged field of AddPartitionsToTxnPartitionResult runs past the end")
-                        u17[g19] = bytes(buf[pos:e21])
-                        pos = e21
-                v13.append(AddPartitionsToTxnPartitionResult(v15, v16, u17))
-            u22: dict[int, bytes] = {}
-            t23 = buf[pos]
-            if t23 < 128:
+                        u20[g22] = bytes(buf[pos:e24])
+                        pos = e24
+                o17 = _new(AddPartitionsToTxnPartitionResult)
+                o17.partition_index = v18
+                o17.partition_error_code = v19
+                o17.unknown_tagged_fields = u20
+                v15.append(o17)
+            u25: dict[int, bytes] = {}
+            t26 = buf[pos]
+            if t26 < 128:
                 pos += 1
             else:
-                t23, pos = _uvarint(buf, pos)
-            if t23:
-                for _ in range(t23):
-                    g24, pos = _uvarint(buf, pos)
-                    z25, pos = _uvarint(buf, pos)
-                    e26 = pos + z25
-                    if e26 > L:
+                t26, pos = _uvarint(buf, pos)
+            if t26:
+                for _ in range(t26):
+                    g27, pos = _uvarint(buf, pos)
+                    z28, pos = _uvarint(buf, pos)
+                    e29 = pos + z28
+                    if e29 > L:
                         raise _malformed("tagged field of AddPartitionsToTxnTopicResult runs past the end")
-                    u22[g24] = bytes(buf[pos:e26])
-                    pos = e26
-            v8.append(AddPartitionsToTxnTopicResult(v10, v13, u22))
-        u27: dict[int, bytes] = {}
-        t28 = buf[pos]
-        if t28 < 128:
+                    u25[g27] = bytes(buf[pos:e29])
+                    pos = e29
+            o11 = _new(AddPartitionsToTxnTopicResult)
+            o11.name = v12
+            o11.results_by_partition = v15
+            o11.unknown_tagged_fields = u25
+            v9.append(o11)
+        u30: dict[int, bytes] = {}
+        t31 = buf[pos]
+        if t31 < 128:
             pos += 1
         else:
-            t28, pos = _uvarint(buf, pos)
-        if t28:
-            for _ in range(t28):
-                g29, pos = _uvarint(buf, pos)
-                z30, pos = _uvarint(buf, pos)
-                e31 = pos + z30
-                if e31 > L:
+            t31, pos = _uvarint(buf, pos)
+        if t31:
+            for _ in range(t31):
+                g32, pos = _uvarint(buf, pos)
+                z33, pos = _uvarint(buf, pos)
+                e34 = pos + z33
+                if e34 > L:
                     raise _malformed("tagged field of AddPartitionsToTxnResult runs past the end")
-                u27[g29] = bytes(buf[pos:e31])
-                pos = e31
-        v3.append(AddPartitionsToTxnResult(v5, v8, u27))
-    u32: dict[int, bytes] = {}
-    t33 = buf[pos]
-    if t33 < 128:
+                u30[g32] = bytes(buf[pos:e34])
+                pos = e34
+        o5 = _new(AddPartitionsToTxnResult)
+        o5.transactional_id = v6
+        o5.topic_results = v9
+        o5.unknown_tagged_fields = u30
+        v3.append(o5)
+    u35: dict[int, bytes] = {}
+    t36 = buf[pos]
+    if t36 < 128:
         pos += 1
     else:
-        t33, pos = _uvarint(buf, pos)
-    if t33:
-        for _ in range(t33):
-            g34, pos = _uvarint(buf, pos)
-            z35, pos = _uvarint(buf, pos)
-            e36 = pos + z35
-            if e36 > L:
+        t36, pos = _uvarint(buf, pos)
+    if t36:
+        for _ in range(t36):
+            g37, pos = _uvarint(buf, pos)
+            z38, pos = _uvarint(buf, pos)
+            e39 = pos + z38
+            if e39 > L:
                 raise _malformed("tagged field of AddPartitionsToTxnResponse runs past the end")
-            u32[g34] = bytes(buf[pos:e36])
-            pos = e36
-    return AddPartitionsToTxnResponse(v1, v2, v3, [], u32), pos
+            u35[g37] = bytes(buf[pos:e39])
+            pos = e39
+    obj = _new(AddPartitionsToTxnResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.results_by_transaction = v3
+    obj.results_by_topic_v3_and_below = []
+    obj.unknown_tagged_fields = u35
+    return obj, pos
 
 _DEC_AddPartitionsToTxnResponse = (_d_AddPartitionsToTxnResponse_v0, _d_AddPartitionsToTxnResponse_v0, _d_AddPartitionsToTxnResponse_v0, _d_AddPartitionsToTxnResponse_v3, _d_AddPartitionsToTxnResponse_v4, _d_AddPartitionsToTxnResponse_v4,)
 
@@ -559,23 +609,34 @@ def _d_AddPartitionsToTxnRequest_v0(buf: memoryview, pos: int) -> tuple[AddParti
         raise _malformed("bad count of AddPartitionsToTxnRequest.v3_and_below_topics")
     v6 = []
     for _ in range(n7):
-        n9, = _S_h.unpack_from(buf, pos)
+        n10, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e10 = pos + n9
-        if n9 < 0 or e10 > L:
+        e11 = pos + n10
+        if n10 < 0 or e11 > L:
             raise _malformed("AddPartitionsToTxnTopic.name runs past the end")
-        v8 = str(buf[pos:e10], 'utf-8')
-        pos = e10
-        v11: list[int]
-        n12, = _S_i.unpack_from(buf, pos)
+        v9 = str(buf[pos:e11], 'utf-8')
+        pos = e11
+        v12: list[int]
+        n13, = _S_i.unpack_from(buf, pos)
         pos += 4
-        e13 = pos + 4 * n12
-        if n12 < 0 or e13 > L:
+        e14 = pos + 4 * n13
+        if n13 < 0 or e14 > L:
             raise _malformed("AddPartitionsToTxnTopic.partitions runs past the end")
-        v11 = list(_unpack_from('>%di' % n12, buf, pos))
-        pos = e13
-        v6.append(AddPartitionsToTxnTopic(v8, v11, {}))
-    return AddPartitionsToTxnRequest([], v1, v4, v5, v6, {}), pos
+        v12 = list(_unpack_from('>%di' % n13, buf, pos))
+        pos = e14
+        o8 = _new(AddPartitionsToTxnTopic)
+        o8.name = v9
+        o8.partitions = v12
+        o8.unknown_tagged_fields = {}
+        v6.append(o8)
+    obj = _new(AddPartitionsToTxnRequest)
+    obj.transactions = []
+    obj.v3_and_below_transactional_id = v1
+    obj.v3_and_below_producer_id = v4
+    obj.v3_and_below_producer_epoch = v5
+    obj.v3_and_below_topics = v6
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_AddPartitionsToTxnRequest_v3(buf: memoryview, pos: int) -> tuple[AddPartitionsToTxnRequest, int]:
     L = len(buf)
@@ -603,61 +664,72 @@ def _d_AddPartitionsToTxnRequest_v3(buf: memoryview, pos: int) -> tuple[AddParti
         raise _malformed("bad count of AddPartitionsToTxnRequest.v3_and_below_topics")
     v6 = []
     for _ in range(n7):
-        n9 = buf[pos]
-        if n9 < 128:
+        n10 = buf[pos]
+        if n10 < 128:
             pos += 1
         else:
-            n9, pos = _uvarint(buf, pos)
-        n9 -= 1
-        e10 = pos + n9
-        if n9 < 0 or e10 > L:
+            n10, pos = _uvarint(buf, pos)
+        n10 -= 1
+        e11 = pos + n10
+        if n10 < 0 or e11 > L:
             raise _malformed("AddPartitionsToTxnTopic.name runs past the end")
-        v8 = str(buf[pos:e10], 'utf-8')
-        pos = e10
-        v11: list[int]
-        n12 = buf[pos]
-        if n12 < 128:
+        v9 = str(buf[pos:e11], 'utf-8')
+        pos = e11
+        v12: list[int]
+        n13 = buf[pos]
+        if n13 < 128:
             pos += 1
         else:
-            n12, pos = _uvarint(buf, pos)
-        n12 -= 1
-        e13 = pos + 4 * n12
-        if n12 < 0 or e13 > L:
+            n13, pos = _uvarint(buf, pos)
+        n13 -= 1
+        e14 = pos + 4 * n13
+        if n13 < 0 or e14 > L:
             raise _malformed("AddPartitionsToTxnTopic.partitions runs past the end")
-        v11 = list(_unpack_from('>%di' % n12, buf, pos))
-        pos = e13
-        u14: dict[int, bytes] = {}
-        t15 = buf[pos]
-        if t15 < 128:
+        v12 = list(_unpack_from('>%di' % n13, buf, pos))
+        pos = e14
+        u15: dict[int, bytes] = {}
+        t16 = buf[pos]
+        if t16 < 128:
             pos += 1
         else:
-            t15, pos = _uvarint(buf, pos)
-        if t15:
-            for _ in range(t15):
-                g16, pos = _uvarint(buf, pos)
-                z17, pos = _uvarint(buf, pos)
-                e18 = pos + z17
-                if e18 > L:
+            t16, pos = _uvarint(buf, pos)
+        if t16:
+            for _ in range(t16):
+                g17, pos = _uvarint(buf, pos)
+                z18, pos = _uvarint(buf, pos)
+                e19 = pos + z18
+                if e19 > L:
                     raise _malformed("tagged field of AddPartitionsToTxnTopic runs past the end")
-                u14[g16] = bytes(buf[pos:e18])
-                pos = e18
-        v6.append(AddPartitionsToTxnTopic(v8, v11, u14))
-    u19: dict[int, bytes] = {}
-    t20 = buf[pos]
-    if t20 < 128:
+                u15[g17] = bytes(buf[pos:e19])
+                pos = e19
+        o8 = _new(AddPartitionsToTxnTopic)
+        o8.name = v9
+        o8.partitions = v12
+        o8.unknown_tagged_fields = u15
+        v6.append(o8)
+    u20: dict[int, bytes] = {}
+    t21 = buf[pos]
+    if t21 < 128:
         pos += 1
     else:
-        t20, pos = _uvarint(buf, pos)
-    if t20:
-        for _ in range(t20):
-            g21, pos = _uvarint(buf, pos)
-            z22, pos = _uvarint(buf, pos)
-            e23 = pos + z22
-            if e23 > L:
+        t21, pos = _uvarint(buf, pos)
+    if t21:
+        for _ in range(t21):
+            g22, pos = _uvarint(buf, pos)
+            z23, pos = _uvarint(buf, pos)
+            e24 = pos + z23
+            if e24 > L:
                 raise _malformed("tagged field of AddPartitionsToTxnRequest runs past the end")
-            u19[g21] = bytes(buf[pos:e23])
-            pos = e23
-    return AddPartitionsToTxnRequest([], v1, v4, v5, v6, u19), pos
+            u20[g22] = bytes(buf[pos:e24])
+            pos = e24
+    obj = _new(AddPartitionsToTxnRequest)
+    obj.transactions = []
+    obj.v3_and_below_transactional_id = v1
+    obj.v3_and_below_producer_id = v4
+    obj.v3_and_below_producer_epoch = v5
+    obj.v3_and_below_topics = v6
+    obj.unknown_tagged_fields = u20
+    return obj, pos
 
 def _d_AddPartitionsToTxnRequest_v4(buf: memoryview, pos: int) -> tuple[AddPartitionsToTxnRequest, int]:
     L = len(buf)
@@ -672,101 +744,119 @@ def _d_AddPartitionsToTxnRequest_v4(buf: memoryview, pos: int) -> tuple[AddParti
         raise _malformed("bad count of AddPartitionsToTxnRequest.transactions")
     v1 = []
     for _ in range(n2):
-        n4 = buf[pos]
-        if n4 < 128:
+        n5 = buf[pos]
+        if n5 < 128:
             pos += 1
         else:
-            n4, pos = _uvarint(buf, pos)
-        n4 -= 1
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
+            n5, pos = _uvarint(buf, pos)
+        n5 -= 1
+        e6 = pos + n5
+        if n5 < 0 or e6 > L:
             raise _malformed("AddPartitionsToTxnTransaction.transactional_id runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        v9: list[AddPartitionsToTxnTopic]
-        v6, v7, v8 = _S_qho.unpack_from(buf, pos)
+        v4 = str(buf[pos:e6], 'utf-8')
+        pos = e6
+        v10: list[AddPartitionsToTxnTopic]
+        v7, v8, v9 = _S_qho.unpack_from(buf, pos)
         pos += 11
-        n10 = buf[pos]
-        if n10 < 128:
+        n11 = buf[pos]
+        if n11 < 128:
             pos += 1
         else:
-            n10, pos = _uvarint(buf, pos)
-        n10 -= 1
-        if n10 < 0 or n10 > L - pos:
+            n11, pos = _uvarint(buf, pos)
+        n11 -= 1
+        if n11 < 0 or n11 > L - pos:
             raise _malformed("bad count of AddPartitionsToTxnTransaction.topics")
-        v9 = []
-        for _ in range(n10):
-            n12 = buf[pos]
-            if n12 < 128:
+        v10 = []
+        for _ in range(n11):
+            n14 = buf[pos]
+            if n14 < 128:
                 pos += 1
             else:
-                n12, pos = _uvarint(buf, pos)
-            n12 -= 1
-            e13 = pos + n12
-            if n12 < 0 or e13 > L:
+                n14, pos = _uvarint(buf, pos)
+            n14 -= 1
+            e15 = pos + n14
+            if n14 < 0 or e15 > L:
                 raise _malformed("AddPartitionsToTxnTopic.name runs past the end")
-            v11 = str(buf[pos:e13], 'utf-8')
-            pos = e13
-            v14: list[int]
-            n15 = buf[pos]
-            if n15 < 128:
+            v13 = str(buf[pos:e15], 'utf-8')
+            pos = e15
+            v16: list[int]
+            n17 = buf[pos]
+            if n17 < 128:
                 pos += 1
             else:
-                n15, pos = _uvarint(buf, pos)
-            n15 -= 1
-            e16 = pos + 4 * n15
-            if n15 < 0 or e16 > L:
+                n17, pos = _uvarint(buf, pos)
+            n17 -= 1
+            e18 = pos + 4 * n17
+            if n17 < 0 or e18 > L:
                 raise _malformed("AddPartitionsToTxnTopic.partitions runs past the end")
-            v14 = list(_unpack_from('>%di' % n15, buf, pos))
-            pos = e16
-            u17: dict[int, bytes] = {}
-            t18 = buf[pos]
-            if t18 < 128:
+            v16 = list(_unpack_from('>%di' % n17, buf, pos))
+            pos = e18
+            u19: dict[int, bytes] = {}
+            t20 = buf[pos]
+            if t20 < 128:
                 pos += 1
             else:
-                t18, pos = _uvarint(buf, pos)
-            if t18:
-                for _ in range(t18):
-                    g19, pos = _uvarint(buf, pos)
-                    z20, pos = _uvarint(buf, pos)
-                    e21 = pos + z20
-                    if e21 > L:
+                t20, pos = _uvarint(buf, pos)
+            if t20:
+                for _ in range(t20):
+                    g21, pos = _uvarint(buf, pos)
+                    z22, pos = _uvarint(buf, pos)
+                    e23 = pos + z22
+                    if e23 > L:
                         raise _malformed("tagged field of AddPartitionsToTxnTopic runs past the end")
-                    u17[g19] = bytes(buf[pos:e21])
-                    pos = e21
-            v9.append(AddPartitionsToTxnTopic(v11, v14, u17))
-        u22: dict[int, bytes] = {}
-        t23 = buf[pos]
-        if t23 < 128:
+                    u19[g21] = bytes(buf[pos:e23])
+                    pos = e23
+            o12 = _new(AddPartitionsToTxnTopic)
+            o12.name = v13
+            o12.partitions = v16
+            o12.unknown_tagged_fields = u19
+            v10.append(o12)
+        u24: dict[int, bytes] = {}
+        t25 = buf[pos]
+        if t25 < 128:
             pos += 1
         else:
-            t23, pos = _uvarint(buf, pos)
-        if t23:
-            for _ in range(t23):
-                g24, pos = _uvarint(buf, pos)
-                z25, pos = _uvarint(buf, pos)
-                e26 = pos + z25
-                if e26 > L:
+            t25, pos = _uvarint(buf, pos)
+        if t25:
+            for _ in range(t25):
+                g26, pos = _uvarint(buf, pos)
+                z27, pos = _uvarint(buf, pos)
+                e28 = pos + z27
+                if e28 > L:
                     raise _malformed("tagged field of AddPartitionsToTxnTransaction runs past the end")
-                u22[g24] = bytes(buf[pos:e26])
-                pos = e26
-        v1.append(AddPartitionsToTxnTransaction(v3, v6, v7, v8, v9, u22))
-    u27: dict[int, bytes] = {}
-    t28 = buf[pos]
-    if t28 < 128:
+                u24[g26] = bytes(buf[pos:e28])
+                pos = e28
+        o3 = _new(AddPartitionsToTxnTransaction)
+        o3.transactional_id = v4
+        o3.producer_id = v7
+        o3.producer_epoch = v8
+        o3.verify_only = v9
+        o3.topics = v10
+        o3.unknown_tagged_fields = u24
+        v1.append(o3)
+    u29: dict[int, bytes] = {}
+    t30 = buf[pos]
+    if t30 < 128:
         pos += 1
     else:
-        t28, pos = _uvarint(buf, pos)
-    if t28:
-        for _ in range(t28):
-            g29, pos = _uvarint(buf, pos)
-            z30, pos = _uvarint(buf, pos)
-            e31 = pos + z30
-            if e31 > L:
+        t30, pos = _uvarint(buf, pos)
+    if t30:
+        for _ in range(t30):
+            g31, pos = _uvarint(buf, pos)
+            z32, pos = _uvarint(buf, pos)
+            e33 = pos + z32
+            if e33 > L:
                 raise _malformed("tagged field of AddPartitionsToTxnRequest runs past the end")
-            u27[g29] = bytes(buf[pos:e31])
-            pos = e31
-    return AddPartitionsToTxnRequest(v1, '', 0, 0, [], u27), pos
+            u29[g31] = bytes(buf[pos:e33])
+            pos = e33
+    obj = _new(AddPartitionsToTxnRequest)
+    obj.transactions = v1
+    obj.v3_and_below_transactional_id = ''
+    obj.v3_and_below_producer_id = 0
+    obj.v3_and_below_producer_epoch = 0
+    obj.v3_and_below_topics = []
+    obj.unknown_tagged_fields = u29
+    return obj, pos
 
 _DEC_AddPartitionsToTxnRequest = (_d_AddPartitionsToTxnRequest_v0, _d_AddPartitionsToTxnRequest_v0, _d_AddPartitionsToTxnRequest_v0, _d_AddPartitionsToTxnRequest_v3, _d_AddPartitionsToTxnRequest_v4, _d_AddPartitionsToTxnRequest_v4,)
 

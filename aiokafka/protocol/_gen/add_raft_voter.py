@@ -13,23 +13,28 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['AddRaftVoterRequest', 'AddRaftVoterResponse', 'Listener']
 
 _S_H = _Struct(">H")
 _S_ih = _Struct(">ih")
 _S_iiu = _Struct(">ii16s")
+_S_iiQQ = _Struct(">iiQQ")
 
 
 @dataclass(slots=True)
@@ -161,7 +166,12 @@ def _d_AddRaftVoterResponse_v0(buf: memoryview, pos: int) -> tuple[AddRaftVoterR
                 raise _malformed("tagged field of AddRaftVoterResponse runs past the end")
             u6[g8] = bytes(buf[pos:e10])
             pos = e10
-    return AddRaftVoterResponse(v1, v2, v3, u6), pos
+    obj = _new(AddRaftVoterResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.error_message = v3
+    obj.unknown_tagged_fields = u6
+    return obj, pos
 
 _DEC_AddRaftVoterResponse = (_d_AddRaftVoterResponse_v0,)
 
@@ -205,76 +215,90 @@ def _d_AddRaftVoterRequest_v0(buf: memoryview, pos: int) -> tuple[AddRaftVoterRe
             raise _malformed("AddRaftVoterRequest.cluster_id runs past the end")
         v1 = str(buf[pos:e3], 'utf-8')
         pos = e3
-    v8: list[Listener]
-    v4, v5, r7 = _S_iiu.unpack_from(buf, pos)
+    v9: list[Listener]
+    v4, v5, r7, r8 = _S_iiQQ.unpack_from(buf, pos)
     pos += 24
-    v6 = _UUID(bytes=r7)
-    n9 = buf[pos]
-    if n9 < 128:
+    v6 = _new(_UUID)
+    _setattr(v6, 'int', (r7 << 64) | r8)
+    _setattr(v6, 'is_safe', _SAFE_UNKNOWN)
+    n10 = buf[pos]
+    if n10 < 128:
         pos += 1
     else:
-        n9, pos = _uvarint(buf, pos)
-    n9 -= 1
-    if n9 < 0 or n9 > L - pos:
+        n10, pos = _uvarint(buf, pos)
+    n10 -= 1
+    if n10 < 0 or n10 > L - pos:
         raise _malformed("bad count of AddRaftVoterRequest.listeners")
-    v8 = []
-    for _ in range(n9):
-        n11 = buf[pos]
-        if n11 < 128:
+    v9 = []
+    for _ in range(n10):
+        n13 = buf[pos]
+        if n13 < 128:
             pos += 1
         else:
-            n11, pos = _uvarint(buf, pos)
-        n11 -= 1
-        e12 = pos + n11
-        if n11 < 0 or e12 > L:
+            n13, pos = _uvarint(buf, pos)
+        n13 -= 1
+        e14 = pos + n13
+        if n13 < 0 or e14 > L:
             raise _malformed("Listener.name runs past the end")
-        v10 = str(buf[pos:e12], 'utf-8')
-        pos = e12
-        n14 = buf[pos]
-        if n14 < 128:
+        v12 = str(buf[pos:e14], 'utf-8')
+        pos = e14
+        n16 = buf[pos]
+        if n16 < 128:
             pos += 1
         else:
-            n14, pos = _uvarint(buf, pos)
-        n14 -= 1
-        e15 = pos + n14
-        if n14 < 0 or e15 > L:
+            n16, pos = _uvarint(buf, pos)
+        n16 -= 1
+        e17 = pos + n16
+        if n16 < 0 or e17 > L:
             raise _malformed("Listener.host runs past the end")
-        v13 = str(buf[pos:e15], 'utf-8')
-        pos = e15
-        v16, = _S_H.unpack_from(buf, pos)
+        v15 = str(buf[pos:e17], 'utf-8')
+        pos = e17
+        v18, = _S_H.unpack_from(buf, pos)
         pos += 2
-        u17: dict[int, bytes] = {}
-        t18 = buf[pos]
-        if t18 < 128:
+        u19: dict[int, bytes] = {}
+        t20 = buf[pos]
+        if t20 < 128:
             pos += 1
         else:
-            t18, pos = _uvarint(buf, pos)
-        if t18:
-            for _ in range(t18):
-                g19, pos = _uvarint(buf, pos)
-                z20, pos = _uvarint(buf, pos)
-                e21 = pos + z20
-                if e21 > L:
+            t20, pos = _uvarint(buf, pos)
+        if t20:
+            for _ in range(t20):
+                g21, pos = _uvarint(buf, pos)
+                z22, pos = _uvarint(buf, pos)
+                e23 = pos + z22
+                if e23 > L:
                     raise _malformed("tagged field of Listener runs past the end")
-                u17[g19] = bytes(buf[pos:e21])
-                pos = e21
-        v8.append(Listener(v10, v13, v16, u17))
-    u22: dict[int, bytes] = {}
-    t23 = buf[pos]
-    if t23 < 128:
+                u19[g21] = bytes(buf[pos:e23])
+                pos = e23
+        o11 = _new(Listener)
+        o11.name = v12
+        o11.host = v15
+        o11.port = v18
+        o11.unknown_tagged_fields = u19
+        v9.append(o11)
+    u24: dict[int, bytes] = {}
+    t25 = buf[pos]
+    if t25 < 128:
         pos += 1
     else:
-        t23, pos = _uvarint(buf, pos)
-    if t23:
-        for _ in range(t23):
-            g24, pos = _uvarint(buf, pos)
-            z25, pos = _uvarint(buf, pos)
-            e26 = pos + z25
-            if e26 > L:
+        t25, pos = _uvarint(buf, pos)
+    if t25:
+        for _ in range(t25):
+            g26, pos = _uvarint(buf, pos)
+            z27, pos = _uvarint(buf, pos)
+            e28 = pos + z27
+            if e28 > L:
                 raise _malformed("tagged field of AddRaftVoterRequest runs past the end")
-            u22[g24] = bytes(buf[pos:e26])
-            pos = e26
-    return AddRaftVoterRequest(v1, v4, v5, v6, v8, u22), pos
+            u24[g26] = bytes(buf[pos:e28])
+            pos = e28
+    obj = _new(AddRaftVoterRequest)
+    obj.cluster_id = v1
+    obj.timeout_ms = v4
+    obj.voter_id = v5
+    obj.voter_directory_id = v6
+    obj.listeners = v9
+    obj.unknown_tagged_fields = u24
+    return obj, pos
 
 _DEC_AddRaftVoterRequest = (_d_AddRaftVoterRequest_v0,)
 

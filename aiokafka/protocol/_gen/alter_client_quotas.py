@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['AlterClientQuotasRequest', 'AlterClientQuotasRequestEntryData', 'AlterClientQuotasResponse', 'AlterClientQuotasResponseEntryData', 'EntityData', 'OpData']
 
@@ -161,49 +165,62 @@ def _d_AlterClientQuotasResponse_v0(buf: memoryview, pos: int) -> tuple[AlterCli
         raise _malformed("bad count of AlterClientQuotasResponse.entries")
     v2 = []
     for _ in range(n3):
-        v5: str | None
-        v4, n6 = _S_hh.unpack_from(buf, pos)
+        v6: str | None
+        v5, n7 = _S_hh.unpack_from(buf, pos)
         pos += 4
-        if n6 < 0:
-            if n6 != -1:
+        if n7 < 0:
+            if n7 != -1:
                 raise _malformed("bad length of AlterClientQuotasResponseEntryData.error_message")
-            v5 = None
+            v6 = None
         else:
-            e7 = pos + n6
-            if e7 > L:
+            e8 = pos + n7
+            if e8 > L:
                 raise _malformed("AlterClientQuotasResponseEntryData.error_message runs past the end")
-            v5 = str(buf[pos:e7], 'utf-8')
-            pos = e7
-        v8: list[EntityData]
-        n9, = _S_i.unpack_from(buf, pos)
+            v6 = str(buf[pos:e8], 'utf-8')
+            pos = e8
+        v9: list[EntityData]
+        n10, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n9 < 0 or n9 > L - pos:
+        if n10 < 0 or n10 > L - pos:
             raise _malformed("bad count of AlterClientQuotasResponseEntryData.entity")
-        v8 = []
-        for _ in range(n9):
-            n11, = _S_h.unpack_from(buf, pos)
+        v9 = []
+        for _ in range(n10):
+            n13, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e12 = pos + n11
-            if n11 < 0 or e12 > L:
+            e14 = pos + n13
+            if n13 < 0 or e14 > L:
                 raise _malformed("EntityData.entity_type runs past the end")
-            v10 = str(buf[pos:e12], 'utf-8')
-            pos = e12
-            v13: str | None
-            n14, = _S_h.unpack_from(buf, pos)
+            v12 = str(buf[pos:e14], 'utf-8')
+            pos = e14
+            v15: str | None
+            n16, = _S_h.unpack_from(buf, pos)
             pos += 2
-            if n14 < 0:
-                if n14 != -1:
+            if n16 < 0:
+                if n16 != -1:
                     raise _malformed("bad length of EntityData.entity_name")
-                v13 = None
+                v15 = None
             else:
-                e15 = pos + n14
-                if e15 > L:
+                e17 = pos + n16
+                if e17 > L:
                     raise _malformed("EntityData.entity_name runs past the end")
-                v13 = str(buf[pos:e15], 'utf-8')
-                pos = e15
-            v8.append(EntityData(v10, v13, {}))
-        v2.append(AlterClientQuotasResponseEntryData(v4, v5, v8, {}))
-    return AlterClientQuotasResponse(v1, v2, {}), pos
+                v15 = str(buf[pos:e17], 'utf-8')
+                pos = e17
+            o11 = _new(EntityData)
+            o11.entity_type = v12
+            o11.entity_name = v15
+            o11.unknown_tagged_fields = {}
+            v9.append(o11)
+        o4 = _new(AlterClientQuotasResponseEntryData)
+        o4.error_code = v5
+        o4.error_message = v6
+        o4.entity = v9
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    obj = _new(AlterClientQuotasResponse)
+    obj.throttle_time_ms = v1
+    obj.entries = v2
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_AlterClientQuotasResponse_v1(buf: memoryview, pos: int) -> tuple[AlterClientQuotasResponse, int]:
     L = len(buf)
@@ -220,112 +237,125 @@ def _d_AlterClientQuotasResponse_v1(buf: memoryview, pos: int) -> tuple[AlterCli
         raise _malformed("bad count of AlterClientQuotasResponse.entries")
     v2 = []
     for _ in range(n3):
-        v5: str | None
-        v4, = _S_h.unpack_from(buf, pos)
+        v6: str | None
+        v5, = _S_h.unpack_from(buf, pos)
         pos += 2
-        n6 = buf[pos]
-        if n6 < 128:
+        n7 = buf[pos]
+        if n7 < 128:
             pos += 1
         else:
-            n6, pos = _uvarint(buf, pos)
-        n6 -= 1
-        if n6 < 0:
-            if n6 != -1:
+            n7, pos = _uvarint(buf, pos)
+        n7 -= 1
+        if n7 < 0:
+            if n7 != -1:
                 raise _malformed("bad length of AlterClientQuotasResponseEntryData.error_message")
-            v5 = None
+            v6 = None
         else:
-            e7 = pos + n6
-            if e7 > L:
+            e8 = pos + n7
+            if e8 > L:
                 raise _malformed("AlterClientQuotasResponseEntryData.error_message runs past the end")
-            v5 = str(buf[pos:e7], 'utf-8')
-            pos = e7
-        v8: list[EntityData]
-        n9 = buf[pos]
-        if n9 < 128:
+            v6 = str(buf[pos:e8], 'utf-8')
+            pos = e8
+        v9: list[EntityData]
+        n10 = buf[pos]
+        if n10 < 128:
             pos += 1
         else:
-            n9, pos = _uvarint(buf, pos)
-        n9 -= 1
-        if n9 < 0 or n9 > L - pos:
+            n10, pos = _uvarint(buf, pos)
+        n10 -= 1
+        if n10 < 0 or n10 > L - pos:
             raise _malformed("bad count of AlterClientQuotasResponseEntryData.entity")
-        v8 = []
-        for _ in range(n9):
-            n11 = buf[pos]
-            if n11 < 128:
+        v9 = []
+        for _ in range(n10):
+            n13 = buf[pos]
+            if n13 < 128:
                 pos += 1
             else:
-                n11, pos = _uvarint(buf, pos)
-            n11 -= 1
-            e12 = pos + n11
-            if n11 < 0 or e12 > L:
+                n13, pos = _uvarint(buf, pos)
+            n13 -= 1
+            e14 = pos + n13
+            if n13 < 0 or e14 > L:
                 raise _malformed("EntityData.entity_type runs past the end")
-            v10 = str(buf[pos:e12], 'utf-8')
-            pos = e12
-            v13: str | None
-            n14 = buf[pos]
-            if n14 < 128:
+            v12 = str(buf[pos:e14], 'utf-8')
+            pos = e14
+            v15: str | None
+            n16 = buf[pos]
+            if n16 < 128:
                 pos += 1
             else:
-                n14, pos = _uvarint(buf, pos)
-            n14 -= 1
-            if n14 < 0:
-                if n14 != -1:
+                n16, pos = _uvarint(buf, pos)
+            n16 -= 1
+            if n16 < 0:
+                if n16 != -1:
                     raise _malformed("bad length of EntityData.entity_name")
-                v13 = None
+                v15 = None
             else:
-                e15 = pos + n14
-                if e15 > L:
+                e17 = pos + n16
+                if e17 > L:
                     raise _malformed("EntityData.entity_name runs past the end")
-                v13 = str(buf[pos:e15], 'utf-8')
-                pos = e15
-            u16: dict[int, bytes] = {}
-            t17 = buf[pos]
-            if t17 < 128:
+                v15 = str(buf[pos:e17], 'utf-8')
+                pos = e17
+            u18: dict[int, bytes] = {}
+            t19 = buf[pos]
+            if t19 < 128:
                 pos += 1
             else:
-                t17, pos = _uvarint(buf, pos)
-            if t17:
-                for _ in range(t17):
-                    g18, pos = _uvarint(buf, pos)
-                    z19, pos = _uvarint(buf, pos)
-                    e20 = pos + z19
-                    if e20 > L:
+                t19, pos = _uvarint(buf, pos)
+            if t19:
+                for _ in range(t19):
+                    g20, pos = _uvarint(buf, pos)
+                    z21, pos = _uvarint(buf, pos)
+                    e22 = pos + z21
+                    if e22 > L:
                         raise _malformed("tagged field of EntityData runs past the end")
-                    u16[g18] = bytes(buf[pos:e20])
-                    pos = e20
-            v8.append(EntityData(v10, v13, u16))
-        u21: dict[int, bytes] = {}
-        t22 = buf[pos]
-        if t22 < 128:
+                    u18[g20] = bytes(buf[pos:e22])
+                    pos = e22
+            o11 = _new(EntityData)
+            o11.entity_type = v12
+            o11.entity_name = v15
+            o11.unknown_tagged_fields = u18
+            v9.append(o11)
+        u23: dict[int, bytes] = {}
+        t24 = buf[pos]
+        if t24 < 128:
             pos += 1
         else:
-            t22, pos = _uvarint(buf, pos)
-        if t22:
-            for _ in range(t22):
-                g23, pos = _uvarint(buf, pos)
-                z24, pos = _uvarint(buf, pos)
-                e25 = pos + z24
-                if e25 > L:
+            t24, pos = _uvarint(buf, pos)
+        if t24:
+            for _ in range(t24):
+                g25, pos = _uvarint(buf, pos)
+                z26, pos = _uvarint(buf, pos)
+                e27 = pos + z26
+                if e27 > L:
                     raise _malformed("tagged field of AlterClientQuotasResponseEntryData runs past the end")
-                u21[g23] = bytes(buf[pos:e25])
-                pos = e25
-        v2.append(AlterClientQuotasResponseEntryData(v4, v5, v8, u21))
-    u26: dict[int, bytes] = {}
-    t27 = buf[pos]
-    if t27 < 128:
+                u23[g25] = bytes(buf[pos:e27])
+                pos = e27
+        o4 = _new(AlterClientQuotasResponseEntryData)
+        o4.error_code = v5
+        o4.error_message = v6
+        o4.entity = v9
+        o4.unknown_tagged_fields = u23
+        v2.append(o4)
+    u28: dict[int, bytes] = {}
+    t29 = buf[pos]
+    if t29 < 128:
         pos += 1
     else:
-        t27, pos = _uvarint(buf, pos)
-    if t27:
-        for _ in range(t27):
-            g28, pos = _uvarint(buf, pos)
-            z29, pos = _uvarint(buf, pos)
-            e30 = pos + z29
-            if e30 > L:
+        t29, pos = _uvarint(buf, pos)
+    if t29:
+        for _ in range(t29):
+            g30, pos = _uvarint(buf, pos)
+            z31, pos = _uvarint(buf, pos)
+            e32 = pos + z31
+            if e32 > L:
                 raise _malformed("tagged field of AlterClientQuotasResponse runs past the end")
-            u26[g28] = bytes(buf[pos:e30])
-            pos = e30
-    return AlterClientQuotasResponse(v1, v2, u26), pos
+            u28[g30] = bytes(buf[pos:e32])
+            pos = e32
+    obj = _new(AlterClientQuotasResponse)
+    obj.throttle_time_ms = v1
+    obj.entries = v2
+    obj.unknown_tagged_fields = u28
+    return obj, pos
 
 _DEC_AlterClientQuotasResponse = (_d_AlterClientQuotasResponse_v0, _d_AlterClientQuotasResponse_v1,)
 
@@ -437,55 +467,72 @@ def _d_AlterClientQuotasRequest_v0(buf: memoryview, pos: int) -> tuple[AlterClie
         raise _malformed("bad count of AlterClientQuotasRequest.entries")
     v1 = []
     for _ in range(n2):
-        v3: list[EntityData]
-        n4, = _S_i.unpack_from(buf, pos)
+        v4: list[EntityData]
+        n5, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n4 < 0 or n4 > L - pos:
+        if n5 < 0 or n5 > L - pos:
             raise _malformed("bad count of AlterClientQuotasRequestEntryData.entity")
-        v3 = []
-        for _ in range(n4):
-            n6, = _S_h.unpack_from(buf, pos)
+        v4 = []
+        for _ in range(n5):
+            n8, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e7 = pos + n6
-            if n6 < 0 or e7 > L:
+            e9 = pos + n8
+            if n8 < 0 or e9 > L:
                 raise _malformed("EntityData.entity_type runs past the end")
-            v5 = str(buf[pos:e7], 'utf-8')
-            pos = e7
-            v8: str | None
-            n9, = _S_h.unpack_from(buf, pos)
+            v7 = str(buf[pos:e9], 'utf-8')
+            pos = e9
+            v10: str | None
+            n11, = _S_h.unpack_from(buf, pos)
             pos += 2
-            if n9 < 0:
-                if n9 != -1:
+            if n11 < 0:
+                if n11 != -1:
                     raise _malformed("bad length of EntityData.entity_name")
-                v8 = None
+                v10 = None
             else:
-                e10 = pos + n9
-                if e10 > L:
+                e12 = pos + n11
+                if e12 > L:
                     raise _malformed("EntityData.entity_name runs past the end")
-                v8 = str(buf[pos:e10], 'utf-8')
-                pos = e10
-            v3.append(EntityData(v5, v8, {}))
-        v11: list[OpData]
-        n12, = _S_i.unpack_from(buf, pos)
+                v10 = str(buf[pos:e12], 'utf-8')
+                pos = e12
+            o6 = _new(EntityData)
+            o6.entity_type = v7
+            o6.entity_name = v10
+            o6.unknown_tagged_fields = {}
+            v4.append(o6)
+        v13: list[OpData]
+        n14, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n12 < 0 or n12 > L - pos:
+        if n14 < 0 or n14 > L - pos:
             raise _malformed("bad count of AlterClientQuotasRequestEntryData.ops")
-        v11 = []
-        for _ in range(n12):
-            n14, = _S_h.unpack_from(buf, pos)
+        v13 = []
+        for _ in range(n14):
+            n17, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e15 = pos + n14
-            if n14 < 0 or e15 > L:
+            e18 = pos + n17
+            if n17 < 0 or e18 > L:
                 raise _malformed("OpData.key runs past the end")
-            v13 = str(buf[pos:e15], 'utf-8')
-            pos = e15
-            v16, v17 = _S_do.unpack_from(buf, pos)
+            v16 = str(buf[pos:e18], 'utf-8')
+            pos = e18
+            v19, v20 = _S_do.unpack_from(buf, pos)
             pos += 9
-            v11.append(OpData(v13, v16, v17, {}))
-        v1.append(AlterClientQuotasRequestEntryData(v3, v11, {}))
-    v18, = _S_o.unpack_from(buf, pos)
+            o15 = _new(OpData)
+            o15.key = v16
+            o15.value = v19
+            o15.remove = v20
+            o15.unknown_tagged_fields = {}
+            v13.append(o15)
+        o3 = _new(AlterClientQuotasRequestEntryData)
+        o3.entity = v4
+        o3.ops = v13
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    v21, = _S_o.unpack_from(buf, pos)
     pos += 1
-    return AlterClientQuotasRequest(v1, v18, {}), pos
+    obj = _new(AlterClientQuotasRequest)
+    obj.entries = v1
+    obj.validate_only = v21
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_AlterClientQuotasRequest_v1(buf: memoryview, pos: int) -> tuple[AlterClientQuotasRequest, int]:
     L = len(buf)
@@ -500,135 +547,152 @@ def _d_AlterClientQuotasRequest_v1(buf: memoryview, pos: int) -> tuple[AlterClie
         raise _malformed("bad count of AlterClientQuotasRequest.entries")
     v1 = []
     for _ in range(n2):
-        v3: list[EntityData]
-        n4 = buf[pos]
-        if n4 < 128:
+        v4: list[EntityData]
+        n5 = buf[pos]
+        if n5 < 128:
             pos += 1
         else:
-            n4, pos = _uvarint(buf, pos)
-        n4 -= 1
-        if n4 < 0 or n4 > L - pos:
+            n5, pos = _uvarint(buf, pos)
+        n5 -= 1
+        if n5 < 0 or n5 > L - pos:
             raise _malformed("bad count of AlterClientQuotasRequestEntryData.entity")
-        v3 = []
-        for _ in range(n4):
-            n6 = buf[pos]
-            if n6 < 128:
+        v4 = []
+        for _ in range(n5):
+            n8 = buf[pos]
+            if n8 < 128:
                 pos += 1
             else:
-                n6, pos = _uvarint(buf, pos)
-            n6 -= 1
-            e7 = pos + n6
-            if n6 < 0 or e7 > L:
+                n8, pos = _uvarint(buf, pos)
+            n8 -= 1
+            e9 = pos + n8
+            if n8 < 0 or e9 > L:
                 raise _malformed("EntityData.entity_type runs past the end")
-            v5 = str(buf[pos:e7], 'utf-8')
-            pos = e7
-            v8: str | None
-            n9 = buf[pos]
-            if n9 < 128:
+            v7 = str(buf[pos:e9], 'utf-8')
+            pos = e9
+            v10: str | None
+            n11 = buf[pos]
+            if n11 < 128:
                 pos += 1
             else:
-                n9, pos = _uvarint(buf, pos)
-            n9 -= 1
-            if n9 < 0:
-                if n9 != -1:
+                n11, pos = _uvarint(buf, pos)
+            n11 -= 1
+            if n11 < 0:
+                if n11 != -1:
                     raise _malformed("bad length of EntityData.entity_name")
-                v8 = None
+                v10 = None
             else:
-                e10 = pos + n9
-                if e10 > L:
+                e12 = pos + n11
+                if e12 > L:
                     raise _malformed("EntityData.entity_name runs past the end")
-                v8 = str(buf[pos:e10], 'utf-8')
-                pos = e10
-            u11: dict[int, bytes] = {}
-            t12 = buf[pos]
-            if t12 < 128:
+                v10 = str(buf[pos:e12], 'utf-8')
+                pos = e12
+            u13: dict[int, bytes] = {}
+            t14 = buf[pos]
+            if t14 < 128:
                 pos += 1
             else:
-                t12, pos = _uvarint(buf, pos)
-            if t12:
-                for _ in range(t12):
-                    g13, pos = _uvarint(buf, pos)
-                    z14, pos = _uvarint(buf, pos)
-                    e15 = pos + z14
-                    if e15 > L:
+                t14, pos = _uvarint(buf, pos)
+            if t14:
+                for _ in range(t14):
+                    g15, pos = _uvarint(buf, pos)
+                    z16, pos = _uvarint(buf, pos)
+                    e17 = pos + z16
+                    if e17 > L:
                         raise _malformed("tagged field of EntityData runs past the end")
-                    u11[g13] = bytes(buf[pos:e15])
-                    pos = e15
-            v3.append(EntityData(v5, v8, u11))
-        v16: list[OpData]
-        n17 = buf[pos]
-        if n17 < 128:
+                    u13[g15] = bytes(buf[pos:e17])
+                    pos = e17
+            o6 = _new(EntityData)
+            o6.entity_type = v7
+            o6.entity_name = v10
+            o6.unknown_tagged_fields = u13
+            v4.append(o6)
+        v18: list[OpData]
+        n19 = buf[pos]
+        if n19 < 128:
             pos += 1
         else:
-            n17, pos = _uvarint(buf, pos)
-        n17 -= 1
-        if n17 < 0 or n17 > L - pos:
+            n19, pos = _uvarint(buf, pos)
+        n19 -= 1
+        if n19 < 0 or n19 > L - pos:
             raise _malformed("bad count of AlterClientQuotasRequestEntryData.ops")
-        v16 = []
-        for _ in range(n17):
-            n19 = buf[pos]
-            if n19 < 128:
+        v18 = []
+        for _ in range(n19):
+            n22 = buf[pos]
+            if n22 < 128:
                 pos += 1
             else:
-                n19, pos = _uvarint(buf, pos)
-            n19 -= 1
-            e20 = pos + n19
-            if n19 < 0 or e20 > L:
+                n22, pos = _uvarint(buf, pos)
+            n22 -= 1
+            e23 = pos + n22
+            if n22 < 0 or e23 > L:
                 raise _malformed("OpData.key runs past the end")
-            v18 = str(buf[pos:e20], 'utf-8')
-            pos = e20
-            v21, v22 = _S_do.unpack_from(buf, pos)
+            v21 = str(buf[pos:e23], 'utf-8')
+            pos = e23
+            v24, v25 = _S_do.unpack_from(buf, pos)
             pos += 9
-            u23: dict[int, bytes] = {}
-            t24 = buf[pos]
-            if t24 < 128:
+            u26: dict[int, bytes] = {}
+            t27 = buf[pos]
+            if t27 < 128:
                 pos += 1
             else:
-                t24, pos = _uvarint(buf, pos)
-            if t24:
-                for _ in range(t24):
-                    g25, pos = _uvarint(buf, pos)
-                    z26, pos = _uvarint(buf, pos)
-                    e27 = pos + z26
-                    if e27 > L:
+                t27, pos = _uvarint(buf, pos)
+            if t27:
+                for _ in range(t27):
+                    g28, pos = _uvarint(buf, pos)
+                    z29, pos = _uvarint(buf, pos)
+                    e30 = pos + z29
+                    if e30 > L:
                         raise _malformed("tagged field of OpData runs past the end")
-                    u23[g25] = bytes(buf[pos:e27])
-                    pos = e27
-            v16.append(OpData(v18, v21, v22, u23))
-        u28: dict[int, bytes] = {}
-        t29 = buf[pos]
-        if t29 < 128:
+                    u26[g28] = bytes(buf[pos:e30])
+                    pos = e30
+            o20 = _new(OpData)
+            o20.key = v21
+            o20.value = v24
+            o20.remove = v25
+            o20.unknown_tagged_fields = u26
+            v18.append(o20)
+        u31: dict[int, bytes] = {}
+        t32 = buf[pos]
+        if t32 < 128:
             pos += 1
         else:
-            t29, pos = _uvarint(buf, pos)
-        if t29:
-            for _ in range(t29):
-                g30, pos = _uvarint(buf, pos)
-                z31, pos = _uvarint(buf, pos)
-                e32 = pos + z31
-                if e32 > L:
+            t32, pos = _uvarint(buf, pos)
+        if t32:
+            for _ in range(t32):
+                g33, pos = _uvarint(buf, pos)
+                z34, pos = _uvarint(buf, pos)
+                e35 = pos + z34
+                if e35 > L:
                     raise _malformed("tagged field of AlterClientQuotasRequestEntryData runs past the end")
-                u28[g30] = bytes(buf[pos:e32])
-                pos = e32
-        v1.append(AlterClientQuotasRequestEntryData(v3, v16, u28))
-    v33, = _S_o.unpack_from(buf, pos)
+                u31[g33] = bytes(buf[pos:e35])
+                pos = e35
+        o3 = _new(AlterClientQuotasRequestEntryData)
+        o3.entity = v4
+        o3.ops = v18
+        o3.unknown_tagged_fields = u31
+        v1.append(o3)
+    v36, = _S_o.unpack_from(buf, pos)
     pos += 1
-    u34: dict[int, bytes] = {}
-    t35 = buf[pos]
-    if t35 < 128:
+    u37: dict[int, bytes] = {}
+    t38 = buf[pos]
+    if t38 < 128:
         pos += 1
     else:
-        t35, pos = _uvarint(buf, pos)
-    if t35:
-        for _ in range(t35):
-            g36, pos = _uvarint(buf, pos)
-            z37, pos = _uvarint(buf, pos)
-            e38 = pos + z37
-            if e38 > L:
+        t38, pos = _uvarint(buf, pos)
+    if t38:
+        for _ in range(t38):
+            g39, pos = _uvarint(buf, pos)
+            z40, pos = _uvarint(buf, pos)
+            e41 = pos + z40
+            if e41 > L:
                 raise _malformed("tagged field of AlterClientQuotasRequest runs past the end")
-            u34[g36] = bytes(buf[pos:e38])
-            pos = e38
-    return AlterClientQuotasRequest(v1, v33, u34), pos
+            u37[g39] = bytes(buf[pos:e41])
+            pos = e41
+    obj = _new(AlterClientQuotasRequest)
+    obj.entries = v1
+    obj.validate_only = v36
+    obj.unknown_tagged_fields = u37
+    return obj, pos
 
 _DEC_AlterClientQuotasRequest = (_d_AlterClientQuotasRequest_v0, _d_AlterClientQuotasRequest_v1,)
 

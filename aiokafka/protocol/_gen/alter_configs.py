@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['AlterConfigsRequest', 'AlterConfigsResource', 'AlterConfigsResourceResponse', 'AlterConfigsResponse', 'AlterableConfig']
 
@@ -154,28 +158,38 @@ def _d_AlterConfigsResponse_v0(buf: memoryview, pos: int) -> tuple[AlterConfigsR
         raise _malformed("bad count of AlterConfigsResponse.responses")
     v2 = []
     for _ in range(n3):
-        v5: str | None
-        v4, n6 = _S_hh.unpack_from(buf, pos)
+        v6: str | None
+        v5, n7 = _S_hh.unpack_from(buf, pos)
         pos += 4
-        if n6 < 0:
-            if n6 != -1:
+        if n7 < 0:
+            if n7 != -1:
                 raise _malformed("bad length of AlterConfigsResourceResponse.error_message")
-            v5 = None
+            v6 = None
         else:
-            e7 = pos + n6
-            if e7 > L:
+            e8 = pos + n7
+            if e8 > L:
                 raise _malformed("AlterConfigsResourceResponse.error_message runs past the end")
-            v5 = str(buf[pos:e7], 'utf-8')
-            pos = e7
-        v8, n10 = _S_bh.unpack_from(buf, pos)
+            v6 = str(buf[pos:e8], 'utf-8')
+            pos = e8
+        v9, n11 = _S_bh.unpack_from(buf, pos)
         pos += 3
-        e11 = pos + n10
-        if n10 < 0 or e11 > L:
+        e12 = pos + n11
+        if n11 < 0 or e12 > L:
             raise _malformed("AlterConfigsResourceResponse.resource_name runs past the end")
-        v9 = str(buf[pos:e11], 'utf-8')
-        pos = e11
-        v2.append(AlterConfigsResourceResponse(v4, v5, v8, v9, {}))
-    return AlterConfigsResponse(v1, v2, {}), pos
+        v10 = str(buf[pos:e12], 'utf-8')
+        pos = e12
+        o4 = _new(AlterConfigsResourceResponse)
+        o4.error_code = v5
+        o4.error_message = v6
+        o4.resource_type = v9
+        o4.resource_name = v10
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    obj = _new(AlterConfigsResponse)
+    obj.throttle_time_ms = v1
+    obj.responses = v2
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_AlterConfigsResponse_v2(buf: memoryview, pos: int) -> tuple[AlterConfigsResponse, int]:
     L = len(buf)
@@ -192,70 +206,80 @@ def _d_AlterConfigsResponse_v2(buf: memoryview, pos: int) -> tuple[AlterConfigsR
         raise _malformed("bad count of AlterConfigsResponse.responses")
     v2 = []
     for _ in range(n3):
-        v5: str | None
-        v4, = _S_h.unpack_from(buf, pos)
+        v6: str | None
+        v5, = _S_h.unpack_from(buf, pos)
         pos += 2
-        n6 = buf[pos]
-        if n6 < 128:
+        n7 = buf[pos]
+        if n7 < 128:
             pos += 1
         else:
-            n6, pos = _uvarint(buf, pos)
-        n6 -= 1
-        if n6 < 0:
-            if n6 != -1:
+            n7, pos = _uvarint(buf, pos)
+        n7 -= 1
+        if n7 < 0:
+            if n7 != -1:
                 raise _malformed("bad length of AlterConfigsResourceResponse.error_message")
-            v5 = None
+            v6 = None
         else:
-            e7 = pos + n6
-            if e7 > L:
+            e8 = pos + n7
+            if e8 > L:
                 raise _malformed("AlterConfigsResourceResponse.error_message runs past the end")
-            v5 = str(buf[pos:e7], 'utf-8')
-            pos = e7
-        v8, = _S_b.unpack_from(buf, pos)
+            v6 = str(buf[pos:e8], 'utf-8')
+            pos = e8
+        v9, = _S_b.unpack_from(buf, pos)
         pos += 1
-        n10 = buf[pos]
-        if n10 < 128:
+        n11 = buf[pos]
+        if n11 < 128:
             pos += 1
         else:
-            n10, pos = _uvarint(buf, pos)
-        n10 -= 1
-        e11 = pos + n10
-        if n10 < 0 or e11 > L:
+            n11, pos = _uvarint(buf, pos)
+        n11 -= 1
+        e12 = pos + n11
+        if n11 < 0 or e12 > L:
             raise _malformed("AlterConfigsResourceResponse.resource_name runs past the end")
-        v9 = str(buf[pos:e11], 'utf-8')
-        pos = e11
-        u12: dict[int, bytes] = {}
-        t13 = buf[pos]
-        if t13 < 128:
+        v10 = str(buf[pos:e12], 'utf-8')
+        pos = e12
+        u13: dict[int, bytes] = {}
+        t14 = buf[pos]
+        if t14 < 128:
             pos += 1
         else:
-            t13, pos = _uvarint(buf, pos)
-        if t13:
-            for _ in range(t13):
-                g14, pos = _uvarint(buf, pos)
-                z15, pos = _uvarint(buf, pos)
-                e16 = pos + z15
-                if e16 > L:
+            t14, pos = _uvarint(buf, pos)
+        if t14:
+            for _ in range(t14):
+                g15, pos = _uvarint(buf, pos)
+                z16, pos = _uvarint(buf, pos)
+                e17 = pos + z16
+                if e17 > L:
                     raise _malformed("tagged field of AlterConfigsResourceResponse runs past the end")
-                u12[g14] = bytes(buf[pos:e16])
-                pos = e16
-        v2.append(AlterConfigsResourceResponse(v4, v5, v8, v9, u12))
-    u17: dict[int, bytes] = {}
-    t18 = buf[pos]
-    if t18 < 128:
+                u13[g15] = bytes(buf[pos:e17])
+                pos = e17
+        o4 = _new(AlterConfigsResourceResponse)
+        o4.error_code = v5
+        o4.error_message = v6
+        o4.resource_type = v9
+        o4.resource_name = v10
+        o4.unknown_tagged_fields = u13
+        v2.append(o4)
+    u18: dict[int, bytes] = {}
+    t19 = buf[pos]
+    if t19 < 128:
         pos += 1
     else:
-        t18, pos = _uvarint(buf, pos)
-    if t18:
-        for _ in range(t18):
-            g19, pos = _uvarint(buf, pos)
-            z20, pos = _uvarint(buf, pos)
-            e21 = pos + z20
-            if e21 > L:
+        t19, pos = _uvarint(buf, pos)
+    if t19:
+        for _ in range(t19):
+            g20, pos = _uvarint(buf, pos)
+            z21, pos = _uvarint(buf, pos)
+            e22 = pos + z21
+            if e22 > L:
                 raise _malformed("tagged field of AlterConfigsResponse runs past the end")
-            u17[g19] = bytes(buf[pos:e21])
-            pos = e21
-    return AlterConfigsResponse(v1, v2, u17), pos
+            u18[g20] = bytes(buf[pos:e22])
+            pos = e22
+    obj = _new(AlterConfigsResponse)
+    obj.throttle_time_ms = v1
+    obj.responses = v2
+    obj.unknown_tagged_fields = u18
+    return obj, pos
 
 _DEC_AlterConfigsResponse = (_d_AlterConfigsResponse_v0, _d_AlterConfigsResponse_v0, _d_AlterConfigsResponse_v2,)
 
@@ -334,45 +358,58 @@ def _d_AlterConfigsRequest_v0(buf: memoryview, pos: int) -> tuple[AlterConfigsRe
         raise _malformed("bad count of AlterConfigsRequest.resources")
     v1 = []
     for _ in range(n2):
-        v3, n5 = _S_bh.unpack_from(buf, pos)
+        v4, n6 = _S_bh.unpack_from(buf, pos)
         pos += 3
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("AlterConfigsResource.resource_name runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7: list[AlterableConfig]
-        n8, = _S_i.unpack_from(buf, pos)
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8: list[AlterableConfig]
+        n9, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n8 < 0 or n8 > L - pos:
+        if n9 < 0 or n9 > L - pos:
             raise _malformed("bad count of AlterConfigsResource.configs")
-        v7 = []
-        for _ in range(n8):
-            n10, = _S_h.unpack_from(buf, pos)
+        v8 = []
+        for _ in range(n9):
+            n12, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e11 = pos + n10
-            if n10 < 0 or e11 > L:
+            e13 = pos + n12
+            if n12 < 0 or e13 > L:
                 raise _malformed("AlterableConfig.name runs past the end")
-            v9 = str(buf[pos:e11], 'utf-8')
-            pos = e11
-            v12: str | None
-            n13, = _S_h.unpack_from(buf, pos)
+            v11 = str(buf[pos:e13], 'utf-8')
+            pos = e13
+            v14: str | None
+            n15, = _S_h.unpack_from(buf, pos)
             pos += 2
-            if n13 < 0:
-                if n13 != -1:
+            if n15 < 0:
+                if n15 != -1:
                     raise _malformed("bad length of AlterableConfig.value")
-                v12 = None
+                v14 = None
             else:
-                e14 = pos + n13
-                if e14 > L:
+                e16 = pos + n15
+                if e16 > L:
                     raise _malformed("AlterableConfig.value runs past the end")
-                v12 = str(buf[pos:e14], 'utf-8')
-                pos = e14
-            v7.append(AlterableConfig(v9, v12, {}))
-        v1.append(AlterConfigsResource(v3, v4, v7, {}))
-    v15, = _S_o.unpack_from(buf, pos)
+                v14 = str(buf[pos:e16], 'utf-8')
+                pos = e16
+            o10 = _new(AlterableConfig)
+            o10.name = v11
+            o10.value = v14
+            o10.unknown_tagged_fields = {}
+            v8.append(o10)
+        o3 = _new(AlterConfigsResource)
+        o3.resource_type = v4
+        o3.resource_name = v5
+        o3.configs = v8
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    v17, = _S_o.unpack_from(buf, pos)
     pos += 1
-    return AlterConfigsRequest(v1, v15, {}), pos
+    obj = _new(AlterConfigsRequest)
+    obj.resources = v1
+    obj.validate_only = v17
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_AlterConfigsRequest_v2(buf: memoryview, pos: int) -> tuple[AlterConfigsRequest, int]:
     L = len(buf)
@@ -387,108 +424,121 @@ def _d_AlterConfigsRequest_v2(buf: memoryview, pos: int) -> tuple[AlterConfigsRe
         raise _malformed("bad count of AlterConfigsRequest.resources")
     v1 = []
     for _ in range(n2):
-        v3, = _S_b.unpack_from(buf, pos)
+        v4, = _S_b.unpack_from(buf, pos)
         pos += 1
-        n5 = buf[pos]
-        if n5 < 128:
+        n6 = buf[pos]
+        if n6 < 128:
             pos += 1
         else:
-            n5, pos = _uvarint(buf, pos)
-        n5 -= 1
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+            n6, pos = _uvarint(buf, pos)
+        n6 -= 1
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("AlterConfigsResource.resource_name runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7: list[AlterableConfig]
-        n8 = buf[pos]
-        if n8 < 128:
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8: list[AlterableConfig]
+        n9 = buf[pos]
+        if n9 < 128:
             pos += 1
         else:
-            n8, pos = _uvarint(buf, pos)
-        n8 -= 1
-        if n8 < 0 or n8 > L - pos:
+            n9, pos = _uvarint(buf, pos)
+        n9 -= 1
+        if n9 < 0 or n9 > L - pos:
             raise _malformed("bad count of AlterConfigsResource.configs")
-        v7 = []
-        for _ in range(n8):
-            n10 = buf[pos]
-            if n10 < 128:
+        v8 = []
+        for _ in range(n9):
+            n12 = buf[pos]
+            if n12 < 128:
                 pos += 1
             else:
-                n10, pos = _uvarint(buf, pos)
-            n10 -= 1
-            e11 = pos + n10
-            if n10 < 0 or e11 > L:
+                n12, pos = _uvarint(buf, pos)
+            n12 -= 1
+            e13 = pos + n12
+            if n12 < 0 or e13 > L:
                 raise _malformed("AlterableConfig.name runs past the end")
-            v9 = str(buf[pos:e11], 'utf-8')
-            pos = e11
-            v12: str | None
-            n13 = buf[pos]
-            if n13 < 128:
+            v11 = str(buf[pos:e13], 'utf-8')
+            pos = e13
+            v14: str | None
+            n15 = buf[pos]
+            if n15 < 128:
                 pos += 1
             else:
-                n13, pos = _uvarint(buf, pos)
-            n13 -= 1
-            if n13 < 0:
-                if n13 != -1:
+                n15, pos = _uvarint(buf, pos)
+            n15 -= 1
+            if n15 < 0:
+                if n15 != -1:
                     raise _malformed("bad length of AlterableConfig.value")
-                v12 = None
+                v14 = None
             else:
-                e14 = pos + n13
-                if e14 > L:
+                e16 = pos + n15
+                if e16 > L:
                     raise _malformed("AlterableConfig.value runs past the end")
-                v12 = str(buf[pos:e14], 'utf-8')
-                pos = e14
-            u15: dict[int, bytes] = {}
-            t16 = buf[pos]
-            if t16 < 128:
+                v14 = str(buf[pos:e16], 'utf-8')
+                pos = e16
+            u17: dict[int, bytes] = {}
+            t18 = buf[pos]
+            if t18 < 128:
                 pos += 1
             else:
-                t16, pos = _uvarint(buf, pos)
-            if t16:
-                for _ in range(t16):
-                    g17, pos = _uvarint(buf, pos)
-                    z18, pos = _uvarint(buf, pos)
-                    e19 = pos + z18
-                    if e19 > L:
+                t18, pos = _uvarint(buf, pos)
+            if t18:
+                for _ in range(t18):
+                    g19, pos = _uvarint(buf, pos)
+                    z20, pos = _uvarint(buf, pos)
+                    e21 = pos + z20
+                    if e21 > L:
                         raise _malformed("tagged field of AlterableConfig runs past the end")
-                    u15[g17] = bytes(buf[pos:e19])
-                    pos = e19
-            v7.append(AlterableConfig(v9, v12, u15))
-        u20: dict[int, bytes] = {}
-        t21 = buf[pos]
-        if t21 < 128:
+                    u17[g19] = bytes(buf[pos:e21])
+                    pos = e21
+            o10 = _new(AlterableConfig)
+            o10.name = v11
+            o10.value = v14
+            o10.unknown_tagged_fields = u17
+            v8.append(o10)
+        u22: dict[int, bytes] = {}
+        t23 = buf[pos]
+        if t23 < 128:
             pos += 1
         else:
-            t21, pos = _uvarint(buf, pos)
-        if t21:
-            for _ in range(t21):
-                g22, pos = _uvarint(buf, pos)
-                z23, pos = _uvarint(buf, pos)
-                e24 = pos + z23
-                if e24 > L:
+            t23, pos = _uvarint(buf, pos)
+        if t23:
+            for _ in range(t23):
+                g24, pos = _uvarint(buf, pos)
+                z25, pos = _uvarint(buf, pos)
+                e26 = pos + z25
+                if e26 > L:
                     raise _malformed("tagged field of AlterConfigsResource runs past the end")
-                u20[g22] = bytes(buf[pos:e24])
-                pos = e24
-        v1.append(AlterConfigsResource(v3, v4, v7, u20))
-    v25, = _S_o.unpack_from(buf, pos)
+                u22[g24] = bytes(buf[pos:e26])
+                pos = e26
+        o3 = _new(AlterConfigsResource)
+        o3.resource_type = v4
+        o3.resource_name = v5
+        o3.configs = v8
+        o3.unknown_tagged_fields = u22
+        v1.append(o3)
+    v27, = _S_o.unpack_from(buf, pos)
     pos += 1
-    u26: dict[int, bytes] = {}
-    t27 = buf[pos]
-    if t27 < 128:
+    u28: dict[int, bytes] = {}
+    t29 = buf[pos]
+    if t29 < 128:
         pos += 1
     else:
-        t27, pos = _uvarint(buf, pos)
-    if t27:
-        for _ in range(t27):
-            g28, pos = _uvarint(buf, pos)
-            z29, pos = _uvarint(buf, pos)
-            e30 = pos + z29
-            if e30 > L:
+        t29, pos = _uvarint(buf, pos)
+    if t29:
+        for _ in range(t29):
+            g30, pos = _uvarint(buf, pos)
+            z31, pos = _uvarint(buf, pos)
+            e32 = pos + z31
+            if e32 > L:
                 raise _malformed("tagged field of AlterConfigsRequest runs past the end")
-            u26[g28] = bytes(buf[pos:e30])
-            pos = e30
-    return AlterConfigsRequest(v1, v25, u26), pos
+            u28[g30] = bytes(buf[pos:e32])
+            pos = e32
+    obj = _new(AlterConfigsRequest)
+    obj.resources = v1
+    obj.validate_only = v27
+    obj.unknown_tagged_fields = u28
+    return obj, pos
 
 _DEC_AlterConfigsRequest = (_d_AlterConfigsRequest_v0, _d_AlterConfigsRequest_v0, _d_AlterConfigsRequest_v2,)
 

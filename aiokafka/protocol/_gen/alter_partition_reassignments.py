@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['AlterPartitionReassignmentsRequest', 'AlterPartitionReassignmentsResponse', 'ReassignablePartition', 'ReassignablePartitionResponse', 'ReassignableTopic', 'ReassignableTopicResponse']
 
@@ -181,95 +185,110 @@ def _d_AlterPartitionReassignmentsResponse_v0(buf: memoryview, pos: int) -> tupl
         raise _malformed("bad count of AlterPartitionReassignmentsResponse.responses")
     v6 = []
     for _ in range(n7):
-        n9 = buf[pos]
-        if n9 < 128:
+        n10 = buf[pos]
+        if n10 < 128:
             pos += 1
         else:
-            n9, pos = _uvarint(buf, pos)
-        n9 -= 1
-        e10 = pos + n9
-        if n9 < 0 or e10 > L:
+            n10, pos = _uvarint(buf, pos)
+        n10 -= 1
+        e11 = pos + n10
+        if n10 < 0 or e11 > L:
             raise _malformed("ReassignableTopicResponse.name runs past the end")
-        v8 = str(buf[pos:e10], 'utf-8')
-        pos = e10
-        v11: list[ReassignablePartitionResponse]
-        n12 = buf[pos]
-        if n12 < 128:
+        v9 = str(buf[pos:e11], 'utf-8')
+        pos = e11
+        v12: list[ReassignablePartitionResponse]
+        n13 = buf[pos]
+        if n13 < 128:
             pos += 1
         else:
-            n12, pos = _uvarint(buf, pos)
-        n12 -= 1
-        if n12 < 0 or n12 > L - pos:
+            n13, pos = _uvarint(buf, pos)
+        n13 -= 1
+        if n13 < 0 or n13 > L - pos:
             raise _malformed("bad count of ReassignableTopicResponse.partitions")
-        v11 = []
-        for _ in range(n12):
-            v15: str | None
-            v13, v14 = _S_ih.unpack_from(buf, pos)
+        v12 = []
+        for _ in range(n13):
+            v17: str | None
+            v15, v16 = _S_ih.unpack_from(buf, pos)
             pos += 6
-            n16 = buf[pos]
-            if n16 < 128:
+            n18 = buf[pos]
+            if n18 < 128:
                 pos += 1
             else:
-                n16, pos = _uvarint(buf, pos)
-            n16 -= 1
-            if n16 < 0:
-                if n16 != -1:
+                n18, pos = _uvarint(buf, pos)
+            n18 -= 1
+            if n18 < 0:
+                if n18 != -1:
                     raise _malformed("bad length of ReassignablePartitionResponse.error_message")
-                v15 = None
+                v17 = None
             else:
-                e17 = pos + n16
-                if e17 > L:
+                e19 = pos + n18
+                if e19 > L:
                     raise _malformed("ReassignablePartitionResponse.error_message runs past the end")
-                v15 = str(buf[pos:e17], 'utf-8')
-                pos = e17
-            u18: dict[int, bytes] = {}
-            t19 = buf[pos]
-            if t19 < 128:
+                v17 = str(buf[pos:e19], 'utf-8')
+                pos = e19
+            u20: dict[int, bytes] = {}
+            t21 = buf[pos]
+            if t21 < 128:
                 pos += 1
             else:
-                t19, pos = _uvarint(buf, pos)
-            if t19:
-                for _ in range(t19):
-                    g20, pos = _uvarint(buf, pos)
-                    z21, pos = _uvarint(buf, pos)
-                    e22 = pos + z21
-                    if e22 > L:
+                t21, pos = _uvarint(buf, pos)
+            if t21:
+                for _ in range(t21):
+                    g22, pos = _uvarint(buf, pos)
+                    z23, pos = _uvarint(buf, pos)
+                    e24 = pos + z23
+                    if e24 > L:
                         raise _malformed("tagged field of ReassignablePartitionResponse runs past the end")
-                    u18[g20] = bytes(buf[pos:e22])
-                    pos = e22
-            v11.append(ReassignablePartitionResponse(v13, v14, v15, u18))
-        u23: dict[int, bytes] = {}
-        t24 = buf[pos]
-        if t24 < 128:
+                    u20[g22] = bytes(buf[pos:e24])
+                    pos = e24
+            o14 = _new(ReassignablePartitionResponse)
+            o14.partition_index = v15
+            o14.error_code = v16
+            o14.error_message = v17
+            o14.unknown_tagged_fields = u20
+            v12.append(o14)
+        u25: dict[int, bytes] = {}
+        t26 = buf[pos]
+        if t26 < 128:
             pos += 1
         else:
-            t24, pos = _uvarint(buf, pos)
-        if t24:
-            for _ in range(t24):
-                g25, pos = _uvarint(buf, pos)
-                z26, pos = _uvarint(buf, pos)
-                e27 = pos + z26
-                if e27 > L:
+            t26, pos = _uvarint(buf, pos)
+        if t26:
+            for _ in range(t26):
+                g27, pos = _uvarint(buf, pos)
+                z28, pos = _uvarint(buf, pos)
+                e29 = pos + z28
+                if e29 > L:
                     raise _malformed("tagged field of ReassignableTopicResponse runs past the end")
-                u23[g25] = bytes(buf[pos:e27])
-                pos = e27
-        v6.append(ReassignableTopicResponse(v8, v11, u23))
-    u28: dict[int, bytes] = {}
-    t29 = buf[pos]
-    if t29 < 128:
+                u25[g27] = bytes(buf[pos:e29])
+                pos = e29
+        o8 = _new(ReassignableTopicResponse)
+        o8.name = v9
+        o8.partitions = v12
+        o8.unknown_tagged_fields = u25
+        v6.append(o8)
+    u30: dict[int, bytes] = {}
+    t31 = buf[pos]
+    if t31 < 128:
         pos += 1
     else:
-        t29, pos = _uvarint(buf, pos)
-    if t29:
-        for _ in range(t29):
-            g30, pos = _uvarint(buf, pos)
-            z31, pos = _uvarint(buf, pos)
-            e32 = pos + z31
-            if e32 > L:
+        t31, pos = _uvarint(buf, pos)
+    if t31:
+        for _ in range(t31):
+            g32, pos = _uvarint(buf, pos)
+            z33, pos = _uvarint(buf, pos)
+            e34 = pos + z33
+            if e34 > L:
                 raise _malformed("tagged field of AlterPartitionReassignmentsResponse runs past the end")
-            u28[g30] = bytes(buf[pos:e32])
-            pos = e32
-    return AlterPartitionReassignmentsResponse(v1, v2, v3, v6, u28), pos
+            u30[g32] = bytes(buf[pos:e34])
+            pos = e34
+    obj = _new(AlterPartitionReassignmentsResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.error_message = v3
+    obj.responses = v6
+    obj.unknown_tagged_fields = u30
+    return obj, pos
 
 _DEC_AlterPartitionReassignmentsResponse = (_d_AlterPartitionReassignmentsResponse_v0,)
 
@@ -353,95 +372,107 @@ def _d_AlterPartitionReassignmentsRequest_v0(buf: memoryview, pos: int) -> tuple
         raise _malformed("bad count of AlterPartitionReassignmentsRequest.topics")
     v2 = []
     for _ in range(n3):
-        n5 = buf[pos]
-        if n5 < 128:
+        n6 = buf[pos]
+        if n6 < 128:
             pos += 1
         else:
-            n5, pos = _uvarint(buf, pos)
-        n5 -= 1
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+            n6, pos = _uvarint(buf, pos)
+        n6 -= 1
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("ReassignableTopic.name runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7: list[ReassignablePartition]
-        n8 = buf[pos]
-        if n8 < 128:
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8: list[ReassignablePartition]
+        n9 = buf[pos]
+        if n9 < 128:
             pos += 1
         else:
-            n8, pos = _uvarint(buf, pos)
-        n8 -= 1
-        if n8 < 0 or n8 > L - pos:
+            n9, pos = _uvarint(buf, pos)
+        n9 -= 1
+        if n9 < 0 or n9 > L - pos:
             raise _malformed("bad count of ReassignableTopic.partitions")
-        v7 = []
-        for _ in range(n8):
-            v10: list[int] | None
-            v9, = _S_i.unpack_from(buf, pos)
+        v8 = []
+        for _ in range(n9):
+            v12: list[int] | None
+            v11, = _S_i.unpack_from(buf, pos)
             pos += 4
-            n11 = buf[pos]
-            if n11 < 128:
+            n13 = buf[pos]
+            if n13 < 128:
                 pos += 1
             else:
-                n11, pos = _uvarint(buf, pos)
-            n11 -= 1
-            if n11 < 0:
-                if n11 != -1:
+                n13, pos = _uvarint(buf, pos)
+            n13 -= 1
+            if n13 < 0:
+                if n13 != -1:
                     raise _malformed("bad length of ReassignablePartition.replicas")
-                v10 = None
+                v12 = None
             else:
-                e12 = pos + 4 * n11
-                if e12 > L:
+                e14 = pos + 4 * n13
+                if e14 > L:
                     raise _malformed("ReassignablePartition.replicas runs past the end")
-                v10 = list(_unpack_from('>%di' % n11, buf, pos))
-                pos = e12
-            u13: dict[int, bytes] = {}
-            t14 = buf[pos]
-            if t14 < 128:
+                v12 = list(_unpack_from('>%di' % n13, buf, pos))
+                pos = e14
+            u15: dict[int, bytes] = {}
+            t16 = buf[pos]
+            if t16 < 128:
                 pos += 1
             else:
-                t14, pos = _uvarint(buf, pos)
-            if t14:
-                for _ in range(t14):
-                    g15, pos = _uvarint(buf, pos)
-                    z16, pos = _uvarint(buf, pos)
-                    e17 = pos + z16
-                    if e17 > L:
+                t16, pos = _uvarint(buf, pos)
+            if t16:
+                for _ in range(t16):
+                    g17, pos = _uvarint(buf, pos)
+                    z18, pos = _uvarint(buf, pos)
+                    e19 = pos + z18
+                    if e19 > L:
                         raise _malformed("tagged field of ReassignablePartition runs past the end")
-                    u13[g15] = bytes(buf[pos:e17])
-                    pos = e17
-            v7.append(ReassignablePartition(v9, v10, u13))
-        u18: dict[int, bytes] = {}
-        t19 = buf[pos]
-        if t19 < 128:
+                    u15[g17] = bytes(buf[pos:e19])
+                    pos = e19
+            o10 = _new(ReassignablePartition)
+            o10.partition_index = v11
+            o10.replicas = v12
+            o10.unknown_tagged_fields = u15
+            v8.append(o10)
+        u20: dict[int, bytes] = {}
+        t21 = buf[pos]
+        if t21 < 128:
             pos += 1
         else:
-            t19, pos = _uvarint(buf, pos)
-        if t19:
-            for _ in range(t19):
-                g20, pos = _uvarint(buf, pos)
-                z21, pos = _uvarint(buf, pos)
-                e22 = pos + z21
-                if e22 > L:
+            t21, pos = _uvarint(buf, pos)
+        if t21:
+            for _ in range(t21):
+                g22, pos = _uvarint(buf, pos)
+                z23, pos = _uvarint(buf, pos)
+                e24 = pos + z23
+                if e24 > L:
                     raise _malformed("tagged field of ReassignableTopic runs past the end")
-                u18[g20] = bytes(buf[pos:e22])
-                pos = e22
-        v2.append(ReassignableTopic(v4, v7, u18))
-    u23: dict[int, bytes] = {}
-    t24 = buf[pos]
-    if t24 < 128:
+                u20[g22] = bytes(buf[pos:e24])
+                pos = e24
+        o4 = _new(ReassignableTopic)
+        o4.name = v5
+        o4.partitions = v8
+        o4.unknown_tagged_fields = u20
+        v2.append(o4)
+    u25: dict[int, bytes] = {}
+    t26 = buf[pos]
+    if t26 < 128:
         pos += 1
     else:
-        t24, pos = _uvarint(buf, pos)
-    if t24:
-        for _ in range(t24):
-            g25, pos = _uvarint(buf, pos)
-            z26, pos = _uvarint(buf, pos)
-            e27 = pos + z26
-            if e27 > L:
+        t26, pos = _uvarint(buf, pos)
+    if t26:
+        for _ in range(t26):
+            g27, pos = _uvarint(buf, pos)
+            z28, pos = _uvarint(buf, pos)
+            e29 = pos + z28
+            if e29 > L:
                 raise _malformed("tagged field of AlterPartitionReassignmentsRequest runs past the end")
-            u23[g25] = bytes(buf[pos:e27])
-            pos = e27
-    return AlterPartitionReassignmentsRequest(v1, v2, u23), pos
+            u25[g27] = bytes(buf[pos:e29])
+            pos = e29
+    obj = _new(AlterPartitionReassignmentsRequest)
+    obj.timeout_ms = v1
+    obj.topics = v2
+    obj.unknown_tagged_fields = u25
+    return obj, pos
 
 _DEC_AlterPartitionReassignmentsRequest = (_d_AlterPartitionReassignmentsRequest_v0,)
 

@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['AlterReplicaLogDir', 'AlterReplicaLogDirPartitionResult', 'AlterReplicaLogDirTopic', 'AlterReplicaLogDirTopicResult', 'AlterReplicaLogDirsRequest', 'AlterReplicaLogDirsResponse']
 
@@ -156,25 +160,37 @@ def _d_AlterReplicaLogDirsResponse_v0(buf: memoryview, pos: int) -> tuple[AlterR
         raise _malformed("bad count of AlterReplicaLogDirsResponse.results")
     v2 = []
     for _ in range(n3):
-        n5, = _S_h.unpack_from(buf, pos)
+        n6, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("AlterReplicaLogDirTopicResult.topic_name runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7: list[AlterReplicaLogDirPartitionResult]
-        n8, = _S_i.unpack_from(buf, pos)
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8: list[AlterReplicaLogDirPartitionResult]
+        n9, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n8 < 0 or n8 > L - pos:
+        if n9 < 0 or n9 > L - pos:
             raise _malformed("bad count of AlterReplicaLogDirTopicResult.partitions")
-        v7 = []
-        for _ in range(n8):
-            v9, v10 = _S_ih.unpack_from(buf, pos)
+        v8 = []
+        for _ in range(n9):
+            v11, v12 = _S_ih.unpack_from(buf, pos)
             pos += 6
-            v7.append(AlterReplicaLogDirPartitionResult(v9, v10, {}))
-        v2.append(AlterReplicaLogDirTopicResult(v4, v7, {}))
-    return AlterReplicaLogDirsResponse(v1, v2, {}), pos
+            o10 = _new(AlterReplicaLogDirPartitionResult)
+            o10.partition_index = v11
+            o10.error_code = v12
+            o10.unknown_tagged_fields = {}
+            v8.append(o10)
+        o4 = _new(AlterReplicaLogDirTopicResult)
+        o4.topic_name = v5
+        o4.partitions = v8
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    obj = _new(AlterReplicaLogDirsResponse)
+    obj.throttle_time_ms = v1
+    obj.results = v2
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_AlterReplicaLogDirsResponse_v2(buf: memoryview, pos: int) -> tuple[AlterReplicaLogDirsResponse, int]:
     L = len(buf)
@@ -191,78 +207,90 @@ def _d_AlterReplicaLogDirsResponse_v2(buf: memoryview, pos: int) -> tuple[AlterR
         raise _malformed("bad count of AlterReplicaLogDirsResponse.results")
     v2 = []
     for _ in range(n3):
-        n5 = buf[pos]
-        if n5 < 128:
+        n6 = buf[pos]
+        if n6 < 128:
             pos += 1
         else:
-            n5, pos = _uvarint(buf, pos)
-        n5 -= 1
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+            n6, pos = _uvarint(buf, pos)
+        n6 -= 1
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("AlterReplicaLogDirTopicResult.topic_name runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7: list[AlterReplicaLogDirPartitionResult]
-        n8 = buf[pos]
-        if n8 < 128:
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8: list[AlterReplicaLogDirPartitionResult]
+        n9 = buf[pos]
+        if n9 < 128:
             pos += 1
         else:
-            n8, pos = _uvarint(buf, pos)
-        n8 -= 1
-        if n8 < 0 or n8 > L - pos:
+            n9, pos = _uvarint(buf, pos)
+        n9 -= 1
+        if n9 < 0 or n9 > L - pos:
             raise _malformed("bad count of AlterReplicaLogDirTopicResult.partitions")
-        v7 = []
-        for _ in range(n8):
-            v9, v10 = _S_ih.unpack_from(buf, pos)
+        v8 = []
+        for _ in range(n9):
+            v11, v12 = _S_ih.unpack_from(buf, pos)
             pos += 6
-            u11: dict[int, bytes] = {}
-            t12 = buf[pos]
-            if t12 < 128:
+            u13: dict[int, bytes] = {}
+            t14 = buf[pos]
+            if t14 < 128:
                 pos += 1
             else:
-                t12, pos = _uvarint(buf, pos)
-            if t12:
-                for _ in range(t12):
-                    g13, pos = _uvarint(buf, pos)
-                    z14, pos = _uvarint(buf, pos)
-                    e15 = pos + z14
-                    if e15 > L:
+                t14, pos = _uvarint(buf, pos)
+            if t14:
+                for _ in range(t14):
+                    g15, pos = _uvarint(buf, pos)
+                    z16, pos = _uvarint(buf, pos)
+                    e17 = pos + z16
+                    if e17 > L:
                         raise _malformed("tagged field of AlterReplicaLogDirPartitionResult runs past the end")
-                    u11[g13] = bytes(buf[pos:e15])
-                    pos = e15
-            v7.append(AlterReplicaLogDirPartitionResult(v9, v10, u11))
-        u16: dict[int, bytes] = {}
-        t17 = buf[pos]
-        if t17 < 128:
+                    u13[g15] = bytes(buf[pos:e17])
+                    pos = e17
+            o10 = _new(AlterReplicaLogDirPartitionResult)
+            o10.partition_index = v11
+            o10.error_code = v12
+            o10.unknown_tagged_fields = u13
+            v8.append(o10)
+        u18: dict[int, bytes] = {}
+        t19 = buf[pos]
+        if t19 < 128:
             pos += 1
         else:
-            t17, pos = _uvarint(buf, pos)
-        if t17:
-            for _ in range(t17):
-                g18, pos = _uvarint(buf, pos)
-                z19, pos = _uvarint(buf, pos)
-                e20 = pos + z19
-                if e20 > L:
+            t19, pos = _uvarint(buf, pos)
+        if t19:
+            for _ in range(t19):
+                g20, pos = _uvarint(buf, pos)
+                z21, pos = _uvarint(buf, pos)
+                e22 = pos + z21
+                if e22 > L:
                     raise _malformed("tagged field of AlterReplicaLogDirTopicResult runs past the end")
-                u16[g18] = bytes(buf[pos:e20])
-                pos = e20
-        v2.append(AlterReplicaLogDirTopicResult(v4, v7, u16))
-    u21: dict[int, bytes] = {}
-    t22 = buf[pos]
-    if t22 < 128:
+                u18[g20] = bytes(buf[pos:e22])
+                pos = e22
+        o4 = _new(AlterReplicaLogDirTopicResult)
+        o4.topic_name = v5
+        o4.partitions = v8
+        o4.unknown_tagged_fields = u18
+        v2.append(o4)
+    u23: dict[int, bytes] = {}
+    t24 = buf[pos]
+    if t24 < 128:
         pos += 1
     else:
-        t22, pos = _uvarint(buf, pos)
-    if t22:
-        for _ in range(t22):
-            g23, pos = _uvarint(buf, pos)
-            z24, pos = _uvarint(buf, pos)
-            e25 = pos + z24
-            if e25 > L:
+        t24, pos = _uvarint(buf, pos)
+    if t24:
+        for _ in range(t24):
+            g25, pos = _uvarint(buf, pos)
+            z26, pos = _uvarint(buf, pos)
+            e27 = pos + z26
+            if e27 > L:
                 raise _malformed("tagged field of AlterReplicaLogDirsResponse runs past the end")
-            u21[g23] = bytes(buf[pos:e25])
-            pos = e25
-    return AlterReplicaLogDirsResponse(v1, v2, u21), pos
+            u23[g25] = bytes(buf[pos:e27])
+            pos = e27
+    obj = _new(AlterReplicaLogDirsResponse)
+    obj.throttle_time_ms = v1
+    obj.results = v2
+    obj.unknown_tagged_fields = u23
+    return obj, pos
 
 _DEC_AlterReplicaLogDirsResponse = (_d_AlterReplicaLogDirsResponse_v0, _d_AlterReplicaLogDirsResponse_v0, _d_AlterReplicaLogDirsResponse_v2,)
 
@@ -338,38 +366,49 @@ def _d_AlterReplicaLogDirsRequest_v0(buf: memoryview, pos: int) -> tuple[AlterRe
         raise _malformed("bad count of AlterReplicaLogDirsRequest.dirs")
     v1 = []
     for _ in range(n2):
-        n4, = _S_h.unpack_from(buf, pos)
+        n5, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
+        e6 = pos + n5
+        if n5 < 0 or e6 > L:
             raise _malformed("AlterReplicaLogDir.path runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        v6: list[AlterReplicaLogDirTopic]
-        n7, = _S_i.unpack_from(buf, pos)
+        v4 = str(buf[pos:e6], 'utf-8')
+        pos = e6
+        v7: list[AlterReplicaLogDirTopic]
+        n8, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n7 < 0 or n7 > L - pos:
+        if n8 < 0 or n8 > L - pos:
             raise _malformed("bad count of AlterReplicaLogDir.topics")
-        v6 = []
-        for _ in range(n7):
-            n9, = _S_h.unpack_from(buf, pos)
+        v7 = []
+        for _ in range(n8):
+            n11, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e10 = pos + n9
-            if n9 < 0 or e10 > L:
+            e12 = pos + n11
+            if n11 < 0 or e12 > L:
                 raise _malformed("AlterReplicaLogDirTopic.name runs past the end")
-            v8 = str(buf[pos:e10], 'utf-8')
-            pos = e10
-            v11: list[int]
-            n12, = _S_i.unpack_from(buf, pos)
+            v10 = str(buf[pos:e12], 'utf-8')
+            pos = e12
+            v13: list[int]
+            n14, = _S_i.unpack_from(buf, pos)
             pos += 4
-            e13 = pos + 4 * n12
-            if n12 < 0 or e13 > L:
+            e15 = pos + 4 * n14
+            if n14 < 0 or e15 > L:
                 raise _malformed("AlterReplicaLogDirTopic.partitions runs past the end")
-            v11 = list(_unpack_from('>%di' % n12, buf, pos))
-            pos = e13
-            v6.append(AlterReplicaLogDirTopic(v8, v11, {}))
-        v1.append(AlterReplicaLogDir(v3, v6, {}))
-    return AlterReplicaLogDirsRequest(v1, {}), pos
+            v13 = list(_unpack_from('>%di' % n14, buf, pos))
+            pos = e15
+            o9 = _new(AlterReplicaLogDirTopic)
+            o9.name = v10
+            o9.partitions = v13
+            o9.unknown_tagged_fields = {}
+            v7.append(o9)
+        o3 = _new(AlterReplicaLogDir)
+        o3.path = v4
+        o3.topics = v7
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    obj = _new(AlterReplicaLogDirsRequest)
+    obj.dirs = v1
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_AlterReplicaLogDirsRequest_v2(buf: memoryview, pos: int) -> tuple[AlterReplicaLogDirsRequest, int]:
     L = len(buf)
@@ -384,99 +423,110 @@ def _d_AlterReplicaLogDirsRequest_v2(buf: memoryview, pos: int) -> tuple[AlterRe
         raise _malformed("bad count of AlterReplicaLogDirsRequest.dirs")
     v1 = []
     for _ in range(n2):
-        n4 = buf[pos]
-        if n4 < 128:
+        n5 = buf[pos]
+        if n5 < 128:
             pos += 1
         else:
-            n4, pos = _uvarint(buf, pos)
-        n4 -= 1
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
+            n5, pos = _uvarint(buf, pos)
+        n5 -= 1
+        e6 = pos + n5
+        if n5 < 0 or e6 > L:
             raise _malformed("AlterReplicaLogDir.path runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        v6: list[AlterReplicaLogDirTopic]
-        n7 = buf[pos]
-        if n7 < 128:
+        v4 = str(buf[pos:e6], 'utf-8')
+        pos = e6
+        v7: list[AlterReplicaLogDirTopic]
+        n8 = buf[pos]
+        if n8 < 128:
             pos += 1
         else:
-            n7, pos = _uvarint(buf, pos)
-        n7 -= 1
-        if n7 < 0 or n7 > L - pos:
+            n8, pos = _uvarint(buf, pos)
+        n8 -= 1
+        if n8 < 0 or n8 > L - pos:
             raise _malformed("bad count of AlterReplicaLogDir.topics")
-        v6 = []
-        for _ in range(n7):
-            n9 = buf[pos]
-            if n9 < 128:
+        v7 = []
+        for _ in range(n8):
+            n11 = buf[pos]
+            if n11 < 128:
                 pos += 1
             else:
-                n9, pos = _uvarint(buf, pos)
-            n9 -= 1
-            e10 = pos + n9
-            if n9 < 0 or e10 > L:
+                n11, pos = _uvarint(buf, pos)
+            n11 -= 1
+            e12 = pos + n11
+            if n11 < 0 or e12 > L:
                 raise _malformed("AlterReplicaLogDirTopic.name runs past the end")
-            v8 = str(buf[pos:e10], 'utf-8')
-            pos = e10
-            v11: list[int]
-            n12 = buf[pos]
-            if n12 < 128:
+            v10 = str(buf[pos:e12], 'utf-8')
+            pos = e12
+            v13: list[int]
+            n14 = buf[pos]
+            if n14 < 128:
                 pos += 1
             else:
-                n12, pos = _uvarint(buf, pos)
-            n12 -= 1
-            e13 = pos + 4 * n12
-            if n12 < 0 or e13 > L:
+                n14, pos = _uvarint(buf, pos)
+            n14 -= 1
+            e15 = pos + 4 * n14
+            if n14 < 0 or e15 > L:
                 raise _malformed("AlterReplicaLogDirTopic.partitions runs past the end")
-            v11 = list(_unpack_from('>%di' % n12, buf, pos))
-            pos = e13
-            u14: dict[int, bytes] = {}
-            t15 = buf[pos]
-            if t15 < 128:
+            v13 = list(_unpack_from('>%di' % n14, buf, pos))
+            pos = e15
+            u16: dict[int, bytes] = {}
+            t17 = buf[pos]
+            if t17 < 128:
                 pos += 1
             else:
-                t15, pos = _uvarint(buf, pos)
-            if t15:
-                for _ in range(t15):
-                    g16, pos = _uvarint(buf, pos)
-                    z17, pos = _uvarint(buf, pos)
-                    e18 = pos + z17
-                    if e18 > L:
+                t17, pos = _uvarint(buf, pos)
+            if t17:
+                for _ in range(t17):
+                    g18, pos = _uvarint(buf, pos)
+                    z19, pos = _uvarint(buf, pos)
+                    e20 = pos + z19
+                    if e20 > L:
                         raise _malformed("tagged field of AlterReplicaLogDirTopic runs past the end")
-                    u14[g16] = bytes(buf[pos:e18])
-                    pos = e18
-            v6.append(AlterReplicaLogDirTopic(v8, v11, u14))
-        u19: dict[int, bytes] = {}
-        t20 = buf[pos]
-        if t20 < 128:
+                    u16[g18] = bytes(buf[pos:e20])
+                    pos = e20
+            o9 = _new(AlterReplicaLogDirTopic)
+            o9.name = v10
+            o9.partitions = v13
+            o9.unknown_tagged_fields = u16
+            v7.append(o9)
+        u21: dict[int, bytes] = {}
+        t22 = buf[pos]
+        if t22 < 128:
             pos += 1
         else:
-            t20, pos = _uvarint(buf, pos)
-        if t20:
-            for _ in range(t20):
-                g21, pos = _uvarint(buf, pos)
-                z22, pos = _uvarint(buf, pos)
-                e23 = pos + z22
-                if e23 > L:
+            t22, pos = _uvarint(buf, pos)
+        if t22:
+            for _ in range(t22):
+                g23, pos = _uvarint(buf, pos)
+                z24, pos = _uvarint(buf, pos)
+                e25 = pos + z24
+                if e25 > L:
                     raise _malformed("tagged field of AlterReplicaLogDir runs past the end")
-                u19[g21] = bytes(buf[pos:e23])
-                pos = e23
-        v1.append(AlterReplicaLogDir(v3, v6, u19))
-    u24: dict[int, bytes] = {}
-    t25 = buf[pos]
-    if t25 < 128:
+                u21[g23] = bytes(buf[pos:e25])
+                pos = e25
+        o3 = _new(AlterReplicaLogDir)
+        o3.path = v4
+        o3.topics = v7
+        o3.unknown_tagged_fields = u21
+        v1.append(o3)
+    u26: dict[int, bytes] = {}
+    t27 = buf[pos]
+    if t27 < 128:
         pos += 1
     else:
-        t25, pos = _uvarint(buf, pos)
-    if t25:
-        for _ in range(t25):
-            g26, pos = _uvarint(buf, pos)
-            z27, pos = _uvarint(buf, pos)
-            e28 = pos + z27
-            if e28 > L:
+        t27, pos = _uvarint(buf, pos)
+    if t27:
+        for _ in range(t27):
+            g28, pos = _uvarint(buf, pos)
+            z29, pos = _uvarint(buf, pos)
+            e30 = pos + z29
+            if e30 > L:
                 raise _malformed("tagged field of AlterReplicaLogDirsRequest runs past the end")
-            u24[g26] = bytes(buf[pos:e28])
-            pos = e28
-    return AlterReplicaLogDirsRequest(v1, u24), pos
+            u26[g28] = bytes(buf[pos:e30])
+            pos = e30
+    obj = _new(AlterReplicaLogDirsRequest)
+    obj.dirs = v1
+    obj.unknown_tagged_fields = u26
+    return obj, pos
 
 _DEC_AlterReplicaLogDirsRequest = (_d_AlterReplicaLogDirsRequest_v0, _d_AlterReplicaLogDirsRequest_v0, _d_AlterReplicaLogDirsRequest_v2,)
 

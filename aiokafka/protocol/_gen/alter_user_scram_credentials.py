@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['AlterUserScramCredentialsRequest', 'AlterUserScramCredentialsResponse', 'AlterUserScramCredentialsResult', 'ScramCredentialDeletion', 'ScramCredentialUpsertion']
 
@@ -158,68 +162,77 @@ def _d_AlterUserScramCredentialsResponse_v0(buf: memoryview, pos: int) -> tuple[
         raise _malformed("bad count of AlterUserScramCredentialsResponse.results")
     v2 = []
     for _ in range(n3):
-        n5 = buf[pos]
-        if n5 < 128:
+        n6 = buf[pos]
+        if n6 < 128:
             pos += 1
         else:
-            n5, pos = _uvarint(buf, pos)
-        n5 -= 1
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+            n6, pos = _uvarint(buf, pos)
+        n6 -= 1
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("AlterUserScramCredentialsResult.user runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v8: str | None
-        v7, = _S_h.unpack_from(buf, pos)
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v9: str | None
+        v8, = _S_h.unpack_from(buf, pos)
         pos += 2
-        n9 = buf[pos]
-        if n9 < 128:
+        n10 = buf[pos]
+        if n10 < 128:
             pos += 1
         else:
-            n9, pos = _uvarint(buf, pos)
-        n9 -= 1
-        if n9 < 0:
-            if n9 != -1:
+            n10, pos = _uvarint(buf, pos)
+        n10 -= 1
+        if n10 < 0:
+            if n10 != -1:
                 raise _malformed("bad length of AlterUserScramCredentialsResult.error_message")
-            v8 = None
+            v9 = None
         else:
-            e10 = pos + n9
-            if e10 > L:
+            e11 = pos + n10
+            if e11 > L:
                 raise _malformed("AlterUserScramCredentialsResult.error_message runs past the end")
-            v8 = str(buf[pos:e10], 'utf-8')
-            pos = e10
-        u11: dict[int, bytes] = {}
-        t12 = buf[pos]
-        if t12 < 128:
+            v9 = str(buf[pos:e11], 'utf-8')
+            pos = e11
+        u12: dict[int, bytes] = {}
+        t13 = buf[pos]
+        if t13 < 128:
             pos += 1
         else:
-            t12, pos = _uvarint(buf, pos)
-        if t12:
-            for _ in range(t12):
-                g13, pos = _uvarint(buf, pos)
-                z14, pos = _uvarint(buf, pos)
-                e15 = pos + z14
-                if e15 > L:
+            t13, pos = _uvarint(buf, pos)
+        if t13:
+            for _ in range(t13):
+                g14, pos = _uvarint(buf, pos)
+                z15, pos = _uvarint(buf, pos)
+                e16 = pos + z15
+                if e16 > L:
                     raise _malformed("tagged field of AlterUserScramCredentialsResult runs past the end")
-                u11[g13] = bytes(buf[pos:e15])
-                pos = e15
-        v2.append(AlterUserScramCredentialsResult(v4, v7, v8, u11))
-    u16: dict[int, bytes] = {}
-    t17 = buf[pos]
-    if t17 < 128:
+                u12[g14] = bytes(buf[pos:e16])
+                pos = e16
+        o4 = _new(AlterUserScramCredentialsResult)
+        o4.user = v5
+        o4.error_code = v8
+        o4.error_message = v9
+        o4.unknown_tagged_fields = u12
+        v2.append(o4)
+    u17: dict[int, bytes] = {}
+    t18 = buf[pos]
+    if t18 < 128:
         pos += 1
     else:
-        t17, pos = _uvarint(buf, pos)
-    if t17:
-        for _ in range(t17):
-            g18, pos = _uvarint(buf, pos)
-            z19, pos = _uvarint(buf, pos)
-            e20 = pos + z19
-            if e20 > L:
+        t18, pos = _uvarint(buf, pos)
+    if t18:
+        for _ in range(t18):
+            g19, pos = _uvarint(buf, pos)
+            z20, pos = _uvarint(buf, pos)
+            e21 = pos + z20
+            if e21 > L:
                 raise _malformed("tagged field of AlterUserScramCredentialsResponse runs past the end")
-            u16[g18] = bytes(buf[pos:e20])
-            pos = e20
-    return AlterUserScramCredentialsResponse(v1, v2, u16), pos
+            u17[g19] = bytes(buf[pos:e21])
+            pos = e21
+    obj = _new(AlterUserScramCredentialsResponse)
+    obj.throttle_time_ms = v1
+    obj.results = v2
+    obj.unknown_tagged_fields = u17
+    return obj, pos
 
 _DEC_AlterUserScramCredentialsResponse = (_d_AlterUserScramCredentialsResponse_v0,)
 
@@ -278,113 +291,128 @@ def _d_AlterUserScramCredentialsRequest_v0(buf: memoryview, pos: int) -> tuple[A
         raise _malformed("bad count of AlterUserScramCredentialsRequest.deletions")
     v1 = []
     for _ in range(n2):
-        n4 = buf[pos]
-        if n4 < 128:
+        n5 = buf[pos]
+        if n5 < 128:
             pos += 1
         else:
-            n4, pos = _uvarint(buf, pos)
-        n4 -= 1
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
+            n5, pos = _uvarint(buf, pos)
+        n5 -= 1
+        e6 = pos + n5
+        if n5 < 0 or e6 > L:
             raise _malformed("ScramCredentialDeletion.name runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        v6, = _S_b.unpack_from(buf, pos)
+        v4 = str(buf[pos:e6], 'utf-8')
+        pos = e6
+        v7, = _S_b.unpack_from(buf, pos)
         pos += 1
-        u7: dict[int, bytes] = {}
-        t8 = buf[pos]
-        if t8 < 128:
+        u8: dict[int, bytes] = {}
+        t9 = buf[pos]
+        if t9 < 128:
             pos += 1
         else:
-            t8, pos = _uvarint(buf, pos)
-        if t8:
-            for _ in range(t8):
-                g9, pos = _uvarint(buf, pos)
-                z10, pos = _uvarint(buf, pos)
-                e11 = pos + z10
-                if e11 > L:
+            t9, pos = _uvarint(buf, pos)
+        if t9:
+            for _ in range(t9):
+                g10, pos = _uvarint(buf, pos)
+                z11, pos = _uvarint(buf, pos)
+                e12 = pos + z11
+                if e12 > L:
                     raise _malformed("tagged field of ScramCredentialDeletion runs past the end")
-                u7[g9] = bytes(buf[pos:e11])
-                pos = e11
-        v1.append(ScramCredentialDeletion(v3, v6, u7))
-    v12: list[ScramCredentialUpsertion]
-    n13 = buf[pos]
-    if n13 < 128:
+                u8[g10] = bytes(buf[pos:e12])
+                pos = e12
+        o3 = _new(ScramCredentialDeletion)
+        o3.name = v4
+        o3.mechanism = v7
+        o3.unknown_tagged_fields = u8
+        v1.append(o3)
+    v13: list[ScramCredentialUpsertion]
+    n14 = buf[pos]
+    if n14 < 128:
         pos += 1
     else:
-        n13, pos = _uvarint(buf, pos)
-    n13 -= 1
-    if n13 < 0 or n13 > L - pos:
+        n14, pos = _uvarint(buf, pos)
+    n14 -= 1
+    if n14 < 0 or n14 > L - pos:
         raise _malformed("bad count of AlterUserScramCredentialsRequest.upsertions")
-    v12 = []
-    for _ in range(n13):
-        n15 = buf[pos]
-        if n15 < 128:
+    v13 = []
+    for _ in range(n14):
+        n17 = buf[pos]
+        if n17 < 128:
             pos += 1
         else:
-            n15, pos = _uvarint(buf, pos)
-        n15 -= 1
-        e16 = pos + n15
-        if n15 < 0 or e16 > L:
+            n17, pos = _uvarint(buf, pos)
+        n17 -= 1
+        e18 = pos + n17
+        if n17 < 0 or e18 > L:
             raise _malformed("ScramCredentialUpsertion.name runs past the end")
-        v14 = str(buf[pos:e16], 'utf-8')
-        pos = e16
-        v17, v18 = _S_bi.unpack_from(buf, pos)
+        v16 = str(buf[pos:e18], 'utf-8')
+        pos = e18
+        v19, v20 = _S_bi.unpack_from(buf, pos)
         pos += 5
-        n20 = buf[pos]
-        if n20 < 128:
+        n22 = buf[pos]
+        if n22 < 128:
             pos += 1
         else:
-            n20, pos = _uvarint(buf, pos)
-        n20 -= 1
-        e21 = pos + n20
-        if n20 < 0 or e21 > L:
+            n22, pos = _uvarint(buf, pos)
+        n22 -= 1
+        e23 = pos + n22
+        if n22 < 0 or e23 > L:
             raise _malformed("ScramCredentialUpsertion.salt runs past the end")
-        v19 = bytes(buf[pos:e21])
-        pos = e21
-        n23 = buf[pos]
-        if n23 < 128:
+        v21 = bytes(buf[pos:e23])
+        pos = e23
+        n25 = buf[pos]
+        if n25 < 128:
             pos += 1
         else:
-            n23, pos = _uvarint(buf, pos)
-        n23 -= 1
-        e24 = pos + n23
-        if n23 < 0 or e24 > L:
+            n25, pos = _uvarint(buf, pos)
+        n25 -= 1
+        e26 = pos + n25
+        if n25 < 0 or e26 > L:
             raise _malformed("ScramCredentialUpsertion.salted_password runs past the end")
-        v22 = bytes(buf[pos:e24])
-        pos = e24
-        u25: dict[int, bytes] = {}
-        t26 = buf[pos]
-        if t26 < 128:
+        v24 = bytes(buf[pos:e26])
+        pos = e26
+        u27: dict[int, bytes] = {}
+        t28 = buf[pos]
+        if t28 < 128:
             pos += 1
         else:
-            t26, pos = _uvarint(buf, pos)
-        if t26:
-            for _ in range(t26):
-                g27, pos = _uvarint(buf, pos)
-                z28, pos = _uvarint(buf, pos)
-                e29 = pos + z28
-                if e29 > L:
+            t28, pos = _uvarint(buf, pos)
+        if t28:
+            for _ in range(t28):
+                g29, pos = _uvarint(buf, pos)
+                z30, pos = _uvarint(buf, pos)
+                e31 = pos + z30
+                if e31 > L:
                     raise _malformed("tagged field of ScramCredentialUpsertion runs past the end")
-                u25[g27] = bytes(buf[pos:e29])
-                pos = e29
-        v12.append(ScramCredentialUpsertion(v14, v17, v18, v19, v22, u25))
-    u30: dict[int, bytes] = {}
-    t31 = buf[pos]
-    if t31 < 128:
+                u27[g29] = bytes(buf[pos:e31])
+                pos = e31
+        o15 = _new(ScramCredentialUpsertion)
+        o15.name = v16
+        o15.mechanism = v19
+        o15.iterations = v20
+        o15.salt = v21
+        o15.salted_password = v24
+        o15.unknown_tagged_fields = u27
+        v13.append(o15)
+    u32: dict[int, bytes] = {}
+    t33 = buf[pos]
+    if t33 < 128:
         pos += 1
     else:
-        t31, pos = _uvarint(buf, pos)
-    if t31:
-        for _ in range(t31):
-            g32, pos = _uvarint(buf, pos)
-            z33, pos = _uvarint(buf, pos)
-            e34 = pos + z33
-            if e34 > L:
+        t33, pos = _uvarint(buf, pos)
+    if t33:
+        for _ in range(t33):
+            g34, pos = _uvarint(buf, pos)
+            z35, pos = _uvarint(buf, pos)
+            e36 = pos + z35
+            if e36 > L:
                 raise _malformed("tagged field of AlterUserScramCredentialsRequest runs past the end")
-            u30[g32] = bytes(buf[pos:e34])
-            pos = e34
-    return AlterUserScramCredentialsRequest(v1, v12, u30), pos
+            u32[g34] = bytes(buf[pos:e36])
+            pos = e36
+    obj = _new(AlterUserScramCredentialsRequest)
+    obj.deletions = v1
+    obj.upsertions = v13
+    obj.unknown_tagged_fields = u32
+    return obj, pos
 
 _DEC_AlterUserScramCredentialsRequest = (_d_AlterUserScramCredentialsRequest_v0,)
 

@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['ApiVersion', 'ApiVersionsRequest', 'ApiVersionsResponse', 'FinalizedFeatureKey', 'SupportedFeatureKey']
 
@@ -159,10 +163,24 @@ def _d_ApiVersionsResponse_v0(buf: memoryview, pos: int) -> tuple[ApiVersionsRes
         raise _malformed("bad count of ApiVersionsResponse.api_keys")
     v2 = []
     for _ in range(n3):
-        v4, v5, v6 = _S_hhh.unpack_from(buf, pos)
+        v5, v6, v7 = _S_hhh.unpack_from(buf, pos)
         pos += 6
-        v2.append(ApiVersion(v4, v5, v6, {}))
-    return ApiVersionsResponse(v1, v2, 0, [], -1, [], False, {}), pos
+        o4 = _new(ApiVersion)
+        o4.api_key = v5
+        o4.min_version = v6
+        o4.max_version = v7
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    obj = _new(ApiVersionsResponse)
+    obj.error_code = v1
+    obj.api_keys = v2
+    obj.throttle_time_ms = 0
+    obj.supported_features = []
+    obj.finalized_features_epoch = -1
+    obj.finalized_features = []
+    obj.zk_migration_ready = False
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_ApiVersionsResponse_v1(buf: memoryview, pos: int) -> tuple[ApiVersionsResponse, int]:
     L = len(buf)
@@ -173,12 +191,26 @@ def _d_ApiVersionsResponse_v1(buf: memoryview, pos: int) -> tuple[ApiVersionsRes
         raise _malformed("bad count of ApiVersionsResponse.api_keys")
     v2 = []
     for _ in range(n3):
-        v4, v5, v6 = _S_hhh.unpack_from(buf, pos)
+        v5, v6, v7 = _S_hhh.unpack_from(buf, pos)
         pos += 6
-        v2.append(ApiVersion(v4, v5, v6, {}))
-    v7, = _S_i.unpack_from(buf, pos)
+        o4 = _new(ApiVersion)
+        o4.api_key = v5
+        o4.min_version = v6
+        o4.max_version = v7
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    v8, = _S_i.unpack_from(buf, pos)
     pos += 4
-    return ApiVersionsResponse(v1, v2, v7, [], -1, [], False, {}), pos
+    obj = _new(ApiVersionsResponse)
+    obj.error_code = v1
+    obj.api_keys = v2
+    obj.throttle_time_ms = v8
+    obj.supported_features = []
+    obj.finalized_features_epoch = -1
+    obj.finalized_features = []
+    obj.zk_migration_ready = False
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_ApiVersionsResponse_v3(buf: memoryview, pos: int) -> tuple[ApiVersionsResponse, int]:
     L = len(buf)
@@ -195,141 +227,169 @@ def _d_ApiVersionsResponse_v3(buf: memoryview, pos: int) -> tuple[ApiVersionsRes
         raise _malformed("bad count of ApiVersionsResponse.api_keys")
     v2 = []
     for _ in range(n3):
-        v4, v5, v6 = _S_hhh.unpack_from(buf, pos)
+        v5, v6, v7 = _S_hhh.unpack_from(buf, pos)
         pos += 6
-        u7: dict[int, bytes] = {}
-        t8 = buf[pos]
-        if t8 < 128:
+        u8: dict[int, bytes] = {}
+        t9 = buf[pos]
+        if t9 < 128:
             pos += 1
         else:
-            t8, pos = _uvarint(buf, pos)
-        if t8:
-            for _ in range(t8):
-                g9, pos = _uvarint(buf, pos)
-                z10, pos = _uvarint(buf, pos)
-                e11 = pos + z10
-                if e11 > L:
+            t9, pos = _uvarint(buf, pos)
+        if t9:
+            for _ in range(t9):
+                g10, pos = _uvarint(buf, pos)
+                z11, pos = _uvarint(buf, pos)
+                e12 = pos + z11
+                if e12 > L:
                     raise _malformed("tagged field of ApiVersion runs past the end")
-                u7[g9] = bytes(buf[pos:e11])
-                pos = e11
-        v2.append(ApiVersion(v4, v5, v6, u7))
-    v12, = _S_i.unpack_from(buf, pos)
+                u8[g10] = bytes(buf[pos:e12])
+                pos = e12
+        o4 = _new(ApiVersion)
+        o4.api_key = v5
+        o4.min_version = v6
+        o4.max_version = v7
+        o4.unknown_tagged_fields = u8
+        v2.append(o4)
+    v13, = _S_i.unpack_from(buf, pos)
     pos += 4
-    v13: list[SupportedFeatureKey] = []
-    v14: int = -1
-    v15: list[FinalizedFeatureKey] = []
-    v16: bool = False
-    u17: dict[int, bytes] = {}
-    t18 = buf[pos]
-    if t18 < 128:
+    v14: list[SupportedFeatureKey]
+    v14 = []
+    v15: int
+    v15 = -1
+    v16: list[FinalizedFeatureKey]
+    v16 = []
+    v17: bool
+    v17 = False
+    u18: dict[int, bytes] = {}
+    t19 = buf[pos]
+    if t19 < 128:
         pos += 1
     else:
-        t18, pos = _uvarint(buf, pos)
-    if t18:
-        for _ in range(t18):
-            g19, pos = _uvarint(buf, pos)
-            z20, pos = _uvarint(buf, pos)
-            e21 = pos + z20
-            if e21 > L:
+        t19, pos = _uvarint(buf, pos)
+    if t19:
+        for _ in range(t19):
+            g20, pos = _uvarint(buf, pos)
+            z21, pos = _uvarint(buf, pos)
+            e22 = pos + z21
+            if e22 > L:
                 raise _malformed("tagged field of ApiVersionsResponse runs past the end")
-            if g19 == 0:
-                n22 = buf[pos]
-                if n22 < 128:
+            if g20 == 0:
+                n23 = buf[pos]
+                if n23 < 128:
                     pos += 1
                 else:
-                    n22, pos = _uvarint(buf, pos)
-                n22 -= 1
-                if n22 < 0 or n22 > L - pos:
+                    n23, pos = _uvarint(buf, pos)
+                n23 -= 1
+                if n23 < 0 or n23 > L - pos:
                     raise _malformed("bad count of ApiVersionsResponse.supported_features")
-                v13 = []
-                for _ in range(n22):
-                    n24 = buf[pos]
-                    if n24 < 128:
+                v14 = []
+                for _ in range(n23):
+                    n26 = buf[pos]
+                    if n26 < 128:
                         pos += 1
                     else:
-                        n24, pos = _uvarint(buf, pos)
-                    n24 -= 1
-                    e25 = pos + n24
-                    if n24 < 0 or e25 > L:
+                        n26, pos = _uvarint(buf, pos)
+                    n26 -= 1
+                    e27 = pos + n26
+                    if n26 < 0 or e27 > L:
                         raise _malformed("SupportedFeatureKey.name runs past the end")
-                    v23 = str(buf[pos:e25], 'utf-8')
-                    pos = e25
-                    v26, v27 = _S_hh.unpack_from(buf, pos)
+                    v25 = str(buf[pos:e27], 'utf-8')
+                    pos = e27
+                    v28, v29 = _S_hh.unpack_from(buf, pos)
                     pos += 4
-                    u28: dict[int, bytes] = {}
-                    t29 = buf[pos]
-                    if t29 < 128:
+                    u30: dict[int, bytes] = {}
+                    t31 = buf[pos]
+                    if t31 < 128:
                         pos += 1
                     else:
-                        t29, pos = _uvarint(buf, pos)
-                    if t29:
-                        for _ in range(t29):
-                            g30, pos = _uvarint(buf, pos)
-                            z31, pos = _uvarint(buf, pos)
-                            e32 = pos + z31
-                            if e32 > L:
+                        t31, pos = _uvarint(buf, pos)
+                    if t31:
+                        for _ in range(t31):
+                            g32, pos = _uvarint(buf, pos)
+                            z33, pos = _uvarint(buf, pos)
+                            e34 = pos + z33
+                            if e34 > L:
                                 raise _malformed("tagged field of SupportedFeatureKey runs past the end")
-                            u28[g30] = bytes(buf[pos:e32])
-                            pos = e32
-                    v13.append(SupportedFeatureKey(v23, v26, v27, u28))
-                if pos != e21:
+                            u30[g32] = bytes(buf[pos:e34])
+                            pos = e34
+                    o24 = _new(SupportedFeatureKey)
+                    o24.name = v25
+                    o24.min_version = v28
+                    o24.max_version = v29
+                    o24.unknown_tagged_fields = u30
+                    v14.append(o24)
+                if pos != e22:
                     raise _malformed("bad size of tagged field ApiVersionsResponse.supported_features")
-            elif g19 == 1:
-                v14, = _S_q.unpack_from(buf, pos)
+            elif g20 == 1:
+                v15, = _S_q.unpack_from(buf, pos)
                 pos += 8
-                if pos != e21:
+                if pos != e22:
                     raise _malformed("bad size of tagged field ApiVersionsResponse.finalized_features_epoch")
-            elif g19 == 2:
-                n33 = buf[pos]
-                if n33 < 128:
+            elif g20 == 2:
+                n35 = buf[pos]
+                if n35 < 128:
                     pos += 1
                 else:
-                    n33, pos = _uvarint(buf, pos)
-                n33 -= 1
-                if n33 < 0 or n33 > L - pos:
+                    n35, pos = _uvarint(buf, pos)
+                n35 -= 1
+                if n35 < 0 or n35 > L - pos:
                     raise _malformed("bad count of ApiVersionsResponse.finalized_features")
-                v15 = []
-                for _ in range(n33):
-                    n35 = buf[pos]
-                    if n35 < 128:
+                v16 = []
+                for _ in range(n35):
+                    n38 = buf[pos]
+                    if n38 < 128:
                         pos += 1
                     else:
-                        n35, pos = _uvarint(buf, pos)
-                    n35 -= 1
-                    e36 = pos + n35
-                    if n35 < 0 or e36 > L:
+                        n38, pos = _uvarint(buf, pos)
+                    n38 -= 1
+                    e39 = pos + n38
+                    if n38 < 0 or e39 > L:
                         raise _malformed("FinalizedFeatureKey.name runs past the end")
-                    v34 = str(buf[pos:e36], 'utf-8')
-                    pos = e36
-                    v37, v38 = _S_hh.unpack_from(buf, pos)
+                    v37 = str(buf[pos:e39], 'utf-8')
+                    pos = e39
+                    v40, v41 = _S_hh.unpack_from(buf, pos)
                     pos += 4
-                    u39: dict[int, bytes] = {}
-                    t40 = buf[pos]
-                    if t40 < 128:
+                    u42: dict[int, bytes] = {}
+                    t43 = buf[pos]
+                    if t43 < 128:
                         pos += 1
                     else:
-                        t40, pos = _uvarint(buf, pos)
-                    if t40:
-                        for _ in range(t40):
-                            g41, pos = _uvarint(buf, pos)
-                            z42, pos = _uvarint(buf, pos)
-                            e43 = pos + z42
-                            if e43 > L:
+                        t43, pos = _uvarint(buf, pos)
+                    if t43:
+                        for _ in range(t43):
+                            g44, pos = _uvarint(buf, pos)
+                            z45, pos = _uvarint(buf, pos)
+                            e46 = pos + z45
+                            if e46 > L:
                                 raise _malformed("tagged field of FinalizedFeatureKey runs past the end")
-                            u39[g41] = bytes(buf[pos:e43])
-                            pos = e43
-                    v15.append(FinalizedFeatureKey(v34, v37, v38, u39))
-                if pos != e21:
+                            u42[g44] = bytes(buf[pos:e46])
+                            pos = e46
+                    o36 = _new(FinalizedFeatureKey)
+                    o36.name = v37
+                    o36.max_version_level = v40
+                    o36.min_version_level = v41
+                    o36.unknown_tagged_fields = u42
+                    v16.append(o36)
+                if pos != e22:
                     raise _malformed("bad size of tagged field ApiVersionsResponse.finalized_features")
-            elif g19 == 3:
-                v16, = _S_o.unpack_from(buf, pos)
+            elif g20 == 3:
+                v17, = _S_o.unpack_from(buf, pos)
                 pos += 1
-                if pos != e21:
+                if pos != e22:
                     raise _malformed("bad size of tagged field ApiVersionsResponse.zk_migration_ready")
             else:
-                u17[g19] = bytes(buf[pos:e21])
-                pos = e21
-    return ApiVersionsResponse(v1, v2, v12, v13, v14, v15, v16, u17), pos
+                u18[g20] = bytes(buf[pos:e22])
+                pos = e22
+    obj = _new(ApiVersionsResponse)
+    obj.error_code = v1
+    obj.api_keys = v2
+    obj.throttle_time_ms = v13
+    obj.supported_features = v14
+    obj.finalized_features_epoch = v15
+    obj.finalized_features = v16
+    obj.zk_migration_ready = v17
+    obj.unknown_tagged_fields = u18
+    return obj, pos
 
 _DEC_ApiVersionsResponse = (_d_ApiVersionsResponse_v0, _d_ApiVersionsResponse_v1, _d_ApiVersionsResponse_v1, _d_ApiVersionsResponse_v3, _d_ApiVersionsResponse_v3,)
 
@@ -439,7 +499,11 @@ _ENC_ApiVersionsResponse = (_e_ApiVersionsResponse_v0, _e_ApiVersionsResponse_v1
 
 def _d_ApiVersionsRequest_v0(buf: memoryview, pos: int) -> tuple[ApiVersionsRequest, int]:
     L = len(buf)
-    return ApiVersionsRequest('', '', {}), pos
+    obj = _new(ApiVersionsRequest)
+    obj.client_software_name = ''
+    obj.client_software_version = ''
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_ApiVersionsRequest_v3(buf: memoryview, pos: int) -> tuple[ApiVersionsRequest, int]:
     L = len(buf)
@@ -480,7 +544,11 @@ def _d_ApiVersionsRequest_v3(buf: memoryview, pos: int) -> tuple[ApiVersionsRequ
                 raise _malformed("tagged field of ApiVersionsRequest runs past the end")
             u7[g9] = bytes(buf[pos:e11])
             pos = e11
-    return ApiVersionsRequest(v1, v4, u7), pos
+    obj = _new(ApiVersionsRequest)
+    obj.client_software_name = v1
+    obj.client_software_version = v4
+    obj.unknown_tagged_fields = u7
+    return obj, pos
 
 _DEC_ApiVersionsRequest = (_d_ApiVersionsRequest_v0, _d_ApiVersionsRequest_v0, _d_ApiVersionsRequest_v0, _d_ApiVersionsRequest_v3, _d_ApiVersionsRequest_v3,)
 

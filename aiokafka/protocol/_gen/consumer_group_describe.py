@@ -13,22 +13,27 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
 
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
+
 __all__ = ['Assignment', 'ConsumerGroupDescribeRequest', 'ConsumerGroupDescribeResponse', 'DescribedGroup', 'Member', 'TopicPartitions']
 
 _S_u = _Struct(">16s")
 _S_o = _Struct(">?")
+_S_QQ = _Struct(">QQ")
 _S_h = _Struct(">h")
 _S_i = _Struct(">i")
 _S_ii = _Struct(">ii")
@@ -179,367 +184,412 @@ def _d_ConsumerGroupDescribeResponse_v0(buf: memoryview, pos: int) -> tuple[Cons
         raise _malformed("bad count of ConsumerGroupDescribeResponse.groups")
     v2 = []
     for _ in range(n3):
-        v5: str | None
-        v4, = _S_h.unpack_from(buf, pos)
+        v6: str | None
+        v5, = _S_h.unpack_from(buf, pos)
         pos += 2
-        n6 = buf[pos]
-        if n6 < 128:
+        n7 = buf[pos]
+        if n7 < 128:
             pos += 1
         else:
-            n6, pos = _uvarint(buf, pos)
-        n6 -= 1
-        if n6 < 0:
-            if n6 != -1:
+            n7, pos = _uvarint(buf, pos)
+        n7 -= 1
+        if n7 < 0:
+            if n7 != -1:
                 raise _malformed("bad length of DescribedGroup.error_message")
-            v5 = None
+            v6 = None
         else:
-            e7 = pos + n6
-            if e7 > L:
+            e8 = pos + n7
+            if e8 > L:
                 raise _malformed("DescribedGroup.error_message runs past the end")
-            v5 = str(buf[pos:e7], 'utf-8')
-            pos = e7
-        n9 = buf[pos]
-        if n9 < 128:
+            v6 = str(buf[pos:e8], 'utf-8')
+            pos = e8
+        n10 = buf[pos]
+        if n10 < 128:
             pos += 1
         else:
-            n9, pos = _uvarint(buf, pos)
-        n9 -= 1
-        e10 = pos + n9
-        if n9 < 0 or e10 > L:
+            n10, pos = _uvarint(buf, pos)
+        n10 -= 1
+        e11 = pos + n10
+        if n10 < 0 or e11 > L:
             raise _malformed("DescribedGroup.group_id runs past the end")
-        v8 = str(buf[pos:e10], 'utf-8')
-        pos = e10
-        n12 = buf[pos]
-        if n12 < 128:
+        v9 = str(buf[pos:e11], 'utf-8')
+        pos = e11
+        n13 = buf[pos]
+        if n13 < 128:
             pos += 1
         else:
-            n12, pos = _uvarint(buf, pos)
-        n12 -= 1
-        e13 = pos + n12
-        if n12 < 0 or e13 > L:
+            n13, pos = _uvarint(buf, pos)
+        n13 -= 1
+        e14 = pos + n13
+        if n13 < 0 or e14 > L:
             raise _malformed("DescribedGroup.group_state runs past the end")
-        v11 = str(buf[pos:e13], 'utf-8')
-        pos = e13
-        v14, v15 = _S_ii.unpack_from(buf, pos)
+        v12 = str(buf[pos:e14], 'utf-8')
+        pos = e14
+        v15, v16 = _S_ii.unpack_from(buf, pos)
         pos += 8
-        n17 = buf[pos]
-        if n17 < 128:
+        n18 = buf[pos]
+        if n18 < 128:
             pos += 1
         else:
-            n17, pos = _uvarint(buf, pos)
-        n17 -= 1
-        e18 = pos + n17
-        if n17 < 0 or e18 > L:
+            n18, pos = _uvarint(buf, pos)
+        n18 -= 1
+        e19 = pos + n18
+        if n18 < 0 or e19 > L:
             raise _malformed("DescribedGroup.assignor_name runs past the end")
-        v16 = str(buf[pos:e18], 'utf-8')
-        pos = e18
-        v19: list[Member]
-        n20 = buf[pos]
-        if n20 < 128:
+        v17 = str(buf[pos:e19], 'utf-8')
+        pos = e19
+        v20: list[Member]
+        n21 = buf[pos]
+        if n21 < 128:
             pos += 1
         else:
-            n20, pos = _uvarint(buf, pos)
-        n20 -= 1
-        if n20 < 0 or n20 > L - pos:
+            n21, pos = _uvarint(buf, pos)
+        n21 -= 1
+        if n21 < 0 or n21 > L - pos:
             raise _malformed("bad count of DescribedGroup.members")
-        v19 = []
-        for _ in range(n20):
-            n22 = buf[pos]
-            if n22 < 128:
+        v20 = []
+        for _ in range(n21):
+            n24 = buf[pos]
+            if n24 < 128:
                 pos += 1
             else:
-                n22, pos = _uvarint(buf, pos)
-            n22 -= 1
-            e23 = pos + n22
-            if n22 < 0 or e23 > L:
+                n24, pos = _uvarint(buf, pos)
+            n24 -= 1
+            e25 = pos + n24
+            if n24 < 0 or e25 > L:
                 raise _malformed("Member.member_id runs past the end")
-            v21 = str(buf[pos:e23], 'utf-8')
-            pos = e23
-            v24: str | None
-            n25 = buf[pos]
-            if n25 < 128:
+            v23 = str(buf[pos:e25], 'utf-8')
+            pos = e25
+            v26: str | None
+            n27 = buf[pos]
+            if n27 < 128:
                 pos += 1
             else:
-                n25, pos = _uvarint(buf, pos)
-            n25 -= 1
-            if n25 < 0:
-                if n25 != -1:
+                n27, pos = _uvarint(buf, pos)
+            n27 -= 1
+            if n27 < 0:
+                if n27 != -1:
                     raise _malformed("bad length of Member.instance_id")
-                v24 = None
+                v26 = None
             else:
-                e26 = pos + n25
-                if e26 > L:
+                e28 = pos + n27
+                if e28 > L:
                     raise _malformed("Member.instance_id runs past the end")
-                v24 = str(buf[pos:e26], 'utf-8')
-                pos = e26
-            v27: str | None
-            n28 = buf[pos]
-            if n28 < 128:
+                v26 = str(buf[pos:e28], 'utf-8')
+                pos = e28
+            v29: str | None
+            n30 = buf[pos]
+            if n30 < 128:
                 pos += 1
             else:
-                n28, pos = _uvarint(buf, pos)
-            n28 -= 1
-            if n28 < 0:
-                if n28 != -1:
+                n30, pos = _uvarint(buf, pos)
+            n30 -= 1
+            if n30 < 0:
+                if n30 != -1:
                     raise _malformed("bad length of Member.rack_id")
-                v27 = None
+                v29 = None
             else:
-                e29 = pos + n28
-                if e29 > L:
+                e31 = pos + n30
+                if e31 > L:
                     raise _malformed("Member.rack_id runs past the end")
-                v27 = str(buf[pos:e29], 'utf-8')
-                pos = e29
-            v30, = _S_i.unpack_from(buf, pos)
+                v29 = str(buf[pos:e31], 'utf-8')
+                pos = e31
+            v32, = _S_i.unpack_from(buf, pos)
             pos += 4
-            n32 = buf[pos]
-            if n32 < 128:
+            n34 = buf[pos]
+            if n34 < 128:
                 pos += 1
             else:
-                n32, pos = _uvarint(buf, pos)
-            n32 -= 1
-            e33 = pos + n32
-            if n32 < 0 or e33 > L:
+                n34, pos = _uvarint(buf, pos)
+            n34 -= 1
+            e35 = pos + n34
+            if n34 < 0 or e35 > L:
                 raise _malformed("Member.client_id runs past the end")
-            v31 = str(buf[pos:e33], 'utf-8')
-            pos = e33
-            n35 = buf[pos]
-            if n35 < 128:
+            v33 = str(buf[pos:e35], 'utf-8')
+            pos = e35
+            n37 = buf[pos]
+            if n37 < 128:
                 pos += 1
             else:
-                n35, pos = _uvarint(buf, pos)
-            n35 -= 1
-            e36 = pos + n35
-            if n35 < 0 or e36 > L:
+                n37, pos = _uvarint(buf, pos)
+            n37 -= 1
+            e38 = pos + n37
+            if n37 < 0 or e38 > L:
                 raise _malformed("Member.client_host runs past the end")
-            v34 = str(buf[pos:e36], 'utf-8')
-            pos = e36
-            v37: list[str]
-            n38 = buf[pos]
-            if n38 < 128:
+            v36 = str(buf[pos:e38], 'utf-8')
+            pos = e38
+            v39: list[str]
+            n40 = buf[pos]
+            if n40 < 128:
                 pos += 1
             else:
-                n38, pos = _uvarint(buf, pos)
-            n38 -= 1
-            if n38 < 0 or n38 > L - pos:
+                n40, pos = _uvarint(buf, pos)
+            n40 -= 1
+            if n40 < 0 or n40 > L - pos:
                 raise _malformed("bad count of Member.subscribed_topic_names")
-            v37 = []
-            for _ in range(n38):
-                n39 = buf[pos]
-                if n39 < 128:
+            v39 = []
+            for _ in range(n40):
+                n41 = buf[pos]
+                if n41 < 128:
                     pos += 1
                 else:
-                    n39, pos = _uvarint(buf, pos)
-                n39 -= 1
-                e40 = pos + n39
-                if n39 < 0 or e40 > L:
+                    n41, pos = _uvarint(buf, pos)
+                n41 -= 1
+                e42 = pos + n41
+                if n41 < 0 or e42 > L:
                     raise _malformed("bad element of Member.subscribed_topic_names")
-                v37.append(str(buf[pos:e40], 'utf-8'))
-                pos = e40
-            v41: str | None
-            n42 = buf[pos]
-            if n42 < 128:
+                v39.append(str(buf[pos:e42], 'utf-8'))
+                pos = e42
+            v43: str | None
+            n44 = buf[pos]
+            if n44 < 128:
                 pos += 1
             else:
-                n42, pos = _uvarint(buf, pos)
-            n42 -= 1
-            if n42 < 0:
-                if n42 != -1:
+                n44, pos = _uvarint(buf, pos)
+            n44 -= 1
+            if n44 < 0:
+                if n44 != -1:
                     raise _malformed("bad length of Member.subscribed_topic_regex")
-                v41 = None
+                v43 = None
             else:
-                e43 = pos + n42
-                if e43 > L:
+                e45 = pos + n44
+                if e45 > L:
                     raise _malformed("Member.subscribed_topic_regex runs past the end")
-                v41 = str(buf[pos:e43], 'utf-8')
-                pos = e43
-            v45: list[TopicPartitions]
-            n46 = buf[pos]
-            if n46 < 128:
+                v43 = str(buf[pos:e45], 'utf-8')
+                pos = e45
+            v47: list[TopicPartitions]
+            n48 = buf[pos]
+            if n48 < 128:
                 pos += 1
             else:
-                n46, pos = _uvarint(buf, pos)
-            n46 -= 1
-            if n46 < 0 or n46 > L - pos:
+                n48, pos = _uvarint(buf, pos)
+            n48 -= 1
+            if n48 < 0 or n48 > L - pos:
                 raise _malformed("bad count of Assignment.topic_partitions")
-            v45 = []
-            for _ in range(n46):
-                r48, = _S_u.unpack_from(buf, pos)
+            v47 = []
+            for _ in range(n48):
+                r51, r52 = _S_QQ.unpack_from(buf, pos)
                 pos += 16
-                v47 = _UUID(bytes=r48)
-                n50 = buf[pos]
-                if n50 < 128:
+                v50 = _new(_UUID)
+                _setattr(v50, 'int', (r51 << 64) | r52)
+                _setattr(v50, 'is_safe', _SAFE_UNKNOWN)
+                n54 = buf[pos]
+                if n54 < 128:
                     pos += 1
                 else:
-                    n50, pos = _uvarint(buf, pos)
-                n50 -= 1
-                e51 = pos + n50
-                if n50 < 0 or e51 > L:
+                    n54, pos = _uvarint(buf, pos)
+                n54 -= 1
+                e55 = pos + n54
+                if n54 < 0 or e55 > L:
                     raise _malformed("TopicPartitions.topic_name runs past the end")
-                v49 = str(buf[pos:e51], 'utf-8')
-                pos = e51
-                v52: list[int]
-                n53 = buf[pos]
-                if n53 < 128:
+                v53 = str(buf[pos:e55], 'utf-8')
+                pos = e55
+                v56: list[int]
+                n57 = buf[pos]
+                if n57 < 128:
                     pos += 1
                 else:
-                    n53, pos = _uvarint(buf, pos)
-                n53 -= 1
-                e54 = pos + 4 * n53
-                if n53 < 0 or e54 > L:
+                    n57, pos = _uvarint(buf, pos)
+                n57 -= 1
+                e58 = pos + 4 * n57
+                if n57 < 0 or e58 > L:
                     raise _malformed("TopicPartitions.partitions runs past the end")
-                v52 = list(_unpack_from('>%di' % n53, buf, pos))
-                pos = e54
-                u55: dict[int, bytes] = {}
-                t56 = buf[pos]
-                if t56 < 128:
+                v56 = list(_unpack_from('>%di' % n57, buf, pos))
+                pos = e58
+                u59: dict[int, bytes] = {}
+                t60 = buf[pos]
+                if t60 < 128:
                     pos += 1
                 else:
-                    t56, pos = _uvarint(buf, pos)
-                if t56:
-                    for _ in range(t56):
-                        g57, pos = _uvarint(buf, pos)
-                        z58, pos = _uvarint(buf, pos)
-                        e59 = pos + z58
-                        if e59 > L:
+                    t60, pos = _uvarint(buf, pos)
+                if t60:
+                    for _ in range(t60):
+                        g61, pos = _uvarint(buf, pos)
+                        z62, pos = _uvarint(buf, pos)
+                        e63 = pos + z62
+                        if e63 > L:
                             raise _malformed("tagged field of TopicPartitions runs past the end")
-                        u55[g57] = bytes(buf[pos:e59])
-                        pos = e59
-                v45.append(TopicPartitions(v47, v49, v52, u55))
-            u60: dict[int, bytes] = {}
-            t61 = buf[pos]
-            if t61 < 128:
+                        u59[g61] = bytes(buf[pos:e63])
+                        pos = e63
+                o49 = _new(TopicPartitions)
+                o49.topic_id = v50
+                o49.topic_name = v53
+                o49.partitions = v56
+                o49.unknown_tagged_fields = u59
+                v47.append(o49)
+            u64: dict[int, bytes] = {}
+            t65 = buf[pos]
+            if t65 < 128:
                 pos += 1
             else:
-                t61, pos = _uvarint(buf, pos)
-            if t61:
-                for _ in range(t61):
-                    g62, pos = _uvarint(buf, pos)
-                    z63, pos = _uvarint(buf, pos)
-                    e64 = pos + z63
-                    if e64 > L:
+                t65, pos = _uvarint(buf, pos)
+            if t65:
+                for _ in range(t65):
+                    g66, pos = _uvarint(buf, pos)
+                    z67, pos = _uvarint(buf, pos)
+                    e68 = pos + z67
+                    if e68 > L:
                         raise _malformed("tagged field of Assignment runs past the end")
-                    u60[g62] = bytes(buf[pos:e64])
-                    pos = e64
-            v44 = Assignment(v45, u60)
-            v66: list[TopicPartitions]
-            n67 = buf[pos]
-            if n67 < 128:
+                    u64[g66] = bytes(buf[pos:e68])
+                    pos = e68
+            v46 = _new(Assignment)
+            v46.topic_partitions = v47
+            v46.unknown_tagged_fields = u64
+            v70: list[TopicPartitions]
+            n71 = buf[pos]
+            if n71 < 128:
                 pos += 1
             else:
-                n67, pos = _uvarint(buf, pos)
-            n67 -= 1
-            if n67 < 0 or n67 > L - pos:
+                n71, pos = _uvarint(buf, pos)
+            n71 -= 1
+            if n71 < 0 or n71 > L - pos:
                 raise _malformed("bad count of Assignment.topic_partitions")
-            v66 = []
-            for _ in range(n67):
-                r69, = _S_u.unpack_from(buf, pos)
+            v70 = []
+            for _ in range(n71):
+                r74, r75 = _S_QQ.unpack_from(buf, pos)
                 pos += 16
-                v68 = _UUID(bytes=r69)
-                n71 = buf[pos]
-                if n71 < 128:
+                v73 = _new(_UUID)
+                _setattr(v73, 'int', (r74 << 64) | r75)
+                _setattr(v73, 'is_safe', _SAFE_UNKNOWN)
+                n77 = buf[pos]
+                if n77 < 128:
                     pos += 1
                 else:
-                    n71, pos = _uvarint(buf, pos)
-                n71 -= 1
-                e72 = pos + n71
-                if n71 < 0 or e72 > L:
+                    n77, pos = _uvarint(buf, pos)
+                n77 -= 1
+                e78 = pos + n77
+                if n77 < 0 or e78 > L:
                     raise _malformed("TopicPartitions.topic_name runs past the end")
-                v70 = str(buf[pos:e72], 'utf-8')
-                pos = e72
-                v73: list[int]
-                n74 = buf[pos]
-                if n74 < 128:
+                v76 = str(buf[pos:e78], 'utf-8')
+                pos = e78
+                v79: list[int]
+                n80 = buf[pos]
+                if n80 < 128:
                     pos += 1
                 else:
-                    n74, pos = _uvarint(buf, pos)
-                n74 -= 1
-                e75 = pos + 4 * n74
-                if n74 < 0 or e75 > L:
+                    n80, pos = _uvarint(buf, pos)
+                n80 -= 1
+                e81 = pos + 4 * n80
+                if n80 < 0 or e81 > L:
                     raise _malformed("TopicPartitions.partitions runs past the end")
-                v73 = list(_unpack_from('>%di' % n74, buf, pos))
-                pos = e75
-                u76: dict[int, bytes] = {}
-                t77 = buf[pos]
-                if t77 < 128:
+                v79 = list(_unpack_from('>%di' % n80, buf, pos))
+                pos = e81
+                u82: dict[int, bytes] = {}
+                t83 = buf[pos]
+                if t83 < 128:
                     pos += 1
                 else:
-                    t77, pos = _uvarint(buf, pos)
-                if t77:
-                    for _ in range(t77):
-                        g78, pos = _uvarint(buf, pos)
-                        z79, pos = _uvarint(buf, pos)
-                        e80 = pos + z79
-                        if e80 > L:
+                    t83, pos = _uvarint(buf, pos)
+                if t83:
+                    for _ in range(t83):
+                        g84, pos = _uvarint(buf, pos)
+                        z85, pos = _uvarint(buf, pos)
+                        e86 = pos + z85
+                        if e86 > L:
                             raise _malformed("tagged field of TopicPartitions runs past the end")
-                        u76[g78] = bytes(buf[pos:e80])
-                        pos = e80
-                v66.append(TopicPartitions(v68, v70, v73, u76))
-            u81: dict[int, bytes] = {}
-            t82 = buf[pos]
-            if t82 < 128:
+                        u82[g84] = bytes(buf[pos:e86])
+                        pos = e86
+                o72 = _new(TopicPartitions)
+                o72.topic_id = v73
+                o72.topic_name = v76
+                o72.partitions = v79
+                o72.unknown_tagged_fields = u82
+                v70.append(o72)
+            u87: dict[int, bytes] = {}
+            t88 = buf[pos]
+            if t88 < 128:
                 pos += 1
             else:
-                t82, pos = _uvarint(buf, pos)
-            if t82:
-                for _ in range(t82):
-                    g83, pos = _uvarint(buf, pos)
-                    z84, pos = _uvarint(buf, pos)
-                    e85 = pos + z84
-                    if e85 > L:
+                t88, pos = _uvarint(buf, pos)
+            if t88:
+                for _ in range(t88):
+                    g89, pos = _uvarint(buf, pos)
+                    z90, pos = _uvarint(buf, pos)
+                    e91 = pos + z90
+                    if e91 > L:
                         raise _malformed("tagged field of Assignment runs past the end")
-                    u81[g83] = bytes(buf[pos:e85])
-                    pos = e85
-            v65 = Assignment(v66, u81)
-            u86: dict[int, bytes] = {}
-            t87 = buf[pos]
-            if t87 < 128:
+                    u87[g89] = bytes(buf[pos:e91])
+                    pos = e91
+            v69 = _new(Assignment)
+            v69.topic_partitions = v70
+            v69.unknown_tagged_fields = u87
+            u92: dict[int, bytes] = {}
+            t93 = buf[pos]
+            if t93 < 128:
                 pos += 1
             else:
-                t87, pos = _uvarint(buf, pos)
-            if t87:
-                for _ in range(t87):
-                    g88, pos = _uvarint(buf, pos)
-                    z89, pos = _uvarint(buf, pos)
-                    e90 = pos + z89
-                    if e90 > L:
+                t93, pos = _uvarint(buf, pos)
+            if t93:
+                for _ in range(t93):
+                    g94, pos = _uvarint(buf, pos)
+                    z95, pos = _uvarint(buf, pos)
+                    e96 = pos + z95
+                    if e96 > L:
                         raise _malformed("tagged field of Member runs past the end")
-                    u86[g88] = bytes(buf[pos:e90])
-                    pos = e90
-            v19.append(Member(v21, v24, v27, v30, v31, v34, v37, v41, v44, v65, u86))
-        v91, = _S_i.unpack_from(buf, pos)
+                    u92[g94] = bytes(buf[pos:e96])
+                    pos = e96
+            o22 = _new(Member)
+            o22.member_id = v23
+            o22.instance_id = v26
+            o22.rack_id = v29
+            o22.member_epoch = v32
+            o22.client_id = v33
+            o22.client_host = v36
+            o22.subscribed_topic_names = v39
+            o22.subscribed_topic_regex = v43
+            o22.assignment = v46
+            o22.target_assignment = v69
+            o22.unknown_tagged_fields = u92
+            v20.append(o22)
+        v97, = _S_i.unpack_from(buf, pos)
         pos += 4
-        u92: dict[int, bytes] = {}
-        t93 = buf[pos]
-        if t93 < 128:
+        u98: dict[int, bytes] = {}
+        t99 = buf[pos]
+        if t99 < 128:
             pos += 1
         else:
-            t93, pos = _uvarint(buf, pos)
-        if t93:
-            for _ in range(t93):
-                g94, pos = _uvarint(buf, pos)
-                z95, pos = _uvarint(buf, pos)
-                e96 = pos + z95
-                if e96 > L:
+            t99, pos = _uvarint(buf, pos)
+        if t99:
+            for _ in range(t99):
+                g100, pos = _uvarint(buf, pos)
+                z101, pos = _uvarint(buf, pos)
+                e102 = pos + z101
+                if e102 > L:
                     raise _malformed("tagged field of DescribedGroup runs past the end")
-                u92[g94] = bytes(buf[pos:e96])
-                pos = e96
-        v2.append(DescribedGroup(v4, v5, v8, v11, v14, v15, v16, v19, v91, u92))
-    u97: dict[int, bytes] = {}
-    t98 = buf[pos]
-    if t98 < 128:
+                u98[g100] = bytes(buf[pos:e102])
+                pos = e102
+        o4 = _new(DescribedGroup)
+        o4.error_code = v5
+        o4.error_message = v6
+        o4.group_id = v9
+        o4.group_state = v12
+        o4.group_epoch = v15
+        o4.assignment_epoch = v16
+        o4.assignor_name = v17
+        o4.members = v20
+        o4.authorized_operations = v97
+        o4.unknown_tagged_fields = u98
+        v2.append(o4)
+    u103: dict[int, bytes] = {}
+    t104 = buf[pos]
+    if t104 < 128:
         pos += 1
     else:
-        t98, pos = _uvarint(buf, pos)
-    if t98:
-        for _ in range(t98):
-            g99, pos = _uvarint(buf, pos)
-            z100, pos = _uvarint(buf, pos)
-            e101 = pos + z100
-            if e101 > L:
+        t104, pos = _uvarint(buf, pos)
+    if t104:
+        for _ in range(t104):
+            g105, pos = _uvarint(buf, pos)
+            z106, pos = _uvarint(buf, pos)
+            e107 = pos + z106
+            if e107 > L:
                 raise _malformed("tagged field of ConsumerGroupDescribeResponse runs past the end")
-            u97[g99] = bytes(buf[pos:e101])
-            pos = e101
-    return ConsumerGroupDescribeResponse(v1, v2, u97), pos
+            u103[g105] = bytes(buf[pos:e107])
+            pos = e107
+    obj = _new(ConsumerGroupDescribeResponse)
+    obj.throttle_time_ms = v1
+    obj.groups = v2
+    obj.unknown_tagged_fields = u103
+    return obj, pos
 
 _DEC_ConsumerGroupDescribeResponse = (_d_ConsumerGroupDescribeResponse_v0,)
 
@@ -796,7 +846,11 @@ def _d_ConsumerGroupDescribeRequest_v0(buf: memoryview, pos: int) -> tuple[Consu
                 raise _malformed("tagged field of ConsumerGroupDescribeRequest runs past the end")
             u6[g8] = bytes(buf[pos:e10])
             pos = e10
-    return ConsumerGroupDescribeRequest(v1, v5, u6), pos
+    obj = _new(ConsumerGroupDescribeRequest)
+    obj.group_ids = v1
+    obj.include_authorized_operations = v5
+    obj.unknown_tagged_fields = u6
+    return obj, pos
 
 _DEC_ConsumerGroupDescribeRequest = (_d_ConsumerGroupDescribeRequest_v0,)
 

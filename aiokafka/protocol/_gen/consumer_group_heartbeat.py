@@ -13,21 +13,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
 
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
+
 __all__ = ['Assignment', 'ConsumerGroupHeartbeatRequest', 'ConsumerGroupHeartbeatResponse', 'TopicPartitions']
 
 _S_u = _Struct(">16s")
+_S_QQ = _Struct(">QQ")
 _S_i = _Struct(">i")
 _S_ih = _Struct(">ih")
 _S_ii = _Struct(">ii")
@@ -198,69 +203,86 @@ def _d_ConsumerGroupHeartbeatResponse_v0(buf: memoryview, pos: int) -> tuple[Con
             raise _malformed("bad count of Assignment.topic_partitions")
         v13 = []
         for _ in range(n14):
-            v17: list[int]
-            r16, = _S_u.unpack_from(buf, pos)
+            v19: list[int]
+            r17, r18 = _S_QQ.unpack_from(buf, pos)
             pos += 16
-            v15 = _UUID(bytes=r16)
-            n18 = buf[pos]
-            if n18 < 128:
+            v16 = _new(_UUID)
+            _setattr(v16, 'int', (r17 << 64) | r18)
+            _setattr(v16, 'is_safe', _SAFE_UNKNOWN)
+            n20 = buf[pos]
+            if n20 < 128:
                 pos += 1
             else:
-                n18, pos = _uvarint(buf, pos)
-            n18 -= 1
-            e19 = pos + 4 * n18
-            if n18 < 0 or e19 > L:
+                n20, pos = _uvarint(buf, pos)
+            n20 -= 1
+            e21 = pos + 4 * n20
+            if n20 < 0 or e21 > L:
                 raise _malformed("TopicPartitions.partitions runs past the end")
-            v17 = list(_unpack_from('>%di' % n18, buf, pos))
-            pos = e19
-            u20: dict[int, bytes] = {}
-            t21 = buf[pos]
-            if t21 < 128:
+            v19 = list(_unpack_from('>%di' % n20, buf, pos))
+            pos = e21
+            u22: dict[int, bytes] = {}
+            t23 = buf[pos]
+            if t23 < 128:
                 pos += 1
             else:
-                t21, pos = _uvarint(buf, pos)
-            if t21:
-                for _ in range(t21):
-                    g22, pos = _uvarint(buf, pos)
-                    z23, pos = _uvarint(buf, pos)
-                    e24 = pos + z23
-                    if e24 > L:
+                t23, pos = _uvarint(buf, pos)
+            if t23:
+                for _ in range(t23):
+                    g24, pos = _uvarint(buf, pos)
+                    z25, pos = _uvarint(buf, pos)
+                    e26 = pos + z25
+                    if e26 > L:
                         raise _malformed("tagged field of TopicPartitions runs past the end")
-                    u20[g22] = bytes(buf[pos:e24])
-                    pos = e24
-            v13.append(TopicPartitions(v15, v17, u20))
-        u25: dict[int, bytes] = {}
-        t26 = buf[pos]
-        if t26 < 128:
+                    u22[g24] = bytes(buf[pos:e26])
+                    pos = e26
+            o15 = _new(TopicPartitions)
+            o15.topic_id = v16
+            o15.partitions = v19
+            o15.unknown_tagged_fields = u22
+            v13.append(o15)
+        u27: dict[int, bytes] = {}
+        t28 = buf[pos]
+        if t28 < 128:
             pos += 1
         else:
-            t26, pos = _uvarint(buf, pos)
-        if t26:
-            for _ in range(t26):
-                g27, pos = _uvarint(buf, pos)
-                z28, pos = _uvarint(buf, pos)
-                e29 = pos + z28
-                if e29 > L:
+            t28, pos = _uvarint(buf, pos)
+        if t28:
+            for _ in range(t28):
+                g29, pos = _uvarint(buf, pos)
+                z30, pos = _uvarint(buf, pos)
+                e31 = pos + z30
+                if e31 > L:
                     raise _malformed("tagged field of Assignment runs past the end")
-                u25[g27] = bytes(buf[pos:e29])
-                pos = e29
-        v11 = Assignment(v13, u25)
-    u30: dict[int, bytes] = {}
-    t31 = buf[pos]
-    if t31 < 128:
+                u27[g29] = bytes(buf[pos:e31])
+                pos = e31
+        v11 = _new(Assignment)
+        v11.topic_partitions = v13
+        v11.unknown_tagged_fields = u27
+    u32: dict[int, bytes] = {}
+    t33 = buf[pos]
+    if t33 < 128:
         pos += 1
     else:
-        t31, pos = _uvarint(buf, pos)
-    if t31:
-        for _ in range(t31):
-            g32, pos = _uvarint(buf, pos)
-            z33, pos = _uvarint(buf, pos)
-            e34 = pos + z33
-            if e34 > L:
+        t33, pos = _uvarint(buf, pos)
+    if t33:
+        for _ in range(t33):
+            g34, pos = _uvarint(buf, pos)
+            z35, pos = _uvarint(buf, pos)
+            e36 = pos + z35
+            if e36 > L:
                 raise _malformed("tagged field of ConsumerGroupHeartbeatResponse runs past the end")
-            u30[g32] = bytes(buf[pos:e34])
-            pos = e34
-    return ConsumerGroupHeartbeatResponse(v1, v2, v3, v6, v9, v10, v11, u30), pos
+            u32[g34] = bytes(buf[pos:e36])
+            pos = e36
+    obj = _new(ConsumerGroupHeartbeatResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.error_message = v3
+    obj.member_id = v6
+    obj.member_epoch = v9
+    obj.heartbeat_interval_ms = v10
+    obj.assignment = v11
+    obj.unknown_tagged_fields = u32
+    return obj, pos
 
 _DEC_ConsumerGroupHeartbeatResponse = (_d_ConsumerGroupHeartbeatResponse_v0, _d_ConsumerGroupHeartbeatResponse_v0,)
 
@@ -449,53 +471,71 @@ def _d_ConsumerGroupHeartbeatRequest_v0(buf: memoryview, pos: int) -> tuple[Cons
             raise _malformed("bad count of ConsumerGroupHeartbeatRequest.topic_partitions")
         v22 = []
         for _ in range(n23):
-            v26: list[int]
-            r25, = _S_u.unpack_from(buf, pos)
+            v28: list[int]
+            r26, r27 = _S_QQ.unpack_from(buf, pos)
             pos += 16
-            v24 = _UUID(bytes=r25)
-            n27 = buf[pos]
-            if n27 < 128:
+            v25 = _new(_UUID)
+            _setattr(v25, 'int', (r26 << 64) | r27)
+            _setattr(v25, 'is_safe', _SAFE_UNKNOWN)
+            n29 = buf[pos]
+            if n29 < 128:
                 pos += 1
             else:
-                n27, pos = _uvarint(buf, pos)
-            n27 -= 1
-            e28 = pos + 4 * n27
-            if n27 < 0 or e28 > L:
+                n29, pos = _uvarint(buf, pos)
+            n29 -= 1
+            e30 = pos + 4 * n29
+            if n29 < 0 or e30 > L:
                 raise _malformed("TopicPartitions.partitions runs past the end")
-            v26 = list(_unpack_from('>%di' % n27, buf, pos))
-            pos = e28
-            u29: dict[int, bytes] = {}
-            t30 = buf[pos]
-            if t30 < 128:
+            v28 = list(_unpack_from('>%di' % n29, buf, pos))
+            pos = e30
+            u31: dict[int, bytes] = {}
+            t32 = buf[pos]
+            if t32 < 128:
                 pos += 1
             else:
-                t30, pos = _uvarint(buf, pos)
-            if t30:
-                for _ in range(t30):
-                    g31, pos = _uvarint(buf, pos)
-                    z32, pos = _uvarint(buf, pos)
-                    e33 = pos + z32
-                    if e33 > L:
+                t32, pos = _uvarint(buf, pos)
+            if t32:
+                for _ in range(t32):
+                    g33, pos = _uvarint(buf, pos)
+                    z34, pos = _uvarint(buf, pos)
+                    e35 = pos + z34
+                    if e35 > L:
                         raise _malformed("tagged field of TopicPartitions runs past the end")
-                    u29[g31] = bytes(buf[pos:e33])
-                    pos = e33
-            v22.append(TopicPartitions(v24, v26, u29))
-    u34: dict[int, bytes] = {}
-    t35 = buf[pos]
-    if t35 < 128:
+                    u31[g33] = bytes(buf[pos:e35])
+                    pos = e35
+            o24 = _new(TopicPartitions)
+            o24.topic_id = v25
+            o24.partitions = v28
+            o24.unknown_tagged_fields = u31
+            v22.append(o24)
+    u36: dict[int, bytes] = {}
+    t37 = buf[pos]
+    if t37 < 128:
         pos += 1
     else:
-        t35, pos = _uvarint(buf, pos)
-    if t35:
-        for _ in range(t35):
-            g36, pos = _uvarint(buf, pos)
-            z37, pos = _uvarint(buf, pos)
-            e38 = pos + z37
-            if e38 > L:
+        t37, pos = _uvarint(buf, pos)
+    if t37:
+        for _ in range(t37):
+            g38, pos = _uvarint(buf, pos)
+            z39, pos = _uvarint(buf, pos)
+            e40 = pos + z39
+            if e40 > L:
                 raise _malformed("tagged field of ConsumerGroupHeartbeatRequest runs past the end")
-            u34[g36] = bytes(buf[pos:e38])
-            pos = e38
-    return ConsumerGroupHeartbeatRequest(v1, v4, v7, v8, v11, v14, v15, None, v19, v22, u34), pos
+            u36[g38] = bytes(buf[pos:e40])
+            pos = e40
+    obj = _new(ConsumerGroupHeartbeatRequest)
+    obj.group_id = v1
+    obj.member_id = v4
+    obj.member_epoch = v7
+    obj.instance_id = v8
+    obj.rack_id = v11
+    obj.rebalance_timeout_ms = v14
+    obj.subscribed_topic_names = v15
+    obj.subscribed_topic_regex = None
+    obj.server_assignor = v19
+    obj.topic_partitions = v22
+    obj.unknown_tagged_fields = u36
+    return obj, pos
 
 def _d_ConsumerGroupHeartbeatRequest_v1(buf: memoryview, pos: int) -> tuple[ConsumerGroupHeartbeatRequest, int]:
     L = len(buf)
@@ -636,53 +676,71 @@ def _d_ConsumerGroupHeartbeatRequest_v1(buf: memoryview, pos: int) -> tuple[Cons
             raise _malformed("bad count of ConsumerGroupHeartbeatRequest.topic_partitions")
         v25 = []
         for _ in range(n26):
-            v29: list[int]
-            r28, = _S_u.unpack_from(buf, pos)
+            v31: list[int]
+            r29, r30 = _S_QQ.unpack_from(buf, pos)
             pos += 16
-            v27 = _UUID(bytes=r28)
-            n30 = buf[pos]
-            if n30 < 128:
+            v28 = _new(_UUID)
+            _setattr(v28, 'int', (r29 << 64) | r30)
+            _setattr(v28, 'is_safe', _SAFE_UNKNOWN)
+            n32 = buf[pos]
+            if n32 < 128:
                 pos += 1
             else:
-                n30, pos = _uvarint(buf, pos)
-            n30 -= 1
-            e31 = pos + 4 * n30
-            if n30 < 0 or e31 > L:
+                n32, pos = _uvarint(buf, pos)
+            n32 -= 1
+            e33 = pos + 4 * n32
+            if n32 < 0 or e33 > L:
                 raise _malformed("TopicPartitions.partitions runs past the end")
-            v29 = list(_unpack_from('>%di' % n30, buf, pos))
-            pos = e31
-            u32: dict[int, bytes] = {}
-            t33 = buf[pos]
-            if t33 < 128:
+            v31 = list(_unpack_from('>%di' % n32, buf, pos))
+            pos = e33
+            u34: dict[int, bytes] = {}
+            t35 = buf[pos]
+            if t35 < 128:
                 pos += 1
             else:
-                t33, pos = _uvarint(buf, pos)
-            if t33:
-                for _ in range(t33):
-                    g34, pos = _uvarint(buf, pos)
-                    z35, pos = _uvarint(buf, pos)
-                    e36 = pos + z35
-                    if e36 > L:
+                t35, pos = _uvarint(buf, pos)
+            if t35:
+                for _ in range(t35):
+                    g36, pos = _uvarint(buf, pos)
+                    z37, pos = _uvarint(buf, pos)
+                    e38 = pos + z37
+                    if e38 > L:
                         raise _malformed("tagged field of TopicPartitions runs past the end")
-                    u32[g34] = bytes(buf[pos:e36])
-                    pos = e36
-            v25.append(TopicPartitions(v27, v29, u32))
-    u37: dict[int, bytes] = {}
-    t38 = buf[pos]
-    if t38 < 128:
+                    u34[g36] = bytes(buf[pos:e38])
+                    pos = e38
+            o27 = _new(TopicPartitions)
+            o27.topic_id = v28
+            o27.partitions = v31
+            o27.unknown_tagged_fields = u34
+            v25.append(o27)
+    u39: dict[int, bytes] = {}
+    t40 = buf[pos]
+    if t40 < 128:
         pos += 1
     else:
-        t38, pos = _uvarint(buf, pos)
-    if t38:
-        for _ in range(t38):
-            g39, pos = _uvarint(buf, pos)
-            z40, pos = _uvarint(buf, pos)
-            e41 = pos + z40
-            if e41 > L:
+        t40, pos = _uvarint(buf, pos)
+    if t40:
+        for _ in range(t40):
+            g41, pos = _uvarint(buf, pos)
+            z42, pos = _uvarint(buf, pos)
+            e43 = pos + z42
+            if e43 > L:
                 raise _malformed("tagged field of ConsumerGroupHeartbeatRequest runs past the end")
-            u37[g39] = bytes(buf[pos:e41])
-            pos = e41
-    return ConsumerGroupHeartbeatRequest(v1, v4, v7, v8, v11, v14, v15, v19, v22, v25, u37), pos
+            u39[g41] = bytes(buf[pos:e43])
+            pos = e43
+    obj = _new(ConsumerGroupHeartbeatRequest)
+    obj.group_id = v1
+    obj.member_id = v4
+    obj.member_epoch = v7
+    obj.instance_id = v8
+    obj.rack_id = v11
+    obj.rebalance_timeout_ms = v14
+    obj.subscribed_topic_names = v15
+    obj.subscribed_topic_regex = v19
+    obj.server_assignor = v22
+    obj.topic_partitions = v25
+    obj.unknown_tagged_fields = u39
+    return obj, pos
 
 _DEC_ConsumerGroupHeartbeatRequest = (_d_ConsumerGroupHeartbeatRequest_v0, _d_ConsumerGroupHeartbeatRequest_v1,)
 

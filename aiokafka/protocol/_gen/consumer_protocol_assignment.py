@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['ConsumerProtocolAssignment', 'TopicPartition']
 
@@ -83,36 +87,42 @@ def _d_ConsumerProtocolAssignment_v0(buf: memoryview, pos: int) -> tuple[Consume
         raise _malformed("bad count of ConsumerProtocolAssignment.assigned_partitions")
     v1 = []
     for _ in range(n2):
-        n4, = _S_h.unpack_from(buf, pos)
+        n5, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
+        e6 = pos + n5
+        if n5 < 0 or e6 > L:
             raise _malformed("TopicPartition.topic runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        v6: list[int]
-        n7, = _S_i.unpack_from(buf, pos)
+        v4 = str(buf[pos:e6], 'utf-8')
+        pos = e6
+        v7: list[int]
+        n8, = _S_i.unpack_from(buf, pos)
         pos += 4
-        e8 = pos + 4 * n7
-        if n7 < 0 or e8 > L:
+        e9 = pos + 4 * n8
+        if n8 < 0 or e9 > L:
             raise _malformed("TopicPartition.partitions runs past the end")
-        v6 = list(_unpack_from('>%di' % n7, buf, pos))
-        pos = e8
-        v1.append(TopicPartition(v3, v6))
-    v9: bytes | None
-    n10, = _S_i.unpack_from(buf, pos)
+        v7 = list(_unpack_from('>%di' % n8, buf, pos))
+        pos = e9
+        o3 = _new(TopicPartition)
+        o3.topic = v4
+        o3.partitions = v7
+        v1.append(o3)
+    v10: bytes | None
+    n11, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n10 < 0:
-        if n10 != -1:
+    if n11 < 0:
+        if n11 != -1:
             raise _malformed("bad length of ConsumerProtocolAssignment.user_data")
-        v9 = None
+        v10 = None
     else:
-        e11 = pos + n10
-        if e11 > L:
+        e12 = pos + n11
+        if e12 > L:
             raise _malformed("ConsumerProtocolAssignment.user_data runs past the end")
-        v9 = bytes(buf[pos:e11])
-        pos = e11
-    return ConsumerProtocolAssignment(v1, v9), pos
+        v10 = bytes(buf[pos:e12])
+        pos = e12
+    obj = _new(ConsumerProtocolAssignment)
+    obj.assigned_partitions = v1
+    obj.user_data = v10
+    return obj, pos
 
 _DEC_ConsumerProtocolAssignment = (_d_ConsumerProtocolAssignment_v0, _d_ConsumerProtocolAssignment_v0, _d_ConsumerProtocolAssignment_v0, _d_ConsumerProtocolAssignment_v0,)
 

@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['ConsumerProtocolSubscription', 'TopicPartition']
 
@@ -107,7 +111,13 @@ def _d_ConsumerProtocolSubscription_v0(buf: memoryview, pos: int) -> tuple[Consu
             raise _malformed("ConsumerProtocolSubscription.user_data runs past the end")
         v5 = bytes(buf[pos:e7])
         pos = e7
-    return ConsumerProtocolSubscription(v1, v5, [], -1, None), pos
+    obj = _new(ConsumerProtocolSubscription)
+    obj.topics = v1
+    obj.user_data = v5
+    obj.owned_partitions = []
+    obj.generation_id = -1
+    obj.rack_id = None
+    return obj, pos
 
 def _d_ConsumerProtocolSubscription_v1(buf: memoryview, pos: int) -> tuple[ConsumerProtocolSubscription, int]:
     L = len(buf)
@@ -145,23 +155,32 @@ def _d_ConsumerProtocolSubscription_v1(buf: memoryview, pos: int) -> tuple[Consu
         raise _malformed("bad count of ConsumerProtocolSubscription.owned_partitions")
     v8 = []
     for _ in range(n9):
-        n11, = _S_h.unpack_from(buf, pos)
+        n12, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e12 = pos + n11
-        if n11 < 0 or e12 > L:
+        e13 = pos + n12
+        if n12 < 0 or e13 > L:
             raise _malformed("TopicPartition.topic runs past the end")
-        v10 = str(buf[pos:e12], 'utf-8')
-        pos = e12
-        v13: list[int]
-        n14, = _S_i.unpack_from(buf, pos)
+        v11 = str(buf[pos:e13], 'utf-8')
+        pos = e13
+        v14: list[int]
+        n15, = _S_i.unpack_from(buf, pos)
         pos += 4
-        e15 = pos + 4 * n14
-        if n14 < 0 or e15 > L:
+        e16 = pos + 4 * n15
+        if n15 < 0 or e16 > L:
             raise _malformed("TopicPartition.partitions runs past the end")
-        v13 = list(_unpack_from('>%di' % n14, buf, pos))
-        pos = e15
-        v8.append(TopicPartition(v10, v13))
-    return ConsumerProtocolSubscription(v1, v5, v8, -1, None), pos
+        v14 = list(_unpack_from('>%di' % n15, buf, pos))
+        pos = e16
+        o10 = _new(TopicPartition)
+        o10.topic = v11
+        o10.partitions = v14
+        v8.append(o10)
+    obj = _new(ConsumerProtocolSubscription)
+    obj.topics = v1
+    obj.user_data = v5
+    obj.owned_partitions = v8
+    obj.generation_id = -1
+    obj.rack_id = None
+    return obj, pos
 
 def _d_ConsumerProtocolSubscription_v2(buf: memoryview, pos: int) -> tuple[ConsumerProtocolSubscription, int]:
     L = len(buf)
@@ -199,25 +218,34 @@ def _d_ConsumerProtocolSubscription_v2(buf: memoryview, pos: int) -> tuple[Consu
         raise _malformed("bad count of ConsumerProtocolSubscription.owned_partitions")
     v8 = []
     for _ in range(n9):
-        n11, = _S_h.unpack_from(buf, pos)
+        n12, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e12 = pos + n11
-        if n11 < 0 or e12 > L:
+        e13 = pos + n12
+        if n12 < 0 or e13 > L:
             raise _malformed("TopicPartition.topic runs past the end")
-        v10 = str(buf[pos:e12], 'utf-8')
-        pos = e12
-        v13: list[int]
-        n14, = _S_i.unpack_from(buf, pos)
+        v11 = str(buf[pos:e13], 'utf-8')
+        pos = e13
+        v14: list[int]
+        n15, = _S_i.unpack_from(buf, pos)
         pos += 4
-        e15 = pos + 4 * n14
-        if n14 < 0 or e15 > L:
+        e16 = pos + 4 * n15
+        if n15 < 0 or e16 > L:
             raise _malformed("TopicPartition.partitions runs past the end")
-        v13 = list(_unpack_from('>%di' % n14, buf, pos))
-        pos = e15
-        v8.append(TopicPartition(v10, v13))
-    v16, = _S_i.unpack_from(buf, pos)
+        v14 = list(_unpack_from('>%di' % n15, buf, pos))
+        pos = e16
+        o10 = _new(TopicPartition)
+        o10.topic = v11
+        o10.partitions = v14
+        v8.append(o10)
+    v17, = _S_i.unpack_from(buf, pos)
     pos += 4
-    return ConsumerProtocolSubscription(v1, v5, v8, v16, None), pos
+    obj = _new(ConsumerProtocolSubscription)
+    obj.topics = v1
+    obj.user_data = v5
+    obj.owned_partitions = v8
+    obj.generation_id = v17
+    obj.rack_id = None
+    return obj, pos
 
 def _d_ConsumerProtocolSubscription_v3(buf: memoryview, pos: int) -> tuple[ConsumerProtocolSubscription, int]:
     L = len(buf)
@@ -255,36 +283,45 @@ def _d_ConsumerProtocolSubscription_v3(buf: memoryview, pos: int) -> tuple[Consu
         raise _malformed("bad count of ConsumerProtocolSubscription.owned_partitions")
     v8 = []
     for _ in range(n9):
-        n11, = _S_h.unpack_from(buf, pos)
+        n12, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e12 = pos + n11
-        if n11 < 0 or e12 > L:
+        e13 = pos + n12
+        if n12 < 0 or e13 > L:
             raise _malformed("TopicPartition.topic runs past the end")
-        v10 = str(buf[pos:e12], 'utf-8')
-        pos = e12
-        v13: list[int]
-        n14, = _S_i.unpack_from(buf, pos)
+        v11 = str(buf[pos:e13], 'utf-8')
+        pos = e13
+        v14: list[int]
+        n15, = _S_i.unpack_from(buf, pos)
         pos += 4
-        e15 = pos + 4 * n14
-        if n14 < 0 or e15 > L:
+        e16 = pos + 4 * n15
+        if n15 < 0 or e16 > L:
             raise _malformed("TopicPartition.partitions runs past the end")
-        v13 = list(_unpack_from('>%di' % n14, buf, pos))
-        pos = e15
-        v8.append(TopicPartition(v10, v13))
-    v17: str | None
-    v16, n18 = _S_ih.unpack_from(buf, pos)
+        v14 = list(_unpack_from('>%di' % n15, buf, pos))
+        pos = e16
+        o10 = _new(TopicPartition)
+        o10.topic = v11
+        o10.partitions = v14
+        v8.append(o10)
+    v18: str | None
+    v17, n19 = _S_ih.unpack_from(buf, pos)
     pos += 6
-    if n18 < 0:
-        if n18 != -1:
+    if n19 < 0:
+        if n19 != -1:
             raise _malformed("bad length of ConsumerProtocolSubscription.rack_id")
-        v17 = None
+        v18 = None
     else:
-        e19 = pos + n18
-        if e19 > L:
+        e20 = pos + n19
+        if e20 > L:
             raise _malformed("ConsumerProtocolSubscription.rack_id runs past the end")
-        v17 = str(buf[pos:e19], 'utf-8')
-        pos = e19
-    return ConsumerProtocolSubscription(v1, v5, v8, v16, v17), pos
+        v18 = str(buf[pos:e20], 'utf-8')
+        pos = e20
+    obj = _new(ConsumerProtocolSubscription)
+    obj.topics = v1
+    obj.user_data = v5
+    obj.owned_partitions = v8
+    obj.generation_id = v17
+    obj.rack_id = v18
+    return obj, pos
 
 _DEC_ConsumerProtocolSubscription = (_d_ConsumerProtocolSubscription_v0, _d_ConsumerProtocolSubscription_v1, _d_ConsumerProtocolSubscription_v2, _d_ConsumerProtocolSubscription_v3,)
 

@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['AclCreation', 'AclCreationResult', 'CreateAclsRequest', 'CreateAclsResponse']
 
@@ -146,21 +150,29 @@ def _d_CreateAclsResponse_v0(buf: memoryview, pos: int) -> tuple[CreateAclsRespo
         raise _malformed("bad count of CreateAclsResponse.results")
     v2 = []
     for _ in range(n3):
-        v5: str | None
-        v4, n6 = _S_hh.unpack_from(buf, pos)
+        v6: str | None
+        v5, n7 = _S_hh.unpack_from(buf, pos)
         pos += 4
-        if n6 < 0:
-            if n6 != -1:
+        if n7 < 0:
+            if n7 != -1:
                 raise _malformed("bad length of AclCreationResult.error_message")
-            v5 = None
+            v6 = None
         else:
-            e7 = pos + n6
-            if e7 > L:
+            e8 = pos + n7
+            if e8 > L:
                 raise _malformed("AclCreationResult.error_message runs past the end")
-            v5 = str(buf[pos:e7], 'utf-8')
-            pos = e7
-        v2.append(AclCreationResult(v4, v5, {}))
-    return CreateAclsResponse(v1, v2, {}), pos
+            v6 = str(buf[pos:e8], 'utf-8')
+            pos = e8
+        o4 = _new(AclCreationResult)
+        o4.error_code = v5
+        o4.error_message = v6
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    obj = _new(CreateAclsResponse)
+    obj.throttle_time_ms = v1
+    obj.results = v2
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_CreateAclsResponse_v2(buf: memoryview, pos: int) -> tuple[CreateAclsResponse, int]:
     L = len(buf)
@@ -177,57 +189,65 @@ def _d_CreateAclsResponse_v2(buf: memoryview, pos: int) -> tuple[CreateAclsRespo
         raise _malformed("bad count of CreateAclsResponse.results")
     v2 = []
     for _ in range(n3):
-        v5: str | None
-        v4, = _S_h.unpack_from(buf, pos)
+        v6: str | None
+        v5, = _S_h.unpack_from(buf, pos)
         pos += 2
-        n6 = buf[pos]
-        if n6 < 128:
+        n7 = buf[pos]
+        if n7 < 128:
             pos += 1
         else:
-            n6, pos = _uvarint(buf, pos)
-        n6 -= 1
-        if n6 < 0:
-            if n6 != -1:
+            n7, pos = _uvarint(buf, pos)
+        n7 -= 1
+        if n7 < 0:
+            if n7 != -1:
                 raise _malformed("bad length of AclCreationResult.error_message")
-            v5 = None
+            v6 = None
         else:
-            e7 = pos + n6
-            if e7 > L:
+            e8 = pos + n7
+            if e8 > L:
                 raise _malformed("AclCreationResult.error_message runs past the end")
-            v5 = str(buf[pos:e7], 'utf-8')
-            pos = e7
-        u8: dict[int, bytes] = {}
-        t9 = buf[pos]
-        if t9 < 128:
+            v6 = str(buf[pos:e8], 'utf-8')
+            pos = e8
+        u9: dict[int, bytes] = {}
+        t10 = buf[pos]
+        if t10 < 128:
             pos += 1
         else:
-            t9, pos = _uvarint(buf, pos)
-        if t9:
-            for _ in range(t9):
-                g10, pos = _uvarint(buf, pos)
-                z11, pos = _uvarint(buf, pos)
-                e12 = pos + z11
-                if e12 > L:
+            t10, pos = _uvarint(buf, pos)
+        if t10:
+            for _ in range(t10):
+                g11, pos = _uvarint(buf, pos)
+                z12, pos = _uvarint(buf, pos)
+                e13 = pos + z12
+                if e13 > L:
                     raise _malformed("tagged field of AclCreationResult runs past the end")
-                u8[g10] = bytes(buf[pos:e12])
-                pos = e12
-        v2.append(AclCreationResult(v4, v5, u8))
-    u13: dict[int, bytes] = {}
-    t14 = buf[pos]
-    if t14 < 128:
+                u9[g11] = bytes(buf[pos:e13])
+                pos = e13
+        o4 = _new(AclCreationResult)
+        o4.error_code = v5
+        o4.error_message = v6
+        o4.unknown_tagged_fields = u9
+        v2.append(o4)
+    u14: dict[int, bytes] = {}
+    t15 = buf[pos]
+    if t15 < 128:
         pos += 1
     else:
-        t14, pos = _uvarint(buf, pos)
-    if t14:
-        for _ in range(t14):
-            g15, pos = _uvarint(buf, pos)
-            z16, pos = _uvarint(buf, pos)
-            e17 = pos + z16
-            if e17 > L:
+        t15, pos = _uvarint(buf, pos)
+    if t15:
+        for _ in range(t15):
+            g16, pos = _uvarint(buf, pos)
+            z17, pos = _uvarint(buf, pos)
+            e18 = pos + z17
+            if e18 > L:
                 raise _malformed("tagged field of CreateAclsResponse runs past the end")
-            u13[g15] = bytes(buf[pos:e17])
-            pos = e17
-    return CreateAclsResponse(v1, v2, u13), pos
+            u14[g16] = bytes(buf[pos:e18])
+            pos = e18
+    obj = _new(CreateAclsResponse)
+    obj.throttle_time_ms = v1
+    obj.results = v2
+    obj.unknown_tagged_fields = u14
+    return obj, pos
 
 _DEC_CreateAclsResponse = (_d_CreateAclsResponse_v0, _d_CreateAclsResponse_v0, _d_CreateAclsResponse_v2, _d_CreateAclsResponse_v2,)
 
@@ -292,50 +312,15 @@ def _d_CreateAclsRequest_v0(buf: memoryview, pos: int) -> tuple[CreateAclsReques
         raise _malformed("bad count of CreateAclsRequest.creations")
     v1 = []
     for _ in range(n2):
-        v3, n5 = _S_bh.unpack_from(buf, pos)
+        v4, n6 = _S_bh.unpack_from(buf, pos)
         pos += 3
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("AclCreation.resource_name runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        n8, = _S_h.unpack_from(buf, pos)
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        n9, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e9 = pos + n8
-        if n8 < 0 or e9 > L:
-            raise _malformed("AclCreation.principal runs past the end")
-        v7 = str(buf[pos:e9], 'utf-8')
-        pos = e9
-        n11, = _S_h.unpack_from(buf, pos)
-        pos += 2
-        e12 = pos + n11
-        if n11 < 0 or e12 > L:
-            raise _malformed("AclCreation.host runs past the end")
-        v10 = str(buf[pos:e12], 'utf-8')
-        pos = e12
-        v13, v14 = _S_bb.unpack_from(buf, pos)
-        pos += 2
-        v1.append(AclCreation(v3, v4, 3, v7, v10, v13, v14, {}))
-    return CreateAclsRequest(v1, {}), pos
-
-def _d_CreateAclsRequest_v1(buf: memoryview, pos: int) -> tuple[CreateAclsRequest, int]:
-    L = len(buf)
-    v1: list[AclCreation]
-    n2, = _S_i.unpack_from(buf, pos)
-    pos += 4
-    if n2 < 0 or n2 > L - pos:
-        raise _malformed("bad count of CreateAclsRequest.creations")
-    v1 = []
-    for _ in range(n2):
-        v3, n5 = _S_bh.unpack_from(buf, pos)
-        pos += 3
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
-            raise _malformed("AclCreation.resource_name runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7, n9 = _S_bh.unpack_from(buf, pos)
-        pos += 3
         e10 = pos + n9
         if n9 < 0 or e10 > L:
             raise _malformed("AclCreation.principal runs past the end")
@@ -350,8 +335,67 @@ def _d_CreateAclsRequest_v1(buf: memoryview, pos: int) -> tuple[CreateAclsReques
         pos = e13
         v14, v15 = _S_bb.unpack_from(buf, pos)
         pos += 2
-        v1.append(AclCreation(v3, v4, v7, v8, v11, v14, v15, {}))
-    return CreateAclsRequest(v1, {}), pos
+        o3 = _new(AclCreation)
+        o3.resource_type = v4
+        o3.resource_name = v5
+        o3.resource_pattern_type = 3
+        o3.principal = v8
+        o3.host = v11
+        o3.operation = v14
+        o3.permission_type = v15
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    obj = _new(CreateAclsRequest)
+    obj.creations = v1
+    obj.unknown_tagged_fields = {}
+    return obj, pos
+
+def _d_CreateAclsRequest_v1(buf: memoryview, pos: int) -> tuple[CreateAclsRequest, int]:
+    L = len(buf)
+    v1: list[AclCreation]
+    n2, = _S_i.unpack_from(buf, pos)
+    pos += 4
+    if n2 < 0 or n2 > L - pos:
+        raise _malformed("bad count of CreateAclsRequest.creations")
+    v1 = []
+    for _ in range(n2):
+        v4, n6 = _S_bh.unpack_from(buf, pos)
+        pos += 3
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
+            raise _malformed("AclCreation.resource_name runs past the end")
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8, n10 = _S_bh.unpack_from(buf, pos)
+        pos += 3
+        e11 = pos + n10
+        if n10 < 0 or e11 > L:
+            raise _malformed("AclCreation.principal runs past the end")
+        v9 = str(buf[pos:e11], 'utf-8')
+        pos = e11
+        n13, = _S_h.unpack_from(buf, pos)
+        pos += 2
+        e14 = pos + n13
+        if n13 < 0 or e14 > L:
+            raise _malformed("AclCreation.host runs past the end")
+        v12 = str(buf[pos:e14], 'utf-8')
+        pos = e14
+        v15, v16 = _S_bb.unpack_from(buf, pos)
+        pos += 2
+        o3 = _new(AclCreation)
+        o3.resource_type = v4
+        o3.resource_name = v5
+        o3.resource_pattern_type = v8
+        o3.principal = v9
+        o3.host = v12
+        o3.operation = v15
+        o3.permission_type = v16
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    obj = _new(CreateAclsRequest)
+    obj.creations = v1
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_CreateAclsRequest_v2(buf: memoryview, pos: int) -> tuple[CreateAclsRequest, int]:
     L = len(buf)
@@ -366,77 +410,89 @@ def _d_CreateAclsRequest_v2(buf: memoryview, pos: int) -> tuple[CreateAclsReques
         raise _malformed("bad count of CreateAclsRequest.creations")
     v1 = []
     for _ in range(n2):
-        v3, = _S_b.unpack_from(buf, pos)
+        v4, = _S_b.unpack_from(buf, pos)
         pos += 1
-        n5 = buf[pos]
-        if n5 < 128:
+        n6 = buf[pos]
+        if n6 < 128:
             pos += 1
         else:
-            n5, pos = _uvarint(buf, pos)
-        n5 -= 1
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+            n6, pos = _uvarint(buf, pos)
+        n6 -= 1
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("AclCreation.resource_name runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7, = _S_b.unpack_from(buf, pos)
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8, = _S_b.unpack_from(buf, pos)
         pos += 1
-        n9 = buf[pos]
-        if n9 < 128:
+        n10 = buf[pos]
+        if n10 < 128:
             pos += 1
         else:
-            n9, pos = _uvarint(buf, pos)
-        n9 -= 1
-        e10 = pos + n9
-        if n9 < 0 or e10 > L:
+            n10, pos = _uvarint(buf, pos)
+        n10 -= 1
+        e11 = pos + n10
+        if n10 < 0 or e11 > L:
             raise _malformed("AclCreation.principal runs past the end")
-        v8 = str(buf[pos:e10], 'utf-8')
-        pos = e10
-        n12 = buf[pos]
-        if n12 < 128:
+        v9 = str(buf[pos:e11], 'utf-8')
+        pos = e11
+        n13 = buf[pos]
+        if n13 < 128:
             pos += 1
         else:
-            n12, pos = _uvarint(buf, pos)
-        n12 -= 1
-        e13 = pos + n12
-        if n12 < 0 or e13 > L:
+            n13, pos = _uvarint(buf, pos)
+        n13 -= 1
+        e14 = pos + n13
+        if n13 < 0 or e14 > L:
             raise _malformed("AclCreation.host runs past the end")
-        v11 = str(buf[pos:e13], 'utf-8')
-        pos = e13
-        v14, v15 = _S_bb.unpack_from(buf, pos)
+        v12 = str(buf[pos:e14], 'utf-8')
+        pos = e14
+        v15, v16 = _S_bb.unpack_from(buf, pos)
         pos += 2
-        u16: dict[int, bytes] = {}
-        t17 = buf[pos]
-        if t17 < 128:
+        u17: dict[int, bytes] = {}
+        t18 = buf[pos]
+        if t18 < 128:
             pos += 1
         else:
-            t17, pos = _uvarint(buf, pos)
-        if t17:
-            for _ in range(t17):
-                g18, pos = _uvarint(buf, pos)
-                z19, pos = _uvarint(buf, pos)
-                e20 = pos + z19
-                if e20 > L:
+            t18, pos = _uvarint(buf, pos)
+        if t18:
+            for _ in range(t18):
+                g19, pos = _uvarint(buf, pos)
+                z20, pos = _uvarint(buf, pos)
+                e21 = pos + z20
+                if e21 > L:
                     raise _malformed("tagged field of AclCreation runs past the end")
-                u16[g18] = bytes(buf[pos:e20])
-                pos = e20
-        v1.append(AclCreation(v3, v4, v7, v8, v11, v14, v15, u16))
-    u21: dict[int, bytes] = {}
-    t22 = buf[pos]
-    if t22 < 128:
+                u17[g19] = bytes(buf[pos:e21])
+                pos = e21
+        o3 = _new(AclCreation)
+        o3.resource_type = v4
+        o3.resource_name = v5
+        o3.resource_pattern_type = v8
+        o3.principal = v9
+        o3.host = v12
+        o3.operation = v15
+        o3.permission_type = v16
+        o3.unknown_tagged_fields = u17
+        v1.append(o3)
+    u22: dict[int, bytes] = {}
+    t23 = buf[pos]
+    if t23 < 128:
         pos += 1
     else:
-        t22, pos = _uvarint(buf, pos)
-    if t22:
-        for _ in range(t22):
-            g23, pos = _uvarint(buf, pos)
-            z24, pos = _uvarint(buf, pos)
-            e25 = pos + z24
-            if e25 > L:
+        t23, pos = _uvarint(buf, pos)
+    if t23:
+        for _ in range(t23):
+            g24, pos = _uvarint(buf, pos)
+            z25, pos = _uvarint(buf, pos)
+            e26 = pos + z25
+            if e26 > L:
                 raise _malformed("tagged field of CreateAclsRequest runs past the end")
-            u21[g23] = bytes(buf[pos:e25])
-            pos = e25
-    return CreateAclsRequest(v1, u21), pos
+            u22[g24] = bytes(buf[pos:e26])
+            pos = e26
+    obj = _new(CreateAclsRequest)
+    obj.creations = v1
+    obj.unknown_tagged_fields = u22
+    return obj, pos
 
 _DEC_CreateAclsRequest = (_d_CreateAclsRequest_v0, _d_CreateAclsRequest_v1, _d_CreateAclsRequest_v2, _d_CreateAclsRequest_v2,)
 

@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['CreatableRenewers', 'CreateDelegationTokenRequest', 'CreateDelegationTokenResponse']
 
@@ -166,7 +170,20 @@ def _d_CreateDelegationTokenResponse_v0(buf: memoryview, pos: int) -> tuple[Crea
     pos = e16
     v17, = _S_i.unpack_from(buf, pos)
     pos += 4
-    return CreateDelegationTokenResponse(v1, v2, v5, '', '', v8, v9, v10, v11, v14, v17, {}), pos
+    obj = _new(CreateDelegationTokenResponse)
+    obj.error_code = v1
+    obj.principal_type = v2
+    obj.principal_name = v5
+    obj.token_requester_principal_type = ''
+    obj.token_requester_principal_name = ''
+    obj.issue_timestamp_ms = v8
+    obj.expiry_timestamp_ms = v9
+    obj.max_timestamp_ms = v10
+    obj.token_id = v11
+    obj.hmac = v14
+    obj.throttle_time_ms = v17
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_CreateDelegationTokenResponse_v2(buf: memoryview, pos: int) -> tuple[CreateDelegationTokenResponse, int]:
     L = len(buf)
@@ -235,7 +252,20 @@ def _d_CreateDelegationTokenResponse_v2(buf: memoryview, pos: int) -> tuple[Crea
                 raise _malformed("tagged field of CreateDelegationTokenResponse runs past the end")
             u18[g20] = bytes(buf[pos:e22])
             pos = e22
-    return CreateDelegationTokenResponse(v1, v2, v5, '', '', v8, v9, v10, v11, v14, v17, u18), pos
+    obj = _new(CreateDelegationTokenResponse)
+    obj.error_code = v1
+    obj.principal_type = v2
+    obj.principal_name = v5
+    obj.token_requester_principal_type = ''
+    obj.token_requester_principal_name = ''
+    obj.issue_timestamp_ms = v8
+    obj.expiry_timestamp_ms = v9
+    obj.max_timestamp_ms = v10
+    obj.token_id = v11
+    obj.hmac = v14
+    obj.throttle_time_ms = v17
+    obj.unknown_tagged_fields = u18
+    return obj, pos
 
 def _d_CreateDelegationTokenResponse_v3(buf: memoryview, pos: int) -> tuple[CreateDelegationTokenResponse, int]:
     L = len(buf)
@@ -326,7 +356,20 @@ def _d_CreateDelegationTokenResponse_v3(buf: memoryview, pos: int) -> tuple[Crea
                 raise _malformed("tagged field of CreateDelegationTokenResponse runs past the end")
             u24[g26] = bytes(buf[pos:e28])
             pos = e28
-    return CreateDelegationTokenResponse(v1, v2, v5, v8, v11, v14, v15, v16, v17, v20, v23, u24), pos
+    obj = _new(CreateDelegationTokenResponse)
+    obj.error_code = v1
+    obj.principal_type = v2
+    obj.principal_name = v5
+    obj.token_requester_principal_type = v8
+    obj.token_requester_principal_name = v11
+    obj.issue_timestamp_ms = v14
+    obj.expiry_timestamp_ms = v15
+    obj.max_timestamp_ms = v16
+    obj.token_id = v17
+    obj.hmac = v20
+    obj.throttle_time_ms = v23
+    obj.unknown_tagged_fields = u24
+    return obj, pos
 
 _DEC_CreateDelegationTokenResponse = (_d_CreateDelegationTokenResponse_v0, _d_CreateDelegationTokenResponse_v0, _d_CreateDelegationTokenResponse_v2, _d_CreateDelegationTokenResponse_v3,)
 
@@ -469,24 +512,34 @@ def _d_CreateDelegationTokenRequest_v0(buf: memoryview, pos: int) -> tuple[Creat
         raise _malformed("bad count of CreateDelegationTokenRequest.renewers")
     v1 = []
     for _ in range(n2):
-        n4, = _S_h.unpack_from(buf, pos)
+        n5, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
+        e6 = pos + n5
+        if n5 < 0 or e6 > L:
             raise _malformed("CreatableRenewers.principal_type runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        n7, = _S_h.unpack_from(buf, pos)
+        v4 = str(buf[pos:e6], 'utf-8')
+        pos = e6
+        n8, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e8 = pos + n7
-        if n7 < 0 or e8 > L:
+        e9 = pos + n8
+        if n8 < 0 or e9 > L:
             raise _malformed("CreatableRenewers.principal_name runs past the end")
-        v6 = str(buf[pos:e8], 'utf-8')
-        pos = e8
-        v1.append(CreatableRenewers(v3, v6, {}))
-    v9, = _S_q.unpack_from(buf, pos)
+        v7 = str(buf[pos:e9], 'utf-8')
+        pos = e9
+        o3 = _new(CreatableRenewers)
+        o3.principal_type = v4
+        o3.principal_name = v7
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    v10, = _S_q.unpack_from(buf, pos)
     pos += 8
-    return CreateDelegationTokenRequest('', '', v1, v9, {}), pos
+    obj = _new(CreateDelegationTokenRequest)
+    obj.owner_principal_type = ''
+    obj.owner_principal_name = ''
+    obj.renewers = v1
+    obj.max_lifetime_ms = v10
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_CreateDelegationTokenRequest_v2(buf: memoryview, pos: int) -> tuple[CreateDelegationTokenRequest, int]:
     L = len(buf)
@@ -501,62 +554,72 @@ def _d_CreateDelegationTokenRequest_v2(buf: memoryview, pos: int) -> tuple[Creat
         raise _malformed("bad count of CreateDelegationTokenRequest.renewers")
     v1 = []
     for _ in range(n2):
-        n4 = buf[pos]
-        if n4 < 128:
+        n5 = buf[pos]
+        if n5 < 128:
             pos += 1
         else:
-            n4, pos = _uvarint(buf, pos)
-        n4 -= 1
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
+            n5, pos = _uvarint(buf, pos)
+        n5 -= 1
+        e6 = pos + n5
+        if n5 < 0 or e6 > L:
             raise _malformed("CreatableRenewers.principal_type runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        n7 = buf[pos]
-        if n7 < 128:
+        v4 = str(buf[pos:e6], 'utf-8')
+        pos = e6
+        n8 = buf[pos]
+        if n8 < 128:
             pos += 1
         else:
-            n7, pos = _uvarint(buf, pos)
-        n7 -= 1
-        e8 = pos + n7
-        if n7 < 0 or e8 > L:
+            n8, pos = _uvarint(buf, pos)
+        n8 -= 1
+        e9 = pos + n8
+        if n8 < 0 or e9 > L:
             raise _malformed("CreatableRenewers.principal_name runs past the end")
-        v6 = str(buf[pos:e8], 'utf-8')
-        pos = e8
-        u9: dict[int, bytes] = {}
-        t10 = buf[pos]
-        if t10 < 128:
+        v7 = str(buf[pos:e9], 'utf-8')
+        pos = e9
+        u10: dict[int, bytes] = {}
+        t11 = buf[pos]
+        if t11 < 128:
             pos += 1
         else:
-            t10, pos = _uvarint(buf, pos)
-        if t10:
-            for _ in range(t10):
-                g11, pos = _uvarint(buf, pos)
-                z12, pos = _uvarint(buf, pos)
-                e13 = pos + z12
-                if e13 > L:
+            t11, pos = _uvarint(buf, pos)
+        if t11:
+            for _ in range(t11):
+                g12, pos = _uvarint(buf, pos)
+                z13, pos = _uvarint(buf, pos)
+                e14 = pos + z13
+                if e14 > L:
                     raise _malformed("tagged field of CreatableRenewers runs past the end")
-                u9[g11] = bytes(buf[pos:e13])
-                pos = e13
-        v1.append(CreatableRenewers(v3, v6, u9))
-    v14, = _S_q.unpack_from(buf, pos)
+                u10[g12] = bytes(buf[pos:e14])
+                pos = e14
+        o3 = _new(CreatableRenewers)
+        o3.principal_type = v4
+        o3.principal_name = v7
+        o3.unknown_tagged_fields = u10
+        v1.append(o3)
+    v15, = _S_q.unpack_from(buf, pos)
     pos += 8
-    u15: dict[int, bytes] = {}
-    t16 = buf[pos]
-    if t16 < 128:
+    u16: dict[int, bytes] = {}
+    t17 = buf[pos]
+    if t17 < 128:
         pos += 1
     else:
-        t16, pos = _uvarint(buf, pos)
-    if t16:
-        for _ in range(t16):
-            g17, pos = _uvarint(buf, pos)
-            z18, pos = _uvarint(buf, pos)
-            e19 = pos + z18
-            if e19 > L:
+        t17, pos = _uvarint(buf, pos)
+    if t17:
+        for _ in range(t17):
+            g18, pos = _uvarint(buf, pos)
+            z19, pos = _uvarint(buf, pos)
+            e20 = pos + z19
+            if e20 > L:
                 raise _malformed("tagged field of CreateDelegationTokenRequest runs past the end")
-            u15[g17] = bytes(buf[pos:e19])
-            pos = e19
-    return CreateDelegationTokenRequest('', '', v1, v14, u15), pos
+            u16[g18] = bytes(buf[pos:e20])
+            pos = e20
+    obj = _new(CreateDelegationTokenRequest)
+    obj.owner_principal_type = ''
+    obj.owner_principal_name = ''
+    obj.renewers = v1
+    obj.max_lifetime_ms = v15
+    obj.unknown_tagged_fields = u16
+    return obj, pos
 
 def _d_CreateDelegationTokenRequest_v3(buf: memoryview, pos: int) -> tuple[CreateDelegationTokenRequest, int]:
     L = len(buf)
@@ -605,62 +668,72 @@ def _d_CreateDelegationTokenRequest_v3(buf: memoryview, pos: int) -> tuple[Creat
         raise _malformed("bad count of CreateDelegationTokenRequest.renewers")
     v7 = []
     for _ in range(n8):
-        n10 = buf[pos]
-        if n10 < 128:
+        n11 = buf[pos]
+        if n11 < 128:
             pos += 1
         else:
-            n10, pos = _uvarint(buf, pos)
-        n10 -= 1
-        e11 = pos + n10
-        if n10 < 0 or e11 > L:
+            n11, pos = _uvarint(buf, pos)
+        n11 -= 1
+        e12 = pos + n11
+        if n11 < 0 or e12 > L:
             raise _malformed("CreatableRenewers.principal_type runs past the end")
-        v9 = str(buf[pos:e11], 'utf-8')
-        pos = e11
-        n13 = buf[pos]
-        if n13 < 128:
+        v10 = str(buf[pos:e12], 'utf-8')
+        pos = e12
+        n14 = buf[pos]
+        if n14 < 128:
             pos += 1
         else:
-            n13, pos = _uvarint(buf, pos)
-        n13 -= 1
-        e14 = pos + n13
-        if n13 < 0 or e14 > L:
+            n14, pos = _uvarint(buf, pos)
+        n14 -= 1
+        e15 = pos + n14
+        if n14 < 0 or e15 > L:
             raise _malformed("CreatableRenewers.principal_name runs past the end")
-        v12 = str(buf[pos:e14], 'utf-8')
-        pos = e14
-        u15: dict[int, bytes] = {}
-        t16 = buf[pos]
-        if t16 < 128:
+        v13 = str(buf[pos:e15], 'utf-8')
+        pos = e15
+        u16: dict[int, bytes] = {}
+        t17 = buf[pos]
+        if t17 < 128:
             pos += 1
         else:
-            t16, pos = _uvarint(buf, pos)
-        if t16:
-            for _ in range(t16):
-                g17, pos = _uvarint(buf, pos)
-                z18, pos = _uvarint(buf, pos)
-                e19 = pos + z18
-                if e19 > L:
+            t17, pos = _uvarint(buf, pos)
+        if t17:
+            for _ in range(t17):
+                g18, pos = _uvarint(buf, pos)
+                z19, pos = _uvarint(buf, pos)
+                e20 = pos + z19
+                if e20 > L:
                     raise _malformed("tagged field of CreatableRenewers runs past the end")
-                u15[g17] = bytes(buf[pos:e19])
-                pos = e19
-        v7.append(CreatableRenewers(v9, v12, u15))
-    v20, = _S_q.unpack_from(buf, pos)
+                u16[g18] = bytes(buf[pos:e20])
+                pos = e20
+        o9 = _new(CreatableRenewers)
+        o9.principal_type = v10
+        o9.principal_name = v13
+        o9.unknown_tagged_fields = u16
+        v7.append(o9)
+    v21, = _S_q.unpack_from(buf, pos)
     pos += 8
-    u21: dict[int, bytes] = {}
-    t22 = buf[pos]
-    if t22 < 128:
+    u22: dict[int, bytes] = {}
+    t23 = buf[pos]
+    if t23 < 128:
         pos += 1
     else:
-        t22, pos = _uvarint(buf, pos)
-    if t22:
-        for _ in range(t22):
-            g23, pos = _uvarint(buf, pos)
-            z24, pos = _uvarint(buf, pos)
-            e25 = pos + z24
-            if e25 > L:
+        t23, pos = _uvarint(buf, pos)
+    if t23:
+        for _ in range(t23):
+            g24, pos = _uvarint(buf, pos)
+            z25, pos = _uvarint(buf, pos)
+            e26 = pos + z25
+            if e26 > L:
                 raise _malformed("tagged field of CreateDelegationTokenRequest runs past the end")
-            u21[g23] = bytes(buf[pos:e25])
-            pos = e25
-    return CreateDelegationTokenRequest(v1, v4, v7, v20, u21), pos
+            u22[g24] = bytes(buf[pos:e26])
+            pos = e26
+    obj = _new(CreateDelegationTokenRequest)
+    obj.owner_principal_type = v1
+    obj.owner_principal_name = v4
+    obj.renewers = v7
+    obj.max_lifetime_ms = v21
+    obj.unknown_tagged_fields = u22
+    return obj, pos
 
 _DEC_CreateDelegationTokenRequest = (_d_CreateDelegationTokenRequest_v0, _d_CreateDelegationTokenRequest_v0, _d_CreateDelegationTokenRequest_v2, _d_CreateDelegationTokenRequest_v3,)
 

@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['CreatePartitionsAssignment', 'CreatePartitionsRequest', 'CreatePartitionsResponse', 'CreatePartitionsTopic', 'CreatePartitionsTopicResult']
 
@@ -151,28 +155,37 @@ def _d_CreatePartitionsResponse_v0(buf: memoryview, pos: int) -> tuple[CreatePar
         raise _malformed("bad count of CreatePartitionsResponse.results")
     v2 = []
     for _ in range(n3):
-        n5, = _S_h.unpack_from(buf, pos)
+        n6, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("CreatePartitionsTopicResult.name runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v8: str | None
-        v7, n9 = _S_hh.unpack_from(buf, pos)
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v9: str | None
+        v8, n10 = _S_hh.unpack_from(buf, pos)
         pos += 4
-        if n9 < 0:
-            if n9 != -1:
+        if n10 < 0:
+            if n10 != -1:
                 raise _malformed("bad length of CreatePartitionsTopicResult.error_message")
-            v8 = None
+            v9 = None
         else:
-            e10 = pos + n9
-            if e10 > L:
+            e11 = pos + n10
+            if e11 > L:
                 raise _malformed("CreatePartitionsTopicResult.error_message runs past the end")
-            v8 = str(buf[pos:e10], 'utf-8')
-            pos = e10
-        v2.append(CreatePartitionsTopicResult(v4, v7, v8, {}))
-    return CreatePartitionsResponse(v1, v2, {}), pos
+            v9 = str(buf[pos:e11], 'utf-8')
+            pos = e11
+        o4 = _new(CreatePartitionsTopicResult)
+        o4.name = v5
+        o4.error_code = v8
+        o4.error_message = v9
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    obj = _new(CreatePartitionsResponse)
+    obj.throttle_time_ms = v1
+    obj.results = v2
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_CreatePartitionsResponse_v2(buf: memoryview, pos: int) -> tuple[CreatePartitionsResponse, int]:
     L = len(buf)
@@ -189,68 +202,77 @@ def _d_CreatePartitionsResponse_v2(buf: memoryview, pos: int) -> tuple[CreatePar
         raise _malformed("bad count of CreatePartitionsResponse.results")
     v2 = []
     for _ in range(n3):
-        n5 = buf[pos]
-        if n5 < 128:
+        n6 = buf[pos]
+        if n6 < 128:
             pos += 1
         else:
-            n5, pos = _uvarint(buf, pos)
-        n5 -= 1
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+            n6, pos = _uvarint(buf, pos)
+        n6 -= 1
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("CreatePartitionsTopicResult.name runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v8: str | None
-        v7, = _S_h.unpack_from(buf, pos)
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v9: str | None
+        v8, = _S_h.unpack_from(buf, pos)
         pos += 2
-        n9 = buf[pos]
-        if n9 < 128:
+        n10 = buf[pos]
+        if n10 < 128:
             pos += 1
         else:
-            n9, pos = _uvarint(buf, pos)
-        n9 -= 1
-        if n9 < 0:
-            if n9 != -1:
+            n10, pos = _uvarint(buf, pos)
+        n10 -= 1
+        if n10 < 0:
+            if n10 != -1:
                 raise _malformed("bad length of CreatePartitionsTopicResult.error_message")
-            v8 = None
+            v9 = None
         else:
-            e10 = pos + n9
-            if e10 > L:
+            e11 = pos + n10
+            if e11 > L:
                 raise _malformed("CreatePartitionsTopicResult.error_message runs past the end")
-            v8 = str(buf[pos:e10], 'utf-8')
-            pos = e10
-        u11: dict[int, bytes] = {}
-        t12 = buf[pos]
-        if t12 < 128:
+            v9 = str(buf[pos:e11], 'utf-8')
+            pos = e11
+        u12: dict[int, bytes] = {}
+        t13 = buf[pos]
+        if t13 < 128:
             pos += 1
         else:
-            t12, pos = _uvarint(buf, pos)
-        if t12:
-            for _ in range(t12):
-                g13, pos = _uvarint(buf, pos)
-                z14, pos = _uvarint(buf, pos)
-                e15 = pos + z14
-                if e15 > L:
+            t13, pos = _uvarint(buf, pos)
+        if t13:
+            for _ in range(t13):
+                g14, pos = _uvarint(buf, pos)
+                z15, pos = _uvarint(buf, pos)
+                e16 = pos + z15
+                if e16 > L:
                     raise _malformed("tagged field of CreatePartitionsTopicResult runs past the end")
-                u11[g13] = bytes(buf[pos:e15])
-                pos = e15
-        v2.append(CreatePartitionsTopicResult(v4, v7, v8, u11))
-    u16: dict[int, bytes] = {}
-    t17 = buf[pos]
-    if t17 < 128:
+                u12[g14] = bytes(buf[pos:e16])
+                pos = e16
+        o4 = _new(CreatePartitionsTopicResult)
+        o4.name = v5
+        o4.error_code = v8
+        o4.error_message = v9
+        o4.unknown_tagged_fields = u12
+        v2.append(o4)
+    u17: dict[int, bytes] = {}
+    t18 = buf[pos]
+    if t18 < 128:
         pos += 1
     else:
-        t17, pos = _uvarint(buf, pos)
-    if t17:
-        for _ in range(t17):
-            g18, pos = _uvarint(buf, pos)
-            z19, pos = _uvarint(buf, pos)
-            e20 = pos + z19
-            if e20 > L:
+        t18, pos = _uvarint(buf, pos)
+    if t18:
+        for _ in range(t18):
+            g19, pos = _uvarint(buf, pos)
+            z20, pos = _uvarint(buf, pos)
+            e21 = pos + z20
+            if e21 > L:
                 raise _malformed("tagged field of CreatePartitionsResponse runs past the end")
-            u16[g18] = bytes(buf[pos:e20])
-            pos = e20
-    return CreatePartitionsResponse(v1, v2, u16), pos
+            u17[g19] = bytes(buf[pos:e21])
+            pos = e21
+    obj = _new(CreatePartitionsResponse)
+    obj.throttle_time_ms = v1
+    obj.results = v2
+    obj.unknown_tagged_fields = u17
+    return obj, pos
 
 _DEC_CreatePartitionsResponse = (_d_CreatePartitionsResponse_v0, _d_CreatePartitionsResponse_v0, _d_CreatePartitionsResponse_v2, _d_CreatePartitionsResponse_v2,)
 
@@ -327,38 +349,51 @@ def _d_CreatePartitionsRequest_v0(buf: memoryview, pos: int) -> tuple[CreatePart
         raise _malformed("bad count of CreatePartitionsRequest.topics")
     v1 = []
     for _ in range(n2):
-        n4, = _S_h.unpack_from(buf, pos)
+        n5, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
+        e6 = pos + n5
+        if n5 < 0 or e6 > L:
             raise _malformed("CreatePartitionsTopic.name runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        v7: list[CreatePartitionsAssignment] | None
-        v6, n8 = _S_ii.unpack_from(buf, pos)
+        v4 = str(buf[pos:e6], 'utf-8')
+        pos = e6
+        v8: list[CreatePartitionsAssignment] | None
+        v7, n9 = _S_ii.unpack_from(buf, pos)
         pos += 8
-        if n8 < 0:
-            if n8 != -1:
+        if n9 < 0:
+            if n9 != -1:
                 raise _malformed("bad length of CreatePartitionsTopic.assignments")
-            v7 = None
+            v8 = None
         else:
-            if n8 > L - pos:
+            if n9 > L - pos:
                 raise _malformed("bad count of CreatePartitionsTopic.assignments")
-            v7 = []
-            for _ in range(n8):
-                v9: list[int]
-                n10, = _S_i.unpack_from(buf, pos)
+            v8 = []
+            for _ in range(n9):
+                v11: list[int]
+                n12, = _S_i.unpack_from(buf, pos)
                 pos += 4
-                e11 = pos + 4 * n10
-                if n10 < 0 or e11 > L:
+                e13 = pos + 4 * n12
+                if n12 < 0 or e13 > L:
                     raise _malformed("CreatePartitionsAssignment.broker_ids runs past the end")
-                v9 = list(_unpack_from('>%di' % n10, buf, pos))
-                pos = e11
-                v7.append(CreatePartitionsAssignment(v9, {}))
-        v1.append(CreatePartitionsTopic(v3, v6, v7, {}))
-    v12, v13 = _S_io.unpack_from(buf, pos)
+                v11 = list(_unpack_from('>%di' % n12, buf, pos))
+                pos = e13
+                o10 = _new(CreatePartitionsAssignment)
+                o10.broker_ids = v11
+                o10.unknown_tagged_fields = {}
+                v8.append(o10)
+        o3 = _new(CreatePartitionsTopic)
+        o3.name = v4
+        o3.count = v7
+        o3.assignments = v8
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    v14, v15 = _S_io.unpack_from(buf, pos)
     pos += 5
-    return CreatePartitionsRequest(v1, v12, v13, {}), pos
+    obj = _new(CreatePartitionsRequest)
+    obj.topics = v1
+    obj.timeout_ms = v14
+    obj.validate_only = v15
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_CreatePartitionsRequest_v2(buf: memoryview, pos: int) -> tuple[CreatePartitionsRequest, int]:
     L = len(buf)
@@ -373,97 +408,110 @@ def _d_CreatePartitionsRequest_v2(buf: memoryview, pos: int) -> tuple[CreatePart
         raise _malformed("bad count of CreatePartitionsRequest.topics")
     v1 = []
     for _ in range(n2):
-        n4 = buf[pos]
-        if n4 < 128:
+        n5 = buf[pos]
+        if n5 < 128:
             pos += 1
         else:
-            n4, pos = _uvarint(buf, pos)
-        n4 -= 1
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
+            n5, pos = _uvarint(buf, pos)
+        n5 -= 1
+        e6 = pos + n5
+        if n5 < 0 or e6 > L:
             raise _malformed("CreatePartitionsTopic.name runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        v7: list[CreatePartitionsAssignment] | None
-        v6, = _S_i.unpack_from(buf, pos)
+        v4 = str(buf[pos:e6], 'utf-8')
+        pos = e6
+        v8: list[CreatePartitionsAssignment] | None
+        v7, = _S_i.unpack_from(buf, pos)
         pos += 4
-        n8 = buf[pos]
-        if n8 < 128:
+        n9 = buf[pos]
+        if n9 < 128:
             pos += 1
         else:
-            n8, pos = _uvarint(buf, pos)
-        n8 -= 1
-        if n8 < 0:
-            if n8 != -1:
+            n9, pos = _uvarint(buf, pos)
+        n9 -= 1
+        if n9 < 0:
+            if n9 != -1:
                 raise _malformed("bad length of CreatePartitionsTopic.assignments")
-            v7 = None
+            v8 = None
         else:
-            if n8 > L - pos:
+            if n9 > L - pos:
                 raise _malformed("bad count of CreatePartitionsTopic.assignments")
-            v7 = []
-            for _ in range(n8):
-                v9: list[int]
-                n10 = buf[pos]
-                if n10 < 128:
+            v8 = []
+            for _ in range(n9):
+                v11: list[int]
+                n12 = buf[pos]
+                if n12 < 128:
                     pos += 1
                 else:
-                    n10, pos = _uvarint(buf, pos)
-                n10 -= 1
-                e11 = pos + 4 * n10
-                if n10 < 0 or e11 > L:
+                    n12, pos = _uvarint(buf, pos)
+                n12 -= 1
+                e13 = pos + 4 * n12
+                if n12 < 0 or e13 > L:
                     raise _malformed("CreatePartitionsAssignment.broker_ids runs past the end")
-                v9 = list(_unpack_from('>%di' % n10, buf, pos))
-                pos = e11
-                u12: dict[int, bytes] = {}
-                t13 = buf[pos]
-                if t13 < 128:
+                v11 = list(_unpack_from('>%di' % n12, buf, pos))
+                pos = e13
+                u14: dict[int, bytes] = {}
+                t15 = buf[pos]
+                if t15 < 128:
                     pos += 1
                 else:
-                    t13, pos = _uvarint(buf, pos)
-                if t13:
-                    for _ in range(t13):
-                        g14, pos = _uvarint(buf, pos)
-                        z15, pos = _uvarint(buf, pos)
-                        e16 = pos + z15
-                        if e16 > L:
+                    t15, pos = _uvarint(buf, pos)
+                if t15:
+                    for _ in range(t15):
+                        g16, pos = _uvarint(buf, pos)
+                        z17, pos = _uvarint(buf, pos)
+                        e18 = pos + z17
+                        if e18 > L:
                             raise _malformed("tagged field of CreatePartitionsAssignment runs past the end")
-                        u12[g14] = bytes(buf[pos:e16])
-                        pos = e16
-                v7.append(CreatePartitionsAssignment(v9, u12))
-        u17: dict[int, bytes] = {}
-        t18 = buf[pos]
-        if t18 < 128:
+                        u14[g16] = bytes(buf[pos:e18])
+                        pos = e18
+                o10 = _new(CreatePartitionsAssignment)
+                o10.broker_ids = v11
+                o10.unknown_tagged_fields = u14
+                v8.append(o10)
+        u19: dict[int, bytes] = {}
+        t20 = buf[pos]
+        if t20 < 128:
             pos += 1
         else:
-            t18, pos = _uvarint(buf, pos)
-        if t18:
-            for _ in range(t18):
-                g19, pos = _uvarint(buf, pos)
-                z20, pos = _uvarint(buf, pos)
-                e21 = pos + z20
-                if e21 > L:
+            t20, pos = _uvarint(buf, pos)
+        if t20:
+            for _ in range(t20):
+                g21, pos = _uvarint(buf, pos)
+                z22, pos = _uvarint(buf, pos)
+                e23 = pos + z22
+                if e23 > L:
                     raise _malformed("tagged field of CreatePartitionsTopic runs past the end")
-                u17[g19] = bytes(buf[pos:e21])
-                pos = e21
-        v1.append(CreatePartitionsTopic(v3, v6, v7, u17))
-    v22, v23 = _S_io.unpack_from(buf, pos)
+                u19[g21] = bytes(buf[pos:e23])
+                pos = e23
+        o3 = _new(CreatePartitionsTopic)
+        o3.name = v4
+        o3.count = v7
+        o3.assignments = v8
+        o3.unknown_tagged_fields = u19
+        v1.append(o3)
+    v24, v25 = _S_io.unpack_from(buf, pos)
     pos += 5
-    u24: dict[int, bytes] = {}
-    t25 = buf[pos]
-    if t25 < 128:
+    u26: dict[int, bytes] = {}
+    t27 = buf[pos]
+    if t27 < 128:
         pos += 1
     else:
-        t25, pos = _uvarint(buf, pos)
-    if t25:
-        for _ in range(t25):
-            g26, pos = _uvarint(buf, pos)
-            z27, pos = _uvarint(buf, pos)
-            e28 = pos + z27
-            if e28 > L:
+        t27, pos = _uvarint(buf, pos)
+    if t27:
+        for _ in range(t27):
+            g28, pos = _uvarint(buf, pos)
+            z29, pos = _uvarint(buf, pos)
+            e30 = pos + z29
+            if e30 > L:
                 raise _malformed("tagged field of CreatePartitionsRequest runs past the end")
-            u24[g26] = bytes(buf[pos:e28])
-            pos = e28
-    return CreatePartitionsRequest(v1, v22, v23, u24), pos
+            u26[g28] = bytes(buf[pos:e30])
+            pos = e30
+    obj = _new(CreatePartitionsRequest)
+    obj.topics = v1
+    obj.timeout_ms = v24
+    obj.validate_only = v25
+    obj.unknown_tagged_fields = u26
+    return obj, pos
 
 _DEC_CreatePartitionsRequest = (_d_CreatePartitionsRequest_v0, _d_CreatePartitionsRequest_v0, _d_CreatePartitionsRequest_v2, _d_CreatePartitionsRequest_v2,)
 

@@ -13,22 +13,27 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
 
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
+
 __all__ = ['CreatableReplicaAssignment', 'CreatableTopic', 'CreatableTopicConfig', 'CreatableTopicConfigs', 'CreatableTopicResult', 'CreateTopicsRequest', 'CreateTopicsResponse']
 
 _S_uh = _Struct(">16sh")
 _S_obo = _Struct(">?b?")
+_S_QQh = _Struct(">QQh")
 _S_h = _Struct(">h")
 _S_hh = _Struct(">hh")
 _S_i = _Struct(">i")
@@ -184,17 +189,31 @@ def _d_CreateTopicsResponse_v0(buf: memoryview, pos: int) -> tuple[CreateTopicsR
         raise _malformed("bad count of CreateTopicsResponse.topics")
     v1 = []
     for _ in range(n2):
-        n4, = _S_h.unpack_from(buf, pos)
+        n5, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
+        e6 = pos + n5
+        if n5 < 0 or e6 > L:
             raise _malformed("CreatableTopicResult.name runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        v6, = _S_h.unpack_from(buf, pos)
+        v4 = str(buf[pos:e6], 'utf-8')
+        pos = e6
+        v7, = _S_h.unpack_from(buf, pos)
         pos += 2
-        v1.append(CreatableTopicResult(v3, ZERO_UUID, v6, '', 0, -1, -1, [], {}))
-    return CreateTopicsResponse(0, v1, {}), pos
+        o3 = _new(CreatableTopicResult)
+        o3.name = v4
+        o3.topic_id = ZERO_UUID
+        o3.error_code = v7
+        o3.error_message = ''
+        o3.topic_config_error_code = 0
+        o3.num_partitions = -1
+        o3.replication_factor = -1
+        o3.configs = []
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    obj = _new(CreateTopicsResponse)
+    obj.throttle_time_ms = 0
+    obj.topics = v1
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_CreateTopicsResponse_v1(buf: memoryview, pos: int) -> tuple[CreateTopicsResponse, int]:
     L = len(buf)
@@ -205,38 +224,6 @@ def _d_CreateTopicsResponse_v1(buf: memoryview, pos: int) -> tuple[CreateTopicsR
         raise _malformed("bad count of CreateTopicsResponse.topics")
     v1 = []
     for _ in range(n2):
-        n4, = _S_h.unpack_from(buf, pos)
-        pos += 2
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
-            raise _malformed("CreatableTopicResult.name runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        v7: str | None
-        v6, n8 = _S_hh.unpack_from(buf, pos)
-        pos += 4
-        if n8 < 0:
-            if n8 != -1:
-                raise _malformed("bad length of CreatableTopicResult.error_message")
-            v7 = None
-        else:
-            e9 = pos + n8
-            if e9 > L:
-                raise _malformed("CreatableTopicResult.error_message runs past the end")
-            v7 = str(buf[pos:e9], 'utf-8')
-            pos = e9
-        v1.append(CreatableTopicResult(v3, ZERO_UUID, v6, v7, 0, -1, -1, [], {}))
-    return CreateTopicsResponse(0, v1, {}), pos
-
-def _d_CreateTopicsResponse_v2(buf: memoryview, pos: int) -> tuple[CreateTopicsResponse, int]:
-    L = len(buf)
-    v2: list[CreatableTopicResult]
-    v1, n3 = _S_ii.unpack_from(buf, pos)
-    pos += 8
-    if n3 < 0 or n3 > L - pos:
-        raise _malformed("bad count of CreateTopicsResponse.topics")
-    v2 = []
-    for _ in range(n3):
         n5, = _S_h.unpack_from(buf, pos)
         pos += 2
         e6 = pos + n5
@@ -257,8 +244,68 @@ def _d_CreateTopicsResponse_v2(buf: memoryview, pos: int) -> tuple[CreateTopicsR
                 raise _malformed("CreatableTopicResult.error_message runs past the end")
             v8 = str(buf[pos:e10], 'utf-8')
             pos = e10
-        v2.append(CreatableTopicResult(v4, ZERO_UUID, v7, v8, 0, -1, -1, [], {}))
-    return CreateTopicsResponse(v1, v2, {}), pos
+        o3 = _new(CreatableTopicResult)
+        o3.name = v4
+        o3.topic_id = ZERO_UUID
+        o3.error_code = v7
+        o3.error_message = v8
+        o3.topic_config_error_code = 0
+        o3.num_partitions = -1
+        o3.replication_factor = -1
+        o3.configs = []
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    obj = _new(CreateTopicsResponse)
+    obj.throttle_time_ms = 0
+    obj.topics = v1
+    obj.unknown_tagged_fields = {}
+    return obj, pos
+
+def _d_CreateTopicsResponse_v2(buf: memoryview, pos: int) -> tuple[CreateTopicsResponse, int]:
+    L = len(buf)
+    v2: list[CreatableTopicResult]
+    v1, n3 = _S_ii.unpack_from(buf, pos)
+    pos += 8
+    if n3 < 0 or n3 > L - pos:
+        raise _malformed("bad count of CreateTopicsResponse.topics")
+    v2 = []
+    for _ in range(n3):
+        n6, = _S_h.unpack_from(buf, pos)
+        pos += 2
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
+            raise _malformed("CreatableTopicResult.name runs past the end")
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v9: str | None
+        v8, n10 = _S_hh.unpack_from(buf, pos)
+        pos += 4
+        if n10 < 0:
+            if n10 != -1:
+                raise _malformed("bad length of CreatableTopicResult.error_message")
+            v9 = None
+        else:
+            e11 = pos + n10
+            if e11 > L:
+                raise _malformed("CreatableTopicResult.error_message runs past the end")
+            v9 = str(buf[pos:e11], 'utf-8')
+            pos = e11
+        o4 = _new(CreatableTopicResult)
+        o4.name = v5
+        o4.topic_id = ZERO_UUID
+        o4.error_code = v8
+        o4.error_message = v9
+        o4.topic_config_error_code = 0
+        o4.num_partitions = -1
+        o4.replication_factor = -1
+        o4.configs = []
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    obj = _new(CreateTopicsResponse)
+    obj.throttle_time_ms = v1
+    obj.topics = v2
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_CreateTopicsResponse_v5(buf: memoryview, pos: int) -> tuple[CreateTopicsResponse, int]:
     L = len(buf)
@@ -275,204 +322,54 @@ def _d_CreateTopicsResponse_v5(buf: memoryview, pos: int) -> tuple[CreateTopicsR
         raise _malformed("bad count of CreateTopicsResponse.topics")
     v2 = []
     for _ in range(n3):
-        n5 = buf[pos]
-        if n5 < 128:
+        n6 = buf[pos]
+        if n6 < 128:
             pos += 1
         else:
-            n5, pos = _uvarint(buf, pos)
-        n5 -= 1
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+            n6, pos = _uvarint(buf, pos)
+        n6 -= 1
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("CreatableTopicResult.name runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v8: str | None
-        v7, = _S_h.unpack_from(buf, pos)
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v9: str | None
+        v8, = _S_h.unpack_from(buf, pos)
         pos += 2
-        n9 = buf[pos]
-        if n9 < 128:
+        n10 = buf[pos]
+        if n10 < 128:
             pos += 1
         else:
-            n9, pos = _uvarint(buf, pos)
-        n9 -= 1
-        if n9 < 0:
-            if n9 != -1:
+            n10, pos = _uvarint(buf, pos)
+        n10 -= 1
+        if n10 < 0:
+            if n10 != -1:
                 raise _malformed("bad length of CreatableTopicResult.error_message")
-            v8 = None
+            v9 = None
         else:
-            e10 = pos + n9
-            if e10 > L:
+            e11 = pos + n10
+            if e11 > L:
                 raise _malformed("CreatableTopicResult.error_message runs past the end")
-            v8 = str(buf[pos:e10], 'utf-8')
-            pos = e10
-        v13: list[CreatableTopicConfigs] | None
-        v11, v12 = _S_ih.unpack_from(buf, pos)
+            v9 = str(buf[pos:e11], 'utf-8')
+            pos = e11
+        v14: list[CreatableTopicConfigs] | None
+        v12, v13 = _S_ih.unpack_from(buf, pos)
         pos += 6
-        n14 = buf[pos]
-        if n14 < 128:
+        n15 = buf[pos]
+        if n15 < 128:
             pos += 1
         else:
-            n14, pos = _uvarint(buf, pos)
-        n14 -= 1
-        if n14 < 0:
-            if n14 != -1:
+            n15, pos = _uvarint(buf, pos)
+        n15 -= 1
+        if n15 < 0:
+            if n15 != -1:
                 raise _malformed("bad length of CreatableTopicResult.configs")
-            v13 = None
+            v14 = None
         else:
-            if n14 > L - pos:
+            if n15 > L - pos:
                 raise _malformed("bad count of CreatableTopicResult.configs")
-            v13 = []
-            for _ in range(n14):
-                n16 = buf[pos]
-                if n16 < 128:
-                    pos += 1
-                else:
-                    n16, pos = _uvarint(buf, pos)
-                n16 -= 1
-                e17 = pos + n16
-                if n16 < 0 or e17 > L:
-                    raise _malformed("CreatableTopicConfigs.name runs past the end")
-                v15 = str(buf[pos:e17], 'utf-8')
-                pos = e17
-                v18: str | None
-                n19 = buf[pos]
-                if n19 < 128:
-                    pos += 1
-                else:
-                    n19, pos = _uvarint(buf, pos)
-                n19 -= 1
-                if n19 < 0:
-                    if n19 != -1:
-                        raise _malformed("bad length of CreatableTopicConfigs.value")
-                    v18 = None
-                else:
-                    e20 = pos + n19
-                    if e20 > L:
-                        raise _malformed("CreatableTopicConfigs.value runs past the end")
-                    v18 = str(buf[pos:e20], 'utf-8')
-                    pos = e20
-                v21, v22, v23 = _S_obo.unpack_from(buf, pos)
-                pos += 3
-                u24: dict[int, bytes] = {}
-                t25 = buf[pos]
-                if t25 < 128:
-                    pos += 1
-                else:
-                    t25, pos = _uvarint(buf, pos)
-                if t25:
-                    for _ in range(t25):
-                        g26, pos = _uvarint(buf, pos)
-                        z27, pos = _uvarint(buf, pos)
-                        e28 = pos + z27
-                        if e28 > L:
-                            raise _malformed("tagged field of CreatableTopicConfigs runs past the end")
-                        u24[g26] = bytes(buf[pos:e28])
-                        pos = e28
-                v13.append(CreatableTopicConfigs(v15, v18, v21, v22, v23, u24))
-        v29: int = 0
-        u30: dict[int, bytes] = {}
-        t31 = buf[pos]
-        if t31 < 128:
-            pos += 1
-        else:
-            t31, pos = _uvarint(buf, pos)
-        if t31:
-            for _ in range(t31):
-                g32, pos = _uvarint(buf, pos)
-                z33, pos = _uvarint(buf, pos)
-                e34 = pos + z33
-                if e34 > L:
-                    raise _malformed("tagged field of CreatableTopicResult runs past the end")
-                if g32 == 0:
-                    v29, = _S_h.unpack_from(buf, pos)
-                    pos += 2
-                    if pos != e34:
-                        raise _malformed("bad size of tagged field CreatableTopicResult.topic_config_error_code")
-                else:
-                    u30[g32] = bytes(buf[pos:e34])
-                    pos = e34
-        v2.append(CreatableTopicResult(v4, ZERO_UUID, v7, v8, v29, v11, v12, v13, u30))
-    u35: dict[int, bytes] = {}
-    t36 = buf[pos]
-    if t36 < 128:
-        pos += 1
-    else:
-        t36, pos = _uvarint(buf, pos)
-    if t36:
-        for _ in range(t36):
-            g37, pos = _uvarint(buf, pos)
-            z38, pos = _uvarint(buf, pos)
-            e39 = pos + z38
-            if e39 > L:
-                raise _malformed("tagged field of CreateTopicsResponse runs past the end")
-            u35[g37] = bytes(buf[pos:e39])
-            pos = e39
-    return CreateTopicsResponse(v1, v2, u35), pos
-
-def _d_CreateTopicsResponse_v7(buf: memoryview, pos: int) -> tuple[CreateTopicsResponse, int]:
-    L = len(buf)
-    v2: list[CreatableTopicResult]
-    v1, = _S_i.unpack_from(buf, pos)
-    pos += 4
-    n3 = buf[pos]
-    if n3 < 128:
-        pos += 1
-    else:
-        n3, pos = _uvarint(buf, pos)
-    n3 -= 1
-    if n3 < 0 or n3 > L - pos:
-        raise _malformed("bad count of CreateTopicsResponse.topics")
-    v2 = []
-    for _ in range(n3):
-        n5 = buf[pos]
-        if n5 < 128:
-            pos += 1
-        else:
-            n5, pos = _uvarint(buf, pos)
-        n5 -= 1
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
-            raise _malformed("CreatableTopicResult.name runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v10: str | None
-        r8, v9 = _S_uh.unpack_from(buf, pos)
-        pos += 18
-        v7 = _UUID(bytes=r8)
-        n11 = buf[pos]
-        if n11 < 128:
-            pos += 1
-        else:
-            n11, pos = _uvarint(buf, pos)
-        n11 -= 1
-        if n11 < 0:
-            if n11 != -1:
-                raise _malformed("bad length of CreatableTopicResult.error_message")
-            v10 = None
-        else:
-            e12 = pos + n11
-            if e12 > L:
-                raise _malformed("CreatableTopicResult.error_message runs past the end")
-            v10 = str(buf[pos:e12], 'utf-8')
-            pos = e12
-        v15: list[CreatableTopicConfigs] | None
-        v13, v14 = _S_ih.unpack_from(buf, pos)
-        pos += 6
-        n16 = buf[pos]
-        if n16 < 128:
-            pos += 1
-        else:
-            n16, pos = _uvarint(buf, pos)
-        n16 -= 1
-        if n16 < 0:
-            if n16 != -1:
-                raise _malformed("bad length of CreatableTopicResult.configs")
-            v15 = None
-        else:
-            if n16 > L - pos:
-                raise _malformed("bad count of CreatableTopicResult.configs")
-            v15 = []
-            for _ in range(n16):
+            v14 = []
+            for _ in range(n15):
                 n18 = buf[pos]
                 if n18 < 128:
                     pos += 1
@@ -518,8 +415,16 @@ def _d_CreateTopicsResponse_v7(buf: memoryview, pos: int) -> tuple[CreateTopicsR
                             raise _malformed("tagged field of CreatableTopicConfigs runs past the end")
                         u26[g28] = bytes(buf[pos:e30])
                         pos = e30
-                v15.append(CreatableTopicConfigs(v17, v20, v23, v24, v25, u26))
-        v31: int = 0
+                o16 = _new(CreatableTopicConfigs)
+                o16.name = v17
+                o16.value = v20
+                o16.read_only = v23
+                o16.config_source = v24
+                o16.is_sensitive = v25
+                o16.unknown_tagged_fields = u26
+                v14.append(o16)
+        v31: int
+        v31 = 0
         u32: dict[int, bytes] = {}
         t33 = buf[pos]
         if t33 < 128:
@@ -541,7 +446,17 @@ def _d_CreateTopicsResponse_v7(buf: memoryview, pos: int) -> tuple[CreateTopicsR
                 else:
                     u32[g34] = bytes(buf[pos:e36])
                     pos = e36
-        v2.append(CreatableTopicResult(v4, v7, v9, v10, v31, v13, v14, v15, u32))
+        o4 = _new(CreatableTopicResult)
+        o4.name = v5
+        o4.topic_id = ZERO_UUID
+        o4.error_code = v8
+        o4.error_message = v9
+        o4.topic_config_error_code = v31
+        o4.num_partitions = v12
+        o4.replication_factor = v13
+        o4.configs = v14
+        o4.unknown_tagged_fields = u32
+        v2.append(o4)
     u37: dict[int, bytes] = {}
     t38 = buf[pos]
     if t38 < 128:
@@ -557,7 +472,185 @@ def _d_CreateTopicsResponse_v7(buf: memoryview, pos: int) -> tuple[CreateTopicsR
                 raise _malformed("tagged field of CreateTopicsResponse runs past the end")
             u37[g39] = bytes(buf[pos:e41])
             pos = e41
-    return CreateTopicsResponse(v1, v2, u37), pos
+    obj = _new(CreateTopicsResponse)
+    obj.throttle_time_ms = v1
+    obj.topics = v2
+    obj.unknown_tagged_fields = u37
+    return obj, pos
+
+def _d_CreateTopicsResponse_v7(buf: memoryview, pos: int) -> tuple[CreateTopicsResponse, int]:
+    L = len(buf)
+    v2: list[CreatableTopicResult]
+    v1, = _S_i.unpack_from(buf, pos)
+    pos += 4
+    n3 = buf[pos]
+    if n3 < 128:
+        pos += 1
+    else:
+        n3, pos = _uvarint(buf, pos)
+    n3 -= 1
+    if n3 < 0 or n3 > L - pos:
+        raise _malformed("bad count of CreateTopicsResponse.topics")
+    v2 = []
+    for _ in range(n3):
+        n6 = buf[pos]
+        if n6 < 128:
+            pos += 1
+        else:
+            n6, pos = _uvarint(buf, pos)
+        n6 -= 1
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
+            raise _malformed("CreatableTopicResult.name runs past the end")
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v12: str | None
+        r9, r10, v11 = _S_QQh.unpack_from(buf, pos)
+        pos += 18
+        v8 = _new(_UUID)
+        _setattr(v8, 'int', (r9 << 64) | r10)
+        _setattr(v8, 'is_safe', _SAFE_UNKNOWN)
+        n13 = buf[pos]
+        if n13 < 128:
+            pos += 1
+        else:
+            n13, pos = _uvarint(buf, pos)
+        n13 -= 1
+        if n13 < 0:
+            if n13 != -1:
+                raise _malformed("bad length of CreatableTopicResult.error_message")
+            v12 = None
+        else:
+            e14 = pos + n13
+            if e14 > L:
+                raise _malformed("CreatableTopicResult.error_message runs past the end")
+            v12 = str(buf[pos:e14], 'utf-8')
+            pos = e14
+        v17: list[CreatableTopicConfigs] | None
+        v15, v16 = _S_ih.unpack_from(buf, pos)
+        pos += 6
+        n18 = buf[pos]
+        if n18 < 128:
+            pos += 1
+        else:
+            n18, pos = _uvarint(buf, pos)
+        n18 -= 1
+        if n18 < 0:
+            if n18 != -1:
+                raise _malformed("bad length of CreatableTopicResult.configs")
+            v17 = None
+        else:
+            if n18 > L - pos:
+                raise _malformed("bad count of CreatableTopicResult.configs")
+            v17 = []
+            for _ in range(n18):
+                n21 = buf[pos]
+                if n21 < 128:
+                    pos += 1
+                else:
+                    n21, pos = _uvarint(buf, pos)
+                n21 -= 1
+                e22 = pos + n21
+                if n21 < 0 or e22 > L:
+                    raise _malformed("CreatableTopicConfigs.name runs past the end")
+                v20 = str(buf[pos:e22], 'utf-8')
+                pos = e22
+                v23: str | None
+                n24 = buf[pos]
+                if n24 < 128:
+                    pos += 1
+                else:
+                    n24, pos = _uvarint(buf, pos)
+                n24 -= 1
+                if n24 < 0:
+                    if n24 != -1:
+                        raise _malformed("bad length of CreatableTopicConfigs.value")
+                    v23 = None
+                else:
+                    e25 = pos + n24
+                    if e25 > L:
+                        raise _malformed("CreatableTopicConfigs.value runs past the end")
+                    v23 = str(buf[pos:e25], 'utf-8')
+                    pos = e25
+                v26, v27, v28 = _S_obo.unpack_from(buf, pos)
+                pos += 3
+                u29: dict[int, bytes] = {}
+                t30 = buf[pos]
+                if t30 < 128:
+                    pos += 1
+                else:
+                    t30, pos = _uvarint(buf, pos)
+                if t30:
+                    for _ in range(t30):
+                        g31, pos = _uvarint(buf, pos)
+                        z32, pos = _uvarint(buf, pos)
+                        e33 = pos + z32
+                        if e33 > L:
+                            raise _malformed("tagged field of CreatableTopicConfigs runs past the end")
+                        u29[g31] = bytes(buf[pos:e33])
+                        pos = e33
+                o19 = _new(CreatableTopicConfigs)
+                o19.name = v20
+                o19.value = v23
+                o19.read_only = v26
+                o19.config_source = v27
+                o19.is_sensitive = v28
+                o19.unknown_tagged_fields = u29
+                v17.append(o19)
+        v34: int
+        v34 = 0
+        u35: dict[int, bytes] = {}
+        t36 = buf[pos]
+        if t36 < 128:
+            pos += 1
+        else:
+            t36, pos = _uvarint(buf, pos)
+        if t36:
+            for _ in range(t36):
+                g37, pos = _uvarint(buf, pos)
+                z38, pos = _uvarint(buf, pos)
+                e39 = pos + z38
+                if e39 > L:
+                    raise _malformed("tagged field of CreatableTopicResult runs past the end")
+                if g37 == 0:
+                    v34, = _S_h.unpack_from(buf, pos)
+                    pos += 2
+                    if pos != e39:
+                        raise _malformed("bad size of tagged field CreatableTopicResult.topic_config_error_code")
+                else:
+                    u35[g37] = bytes(buf[pos:e39])
+                    pos = e39
+        o4 = _new(CreatableTopicResult)
+        o4.name = v5
+        o4.topic_id = v8
+        o4.error_code = v11
+        o4.error_message = v12
+        o4.topic_config_error_code = v34
+        o4.num_partitions = v15
+        o4.replication_factor = v16
+        o4.configs = v17
+        o4.unknown_tagged_fields = u35
+        v2.append(o4)
+    u40: dict[int, bytes] = {}
+    t41 = buf[pos]
+    if t41 < 128:
+        pos += 1
+    else:
+        t41, pos = _uvarint(buf, pos)
+    if t41:
+        for _ in range(t41):
+            g42, pos = _uvarint(buf, pos)
+            z43, pos = _uvarint(buf, pos)
+            e44 = pos + z43
+            if e44 > L:
+                raise _malformed("tagged field of CreateTopicsResponse runs past the end")
+            u40[g42] = bytes(buf[pos:e44])
+            pos = e44
+    obj = _new(CreateTopicsResponse)
+    obj.throttle_time_ms = v1
+    obj.topics = v2
+    obj.unknown_tagged_fields = u40
+    return obj, pos
 
 _DEC_CreateTopicsResponse = (_d_CreateTopicsResponse_v0, _d_CreateTopicsResponse_v1, _d_CreateTopicsResponse_v2, _d_CreateTopicsResponse_v2, _d_CreateTopicsResponse_v2, _d_CreateTopicsResponse_v5, _d_CreateTopicsResponse_v5, _d_CreateTopicsResponse_v7,)
 
@@ -791,61 +884,81 @@ def _d_CreateTopicsRequest_v0(buf: memoryview, pos: int) -> tuple[CreateTopicsRe
         raise _malformed("bad count of CreateTopicsRequest.topics")
     v1 = []
     for _ in range(n2):
-        n4, = _S_h.unpack_from(buf, pos)
+        n5, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
+        e6 = pos + n5
+        if n5 < 0 or e6 > L:
             raise _malformed("CreatableTopic.name runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        v8: list[CreatableReplicaAssignment]
-        v6, v7, n9 = _S_ihi.unpack_from(buf, pos)
+        v4 = str(buf[pos:e6], 'utf-8')
+        pos = e6
+        v9: list[CreatableReplicaAssignment]
+        v7, v8, n10 = _S_ihi.unpack_from(buf, pos)
         pos += 10
-        if n9 < 0 or n9 > L - pos:
+        if n10 < 0 or n10 > L - pos:
             raise _malformed("bad count of CreatableTopic.assignments")
-        v8 = []
-        for _ in range(n9):
-            v11: list[int]
-            v10, n12 = _S_ii.unpack_from(buf, pos)
+        v9 = []
+        for _ in range(n10):
+            v13: list[int]
+            v12, n14 = _S_ii.unpack_from(buf, pos)
             pos += 8
-            e13 = pos + 4 * n12
-            if n12 < 0 or e13 > L:
+            e15 = pos + 4 * n14
+            if n14 < 0 or e15 > L:
                 raise _malformed("CreatableReplicaAssignment.broker_ids runs past the end")
-            v11 = list(_unpack_from('>%di' % n12, buf, pos))
-            pos = e13
-            v8.append(CreatableReplicaAssignment(v10, v11, {}))
-        v14: list[CreatableTopicConfig]
-        n15, = _S_i.unpack_from(buf, pos)
+            v13 = list(_unpack_from('>%di' % n14, buf, pos))
+            pos = e15
+            o11 = _new(CreatableReplicaAssignment)
+            o11.partition_index = v12
+            o11.broker_ids = v13
+            o11.unknown_tagged_fields = {}
+            v9.append(o11)
+        v16: list[CreatableTopicConfig]
+        n17, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n15 < 0 or n15 > L - pos:
+        if n17 < 0 or n17 > L - pos:
             raise _malformed("bad count of CreatableTopic.configs")
-        v14 = []
-        for _ in range(n15):
-            n17, = _S_h.unpack_from(buf, pos)
-            pos += 2
-            e18 = pos + n17
-            if n17 < 0 or e18 > L:
-                raise _malformed("CreatableTopicConfig.name runs past the end")
-            v16 = str(buf[pos:e18], 'utf-8')
-            pos = e18
-            v19: str | None
+        v16 = []
+        for _ in range(n17):
             n20, = _S_h.unpack_from(buf, pos)
             pos += 2
-            if n20 < 0:
-                if n20 != -1:
+            e21 = pos + n20
+            if n20 < 0 or e21 > L:
+                raise _malformed("CreatableTopicConfig.name runs past the end")
+            v19 = str(buf[pos:e21], 'utf-8')
+            pos = e21
+            v22: str | None
+            n23, = _S_h.unpack_from(buf, pos)
+            pos += 2
+            if n23 < 0:
+                if n23 != -1:
                     raise _malformed("bad length of CreatableTopicConfig.value")
-                v19 = None
+                v22 = None
             else:
-                e21 = pos + n20
-                if e21 > L:
+                e24 = pos + n23
+                if e24 > L:
                     raise _malformed("CreatableTopicConfig.value runs past the end")
-                v19 = str(buf[pos:e21], 'utf-8')
-                pos = e21
-            v14.append(CreatableTopicConfig(v16, v19, {}))
-        v1.append(CreatableTopic(v3, v6, v7, v8, v14, {}))
-    v22, = _S_i.unpack_from(buf, pos)
+                v22 = str(buf[pos:e24], 'utf-8')
+                pos = e24
+            o18 = _new(CreatableTopicConfig)
+            o18.name = v19
+            o18.value = v22
+            o18.unknown_tagged_fields = {}
+            v16.append(o18)
+        o3 = _new(CreatableTopic)
+        o3.name = v4
+        o3.num_partitions = v7
+        o3.replication_factor = v8
+        o3.assignments = v9
+        o3.configs = v16
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    v25, = _S_i.unpack_from(buf, pos)
     pos += 4
-    return CreateTopicsRequest(v1, v22, False, {}), pos
+    obj = _new(CreateTopicsRequest)
+    obj.topics = v1
+    obj.timeout_ms = v25
+    obj.validate_only = False
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_CreateTopicsRequest_v1(buf: memoryview, pos: int) -> tuple[CreateTopicsRequest, int]:
     L = len(buf)
@@ -856,61 +969,81 @@ def _d_CreateTopicsRequest_v1(buf: memoryview, pos: int) -> tuple[CreateTopicsRe
         raise _malformed("bad count of CreateTopicsRequest.topics")
     v1 = []
     for _ in range(n2):
-        n4, = _S_h.unpack_from(buf, pos)
+        n5, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
+        e6 = pos + n5
+        if n5 < 0 or e6 > L:
             raise _malformed("CreatableTopic.name runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        v8: list[CreatableReplicaAssignment]
-        v6, v7, n9 = _S_ihi.unpack_from(buf, pos)
+        v4 = str(buf[pos:e6], 'utf-8')
+        pos = e6
+        v9: list[CreatableReplicaAssignment]
+        v7, v8, n10 = _S_ihi.unpack_from(buf, pos)
         pos += 10
-        if n9 < 0 or n9 > L - pos:
+        if n10 < 0 or n10 > L - pos:
             raise _malformed("bad count of CreatableTopic.assignments")
-        v8 = []
-        for _ in range(n9):
-            v11: list[int]
-            v10, n12 = _S_ii.unpack_from(buf, pos)
+        v9 = []
+        for _ in range(n10):
+            v13: list[int]
+            v12, n14 = _S_ii.unpack_from(buf, pos)
             pos += 8
-            e13 = pos + 4 * n12
-            if n12 < 0 or e13 > L:
+            e15 = pos + 4 * n14
+            if n14 < 0 or e15 > L:
                 raise _malformed("CreatableReplicaAssignment.broker_ids runs past the end")
-            v11 = list(_unpack_from('>%di' % n12, buf, pos))
-            pos = e13
-            v8.append(CreatableReplicaAssignment(v10, v11, {}))
-        v14: list[CreatableTopicConfig]
-        n15, = _S_i.unpack_from(buf, pos)
+            v13 = list(_unpack_from('>%di' % n14, buf, pos))
+            pos = e15
+            o11 = _new(CreatableReplicaAssignment)
+            o11.partition_index = v12
+            o11.broker_ids = v13
+            o11.unknown_tagged_fields = {}
+            v9.append(o11)
+        v16: list[CreatableTopicConfig]
+        n17, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n15 < 0 or n15 > L - pos:
+        if n17 < 0 or n17 > L - pos:
             raise _malformed("bad count of CreatableTopic.configs")
-        v14 = []
-        for _ in range(n15):
-            n17, = _S_h.unpack_from(buf, pos)
-            pos += 2
-            e18 = pos + n17
-            if n17 < 0 or e18 > L:
-                raise _malformed("CreatableTopicConfig.name runs past the end")
-            v16 = str(buf[pos:e18], 'utf-8')
-            pos = e18
-            v19: str | None
+        v16 = []
+        for _ in range(n17):
             n20, = _S_h.unpack_from(buf, pos)
             pos += 2
-            if n20 < 0:
-                if n20 != -1:
+            e21 = pos + n20
+            if n20 < 0 or e21 > L:
+                raise _malformed("CreatableTopicConfig.name runs past the end")
+            v19 = str(buf[pos:e21], 'utf-8')
+            pos = e21
+            v22: str | None
+            n23, = _S_h.unpack_from(buf, pos)
+            pos += 2
+            if n23 < 0:
+                if n23 != -1:
                     raise _malformed("bad length of CreatableTopicConfig.value")
-                v19 = None
+                v22 = None
             else:
-                e21 = pos + n20
-                if e21 > L:
+                e24 = pos + n23
+                if e24 > L:
                     raise _malformed("CreatableTopicConfig.value runs past the end")
-                v19 = str(buf[pos:e21], 'utf-8')
-                pos = e21
-            v14.append(CreatableTopicConfig(v16, v19, {}))
-        v1.append(CreatableTopic(v3, v6, v7, v8, v14, {}))
-    v22, v23 = _S_io.unpack_from(buf, pos)
+                v22 = str(buf[pos:e24], 'utf-8')
+                pos = e24
+            o18 = _new(CreatableTopicConfig)
+            o18.name = v19
+            o18.value = v22
+            o18.unknown_tagged_fields = {}
+            v16.append(o18)
+        o3 = _new(CreatableTopic)
+        o3.name = v4
+        o3.num_partitions = v7
+        o3.replication_factor = v8
+        o3.assignments = v9
+        o3.configs = v16
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    v25, v26 = _S_io.unpack_from(buf, pos)
     pos += 5
-    return CreateTopicsRequest(v1, v22, v23, {}), pos
+    obj = _new(CreateTopicsRequest)
+    obj.topics = v1
+    obj.timeout_ms = v25
+    obj.validate_only = v26
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_CreateTopicsRequest_v5(buf: memoryview, pos: int) -> tuple[CreateTopicsRequest, int]:
     L = len(buf)
@@ -925,149 +1058,169 @@ def _d_CreateTopicsRequest_v5(buf: memoryview, pos: int) -> tuple[CreateTopicsRe
         raise _malformed("bad count of CreateTopicsRequest.topics")
     v1 = []
     for _ in range(n2):
-        n4 = buf[pos]
-        if n4 < 128:
+        n5 = buf[pos]
+        if n5 < 128:
             pos += 1
         else:
-            n4, pos = _uvarint(buf, pos)
-        n4 -= 1
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
+            n5, pos = _uvarint(buf, pos)
+        n5 -= 1
+        e6 = pos + n5
+        if n5 < 0 or e6 > L:
             raise _malformed("CreatableTopic.name runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        v8: list[CreatableReplicaAssignment]
-        v6, v7 = _S_ih.unpack_from(buf, pos)
+        v4 = str(buf[pos:e6], 'utf-8')
+        pos = e6
+        v9: list[CreatableReplicaAssignment]
+        v7, v8 = _S_ih.unpack_from(buf, pos)
         pos += 6
-        n9 = buf[pos]
-        if n9 < 128:
+        n10 = buf[pos]
+        if n10 < 128:
             pos += 1
         else:
-            n9, pos = _uvarint(buf, pos)
-        n9 -= 1
-        if n9 < 0 or n9 > L - pos:
+            n10, pos = _uvarint(buf, pos)
+        n10 -= 1
+        if n10 < 0 or n10 > L - pos:
             raise _malformed("bad count of CreatableTopic.assignments")
-        v8 = []
-        for _ in range(n9):
-            v11: list[int]
-            v10, = _S_i.unpack_from(buf, pos)
+        v9 = []
+        for _ in range(n10):
+            v13: list[int]
+            v12, = _S_i.unpack_from(buf, pos)
             pos += 4
-            n12 = buf[pos]
-            if n12 < 128:
+            n14 = buf[pos]
+            if n14 < 128:
                 pos += 1
             else:
-                n12, pos = _uvarint(buf, pos)
-            n12 -= 1
-            e13 = pos + 4 * n12
-            if n12 < 0 or e13 > L:
+                n14, pos = _uvarint(buf, pos)
+            n14 -= 1
+            e15 = pos + 4 * n14
+            if n14 < 0 or e15 > L:
                 raise _malformed("CreatableReplicaAssignment.broker_ids runs past the end")
-            v11 = list(_unpack_from('>%di' % n12, buf, pos))
-            pos = e13
-            u14: dict[int, bytes] = {}
-            t15 = buf[pos]
-            if t15 < 128:
+            v13 = list(_unpack_from('>%di' % n14, buf, pos))
+            pos = e15
+            u16: dict[int, bytes] = {}
+            t17 = buf[pos]
+            if t17 < 128:
                 pos += 1
             else:
-                t15, pos = _uvarint(buf, pos)
-            if t15:
-                for _ in range(t15):
-                    g16, pos = _uvarint(buf, pos)
-                    z17, pos = _uvarint(buf, pos)
-                    e18 = pos + z17
-                    if e18 > L:
+                t17, pos = _uvarint(buf, pos)
+            if t17:
+                for _ in range(t17):
+                    g18, pos = _uvarint(buf, pos)
+                    z19, pos = _uvarint(buf, pos)
+                    e20 = pos + z19
+                    if e20 > L:
                         raise _malformed("tagged field of CreatableReplicaAssignment runs past the end")
-                    u14[g16] = bytes(buf[pos:e18])
-                    pos = e18
-            v8.append(CreatableReplicaAssignment(v10, v11, u14))
-        v19: list[CreatableTopicConfig]
-        n20 = buf[pos]
-        if n20 < 128:
+                    u16[g18] = bytes(buf[pos:e20])
+                    pos = e20
+            o11 = _new(CreatableReplicaAssignment)
+            o11.partition_index = v12
+            o11.broker_ids = v13
+            o11.unknown_tagged_fields = u16
+            v9.append(o11)
+        v21: list[CreatableTopicConfig]
+        n22 = buf[pos]
+        if n22 < 128:
             pos += 1
         else:
-            n20, pos = _uvarint(buf, pos)
-        n20 -= 1
-        if n20 < 0 or n20 > L - pos:
+            n22, pos = _uvarint(buf, pos)
+        n22 -= 1
+        if n22 < 0 or n22 > L - pos:
             raise _malformed("bad count of CreatableTopic.configs")
-        v19 = []
-        for _ in range(n20):
-            n22 = buf[pos]
-            if n22 < 128:
-                pos += 1
-            else:
-                n22, pos = _uvarint(buf, pos)
-            n22 -= 1
-            e23 = pos + n22
-            if n22 < 0 or e23 > L:
-                raise _malformed("CreatableTopicConfig.name runs past the end")
-            v21 = str(buf[pos:e23], 'utf-8')
-            pos = e23
-            v24: str | None
+        v21 = []
+        for _ in range(n22):
             n25 = buf[pos]
             if n25 < 128:
                 pos += 1
             else:
                 n25, pos = _uvarint(buf, pos)
             n25 -= 1
-            if n25 < 0:
-                if n25 != -1:
-                    raise _malformed("bad length of CreatableTopicConfig.value")
-                v24 = None
-            else:
-                e26 = pos + n25
-                if e26 > L:
-                    raise _malformed("CreatableTopicConfig.value runs past the end")
-                v24 = str(buf[pos:e26], 'utf-8')
-                pos = e26
-            u27: dict[int, bytes] = {}
-            t28 = buf[pos]
-            if t28 < 128:
+            e26 = pos + n25
+            if n25 < 0 or e26 > L:
+                raise _malformed("CreatableTopicConfig.name runs past the end")
+            v24 = str(buf[pos:e26], 'utf-8')
+            pos = e26
+            v27: str | None
+            n28 = buf[pos]
+            if n28 < 128:
                 pos += 1
             else:
-                t28, pos = _uvarint(buf, pos)
-            if t28:
-                for _ in range(t28):
-                    g29, pos = _uvarint(buf, pos)
-                    z30, pos = _uvarint(buf, pos)
-                    e31 = pos + z30
-                    if e31 > L:
+                n28, pos = _uvarint(buf, pos)
+            n28 -= 1
+            if n28 < 0:
+                if n28 != -1:
+                    raise _malformed("bad length of CreatableTopicConfig.value")
+                v27 = None
+            else:
+                e29 = pos + n28
+                if e29 > L:
+                    raise _malformed("CreatableTopicConfig.value runs past the end")
+                v27 = str(buf[pos:e29], 'utf-8')
+                pos = e29
+            u30: dict[int, bytes] = {}
+            t31 = buf[pos]
+            if t31 < 128:
+                pos += 1
+            else:
+                t31, pos = _uvarint(buf, pos)
+            if t31:
+                for _ in range(t31):
+                    g32, pos = _uvarint(buf, pos)
+                    z33, pos = _uvarint(buf, pos)
+                    e34 = pos + z33
+                    if e34 > L:
                         raise _malformed("tagged field of CreatableTopicConfig runs past the end")
-                    u27[g29] = bytes(buf[pos:e31])
-                    pos = e31
-            v19.append(CreatableTopicConfig(v21, v24, u27))
-        u32: dict[int, bytes] = {}
-        t33 = buf[pos]
-        if t33 < 128:
+                    u30[g32] = bytes(buf[pos:e34])
+                    pos = e34
+            o23 = _new(CreatableTopicConfig)
+            o23.name = v24
+            o23.value = v27
+            o23.unknown_tagged_fields = u30
+            v21.append(o23)
+        u35: dict[int, bytes] = {}
+        t36 = buf[pos]
+        if t36 < 128:
             pos += 1
         else:
-            t33, pos = _uvarint(buf, pos)
-        if t33:
-            for _ in range(t33):
-                g34, pos = _uvarint(buf, pos)
-                z35, pos = _uvarint(buf, pos)
-                e36 = pos + z35
-                if e36 > L:
+            t36, pos = _uvarint(buf, pos)
+        if t36:
+            for _ in range(t36):
+                g37, pos = _uvarint(buf, pos)
+                z38, pos = _uvarint(buf, pos)
+                e39 = pos + z38
+                if e39 > L:
                     raise _malformed("tagged field of CreatableTopic runs past the end")
-                u32[g34] = bytes(buf[pos:e36])
-                pos = e36
-        v1.append(CreatableTopic(v3, v6, v7, v8, v19, u32))
-    v37, v38 = _S_io.unpack_from(buf, pos)
+                u35[g37] = bytes(buf[pos:e39])
+                pos = e39
+        o3 = _new(CreatableTopic)
+        o3.name = v4
+        o3.num_partitions = v7
+        o3.replication_factor = v8
+        o3.assignments = v9
+        o3.configs = v21
+        o3.unknown_tagged_fields = u35
+        v1.append(o3)
+    v40, v41 = _S_io.unpack_from(buf, pos)
     pos += 5
-    u39: dict[int, bytes] = {}
-    t40 = buf[pos]
-    if t40 < 128:
+    u42: dict[int, bytes] = {}
+    t43 = buf[pos]
+    if t43 < 128:
         pos += 1
     else:
-        t40, pos = _uvarint(buf, pos)
-    if t40:
-        for _ in range(t40):
-            g41, pos = _uvarint(buf, pos)
-            z42, pos = _uvarint(buf, pos)
-            e43 = pos + z42
-            if e43 > L:
+        t43, pos = _uvarint(buf, pos)
+    if t43:
+        for _ in range(t43):
+            g44, pos = _uvarint(buf, pos)
+            z45, pos = _uvarint(buf, pos)
+            e46 = pos + z45
+            if e46 > L:
                 raise _malformed("tagged field of CreateTopicsRequest runs past the end")
-            u39[g41] = bytes(buf[pos:e43])
-            pos = e43
-    return CreateTopicsRequest(v1, v37, v38, u39), pos
+            u42[g44] = bytes(buf[pos:e46])
+            pos = e46
+    obj = _new(CreateTopicsRequest)
+    obj.topics = v1
+    obj.timeout_ms = v40
+    obj.validate_only = v41
+    obj.unknown_tagged_fields = u42
+    return obj, pos
 
 _DEC_CreateTopicsRequest = (_d_CreateTopicsRequest_v0, _d_CreateTopicsRequest_v1, _d_CreateTopicsRequest_v1, _d_CreateTopicsRequest_v1, _d_CreateTopicsRequest_v1, _d_CreateTopicsRequest_v5, _d_CreateTopicsRequest_v5, _d_CreateTopicsRequest_v5,)
 

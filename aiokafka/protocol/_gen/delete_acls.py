@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['DeleteAclsFilter', 'DeleteAclsFilterResult', 'DeleteAclsMatchingAcl', 'DeleteAclsRequest', 'DeleteAclsResponse']
 
@@ -163,65 +167,85 @@ def _d_DeleteAclsResponse_v0(buf: memoryview, pos: int) -> tuple[DeleteAclsRespo
         raise _malformed("bad count of DeleteAclsResponse.filter_results")
     v2 = []
     for _ in range(n3):
-        v5: str | None
-        v4, n6 = _S_hh.unpack_from(buf, pos)
+        v6: str | None
+        v5, n7 = _S_hh.unpack_from(buf, pos)
         pos += 4
-        if n6 < 0:
-            if n6 != -1:
+        if n7 < 0:
+            if n7 != -1:
                 raise _malformed("bad length of DeleteAclsFilterResult.error_message")
-            v5 = None
+            v6 = None
         else:
-            e7 = pos + n6
-            if e7 > L:
+            e8 = pos + n7
+            if e8 > L:
                 raise _malformed("DeleteAclsFilterResult.error_message runs past the end")
-            v5 = str(buf[pos:e7], 'utf-8')
-            pos = e7
-        v8: list[DeleteAclsMatchingAcl]
-        n9, = _S_i.unpack_from(buf, pos)
+            v6 = str(buf[pos:e8], 'utf-8')
+            pos = e8
+        v9: list[DeleteAclsMatchingAcl]
+        n10, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n9 < 0 or n9 > L - pos:
+        if n10 < 0 or n10 > L - pos:
             raise _malformed("bad count of DeleteAclsFilterResult.matching_acls")
-        v8 = []
-        for _ in range(n9):
-            v11: str | None
-            v10, n12 = _S_hh.unpack_from(buf, pos)
+        v9 = []
+        for _ in range(n10):
+            v13: str | None
+            v12, n14 = _S_hh.unpack_from(buf, pos)
             pos += 4
-            if n12 < 0:
-                if n12 != -1:
+            if n14 < 0:
+                if n14 != -1:
                     raise _malformed("bad length of DeleteAclsMatchingAcl.error_message")
-                v11 = None
+                v13 = None
             else:
-                e13 = pos + n12
-                if e13 > L:
+                e15 = pos + n14
+                if e15 > L:
                     raise _malformed("DeleteAclsMatchingAcl.error_message runs past the end")
-                v11 = str(buf[pos:e13], 'utf-8')
-                pos = e13
-            v14, n16 = _S_bh.unpack_from(buf, pos)
+                v13 = str(buf[pos:e15], 'utf-8')
+                pos = e15
+            v16, n18 = _S_bh.unpack_from(buf, pos)
             pos += 3
-            e17 = pos + n16
-            if n16 < 0 or e17 > L:
+            e19 = pos + n18
+            if n18 < 0 or e19 > L:
                 raise _malformed("DeleteAclsMatchingAcl.resource_name runs past the end")
-            v15 = str(buf[pos:e17], 'utf-8')
-            pos = e17
-            n19, = _S_h.unpack_from(buf, pos)
+            v17 = str(buf[pos:e19], 'utf-8')
+            pos = e19
+            n21, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e20 = pos + n19
-            if n19 < 0 or e20 > L:
+            e22 = pos + n21
+            if n21 < 0 or e22 > L:
                 raise _malformed("DeleteAclsMatchingAcl.principal runs past the end")
-            v18 = str(buf[pos:e20], 'utf-8')
-            pos = e20
-            n22, = _S_h.unpack_from(buf, pos)
+            v20 = str(buf[pos:e22], 'utf-8')
+            pos = e22
+            n24, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e23 = pos + n22
-            if n22 < 0 or e23 > L:
+            e25 = pos + n24
+            if n24 < 0 or e25 > L:
                 raise _malformed("DeleteAclsMatchingAcl.host runs past the end")
-            v21 = str(buf[pos:e23], 'utf-8')
-            pos = e23
-            v24, v25 = _S_bb.unpack_from(buf, pos)
+            v23 = str(buf[pos:e25], 'utf-8')
+            pos = e25
+            v26, v27 = _S_bb.unpack_from(buf, pos)
             pos += 2
-            v8.append(DeleteAclsMatchingAcl(v10, v11, v14, v15, 3, v18, v21, v24, v25, {}))
-        v2.append(DeleteAclsFilterResult(v4, v5, v8, {}))
-    return DeleteAclsResponse(v1, v2, {}), pos
+            o11 = _new(DeleteAclsMatchingAcl)
+            o11.error_code = v12
+            o11.error_message = v13
+            o11.resource_type = v16
+            o11.resource_name = v17
+            o11.pattern_type = 3
+            o11.principal = v20
+            o11.host = v23
+            o11.operation = v26
+            o11.permission_type = v27
+            o11.unknown_tagged_fields = {}
+            v9.append(o11)
+        o4 = _new(DeleteAclsFilterResult)
+        o4.error_code = v5
+        o4.error_message = v6
+        o4.matching_acls = v9
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    obj = _new(DeleteAclsResponse)
+    obj.throttle_time_ms = v1
+    obj.filter_results = v2
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_DeleteAclsResponse_v1(buf: memoryview, pos: int) -> tuple[DeleteAclsResponse, int]:
     L = len(buf)
@@ -232,65 +256,85 @@ def _d_DeleteAclsResponse_v1(buf: memoryview, pos: int) -> tuple[DeleteAclsRespo
         raise _malformed("bad count of DeleteAclsResponse.filter_results")
     v2 = []
     for _ in range(n3):
-        v5: str | None
-        v4, n6 = _S_hh.unpack_from(buf, pos)
+        v6: str | None
+        v5, n7 = _S_hh.unpack_from(buf, pos)
         pos += 4
-        if n6 < 0:
-            if n6 != -1:
+        if n7 < 0:
+            if n7 != -1:
                 raise _malformed("bad length of DeleteAclsFilterResult.error_message")
-            v5 = None
+            v6 = None
         else:
-            e7 = pos + n6
-            if e7 > L:
+            e8 = pos + n7
+            if e8 > L:
                 raise _malformed("DeleteAclsFilterResult.error_message runs past the end")
-            v5 = str(buf[pos:e7], 'utf-8')
-            pos = e7
-        v8: list[DeleteAclsMatchingAcl]
-        n9, = _S_i.unpack_from(buf, pos)
+            v6 = str(buf[pos:e8], 'utf-8')
+            pos = e8
+        v9: list[DeleteAclsMatchingAcl]
+        n10, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n9 < 0 or n9 > L - pos:
+        if n10 < 0 or n10 > L - pos:
             raise _malformed("bad count of DeleteAclsFilterResult.matching_acls")
-        v8 = []
-        for _ in range(n9):
-            v11: str | None
-            v10, n12 = _S_hh.unpack_from(buf, pos)
+        v9 = []
+        for _ in range(n10):
+            v13: str | None
+            v12, n14 = _S_hh.unpack_from(buf, pos)
             pos += 4
-            if n12 < 0:
-                if n12 != -1:
+            if n14 < 0:
+                if n14 != -1:
                     raise _malformed("bad length of DeleteAclsMatchingAcl.error_message")
-                v11 = None
+                v13 = None
             else:
-                e13 = pos + n12
-                if e13 > L:
+                e15 = pos + n14
+                if e15 > L:
                     raise _malformed("DeleteAclsMatchingAcl.error_message runs past the end")
-                v11 = str(buf[pos:e13], 'utf-8')
-                pos = e13
-            v14, n16 = _S_bh.unpack_from(buf, pos)
+                v13 = str(buf[pos:e15], 'utf-8')
+                pos = e15
+            v16, n18 = _S_bh.unpack_from(buf, pos)
             pos += 3
-            e17 = pos + n16
-            if n16 < 0 or e17 > L:
+            e19 = pos + n18
+            if n18 < 0 or e19 > L:
                 raise _malformed("DeleteAclsMatchingAcl.resource_name runs past the end")
-            v15 = str(buf[pos:e17], 'utf-8')
-            pos = e17
-            v18, n20 = _S_bh.unpack_from(buf, pos)
+            v17 = str(buf[pos:e19], 'utf-8')
+            pos = e19
+            v20, n22 = _S_bh.unpack_from(buf, pos)
             pos += 3
-            e21 = pos + n20
-            if n20 < 0 or e21 > L:
+            e23 = pos + n22
+            if n22 < 0 or e23 > L:
                 raise _malformed("DeleteAclsMatchingAcl.principal runs past the end")
-            v19 = str(buf[pos:e21], 'utf-8')
-            pos = e21
-            n23, = _S_h.unpack_from(buf, pos)
+            v21 = str(buf[pos:e23], 'utf-8')
+            pos = e23
+            n25, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e24 = pos + n23
-            if n23 < 0 or e24 > L:
+            e26 = pos + n25
+            if n25 < 0 or e26 > L:
                 raise _malformed("DeleteAclsMatchingAcl.host runs past the end")
-            v22 = str(buf[pos:e24], 'utf-8')
-            pos = e24
-            v25, v26 = _S_bb.unpack_from(buf, pos)
+            v24 = str(buf[pos:e26], 'utf-8')
+            pos = e26
+            v27, v28 = _S_bb.unpack_from(buf, pos)
             pos += 2
-            v8.append(DeleteAclsMatchingAcl(v10, v11, v14, v15, v18, v19, v22, v25, v26, {}))
-        v2.append(DeleteAclsFilterResult(v4, v5, v8, {}))
-    return DeleteAclsResponse(v1, v2, {}), pos
+            o11 = _new(DeleteAclsMatchingAcl)
+            o11.error_code = v12
+            o11.error_message = v13
+            o11.resource_type = v16
+            o11.resource_name = v17
+            o11.pattern_type = v20
+            o11.principal = v21
+            o11.host = v24
+            o11.operation = v27
+            o11.permission_type = v28
+            o11.unknown_tagged_fields = {}
+            v9.append(o11)
+        o4 = _new(DeleteAclsFilterResult)
+        o4.error_code = v5
+        o4.error_message = v6
+        o4.matching_acls = v9
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    obj = _new(DeleteAclsResponse)
+    obj.throttle_time_ms = v1
+    obj.filter_results = v2
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_DeleteAclsResponse_v2(buf: memoryview, pos: int) -> tuple[DeleteAclsResponse, int]:
     L = len(buf)
@@ -307,142 +351,162 @@ def _d_DeleteAclsResponse_v2(buf: memoryview, pos: int) -> tuple[DeleteAclsRespo
         raise _malformed("bad count of DeleteAclsResponse.filter_results")
     v2 = []
     for _ in range(n3):
-        v5: str | None
-        v4, = _S_h.unpack_from(buf, pos)
+        v6: str | None
+        v5, = _S_h.unpack_from(buf, pos)
         pos += 2
-        n6 = buf[pos]
-        if n6 < 128:
+        n7 = buf[pos]
+        if n7 < 128:
             pos += 1
         else:
-            n6, pos = _uvarint(buf, pos)
-        n6 -= 1
-        if n6 < 0:
-            if n6 != -1:
+            n7, pos = _uvarint(buf, pos)
+        n7 -= 1
+        if n7 < 0:
+            if n7 != -1:
                 raise _malformed("bad length of DeleteAclsFilterResult.error_message")
-            v5 = None
+            v6 = None
         else:
-            e7 = pos + n6
-            if e7 > L:
+            e8 = pos + n7
+            if e8 > L:
                 raise _malformed("DeleteAclsFilterResult.error_message runs past the end")
-            v5 = str(buf[pos:e7], 'utf-8')
-            pos = e7
-        v8: list[DeleteAclsMatchingAcl]
-        n9 = buf[pos]
-        if n9 < 128:
+            v6 = str(buf[pos:e8], 'utf-8')
+            pos = e8
+        v9: list[DeleteAclsMatchingAcl]
+        n10 = buf[pos]
+        if n10 < 128:
             pos += 1
         else:
-            n9, pos = _uvarint(buf, pos)
-        n9 -= 1
-        if n9 < 0 or n9 > L - pos:
+            n10, pos = _uvarint(buf, pos)
+        n10 -= 1
+        if n10 < 0 or n10 > L - pos:
             raise _malformed("bad count of DeleteAclsFilterResult.matching_acls")
-        v8 = []
-        for _ in range(n9):
-            v11: str | None
-            v10, = _S_h.unpack_from(buf, pos)
+        v9 = []
+        for _ in range(n10):
+            v13: str | None
+            v12, = _S_h.unpack_from(buf, pos)
             pos += 2
-            n12 = buf[pos]
-            if n12 < 128:
+            n14 = buf[pos]
+            if n14 < 128:
                 pos += 1
             else:
-                n12, pos = _uvarint(buf, pos)
-            n12 -= 1
-            if n12 < 0:
-                if n12 != -1:
+                n14, pos = _uvarint(buf, pos)
+            n14 -= 1
+            if n14 < 0:
+                if n14 != -1:
                     raise _malformed("bad length of DeleteAclsMatchingAcl.error_message")
-                v11 = None
+                v13 = None
             else:
-                e13 = pos + n12
-                if e13 > L:
+                e15 = pos + n14
+                if e15 > L:
                     raise _malformed("DeleteAclsMatchingAcl.error_message runs past the end")
-                v11 = str(buf[pos:e13], 'utf-8')
-                pos = e13
-            v14, = _S_b.unpack_from(buf, pos)
+                v13 = str(buf[pos:e15], 'utf-8')
+                pos = e15
+            v16, = _S_b.unpack_from(buf, pos)
             pos += 1
-            n16 = buf[pos]
-            if n16 < 128:
+            n18 = buf[pos]
+            if n18 < 128:
                 pos += 1
             else:
-                n16, pos = _uvarint(buf, pos)
-            n16 -= 1
-            e17 = pos + n16
-            if n16 < 0 or e17 > L:
+                n18, pos = _uvarint(buf, pos)
+            n18 -= 1
+            e19 = pos + n18
+            if n18 < 0 or e19 > L:
                 raise _malformed("DeleteAclsMatchingAcl.resource_name runs past the end")
-            v15 = str(buf[pos:e17], 'utf-8')
-            pos = e17
-            v18, = _S_b.unpack_from(buf, pos)
+            v17 = str(buf[pos:e19], 'utf-8')
+            pos = e19
+            v20, = _S_b.unpack_from(buf, pos)
             pos += 1
-            n20 = buf[pos]
-            if n20 < 128:
+            n22 = buf[pos]
+            if n22 < 128:
                 pos += 1
             else:
-                n20, pos = _uvarint(buf, pos)
-            n20 -= 1
-            e21 = pos + n20
-            if n20 < 0 or e21 > L:
+                n22, pos = _uvarint(buf, pos)
+            n22 -= 1
+            e23 = pos + n22
+            if n22 < 0 or e23 > L:
                 raise _malformed("DeleteAclsMatchingAcl.principal runs past the end")
-            v19 = str(buf[pos:e21], 'utf-8')
-            pos = e21
-            n23 = buf[pos]
-            if n23 < 128:
+            v21 = str(buf[pos:e23], 'utf-8')
+            pos = e23
+            n25 = buf[pos]
+            if n25 < 128:
                 pos += 1
             else:
-                n23, pos = _uvarint(buf, pos)
-            n23 -= 1
-            e24 = pos + n23
-            if n23 < 0 or e24 > L:
+                n25, pos = _uvarint(buf, pos)
+            n25 -= 1
+            e26 = pos + n25
+            if n25 < 0 or e26 > L:
                 raise _malformed("DeleteAclsMatchingAcl.host runs past the end")
-            v22 = str(buf[pos:e24], 'utf-8')
-            pos = e24
-            v25, v26 = _S_bb.unpack_from(buf, pos)
+            v24 = str(buf[pos:e26], 'utf-8')
+            pos = e26
+            v27, v28 = _S_bb.unpack_from(buf, pos)
             pos += 2
-            u27: dict[int, bytes] = {}
-            t28 = buf[pos]
-            if t28 < 128:
+            u29: dict[int, bytes] = {}
+            t30 = buf[pos]
+            if t30 < 128:
                 pos += 1
             else:
-                t28, pos = _uvarint(buf, pos)
-            if t28:
-                for _ in range(t28):
-                    g29, pos = _uvarint(buf, pos)
-                    z30, pos = _uvarint(buf, pos)
-                    e31 = pos + z30
-                    if e31 > L:
+                t30, pos = _uvarint(buf, pos)
+            if t30:
+                for _ in range(t30):
+                    g31, pos = _uvarint(buf, pos)
+                    z32, pos = _uvarint(buf, pos)
+                    e33 = pos + z32
+                    if e33 > L:
                         raise _malformed("tagged field of DeleteAclsMatchingAcl runs past the end")
-                    u27[g29] = bytes(buf[pos:e31])
-                    pos = e31
-            v8.append(DeleteAclsMatchingAcl(v10, v11, v14, v15, v18, v19, v22, v25, v26, u27))
-        u32: dict[int, bytes] = {}
-        t33 = buf[pos]
-        if t33 < 128:
+                    u29[g31] = bytes(buf[pos:e33])
+                    pos = e33
+            o11 = _new(DeleteAclsMatchingAcl)
+            o11.error_code = v12
+            o11.error_message = v13
+            o11.resource_type = v16
+            o11.resource_name = v17
+            o11.pattern_type = v20
+            o11.principal = v21
+            o11.host = v24
+            o11.operation = v27
+            o11.permission_type = v28
+            o11.unknown_tagged_fields = u29
+            v9.append(o11)
+        u34: dict[int, bytes] = {}
+        t35 = buf[pos]
+        if t35 < 128:
             pos += 1
         else:
-            t33, pos = _uvarint(buf, pos)
-        if t33:
-            for _ in range(t33):
-                g34, pos = _uvarint(buf, pos)
-                z35, pos = _uvarint(buf, pos)
-                e36 = pos + z35
-                if e36 > L:
+            t35, pos = _uvarint(buf, pos)
+        if t35:
+            for _ in range(t35):
+                g36, pos = _uvarint(buf, pos)
+                z37, pos = _uvarint(buf, pos)
+                e38 = pos + z37
+                if e38 > L:
                     raise _malformed("tagged field of DeleteAclsFilterResult runs past the end")
-                u32[g34] = bytes(buf[pos:e36])
-                pos = e36
-        v2.append(DeleteAclsFilterResult(v4, v5, v8, u32))
-    u37: dict[int, bytes] = {}
-    t38 = buf[pos]
-    if t38 < 128:
+                u34[g36] = bytes(buf[pos:e38])
+                pos = e38
+        o4 = _new(DeleteAclsFilterResult)
+        o4.error_code = v5
+        o4.error_message = v6
+        o4.matching_acls = v9
+        o4.unknown_tagged_fields = u34
+        v2.append(o4)
+    u39: dict[int, bytes] = {}
+    t40 = buf[pos]
+    if t40 < 128:
         pos += 1
     else:
-        t38, pos = _uvarint(buf, pos)
-    if t38:
-        for _ in range(t38):
-            g39, pos = _uvarint(buf, pos)
-            z40, pos = _uvarint(buf, pos)
-            e41 = pos + z40
-            if e41 > L:
+        t40, pos = _uvarint(buf, pos)
+    if t40:
+        for _ in range(t40):
+            g41, pos = _uvarint(buf, pos)
+            z42, pos = _uvarint(buf, pos)
+            e43 = pos + z42
+            if e43 > L:
                 raise _malformed("tagged field of DeleteAclsResponse runs past the end")
-            u37[g39] = bytes(buf[pos:e41])
-            pos = e41
-    return DeleteAclsResponse(v1, v2, u37), pos
+            u39[g41] = bytes(buf[pos:e43])
+            pos = e43
+    obj = _new(DeleteAclsResponse)
+    obj.throttle_time_ms = v1
+    obj.filter_results = v2
+    obj.unknown_tagged_fields = u39
+    return obj, pos
 
 _DEC_DeleteAclsResponse = (_d_DeleteAclsResponse_v0, _d_DeleteAclsResponse_v1, _d_DeleteAclsResponse_v2, _d_DeleteAclsResponse_v2,)
 
@@ -633,75 +697,22 @@ def _d_DeleteAclsRequest_v0(buf: memoryview, pos: int) -> tuple[DeleteAclsReques
         raise _malformed("bad count of DeleteAclsRequest.filters")
     v1 = []
     for _ in range(n2):
-        v4: str | None
-        v3, n5 = _S_bh.unpack_from(buf, pos)
+        v5: str | None
+        v4, n6 = _S_bh.unpack_from(buf, pos)
         pos += 3
-        if n5 < 0:
-            if n5 != -1:
+        if n6 < 0:
+            if n6 != -1:
                 raise _malformed("bad length of DeleteAclsFilter.resource_name_filter")
-            v4 = None
+            v5 = None
         else:
-            e6 = pos + n5
-            if e6 > L:
+            e7 = pos + n6
+            if e7 > L:
                 raise _malformed("DeleteAclsFilter.resource_name_filter runs past the end")
-            v4 = str(buf[pos:e6], 'utf-8')
-            pos = e6
-        v7: str | None
-        n8, = _S_h.unpack_from(buf, pos)
-        pos += 2
-        if n8 < 0:
-            if n8 != -1:
-                raise _malformed("bad length of DeleteAclsFilter.principal_filter")
-            v7 = None
-        else:
-            e9 = pos + n8
-            if e9 > L:
-                raise _malformed("DeleteAclsFilter.principal_filter runs past the end")
-            v7 = str(buf[pos:e9], 'utf-8')
-            pos = e9
-        v10: str | None
-        n11, = _S_h.unpack_from(buf, pos)
-        pos += 2
-        if n11 < 0:
-            if n11 != -1:
-                raise _malformed("bad length of DeleteAclsFilter.host_filter")
-            v10 = None
-        else:
-            e12 = pos + n11
-            if e12 > L:
-                raise _malformed("DeleteAclsFilter.host_filter runs past the end")
-            v10 = str(buf[pos:e12], 'utf-8')
-            pos = e12
-        v13, v14 = _S_bb.unpack_from(buf, pos)
-        pos += 2
-        v1.append(DeleteAclsFilter(v3, v4, 3, v7, v10, v13, v14, {}))
-    return DeleteAclsRequest(v1, {}), pos
-
-def _d_DeleteAclsRequest_v1(buf: memoryview, pos: int) -> tuple[DeleteAclsRequest, int]:
-    L = len(buf)
-    v1: list[DeleteAclsFilter]
-    n2, = _S_i.unpack_from(buf, pos)
-    pos += 4
-    if n2 < 0 or n2 > L - pos:
-        raise _malformed("bad count of DeleteAclsRequest.filters")
-    v1 = []
-    for _ in range(n2):
-        v4: str | None
-        v3, n5 = _S_bh.unpack_from(buf, pos)
-        pos += 3
-        if n5 < 0:
-            if n5 != -1:
-                raise _malformed("bad length of DeleteAclsFilter.resource_name_filter")
-            v4 = None
-        else:
-            e6 = pos + n5
-            if e6 > L:
-                raise _malformed("DeleteAclsFilter.resource_name_filter runs past the end")
-            v4 = str(buf[pos:e6], 'utf-8')
-            pos = e6
+            v5 = str(buf[pos:e7], 'utf-8')
+            pos = e7
         v8: str | None
-        v7, n9 = _S_bh.unpack_from(buf, pos)
-        pos += 3
+        n9, = _S_h.unpack_from(buf, pos)
+        pos += 2
         if n9 < 0:
             if n9 != -1:
                 raise _malformed("bad length of DeleteAclsFilter.principal_filter")
@@ -727,8 +738,85 @@ def _d_DeleteAclsRequest_v1(buf: memoryview, pos: int) -> tuple[DeleteAclsReques
             pos = e13
         v14, v15 = _S_bb.unpack_from(buf, pos)
         pos += 2
-        v1.append(DeleteAclsFilter(v3, v4, v7, v8, v11, v14, v15, {}))
-    return DeleteAclsRequest(v1, {}), pos
+        o3 = _new(DeleteAclsFilter)
+        o3.resource_type_filter = v4
+        o3.resource_name_filter = v5
+        o3.pattern_type_filter = 3
+        o3.principal_filter = v8
+        o3.host_filter = v11
+        o3.operation = v14
+        o3.permission_type = v15
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    obj = _new(DeleteAclsRequest)
+    obj.filters = v1
+    obj.unknown_tagged_fields = {}
+    return obj, pos
+
+def _d_DeleteAclsRequest_v1(buf: memoryview, pos: int) -> tuple[DeleteAclsRequest, int]:
+    L = len(buf)
+    v1: list[DeleteAclsFilter]
+    n2, = _S_i.unpack_from(buf, pos)
+    pos += 4
+    if n2 < 0 or n2 > L - pos:
+        raise _malformed("bad count of DeleteAclsRequest.filters")
+    v1 = []
+    for _ in range(n2):
+        v5: str | None
+        v4, n6 = _S_bh.unpack_from(buf, pos)
+        pos += 3
+        if n6 < 0:
+            if n6 != -1:
+                raise _malformed("bad length of DeleteAclsFilter.resource_name_filter")
+            v5 = None
+        else:
+            e7 = pos + n6
+            if e7 > L:
+                raise _malformed("DeleteAclsFilter.resource_name_filter runs past the end")
+            v5 = str(buf[pos:e7], 'utf-8')
+            pos = e7
+        v9: str | None
+        v8, n10 = _S_bh.unpack_from(buf, pos)
+        pos += 3
+        if n10 < 0:
+            if n10 != -1:
+                raise _malformed("bad length of DeleteAclsFilter.principal_filter")
+            v9 = None
+        else:
+            e11 = pos + n10
+            if e11 > L:
+                raise _malformed("DeleteAclsFilter.principal_filter runs past the end")
+            v9 = str(buf[pos:e11], 'utf-8')
+            pos = e11
+        v12: str | None
+        n13, = _S_h.unpack_from(buf, pos)
+        pos += 2
+        if n13 < 0:
+            if n13 != -1:
+                raise _malformed("bad length of DeleteAclsFilter.host_filter")
+            v12 = None
+        else:
+            e14 = pos + n13
+            if e14 > L:
+                raise _malformed("DeleteAclsFilter.host_filter runs past the end")
+            v12 = str(buf[pos:e14], 'utf-8')
+            pos = e14
+        v15, v16 = _S_bb.unpack_from(buf, pos)
+        pos += 2
+        o3 = _new(DeleteAclsFilter)
+        o3.resource_type_filter = v4
+        o3.resource_name_filter = v5
+        o3.pattern_type_filter = v8
+        o3.principal_filter = v9
+        o3.host_filter = v12
+        o3.operation = v15
+        o3.permission_type = v16
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    obj = _new(DeleteAclsRequest)
+    obj.filters = v1
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_DeleteAclsRequest_v2(buf: memoryview, pos: int) -> tuple[DeleteAclsRequest, int]:
     L = len(buf)
@@ -743,95 +831,107 @@ def _d_DeleteAclsRequest_v2(buf: memoryview, pos: int) -> tuple[DeleteAclsReques
         raise _malformed("bad count of DeleteAclsRequest.filters")
     v1 = []
     for _ in range(n2):
-        v4: str | None
-        v3, = _S_b.unpack_from(buf, pos)
+        v5: str | None
+        v4, = _S_b.unpack_from(buf, pos)
         pos += 1
-        n5 = buf[pos]
-        if n5 < 128:
+        n6 = buf[pos]
+        if n6 < 128:
             pos += 1
         else:
-            n5, pos = _uvarint(buf, pos)
-        n5 -= 1
-        if n5 < 0:
-            if n5 != -1:
+            n6, pos = _uvarint(buf, pos)
+        n6 -= 1
+        if n6 < 0:
+            if n6 != -1:
                 raise _malformed("bad length of DeleteAclsFilter.resource_name_filter")
-            v4 = None
+            v5 = None
         else:
-            e6 = pos + n5
-            if e6 > L:
+            e7 = pos + n6
+            if e7 > L:
                 raise _malformed("DeleteAclsFilter.resource_name_filter runs past the end")
-            v4 = str(buf[pos:e6], 'utf-8')
-            pos = e6
-        v8: str | None
-        v7, = _S_b.unpack_from(buf, pos)
+            v5 = str(buf[pos:e7], 'utf-8')
+            pos = e7
+        v9: str | None
+        v8, = _S_b.unpack_from(buf, pos)
         pos += 1
-        n9 = buf[pos]
-        if n9 < 128:
+        n10 = buf[pos]
+        if n10 < 128:
             pos += 1
         else:
-            n9, pos = _uvarint(buf, pos)
-        n9 -= 1
-        if n9 < 0:
-            if n9 != -1:
+            n10, pos = _uvarint(buf, pos)
+        n10 -= 1
+        if n10 < 0:
+            if n10 != -1:
                 raise _malformed("bad length of DeleteAclsFilter.principal_filter")
-            v8 = None
+            v9 = None
         else:
-            e10 = pos + n9
-            if e10 > L:
+            e11 = pos + n10
+            if e11 > L:
                 raise _malformed("DeleteAclsFilter.principal_filter runs past the end")
-            v8 = str(buf[pos:e10], 'utf-8')
-            pos = e10
-        v11: str | None
-        n12 = buf[pos]
-        if n12 < 128:
+            v9 = str(buf[pos:e11], 'utf-8')
+            pos = e11
+        v12: str | None
+        n13 = buf[pos]
+        if n13 < 128:
             pos += 1
         else:
-            n12, pos = _uvarint(buf, pos)
-        n12 -= 1
-        if n12 < 0:
-            if n12 != -1:
+            n13, pos = _uvarint(buf, pos)
+        n13 -= 1
+        if n13 < 0:
+            if n13 != -1:
                 raise _malformed("bad length of DeleteAclsFilter.host_filter")
-            v11 = None
+            v12 = None
         else:
-            e13 = pos + n12
-            if e13 > L:
+            e14 = pos + n13
+            if e14 > L:
                 raise _malformed("DeleteAclsFilter.host_filter runs past the end")
-            v11 = str(buf[pos:e13], 'utf-8')
-            pos = e13
-        v14, v15 = _S_bb.unpack_from(buf, pos)
+            v12 = str(buf[pos:e14], 'utf-8')
+            pos = e14
+        v15, v16 = _S_bb.unpack_from(buf, pos)
         pos += 2
-        u16: dict[int, bytes] = {}
-        t17 = buf[pos]
-        if t17 < 128:
+        u17: dict[int, bytes] = {}
+        t18 = buf[pos]
+        if t18 < 128:
             pos += 1
         else:
-            t17, pos = _uvarint(buf, pos)
-        if t17:
-            for _ in range(t17):
-                g18, pos = _uvarint(buf, pos)
-                z19, pos = _uvarint(buf, pos)
-                e20 = pos + z19
-                if e20 > L:
+            t18, pos = _uvarint(buf, pos)
+        if t18:
+            for _ in range(t18):
+                g19, pos = _uvarint(buf, pos)
+                z20, pos = _uvarint(buf, pos)
+                e21 = pos + z20
+                if e21 > L:
                     raise _malformed("tagged field of DeleteAclsFilter runs past the end")
-                u16[g18] = bytes(buf[pos:e20])
-                pos = e20
-        v1.append(DeleteAclsFilter(v3, v4, v7, v8, v11, v14, v15, u16))
-    u21: dict[int, bytes] = {}
-    t22 = buf[pos]
-    if t22 < 128:
+                u17[g19] = bytes(buf[pos:e21])
+                pos = e21
+        o3 = _new(DeleteAclsFilter)
+        o3.resource_type_filter = v4
+        o3.resource_name_filter = v5
+        o3.pattern_type_filter = v8
+        o3.principal_filter = v9
+        o3.host_filter = v12
+        o3.operation = v15
+        o3.permission_type = v16
+        o3.unknown_tagged_fields = u17
+        v1.append(o3)
+    u22: dict[int, bytes] = {}
+    t23 = buf[pos]
+    if t23 < 128:
         pos += 1
     else:
-        t22, pos = _uvarint(buf, pos)
-    if t22:
-        for _ in range(t22):
-            g23, pos = _uvarint(buf, pos)
-            z24, pos = _uvarint(buf, pos)
-            e25 = pos + z24
-            if e25 > L:
+        t23, pos = _uvarint(buf, pos)
+    if t23:
+        for _ in range(t23):
+            g24, pos = _uvarint(buf, pos)
+            z25, pos = _uvarint(buf, pos)
+            e26 = pos + z25
+            if e26 > L:
                 raise _malformed("tagged field of DeleteAclsRequest runs past the end")
-            u21[g23] = bytes(buf[pos:e25])
-            pos = e25
-    return DeleteAclsRequest(v1, u21), pos
+            u22[g24] = bytes(buf[pos:e26])
+            pos = e26
+    obj = _new(DeleteAclsRequest)
+    obj.filters = v1
+    obj.unknown_tagged_fields = u22
+    return obj, pos
 
 _DEC_DeleteAclsRequest = (_d_DeleteAclsRequest_v0, _d_DeleteAclsRequest_v1, _d_DeleteAclsRequest_v2, _d_DeleteAclsRequest_v2,)
 

@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['DeletableGroupResult', 'DeleteGroupsRequest', 'DeleteGroupsResponse']
 
@@ -128,17 +132,25 @@ def _d_DeleteGroupsResponse_v0(buf: memoryview, pos: int) -> tuple[DeleteGroupsR
         raise _malformed("bad count of DeleteGroupsResponse.results")
     v2 = []
     for _ in range(n3):
-        n5, = _S_h.unpack_from(buf, pos)
+        n6, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("DeletableGroupResult.group_id runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7, = _S_h.unpack_from(buf, pos)
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8, = _S_h.unpack_from(buf, pos)
         pos += 2
-        v2.append(DeletableGroupResult(v4, v7, {}))
-    return DeleteGroupsResponse(v1, v2, {}), pos
+        o4 = _new(DeletableGroupResult)
+        o4.group_id = v5
+        o4.error_code = v8
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    obj = _new(DeleteGroupsResponse)
+    obj.throttle_time_ms = v1
+    obj.results = v2
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_DeleteGroupsResponse_v2(buf: memoryview, pos: int) -> tuple[DeleteGroupsResponse, int]:
     L = len(buf)
@@ -155,51 +167,59 @@ def _d_DeleteGroupsResponse_v2(buf: memoryview, pos: int) -> tuple[DeleteGroupsR
         raise _malformed("bad count of DeleteGroupsResponse.results")
     v2 = []
     for _ in range(n3):
-        n5 = buf[pos]
-        if n5 < 128:
+        n6 = buf[pos]
+        if n6 < 128:
             pos += 1
         else:
-            n5, pos = _uvarint(buf, pos)
-        n5 -= 1
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+            n6, pos = _uvarint(buf, pos)
+        n6 -= 1
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("DeletableGroupResult.group_id runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7, = _S_h.unpack_from(buf, pos)
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8, = _S_h.unpack_from(buf, pos)
         pos += 2
-        u8: dict[int, bytes] = {}
-        t9 = buf[pos]
-        if t9 < 128:
+        u9: dict[int, bytes] = {}
+        t10 = buf[pos]
+        if t10 < 128:
             pos += 1
         else:
-            t9, pos = _uvarint(buf, pos)
-        if t9:
-            for _ in range(t9):
-                g10, pos = _uvarint(buf, pos)
-                z11, pos = _uvarint(buf, pos)
-                e12 = pos + z11
-                if e12 > L:
+            t10, pos = _uvarint(buf, pos)
+        if t10:
+            for _ in range(t10):
+                g11, pos = _uvarint(buf, pos)
+                z12, pos = _uvarint(buf, pos)
+                e13 = pos + z12
+                if e13 > L:
                     raise _malformed("tagged field of DeletableGroupResult runs past the end")
-                u8[g10] = bytes(buf[pos:e12])
-                pos = e12
-        v2.append(DeletableGroupResult(v4, v7, u8))
-    u13: dict[int, bytes] = {}
-    t14 = buf[pos]
-    if t14 < 128:
+                u9[g11] = bytes(buf[pos:e13])
+                pos = e13
+        o4 = _new(DeletableGroupResult)
+        o4.group_id = v5
+        o4.error_code = v8
+        o4.unknown_tagged_fields = u9
+        v2.append(o4)
+    u14: dict[int, bytes] = {}
+    t15 = buf[pos]
+    if t15 < 128:
         pos += 1
     else:
-        t14, pos = _uvarint(buf, pos)
-    if t14:
-        for _ in range(t14):
-            g15, pos = _uvarint(buf, pos)
-            z16, pos = _uvarint(buf, pos)
-            e17 = pos + z16
-            if e17 > L:
+        t15, pos = _uvarint(buf, pos)
+    if t15:
+        for _ in range(t15):
+            g16, pos = _uvarint(buf, pos)
+            z17, pos = _uvarint(buf, pos)
+            e18 = pos + z17
+            if e18 > L:
                 raise _malformed("tagged field of DeleteGroupsResponse runs past the end")
-            u13[g15] = bytes(buf[pos:e17])
-            pos = e17
-    return DeleteGroupsResponse(v1, v2, u13), pos
+            u14[g16] = bytes(buf[pos:e18])
+            pos = e18
+    obj = _new(DeleteGroupsResponse)
+    obj.throttle_time_ms = v1
+    obj.results = v2
+    obj.unknown_tagged_fields = u14
+    return obj, pos
 
 _DEC_DeleteGroupsResponse = (_d_DeleteGroupsResponse_v0, _d_DeleteGroupsResponse_v0, _d_DeleteGroupsResponse_v2,)
 
@@ -265,7 +285,10 @@ def _d_DeleteGroupsRequest_v0(buf: memoryview, pos: int) -> tuple[DeleteGroupsRe
             raise _malformed("bad element of DeleteGroupsRequest.groups_names")
         v1.append(str(buf[pos:e4], 'utf-8'))
         pos = e4
-    return DeleteGroupsRequest(v1, {}), pos
+    obj = _new(DeleteGroupsRequest)
+    obj.groups_names = v1
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_DeleteGroupsRequest_v2(buf: memoryview, pos: int) -> tuple[DeleteGroupsRequest, int]:
     L = len(buf)
@@ -306,7 +329,10 @@ def _d_DeleteGroupsRequest_v2(buf: memoryview, pos: int) -> tuple[DeleteGroupsRe
                 raise _malformed("tagged field of DeleteGroupsRequest runs past the end")
             u5[g7] = bytes(buf[pos:e9])
             pos = e9
-    return DeleteGroupsRequest(v1, u5), pos
+    obj = _new(DeleteGroupsRequest)
+    obj.groups_names = v1
+    obj.unknown_tagged_fields = u5
+    return obj, pos
 
 _DEC_DeleteGroupsRequest = (_d_DeleteGroupsRequest_v0, _d_DeleteGroupsRequest_v0, _d_DeleteGroupsRequest_v2,)
 

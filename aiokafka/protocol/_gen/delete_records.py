@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['DeleteRecordsPartition', 'DeleteRecordsPartitionResult', 'DeleteRecordsRequest', 'DeleteRecordsResponse', 'DeleteRecordsTopic', 'DeleteRecordsTopicResult']
 
@@ -159,25 +163,38 @@ def _d_DeleteRecordsResponse_v0(buf: memoryview, pos: int) -> tuple[DeleteRecord
         raise _malformed("bad count of DeleteRecordsResponse.topics")
     v2 = []
     for _ in range(n3):
-        n5, = _S_h.unpack_from(buf, pos)
+        n6, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("DeleteRecordsTopicResult.name runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7: list[DeleteRecordsPartitionResult]
-        n8, = _S_i.unpack_from(buf, pos)
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8: list[DeleteRecordsPartitionResult]
+        n9, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n8 < 0 or n8 > L - pos:
+        if n9 < 0 or n9 > L - pos:
             raise _malformed("bad count of DeleteRecordsTopicResult.partitions")
-        v7 = []
-        for _ in range(n8):
-            v9, v10, v11 = _S_iqh.unpack_from(buf, pos)
+        v8 = []
+        for _ in range(n9):
+            v11, v12, v13 = _S_iqh.unpack_from(buf, pos)
             pos += 14
-            v7.append(DeleteRecordsPartitionResult(v9, v10, v11, {}))
-        v2.append(DeleteRecordsTopicResult(v4, v7, {}))
-    return DeleteRecordsResponse(v1, v2, {}), pos
+            o10 = _new(DeleteRecordsPartitionResult)
+            o10.partition_index = v11
+            o10.low_watermark = v12
+            o10.error_code = v13
+            o10.unknown_tagged_fields = {}
+            v8.append(o10)
+        o4 = _new(DeleteRecordsTopicResult)
+        o4.name = v5
+        o4.partitions = v8
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    obj = _new(DeleteRecordsResponse)
+    obj.throttle_time_ms = v1
+    obj.topics = v2
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_DeleteRecordsResponse_v2(buf: memoryview, pos: int) -> tuple[DeleteRecordsResponse, int]:
     L = len(buf)
@@ -194,78 +211,91 @@ def _d_DeleteRecordsResponse_v2(buf: memoryview, pos: int) -> tuple[DeleteRecord
         raise _malformed("bad count of DeleteRecordsResponse.topics")
     v2 = []
     for _ in range(n3):
-        n5 = buf[pos]
-        if n5 < 128:
+        n6 = buf[pos]
+        if n6 < 128:
             pos += 1
         else:
-            n5, pos = _uvarint(buf, pos)
-        n5 -= 1
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+            n6, pos = _uvarint(buf, pos)
+        n6 -= 1
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("DeleteRecordsTopicResult.name runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7: list[DeleteRecordsPartitionResult]
-        n8 = buf[pos]
-        if n8 < 128:
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8: list[DeleteRecordsPartitionResult]
+        n9 = buf[pos]
+        if n9 < 128:
             pos += 1
         else:
-            n8, pos = _uvarint(buf, pos)
-        n8 -= 1
-        if n8 < 0 or n8 > L - pos:
+            n9, pos = _uvarint(buf, pos)
+        n9 -= 1
+        if n9 < 0 or n9 > L - pos:
             raise _malformed("bad count of DeleteRecordsTopicResult.partitions")
-        v7 = []
-        for _ in range(n8):
-            v9, v10, v11 = _S_iqh.unpack_from(buf, pos)
+        v8 = []
+        for _ in range(n9):
+            v11, v12, v13 = _S_iqh.unpack_from(buf, pos)
             pos += 14
-            u12: dict[int, bytes] = {}
-            t13 = buf[pos]
-            if t13 < 128:
+            u14: dict[int, bytes] = {}
+            t15 = buf[pos]
+            if t15 < 128:
                 pos += 1
             else:
-                t13, pos = _uvarint(buf, pos)
-            if t13:
-                for _ in range(t13):
-                    g14, pos = _uvarint(buf, pos)
-                    z15, pos = _uvarint(buf, pos)
-                    e16 = pos + z15
-                    if e16 > L:
+                t15, pos = _uvarint(buf, pos)
+            if t15:
+                for _ in range(t15):
+                    g16, pos = _uvarint(buf, pos)
+                    z17, pos = _uvarint(buf, pos)
+                    e18 = pos + z17
+                    if e18 > L:
                         raise _malformed("tagged field of DeleteRecordsPartitionResult runs past the end")
-                    u12[g14] = bytes(buf[pos:e16])
-                    pos = e16
-            v7.append(DeleteRecordsPartitionResult(v9, v10, v11, u12))
-        u17: dict[int, bytes] = {}
-        t18 = buf[pos]
-        if t18 < 128:
+                    u14[g16] = bytes(buf[pos:e18])
+                    pos = e18
+            o10 = _new(DeleteRecordsPartitionResult)
+            o10.partition_index = v11
+            o10.low_watermark = v12
+            o10.error_code = v13
+            o10.unknown_tagged_fields = u14
+            v8.append(o10)
+        u19: dict[int, bytes] = {}
+        t20 = buf[pos]
+        if t20 < 128:
             pos += 1
         else:
-            t18, pos = _uvarint(buf, pos)
-        if t18:
-            for _ in range(t18):
-                g19, pos = _uvarint(buf, pos)
-                z20, pos = _uvarint(buf, pos)
-                e21 = pos + z20
-                if e21 > L:
+            t20, pos = _uvarint(buf, pos)
+        if t20:
+            for _ in range(t20):
+                g21, pos = _uvarint(buf, pos)
+                z22, pos = _uvarint(buf, pos)
+                e23 = pos + z22
+                if e23 > L:
                     raise _malformed("tagged field of DeleteRecordsTopicResult runs past the end")
-                u17[g19] = bytes(buf[pos:e21])
-                pos = e21
-        v2.append(DeleteRecordsTopicResult(v4, v7, u17))
-    u22: dict[int, bytes] = {}
-    t23 = buf[pos]
-    if t23 < 128:
+                u19[g21] = bytes(buf[pos:e23])
+                pos = e23
+        o4 = _new(DeleteRecordsTopicResult)
+        o4.name = v5
+        o4.partitions = v8
+        o4.unknown_tagged_fields = u19
+        v2.append(o4)
+    u24: dict[int, bytes] = {}
+    t25 = buf[pos]
+    if t25 < 128:
         pos += 1
     else:
-        t23, pos = _uvarint(buf, pos)
-    if t23:
-        for _ in range(t23):
-            g24, pos = _uvarint(buf, pos)
-            z25, pos = _uvarint(buf, pos)
-            e26 = pos + z25
-            if e26 > L:
+        t25, pos = _uvarint(buf, pos)
+    if t25:
+        for _ in range(t25):
+            g26, pos = _uvarint(buf, pos)
+            z27, pos = _uvarint(buf, pos)
+            e28 = pos + z27
+            if e28 > L:
                 raise _malformed("tagged field of DeleteRecordsResponse runs past the end")
-            u22[g24] = bytes(buf[pos:e26])
-            pos = e26
-    return DeleteRecordsResponse(v1, v2, u22), pos
+            u24[g26] = bytes(buf[pos:e28])
+            pos = e28
+    obj = _new(DeleteRecordsResponse)
+    obj.throttle_time_ms = v1
+    obj.topics = v2
+    obj.unknown_tagged_fields = u24
+    return obj, pos
 
 _DEC_DeleteRecordsResponse = (_d_DeleteRecordsResponse_v0, _d_DeleteRecordsResponse_v0, _d_DeleteRecordsResponse_v2,)
 
@@ -341,27 +371,39 @@ def _d_DeleteRecordsRequest_v0(buf: memoryview, pos: int) -> tuple[DeleteRecords
         raise _malformed("bad count of DeleteRecordsRequest.topics")
     v1 = []
     for _ in range(n2):
-        n4, = _S_h.unpack_from(buf, pos)
+        n5, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
+        e6 = pos + n5
+        if n5 < 0 or e6 > L:
             raise _malformed("DeleteRecordsTopic.name runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        v6: list[DeleteRecordsPartition]
-        n7, = _S_i.unpack_from(buf, pos)
+        v4 = str(buf[pos:e6], 'utf-8')
+        pos = e6
+        v7: list[DeleteRecordsPartition]
+        n8, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n7 < 0 or n7 > L - pos:
+        if n8 < 0 or n8 > L - pos:
             raise _malformed("bad count of DeleteRecordsTopic.partitions")
-        v6 = []
-        for _ in range(n7):
-            v8, v9 = _S_iq.unpack_from(buf, pos)
+        v7 = []
+        for _ in range(n8):
+            v10, v11 = _S_iq.unpack_from(buf, pos)
             pos += 12
-            v6.append(DeleteRecordsPartition(v8, v9, {}))
-        v1.append(DeleteRecordsTopic(v3, v6, {}))
-    v10, = _S_i.unpack_from(buf, pos)
+            o9 = _new(DeleteRecordsPartition)
+            o9.partition_index = v10
+            o9.offset = v11
+            o9.unknown_tagged_fields = {}
+            v7.append(o9)
+        o3 = _new(DeleteRecordsTopic)
+        o3.name = v4
+        o3.partitions = v7
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    v12, = _S_i.unpack_from(buf, pos)
     pos += 4
-    return DeleteRecordsRequest(v1, v10, {}), pos
+    obj = _new(DeleteRecordsRequest)
+    obj.topics = v1
+    obj.timeout_ms = v12
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_DeleteRecordsRequest_v2(buf: memoryview, pos: int) -> tuple[DeleteRecordsRequest, int]:
     L = len(buf)
@@ -376,80 +418,92 @@ def _d_DeleteRecordsRequest_v2(buf: memoryview, pos: int) -> tuple[DeleteRecords
         raise _malformed("bad count of DeleteRecordsRequest.topics")
     v1 = []
     for _ in range(n2):
-        n4 = buf[pos]
-        if n4 < 128:
+        n5 = buf[pos]
+        if n5 < 128:
             pos += 1
         else:
-            n4, pos = _uvarint(buf, pos)
-        n4 -= 1
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
+            n5, pos = _uvarint(buf, pos)
+        n5 -= 1
+        e6 = pos + n5
+        if n5 < 0 or e6 > L:
             raise _malformed("DeleteRecordsTopic.name runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        v6: list[DeleteRecordsPartition]
-        n7 = buf[pos]
-        if n7 < 128:
+        v4 = str(buf[pos:e6], 'utf-8')
+        pos = e6
+        v7: list[DeleteRecordsPartition]
+        n8 = buf[pos]
+        if n8 < 128:
             pos += 1
         else:
-            n7, pos = _uvarint(buf, pos)
-        n7 -= 1
-        if n7 < 0 or n7 > L - pos:
+            n8, pos = _uvarint(buf, pos)
+        n8 -= 1
+        if n8 < 0 or n8 > L - pos:
             raise _malformed("bad count of DeleteRecordsTopic.partitions")
-        v6 = []
-        for _ in range(n7):
-            v8, v9 = _S_iq.unpack_from(buf, pos)
+        v7 = []
+        for _ in range(n8):
+            v10, v11 = _S_iq.unpack_from(buf, pos)
             pos += 12
-            u10: dict[int, bytes] = {}
-            t11 = buf[pos]
-            if t11 < 128:
+            u12: dict[int, bytes] = {}
+            t13 = buf[pos]
+            if t13 < 128:
                 pos += 1
             else:
-                t11, pos = _uvarint(buf, pos)
-            if t11:
-                for _ in range(t11):
-                    g12, pos = _uvarint(buf, pos)
-                    z13, pos = _uvarint(buf, pos)
-                    e14 = pos + z13
-                    if e14 > L:
+                t13, pos = _uvarint(buf, pos)
+            if t13:
+                for _ in range(t13):
+                    g14, pos = _uvarint(buf, pos)
+                    z15, pos = _uvarint(buf, pos)
+                    e16 = pos + z15
+                    if e16 > L:
                         raise _malformed("tagged field of DeleteRecordsPartition runs past the end")
-                    u10[g12] = bytes(buf[pos:e14])
-                    pos = e14
-            v6.append(DeleteRecordsPartition(v8, v9, u10))
-        u15: dict[int, bytes] = {}
-        t16 = buf[pos]
-        if t16 < 128:
+                    u12[g14] = bytes(buf[pos:e16])
+                    pos = e16
+            o9 = _new(DeleteRecordsPartition)
+            o9.partition_index = v10
+            o9.offset = v11
+            o9.unknown_tagged_fields = u12
+            v7.append(o9)
+        u17: dict[int, bytes] = {}
+        t18 = buf[pos]
+        if t18 < 128:
             pos += 1
         else:
-            t16, pos = _uvarint(buf, pos)
-        if t16:
-            for _ in range(t16):
-                g17, pos = _uvarint(buf, pos)
-                z18, pos = _uvarint(buf, pos)
-                e19 = pos + z18
-                if e19 > L:
+            t18, pos = _uvarint(buf, pos)
+        if t18:
+            for _ in range(t18):
+                g19, pos = _uvarint(buf, pos)
+                z20, pos = _uvarint(buf, pos)
+                e21 = pos + z20
+                if e21 > L:
                     raise _malformed("tagged field of DeleteRecordsTopic runs past the end")
-                u15[g17] = bytes(buf[pos:e19])
-                pos = e19
-        v1.append(DeleteRecordsTopic(v3, v6, u15))
-    v20, = _S_i.unpack_from(buf, pos)
+                u17[g19] = bytes(buf[pos:e21])
+                pos = e21
+        o3 = _new(DeleteRecordsTopic)
+        o3.name = v4
+        o3.partitions = v7
+        o3.unknown_tagged_fields = u17
+        v1.append(o3)
+    v22, = _S_i.unpack_from(buf, pos)
     pos += 4
-    u21: dict[int, bytes] = {}
-    t22 = buf[pos]
-    if t22 < 128:
+    u23: dict[int, bytes] = {}
+    t24 = buf[pos]
+    if t24 < 128:
         pos += 1
     else:
-        t22, pos = _uvarint(buf, pos)
-    if t22:
-        for _ in range(t22):
-            g23, pos = _uvarint(buf, pos)
-            z24, pos = _uvarint(buf, pos)
-            e25 = pos + z24
-            if e25 > L:
+        t24, pos = _uvarint(buf, pos)
+    if t24:
+        for _ in range(t24):
+            g25, pos = _uvarint(buf, pos)
+            z26, pos = _uvarint(buf, pos)
+            e27 = pos + z26
+            if e27 > L:
                 raise _malformed("tagged field of DeleteRecordsRequest runs past the end")
-            u21[g23] = bytes(buf[pos:e25])
-            pos = e25
-    return DeleteRecordsRequest(v1, v20, u21), pos
+            u23[g25] = bytes(buf[pos:e27])
+            pos = e27
+    obj = _new(DeleteRecordsRequest)
+    obj.topics = v1
+    obj.timeout_ms = v22
+    obj.unknown_tagged_fields = u23
+    return obj, pos
 
 _DEC_DeleteRecordsRequest = (_d_DeleteRecordsRequest_v0, _d_DeleteRecordsRequest_v0, _d_DeleteRecordsRequest_v2,)
 

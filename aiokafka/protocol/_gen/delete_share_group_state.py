@@ -13,21 +13,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
 
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
+
 __all__ = ['DeleteShareGroupStateRequest', 'DeleteShareGroupStateResponse', 'DeleteStateData', 'DeleteStateResult', 'PartitionData', 'PartitionResult']
 
 _S_u = _Struct(">16s")
+_S_QQ = _Struct(">QQ")
 _S_i = _Struct(">i")
 _S_ih = _Struct(">ih")
 
@@ -159,87 +164,101 @@ def _d_DeleteShareGroupStateResponse_v0(buf: memoryview, pos: int) -> tuple[Dele
         raise _malformed("bad count of DeleteShareGroupStateResponse.results")
     v1 = []
     for _ in range(n2):
-        v5: list[PartitionResult]
-        r4, = _S_u.unpack_from(buf, pos)
+        v7: list[PartitionResult]
+        r5, r6 = _S_QQ.unpack_from(buf, pos)
         pos += 16
-        v3 = _UUID(bytes=r4)
-        n6 = buf[pos]
-        if n6 < 128:
+        v4 = _new(_UUID)
+        _setattr(v4, 'int', (r5 << 64) | r6)
+        _setattr(v4, 'is_safe', _SAFE_UNKNOWN)
+        n8 = buf[pos]
+        if n8 < 128:
             pos += 1
         else:
-            n6, pos = _uvarint(buf, pos)
-        n6 -= 1
-        if n6 < 0 or n6 > L - pos:
+            n8, pos = _uvarint(buf, pos)
+        n8 -= 1
+        if n8 < 0 or n8 > L - pos:
             raise _malformed("bad count of DeleteStateResult.partitions")
-        v5 = []
-        for _ in range(n6):
-            v9: str | None
-            v7, v8 = _S_ih.unpack_from(buf, pos)
+        v7 = []
+        for _ in range(n8):
+            v12: str | None
+            v10, v11 = _S_ih.unpack_from(buf, pos)
             pos += 6
-            n10 = buf[pos]
-            if n10 < 128:
+            n13 = buf[pos]
+            if n13 < 128:
                 pos += 1
             else:
-                n10, pos = _uvarint(buf, pos)
-            n10 -= 1
-            if n10 < 0:
-                if n10 != -1:
+                n13, pos = _uvarint(buf, pos)
+            n13 -= 1
+            if n13 < 0:
+                if n13 != -1:
                     raise _malformed("bad length of PartitionResult.error_message")
-                v9 = None
+                v12 = None
             else:
-                e11 = pos + n10
-                if e11 > L:
+                e14 = pos + n13
+                if e14 > L:
                     raise _malformed("PartitionResult.error_message runs past the end")
-                v9 = str(buf[pos:e11], 'utf-8')
-                pos = e11
-            u12: dict[int, bytes] = {}
-            t13 = buf[pos]
-            if t13 < 128:
+                v12 = str(buf[pos:e14], 'utf-8')
+                pos = e14
+            u15: dict[int, bytes] = {}
+            t16 = buf[pos]
+            if t16 < 128:
                 pos += 1
             else:
-                t13, pos = _uvarint(buf, pos)
-            if t13:
-                for _ in range(t13):
-                    g14, pos = _uvarint(buf, pos)
-                    z15, pos = _uvarint(buf, pos)
-                    e16 = pos + z15
-                    if e16 > L:
+                t16, pos = _uvarint(buf, pos)
+            if t16:
+                for _ in range(t16):
+                    g17, pos = _uvarint(buf, pos)
+                    z18, pos = _uvarint(buf, pos)
+                    e19 = pos + z18
+                    if e19 > L:
                         raise _malformed("tagged field of PartitionResult runs past the end")
-                    u12[g14] = bytes(buf[pos:e16])
-                    pos = e16
-            v5.append(PartitionResult(v7, v8, v9, u12))
-        u17: dict[int, bytes] = {}
-        t18 = buf[pos]
-        if t18 < 128:
+                    u15[g17] = bytes(buf[pos:e19])
+                    pos = e19
+            o9 = _new(PartitionResult)
+            o9.partition = v10
+            o9.error_code = v11
+            o9.error_message = v12
+            o9.unknown_tagged_fields = u15
+            v7.append(o9)
+        u20: dict[int, bytes] = {}
+        t21 = buf[pos]
+        if t21 < 128:
             pos += 1
         else:
-            t18, pos = _uvarint(buf, pos)
-        if t18:
-            for _ in range(t18):
-                g19, pos = _uvarint(buf, pos)
-                z20, pos = _uvarint(buf, pos)
-                e21 = pos + z20
-                if e21 > L:
+            t21, pos = _uvarint(buf, pos)
+        if t21:
+            for _ in range(t21):
+                g22, pos = _uvarint(buf, pos)
+                z23, pos = _uvarint(buf, pos)
+                e24 = pos + z23
+                if e24 > L:
                     raise _malformed("tagged field of DeleteStateResult runs past the end")
-                u17[g19] = bytes(buf[pos:e21])
-                pos = e21
-        v1.append(DeleteStateResult(v3, v5, u17))
-    u22: dict[int, bytes] = {}
-    t23 = buf[pos]
-    if t23 < 128:
+                u20[g22] = bytes(buf[pos:e24])
+                pos = e24
+        o3 = _new(DeleteStateResult)
+        o3.topic_id = v4
+        o3.partitions = v7
+        o3.unknown_tagged_fields = u20
+        v1.append(o3)
+    u25: dict[int, bytes] = {}
+    t26 = buf[pos]
+    if t26 < 128:
         pos += 1
     else:
-        t23, pos = _uvarint(buf, pos)
-    if t23:
-        for _ in range(t23):
-            g24, pos = _uvarint(buf, pos)
-            z25, pos = _uvarint(buf, pos)
-            e26 = pos + z25
-            if e26 > L:
+        t26, pos = _uvarint(buf, pos)
+    if t26:
+        for _ in range(t26):
+            g27, pos = _uvarint(buf, pos)
+            z28, pos = _uvarint(buf, pos)
+            e29 = pos + z28
+            if e29 > L:
                 raise _malformed("tagged field of DeleteShareGroupStateResponse runs past the end")
-            u22[g24] = bytes(buf[pos:e26])
-            pos = e26
-    return DeleteShareGroupStateResponse(v1, u22), pos
+            u25[g27] = bytes(buf[pos:e29])
+            pos = e29
+    obj = _new(DeleteShareGroupStateResponse)
+    obj.results = v1
+    obj.unknown_tagged_fields = u25
+    return obj, pos
 
 _DEC_DeleteShareGroupStateResponse = (_d_DeleteShareGroupStateResponse_v0,)
 
@@ -313,70 +332,83 @@ def _d_DeleteShareGroupStateRequest_v0(buf: memoryview, pos: int) -> tuple[Delet
         raise _malformed("bad count of DeleteShareGroupStateRequest.topics")
     v4 = []
     for _ in range(n5):
-        v8: list[PartitionData]
-        r7, = _S_u.unpack_from(buf, pos)
+        v10: list[PartitionData]
+        r8, r9 = _S_QQ.unpack_from(buf, pos)
         pos += 16
-        v6 = _UUID(bytes=r7)
-        n9 = buf[pos]
-        if n9 < 128:
+        v7 = _new(_UUID)
+        _setattr(v7, 'int', (r8 << 64) | r9)
+        _setattr(v7, 'is_safe', _SAFE_UNKNOWN)
+        n11 = buf[pos]
+        if n11 < 128:
             pos += 1
         else:
-            n9, pos = _uvarint(buf, pos)
-        n9 -= 1
-        if n9 < 0 or n9 > L - pos:
+            n11, pos = _uvarint(buf, pos)
+        n11 -= 1
+        if n11 < 0 or n11 > L - pos:
             raise _malformed("bad count of DeleteStateData.partitions")
-        v8 = []
-        for _ in range(n9):
-            v10, = _S_i.unpack_from(buf, pos)
+        v10 = []
+        for _ in range(n11):
+            v13, = _S_i.unpack_from(buf, pos)
             pos += 4
-            u11: dict[int, bytes] = {}
-            t12 = buf[pos]
-            if t12 < 128:
+            u14: dict[int, bytes] = {}
+            t15 = buf[pos]
+            if t15 < 128:
                 pos += 1
             else:
-                t12, pos = _uvarint(buf, pos)
-            if t12:
-                for _ in range(t12):
-                    g13, pos = _uvarint(buf, pos)
-                    z14, pos = _uvarint(buf, pos)
-                    e15 = pos + z14
-                    if e15 > L:
+                t15, pos = _uvarint(buf, pos)
+            if t15:
+                for _ in range(t15):
+                    g16, pos = _uvarint(buf, pos)
+                    z17, pos = _uvarint(buf, pos)
+                    e18 = pos + z17
+                    if e18 > L:
                         raise _malformed("tagged field of PartitionData runs past the end")
-                    u11[g13] = bytes(buf[pos:e15])
-                    pos = e15
-            v8.append(PartitionData(v10, u11))
-        u16: dict[int, bytes] = {}
-        t17 = buf[pos]
-        if t17 < 128:
+                    u14[g16] = bytes(buf[pos:e18])
+                    pos = e18
+            o12 = _new(PartitionData)
+            o12.partition = v13
+            o12.unknown_tagged_fields = u14
+            v10.append(o12)
+        u19: dict[int, bytes] = {}
+        t20 = buf[pos]
+        if t20 < 128:
             pos += 1
         else:
-            t17, pos = _uvarint(buf, pos)
-        if t17:
-            for _ in range(t17):
-                g18, pos = _uvarint(buf, pos)
-                z19, pos = _uvarint(buf, pos)
-                e20 = pos + z19
-                if e20 > L:
+            t20, pos = _uvarint(buf, pos)
+        if t20:
+            for _ in range(t20):
+                g21, pos = _uvarint(buf, pos)
+                z22, pos = _uvarint(buf, pos)
+                e23 = pos + z22
+                if e23 > L:
                     raise _malformed("tagged field of DeleteStateData runs past the end")
-                u16[g18] = bytes(buf[pos:e20])
-                pos = e20
-        v4.append(DeleteStateData(v6, v8, u16))
-    u21: dict[int, bytes] = {}
-    t22 = buf[pos]
-    if t22 < 128:
+                u19[g21] = bytes(buf[pos:e23])
+                pos = e23
+        o6 = _new(DeleteStateData)
+        o6.topic_id = v7
+        o6.partitions = v10
+        o6.unknown_tagged_fields = u19
+        v4.append(o6)
+    u24: dict[int, bytes] = {}
+    t25 = buf[pos]
+    if t25 < 128:
         pos += 1
     else:
-        t22, pos = _uvarint(buf, pos)
-    if t22:
-        for _ in range(t22):
-            g23, pos = _uvarint(buf, pos)
-            z24, pos = _uvarint(buf, pos)
-            e25 = pos + z24
-            if e25 > L:
+        t25, pos = _uvarint(buf, pos)
+    if t25:
+        for _ in range(t25):
+            g26, pos = _uvarint(buf, pos)
+            z27, pos = _uvarint(buf, pos)
+            e28 = pos + z27
+            if e28 > L:
                 raise _malformed("tagged field of DeleteShareGroupStateRequest runs past the end")
-            u21[g23] = bytes(buf[pos:e25])
-            pos = e25
-    return DeleteShareGroupStateRequest(v1, v4, u21), pos
+            u24[g26] = bytes(buf[pos:e28])
+            pos = e28
+    obj = _new(DeleteShareGroupStateRequest)
+    obj.group_id = v1
+    obj.topics = v4
+    obj.unknown_tagged_fields = u24
+    return obj, pos
 
 _DEC_DeleteShareGroupStateRequest = (_d_DeleteShareGroupStateRequest_v0,)
 

@@ -13,22 +13,28 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
 
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
+
 __all__ = ['DeletableTopicResult', 'DeleteTopicState', 'DeleteTopicsRequest', 'DeleteTopicsResponse']
 
 _S_u = _Struct(">16s")
 _S_uh = _Struct(">16sh")
+_S_QQ = _Struct(">QQ")
+_S_QQh = _Struct(">QQh")
 _S_h = _Struct(">h")
 _S_i = _Struct(">i")
 _S_ii = _Struct(">ii")
@@ -143,28 +149,6 @@ def _d_DeleteTopicsResponse_v0(buf: memoryview, pos: int) -> tuple[DeleteTopicsR
         raise _malformed("bad count of DeleteTopicsResponse.responses")
     v1 = []
     for _ in range(n2):
-        v3: str | None
-        n4, = _S_h.unpack_from(buf, pos)
-        pos += 2
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
-            raise _malformed("DeletableTopicResult.name runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        v6, = _S_h.unpack_from(buf, pos)
-        pos += 2
-        v1.append(DeletableTopicResult(v3, ZERO_UUID, v6, None, {}))
-    return DeleteTopicsResponse(0, v1, {}), pos
-
-def _d_DeleteTopicsResponse_v1(buf: memoryview, pos: int) -> tuple[DeleteTopicsResponse, int]:
-    L = len(buf)
-    v2: list[DeletableTopicResult]
-    v1, n3 = _S_ii.unpack_from(buf, pos)
-    pos += 8
-    if n3 < 0 or n3 > L - pos:
-        raise _malformed("bad count of DeleteTopicsResponse.responses")
-    v2 = []
-    for _ in range(n3):
         v4: str | None
         n5, = _S_h.unpack_from(buf, pos)
         pos += 2
@@ -175,8 +159,50 @@ def _d_DeleteTopicsResponse_v1(buf: memoryview, pos: int) -> tuple[DeleteTopicsR
         pos = e6
         v7, = _S_h.unpack_from(buf, pos)
         pos += 2
-        v2.append(DeletableTopicResult(v4, ZERO_UUID, v7, None, {}))
-    return DeleteTopicsResponse(v1, v2, {}), pos
+        o3 = _new(DeletableTopicResult)
+        o3.name = v4
+        o3.topic_id = ZERO_UUID
+        o3.error_code = v7
+        o3.error_message = None
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    obj = _new(DeleteTopicsResponse)
+    obj.throttle_time_ms = 0
+    obj.responses = v1
+    obj.unknown_tagged_fields = {}
+    return obj, pos
+
+def _d_DeleteTopicsResponse_v1(buf: memoryview, pos: int) -> tuple[DeleteTopicsResponse, int]:
+    L = len(buf)
+    v2: list[DeletableTopicResult]
+    v1, n3 = _S_ii.unpack_from(buf, pos)
+    pos += 8
+    if n3 < 0 or n3 > L - pos:
+        raise _malformed("bad count of DeleteTopicsResponse.responses")
+    v2 = []
+    for _ in range(n3):
+        v5: str | None
+        n6, = _S_h.unpack_from(buf, pos)
+        pos += 2
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
+            raise _malformed("DeletableTopicResult.name runs past the end")
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8, = _S_h.unpack_from(buf, pos)
+        pos += 2
+        o4 = _new(DeletableTopicResult)
+        o4.name = v5
+        o4.topic_id = ZERO_UUID
+        o4.error_code = v8
+        o4.error_message = None
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    obj = _new(DeleteTopicsResponse)
+    obj.throttle_time_ms = v1
+    obj.responses = v2
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_DeleteTopicsResponse_v4(buf: memoryview, pos: int) -> tuple[DeleteTopicsResponse, int]:
     L = len(buf)
@@ -193,52 +219,62 @@ def _d_DeleteTopicsResponse_v4(buf: memoryview, pos: int) -> tuple[DeleteTopicsR
         raise _malformed("bad count of DeleteTopicsResponse.responses")
     v2 = []
     for _ in range(n3):
-        v4: str | None
-        n5 = buf[pos]
-        if n5 < 128:
+        v5: str | None
+        n6 = buf[pos]
+        if n6 < 128:
             pos += 1
         else:
-            n5, pos = _uvarint(buf, pos)
-        n5 -= 1
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+            n6, pos = _uvarint(buf, pos)
+        n6 -= 1
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("DeletableTopicResult.name runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7, = _S_h.unpack_from(buf, pos)
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8, = _S_h.unpack_from(buf, pos)
         pos += 2
-        u8: dict[int, bytes] = {}
-        t9 = buf[pos]
-        if t9 < 128:
+        u9: dict[int, bytes] = {}
+        t10 = buf[pos]
+        if t10 < 128:
             pos += 1
         else:
-            t9, pos = _uvarint(buf, pos)
-        if t9:
-            for _ in range(t9):
-                g10, pos = _uvarint(buf, pos)
-                z11, pos = _uvarint(buf, pos)
-                e12 = pos + z11
-                if e12 > L:
+            t10, pos = _uvarint(buf, pos)
+        if t10:
+            for _ in range(t10):
+                g11, pos = _uvarint(buf, pos)
+                z12, pos = _uvarint(buf, pos)
+                e13 = pos + z12
+                if e13 > L:
                     raise _malformed("tagged field of DeletableTopicResult runs past the end")
-                u8[g10] = bytes(buf[pos:e12])
-                pos = e12
-        v2.append(DeletableTopicResult(v4, ZERO_UUID, v7, None, u8))
-    u13: dict[int, bytes] = {}
-    t14 = buf[pos]
-    if t14 < 128:
+                u9[g11] = bytes(buf[pos:e13])
+                pos = e13
+        o4 = _new(DeletableTopicResult)
+        o4.name = v5
+        o4.topic_id = ZERO_UUID
+        o4.error_code = v8
+        o4.error_message = None
+        o4.unknown_tagged_fields = u9
+        v2.append(o4)
+    u14: dict[int, bytes] = {}
+    t15 = buf[pos]
+    if t15 < 128:
         pos += 1
     else:
-        t14, pos = _uvarint(buf, pos)
-    if t14:
-        for _ in range(t14):
-            g15, pos = _uvarint(buf, pos)
-            z16, pos = _uvarint(buf, pos)
-            e17 = pos + z16
-            if e17 > L:
+        t15, pos = _uvarint(buf, pos)
+    if t15:
+        for _ in range(t15):
+            g16, pos = _uvarint(buf, pos)
+            z17, pos = _uvarint(buf, pos)
+            e18 = pos + z17
+            if e18 > L:
                 raise _malformed("tagged field of DeleteTopicsResponse runs past the end")
-            u13[g15] = bytes(buf[pos:e17])
-            pos = e17
-    return DeleteTopicsResponse(v1, v2, u13), pos
+            u14[g16] = bytes(buf[pos:e18])
+            pos = e18
+    obj = _new(DeleteTopicsResponse)
+    obj.throttle_time_ms = v1
+    obj.responses = v2
+    obj.unknown_tagged_fields = u14
+    return obj, pos
 
 def _d_DeleteTopicsResponse_v5(buf: memoryview, pos: int) -> tuple[DeleteTopicsResponse, int]:
     L = len(buf)
@@ -255,69 +291,79 @@ def _d_DeleteTopicsResponse_v5(buf: memoryview, pos: int) -> tuple[DeleteTopicsR
         raise _malformed("bad count of DeleteTopicsResponse.responses")
     v2 = []
     for _ in range(n3):
-        v4: str | None
-        n5 = buf[pos]
-        if n5 < 128:
+        v5: str | None
+        n6 = buf[pos]
+        if n6 < 128:
             pos += 1
         else:
-            n5, pos = _uvarint(buf, pos)
-        n5 -= 1
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+            n6, pos = _uvarint(buf, pos)
+        n6 -= 1
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("DeletableTopicResult.name runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v8: str | None
-        v7, = _S_h.unpack_from(buf, pos)
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v9: str | None
+        v8, = _S_h.unpack_from(buf, pos)
         pos += 2
-        n9 = buf[pos]
-        if n9 < 128:
+        n10 = buf[pos]
+        if n10 < 128:
             pos += 1
         else:
-            n9, pos = _uvarint(buf, pos)
-        n9 -= 1
-        if n9 < 0:
-            if n9 != -1:
+            n10, pos = _uvarint(buf, pos)
+        n10 -= 1
+        if n10 < 0:
+            if n10 != -1:
                 raise _malformed("bad length of DeletableTopicResult.error_message")
-            v8 = None
+            v9 = None
         else:
-            e10 = pos + n9
-            if e10 > L:
+            e11 = pos + n10
+            if e11 > L:
                 raise _malformed("DeletableTopicResult.error_message runs past the end")
-            v8 = str(buf[pos:e10], 'utf-8')
-            pos = e10
-        u11: dict[int, bytes] = {}
-        t12 = buf[pos]
-        if t12 < 128:
+            v9 = str(buf[pos:e11], 'utf-8')
+            pos = e11
+        u12: dict[int, bytes] = {}
+        t13 = buf[pos]
+        if t13 < 128:
             pos += 1
         else:
-            t12, pos = _uvarint(buf, pos)
-        if t12:
-            for _ in range(t12):
-                g13, pos = _uvarint(buf, pos)
-                z14, pos = _uvarint(buf, pos)
-                e15 = pos + z14
-                if e15 > L:
+            t13, pos = _uvarint(buf, pos)
+        if t13:
+            for _ in range(t13):
+                g14, pos = _uvarint(buf, pos)
+                z15, pos = _uvarint(buf, pos)
+                e16 = pos + z15
+                if e16 > L:
                     raise _malformed("tagged field of DeletableTopicResult runs past the end")
-                u11[g13] = bytes(buf[pos:e15])
-                pos = e15
-        v2.append(DeletableTopicResult(v4, ZERO_UUID, v7, v8, u11))
-    u16: dict[int, bytes] = {}
-    t17 = buf[pos]
-    if t17 < 128:
+                u12[g14] = bytes(buf[pos:e16])
+                pos = e16
+        o4 = _new(DeletableTopicResult)
+        o4.name = v5
+        o4.topic_id = ZERO_UUID
+        o4.error_code = v8
+        o4.error_message = v9
+        o4.unknown_tagged_fields = u12
+        v2.append(o4)
+    u17: dict[int, bytes] = {}
+    t18 = buf[pos]
+    if t18 < 128:
         pos += 1
     else:
-        t17, pos = _uvarint(buf, pos)
-    if t17:
-        for _ in range(t17):
-            g18, pos = _uvarint(buf, pos)
-            z19, pos = _uvarint(buf, pos)
-            e20 = pos + z19
-            if e20 > L:
+        t18, pos = _uvarint(buf, pos)
+    if t18:
+        for _ in range(t18):
+            g19, pos = _uvarint(buf, pos)
+            z20, pos = _uvarint(buf, pos)
+            e21 = pos + z20
+            if e21 > L:
                 raise _malformed("tagged field of DeleteTopicsResponse runs past the end")
-            u16[g18] = bytes(buf[pos:e20])
-            pos = e20
-    return DeleteTopicsResponse(v1, v2, u16), pos
+            u17[g19] = bytes(buf[pos:e21])
+            pos = e21
+    obj = _new(DeleteTopicsResponse)
+    obj.throttle_time_ms = v1
+    obj.responses = v2
+    obj.unknown_tagged_fields = u17
+    return obj, pos
 
 def _d_DeleteTopicsResponse_v6(buf: memoryview, pos: int) -> tuple[DeleteTopicsResponse, int]:
     L = len(buf)
@@ -334,75 +380,87 @@ def _d_DeleteTopicsResponse_v6(buf: memoryview, pos: int) -> tuple[DeleteTopicsR
         raise _malformed("bad count of DeleteTopicsResponse.responses")
     v2 = []
     for _ in range(n3):
-        v4: str | None
-        n5 = buf[pos]
-        if n5 < 128:
+        v5: str | None
+        n6 = buf[pos]
+        if n6 < 128:
             pos += 1
         else:
-            n5, pos = _uvarint(buf, pos)
-        n5 -= 1
-        if n5 < 0:
-            if n5 != -1:
+            n6, pos = _uvarint(buf, pos)
+        n6 -= 1
+        if n6 < 0:
+            if n6 != -1:
                 raise _malformed("bad length of DeletableTopicResult.name")
-            v4 = None
+            v5 = None
         else:
-            e6 = pos + n5
-            if e6 > L:
+            e7 = pos + n6
+            if e7 > L:
                 raise _malformed("DeletableTopicResult.name runs past the end")
-            v4 = str(buf[pos:e6], 'utf-8')
-            pos = e6
-        v10: str | None
-        r8, v9 = _S_uh.unpack_from(buf, pos)
+            v5 = str(buf[pos:e7], 'utf-8')
+            pos = e7
+        v12: str | None
+        r9, r10, v11 = _S_QQh.unpack_from(buf, pos)
         pos += 18
-        v7 = _UUID(bytes=r8)
-        n11 = buf[pos]
-        if n11 < 128:
+        v8 = _new(_UUID)
+        _setattr(v8, 'int', (r9 << 64) | r10)
+        _setattr(v8, 'is_safe', _SAFE_UNKNOWN)
+        n13 = buf[pos]
+        if n13 < 128:
             pos += 1
         else:
-            n11, pos = _uvarint(buf, pos)
-        n11 -= 1
-        if n11 < 0:
-            if n11 != -1:
+            n13, pos = _uvarint(buf, pos)
+        n13 -= 1
+        if n13 < 0:
+            if n13 != -1:
                 raise _malformed("bad length of DeletableTopicResult.error_message")
-            v10 = None
+            v12 = None
         else:
-            e12 = pos + n11
-            if e12 > L:
+            e14 = pos + n13
+            if e14 > L:
                 raise _malformed("DeletableTopicResult.error_message runs past the end")
-            v10 = str(buf[pos:e12], 'utf-8')
-            pos = e12
-        u13: dict[int, bytes] = {}
-        t14 = buf[pos]
-        if t14 < 128:
+            v12 = str(buf[pos:e14], 'utf-8')
+            pos = e14
+        u15: dict[int, bytes] = {}
+        t16 = buf[pos]
+        if t16 < 128:
             pos += 1
         else:
-            t14, pos = _uvarint(buf, pos)
-        if t14:
-            for _ in range(t14):
-                g15, pos = _uvarint(buf, pos)
-                z16, pos = _uvarint(buf, pos)
-                e17 = pos + z16
-                if e17 > L:
+            t16, pos = _uvarint(buf, pos)
+        if t16:
+            for _ in range(t16):
+                g17, pos = _uvarint(buf, pos)
+                z18, pos = _uvarint(buf, pos)
+                e19 = pos + z18
+                if e19 > L:
                     raise _malformed("tagged field of DeletableTopicResult runs past the end")
-                u13[g15] = bytes(buf[pos:e17])
-                pos = e17
-        v2.append(DeletableTopicResult(v4, v7, v9, v10, u13))
-    u18: dict[int, bytes] = {}
-    t19 = buf[pos]
-    if t19 < 128:
+                u15[g17] = bytes(buf[pos:e19])
+                pos = e19
+        o4 = _new(DeletableTopicResult)
+        o4.name = v5
+        o4.topic_id = v8
+        o4.error_code = v11
+        o4.error_message = v12
+        o4.unknown_tagged_fields = u15
+        v2.append(o4)
+    u20: dict[int, bytes] = {}
+    t21 = buf[pos]
+    if t21 < 128:
         pos += 1
     else:
-        t19, pos = _uvarint(buf, pos)
-    if t19:
-        for _ in range(t19):
-            g20, pos = _uvarint(buf, pos)
-            z21, pos = _uvarint(buf, pos)
-            e22 = pos + z21
-            if e22 > L:
+        t21, pos = _uvarint(buf, pos)
+    if t21:
+        for _ in range(t21):
+            g22, pos = _uvarint(buf, pos)
+            z23, pos = _uvarint(buf, pos)
+            e24 = pos + z23
+            if e24 > L:
                 raise _malformed("tagged field of DeleteTopicsResponse runs past the end")
-            u18[g20] = bytes(buf[pos:e22])
-            pos = e22
-    return DeleteTopicsResponse(v1, v2, u18), pos
+            u20[g22] = bytes(buf[pos:e24])
+            pos = e24
+    obj = _new(DeleteTopicsResponse)
+    obj.throttle_time_ms = v1
+    obj.responses = v2
+    obj.unknown_tagged_fields = u20
+    return obj, pos
 
 _DEC_DeleteTopicsResponse = (_d_DeleteTopicsResponse_v0, _d_DeleteTopicsResponse_v1, _d_DeleteTopicsResponse_v1, _d_DeleteTopicsResponse_v1, _d_DeleteTopicsResponse_v4, _d_DeleteTopicsResponse_v5, _d_DeleteTopicsResponse_v6,)
 
@@ -579,7 +637,12 @@ def _d_DeleteTopicsRequest_v0(buf: memoryview, pos: int) -> tuple[DeleteTopicsRe
         pos = e4
     v5, = _S_i.unpack_from(buf, pos)
     pos += 4
-    return DeleteTopicsRequest([], v1, v5, {}), pos
+    obj = _new(DeleteTopicsRequest)
+    obj.topics = []
+    obj.topic_names = v1
+    obj.timeout_ms = v5
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_DeleteTopicsRequest_v4(buf: memoryview, pos: int) -> tuple[DeleteTopicsRequest, int]:
     L = len(buf)
@@ -622,7 +685,12 @@ def _d_DeleteTopicsRequest_v4(buf: memoryview, pos: int) -> tuple[DeleteTopicsRe
                 raise _malformed("tagged field of DeleteTopicsRequest runs past the end")
             u6[g8] = bytes(buf[pos:e10])
             pos = e10
-    return DeleteTopicsRequest([], v1, v5, u6), pos
+    obj = _new(DeleteTopicsRequest)
+    obj.topics = []
+    obj.topic_names = v1
+    obj.timeout_ms = v5
+    obj.unknown_tagged_fields = u6
+    return obj, pos
 
 def _d_DeleteTopicsRequest_v6(buf: memoryview, pos: int) -> tuple[DeleteTopicsRequest, int]:
     L = len(buf)
@@ -637,60 +705,71 @@ def _d_DeleteTopicsRequest_v6(buf: memoryview, pos: int) -> tuple[DeleteTopicsRe
         raise _malformed("bad count of DeleteTopicsRequest.topics")
     v1 = []
     for _ in range(n2):
-        v3: str | None
-        n4 = buf[pos]
-        if n4 < 128:
+        v4: str | None
+        n5 = buf[pos]
+        if n5 < 128:
             pos += 1
         else:
-            n4, pos = _uvarint(buf, pos)
-        n4 -= 1
-        if n4 < 0:
-            if n4 != -1:
+            n5, pos = _uvarint(buf, pos)
+        n5 -= 1
+        if n5 < 0:
+            if n5 != -1:
                 raise _malformed("bad length of DeleteTopicState.name")
-            v3 = None
+            v4 = None
         else:
-            e5 = pos + n4
-            if e5 > L:
+            e6 = pos + n5
+            if e6 > L:
                 raise _malformed("DeleteTopicState.name runs past the end")
-            v3 = str(buf[pos:e5], 'utf-8')
-            pos = e5
-        r7, = _S_u.unpack_from(buf, pos)
+            v4 = str(buf[pos:e6], 'utf-8')
+            pos = e6
+        r8, r9 = _S_QQ.unpack_from(buf, pos)
         pos += 16
-        v6 = _UUID(bytes=r7)
-        u8: dict[int, bytes] = {}
-        t9 = buf[pos]
-        if t9 < 128:
+        v7 = _new(_UUID)
+        _setattr(v7, 'int', (r8 << 64) | r9)
+        _setattr(v7, 'is_safe', _SAFE_UNKNOWN)
+        u10: dict[int, bytes] = {}
+        t11 = buf[pos]
+        if t11 < 128:
             pos += 1
         else:
-            t9, pos = _uvarint(buf, pos)
-        if t9:
-            for _ in range(t9):
-                g10, pos = _uvarint(buf, pos)
-                z11, pos = _uvarint(buf, pos)
-                e12 = pos + z11
-                if e12 > L:
+            t11, pos = _uvarint(buf, pos)
+        if t11:
+            for _ in range(t11):
+                g12, pos = _uvarint(buf, pos)
+                z13, pos = _uvarint(buf, pos)
+                e14 = pos + z13
+                if e14 > L:
                     raise _malformed("tagged field of DeleteTopicState runs past the end")
-                u8[g10] = bytes(buf[pos:e12])
-                pos = e12
-        v1.append(DeleteTopicState(v3, v6, u8))
-    v13, = _S_i.unpack_from(buf, pos)
+                u10[g12] = bytes(buf[pos:e14])
+                pos = e14
+        o3 = _new(DeleteTopicState)
+        o3.name = v4
+        o3.topic_id = v7
+        o3.unknown_tagged_fields = u10
+        v1.append(o3)
+    v15, = _S_i.unpack_from(buf, pos)
     pos += 4
-    u14: dict[int, bytes] = {}
-    t15 = buf[pos]
-    if t15 < 128:
+    u16: dict[int, bytes] = {}
+    t17 = buf[pos]
+    if t17 < 128:
         pos += 1
     else:
-        t15, pos = _uvarint(buf, pos)
-    if t15:
-        for _ in range(t15):
-            g16, pos = _uvarint(buf, pos)
-            z17, pos = _uvarint(buf, pos)
-            e18 = pos + z17
-            if e18 > L:
+        t17, pos = _uvarint(buf, pos)
+    if t17:
+        for _ in range(t17):
+            g18, pos = _uvarint(buf, pos)
+            z19, pos = _uvarint(buf, pos)
+            e20 = pos + z19
+            if e20 > L:
                 raise _malformed("tagged field of DeleteTopicsRequest runs past the end")
-            u14[g16] = bytes(buf[pos:e18])
-            pos = e18
-    return DeleteTopicsRequest(v1, [], v13, u14), pos
+            u16[g18] = bytes(buf[pos:e20])
+            pos = e20
+    obj = _new(DeleteTopicsRequest)
+    obj.topics = v1
+    obj.topic_names = []
+    obj.timeout_ms = v15
+    obj.unknown_tagged_fields = u16
+    return obj, pos
 
 _DEC_DeleteTopicsRequest = (_d_DeleteTopicsRequest_v0, _d_DeleteTopicsRequest_v0, _d_DeleteTopicsRequest_v0, _d_DeleteTopicsRequest_v0, _d_DeleteTopicsRequest_v4, _d_DeleteTopicsRequest_v4, _d_DeleteTopicsRequest_v6,)
 

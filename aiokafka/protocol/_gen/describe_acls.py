@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['AclDescription', 'DescribeAclsRequest', 'DescribeAclsResource', 'DescribeAclsResponse']
 
@@ -167,39 +171,57 @@ def _d_DescribeAclsResponse_v0(buf: memoryview, pos: int) -> tuple[DescribeAclsR
         raise _malformed("bad count of DescribeAclsResponse.resources")
     v6 = []
     for _ in range(n7):
-        v8, n10 = _S_bh.unpack_from(buf, pos)
+        v9, n11 = _S_bh.unpack_from(buf, pos)
         pos += 3
-        e11 = pos + n10
-        if n10 < 0 or e11 > L:
+        e12 = pos + n11
+        if n11 < 0 or e12 > L:
             raise _malformed("DescribeAclsResource.resource_name runs past the end")
-        v9 = str(buf[pos:e11], 'utf-8')
-        pos = e11
-        v12: list[AclDescription]
-        n13, = _S_i.unpack_from(buf, pos)
+        v10 = str(buf[pos:e12], 'utf-8')
+        pos = e12
+        v13: list[AclDescription]
+        n14, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n13 < 0 or n13 > L - pos:
+        if n14 < 0 or n14 > L - pos:
             raise _malformed("bad count of DescribeAclsResource.acls")
-        v12 = []
-        for _ in range(n13):
-            n15, = _S_h.unpack_from(buf, pos)
+        v13 = []
+        for _ in range(n14):
+            n17, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e16 = pos + n15
-            if n15 < 0 or e16 > L:
+            e18 = pos + n17
+            if n17 < 0 or e18 > L:
                 raise _malformed("AclDescription.principal runs past the end")
-            v14 = str(buf[pos:e16], 'utf-8')
-            pos = e16
-            n18, = _S_h.unpack_from(buf, pos)
+            v16 = str(buf[pos:e18], 'utf-8')
+            pos = e18
+            n20, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e19 = pos + n18
-            if n18 < 0 or e19 > L:
+            e21 = pos + n20
+            if n20 < 0 or e21 > L:
                 raise _malformed("AclDescription.host runs past the end")
-            v17 = str(buf[pos:e19], 'utf-8')
-            pos = e19
-            v20, v21 = _S_bb.unpack_from(buf, pos)
+            v19 = str(buf[pos:e21], 'utf-8')
+            pos = e21
+            v22, v23 = _S_bb.unpack_from(buf, pos)
             pos += 2
-            v12.append(AclDescription(v14, v17, v20, v21, {}))
-        v6.append(DescribeAclsResource(v8, v9, 3, v12, {}))
-    return DescribeAclsResponse(v1, v2, v3, v6, {}), pos
+            o15 = _new(AclDescription)
+            o15.principal = v16
+            o15.host = v19
+            o15.operation = v22
+            o15.permission_type = v23
+            o15.unknown_tagged_fields = {}
+            v13.append(o15)
+        o8 = _new(DescribeAclsResource)
+        o8.resource_type = v9
+        o8.resource_name = v10
+        o8.pattern_type = 3
+        o8.acls = v13
+        o8.unknown_tagged_fields = {}
+        v6.append(o8)
+    obj = _new(DescribeAclsResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.error_message = v3
+    obj.resources = v6
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_DescribeAclsResponse_v1(buf: memoryview, pos: int) -> tuple[DescribeAclsResponse, int]:
     L = len(buf)
@@ -223,39 +245,57 @@ def _d_DescribeAclsResponse_v1(buf: memoryview, pos: int) -> tuple[DescribeAclsR
         raise _malformed("bad count of DescribeAclsResponse.resources")
     v6 = []
     for _ in range(n7):
-        v8, n10 = _S_bh.unpack_from(buf, pos)
+        v9, n11 = _S_bh.unpack_from(buf, pos)
         pos += 3
-        e11 = pos + n10
-        if n10 < 0 or e11 > L:
+        e12 = pos + n11
+        if n11 < 0 or e12 > L:
             raise _malformed("DescribeAclsResource.resource_name runs past the end")
-        v9 = str(buf[pos:e11], 'utf-8')
-        pos = e11
-        v13: list[AclDescription]
-        v12, n14 = _S_bi.unpack_from(buf, pos)
+        v10 = str(buf[pos:e12], 'utf-8')
+        pos = e12
+        v14: list[AclDescription]
+        v13, n15 = _S_bi.unpack_from(buf, pos)
         pos += 5
-        if n14 < 0 or n14 > L - pos:
+        if n15 < 0 or n15 > L - pos:
             raise _malformed("bad count of DescribeAclsResource.acls")
-        v13 = []
-        for _ in range(n14):
-            n16, = _S_h.unpack_from(buf, pos)
+        v14 = []
+        for _ in range(n15):
+            n18, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e17 = pos + n16
-            if n16 < 0 or e17 > L:
+            e19 = pos + n18
+            if n18 < 0 or e19 > L:
                 raise _malformed("AclDescription.principal runs past the end")
-            v15 = str(buf[pos:e17], 'utf-8')
-            pos = e17
-            n19, = _S_h.unpack_from(buf, pos)
+            v17 = str(buf[pos:e19], 'utf-8')
+            pos = e19
+            n21, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e20 = pos + n19
-            if n19 < 0 or e20 > L:
+            e22 = pos + n21
+            if n21 < 0 or e22 > L:
                 raise _malformed("AclDescription.host runs past the end")
-            v18 = str(buf[pos:e20], 'utf-8')
-            pos = e20
-            v21, v22 = _S_bb.unpack_from(buf, pos)
+            v20 = str(buf[pos:e22], 'utf-8')
+            pos = e22
+            v23, v24 = _S_bb.unpack_from(buf, pos)
             pos += 2
-            v13.append(AclDescription(v15, v18, v21, v22, {}))
-        v6.append(DescribeAclsResource(v8, v9, v12, v13, {}))
-    return DescribeAclsResponse(v1, v2, v3, v6, {}), pos
+            o16 = _new(AclDescription)
+            o16.principal = v17
+            o16.host = v20
+            o16.operation = v23
+            o16.permission_type = v24
+            o16.unknown_tagged_fields = {}
+            v14.append(o16)
+        o8 = _new(DescribeAclsResource)
+        o8.resource_type = v9
+        o8.resource_name = v10
+        o8.pattern_type = v13
+        o8.acls = v14
+        o8.unknown_tagged_fields = {}
+        v6.append(o8)
+    obj = _new(DescribeAclsResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.error_message = v3
+    obj.resources = v6
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_DescribeAclsResponse_v2(buf: memoryview, pos: int) -> tuple[DescribeAclsResponse, int]:
     L = len(buf)
@@ -289,104 +329,122 @@ def _d_DescribeAclsResponse_v2(buf: memoryview, pos: int) -> tuple[DescribeAclsR
         raise _malformed("bad count of DescribeAclsResponse.resources")
     v6 = []
     for _ in range(n7):
-        v8, = _S_b.unpack_from(buf, pos)
+        v9, = _S_b.unpack_from(buf, pos)
         pos += 1
-        n10 = buf[pos]
-        if n10 < 128:
+        n11 = buf[pos]
+        if n11 < 128:
             pos += 1
         else:
-            n10, pos = _uvarint(buf, pos)
-        n10 -= 1
-        e11 = pos + n10
-        if n10 < 0 or e11 > L:
+            n11, pos = _uvarint(buf, pos)
+        n11 -= 1
+        e12 = pos + n11
+        if n11 < 0 or e12 > L:
             raise _malformed("DescribeAclsResource.resource_name runs past the end")
-        v9 = str(buf[pos:e11], 'utf-8')
-        pos = e11
-        v13: list[AclDescription]
-        v12, = _S_b.unpack_from(buf, pos)
+        v10 = str(buf[pos:e12], 'utf-8')
+        pos = e12
+        v14: list[AclDescription]
+        v13, = _S_b.unpack_from(buf, pos)
         pos += 1
-        n14 = buf[pos]
-        if n14 < 128:
+        n15 = buf[pos]
+        if n15 < 128:
             pos += 1
         else:
-            n14, pos = _uvarint(buf, pos)
-        n14 -= 1
-        if n14 < 0 or n14 > L - pos:
+            n15, pos = _uvarint(buf, pos)
+        n15 -= 1
+        if n15 < 0 or n15 > L - pos:
             raise _malformed("bad count of DescribeAclsResource.acls")
-        v13 = []
-        for _ in range(n14):
-            n16 = buf[pos]
-            if n16 < 128:
+        v14 = []
+        for _ in range(n15):
+            n18 = buf[pos]
+            if n18 < 128:
                 pos += 1
             else:
-                n16, pos = _uvarint(buf, pos)
-            n16 -= 1
-            e17 = pos + n16
-            if n16 < 0 or e17 > L:
+                n18, pos = _uvarint(buf, pos)
+            n18 -= 1
+            e19 = pos + n18
+            if n18 < 0 or e19 > L:
                 raise _malformed("AclDescription.principal runs past the end")
-            v15 = str(buf[pos:e17], 'utf-8')
-            pos = e17
-            n19 = buf[pos]
-            if n19 < 128:
+            v17 = str(buf[pos:e19], 'utf-8')
+            pos = e19
+            n21 = buf[pos]
+            if n21 < 128:
                 pos += 1
             else:
-                n19, pos = _uvarint(buf, pos)
-            n19 -= 1
-            e20 = pos + n19
-            if n19 < 0 or e20 > L:
+                n21, pos = _uvarint(buf, pos)
+            n21 -= 1
+            e22 = pos + n21
+            if n21 < 0 or e22 > L:
                 raise _malformed("AclDescription.host runs past the end")
-            v18 = str(buf[pos:e20], 'utf-8')
-            pos = e20
-            v21, v22 = _S_bb.unpack_from(buf, pos)
+            v20 = str(buf[pos:e22], 'utf-8')
+            pos = e22
+            v23, v24 = _S_bb.unpack_from(buf, pos)
             pos += 2
-            u23: dict[int, bytes] = {}
-            t24 = buf[pos]
-            if t24 < 128:
+            u25: dict[int, bytes] = {}
+            t26 = buf[pos]
+            if t26 < 128:
                 pos += 1
             else:
-                t24, pos = _uvarint(buf, pos)
-            if t24:
-                for _ in range(t24):
-                    g25, pos = _uvarint(buf, pos)
-                    z26, pos = _uvarint(buf, pos)
-                    e27 = pos + z26
-                    if e27 > L:
+                t26, pos = _uvarint(buf, pos)
+            if t26:
+                for _ in range(t26):
+                    g27, pos = _uvarint(buf, pos)
+                    z28, pos = _uvarint(buf, pos)
+                    e29 = pos + z28
+                    if e29 > L:
                         raise _malformed("tagged field of AclDescription runs past the end")
-                    u23[g25] = bytes(buf[pos:e27])
-                    pos = e27
-            v13.append(AclDescription(v15, v18, v21, v22, u23))
-        u28: dict[int, bytes] = {}
-        t29 = buf[pos]
-        if t29 < 128:
+                    u25[g27] = bytes(buf[pos:e29])
+                    pos = e29
+            o16 = _new(AclDescription)
+            o16.principal = v17
+            o16.host = v20
+            o16.operation = v23
+            o16.permission_type = v24
+            o16.unknown_tagged_fields = u25
+            v14.append(o16)
+        u30: dict[int, bytes] = {}
+        t31 = buf[pos]
+        if t31 < 128:
             pos += 1
         else:
-            t29, pos = _uvarint(buf, pos)
-        if t29:
-            for _ in range(t29):
-                g30, pos = _uvarint(buf, pos)
-                z31, pos = _uvarint(buf, pos)
-                e32 = pos + z31
-                if e32 > L:
+            t31, pos = _uvarint(buf, pos)
+        if t31:
+            for _ in range(t31):
+                g32, pos = _uvarint(buf, pos)
+                z33, pos = _uvarint(buf, pos)
+                e34 = pos + z33
+                if e34 > L:
                     raise _malformed("tagged field of DescribeAclsResource runs past the end")
-                u28[g30] = bytes(buf[pos:e32])
-                pos = e32
-        v6.append(DescribeAclsResource(v8, v9, v12, v13, u28))
-    u33: dict[int, bytes] = {}
-    t34 = buf[pos]
-    if t34 < 128:
+                u30[g32] = bytes(buf[pos:e34])
+                pos = e34
+        o8 = _new(DescribeAclsResource)
+        o8.resource_type = v9
+        o8.resource_name = v10
+        o8.pattern_type = v13
+        o8.acls = v14
+        o8.unknown_tagged_fields = u30
+        v6.append(o8)
+    u35: dict[int, bytes] = {}
+    t36 = buf[pos]
+    if t36 < 128:
         pos += 1
     else:
-        t34, pos = _uvarint(buf, pos)
-    if t34:
-        for _ in range(t34):
-            g35, pos = _uvarint(buf, pos)
-            z36, pos = _uvarint(buf, pos)
-            e37 = pos + z36
-            if e37 > L:
+        t36, pos = _uvarint(buf, pos)
+    if t36:
+        for _ in range(t36):
+            g37, pos = _uvarint(buf, pos)
+            z38, pos = _uvarint(buf, pos)
+            e39 = pos + z38
+            if e39 > L:
                 raise _malformed("tagged field of DescribeAclsResponse runs past the end")
-            u33[g35] = bytes(buf[pos:e37])
-            pos = e37
-    return DescribeAclsResponse(v1, v2, v3, v6, u33), pos
+            u35[g37] = bytes(buf[pos:e39])
+            pos = e39
+    obj = _new(DescribeAclsResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.error_message = v3
+    obj.resources = v6
+    obj.unknown_tagged_fields = u35
+    return obj, pos
 
 _DEC_DescribeAclsResponse = (_d_DescribeAclsResponse_v0, _d_DescribeAclsResponse_v1, _d_DescribeAclsResponse_v2, _d_DescribeAclsResponse_v2,)
 
@@ -580,7 +638,16 @@ def _d_DescribeAclsRequest_v0(buf: memoryview, pos: int) -> tuple[DescribeAclsRe
         pos = e10
     v11, v12 = _S_bb.unpack_from(buf, pos)
     pos += 2
-    return DescribeAclsRequest(v1, v2, 3, v5, v8, v11, v12, {}), pos
+    obj = _new(DescribeAclsRequest)
+    obj.resource_type_filter = v1
+    obj.resource_name_filter = v2
+    obj.pattern_type_filter = 3
+    obj.principal_filter = v5
+    obj.host_filter = v8
+    obj.operation = v11
+    obj.permission_type = v12
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_DescribeAclsRequest_v1(buf: memoryview, pos: int) -> tuple[DescribeAclsRequest, int]:
     L = len(buf)
@@ -625,7 +692,16 @@ def _d_DescribeAclsRequest_v1(buf: memoryview, pos: int) -> tuple[DescribeAclsRe
         pos = e11
     v12, v13 = _S_bb.unpack_from(buf, pos)
     pos += 2
-    return DescribeAclsRequest(v1, v2, v5, v6, v9, v12, v13, {}), pos
+    obj = _new(DescribeAclsRequest)
+    obj.resource_type_filter = v1
+    obj.resource_name_filter = v2
+    obj.pattern_type_filter = v5
+    obj.principal_filter = v6
+    obj.host_filter = v9
+    obj.operation = v12
+    obj.permission_type = v13
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_DescribeAclsRequest_v2(buf: memoryview, pos: int) -> tuple[DescribeAclsRequest, int]:
     L = len(buf)
@@ -701,7 +777,16 @@ def _d_DescribeAclsRequest_v2(buf: memoryview, pos: int) -> tuple[DescribeAclsRe
                 raise _malformed("tagged field of DescribeAclsRequest runs past the end")
             u14[g16] = bytes(buf[pos:e18])
             pos = e18
-    return DescribeAclsRequest(v1, v2, v5, v6, v9, v12, v13, u14), pos
+    obj = _new(DescribeAclsRequest)
+    obj.resource_type_filter = v1
+    obj.resource_name_filter = v2
+    obj.pattern_type_filter = v5
+    obj.principal_filter = v6
+    obj.host_filter = v9
+    obj.operation = v12
+    obj.permission_type = v13
+    obj.unknown_tagged_fields = u14
+    return obj, pos
 
 _DEC_DescribeAclsRequest = (_d_DescribeAclsRequest_v0, _d_DescribeAclsRequest_v1, _d_DescribeAclsRequest_v2, _d_DescribeAclsRequest_v2,)
 

@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['ComponentData', 'DescribeClientQuotasRequest', 'DescribeClientQuotasResponse', 'EntityData', 'EntryData', 'ValueData']
 
@@ -182,53 +186,71 @@ def _d_DescribeClientQuotasResponse_v0(buf: memoryview, pos: int) -> tuple[Descr
             raise _malformed("bad count of DescribeClientQuotasResponse.entries")
         v6 = []
         for _ in range(n7):
-            v8: list[EntityData]
-            n9, = _S_i.unpack_from(buf, pos)
+            v9: list[EntityData]
+            n10, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if n9 < 0 or n9 > L - pos:
+            if n10 < 0 or n10 > L - pos:
                 raise _malformed("bad count of EntryData.entity")
-            v8 = []
-            for _ in range(n9):
-                n11, = _S_h.unpack_from(buf, pos)
+            v9 = []
+            for _ in range(n10):
+                n13, = _S_h.unpack_from(buf, pos)
                 pos += 2
-                e12 = pos + n11
-                if n11 < 0 or e12 > L:
+                e14 = pos + n13
+                if n13 < 0 or e14 > L:
                     raise _malformed("EntityData.entity_type runs past the end")
-                v10 = str(buf[pos:e12], 'utf-8')
-                pos = e12
-                v13: str | None
-                n14, = _S_h.unpack_from(buf, pos)
+                v12 = str(buf[pos:e14], 'utf-8')
+                pos = e14
+                v15: str | None
+                n16, = _S_h.unpack_from(buf, pos)
                 pos += 2
-                if n14 < 0:
-                    if n14 != -1:
+                if n16 < 0:
+                    if n16 != -1:
                         raise _malformed("bad length of EntityData.entity_name")
-                    v13 = None
+                    v15 = None
                 else:
-                    e15 = pos + n14
-                    if e15 > L:
+                    e17 = pos + n16
+                    if e17 > L:
                         raise _malformed("EntityData.entity_name runs past the end")
-                    v13 = str(buf[pos:e15], 'utf-8')
-                    pos = e15
-                v8.append(EntityData(v10, v13, {}))
-            v16: list[ValueData]
-            n17, = _S_i.unpack_from(buf, pos)
+                    v15 = str(buf[pos:e17], 'utf-8')
+                    pos = e17
+                o11 = _new(EntityData)
+                o11.entity_type = v12
+                o11.entity_name = v15
+                o11.unknown_tagged_fields = {}
+                v9.append(o11)
+            v18: list[ValueData]
+            n19, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if n17 < 0 or n17 > L - pos:
+            if n19 < 0 or n19 > L - pos:
                 raise _malformed("bad count of EntryData.values")
-            v16 = []
-            for _ in range(n17):
-                n19, = _S_h.unpack_from(buf, pos)
+            v18 = []
+            for _ in range(n19):
+                n22, = _S_h.unpack_from(buf, pos)
                 pos += 2
-                e20 = pos + n19
-                if n19 < 0 or e20 > L:
+                e23 = pos + n22
+                if n22 < 0 or e23 > L:
                     raise _malformed("ValueData.key runs past the end")
-                v18 = str(buf[pos:e20], 'utf-8')
-                pos = e20
-                v21, = _S_d.unpack_from(buf, pos)
+                v21 = str(buf[pos:e23], 'utf-8')
+                pos = e23
+                v24, = _S_d.unpack_from(buf, pos)
                 pos += 8
-                v16.append(ValueData(v18, v21, {}))
-            v6.append(EntryData(v8, v16, {}))
-    return DescribeClientQuotasResponse(v1, v2, v3, v6, {}), pos
+                o20 = _new(ValueData)
+                o20.key = v21
+                o20.value = v24
+                o20.unknown_tagged_fields = {}
+                v18.append(o20)
+            o8 = _new(EntryData)
+            o8.entity = v9
+            o8.values = v18
+            o8.unknown_tagged_fields = {}
+            v6.append(o8)
+    obj = _new(DescribeClientQuotasResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.error_message = v3
+    obj.entries = v6
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_DescribeClientQuotasResponse_v1(buf: memoryview, pos: int) -> tuple[DescribeClientQuotasResponse, int]:
     L = len(buf)
@@ -267,133 +289,151 @@ def _d_DescribeClientQuotasResponse_v1(buf: memoryview, pos: int) -> tuple[Descr
             raise _malformed("bad count of DescribeClientQuotasResponse.entries")
         v6 = []
         for _ in range(n7):
-            v8: list[EntityData]
-            n9 = buf[pos]
-            if n9 < 128:
+            v9: list[EntityData]
+            n10 = buf[pos]
+            if n10 < 128:
                 pos += 1
             else:
-                n9, pos = _uvarint(buf, pos)
-            n9 -= 1
-            if n9 < 0 or n9 > L - pos:
+                n10, pos = _uvarint(buf, pos)
+            n10 -= 1
+            if n10 < 0 or n10 > L - pos:
                 raise _malformed("bad count of EntryData.entity")
-            v8 = []
-            for _ in range(n9):
-                n11 = buf[pos]
-                if n11 < 128:
+            v9 = []
+            for _ in range(n10):
+                n13 = buf[pos]
+                if n13 < 128:
                     pos += 1
                 else:
-                    n11, pos = _uvarint(buf, pos)
-                n11 -= 1
-                e12 = pos + n11
-                if n11 < 0 or e12 > L:
+                    n13, pos = _uvarint(buf, pos)
+                n13 -= 1
+                e14 = pos + n13
+                if n13 < 0 or e14 > L:
                     raise _malformed("EntityData.entity_type runs past the end")
-                v10 = str(buf[pos:e12], 'utf-8')
-                pos = e12
-                v13: str | None
-                n14 = buf[pos]
-                if n14 < 128:
+                v12 = str(buf[pos:e14], 'utf-8')
+                pos = e14
+                v15: str | None
+                n16 = buf[pos]
+                if n16 < 128:
                     pos += 1
                 else:
-                    n14, pos = _uvarint(buf, pos)
-                n14 -= 1
-                if n14 < 0:
-                    if n14 != -1:
+                    n16, pos = _uvarint(buf, pos)
+                n16 -= 1
+                if n16 < 0:
+                    if n16 != -1:
                         raise _malformed("bad length of EntityData.entity_name")
-                    v13 = None
+                    v15 = None
                 else:
-                    e15 = pos + n14
-                    if e15 > L:
+                    e17 = pos + n16
+                    if e17 > L:
                         raise _malformed("EntityData.entity_name runs past the end")
-                    v13 = str(buf[pos:e15], 'utf-8')
-                    pos = e15
-                u16: dict[int, bytes] = {}
-                t17 = buf[pos]
-                if t17 < 128:
+                    v15 = str(buf[pos:e17], 'utf-8')
+                    pos = e17
+                u18: dict[int, bytes] = {}
+                t19 = buf[pos]
+                if t19 < 128:
                     pos += 1
                 else:
-                    t17, pos = _uvarint(buf, pos)
-                if t17:
-                    for _ in range(t17):
-                        g18, pos = _uvarint(buf, pos)
-                        z19, pos = _uvarint(buf, pos)
-                        e20 = pos + z19
-                        if e20 > L:
+                    t19, pos = _uvarint(buf, pos)
+                if t19:
+                    for _ in range(t19):
+                        g20, pos = _uvarint(buf, pos)
+                        z21, pos = _uvarint(buf, pos)
+                        e22 = pos + z21
+                        if e22 > L:
                             raise _malformed("tagged field of EntityData runs past the end")
-                        u16[g18] = bytes(buf[pos:e20])
-                        pos = e20
-                v8.append(EntityData(v10, v13, u16))
-            v21: list[ValueData]
-            n22 = buf[pos]
-            if n22 < 128:
+                        u18[g20] = bytes(buf[pos:e22])
+                        pos = e22
+                o11 = _new(EntityData)
+                o11.entity_type = v12
+                o11.entity_name = v15
+                o11.unknown_tagged_fields = u18
+                v9.append(o11)
+            v23: list[ValueData]
+            n24 = buf[pos]
+            if n24 < 128:
                 pos += 1
             else:
-                n22, pos = _uvarint(buf, pos)
-            n22 -= 1
-            if n22 < 0 or n22 > L - pos:
+                n24, pos = _uvarint(buf, pos)
+            n24 -= 1
+            if n24 < 0 or n24 > L - pos:
                 raise _malformed("bad count of EntryData.values")
-            v21 = []
-            for _ in range(n22):
-                n24 = buf[pos]
-                if n24 < 128:
+            v23 = []
+            for _ in range(n24):
+                n27 = buf[pos]
+                if n27 < 128:
                     pos += 1
                 else:
-                    n24, pos = _uvarint(buf, pos)
-                n24 -= 1
-                e25 = pos + n24
-                if n24 < 0 or e25 > L:
+                    n27, pos = _uvarint(buf, pos)
+                n27 -= 1
+                e28 = pos + n27
+                if n27 < 0 or e28 > L:
                     raise _malformed("ValueData.key runs past the end")
-                v23 = str(buf[pos:e25], 'utf-8')
-                pos = e25
-                v26, = _S_d.unpack_from(buf, pos)
+                v26 = str(buf[pos:e28], 'utf-8')
+                pos = e28
+                v29, = _S_d.unpack_from(buf, pos)
                 pos += 8
-                u27: dict[int, bytes] = {}
-                t28 = buf[pos]
-                if t28 < 128:
+                u30: dict[int, bytes] = {}
+                t31 = buf[pos]
+                if t31 < 128:
                     pos += 1
                 else:
-                    t28, pos = _uvarint(buf, pos)
-                if t28:
-                    for _ in range(t28):
-                        g29, pos = _uvarint(buf, pos)
-                        z30, pos = _uvarint(buf, pos)
-                        e31 = pos + z30
-                        if e31 > L:
+                    t31, pos = _uvarint(buf, pos)
+                if t31:
+                    for _ in range(t31):
+                        g32, pos = _uvarint(buf, pos)
+                        z33, pos = _uvarint(buf, pos)
+                        e34 = pos + z33
+                        if e34 > L:
                             raise _malformed("tagged field of ValueData runs past the end")
-                        u27[g29] = bytes(buf[pos:e31])
-                        pos = e31
-                v21.append(ValueData(v23, v26, u27))
-            u32: dict[int, bytes] = {}
-            t33 = buf[pos]
-            if t33 < 128:
+                        u30[g32] = bytes(buf[pos:e34])
+                        pos = e34
+                o25 = _new(ValueData)
+                o25.key = v26
+                o25.value = v29
+                o25.unknown_tagged_fields = u30
+                v23.append(o25)
+            u35: dict[int, bytes] = {}
+            t36 = buf[pos]
+            if t36 < 128:
                 pos += 1
             else:
-                t33, pos = _uvarint(buf, pos)
-            if t33:
-                for _ in range(t33):
-                    g34, pos = _uvarint(buf, pos)
-                    z35, pos = _uvarint(buf, pos)
-                    e36 = pos + z35
-                    if e36 > L:
+                t36, pos = _uvarint(buf, pos)
+            if t36:
+                for _ in range(t36):
+                    g37, pos = _uvarint(buf, pos)
+                    z38, pos = _uvarint(buf, pos)
+                    e39 = pos + z38
+                    if e39 > L:
                         raise _malformed("tagged field of EntryData runs past the end")
-                    u32[g34] = bytes(buf[pos:e36])
-                    pos = e36
-            v6.append(EntryData(v8, v21, u32))
-    u37: dict[int, bytes] = {}
-    t38 = buf[pos]
-    if t38 < 128:
+                    u35[g37] = bytes(buf[pos:e39])
+                    pos = e39
+            o8 = _new(EntryData)
+            o8.entity = v9
+            o8.values = v23
+            o8.unknown_tagged_fields = u35
+            v6.append(o8)
+    u40: dict[int, bytes] = {}
+    t41 = buf[pos]
+    if t41 < 128:
         pos += 1
     else:
-        t38, pos = _uvarint(buf, pos)
-    if t38:
-        for _ in range(t38):
-            g39, pos = _uvarint(buf, pos)
-            z40, pos = _uvarint(buf, pos)
-            e41 = pos + z40
-            if e41 > L:
+        t41, pos = _uvarint(buf, pos)
+    if t41:
+        for _ in range(t41):
+            g42, pos = _uvarint(buf, pos)
+            z43, pos = _uvarint(buf, pos)
+            e44 = pos + z43
+            if e44 > L:
                 raise _malformed("tagged field of DescribeClientQuotasResponse runs past the end")
-            u37[g39] = bytes(buf[pos:e41])
-            pos = e41
-    return DescribeClientQuotasResponse(v1, v2, v3, v6, u37), pos
+            u40[g42] = bytes(buf[pos:e44])
+            pos = e44
+    obj = _new(DescribeClientQuotasResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.error_message = v3
+    obj.entries = v6
+    obj.unknown_tagged_fields = u40
+    return obj, pos
 
 _DEC_DescribeClientQuotasResponse = (_d_DescribeClientQuotasResponse_v0, _d_DescribeClientQuotasResponse_v1,)
 
@@ -540,30 +580,39 @@ def _d_DescribeClientQuotasRequest_v0(buf: memoryview, pos: int) -> tuple[Descri
         raise _malformed("bad count of DescribeClientQuotasRequest.components")
     v1 = []
     for _ in range(n2):
-        n4, = _S_h.unpack_from(buf, pos)
+        n5, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
+        e6 = pos + n5
+        if n5 < 0 or e6 > L:
             raise _malformed("ComponentData.entity_type runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        v7: str | None
-        v6, n8 = _S_bh.unpack_from(buf, pos)
+        v4 = str(buf[pos:e6], 'utf-8')
+        pos = e6
+        v8: str | None
+        v7, n9 = _S_bh.unpack_from(buf, pos)
         pos += 3
-        if n8 < 0:
-            if n8 != -1:
+        if n9 < 0:
+            if n9 != -1:
                 raise _malformed("bad length of ComponentData.match")
-            v7 = None
+            v8 = None
         else:
-            e9 = pos + n8
-            if e9 > L:
+            e10 = pos + n9
+            if e10 > L:
                 raise _malformed("ComponentData.match runs past the end")
-            v7 = str(buf[pos:e9], 'utf-8')
-            pos = e9
-        v1.append(ComponentData(v3, v6, v7, {}))
-    v10, = _S_o.unpack_from(buf, pos)
+            v8 = str(buf[pos:e10], 'utf-8')
+            pos = e10
+        o3 = _new(ComponentData)
+        o3.entity_type = v4
+        o3.match_type = v7
+        o3.match = v8
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    v11, = _S_o.unpack_from(buf, pos)
     pos += 1
-    return DescribeClientQuotasRequest(v1, v10, {}), pos
+    obj = _new(DescribeClientQuotasRequest)
+    obj.components = v1
+    obj.strict = v11
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_DescribeClientQuotasRequest_v1(buf: memoryview, pos: int) -> tuple[DescribeClientQuotasRequest, int]:
     L = len(buf)
@@ -578,70 +627,79 @@ def _d_DescribeClientQuotasRequest_v1(buf: memoryview, pos: int) -> tuple[Descri
         raise _malformed("bad count of DescribeClientQuotasRequest.components")
     v1 = []
     for _ in range(n2):
-        n4 = buf[pos]
-        if n4 < 128:
+        n5 = buf[pos]
+        if n5 < 128:
             pos += 1
         else:
-            n4, pos = _uvarint(buf, pos)
-        n4 -= 1
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
+            n5, pos = _uvarint(buf, pos)
+        n5 -= 1
+        e6 = pos + n5
+        if n5 < 0 or e6 > L:
             raise _malformed("ComponentData.entity_type runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        v7: str | None
-        v6, = _S_b.unpack_from(buf, pos)
+        v4 = str(buf[pos:e6], 'utf-8')
+        pos = e6
+        v8: str | None
+        v7, = _S_b.unpack_from(buf, pos)
         pos += 1
-        n8 = buf[pos]
-        if n8 < 128:
+        n9 = buf[pos]
+        if n9 < 128:
             pos += 1
         else:
-            n8, pos = _uvarint(buf, pos)
-        n8 -= 1
-        if n8 < 0:
-            if n8 != -1:
+            n9, pos = _uvarint(buf, pos)
+        n9 -= 1
+        if n9 < 0:
+            if n9 != -1:
                 raise _malformed("bad length of ComponentData.match")
-            v7 = None
+            v8 = None
         else:
-            e9 = pos + n8
-            if e9 > L:
+            e10 = pos + n9
+            if e10 > L:
                 raise _malformed("ComponentData.match runs past the end")
-            v7 = str(buf[pos:e9], 'utf-8')
-            pos = e9
-        u10: dict[int, bytes] = {}
-        t11 = buf[pos]
-        if t11 < 128:
+            v8 = str(buf[pos:e10], 'utf-8')
+            pos = e10
+        u11: dict[int, bytes] = {}
+        t12 = buf[pos]
+        if t12 < 128:
             pos += 1
         else:
-            t11, pos = _uvarint(buf, pos)
-        if t11:
-            for _ in range(t11):
-                g12, pos = _uvarint(buf, pos)
-                z13, pos = _uvarint(buf, pos)
-                e14 = pos + z13
-                if e14 > L:
+            t12, pos = _uvarint(buf, pos)
+        if t12:
+            for _ in range(t12):
+                g13, pos = _uvarint(buf, pos)
+                z14, pos = _uvarint(buf, pos)
+                e15 = pos + z14
+                if e15 > L:
                     raise _malformed("tagged field of ComponentData runs past the end")
-                u10[g12] = bytes(buf[pos:e14])
-                pos = e14
-        v1.append(ComponentData(v3, v6, v7, u10))
-    v15, = _S_o.unpack_from(buf, pos)
+                u11[g13] = bytes(buf[pos:e15])
+                pos = e15
+        o3 = _new(ComponentData)
+        o3.entity_type = v4
+        o3.match_type = v7
+        o3.match = v8
+        o3.unknown_tagged_fields = u11
+        v1.append(o3)
+    v16, = _S_o.unpack_from(buf, pos)
     pos += 1
-    u16: dict[int, bytes] = {}
-    t17 = buf[pos]
-    if t17 < 128:
+    u17: dict[int, bytes] = {}
+    t18 = buf[pos]
+    if t18 < 128:
         pos += 1
     else:
-        t17, pos = _uvarint(buf, pos)
-    if t17:
-        for _ in range(t17):
-            g18, pos = _uvarint(buf, pos)
-            z19, pos = _uvarint(buf, pos)
-            e20 = pos + z19
-            if e20 > L:
+        t18, pos = _uvarint(buf, pos)
+    if t18:
+        for _ in range(t18):
+            g19, pos = _uvarint(buf, pos)
+            z20, pos = _uvarint(buf, pos)
+            e21 = pos + z20
+            if e21 > L:
                 raise _malformed("tagged field of DescribeClientQuotasRequest runs past the end")
-            u16[g18] = bytes(buf[pos:e20])
-            pos = e20
-    return DescribeClientQuotasRequest(v1, v15, u16), pos
+            u17[g19] = bytes(buf[pos:e21])
+            pos = e21
+    obj = _new(DescribeClientQuotasRequest)
+    obj.components = v1
+    obj.strict = v16
+    obj.unknown_tagged_fields = u17
+    return obj, pos
 
 _DEC_DescribeClientQuotasRequest = (_d_DescribeClientQuotasRequest_v0, _d_DescribeClientQuotasRequest_v1,)
 

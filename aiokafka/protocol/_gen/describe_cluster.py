@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['DescribeClusterBroker', 'DescribeClusterRequest', 'DescribeClusterResponse']
 
@@ -175,72 +179,88 @@ def _d_DescribeClusterResponse_v0(buf: memoryview, pos: int) -> tuple[DescribeCl
         raise _malformed("bad count of DescribeClusterResponse.brokers")
     v10 = []
     for _ in range(n11):
-        v12, = _S_i.unpack_from(buf, pos)
+        v13, = _S_i.unpack_from(buf, pos)
         pos += 4
-        n14 = buf[pos]
-        if n14 < 128:
+        n15 = buf[pos]
+        if n15 < 128:
             pos += 1
         else:
-            n14, pos = _uvarint(buf, pos)
-        n14 -= 1
-        e15 = pos + n14
-        if n14 < 0 or e15 > L:
+            n15, pos = _uvarint(buf, pos)
+        n15 -= 1
+        e16 = pos + n15
+        if n15 < 0 or e16 > L:
             raise _malformed("DescribeClusterBroker.host runs past the end")
-        v13 = str(buf[pos:e15], 'utf-8')
-        pos = e15
-        v17: str | None
-        v16, = _S_i.unpack_from(buf, pos)
+        v14 = str(buf[pos:e16], 'utf-8')
+        pos = e16
+        v18: str | None
+        v17, = _S_i.unpack_from(buf, pos)
         pos += 4
-        n18 = buf[pos]
-        if n18 < 128:
+        n19 = buf[pos]
+        if n19 < 128:
             pos += 1
         else:
-            n18, pos = _uvarint(buf, pos)
-        n18 -= 1
-        if n18 < 0:
-            if n18 != -1:
+            n19, pos = _uvarint(buf, pos)
+        n19 -= 1
+        if n19 < 0:
+            if n19 != -1:
                 raise _malformed("bad length of DescribeClusterBroker.rack")
-            v17 = None
+            v18 = None
         else:
-            e19 = pos + n18
-            if e19 > L:
+            e20 = pos + n19
+            if e20 > L:
                 raise _malformed("DescribeClusterBroker.rack runs past the end")
-            v17 = str(buf[pos:e19], 'utf-8')
-            pos = e19
-        u20: dict[int, bytes] = {}
-        t21 = buf[pos]
-        if t21 < 128:
+            v18 = str(buf[pos:e20], 'utf-8')
+            pos = e20
+        u21: dict[int, bytes] = {}
+        t22 = buf[pos]
+        if t22 < 128:
             pos += 1
         else:
-            t21, pos = _uvarint(buf, pos)
-        if t21:
-            for _ in range(t21):
-                g22, pos = _uvarint(buf, pos)
-                z23, pos = _uvarint(buf, pos)
-                e24 = pos + z23
-                if e24 > L:
+            t22, pos = _uvarint(buf, pos)
+        if t22:
+            for _ in range(t22):
+                g23, pos = _uvarint(buf, pos)
+                z24, pos = _uvarint(buf, pos)
+                e25 = pos + z24
+                if e25 > L:
                     raise _malformed("tagged field of DescribeClusterBroker runs past the end")
-                u20[g22] = bytes(buf[pos:e24])
-                pos = e24
-        v10.append(DescribeClusterBroker(v12, v13, v16, v17, u20))
-    v25, = _S_i.unpack_from(buf, pos)
+                u21[g23] = bytes(buf[pos:e25])
+                pos = e25
+        o12 = _new(DescribeClusterBroker)
+        o12.broker_id = v13
+        o12.host = v14
+        o12.port = v17
+        o12.rack = v18
+        o12.unknown_tagged_fields = u21
+        v10.append(o12)
+    v26, = _S_i.unpack_from(buf, pos)
     pos += 4
-    u26: dict[int, bytes] = {}
-    t27 = buf[pos]
-    if t27 < 128:
+    u27: dict[int, bytes] = {}
+    t28 = buf[pos]
+    if t28 < 128:
         pos += 1
     else:
-        t27, pos = _uvarint(buf, pos)
-    if t27:
-        for _ in range(t27):
-            g28, pos = _uvarint(buf, pos)
-            z29, pos = _uvarint(buf, pos)
-            e30 = pos + z29
-            if e30 > L:
+        t28, pos = _uvarint(buf, pos)
+    if t28:
+        for _ in range(t28):
+            g29, pos = _uvarint(buf, pos)
+            z30, pos = _uvarint(buf, pos)
+            e31 = pos + z30
+            if e31 > L:
                 raise _malformed("tagged field of DescribeClusterResponse runs past the end")
-            u26[g28] = bytes(buf[pos:e30])
-            pos = e30
-    return DescribeClusterResponse(v1, v2, v3, 1, v6, v9, v10, v25, u26), pos
+            u27[g29] = bytes(buf[pos:e31])
+            pos = e31
+    obj = _new(DescribeClusterResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.error_message = v3
+    obj.endpoint_type = 1
+    obj.cluster_id = v6
+    obj.controller_id = v9
+    obj.brokers = v10
+    obj.cluster_authorized_operations = v26
+    obj.unknown_tagged_fields = u27
+    return obj, pos
 
 def _d_DescribeClusterResponse_v1(buf: memoryview, pos: int) -> tuple[DescribeClusterResponse, int]:
     L = len(buf)
@@ -289,72 +309,88 @@ def _d_DescribeClusterResponse_v1(buf: memoryview, pos: int) -> tuple[DescribeCl
         raise _malformed("bad count of DescribeClusterResponse.brokers")
     v11 = []
     for _ in range(n12):
-        v13, = _S_i.unpack_from(buf, pos)
+        v14, = _S_i.unpack_from(buf, pos)
         pos += 4
-        n15 = buf[pos]
-        if n15 < 128:
+        n16 = buf[pos]
+        if n16 < 128:
             pos += 1
         else:
-            n15, pos = _uvarint(buf, pos)
-        n15 -= 1
-        e16 = pos + n15
-        if n15 < 0 or e16 > L:
+            n16, pos = _uvarint(buf, pos)
+        n16 -= 1
+        e17 = pos + n16
+        if n16 < 0 or e17 > L:
             raise _malformed("DescribeClusterBroker.host runs past the end")
-        v14 = str(buf[pos:e16], 'utf-8')
-        pos = e16
-        v18: str | None
-        v17, = _S_i.unpack_from(buf, pos)
+        v15 = str(buf[pos:e17], 'utf-8')
+        pos = e17
+        v19: str | None
+        v18, = _S_i.unpack_from(buf, pos)
         pos += 4
-        n19 = buf[pos]
-        if n19 < 128:
+        n20 = buf[pos]
+        if n20 < 128:
             pos += 1
         else:
-            n19, pos = _uvarint(buf, pos)
-        n19 -= 1
-        if n19 < 0:
-            if n19 != -1:
+            n20, pos = _uvarint(buf, pos)
+        n20 -= 1
+        if n20 < 0:
+            if n20 != -1:
                 raise _malformed("bad length of DescribeClusterBroker.rack")
-            v18 = None
+            v19 = None
         else:
-            e20 = pos + n19
-            if e20 > L:
+            e21 = pos + n20
+            if e21 > L:
                 raise _malformed("DescribeClusterBroker.rack runs past the end")
-            v18 = str(buf[pos:e20], 'utf-8')
-            pos = e20
-        u21: dict[int, bytes] = {}
-        t22 = buf[pos]
-        if t22 < 128:
+            v19 = str(buf[pos:e21], 'utf-8')
+            pos = e21
+        u22: dict[int, bytes] = {}
+        t23 = buf[pos]
+        if t23 < 128:
             pos += 1
         else:
-            t22, pos = _uvarint(buf, pos)
-        if t22:
-            for _ in range(t22):
-                g23, pos = _uvarint(buf, pos)
-                z24, pos = _uvarint(buf, pos)
-                e25 = pos + z24
-                if e25 > L:
+            t23, pos = _uvarint(buf, pos)
+        if t23:
+            for _ in range(t23):
+                g24, pos = _uvarint(buf, pos)
+                z25, pos = _uvarint(buf, pos)
+                e26 = pos + z25
+                if e26 > L:
                     raise _malformed("tagged field of DescribeClusterBroker runs past the end")
-                u21[g23] = bytes(buf[pos:e25])
-                pos = e25
-        v11.append(DescribeClusterBroker(v13, v14, v17, v18, u21))
-    v26, = _S_i.unpack_from(buf, pos)
+                u22[g24] = bytes(buf[pos:e26])
+                pos = e26
+        o13 = _new(DescribeClusterBroker)
+        o13.broker_id = v14
+        o13.host = v15
+        o13.port = v18
+        o13.rack = v19
+        o13.unknown_tagged_fields = u22
+        v11.append(o13)
+    v27, = _S_i.unpack_from(buf, pos)
     pos += 4
-    u27: dict[int, bytes] = {}
-    t28 = buf[pos]
-    if t28 < 128:
+    u28: dict[int, bytes] = {}
+    t29 = buf[pos]
+    if t29 < 128:
         pos += 1
     else:
-        t28, pos = _uvarint(buf, pos)
-    if t28:
-        for _ in range(t28):
-            g29, pos = _uvarint(buf, pos)
-            z30, pos = _uvarint(buf, pos)
-            e31 = pos + z30
-            if e31 > L:
+        t29, pos = _uvarint(buf, pos)
+    if t29:
+        for _ in range(t29):
+            g30, pos = _uvarint(buf, pos)
+            z31, pos = _uvarint(buf, pos)
+            e32 = pos + z31
+            if e32 > L:
                 raise _malformed("tagged field of DescribeClusterResponse runs past the end")
-            u27[g29] = bytes(buf[pos:e31])
-            pos = e31
-    return DescribeClusterResponse(v1, v2, v3, v6, v7, v10, v11, v26, u27), pos
+            u28[g30] = bytes(buf[pos:e32])
+            pos = e32
+    obj = _new(DescribeClusterResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.error_message = v3
+    obj.endpoint_type = v6
+    obj.cluster_id = v7
+    obj.controller_id = v10
+    obj.brokers = v11
+    obj.cluster_authorized_operations = v27
+    obj.unknown_tagged_fields = u28
+    return obj, pos
 
 _DEC_DescribeClusterResponse = (_d_DescribeClusterResponse_v0, _d_DescribeClusterResponse_v1,)
 
@@ -506,7 +542,11 @@ def _d_DescribeClusterRequest_v0(buf: memoryview, pos: int) -> tuple[DescribeClu
                 raise _malformed("tagged field of DescribeClusterRequest runs past the end")
             u2[g4] = bytes(buf[pos:e6])
             pos = e6
-    return DescribeClusterRequest(v1, 1, u2), pos
+    obj = _new(DescribeClusterRequest)
+    obj.include_cluster_authorized_operations = v1
+    obj.endpoint_type = 1
+    obj.unknown_tagged_fields = u2
+    return obj, pos
 
 def _d_DescribeClusterRequest_v1(buf: memoryview, pos: int) -> tuple[DescribeClusterRequest, int]:
     L = len(buf)
@@ -527,7 +567,11 @@ def _d_DescribeClusterRequest_v1(buf: memoryview, pos: int) -> tuple[DescribeClu
                 raise _malformed("tagged field of DescribeClusterRequest runs past the end")
             u3[g5] = bytes(buf[pos:e7])
             pos = e7
-    return DescribeClusterRequest(v1, v2, u3), pos
+    obj = _new(DescribeClusterRequest)
+    obj.include_cluster_authorized_operations = v1
+    obj.endpoint_type = v2
+    obj.unknown_tagged_fields = u3
+    return obj, pos
 
 _DEC_DescribeClusterRequest = (_d_DescribeClusterRequest_v0, _d_DescribeClusterRequest_v1,)
 

@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['DescribeConfigsRequest', 'DescribeConfigsResource', 'DescribeConfigsResourceResult', 'DescribeConfigsResponse', 'DescribeConfigsResult', 'DescribeConfigsSynonym']
 
@@ -177,58 +181,80 @@ def _d_DescribeConfigsResponse_v0(buf: memoryview, pos: int) -> tuple[DescribeCo
         raise _malformed("bad count of DescribeConfigsResponse.results")
     v2 = []
     for _ in range(n3):
-        v5: str | None
-        v4, n6 = _S_hh.unpack_from(buf, pos)
+        v6: str | None
+        v5, n7 = _S_hh.unpack_from(buf, pos)
         pos += 4
-        if n6 < 0:
-            if n6 != -1:
+        if n7 < 0:
+            if n7 != -1:
                 raise _malformed("bad length of DescribeConfigsResult.error_message")
-            v5 = None
+            v6 = None
         else:
-            e7 = pos + n6
-            if e7 > L:
+            e8 = pos + n7
+            if e8 > L:
                 raise _malformed("DescribeConfigsResult.error_message runs past the end")
-            v5 = str(buf[pos:e7], 'utf-8')
-            pos = e7
-        v8, n10 = _S_bh.unpack_from(buf, pos)
+            v6 = str(buf[pos:e8], 'utf-8')
+            pos = e8
+        v9, n11 = _S_bh.unpack_from(buf, pos)
         pos += 3
-        e11 = pos + n10
-        if n10 < 0 or e11 > L:
+        e12 = pos + n11
+        if n11 < 0 or e12 > L:
             raise _malformed("DescribeConfigsResult.resource_name runs past the end")
-        v9 = str(buf[pos:e11], 'utf-8')
-        pos = e11
-        v12: list[DescribeConfigsResourceResult]
-        n13, = _S_i.unpack_from(buf, pos)
+        v10 = str(buf[pos:e12], 'utf-8')
+        pos = e12
+        v13: list[DescribeConfigsResourceResult]
+        n14, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n13 < 0 or n13 > L - pos:
+        if n14 < 0 or n14 > L - pos:
             raise _malformed("bad count of DescribeConfigsResult.configs")
-        v12 = []
-        for _ in range(n13):
-            n15, = _S_h.unpack_from(buf, pos)
+        v13 = []
+        for _ in range(n14):
+            n17, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e16 = pos + n15
-            if n15 < 0 or e16 > L:
+            e18 = pos + n17
+            if n17 < 0 or e18 > L:
                 raise _malformed("DescribeConfigsResourceResult.name runs past the end")
-            v14 = str(buf[pos:e16], 'utf-8')
-            pos = e16
-            v17: str | None
-            n18, = _S_h.unpack_from(buf, pos)
+            v16 = str(buf[pos:e18], 'utf-8')
+            pos = e18
+            v19: str | None
+            n20, = _S_h.unpack_from(buf, pos)
             pos += 2
-            if n18 < 0:
-                if n18 != -1:
+            if n20 < 0:
+                if n20 != -1:
                     raise _malformed("bad length of DescribeConfigsResourceResult.value")
-                v17 = None
+                v19 = None
             else:
-                e19 = pos + n18
-                if e19 > L:
+                e21 = pos + n20
+                if e21 > L:
                     raise _malformed("DescribeConfigsResourceResult.value runs past the end")
-                v17 = str(buf[pos:e19], 'utf-8')
-                pos = e19
-            v20, v21, v22 = _S_ooo.unpack_from(buf, pos)
+                v19 = str(buf[pos:e21], 'utf-8')
+                pos = e21
+            v22, v23, v24 = _S_ooo.unpack_from(buf, pos)
             pos += 3
-            v12.append(DescribeConfigsResourceResult(v14, v17, v20, v21, -1, v22, [], 0, '', {}))
-        v2.append(DescribeConfigsResult(v4, v5, v8, v9, v12, {}))
-    return DescribeConfigsResponse(v1, v2, {}), pos
+            o15 = _new(DescribeConfigsResourceResult)
+            o15.name = v16
+            o15.value = v19
+            o15.read_only = v22
+            o15.is_default = v23
+            o15.config_source = -1
+            o15.is_sensitive = v24
+            o15.synonyms = []
+            o15.config_type = 0
+            o15.documentation = ''
+            o15.unknown_tagged_fields = {}
+            v13.append(o15)
+        o4 = _new(DescribeConfigsResult)
+        o4.error_code = v5
+        o4.error_message = v6
+        o4.resource_type = v9
+        o4.resource_name = v10
+        o4.configs = v13
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    obj = _new(DescribeConfigsResponse)
+    obj.throttle_time_ms = v1
+    obj.results = v2
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_DescribeConfigsResponse_v1(buf: memoryview, pos: int) -> tuple[DescribeConfigsResponse, int]:
     L = len(buf)
@@ -239,86 +265,113 @@ def _d_DescribeConfigsResponse_v1(buf: memoryview, pos: int) -> tuple[DescribeCo
         raise _malformed("bad count of DescribeConfigsResponse.results")
     v2 = []
     for _ in range(n3):
-        v5: str | None
-        v4, n6 = _S_hh.unpack_from(buf, pos)
+        v6: str | None
+        v5, n7 = _S_hh.unpack_from(buf, pos)
         pos += 4
-        if n6 < 0:
-            if n6 != -1:
+        if n7 < 0:
+            if n7 != -1:
                 raise _malformed("bad length of DescribeConfigsResult.error_message")
-            v5 = None
+            v6 = None
         else:
-            e7 = pos + n6
-            if e7 > L:
+            e8 = pos + n7
+            if e8 > L:
                 raise _malformed("DescribeConfigsResult.error_message runs past the end")
-            v5 = str(buf[pos:e7], 'utf-8')
-            pos = e7
-        v8, n10 = _S_bh.unpack_from(buf, pos)
+            v6 = str(buf[pos:e8], 'utf-8')
+            pos = e8
+        v9, n11 = _S_bh.unpack_from(buf, pos)
         pos += 3
-        e11 = pos + n10
-        if n10 < 0 or e11 > L:
+        e12 = pos + n11
+        if n11 < 0 or e12 > L:
             raise _malformed("DescribeConfigsResult.resource_name runs past the end")
-        v9 = str(buf[pos:e11], 'utf-8')
-        pos = e11
-        v12: list[DescribeConfigsResourceResult]
-        n13, = _S_i.unpack_from(buf, pos)
+        v10 = str(buf[pos:e12], 'utf-8')
+        pos = e12
+        v13: list[DescribeConfigsResourceResult]
+        n14, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n13 < 0 or n13 > L - pos:
+        if n14 < 0 or n14 > L - pos:
             raise _malformed("bad count of DescribeConfigsResult.configs")
-        v12 = []
-        for _ in range(n13):
-            n15, = _S_h.unpack_from(buf, pos)
+        v13 = []
+        for _ in range(n14):
+            n17, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e16 = pos + n15
-            if n15 < 0 or e16 > L:
+            e18 = pos + n17
+            if n17 < 0 or e18 > L:
                 raise _malformed("DescribeConfigsResourceResult.name runs past the end")
-            v14 = str(buf[pos:e16], 'utf-8')
-            pos = e16
-            v17: str | None
-            n18, = _S_h.unpack_from(buf, pos)
+            v16 = str(buf[pos:e18], 'utf-8')
+            pos = e18
+            v19: str | None
+            n20, = _S_h.unpack_from(buf, pos)
             pos += 2
-            if n18 < 0:
-                if n18 != -1:
+            if n20 < 0:
+                if n20 != -1:
                     raise _malformed("bad length of DescribeConfigsResourceResult.value")
-                v17 = None
+                v19 = None
             else:
-                e19 = pos + n18
-                if e19 > L:
+                e21 = pos + n20
+                if e21 > L:
                     raise _malformed("DescribeConfigsResourceResult.value runs past the end")
-                v17 = str(buf[pos:e19], 'utf-8')
-                pos = e19
-            v23: list[DescribeConfigsSynonym]
-            v20, v21, v22, n24 = _S_oboi.unpack_from(buf, pos)
+                v19 = str(buf[pos:e21], 'utf-8')
+                pos = e21
+            v25: list[DescribeConfigsSynonym]
+            v22, v23, v24, n26 = _S_oboi.unpack_from(buf, pos)
             pos += 7
-            if n24 < 0 or n24 > L - pos:
+            if n26 < 0 or n26 > L - pos:
                 raise _malformed("bad count of DescribeConfigsResourceResult.synonyms")
-            v23 = []
-            for _ in range(n24):
-                n26, = _S_h.unpack_from(buf, pos)
-                pos += 2
-                e27 = pos + n26
-                if n26 < 0 or e27 > L:
-                    raise _malformed("DescribeConfigsSynonym.name runs past the end")
-                v25 = str(buf[pos:e27], 'utf-8')
-                pos = e27
-                v28: str | None
+            v25 = []
+            for _ in range(n26):
                 n29, = _S_h.unpack_from(buf, pos)
                 pos += 2
-                if n29 < 0:
-                    if n29 != -1:
+                e30 = pos + n29
+                if n29 < 0 or e30 > L:
+                    raise _malformed("DescribeConfigsSynonym.name runs past the end")
+                v28 = str(buf[pos:e30], 'utf-8')
+                pos = e30
+                v31: str | None
+                n32, = _S_h.unpack_from(buf, pos)
+                pos += 2
+                if n32 < 0:
+                    if n32 != -1:
                         raise _malformed("bad length of DescribeConfigsSynonym.value")
-                    v28 = None
+                    v31 = None
                 else:
-                    e30 = pos + n29
-                    if e30 > L:
+                    e33 = pos + n32
+                    if e33 > L:
                         raise _malformed("DescribeConfigsSynonym.value runs past the end")
-                    v28 = str(buf[pos:e30], 'utf-8')
-                    pos = e30
-                v31, = _S_b.unpack_from(buf, pos)
+                    v31 = str(buf[pos:e33], 'utf-8')
+                    pos = e33
+                v34, = _S_b.unpack_from(buf, pos)
                 pos += 1
-                v23.append(DescribeConfigsSynonym(v25, v28, v31, {}))
-            v12.append(DescribeConfigsResourceResult(v14, v17, v20, False, v21, v22, v23, 0, '', {}))
-        v2.append(DescribeConfigsResult(v4, v5, v8, v9, v12, {}))
-    return DescribeConfigsResponse(v1, v2, {}), pos
+                o27 = _new(DescribeConfigsSynonym)
+                o27.name = v28
+                o27.value = v31
+                o27.source = v34
+                o27.unknown_tagged_fields = {}
+                v25.append(o27)
+            o15 = _new(DescribeConfigsResourceResult)
+            o15.name = v16
+            o15.value = v19
+            o15.read_only = v22
+            o15.is_default = False
+            o15.config_source = v23
+            o15.is_sensitive = v24
+            o15.synonyms = v25
+            o15.config_type = 0
+            o15.documentation = ''
+            o15.unknown_tagged_fields = {}
+            v13.append(o15)
+        o4 = _new(DescribeConfigsResult)
+        o4.error_code = v5
+        o4.error_message = v6
+        o4.resource_type = v9
+        o4.resource_name = v10
+        o4.configs = v13
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    obj = _new(DescribeConfigsResponse)
+    obj.throttle_time_ms = v1
+    obj.results = v2
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_DescribeConfigsResponse_v3(buf: memoryview, pos: int) -> tuple[DescribeConfigsResponse, int]:
     L = len(buf)
@@ -329,99 +382,126 @@ def _d_DescribeConfigsResponse_v3(buf: memoryview, pos: int) -> tuple[DescribeCo
         raise _malformed("bad count of DescribeConfigsResponse.results")
     v2 = []
     for _ in range(n3):
-        v5: str | None
-        v4, n6 = _S_hh.unpack_from(buf, pos)
+        v6: str | None
+        v5, n7 = _S_hh.unpack_from(buf, pos)
         pos += 4
-        if n6 < 0:
-            if n6 != -1:
+        if n7 < 0:
+            if n7 != -1:
                 raise _malformed("bad length of DescribeConfigsResult.error_message")
-            v5 = None
+            v6 = None
         else:
-            e7 = pos + n6
-            if e7 > L:
+            e8 = pos + n7
+            if e8 > L:
                 raise _malformed("DescribeConfigsResult.error_message runs past the end")
-            v5 = str(buf[pos:e7], 'utf-8')
-            pos = e7
-        v8, n10 = _S_bh.unpack_from(buf, pos)
+            v6 = str(buf[pos:e8], 'utf-8')
+            pos = e8
+        v9, n11 = _S_bh.unpack_from(buf, pos)
         pos += 3
-        e11 = pos + n10
-        if n10 < 0 or e11 > L:
+        e12 = pos + n11
+        if n11 < 0 or e12 > L:
             raise _malformed("DescribeConfigsResult.resource_name runs past the end")
-        v9 = str(buf[pos:e11], 'utf-8')
-        pos = e11
-        v12: list[DescribeConfigsResourceResult]
-        n13, = _S_i.unpack_from(buf, pos)
+        v10 = str(buf[pos:e12], 'utf-8')
+        pos = e12
+        v13: list[DescribeConfigsResourceResult]
+        n14, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n13 < 0 or n13 > L - pos:
+        if n14 < 0 or n14 > L - pos:
             raise _malformed("bad count of DescribeConfigsResult.configs")
-        v12 = []
-        for _ in range(n13):
-            n15, = _S_h.unpack_from(buf, pos)
+        v13 = []
+        for _ in range(n14):
+            n17, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e16 = pos + n15
-            if n15 < 0 or e16 > L:
+            e18 = pos + n17
+            if n17 < 0 or e18 > L:
                 raise _malformed("DescribeConfigsResourceResult.name runs past the end")
-            v14 = str(buf[pos:e16], 'utf-8')
-            pos = e16
-            v17: str | None
-            n18, = _S_h.unpack_from(buf, pos)
+            v16 = str(buf[pos:e18], 'utf-8')
+            pos = e18
+            v19: str | None
+            n20, = _S_h.unpack_from(buf, pos)
             pos += 2
-            if n18 < 0:
-                if n18 != -1:
+            if n20 < 0:
+                if n20 != -1:
                     raise _malformed("bad length of DescribeConfigsResourceResult.value")
-                v17 = None
+                v19 = None
             else:
-                e19 = pos + n18
-                if e19 > L:
+                e21 = pos + n20
+                if e21 > L:
                     raise _malformed("DescribeConfigsResourceResult.value runs past the end")
-                v17 = str(buf[pos:e19], 'utf-8')
-                pos = e19
-            v23: list[DescribeConfigsSynonym]
-            v20, v21, v22, n24 = _S_oboi.unpack_from(buf, pos)
+                v19 = str(buf[pos:e21], 'utf-8')
+                pos = e21
+            v25: list[DescribeConfigsSynonym]
+            v22, v23, v24, n26 = _S_oboi.unpack_from(buf, pos)
             pos += 7
-            if n24 < 0 or n24 > L - pos:
+            if n26 < 0 or n26 > L - pos:
                 raise _malformed("bad count of DescribeConfigsResourceResult.synonyms")
-            v23 = []
-            for _ in range(n24):
-                n26, = _S_h.unpack_from(buf, pos)
-                pos += 2
-                e27 = pos + n26
-                if n26 < 0 or e27 > L:
-                    raise _malformed("DescribeConfigsSynonym.name runs past the end")
-                v25 = str(buf[pos:e27], 'utf-8')
-                pos = e27
-                v28: str | None
+            v25 = []
+            for _ in range(n26):
                 n29, = _S_h.unpack_from(buf, pos)
                 pos += 2
-                if n29 < 0:
-                    if n29 != -1:
+                e30 = pos + n29
+                if n29 < 0 or e30 > L:
+                    raise _malformed("DescribeConfigsSynonym.name runs past the end")
+                v28 = str(buf[pos:e30], 'utf-8')
+                pos = e30
+                v31: str | None
+                n32, = _S_h.unpack_from(buf, pos)
+                pos += 2
+                if n32 < 0:
+                    if n32 != -1:
                         raise _malformed("bad length of DescribeConfigsSynonym.value")
-                    v28 = None
+                    v31 = None
                 else:
-                    e30 = pos + n29
-                    if e30 > L:
+                    e33 = pos + n32
+                    if e33 > L:
                         raise _malformed("DescribeConfigsSynonym.value runs past the end")
-                    v28 = str(buf[pos:e30], 'utf-8')
-                    pos = e30
-                v31, = _S_b.unpack_from(buf, pos)
+                    v31 = str(buf[pos:e33], 'utf-8')
+                    pos = e33
+                v34, = _S_b.unpack_from(buf, pos)
                 pos += 1
-                v23.append(DescribeConfigsSynonym(v25, v28, v31, {}))
-            v33: str | None
-            v32, n34 = _S_bh.unpack_from(buf, pos)
+                o27 = _new(DescribeConfigsSynonym)
+                o27.name = v28
+                o27.value = v31
+                o27.source = v34
+                o27.unknown_tagged_fields = {}
+                v25.append(o27)
+            v36: str | None
+            v35, n37 = _S_bh.unpack_from(buf, pos)
             pos += 3
-            if n34 < 0:
-                if n34 != -1:
+            if n37 < 0:
+                if n37 != -1:
                     raise _malformed("bad length of DescribeConfigsResourceResult.documentation")
-                v33 = None
+                v36 = None
             else:
-                e35 = pos + n34
-                if e35 > L:
+                e38 = pos + n37
+                if e38 > L:
                     raise _malformed("DescribeConfigsResourceResult.documentation runs past the end")
-                v33 = str(buf[pos:e35], 'utf-8')
-                pos = e35
-            v12.append(DescribeConfigsResourceResult(v14, v17, v20, False, v21, v22, v23, v32, v33, {}))
-        v2.append(DescribeConfigsResult(v4, v5, v8, v9, v12, {}))
-    return DescribeConfigsResponse(v1, v2, {}), pos
+                v36 = str(buf[pos:e38], 'utf-8')
+                pos = e38
+            o15 = _new(DescribeConfigsResourceResult)
+            o15.name = v16
+            o15.value = v19
+            o15.read_only = v22
+            o15.is_default = False
+            o15.config_source = v23
+            o15.is_sensitive = v24
+            o15.synonyms = v25
+            o15.config_type = v35
+            o15.documentation = v36
+            o15.unknown_tagged_fields = {}
+            v13.append(o15)
+        o4 = _new(DescribeConfigsResult)
+        o4.error_code = v5
+        o4.error_message = v6
+        o4.resource_type = v9
+        o4.resource_name = v10
+        o4.configs = v13
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    obj = _new(DescribeConfigsResponse)
+    obj.throttle_time_ms = v1
+    obj.results = v2
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_DescribeConfigsResponse_v4(buf: memoryview, pos: int) -> tuple[DescribeConfigsResponse, int]:
     L = len(buf)
@@ -438,203 +518,230 @@ def _d_DescribeConfigsResponse_v4(buf: memoryview, pos: int) -> tuple[DescribeCo
         raise _malformed("bad count of DescribeConfigsResponse.results")
     v2 = []
     for _ in range(n3):
-        v5: str | None
-        v4, = _S_h.unpack_from(buf, pos)
+        v6: str | None
+        v5, = _S_h.unpack_from(buf, pos)
         pos += 2
-        n6 = buf[pos]
-        if n6 < 128:
+        n7 = buf[pos]
+        if n7 < 128:
             pos += 1
         else:
-            n6, pos = _uvarint(buf, pos)
-        n6 -= 1
-        if n6 < 0:
-            if n6 != -1:
+            n7, pos = _uvarint(buf, pos)
+        n7 -= 1
+        if n7 < 0:
+            if n7 != -1:
                 raise _malformed("bad length of DescribeConfigsResult.error_message")
-            v5 = None
+            v6 = None
         else:
-            e7 = pos + n6
-            if e7 > L:
+            e8 = pos + n7
+            if e8 > L:
                 raise _malformed("DescribeConfigsResult.error_message runs past the end")
-            v5 = str(buf[pos:e7], 'utf-8')
-            pos = e7
-        v8, = _S_b.unpack_from(buf, pos)
+            v6 = str(buf[pos:e8], 'utf-8')
+            pos = e8
+        v9, = _S_b.unpack_from(buf, pos)
         pos += 1
-        n10 = buf[pos]
-        if n10 < 128:
+        n11 = buf[pos]
+        if n11 < 128:
             pos += 1
         else:
-            n10, pos = _uvarint(buf, pos)
-        n10 -= 1
-        e11 = pos + n10
-        if n10 < 0 or e11 > L:
+            n11, pos = _uvarint(buf, pos)
+        n11 -= 1
+        e12 = pos + n11
+        if n11 < 0 or e12 > L:
             raise _malformed("DescribeConfigsResult.resource_name runs past the end")
-        v9 = str(buf[pos:e11], 'utf-8')
-        pos = e11
-        v12: list[DescribeConfigsResourceResult]
-        n13 = buf[pos]
-        if n13 < 128:
+        v10 = str(buf[pos:e12], 'utf-8')
+        pos = e12
+        v13: list[DescribeConfigsResourceResult]
+        n14 = buf[pos]
+        if n14 < 128:
             pos += 1
         else:
-            n13, pos = _uvarint(buf, pos)
-        n13 -= 1
-        if n13 < 0 or n13 > L - pos:
+            n14, pos = _uvarint(buf, pos)
+        n14 -= 1
+        if n14 < 0 or n14 > L - pos:
             raise _malformed("bad count of DescribeConfigsResult.configs")
-        v12 = []
-        for _ in range(n13):
-            n15 = buf[pos]
-            if n15 < 128:
+        v13 = []
+        for _ in range(n14):
+            n17 = buf[pos]
+            if n17 < 128:
                 pos += 1
             else:
-                n15, pos = _uvarint(buf, pos)
-            n15 -= 1
-            e16 = pos + n15
-            if n15 < 0 or e16 > L:
+                n17, pos = _uvarint(buf, pos)
+            n17 -= 1
+            e18 = pos + n17
+            if n17 < 0 or e18 > L:
                 raise _malformed("DescribeConfigsResourceResult.name runs past the end")
-            v14 = str(buf[pos:e16], 'utf-8')
-            pos = e16
-            v17: str | None
-            n18 = buf[pos]
-            if n18 < 128:
+            v16 = str(buf[pos:e18], 'utf-8')
+            pos = e18
+            v19: str | None
+            n20 = buf[pos]
+            if n20 < 128:
                 pos += 1
             else:
-                n18, pos = _uvarint(buf, pos)
-            n18 -= 1
-            if n18 < 0:
-                if n18 != -1:
+                n20, pos = _uvarint(buf, pos)
+            n20 -= 1
+            if n20 < 0:
+                if n20 != -1:
                     raise _malformed("bad length of DescribeConfigsResourceResult.value")
-                v17 = None
+                v19 = None
             else:
-                e19 = pos + n18
-                if e19 > L:
+                e21 = pos + n20
+                if e21 > L:
                     raise _malformed("DescribeConfigsResourceResult.value runs past the end")
-                v17 = str(buf[pos:e19], 'utf-8')
-                pos = e19
-            v23: list[DescribeConfigsSynonym]
-            v20, v21, v22 = _S_obo.unpack_from(buf, pos)
+                v19 = str(buf[pos:e21], 'utf-8')
+                pos = e21
+            v25: list[DescribeConfigsSynonym]
+            v22, v23, v24 = _S_obo.unpack_from(buf, pos)
             pos += 3
-            n24 = buf[pos]
-            if n24 < 128:
+            n26 = buf[pos]
+            if n26 < 128:
                 pos += 1
             else:
-                n24, pos = _uvarint(buf, pos)
-            n24 -= 1
-            if n24 < 0 or n24 > L - pos:
+                n26, pos = _uvarint(buf, pos)
+            n26 -= 1
+            if n26 < 0 or n26 > L - pos:
                 raise _malformed("bad count of DescribeConfigsResourceResult.synonyms")
-            v23 = []
-            for _ in range(n24):
-                n26 = buf[pos]
-                if n26 < 128:
-                    pos += 1
-                else:
-                    n26, pos = _uvarint(buf, pos)
-                n26 -= 1
-                e27 = pos + n26
-                if n26 < 0 or e27 > L:
-                    raise _malformed("DescribeConfigsSynonym.name runs past the end")
-                v25 = str(buf[pos:e27], 'utf-8')
-                pos = e27
-                v28: str | None
+            v25 = []
+            for _ in range(n26):
                 n29 = buf[pos]
                 if n29 < 128:
                     pos += 1
                 else:
                     n29, pos = _uvarint(buf, pos)
                 n29 -= 1
-                if n29 < 0:
-                    if n29 != -1:
-                        raise _malformed("bad length of DescribeConfigsSynonym.value")
-                    v28 = None
-                else:
-                    e30 = pos + n29
-                    if e30 > L:
-                        raise _malformed("DescribeConfigsSynonym.value runs past the end")
-                    v28 = str(buf[pos:e30], 'utf-8')
-                    pos = e30
-                v31, = _S_b.unpack_from(buf, pos)
-                pos += 1
-                u32: dict[int, bytes] = {}
-                t33 = buf[pos]
-                if t33 < 128:
+                e30 = pos + n29
+                if n29 < 0 or e30 > L:
+                    raise _malformed("DescribeConfigsSynonym.name runs past the end")
+                v28 = str(buf[pos:e30], 'utf-8')
+                pos = e30
+                v31: str | None
+                n32 = buf[pos]
+                if n32 < 128:
                     pos += 1
                 else:
-                    t33, pos = _uvarint(buf, pos)
-                if t33:
-                    for _ in range(t33):
-                        g34, pos = _uvarint(buf, pos)
-                        z35, pos = _uvarint(buf, pos)
-                        e36 = pos + z35
-                        if e36 > L:
+                    n32, pos = _uvarint(buf, pos)
+                n32 -= 1
+                if n32 < 0:
+                    if n32 != -1:
+                        raise _malformed("bad length of DescribeConfigsSynonym.value")
+                    v31 = None
+                else:
+                    e33 = pos + n32
+                    if e33 > L:
+                        raise _malformed("DescribeConfigsSynonym.value runs past the end")
+                    v31 = str(buf[pos:e33], 'utf-8')
+                    pos = e33
+                v34, = _S_b.unpack_from(buf, pos)
+                pos += 1
+                u35: dict[int, bytes] = {}
+                t36 = buf[pos]
+                if t36 < 128:
+                    pos += 1
+                else:
+                    t36, pos = _uvarint(buf, pos)
+                if t36:
+                    for _ in range(t36):
+                        g37, pos = _uvarint(buf, pos)
+                        z38, pos = _uvarint(buf, pos)
+                        e39 = pos + z38
+                        if e39 > L:
                             raise _malformed("tagged field of DescribeConfigsSynonym runs past the end")
-                        u32[g34] = bytes(buf[pos:e36])
-                        pos = e36
-                v23.append(DescribeConfigsSynonym(v25, v28, v31, u32))
-            v38: str | None
-            v37, = _S_b.unpack_from(buf, pos)
+                        u35[g37] = bytes(buf[pos:e39])
+                        pos = e39
+                o27 = _new(DescribeConfigsSynonym)
+                o27.name = v28
+                o27.value = v31
+                o27.source = v34
+                o27.unknown_tagged_fields = u35
+                v25.append(o27)
+            v41: str | None
+            v40, = _S_b.unpack_from(buf, pos)
             pos += 1
-            n39 = buf[pos]
-            if n39 < 128:
+            n42 = buf[pos]
+            if n42 < 128:
                 pos += 1
             else:
-                n39, pos = _uvarint(buf, pos)
-            n39 -= 1
-            if n39 < 0:
-                if n39 != -1:
+                n42, pos = _uvarint(buf, pos)
+            n42 -= 1
+            if n42 < 0:
+                if n42 != -1:
                     raise _malformed("bad length of DescribeConfigsResourceResult.documentation")
-                v38 = None
+                v41 = None
             else:
-                e40 = pos + n39
-                if e40 > L:
+                e43 = pos + n42
+                if e43 > L:
                     raise _malformed("DescribeConfigsResourceResult.documentation runs past the end")
-                v38 = str(buf[pos:e40], 'utf-8')
-                pos = e40
-            u41: dict[int, bytes] = {}
-            t42 = buf[pos]
-            if t42 < 128:
+                v41 = str(buf[pos:e43], 'utf-8')
+                pos = e43
+            u44: dict[int, bytes] = {}
+            t45 = buf[pos]
+            if t45 < 128:
                 pos += 1
             else:
-                t42, pos = _uvarint(buf, pos)
-            if t42:
-                for _ in range(t42):
-                    g43, pos = _uvarint(buf, pos)
-                    z44, pos = _uvarint(buf, pos)
-                    e45 = pos + z44
-                    if e45 > L:
+                t45, pos = _uvarint(buf, pos)
+            if t45:
+                for _ in range(t45):
+                    g46, pos = _uvarint(buf, pos)
+                    z47, pos = _uvarint(buf, pos)
+                    e48 = pos + z47
+                    if e48 > L:
                         raise _malformed("tagged field of DescribeConfigsResourceResult runs past the end")
-                    u41[g43] = bytes(buf[pos:e45])
-                    pos = e45
-            v12.append(DescribeConfigsResourceResult(v14, v17, v20, False, v21, v22, v23, v37, v38, u41))
-        u46: dict[int, bytes] = {}
-        t47 = buf[pos]
-        if t47 < 128:
+                    u44[g46] = bytes(buf[pos:e48])
+                    pos = e48
+            o15 = _new(DescribeConfigsResourceResult)
+            o15.name = v16
+            o15.value = v19
+            o15.read_only = v22
+            o15.is_default = False
+            o15.config_source = v23
+            o15.is_sensitive = v24
+            o15.synonyms = v25
+            o15.config_type = v40
+            o15.documentation = v41
+            o15.unknown_tagged_fields = u44
+            v13.append(o15)
+        u49: dict[int, bytes] = {}
+        t50 = buf[pos]
+        if t50 < 128:
             pos += 1
         else:
-            t47, pos = _uvarint(buf, pos)
-        if t47:
-            for _ in range(t47):
-                g48, pos = _uvarint(buf, pos)
-                z49, pos = _uvarint(buf, pos)
-                e50 = pos + z49
-                if e50 > L:
+            t50, pos = _uvarint(buf, pos)
+        if t50:
+            for _ in range(t50):
+                g51, pos = _uvarint(buf, pos)
+                z52, pos = _uvarint(buf, pos)
+                e53 = pos + z52
+                if e53 > L:
                     raise _malformed("tagged field of DescribeConfigsResult runs past the end")
-                u46[g48] = bytes(buf[pos:e50])
-                pos = e50
-        v2.append(DescribeConfigsResult(v4, v5, v8, v9, v12, u46))
-    u51: dict[int, bytes] = {}
-    t52 = buf[pos]
-    if t52 < 128:
+                u49[g51] = bytes(buf[pos:e53])
+                pos = e53
+        o4 = _new(DescribeConfigsResult)
+        o4.error_code = v5
+        o4.error_message = v6
+        o4.resource_type = v9
+        o4.resource_name = v10
+        o4.configs = v13
+        o4.unknown_tagged_fields = u49
+        v2.append(o4)
+    u54: dict[int, bytes] = {}
+    t55 = buf[pos]
+    if t55 < 128:
         pos += 1
     else:
-        t52, pos = _uvarint(buf, pos)
-    if t52:
-        for _ in range(t52):
-            g53, pos = _uvarint(buf, pos)
-            z54, pos = _uvarint(buf, pos)
-            e55 = pos + z54
-            if e55 > L:
+        t55, pos = _uvarint(buf, pos)
+    if t55:
+        for _ in range(t55):
+            g56, pos = _uvarint(buf, pos)
+            z57, pos = _uvarint(buf, pos)
+            e58 = pos + z57
+            if e58 > L:
                 raise _malformed("tagged field of DescribeConfigsResponse runs past the end")
-            u51[g53] = bytes(buf[pos:e55])
-            pos = e55
-    return DescribeConfigsResponse(v1, v2, u51), pos
+            u54[g56] = bytes(buf[pos:e58])
+            pos = e58
+    obj = _new(DescribeConfigsResponse)
+    obj.throttle_time_ms = v1
+    obj.results = v2
+    obj.unknown_tagged_fields = u54
+    return obj, pos
 
 _DEC_DescribeConfigsResponse = (_d_DescribeConfigsResponse_v0, _d_DescribeConfigsResponse_v1, _d_DescribeConfigsResponse_v1, _d_DescribeConfigsResponse_v3, _d_DescribeConfigsResponse_v4,)
 
@@ -934,34 +1041,44 @@ def _d_DescribeConfigsRequest_v0(buf: memoryview, pos: int) -> tuple[DescribeCon
         raise _malformed("bad count of DescribeConfigsRequest.resources")
     v1 = []
     for _ in range(n2):
-        v3, n5 = _S_bh.unpack_from(buf, pos)
+        v4, n6 = _S_bh.unpack_from(buf, pos)
         pos += 3
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("DescribeConfigsResource.resource_name runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7: list[str] | None
-        n8, = _S_i.unpack_from(buf, pos)
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8: list[str] | None
+        n9, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n8 < 0:
-            if n8 != -1:
+        if n9 < 0:
+            if n9 != -1:
                 raise _malformed("bad length of DescribeConfigsResource.configuration_keys")
-            v7 = None
+            v8 = None
         else:
-            if n8 > L - pos:
+            if n9 > L - pos:
                 raise _malformed("bad count of DescribeConfigsResource.configuration_keys")
-            v7 = []
-            for _ in range(n8):
-                n9, = _S_h.unpack_from(buf, pos)
+            v8 = []
+            for _ in range(n9):
+                n10, = _S_h.unpack_from(buf, pos)
                 pos += 2
-                e10 = pos + n9
-                if n9 < 0 or e10 > L:
+                e11 = pos + n10
+                if n10 < 0 or e11 > L:
                     raise _malformed("bad element of DescribeConfigsResource.configuration_keys")
-                v7.append(str(buf[pos:e10], 'utf-8'))
-                pos = e10
-        v1.append(DescribeConfigsResource(v3, v4, v7, {}))
-    return DescribeConfigsRequest(v1, False, False, {}), pos
+                v8.append(str(buf[pos:e11], 'utf-8'))
+                pos = e11
+        o3 = _new(DescribeConfigsResource)
+        o3.resource_type = v4
+        o3.resource_name = v5
+        o3.configuration_keys = v8
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    obj = _new(DescribeConfigsRequest)
+    obj.resources = v1
+    obj.include_synonyms = False
+    obj.include_documentation = False
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_DescribeConfigsRequest_v1(buf: memoryview, pos: int) -> tuple[DescribeConfigsRequest, int]:
     L = len(buf)
@@ -972,36 +1089,46 @@ def _d_DescribeConfigsRequest_v1(buf: memoryview, pos: int) -> tuple[DescribeCon
         raise _malformed("bad count of DescribeConfigsRequest.resources")
     v1 = []
     for _ in range(n2):
-        v3, n5 = _S_bh.unpack_from(buf, pos)
+        v4, n6 = _S_bh.unpack_from(buf, pos)
         pos += 3
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("DescribeConfigsResource.resource_name runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7: list[str] | None
-        n8, = _S_i.unpack_from(buf, pos)
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8: list[str] | None
+        n9, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n8 < 0:
-            if n8 != -1:
+        if n9 < 0:
+            if n9 != -1:
                 raise _malformed("bad length of DescribeConfigsResource.configuration_keys")
-            v7 = None
+            v8 = None
         else:
-            if n8 > L - pos:
+            if n9 > L - pos:
                 raise _malformed("bad count of DescribeConfigsResource.configuration_keys")
-            v7 = []
-            for _ in range(n8):
-                n9, = _S_h.unpack_from(buf, pos)
+            v8 = []
+            for _ in range(n9):
+                n10, = _S_h.unpack_from(buf, pos)
                 pos += 2
-                e10 = pos + n9
-                if n9 < 0 or e10 > L:
+                e11 = pos + n10
+                if n10 < 0 or e11 > L:
                     raise _malformed("bad element of DescribeConfigsResource.configuration_keys")
-                v7.append(str(buf[pos:e10], 'utf-8'))
-                pos = e10
-        v1.append(DescribeConfigsResource(v3, v4, v7, {}))
-    v11, = _S_o.unpack_from(buf, pos)
+                v8.append(str(buf[pos:e11], 'utf-8'))
+                pos = e11
+        o3 = _new(DescribeConfigsResource)
+        o3.resource_type = v4
+        o3.resource_name = v5
+        o3.configuration_keys = v8
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    v12, = _S_o.unpack_from(buf, pos)
     pos += 1
-    return DescribeConfigsRequest(v1, v11, False, {}), pos
+    obj = _new(DescribeConfigsRequest)
+    obj.resources = v1
+    obj.include_synonyms = v12
+    obj.include_documentation = False
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_DescribeConfigsRequest_v3(buf: memoryview, pos: int) -> tuple[DescribeConfigsRequest, int]:
     L = len(buf)
@@ -1012,36 +1139,46 @@ def _d_DescribeConfigsRequest_v3(buf: memoryview, pos: int) -> tuple[DescribeCon
         raise _malformed("bad count of DescribeConfigsRequest.resources")
     v1 = []
     for _ in range(n2):
-        v3, n5 = _S_bh.unpack_from(buf, pos)
+        v4, n6 = _S_bh.unpack_from(buf, pos)
         pos += 3
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("DescribeConfigsResource.resource_name runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7: list[str] | None
-        n8, = _S_i.unpack_from(buf, pos)
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8: list[str] | None
+        n9, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n8 < 0:
-            if n8 != -1:
+        if n9 < 0:
+            if n9 != -1:
                 raise _malformed("bad length of DescribeConfigsResource.configuration_keys")
-            v7 = None
+            v8 = None
         else:
-            if n8 > L - pos:
+            if n9 > L - pos:
                 raise _malformed("bad count of DescribeConfigsResource.configuration_keys")
-            v7 = []
-            for _ in range(n8):
-                n9, = _S_h.unpack_from(buf, pos)
+            v8 = []
+            for _ in range(n9):
+                n10, = _S_h.unpack_from(buf, pos)
                 pos += 2
-                e10 = pos + n9
-                if n9 < 0 or e10 > L:
+                e11 = pos + n10
+                if n10 < 0 or e11 > L:
                     raise _malformed("bad element of DescribeConfigsResource.configuration_keys")
-                v7.append(str(buf[pos:e10], 'utf-8'))
-                pos = e10
-        v1.append(DescribeConfigsResource(v3, v4, v7, {}))
-    v11, v12 = _S_oo.unpack_from(buf, pos)
+                v8.append(str(buf[pos:e11], 'utf-8'))
+                pos = e11
+        o3 = _new(DescribeConfigsResource)
+        o3.resource_type = v4
+        o3.resource_name = v5
+        o3.configuration_keys = v8
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    v12, v13 = _S_oo.unpack_from(buf, pos)
     pos += 2
-    return DescribeConfigsRequest(v1, v11, v12, {}), pos
+    obj = _new(DescribeConfigsRequest)
+    obj.resources = v1
+    obj.include_synonyms = v12
+    obj.include_documentation = v13
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_DescribeConfigsRequest_v4(buf: memoryview, pos: int) -> tuple[DescribeConfigsRequest, int]:
     L = len(buf)
@@ -1056,80 +1193,90 @@ def _d_DescribeConfigsRequest_v4(buf: memoryview, pos: int) -> tuple[DescribeCon
         raise _malformed("bad count of DescribeConfigsRequest.resources")
     v1 = []
     for _ in range(n2):
-        v3, = _S_b.unpack_from(buf, pos)
+        v4, = _S_b.unpack_from(buf, pos)
         pos += 1
-        n5 = buf[pos]
-        if n5 < 128:
+        n6 = buf[pos]
+        if n6 < 128:
             pos += 1
         else:
-            n5, pos = _uvarint(buf, pos)
-        n5 -= 1
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+            n6, pos = _uvarint(buf, pos)
+        n6 -= 1
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("DescribeConfigsResource.resource_name runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7: list[str] | None
-        n8 = buf[pos]
-        if n8 < 128:
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8: list[str] | None
+        n9 = buf[pos]
+        if n9 < 128:
             pos += 1
         else:
-            n8, pos = _uvarint(buf, pos)
-        n8 -= 1
-        if n8 < 0:
-            if n8 != -1:
+            n9, pos = _uvarint(buf, pos)
+        n9 -= 1
+        if n9 < 0:
+            if n9 != -1:
                 raise _malformed("bad length of DescribeConfigsResource.configuration_keys")
-            v7 = None
+            v8 = None
         else:
-            if n8 > L - pos:
+            if n9 > L - pos:
                 raise _malformed("bad count of DescribeConfigsResource.configuration_keys")
-            v7 = []
-            for _ in range(n8):
-                n9 = buf[pos]
-                if n9 < 128:
+            v8 = []
+            for _ in range(n9):
+                n10 = buf[pos]
+                if n10 < 128:
                     pos += 1
                 else:
-                    n9, pos = _uvarint(buf, pos)
-                n9 -= 1
-                e10 = pos + n9
-                if n9 < 0 or e10 > L:
+                    n10, pos = _uvarint(buf, pos)
+                n10 -= 1
+                e11 = pos + n10
+                if n10 < 0 or e11 > L:
                     raise _malformed("bad element of DescribeConfigsResource.configuration_keys")
-                v7.append(str(buf[pos:e10], 'utf-8'))
-                pos = e10
-        u11: dict[int, bytes] = {}
-        t12 = buf[pos]
-        if t12 < 128:
+                v8.append(str(buf[pos:e11], 'utf-8'))
+                pos = e11
+        u12: dict[int, bytes] = {}
+        t13 = buf[pos]
+        if t13 < 128:
             pos += 1
         else:
-            t12, pos = _uvarint(buf, pos)
-        if t12:
-            for _ in range(t12):
-                g13, pos = _uvarint(buf, pos)
-                z14, pos = _uvarint(buf, pos)
-                e15 = pos + z14
-                if e15 > L:
+            t13, pos = _uvarint(buf, pos)
+        if t13:
+            for _ in range(t13):
+                g14, pos = _uvarint(buf, pos)
+                z15, pos = _uvarint(buf, pos)
+                e16 = pos + z15
+                if e16 > L:
                     raise _malformed("tagged field of DescribeConfigsResource runs past the end")
-                u11[g13] = bytes(buf[pos:e15])
-                pos = e15
-        v1.append(DescribeConfigsResource(v3, v4, v7, u11))
-    v16, v17 = _S_oo.unpack_from(buf, pos)
+                u12[g14] = bytes(buf[pos:e16])
+                pos = e16
+        o3 = _new(DescribeConfigsResource)
+        o3.resource_type = v4
+        o3.resource_name = v5
+        o3.configuration_keys = v8
+        o3.unknown_tagged_fields = u12
+        v1.append(o3)
+    v17, v18 = _S_oo.unpack_from(buf, pos)
     pos += 2
-    u18: dict[int, bytes] = {}
-    t19 = buf[pos]
-    if t19 < 128:
+    u19: dict[int, bytes] = {}
+    t20 = buf[pos]
+    if t20 < 128:
         pos += 1
     else:
-        t19, pos = _uvarint(buf, pos)
-    if t19:
-        for _ in range(t19):
-            g20, pos = _uvarint(buf, pos)
-            z21, pos = _uvarint(buf, pos)
-            e22 = pos + z21
-            if e22 > L:
+        t20, pos = _uvarint(buf, pos)
+    if t20:
+        for _ in range(t20):
+            g21, pos = _uvarint(buf, pos)
+            z22, pos = _uvarint(buf, pos)
+            e23 = pos + z22
+            if e23 > L:
                 raise _malformed("tagged field of DescribeConfigsRequest runs past the end")
-            u18[g20] = bytes(buf[pos:e22])
-            pos = e22
-    return DescribeConfigsRequest(v1, v16, v17, u18), pos
+            u19[g21] = bytes(buf[pos:e23])
+            pos = e23
+    obj = _new(DescribeConfigsRequest)
+    obj.resources = v1
+    obj.include_synonyms = v17
+    obj.include_documentation = v18
+    obj.unknown_tagged_fields = u19
+    return obj, pos
 
 _DEC_DescribeConfigsRequest = (_d_DescribeConfigsRequest_v0, _d_DescribeConfigsRequest_v1, _d_DescribeConfigsRequest_v1, _d_DescribeConfigsRequest_v3, _d_DescribeConfigsRequest_v4,)
 

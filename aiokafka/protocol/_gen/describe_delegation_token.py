@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['DescribeDelegationTokenOwner', 'DescribeDelegationTokenRequest', 'DescribeDelegationTokenResponse', 'DescribedDelegationToken', 'DescribedDelegationTokenRenewer']
 
@@ -157,60 +161,81 @@ def _d_DescribeDelegationTokenResponse_v0(buf: memoryview, pos: int) -> tuple[De
         raise _malformed("bad count of DescribeDelegationTokenResponse.tokens")
     v2 = []
     for _ in range(n3):
-        n5, = _S_h.unpack_from(buf, pos)
+        n6, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("DescribedDelegationToken.principal_type runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        n8, = _S_h.unpack_from(buf, pos)
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        n9, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e9 = pos + n8
-        if n8 < 0 or e9 > L:
+        e10 = pos + n9
+        if n9 < 0 or e10 > L:
             raise _malformed("DescribedDelegationToken.principal_name runs past the end")
-        v7 = str(buf[pos:e9], 'utf-8')
-        pos = e9
-        v10, v11, v12, n14 = _S_qqqh.unpack_from(buf, pos)
+        v8 = str(buf[pos:e10], 'utf-8')
+        pos = e10
+        v11, v12, v13, n15 = _S_qqqh.unpack_from(buf, pos)
         pos += 26
-        e15 = pos + n14
-        if n14 < 0 or e15 > L:
+        e16 = pos + n15
+        if n15 < 0 or e16 > L:
             raise _malformed("DescribedDelegationToken.token_id runs past the end")
-        v13 = str(buf[pos:e15], 'utf-8')
-        pos = e15
-        n17, = _S_i.unpack_from(buf, pos)
+        v14 = str(buf[pos:e16], 'utf-8')
+        pos = e16
+        n18, = _S_i.unpack_from(buf, pos)
         pos += 4
-        e18 = pos + n17
-        if n17 < 0 or e18 > L:
+        e19 = pos + n18
+        if n18 < 0 or e19 > L:
             raise _malformed("DescribedDelegationToken.hmac runs past the end")
-        v16 = bytes(buf[pos:e18])
-        pos = e18
-        v19: list[DescribedDelegationTokenRenewer]
-        n20, = _S_i.unpack_from(buf, pos)
+        v17 = bytes(buf[pos:e19])
+        pos = e19
+        v20: list[DescribedDelegationTokenRenewer]
+        n21, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n20 < 0 or n20 > L - pos:
+        if n21 < 0 or n21 > L - pos:
             raise _malformed("bad count of DescribedDelegationToken.renewers")
-        v19 = []
-        for _ in range(n20):
-            n22, = _S_h.unpack_from(buf, pos)
+        v20 = []
+        for _ in range(n21):
+            n24, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e23 = pos + n22
-            if n22 < 0 or e23 > L:
+            e25 = pos + n24
+            if n24 < 0 or e25 > L:
                 raise _malformed("DescribedDelegationTokenRenewer.principal_type runs past the end")
-            v21 = str(buf[pos:e23], 'utf-8')
-            pos = e23
-            n25, = _S_h.unpack_from(buf, pos)
+            v23 = str(buf[pos:e25], 'utf-8')
+            pos = e25
+            n27, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e26 = pos + n25
-            if n25 < 0 or e26 > L:
+            e28 = pos + n27
+            if n27 < 0 or e28 > L:
                 raise _malformed("DescribedDelegationTokenRenewer.principal_name runs past the end")
-            v24 = str(buf[pos:e26], 'utf-8')
-            pos = e26
-            v19.append(DescribedDelegationTokenRenewer(v21, v24, {}))
-        v2.append(DescribedDelegationToken(v4, v7, '', '', v10, v11, v12, v13, v16, v19, {}))
-    v27, = _S_i.unpack_from(buf, pos)
+            v26 = str(buf[pos:e28], 'utf-8')
+            pos = e28
+            o22 = _new(DescribedDelegationTokenRenewer)
+            o22.principal_type = v23
+            o22.principal_name = v26
+            o22.unknown_tagged_fields = {}
+            v20.append(o22)
+        o4 = _new(DescribedDelegationToken)
+        o4.principal_type = v5
+        o4.principal_name = v8
+        o4.token_requester_principal_type = ''
+        o4.token_requester_principal_name = ''
+        o4.issue_timestamp = v11
+        o4.expiry_timestamp = v12
+        o4.max_timestamp = v13
+        o4.token_id = v14
+        o4.hmac = v17
+        o4.renewers = v20
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    v29, = _S_i.unpack_from(buf, pos)
     pos += 4
-    return DescribeDelegationTokenResponse(v1, v2, v27, {}), pos
+    obj = _new(DescribeDelegationTokenResponse)
+    obj.error_code = v1
+    obj.tokens = v2
+    obj.throttle_time_ms = v29
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_DescribeDelegationTokenResponse_v2(buf: memoryview, pos: int) -> tuple[DescribeDelegationTokenResponse, int]:
     L = len(buf)
@@ -227,135 +252,156 @@ def _d_DescribeDelegationTokenResponse_v2(buf: memoryview, pos: int) -> tuple[De
         raise _malformed("bad count of DescribeDelegationTokenResponse.tokens")
     v2 = []
     for _ in range(n3):
-        n5 = buf[pos]
-        if n5 < 128:
+        n6 = buf[pos]
+        if n6 < 128:
             pos += 1
         else:
-            n5, pos = _uvarint(buf, pos)
-        n5 -= 1
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+            n6, pos = _uvarint(buf, pos)
+        n6 -= 1
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("DescribedDelegationToken.principal_type runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        n8 = buf[pos]
-        if n8 < 128:
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        n9 = buf[pos]
+        if n9 < 128:
             pos += 1
         else:
-            n8, pos = _uvarint(buf, pos)
-        n8 -= 1
-        e9 = pos + n8
-        if n8 < 0 or e9 > L:
+            n9, pos = _uvarint(buf, pos)
+        n9 -= 1
+        e10 = pos + n9
+        if n9 < 0 or e10 > L:
             raise _malformed("DescribedDelegationToken.principal_name runs past the end")
-        v7 = str(buf[pos:e9], 'utf-8')
-        pos = e9
-        v10, v11, v12 = _S_qqq.unpack_from(buf, pos)
+        v8 = str(buf[pos:e10], 'utf-8')
+        pos = e10
+        v11, v12, v13 = _S_qqq.unpack_from(buf, pos)
         pos += 24
-        n14 = buf[pos]
-        if n14 < 128:
+        n15 = buf[pos]
+        if n15 < 128:
             pos += 1
         else:
-            n14, pos = _uvarint(buf, pos)
-        n14 -= 1
-        e15 = pos + n14
-        if n14 < 0 or e15 > L:
+            n15, pos = _uvarint(buf, pos)
+        n15 -= 1
+        e16 = pos + n15
+        if n15 < 0 or e16 > L:
             raise _malformed("DescribedDelegationToken.token_id runs past the end")
-        v13 = str(buf[pos:e15], 'utf-8')
-        pos = e15
-        n17 = buf[pos]
-        if n17 < 128:
+        v14 = str(buf[pos:e16], 'utf-8')
+        pos = e16
+        n18 = buf[pos]
+        if n18 < 128:
             pos += 1
         else:
-            n17, pos = _uvarint(buf, pos)
-        n17 -= 1
-        e18 = pos + n17
-        if n17 < 0 or e18 > L:
+            n18, pos = _uvarint(buf, pos)
+        n18 -= 1
+        e19 = pos + n18
+        if n18 < 0 or e19 > L:
             raise _malformed("DescribedDelegationToken.hmac runs past the end")
-        v16 = bytes(buf[pos:e18])
-        pos = e18
-        v19: list[DescribedDelegationTokenRenewer]
-        n20 = buf[pos]
-        if n20 < 128:
+        v17 = bytes(buf[pos:e19])
+        pos = e19
+        v20: list[DescribedDelegationTokenRenewer]
+        n21 = buf[pos]
+        if n21 < 128:
             pos += 1
         else:
-            n20, pos = _uvarint(buf, pos)
-        n20 -= 1
-        if n20 < 0 or n20 > L - pos:
+            n21, pos = _uvarint(buf, pos)
+        n21 -= 1
+        if n21 < 0 or n21 > L - pos:
             raise _malformed("bad count of DescribedDelegationToken.renewers")
-        v19 = []
-        for _ in range(n20):
-            n22 = buf[pos]
-            if n22 < 128:
+        v20 = []
+        for _ in range(n21):
+            n24 = buf[pos]
+            if n24 < 128:
                 pos += 1
             else:
-                n22, pos = _uvarint(buf, pos)
-            n22 -= 1
-            e23 = pos + n22
-            if n22 < 0 or e23 > L:
+                n24, pos = _uvarint(buf, pos)
+            n24 -= 1
+            e25 = pos + n24
+            if n24 < 0 or e25 > L:
                 raise _malformed("DescribedDelegationTokenRenewer.principal_type runs past the end")
-            v21 = str(buf[pos:e23], 'utf-8')
-            pos = e23
-            n25 = buf[pos]
-            if n25 < 128:
+            v23 = str(buf[pos:e25], 'utf-8')
+            pos = e25
+            n27 = buf[pos]
+            if n27 < 128:
                 pos += 1
             else:
-                n25, pos = _uvarint(buf, pos)
-            n25 -= 1
-            e26 = pos + n25
-            if n25 < 0 or e26 > L:
+                n27, pos = _uvarint(buf, pos)
+            n27 -= 1
+            e28 = pos + n27
+            if n27 < 0 or e28 > L:
                 raise _malformed("DescribedDelegationTokenRenewer.principal_name runs past the end")
-            v24 = str(buf[pos:e26], 'utf-8')
-            pos = e26
-            u27: dict[int, bytes] = {}
-            t28 = buf[pos]
-            if t28 < 128:
+            v26 = str(buf[pos:e28], 'utf-8')
+            pos = e28
+            u29: dict[int, bytes] = {}
+            t30 = buf[pos]
+            if t30 < 128:
                 pos += 1
             else:
-                t28, pos = _uvarint(buf, pos)
-            if t28:
-                for _ in range(t28):
-                    g29, pos = _uvarint(buf, pos)
-                    z30, pos = _uvarint(buf, pos)
-                    e31 = pos + z30
-                    if e31 > L:
+                t30, pos = _uvarint(buf, pos)
+            if t30:
+                for _ in range(t30):
+                    g31, pos = _uvarint(buf, pos)
+                    z32, pos = _uvarint(buf, pos)
+                    e33 = pos + z32
+                    if e33 > L:
                         raise _malformed("tagged field of DescribedDelegationTokenRenewer runs past the end")
-                    u27[g29] = bytes(buf[pos:e31])
-                    pos = e31
-            v19.append(DescribedDelegationTokenRenewer(v21, v24, u27))
-        u32: dict[int, bytes] = {}
-        t33 = buf[pos]
-        if t33 < 128:
+                    u29[g31] = bytes(buf[pos:e33])
+                    pos = e33
+            o22 = _new(DescribedDelegationTokenRenewer)
+            o22.principal_type = v23
+            o22.principal_name = v26
+            o22.unknown_tagged_fields = u29
+            v20.append(o22)
+        u34: dict[int, bytes] = {}
+        t35 = buf[pos]
+        if t35 < 128:
             pos += 1
         else:
-            t33, pos = _uvarint(buf, pos)
-        if t33:
-            for _ in range(t33):
-                g34, pos = _uvarint(buf, pos)
-                z35, pos = _uvarint(buf, pos)
-                e36 = pos + z35
-                if e36 > L:
+            t35, pos = _uvarint(buf, pos)
+        if t35:
+            for _ in range(t35):
+                g36, pos = _uvarint(buf, pos)
+                z37, pos = _uvarint(buf, pos)
+                e38 = pos + z37
+                if e38 > L:
                     raise _malformed("tagged field of DescribedDelegationToken runs past the end")
-                u32[g34] = bytes(buf[pos:e36])
-                pos = e36
-        v2.append(DescribedDelegationToken(v4, v7, '', '', v10, v11, v12, v13, v16, v19, u32))
-    v37, = _S_i.unpack_from(buf, pos)
+                u34[g36] = bytes(buf[pos:e38])
+                pos = e38
+        o4 = _new(DescribedDelegationToken)
+        o4.principal_type = v5
+        o4.principal_name = v8
+        o4.token_requester_principal_type = ''
+        o4.token_requester_principal_name = ''
+        o4.issue_timestamp = v11
+        o4.expiry_timestamp = v12
+        o4.max_timestamp = v13
+        o4.token_id = v14
+        o4.hmac = v17
+        o4.renewers = v20
+        o4.unknown_tagged_fields = u34
+        v2.append(o4)
+    v39, = _S_i.unpack_from(buf, pos)
     pos += 4
-    u38: dict[int, bytes] = {}
-    t39 = buf[pos]
-    if t39 < 128:
+    u40: dict[int, bytes] = {}
+    t41 = buf[pos]
+    if t41 < 128:
         pos += 1
     else:
-        t39, pos = _uvarint(buf, pos)
-    if t39:
-        for _ in range(t39):
-            g40, pos = _uvarint(buf, pos)
-            z41, pos = _uvarint(buf, pos)
-            e42 = pos + z41
-            if e42 > L:
+        t41, pos = _uvarint(buf, pos)
+    if t41:
+        for _ in range(t41):
+            g42, pos = _uvarint(buf, pos)
+            z43, pos = _uvarint(buf, pos)
+            e44 = pos + z43
+            if e44 > L:
                 raise _malformed("tagged field of DescribeDelegationTokenResponse runs past the end")
-            u38[g40] = bytes(buf[pos:e42])
-            pos = e42
-    return DescribeDelegationTokenResponse(v1, v2, v37, u38), pos
+            u40[g42] = bytes(buf[pos:e44])
+            pos = e44
+    obj = _new(DescribeDelegationTokenResponse)
+    obj.error_code = v1
+    obj.tokens = v2
+    obj.throttle_time_ms = v39
+    obj.unknown_tagged_fields = u40
+    return obj, pos
 
 def _d_DescribeDelegationTokenResponse_v3(buf: memoryview, pos: int) -> tuple[DescribeDelegationTokenResponse, int]:
     L = len(buf)
@@ -372,157 +418,178 @@ def _d_DescribeDelegationTokenResponse_v3(buf: memoryview, pos: int) -> tuple[De
         raise _malformed("bad count of DescribeDelegationTokenResponse.tokens")
     v2 = []
     for _ in range(n3):
-        n5 = buf[pos]
-        if n5 < 128:
+        n6 = buf[pos]
+        if n6 < 128:
             pos += 1
         else:
-            n5, pos = _uvarint(buf, pos)
-        n5 -= 1
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+            n6, pos = _uvarint(buf, pos)
+        n6 -= 1
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("DescribedDelegationToken.principal_type runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        n8 = buf[pos]
-        if n8 < 128:
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        n9 = buf[pos]
+        if n9 < 128:
             pos += 1
         else:
-            n8, pos = _uvarint(buf, pos)
-        n8 -= 1
-        e9 = pos + n8
-        if n8 < 0 or e9 > L:
+            n9, pos = _uvarint(buf, pos)
+        n9 -= 1
+        e10 = pos + n9
+        if n9 < 0 or e10 > L:
             raise _malformed("DescribedDelegationToken.principal_name runs past the end")
-        v7 = str(buf[pos:e9], 'utf-8')
-        pos = e9
-        n11 = buf[pos]
-        if n11 < 128:
+        v8 = str(buf[pos:e10], 'utf-8')
+        pos = e10
+        n12 = buf[pos]
+        if n12 < 128:
             pos += 1
         else:
-            n11, pos = _uvarint(buf, pos)
-        n11 -= 1
-        e12 = pos + n11
-        if n11 < 0 or e12 > L:
+            n12, pos = _uvarint(buf, pos)
+        n12 -= 1
+        e13 = pos + n12
+        if n12 < 0 or e13 > L:
             raise _malformed("DescribedDelegationToken.token_requester_principal_type runs past the end")
-        v10 = str(buf[pos:e12], 'utf-8')
-        pos = e12
-        n14 = buf[pos]
-        if n14 < 128:
+        v11 = str(buf[pos:e13], 'utf-8')
+        pos = e13
+        n15 = buf[pos]
+        if n15 < 128:
             pos += 1
         else:
-            n14, pos = _uvarint(buf, pos)
-        n14 -= 1
-        e15 = pos + n14
-        if n14 < 0 or e15 > L:
+            n15, pos = _uvarint(buf, pos)
+        n15 -= 1
+        e16 = pos + n15
+        if n15 < 0 or e16 > L:
             raise _malformed("DescribedDelegationToken.token_requester_principal_name runs past the end")
-        v13 = str(buf[pos:e15], 'utf-8')
-        pos = e15
-        v16, v17, v18 = _S_qqq.unpack_from(buf, pos)
+        v14 = str(buf[pos:e16], 'utf-8')
+        pos = e16
+        v17, v18, v19 = _S_qqq.unpack_from(buf, pos)
         pos += 24
-        n20 = buf[pos]
-        if n20 < 128:
+        n21 = buf[pos]
+        if n21 < 128:
             pos += 1
         else:
-            n20, pos = _uvarint(buf, pos)
-        n20 -= 1
-        e21 = pos + n20
-        if n20 < 0 or e21 > L:
+            n21, pos = _uvarint(buf, pos)
+        n21 -= 1
+        e22 = pos + n21
+        if n21 < 0 or e22 > L:
             raise _malformed("DescribedDelegationToken.token_id runs past the end")
-        v19 = str(buf[pos:e21], 'utf-8')
-        pos = e21
-        n23 = buf[pos]
-        if n23 < 128:
+        v20 = str(buf[pos:e22], 'utf-8')
+        pos = e22
+        n24 = buf[pos]
+        if n24 < 128:
             pos += 1
         else:
-            n23, pos = _uvarint(buf, pos)
-        n23 -= 1
-        e24 = pos + n23
-        if n23 < 0 or e24 > L:
+            n24, pos = _uvarint(buf, pos)
+        n24 -= 1
+        e25 = pos + n24
+        if n24 < 0 or e25 > L:
             raise _malformed("DescribedDelegationToken.hmac runs past the end")
-        v22 = bytes(buf[pos:e24])
-        pos = e24
-        v25: list[DescribedDelegationTokenRenewer]
-        n26 = buf[pos]
-        if n26 < 128:
+        v23 = bytes(buf[pos:e25])
+        pos = e25
+        v26: list[DescribedDelegationTokenRenewer]
+        n27 = buf[pos]
+        if n27 < 128:
             pos += 1
         else:
-            n26, pos = _uvarint(buf, pos)
-        n26 -= 1
-        if n26 < 0 or n26 > L - pos:
+            n27, pos = _uvarint(buf, pos)
+        n27 -= 1
+        if n27 < 0 or n27 > L - pos:
             raise _malformed("bad count of DescribedDelegationToken.renewers")
-        v25 = []
-        for _ in range(n26):
-            n28 = buf[pos]
-            if n28 < 128:
+        v26 = []
+        for _ in range(n27):
+            n30 = buf[pos]
+            if n30 < 128:
                 pos += 1
             else:
-                n28, pos = _uvarint(buf, pos)
-            n28 -= 1
-            e29 = pos + n28
-            if n28 < 0 or e29 > L:
+                n30, pos = _uvarint(buf, pos)
+            n30 -= 1
+            e31 = pos + n30
+            if n30 < 0 or e31 > L:
                 raise _malformed("DescribedDelegationTokenRenewer.principal_type runs past the end")
-            v27 = str(buf[pos:e29], 'utf-8')
-            pos = e29
-            n31 = buf[pos]
-            if n31 < 128:
+            v29 = str(buf[pos:e31], 'utf-8')
+            pos = e31
+            n33 = buf[pos]
+            if n33 < 128:
                 pos += 1
             else:
-                n31, pos = _uvarint(buf, pos)
-            n31 -= 1
-            e32 = pos + n31
-            if n31 < 0 or e32 > L:
+                n33, pos = _uvarint(buf, pos)
+            n33 -= 1
+            e34 = pos + n33
+            if n33 < 0 or e34 > L:
                 raise _malformed("DescribedDelegationTokenRenewer.principal_name runs past the end")
-            v30 = str(buf[pos:e32], 'utf-8')
-            pos = e32
-            u33: dict[int, bytes] = {}
-            t34 = buf[pos]
-            if t34 < 128:
+            v32 = str(buf[pos:e34], 'utf-8')
+            pos = e34
+            u35: dict[int, bytes] = {}
+            t36 = buf[pos]
+            if t36 < 128:
                 pos += 1
             else:
-                t34, pos = _uvarint(buf, pos)
-            if t34:
-                for _ in range(t34):
-                    g35, pos = _uvarint(buf, pos)
-                    z36, pos = _uvarint(buf, pos)
-                    e37 = pos + z36
-                    if e37 > L:
+                t36, pos = _uvarint(buf, pos)
+            if t36:
+                for _ in range(t36):
+                    g37, pos = _uvarint(buf, pos)
+                    z38, pos = _uvarint(buf, pos)
+                    e39 = pos + z38
+                    if e39 > L:
                         raise _malformed("tagged field of DescribedDelegationTokenRenewer runs past the end")
-                    u33[g35] = bytes(buf[pos:e37])
-                    pos = e37
-            v25.append(DescribedDelegationTokenRenewer(v27, v30, u33))
-        u38: dict[int, bytes] = {}
-        t39 = buf[pos]
-        if t39 < 128:
+                    u35[g37] = bytes(buf[pos:e39])
+                    pos = e39
+            o28 = _new(DescribedDelegationTokenRenewer)
+            o28.principal_type = v29
+            o28.principal_name = v32
+            o28.unknown_tagged_fields = u35
+            v26.append(o28)
+        u40: dict[int, bytes] = {}
+        t41 = buf[pos]
+        if t41 < 128:
             pos += 1
         else:
-            t39, pos = _uvarint(buf, pos)
-        if t39:
-            for _ in range(t39):
-                g40, pos = _uvarint(buf, pos)
-                z41, pos = _uvarint(buf, pos)
-                e42 = pos + z41
-                if e42 > L:
+            t41, pos = _uvarint(buf, pos)
+        if t41:
+            for _ in range(t41):
+                g42, pos = _uvarint(buf, pos)
+                z43, pos = _uvarint(buf, pos)
+                e44 = pos + z43
+                if e44 > L:
                     raise _malformed("tagged field of DescribedDelegationToken runs past the end")
-                u38[g40] = bytes(buf[pos:e42])
-                pos = e42
-        v2.append(DescribedDelegationToken(v4, v7, v10, v13, v16, v17, v18, v19, v22, v25, u38))
-    v43, = _S_i.unpack_from(buf, pos)
+                u40[g42] = bytes(buf[pos:e44])
+                pos = e44
+        o4 = _new(DescribedDelegationToken)
+        o4.principal_type = v5
+        o4.principal_name = v8
+        o4.token_requester_principal_type = v11
+        o4.token_requester_principal_name = v14
+        o4.issue_timestamp = v17
+        o4.expiry_timestamp = v18
+        o4.max_timestamp = v19
+        o4.token_id = v20
+        o4.hmac = v23
+        o4.renewers = v26
+        o4.unknown_tagged_fields = u40
+        v2.append(o4)
+    v45, = _S_i.unpack_from(buf, pos)
     pos += 4
-    u44: dict[int, bytes] = {}
-    t45 = buf[pos]
-    if t45 < 128:
+    u46: dict[int, bytes] = {}
+    t47 = buf[pos]
+    if t47 < 128:
         pos += 1
     else:
-        t45, pos = _uvarint(buf, pos)
-    if t45:
-        for _ in range(t45):
-            g46, pos = _uvarint(buf, pos)
-            z47, pos = _uvarint(buf, pos)
-            e48 = pos + z47
-            if e48 > L:
+        t47, pos = _uvarint(buf, pos)
+    if t47:
+        for _ in range(t47):
+            g48, pos = _uvarint(buf, pos)
+            z49, pos = _uvarint(buf, pos)
+            e50 = pos + z49
+            if e50 > L:
                 raise _malformed("tagged field of DescribeDelegationTokenResponse runs past the end")
-            u44[g46] = bytes(buf[pos:e48])
-            pos = e48
-    return DescribeDelegationTokenResponse(v1, v2, v43, u44), pos
+            u46[g48] = bytes(buf[pos:e50])
+            pos = e50
+    obj = _new(DescribeDelegationTokenResponse)
+    obj.error_code = v1
+    obj.tokens = v2
+    obj.throttle_time_ms = v45
+    obj.unknown_tagged_fields = u46
+    return obj, pos
 
 _DEC_DescribeDelegationTokenResponse = (_d_DescribeDelegationTokenResponse_v0, _d_DescribeDelegationTokenResponse_v0, _d_DescribeDelegationTokenResponse_v2, _d_DescribeDelegationTokenResponse_v3,)
 
@@ -768,22 +835,29 @@ def _d_DescribeDelegationTokenRequest_v0(buf: memoryview, pos: int) -> tuple[Des
             raise _malformed("bad count of DescribeDelegationTokenRequest.owners")
         v1 = []
         for _ in range(n2):
-            n4, = _S_h.unpack_from(buf, pos)
+            n5, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e5 = pos + n4
-            if n4 < 0 or e5 > L:
+            e6 = pos + n5
+            if n5 < 0 or e6 > L:
                 raise _malformed("DescribeDelegationTokenOwner.principal_type runs past the end")
-            v3 = str(buf[pos:e5], 'utf-8')
-            pos = e5
-            n7, = _S_h.unpack_from(buf, pos)
+            v4 = str(buf[pos:e6], 'utf-8')
+            pos = e6
+            n8, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e8 = pos + n7
-            if n7 < 0 or e8 > L:
+            e9 = pos + n8
+            if n8 < 0 or e9 > L:
                 raise _malformed("DescribeDelegationTokenOwner.principal_name runs past the end")
-            v6 = str(buf[pos:e8], 'utf-8')
-            pos = e8
-            v1.append(DescribeDelegationTokenOwner(v3, v6, {}))
-    return DescribeDelegationTokenRequest(v1, {}), pos
+            v7 = str(buf[pos:e9], 'utf-8')
+            pos = e9
+            o3 = _new(DescribeDelegationTokenOwner)
+            o3.principal_type = v4
+            o3.principal_name = v7
+            o3.unknown_tagged_fields = {}
+            v1.append(o3)
+    obj = _new(DescribeDelegationTokenRequest)
+    obj.owners = v1
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_DescribeDelegationTokenRequest_v2(buf: memoryview, pos: int) -> tuple[DescribeDelegationTokenRequest, int]:
     L = len(buf)
@@ -803,60 +877,67 @@ def _d_DescribeDelegationTokenRequest_v2(buf: memoryview, pos: int) -> tuple[Des
             raise _malformed("bad count of DescribeDelegationTokenRequest.owners")
         v1 = []
         for _ in range(n2):
-            n4 = buf[pos]
-            if n4 < 128:
+            n5 = buf[pos]
+            if n5 < 128:
                 pos += 1
             else:
-                n4, pos = _uvarint(buf, pos)
-            n4 -= 1
-            e5 = pos + n4
-            if n4 < 0 or e5 > L:
+                n5, pos = _uvarint(buf, pos)
+            n5 -= 1
+            e6 = pos + n5
+            if n5 < 0 or e6 > L:
                 raise _malformed("DescribeDelegationTokenOwner.principal_type runs past the end")
-            v3 = str(buf[pos:e5], 'utf-8')
-            pos = e5
-            n7 = buf[pos]
-            if n7 < 128:
+            v4 = str(buf[pos:e6], 'utf-8')
+            pos = e6
+            n8 = buf[pos]
+            if n8 < 128:
                 pos += 1
             else:
-                n7, pos = _uvarint(buf, pos)
-            n7 -= 1
-            e8 = pos + n7
-            if n7 < 0 or e8 > L:
+                n8, pos = _uvarint(buf, pos)
+            n8 -= 1
+            e9 = pos + n8
+            if n8 < 0 or e9 > L:
                 raise _malformed("DescribeDelegationTokenOwner.principal_name runs past the end")
-            v6 = str(buf[pos:e8], 'utf-8')
-            pos = e8
-            u9: dict[int, bytes] = {}
-            t10 = buf[pos]
-            if t10 < 128:
+            v7 = str(buf[pos:e9], 'utf-8')
+            pos = e9
+            u10: dict[int, bytes] = {}
+            t11 = buf[pos]
+            if t11 < 128:
                 pos += 1
             else:
-                t10, pos = _uvarint(buf, pos)
-            if t10:
-                for _ in range(t10):
-                    g11, pos = _uvarint(buf, pos)
-                    z12, pos = _uvarint(buf, pos)
-                    e13 = pos + z12
-                    if e13 > L:
+                t11, pos = _uvarint(buf, pos)
+            if t11:
+                for _ in range(t11):
+                    g12, pos = _uvarint(buf, pos)
+                    z13, pos = _uvarint(buf, pos)
+                    e14 = pos + z13
+                    if e14 > L:
                         raise _malformed("tagged field of DescribeDelegationTokenOwner runs past the end")
-                    u9[g11] = bytes(buf[pos:e13])
-                    pos = e13
-            v1.append(DescribeDelegationTokenOwner(v3, v6, u9))
-    u14: dict[int, bytes] = {}
-    t15 = buf[pos]
-    if t15 < 128:
+                    u10[g12] = bytes(buf[pos:e14])
+                    pos = e14
+            o3 = _new(DescribeDelegationTokenOwner)
+            o3.principal_type = v4
+            o3.principal_name = v7
+            o3.unknown_tagged_fields = u10
+            v1.append(o3)
+    u15: dict[int, bytes] = {}
+    t16 = buf[pos]
+    if t16 < 128:
         pos += 1
     else:
-        t15, pos = _uvarint(buf, pos)
-    if t15:
-        for _ in range(t15):
-            g16, pos = _uvarint(buf, pos)
-            z17, pos = _uvarint(buf, pos)
-            e18 = pos + z17
-            if e18 > L:
+        t16, pos = _uvarint(buf, pos)
+    if t16:
+        for _ in range(t16):
+            g17, pos = _uvarint(buf, pos)
+            z18, pos = _uvarint(buf, pos)
+            e19 = pos + z18
+            if e19 > L:
                 raise _malformed("tagged field of DescribeDelegationTokenRequest runs past the end")
-            u14[g16] = bytes(buf[pos:e18])
-            pos = e18
-    return DescribeDelegationTokenRequest(v1, u14), pos
+            u15[g17] = bytes(buf[pos:e19])
+            pos = e19
+    obj = _new(DescribeDelegationTokenRequest)
+    obj.owners = v1
+    obj.unknown_tagged_fields = u15
+    return obj, pos
 
 _DEC_DescribeDelegationTokenRequest = (_d_DescribeDelegationTokenRequest_v0, _d_DescribeDelegationTokenRequest_v0, _d_DescribeDelegationTokenRequest_v2, _d_DescribeDelegationTokenRequest_v2,)
 

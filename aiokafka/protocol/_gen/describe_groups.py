@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['DescribeGroupsRequest', 'DescribeGroupsResponse', 'DescribedGroup', 'DescribedGroupMember']
 
@@ -149,79 +153,100 @@ def _d_DescribeGroupsResponse_v0(buf: memoryview, pos: int) -> tuple[DescribeGro
         raise _malformed("bad count of DescribeGroupsResponse.groups")
     v1 = []
     for _ in range(n2):
-        v3, n5 = _S_hh.unpack_from(buf, pos)
+        v4, n6 = _S_hh.unpack_from(buf, pos)
         pos += 4
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("DescribedGroup.group_id runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        n8, = _S_h.unpack_from(buf, pos)
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        n9, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e9 = pos + n8
-        if n8 < 0 or e9 > L:
+        e10 = pos + n9
+        if n9 < 0 or e10 > L:
             raise _malformed("DescribedGroup.group_state runs past the end")
-        v7 = str(buf[pos:e9], 'utf-8')
-        pos = e9
-        n11, = _S_h.unpack_from(buf, pos)
+        v8 = str(buf[pos:e10], 'utf-8')
+        pos = e10
+        n12, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e12 = pos + n11
-        if n11 < 0 or e12 > L:
+        e13 = pos + n12
+        if n12 < 0 or e13 > L:
             raise _malformed("DescribedGroup.protocol_type runs past the end")
-        v10 = str(buf[pos:e12], 'utf-8')
-        pos = e12
-        n14, = _S_h.unpack_from(buf, pos)
+        v11 = str(buf[pos:e13], 'utf-8')
+        pos = e13
+        n15, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e15 = pos + n14
-        if n14 < 0 or e15 > L:
+        e16 = pos + n15
+        if n15 < 0 or e16 > L:
             raise _malformed("DescribedGroup.protocol_data runs past the end")
-        v13 = str(buf[pos:e15], 'utf-8')
-        pos = e15
-        v16: list[DescribedGroupMember]
-        n17, = _S_i.unpack_from(buf, pos)
+        v14 = str(buf[pos:e16], 'utf-8')
+        pos = e16
+        v17: list[DescribedGroupMember]
+        n18, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n17 < 0 or n17 > L - pos:
+        if n18 < 0 or n18 > L - pos:
             raise _malformed("bad count of DescribedGroup.members")
-        v16 = []
-        for _ in range(n17):
-            n19, = _S_h.unpack_from(buf, pos)
+        v17 = []
+        for _ in range(n18):
+            n21, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e20 = pos + n19
-            if n19 < 0 or e20 > L:
+            e22 = pos + n21
+            if n21 < 0 or e22 > L:
                 raise _malformed("DescribedGroupMember.member_id runs past the end")
-            v18 = str(buf[pos:e20], 'utf-8')
-            pos = e20
-            n22, = _S_h.unpack_from(buf, pos)
+            v20 = str(buf[pos:e22], 'utf-8')
+            pos = e22
+            n24, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e23 = pos + n22
-            if n22 < 0 or e23 > L:
+            e25 = pos + n24
+            if n24 < 0 or e25 > L:
                 raise _malformed("DescribedGroupMember.client_id runs past the end")
-            v21 = str(buf[pos:e23], 'utf-8')
-            pos = e23
-            n25, = _S_h.unpack_from(buf, pos)
+            v23 = str(buf[pos:e25], 'utf-8')
+            pos = e25
+            n27, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e26 = pos + n25
-            if n25 < 0 or e26 > L:
+            e28 = pos + n27
+            if n27 < 0 or e28 > L:
                 raise _malformed("DescribedGroupMember.client_host runs past the end")
-            v24 = str(buf[pos:e26], 'utf-8')
-            pos = e26
-            n28, = _S_i.unpack_from(buf, pos)
+            v26 = str(buf[pos:e28], 'utf-8')
+            pos = e28
+            n30, = _S_i.unpack_from(buf, pos)
             pos += 4
-            e29 = pos + n28
-            if n28 < 0 or e29 > L:
+            e31 = pos + n30
+            if n30 < 0 or e31 > L:
                 raise _malformed("DescribedGroupMember.member_metadata runs past the end")
-            v27 = bytes(buf[pos:e29])
-            pos = e29
-            n31, = _S_i.unpack_from(buf, pos)
+            v29 = bytes(buf[pos:e31])
+            pos = e31
+            n33, = _S_i.unpack_from(buf, pos)
             pos += 4
-            e32 = pos + n31
-            if n31 < 0 or e32 > L:
+            e34 = pos + n33
+            if n33 < 0 or e34 > L:
                 raise _malformed("DescribedGroupMember.member_assignment runs past the end")
-            v30 = bytes(buf[pos:e32])
-            pos = e32
-            v16.append(DescribedGroupMember(v18, None, v21, v24, v27, v30, {}))
-        v1.append(DescribedGroup(v3, v4, v7, v10, v13, v16, -2147483648, {}))
-    return DescribeGroupsResponse(0, v1, {}), pos
+            v32 = bytes(buf[pos:e34])
+            pos = e34
+            o19 = _new(DescribedGroupMember)
+            o19.member_id = v20
+            o19.group_instance_id = None
+            o19.client_id = v23
+            o19.client_host = v26
+            o19.member_metadata = v29
+            o19.member_assignment = v32
+            o19.unknown_tagged_fields = {}
+            v17.append(o19)
+        o3 = _new(DescribedGroup)
+        o3.error_code = v4
+        o3.group_id = v5
+        o3.group_state = v8
+        o3.protocol_type = v11
+        o3.protocol_data = v14
+        o3.members = v17
+        o3.authorized_operations = -2147483648
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    obj = _new(DescribeGroupsResponse)
+    obj.throttle_time_ms = 0
+    obj.groups = v1
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_DescribeGroupsResponse_v1(buf: memoryview, pos: int) -> tuple[DescribeGroupsResponse, int]:
     L = len(buf)
@@ -232,79 +257,100 @@ def _d_DescribeGroupsResponse_v1(buf: memoryview, pos: int) -> tuple[DescribeGro
         raise _malformed("bad count of DescribeGroupsResponse.groups")
     v2 = []
     for _ in range(n3):
-        v4, n6 = _S_hh.unpack_from(buf, pos)
+        v5, n7 = _S_hh.unpack_from(buf, pos)
         pos += 4
-        e7 = pos + n6
-        if n6 < 0 or e7 > L:
+        e8 = pos + n7
+        if n7 < 0 or e8 > L:
             raise _malformed("DescribedGroup.group_id runs past the end")
-        v5 = str(buf[pos:e7], 'utf-8')
-        pos = e7
-        n9, = _S_h.unpack_from(buf, pos)
+        v6 = str(buf[pos:e8], 'utf-8')
+        pos = e8
+        n10, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e10 = pos + n9
-        if n9 < 0 or e10 > L:
+        e11 = pos + n10
+        if n10 < 0 or e11 > L:
             raise _malformed("DescribedGroup.group_state runs past the end")
-        v8 = str(buf[pos:e10], 'utf-8')
-        pos = e10
-        n12, = _S_h.unpack_from(buf, pos)
+        v9 = str(buf[pos:e11], 'utf-8')
+        pos = e11
+        n13, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e13 = pos + n12
-        if n12 < 0 or e13 > L:
+        e14 = pos + n13
+        if n13 < 0 or e14 > L:
             raise _malformed("DescribedGroup.protocol_type runs past the end")
-        v11 = str(buf[pos:e13], 'utf-8')
-        pos = e13
-        n15, = _S_h.unpack_from(buf, pos)
+        v12 = str(buf[pos:e14], 'utf-8')
+        pos = e14
+        n16, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e16 = pos + n15
-        if n15 < 0 or e16 > L:
+        e17 = pos + n16
+        if n16 < 0 or e17 > L:
             raise _malformed("DescribedGroup.protocol_data runs past the end")
-        v14 = str(buf[pos:e16], 'utf-8')
-        pos = e16
-        v17: list[DescribedGroupMember]
-        n18, = _S_i.unpack_from(buf, pos)
+        v15 = str(buf[pos:e17], 'utf-8')
+        pos = e17
+        v18: list[DescribedGroupMember]
+        n19, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n18 < 0 or n18 > L - pos:
+        if n19 < 0 or n19 > L - pos:
             raise _malformed("bad count of DescribedGroup.members")
-        v17 = []
-        for _ in range(n18):
-            n20, = _S_h.unpack_from(buf, pos)
+        v18 = []
+        for _ in range(n19):
+            n22, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e21 = pos + n20
-            if n20 < 0 or e21 > L:
+            e23 = pos + n22
+            if n22 < 0 or e23 > L:
                 raise _malformed("DescribedGroupMember.member_id runs past the end")
-            v19 = str(buf[pos:e21], 'utf-8')
-            pos = e21
-            n23, = _S_h.unpack_from(buf, pos)
+            v21 = str(buf[pos:e23], 'utf-8')
+            pos = e23
+            n25, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e24 = pos + n23
-            if n23 < 0 or e24 > L:
+            e26 = pos + n25
+            if n25 < 0 or e26 > L:
                 raise _malformed("DescribedGroupMember.client_id runs past the end")
-            v22 = str(buf[pos:e24], 'utf-8')
-            pos = e24
-            n26, = _S_h.unpack_from(buf, pos)
+            v24 = str(buf[pos:e26], 'utf-8')
+            pos = e26
+            n28, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e27 = pos + n26
-            if n26 < 0 or e27 > L:
+            e29 = pos + n28
+            if n28 < 0 or e29 > L:
                 raise _malformed("DescribedGroupMember.client_host runs past the end")
-            v25 = str(buf[pos:e27], 'utf-8')
-            pos = e27
-            n29, = _S_i.unpack_from(buf, pos)
+            v27 = str(buf[pos:e29], 'utf-8')
+            pos = e29
+            n31, = _S_i.unpack_from(buf, pos)
             pos += 4
-            e30 = pos + n29
-            if n29 < 0 or e30 > L:
+            e32 = pos + n31
+            if n31 < 0 or e32 > L:
                 raise _malformed("DescribedGroupMember.member_metadata runs past the end")
-            v28 = bytes(buf[pos:e30])
-            pos = e30
-            n32, = _S_i.unpack_from(buf, pos)
+            v30 = bytes(buf[pos:e32])
+            pos = e32
+            n34, = _S_i.unpack_from(buf, pos)
             pos += 4
-            e33 = pos + n32
-            if n32 < 0 or e33 > L:
+            e35 = pos + n34
+            if n34 < 0 or e35 > L:
                 raise _malformed("DescribedGroupMember.member_assignment runs past the end")
-            v31 = bytes(buf[pos:e33])
-            pos = e33
-            v17.append(DescribedGroupMember(v19, None, v22, v25, v28, v31, {}))
-        v2.append(DescribedGroup(v4, v5, v8, v11, v14, v17, -2147483648, {}))
-    return DescribeGroupsResponse(v1, v2, {}), pos
+            v33 = bytes(buf[pos:e35])
+            pos = e35
+            o20 = _new(DescribedGroupMember)
+            o20.member_id = v21
+            o20.group_instance_id = None
+            o20.client_id = v24
+            o20.client_host = v27
+            o20.member_metadata = v30
+            o20.member_assignment = v33
+            o20.unknown_tagged_fields = {}
+            v18.append(o20)
+        o4 = _new(DescribedGroup)
+        o4.error_code = v5
+        o4.group_id = v6
+        o4.group_state = v9
+        o4.protocol_type = v12
+        o4.protocol_data = v15
+        o4.members = v18
+        o4.authorized_operations = -2147483648
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    obj = _new(DescribeGroupsResponse)
+    obj.throttle_time_ms = v1
+    obj.groups = v2
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_DescribeGroupsResponse_v3(buf: memoryview, pos: int) -> tuple[DescribeGroupsResponse, int]:
     L = len(buf)
@@ -315,81 +361,102 @@ def _d_DescribeGroupsResponse_v3(buf: memoryview, pos: int) -> tuple[DescribeGro
         raise _malformed("bad count of DescribeGroupsResponse.groups")
     v2 = []
     for _ in range(n3):
-        v4, n6 = _S_hh.unpack_from(buf, pos)
+        v5, n7 = _S_hh.unpack_from(buf, pos)
         pos += 4
-        e7 = pos + n6
-        if n6 < 0 or e7 > L:
+        e8 = pos + n7
+        if n7 < 0 or e8 > L:
             raise _malformed("DescribedGroup.group_id runs past the end")
-        v5 = str(buf[pos:e7], 'utf-8')
-        pos = e7
-        n9, = _S_h.unpack_from(buf, pos)
+        v6 = str(buf[pos:e8], 'utf-8')
+        pos = e8
+        n10, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e10 = pos + n9
-        if n9 < 0 or e10 > L:
+        e11 = pos + n10
+        if n10 < 0 or e11 > L:
             raise _malformed("DescribedGroup.group_state runs past the end")
-        v8 = str(buf[pos:e10], 'utf-8')
-        pos = e10
-        n12, = _S_h.unpack_from(buf, pos)
+        v9 = str(buf[pos:e11], 'utf-8')
+        pos = e11
+        n13, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e13 = pos + n12
-        if n12 < 0 or e13 > L:
+        e14 = pos + n13
+        if n13 < 0 or e14 > L:
             raise _malformed("DescribedGroup.protocol_type runs past the end")
-        v11 = str(buf[pos:e13], 'utf-8')
-        pos = e13
-        n15, = _S_h.unpack_from(buf, pos)
+        v12 = str(buf[pos:e14], 'utf-8')
+        pos = e14
+        n16, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e16 = pos + n15
-        if n15 < 0 or e16 > L:
+        e17 = pos + n16
+        if n16 < 0 or e17 > L:
             raise _malformed("DescribedGroup.protocol_data runs past the end")
-        v14 = str(buf[pos:e16], 'utf-8')
-        pos = e16
-        v17: list[DescribedGroupMember]
-        n18, = _S_i.unpack_from(buf, pos)
+        v15 = str(buf[pos:e17], 'utf-8')
+        pos = e17
+        v18: list[DescribedGroupMember]
+        n19, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n18 < 0 or n18 > L - pos:
+        if n19 < 0 or n19 > L - pos:
             raise _malformed("bad count of DescribedGroup.members")
-        v17 = []
-        for _ in range(n18):
-            n20, = _S_h.unpack_from(buf, pos)
+        v18 = []
+        for _ in range(n19):
+            n22, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e21 = pos + n20
-            if n20 < 0 or e21 > L:
+            e23 = pos + n22
+            if n22 < 0 or e23 > L:
                 raise _malformed("DescribedGroupMember.member_id runs past the end")
-            v19 = str(buf[pos:e21], 'utf-8')
-            pos = e21
-            n23, = _S_h.unpack_from(buf, pos)
+            v21 = str(buf[pos:e23], 'utf-8')
+            pos = e23
+            n25, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e24 = pos + n23
-            if n23 < 0 or e24 > L:
+            e26 = pos + n25
+            if n25 < 0 or e26 > L:
                 raise _malformed("DescribedGroupMember.client_id runs past the end")
-            v22 = str(buf[pos:e24], 'utf-8')
-            pos = e24
-            n26, = _S_h.unpack_from(buf, pos)
+            v24 = str(buf[pos:e26], 'utf-8')
+            pos = e26
+            n28, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e27 = pos + n26
-            if n26 < 0 or e27 > L:
+            e29 = pos + n28
+            if n28 < 0 or e29 > L:
                 raise _malformed("DescribedGroupMember.client_host runs past the end")
-            v25 = str(buf[pos:e27], 'utf-8')
-            pos = e27
-            n29, = _S_i.unpack_from(buf, pos)
+            v27 = str(buf[pos:e29], 'utf-8')
+            pos = e29
+            n31, = _S_i.unpack_from(buf, pos)
             pos += 4
-            e30 = pos + n29
-            if n29 < 0 or e30 > L:
+            e32 = pos + n31
+            if n31 < 0 or e32 > L:
                 raise _malformed("DescribedGroupMember.member_metadata runs past the end")
-            v28 = bytes(buf[pos:e30])
-            pos = e30
-            n32, = _S_i.unpack_from(buf, pos)
+            v30 = bytes(buf[pos:e32])
+            pos = e32
+            n34, = _S_i.unpack_from(buf, pos)
             pos += 4
-            e33 = pos + n32
-            if n32 < 0 or e33 > L:
+            e35 = pos + n34
+            if n34 < 0 or e35 > L:
                 raise _malformed("DescribedGroupMember.member_assignment runs past the end")
-            v31 = bytes(buf[pos:e33])
-            pos = e33
-            v17.append(DescribedGroupMember(v19, None, v22, v25, v28, v31, {}))
-        v34, = _S_i.unpack_from(buf, pos)
+            v33 = bytes(buf[pos:e35])
+            pos = e35
+            o20 = _new(DescribedGroupMember)
+            o20.member_id = v21
+            o20.group_instance_id = None
+            o20.client_id = v24
+            o20.client_host = v27
+            o20.member_metadata = v30
+            o20.member_assignment = v33
+            o20.unknown_tagged_fields = {}
+            v18.append(o20)
+        v36, = _S_i.unpack_from(buf, pos)
         pos += 4
-        v2.append(DescribedGroup(v4, v5, v8, v11, v14, v17, v34, {}))
-    return DescribeGroupsResponse(v1, v2, {}), pos
+        o4 = _new(DescribedGroup)
+        o4.error_code = v5
+        o4.group_id = v6
+        o4.group_state = v9
+        o4.protocol_type = v12
+        o4.protocol_data = v15
+        o4.members = v18
+        o4.authorized_operations = v36
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    obj = _new(DescribeGroupsResponse)
+    obj.throttle_time_ms = v1
+    obj.groups = v2
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_DescribeGroupsResponse_v4(buf: memoryview, pos: int) -> tuple[DescribeGroupsResponse, int]:
     L = len(buf)
@@ -400,94 +467,115 @@ def _d_DescribeGroupsResponse_v4(buf: memoryview, pos: int) -> tuple[DescribeGro
         raise _malformed("bad count of DescribeGroupsResponse.groups")
     v2 = []
     for _ in range(n3):
-        v4, n6 = _S_hh.unpack_from(buf, pos)
+        v5, n7 = _S_hh.unpack_from(buf, pos)
         pos += 4
-        e7 = pos + n6
-        if n6 < 0 or e7 > L:
+        e8 = pos + n7
+        if n7 < 0 or e8 > L:
             raise _malformed("DescribedGroup.group_id runs past the end")
-        v5 = str(buf[pos:e7], 'utf-8')
-        pos = e7
-        n9, = _S_h.unpack_from(buf, pos)
+        v6 = str(buf[pos:e8], 'utf-8')
+        pos = e8
+        n10, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e10 = pos + n9
-        if n9 < 0 or e10 > L:
+        e11 = pos + n10
+        if n10 < 0 or e11 > L:
             raise _malformed("DescribedGroup.group_state runs past the end")
-        v8 = str(buf[pos:e10], 'utf-8')
-        pos = e10
-        n12, = _S_h.unpack_from(buf, pos)
+        v9 = str(buf[pos:e11], 'utf-8')
+        pos = e11
+        n13, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e13 = pos + n12
-        if n12 < 0 or e13 > L:
+        e14 = pos + n13
+        if n13 < 0 or e14 > L:
             raise _malformed("DescribedGroup.protocol_type runs past the end")
-        v11 = str(buf[pos:e13], 'utf-8')
-        pos = e13
-        n15, = _S_h.unpack_from(buf, pos)
+        v12 = str(buf[pos:e14], 'utf-8')
+        pos = e14
+        n16, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e16 = pos + n15
-        if n15 < 0 or e16 > L:
+        e17 = pos + n16
+        if n16 < 0 or e17 > L:
             raise _malformed("DescribedGroup.protocol_data runs past the end")
-        v14 = str(buf[pos:e16], 'utf-8')
-        pos = e16
-        v17: list[DescribedGroupMember]
-        n18, = _S_i.unpack_from(buf, pos)
+        v15 = str(buf[pos:e17], 'utf-8')
+        pos = e17
+        v18: list[DescribedGroupMember]
+        n19, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n18 < 0 or n18 > L - pos:
+        if n19 < 0 or n19 > L - pos:
             raise _malformed("bad count of DescribedGroup.members")
-        v17 = []
-        for _ in range(n18):
-            n20, = _S_h.unpack_from(buf, pos)
+        v18 = []
+        for _ in range(n19):
+            n22, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e21 = pos + n20
-            if n20 < 0 or e21 > L:
+            e23 = pos + n22
+            if n22 < 0 or e23 > L:
                 raise _malformed("DescribedGroupMember.member_id runs past the end")
-            v19 = str(buf[pos:e21], 'utf-8')
-            pos = e21
-            v22: str | None
-            n23, = _S_h.unpack_from(buf, pos)
+            v21 = str(buf[pos:e23], 'utf-8')
+            pos = e23
+            v24: str | None
+            n25, = _S_h.unpack_from(buf, pos)
             pos += 2
-            if n23 < 0:
-                if n23 != -1:
+            if n25 < 0:
+                if n25 != -1:
                     raise _malformed("bad length of DescribedGroupMember.group_instance_id")
-                v22 = None
+                v24 = None
             else:
-                e24 = pos + n23
-                if e24 > L:
+                e26 = pos + n25
+                if e26 > L:
                     raise _malformed("DescribedGroupMember.group_instance_id runs past the end")
-                v22 = str(buf[pos:e24], 'utf-8')
-                pos = e24
-            n26, = _S_h.unpack_from(buf, pos)
+                v24 = str(buf[pos:e26], 'utf-8')
+                pos = e26
+            n28, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e27 = pos + n26
-            if n26 < 0 or e27 > L:
+            e29 = pos + n28
+            if n28 < 0 or e29 > L:
                 raise _malformed("DescribedGroupMember.client_id runs past the end")
-            v25 = str(buf[pos:e27], 'utf-8')
-            pos = e27
-            n29, = _S_h.unpack_from(buf, pos)
+            v27 = str(buf[pos:e29], 'utf-8')
+            pos = e29
+            n31, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e30 = pos + n29
-            if n29 < 0 or e30 > L:
+            e32 = pos + n31
+            if n31 < 0 or e32 > L:
                 raise _malformed("DescribedGroupMember.client_host runs past the end")
-            v28 = str(buf[pos:e30], 'utf-8')
-            pos = e30
-            n32, = _S_i.unpack_from(buf, pos)
+            v30 = str(buf[pos:e32], 'utf-8')
+            pos = e32
+            n34, = _S_i.unpack_from(buf, pos)
             pos += 4
-            e33 = pos + n32
-            if n32 < 0 or e33 > L:
+            e35 = pos + n34
+            if n34 < 0 or e35 > L:
                 raise _malformed("DescribedGroupMember.member_metadata runs past the end")
-            v31 = bytes(buf[pos:e33])
-            pos = e33
-            n35, = _S_i.unpack_from(buf, pos)
+            v33 = bytes(buf[pos:e35])
+            pos = e35
+            n37, = _S_i.unpack_from(buf, pos)
             pos += 4
-            e36 = pos + n35
-            if n35 < 0 or e36 > L:
+            e38 = pos + n37
+            if n37 < 0 or e38 > L:
                 raise _malformed("DescribedGroupMember.member_assignment runs past the end")
-            v34 = bytes(buf[pos:e36])
-            pos = e36
-            v17.append(DescribedGroupMember(v19, v22, v25, v28, v31, v34, {}))
-        v37, = _S_i.unpack_from(buf, pos)
+            v36 = bytes(buf[pos:e38])
+            pos = e38
+            o20 = _new(DescribedGroupMember)
+            o20.member_id = v21
+            o20.group_instance_id = v24
+            o20.client_id = v27
+            o20.client_host = v30
+            o20.member_metadata = v33
+            o20.member_assignment = v36
+            o20.unknown_tagged_fields = {}
+            v18.append(o20)
+        v39, = _S_i.unpack_from(buf, pos)
         pos += 4
-        v2.append(DescribedGroup(v4, v5, v8, v11, v14, v17, v37, {}))
-    return DescribeGroupsResponse(v1, v2, {}), pos
+        o4 = _new(DescribedGroup)
+        o4.error_code = v5
+        o4.group_id = v6
+        o4.group_state = v9
+        o4.protocol_type = v12
+        o4.protocol_data = v15
+        o4.members = v18
+        o4.authorized_operations = v39
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    obj = _new(DescribeGroupsResponse)
+    obj.throttle_time_ms = v1
+    obj.groups = v2
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_DescribeGroupsResponse_v5(buf: memoryview, pos: int) -> tuple[DescribeGroupsResponse, int]:
     L = len(buf)
@@ -504,185 +592,206 @@ def _d_DescribeGroupsResponse_v5(buf: memoryview, pos: int) -> tuple[DescribeGro
         raise _malformed("bad count of DescribeGroupsResponse.groups")
     v2 = []
     for _ in range(n3):
-        v4, = _S_h.unpack_from(buf, pos)
+        v5, = _S_h.unpack_from(buf, pos)
         pos += 2
-        n6 = buf[pos]
-        if n6 < 128:
+        n7 = buf[pos]
+        if n7 < 128:
             pos += 1
         else:
-            n6, pos = _uvarint(buf, pos)
-        n6 -= 1
-        e7 = pos + n6
-        if n6 < 0 or e7 > L:
+            n7, pos = _uvarint(buf, pos)
+        n7 -= 1
+        e8 = pos + n7
+        if n7 < 0 or e8 > L:
             raise _malformed("DescribedGroup.group_id runs past the end")
-        v5 = str(buf[pos:e7], 'utf-8')
-        pos = e7
-        n9 = buf[pos]
-        if n9 < 128:
+        v6 = str(buf[pos:e8], 'utf-8')
+        pos = e8
+        n10 = buf[pos]
+        if n10 < 128:
             pos += 1
         else:
-            n9, pos = _uvarint(buf, pos)
-        n9 -= 1
-        e10 = pos + n9
-        if n9 < 0 or e10 > L:
+            n10, pos = _uvarint(buf, pos)
+        n10 -= 1
+        e11 = pos + n10
+        if n10 < 0 or e11 > L:
             raise _malformed("DescribedGroup.group_state runs past the end")
-        v8 = str(buf[pos:e10], 'utf-8')
-        pos = e10
-        n12 = buf[pos]
-        if n12 < 128:
+        v9 = str(buf[pos:e11], 'utf-8')
+        pos = e11
+        n13 = buf[pos]
+        if n13 < 128:
             pos += 1
         else:
-            n12, pos = _uvarint(buf, pos)
-        n12 -= 1
-        e13 = pos + n12
-        if n12 < 0 or e13 > L:
+            n13, pos = _uvarint(buf, pos)
+        n13 -= 1
+        e14 = pos + n13
+        if n13 < 0 or e14 > L:
             raise _malformed("DescribedGroup.protocol_type runs past the end")
-        v11 = str(buf[pos:e13], 'utf-8')
-        pos = e13
-        n15 = buf[pos]
-        if n15 < 128:
+        v12 = str(buf[pos:e14], 'utf-8')
+        pos = e14
+        n16 = buf[pos]
+        if n16 < 128:
             pos += 1
         else:
-            n15, pos = _uvarint(buf, pos)
-        n15 -= 1
-        e16 = pos + n15
-        if n15 < 0 or e16 > L:
+            n16, pos = _uvarint(buf, pos)
+        n16 -= 1
+        e17 = pos + n16
+        if n16 < 0 or e17 > L:
             raise _malformed("DescribedGroup.protocol_data runs past the end")
-        v14 = str(buf[pos:e16], 'utf-8')
-        pos = e16
-        v17: list[DescribedGroupMember]
-        n18 = buf[pos]
-        if n18 < 128:
+        v15 = str(buf[pos:e17], 'utf-8')
+        pos = e17
+        v18: list[DescribedGroupMember]
+        n19 = buf[pos]
+        if n19 < 128:
             pos += 1
         else:
-            n18, pos = _uvarint(buf, pos)
-        n18 -= 1
-        if n18 < 0 or n18 > L - pos:
+            n19, pos = _uvarint(buf, pos)
+        n19 -= 1
+        if n19 < 0 or n19 > L - pos:
             raise _malformed("bad count of DescribedGroup.members")
-        v17 = []
-        for _ in range(n18):
-            n20 = buf[pos]
-            if n20 < 128:
+        v18 = []
+        for _ in range(n19):
+            n22 = buf[pos]
+            if n22 < 128:
                 pos += 1
             else:
-                n20, pos = _uvarint(buf, pos)
-            n20 -= 1
-            e21 = pos + n20
-            if n20 < 0 or e21 > L:
+                n22, pos = _uvarint(buf, pos)
+            n22 -= 1
+            e23 = pos + n22
+            if n22 < 0 or e23 > L:
                 raise _malformed("DescribedGroupMember.member_id runs past the end")
-            v19 = str(buf[pos:e21], 'utf-8')
-            pos = e21
-            v22: str | None
-            n23 = buf[pos]
-            if n23 < 128:
+            v21 = str(buf[pos:e23], 'utf-8')
+            pos = e23
+            v24: str | None
+            n25 = buf[pos]
+            if n25 < 128:
                 pos += 1
             else:
-                n23, pos = _uvarint(buf, pos)
-            n23 -= 1
-            if n23 < 0:
-                if n23 != -1:
+                n25, pos = _uvarint(buf, pos)
+            n25 -= 1
+            if n25 < 0:
+                if n25 != -1:
                     raise _malformed("bad length of DescribedGroupMember.group_instance_id")
-                v22 = None
+                v24 = None
             else:
-                e24 = pos + n23
-                if e24 > L:
+                e26 = pos + n25
+                if e26 > L:
                     raise _malformed("DescribedGroupMember.group_instance_id runs past the end")
-                v22 = str(buf[pos:e24], 'utf-8')
-                pos = e24
-            n26 = buf[pos]
-            if n26 < 128:
+                v24 = str(buf[pos:e26], 'utf-8')
+                pos = e26
+            n28 = buf[pos]
+            if n28 < 128:
                 pos += 1
             else:
-                n26, pos = _uvarint(buf, pos)
-            n26 -= 1
-            e27 = pos + n26
-            if n26 < 0 or e27 > L:
+                n28, pos = _uvarint(buf, pos)
+            n28 -= 1
+            e29 = pos + n28
+            if n28 < 0 or e29 > L:
                 raise _malformed("DescribedGroupMember.client_id runs past the end")
-            v25 = str(buf[pos:e27], 'utf-8')
-            pos = e27
-            n29 = buf[pos]
-            if n29 < 128:
+            v27 = str(buf[pos:e29], 'utf-8')
+            pos = e29
+            n31 = buf[pos]
+            if n31 < 128:
                 pos += 1
             else:
-                n29, pos = _uvarint(buf, pos)
-            n29 -= 1
-            e30 = pos + n29
-            if n29 < 0 or e30 > L:
+                n31, pos = _uvarint(buf, pos)
+            n31 -= 1
+            e32 = pos + n31
+            if n31 < 0 or e32 > L:
                 raise _malformed("DescribedGroupMember.client_host runs past the end")
-            v28 = str(buf[pos:e30], 'utf-8')
-            pos = e30
-            n32 = buf[pos]
-            if n32 < 128:
+            v30 = str(buf[pos:e32], 'utf-8')
+            pos = e32
+            n34 = buf[pos]
+            if n34 < 128:
                 pos += 1
             else:
-                n32, pos = _uvarint(buf, pos)
-            n32 -= 1
-            e33 = pos + n32
-            if n32 < 0 or e33 > L:
+                n34, pos = _uvarint(buf, pos)
+            n34 -= 1
+            e35 = pos + n34
+            if n34 < 0 or e35 > L:
                 raise _malformed("DescribedGroupMember.member_metadata runs past the end")
-            v31 = bytes(buf[pos:e33])
-            pos = e33
-            n35 = buf[pos]
-            if n35 < 128:
+            v33 = bytes(buf[pos:e35])
+            pos = e35
+            n37 = buf[pos]
+            if n37 < 128:
                 pos += 1
             else:
-                n35, pos = _uvarint(buf, pos)
-            n35 -= 1
-            e36 = pos + n35
-            if n35 < 0 or e36 > L:
+                n37, pos = _uvarint(buf, pos)
+            n37 -= 1
+            e38 = pos + n37
+            if n37 < 0 or e38 > L:
                 raise _malformed("DescribedGroupMember.member_assignment runs past the end")
-            v34 = bytes(buf[pos:e36])
-            pos = e36
-            u37: dict[int, bytes] = {}
-            t38 = buf[pos]
-            if t38 < 128:
+            v36 = bytes(buf[pos:e38])
+            pos = e38
+            u39: dict[int, bytes] = {}
+            t40 = buf[pos]
+            if t40 < 128:
                 pos += 1
             else:
-                t38, pos = _uvarint(buf, pos)
-            if t38:
-                for _ in range(t38):
-                    g39, pos = _uvarint(buf, pos)
-                    z40, pos = _uvarint(buf, pos)
-                    e41 = pos + z40
-                    if e41 > L:
+                t40, pos = _uvarint(buf, pos)
+            if t40:
+                for _ in range(t40):
+                    g41, pos = _uvarint(buf, pos)
+                    z42, pos = _uvarint(buf, pos)
+                    e43 = pos + z42
+                    if e43 > L:
                         raise _malformed("tagged field of DescribedGroupMember runs past the end")
-                    u37[g39] = bytes(buf[pos:e41])
-                    pos = e41
-            v17.append(DescribedGroupMember(v19, v22, v25, v28, v31, v34, u37))
-        v42, = _S_i.unpack_from(buf, pos)
+                    u39[g41] = bytes(buf[pos:e43])
+                    pos = e43
+            o20 = _new(DescribedGroupMember)
+            o20.member_id = v21
+            o20.group_instance_id = v24
+            o20.client_id = v27
+            o20.client_host = v30
+            o20.member_metadata = v33
+            o20.member_assignment = v36
+            o20.unknown_tagged_fields = u39
+            v18.append(o20)
+        v44, = _S_i.unpack_from(buf, pos)
         pos += 4
-        u43: dict[int, bytes] = {}
-        t44 = buf[pos]
-        if t44 < 128:
+        u45: dict[int, bytes] = {}
+        t46 = buf[pos]
+        if t46 < 128:
             pos += 1
         else:
-            t44, pos = _uvarint(buf, pos)
-        if t44:
-            for _ in range(t44):
-                g45, pos = _uvarint(buf, pos)
-                z46, pos = _uvarint(buf, pos)
-                e47 = pos + z46
-                if e47 > L:
+            t46, pos = _uvarint(buf, pos)
+        if t46:
+            for _ in range(t46):
+                g47, pos = _uvarint(buf, pos)
+                z48, pos = _uvarint(buf, pos)
+                e49 = pos + z48
+                if e49 > L:
                     raise _malformed("tagged field of DescribedGroup runs past the end")
-                u43[g45] = bytes(buf[pos:e47])
-                pos = e47
-        v2.append(DescribedGroup(v4, v5, v8, v11, v14, v17, v42, u43))
-    u48: dict[int, bytes] = {}
-    t49 = buf[pos]
-    if t49 < 128:
+                u45[g47] = bytes(buf[pos:e49])
+                pos = e49
+        o4 = _new(DescribedGroup)
+        o4.error_code = v5
+        o4.group_id = v6
+        o4.group_state = v9
+        o4.protocol_type = v12
+        o4.protocol_data = v15
+        o4.members = v18
+        o4.authorized_operations = v44
+        o4.unknown_tagged_fields = u45
+        v2.append(o4)
+    u50: dict[int, bytes] = {}
+    t51 = buf[pos]
+    if t51 < 128:
         pos += 1
     else:
-        t49, pos = _uvarint(buf, pos)
-    if t49:
-        for _ in range(t49):
-            g50, pos = _uvarint(buf, pos)
-            z51, pos = _uvarint(buf, pos)
-            e52 = pos + z51
-            if e52 > L:
+        t51, pos = _uvarint(buf, pos)
+    if t51:
+        for _ in range(t51):
+            g52, pos = _uvarint(buf, pos)
+            z53, pos = _uvarint(buf, pos)
+            e54 = pos + z53
+            if e54 > L:
                 raise _malformed("tagged field of DescribeGroupsResponse runs past the end")
-            u48[g50] = bytes(buf[pos:e52])
-            pos = e52
-    return DescribeGroupsResponse(v1, v2, u48), pos
+            u50[g52] = bytes(buf[pos:e54])
+            pos = e54
+    obj = _new(DescribeGroupsResponse)
+    obj.throttle_time_ms = v1
+    obj.groups = v2
+    obj.unknown_tagged_fields = u50
+    return obj, pos
 
 _DEC_DescribeGroupsResponse = (_d_DescribeGroupsResponse_v0, _d_DescribeGroupsResponse_v1, _d_DescribeGroupsResponse_v1, _d_DescribeGroupsResponse_v3, _d_DescribeGroupsResponse_v4, _d_DescribeGroupsResponse_v5,)
 
@@ -1031,7 +1140,11 @@ def _d_DescribeGroupsRequest_v0(buf: memoryview, pos: int) -> tuple[DescribeGrou
             raise _malformed("bad element of DescribeGroupsRequest.groups")
         v1.append(str(buf[pos:e4], 'utf-8'))
         pos = e4
-    return DescribeGroupsRequest(v1, False, {}), pos
+    obj = _new(DescribeGroupsRequest)
+    obj.groups = v1
+    obj.include_authorized_operations = False
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_DescribeGroupsRequest_v3(buf: memoryview, pos: int) -> tuple[DescribeGroupsRequest, int]:
     L = len(buf)
@@ -1051,7 +1164,11 @@ def _d_DescribeGroupsRequest_v3(buf: memoryview, pos: int) -> tuple[DescribeGrou
         pos = e4
     v5, = _S_o.unpack_from(buf, pos)
     pos += 1
-    return DescribeGroupsRequest(v1, v5, {}), pos
+    obj = _new(DescribeGroupsRequest)
+    obj.groups = v1
+    obj.include_authorized_operations = v5
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_DescribeGroupsRequest_v5(buf: memoryview, pos: int) -> tuple[DescribeGroupsRequest, int]:
     L = len(buf)
@@ -1094,7 +1211,11 @@ def _d_DescribeGroupsRequest_v5(buf: memoryview, pos: int) -> tuple[DescribeGrou
                 raise _malformed("tagged field of DescribeGroupsRequest runs past the end")
             u6[g8] = bytes(buf[pos:e10])
             pos = e10
-    return DescribeGroupsRequest(v1, v5, u6), pos
+    obj = _new(DescribeGroupsRequest)
+    obj.groups = v1
+    obj.include_authorized_operations = v5
+    obj.unknown_tagged_fields = u6
+    return obj, pos
 
 _DEC_DescribeGroupsRequest = (_d_DescribeGroupsRequest_v0, _d_DescribeGroupsRequest_v0, _d_DescribeGroupsRequest_v0, _d_DescribeGroupsRequest_v3, _d_DescribeGroupsRequest_v3, _d_DescribeGroupsRequest_v5,)
 

@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['DescribableLogDirTopic', 'DescribeLogDirsPartition', 'DescribeLogDirsRequest', 'DescribeLogDirsResponse', 'DescribeLogDirsResult', 'DescribeLogDirsTopic']
 
@@ -165,40 +169,62 @@ def _d_DescribeLogDirsResponse_v0(buf: memoryview, pos: int) -> tuple[DescribeLo
         raise _malformed("bad count of DescribeLogDirsResponse.results")
     v2 = []
     for _ in range(n3):
-        v4, n6 = _S_hh.unpack_from(buf, pos)
+        v5, n7 = _S_hh.unpack_from(buf, pos)
         pos += 4
-        e7 = pos + n6
-        if n6 < 0 or e7 > L:
+        e8 = pos + n7
+        if n7 < 0 or e8 > L:
             raise _malformed("DescribeLogDirsResult.log_dir runs past the end")
-        v5 = str(buf[pos:e7], 'utf-8')
-        pos = e7
-        v8: list[DescribeLogDirsTopic]
-        n9, = _S_i.unpack_from(buf, pos)
+        v6 = str(buf[pos:e8], 'utf-8')
+        pos = e8
+        v9: list[DescribeLogDirsTopic]
+        n10, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n9 < 0 or n9 > L - pos:
+        if n10 < 0 or n10 > L - pos:
             raise _malformed("bad count of DescribeLogDirsResult.topics")
-        v8 = []
-        for _ in range(n9):
-            n11, = _S_h.unpack_from(buf, pos)
+        v9 = []
+        for _ in range(n10):
+            n13, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e12 = pos + n11
-            if n11 < 0 or e12 > L:
+            e14 = pos + n13
+            if n13 < 0 or e14 > L:
                 raise _malformed("DescribeLogDirsTopic.name runs past the end")
-            v10 = str(buf[pos:e12], 'utf-8')
-            pos = e12
-            v13: list[DescribeLogDirsPartition]
-            n14, = _S_i.unpack_from(buf, pos)
+            v12 = str(buf[pos:e14], 'utf-8')
+            pos = e14
+            v15: list[DescribeLogDirsPartition]
+            n16, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if n14 < 0 or n14 > L - pos:
+            if n16 < 0 or n16 > L - pos:
                 raise _malformed("bad count of DescribeLogDirsTopic.partitions")
-            v13 = []
-            for _ in range(n14):
-                v15, v16, v17, v18 = _S_iqqo.unpack_from(buf, pos)
+            v15 = []
+            for _ in range(n16):
+                v18, v19, v20, v21 = _S_iqqo.unpack_from(buf, pos)
                 pos += 21
-                v13.append(DescribeLogDirsPartition(v15, v16, v17, v18, {}))
-            v8.append(DescribeLogDirsTopic(v10, v13, {}))
-        v2.append(DescribeLogDirsResult(v4, v5, v8, -1, -1, {}))
-    return DescribeLogDirsResponse(v1, 0, v2, {}), pos
+                o17 = _new(DescribeLogDirsPartition)
+                o17.partition_index = v18
+                o17.partition_size = v19
+                o17.offset_lag = v20
+                o17.is_future_key = v21
+                o17.unknown_tagged_fields = {}
+                v15.append(o17)
+            o11 = _new(DescribeLogDirsTopic)
+            o11.name = v12
+            o11.partitions = v15
+            o11.unknown_tagged_fields = {}
+            v9.append(o11)
+        o4 = _new(DescribeLogDirsResult)
+        o4.error_code = v5
+        o4.log_dir = v6
+        o4.topics = v9
+        o4.total_bytes = -1
+        o4.usable_bytes = -1
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    obj = _new(DescribeLogDirsResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = 0
+    obj.results = v2
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_DescribeLogDirsResponse_v2(buf: memoryview, pos: int) -> tuple[DescribeLogDirsResponse, int]:
     L = len(buf)
@@ -215,118 +241,140 @@ def _d_DescribeLogDirsResponse_v2(buf: memoryview, pos: int) -> tuple[DescribeLo
         raise _malformed("bad count of DescribeLogDirsResponse.results")
     v2 = []
     for _ in range(n3):
-        v4, = _S_h.unpack_from(buf, pos)
+        v5, = _S_h.unpack_from(buf, pos)
         pos += 2
-        n6 = buf[pos]
-        if n6 < 128:
+        n7 = buf[pos]
+        if n7 < 128:
             pos += 1
         else:
-            n6, pos = _uvarint(buf, pos)
-        n6 -= 1
-        e7 = pos + n6
-        if n6 < 0 or e7 > L:
+            n7, pos = _uvarint(buf, pos)
+        n7 -= 1
+        e8 = pos + n7
+        if n7 < 0 or e8 > L:
             raise _malformed("DescribeLogDirsResult.log_dir runs past the end")
-        v5 = str(buf[pos:e7], 'utf-8')
-        pos = e7
-        v8: list[DescribeLogDirsTopic]
-        n9 = buf[pos]
-        if n9 < 128:
+        v6 = str(buf[pos:e8], 'utf-8')
+        pos = e8
+        v9: list[DescribeLogDirsTopic]
+        n10 = buf[pos]
+        if n10 < 128:
             pos += 1
         else:
-            n9, pos = _uvarint(buf, pos)
-        n9 -= 1
-        if n9 < 0 or n9 > L - pos:
+            n10, pos = _uvarint(buf, pos)
+        n10 -= 1
+        if n10 < 0 or n10 > L - pos:
             raise _malformed("bad count of DescribeLogDirsResult.topics")
-        v8 = []
-        for _ in range(n9):
-            n11 = buf[pos]
-            if n11 < 128:
+        v9 = []
+        for _ in range(n10):
+            n13 = buf[pos]
+            if n13 < 128:
                 pos += 1
             else:
-                n11, pos = _uvarint(buf, pos)
-            n11 -= 1
-            e12 = pos + n11
-            if n11 < 0 or e12 > L:
+                n13, pos = _uvarint(buf, pos)
+            n13 -= 1
+            e14 = pos + n13
+            if n13 < 0 or e14 > L:
                 raise _malformed("DescribeLogDirsTopic.name runs past the end")
-            v10 = str(buf[pos:e12], 'utf-8')
-            pos = e12
-            v13: list[DescribeLogDirsPartition]
-            n14 = buf[pos]
-            if n14 < 128:
+            v12 = str(buf[pos:e14], 'utf-8')
+            pos = e14
+            v15: list[DescribeLogDirsPartition]
+            n16 = buf[pos]
+            if n16 < 128:
                 pos += 1
             else:
-                n14, pos = _uvarint(buf, pos)
-            n14 -= 1
-            if n14 < 0 or n14 > L - pos:
+                n16, pos = _uvarint(buf, pos)
+            n16 -= 1
+            if n16 < 0 or n16 > L - pos:
                 raise _malformed("bad count of DescribeLogDirsTopic.partitions")
-            v13 = []
-            for _ in range(n14):
-                v15, v16, v17, v18 = _S_iqqo.unpack_from(buf, pos)
+            v15 = []
+            for _ in range(n16):
+                v18, v19, v20, v21 = _S_iqqo.unpack_from(buf, pos)
                 pos += 21
-                u19: dict[int, bytes] = {}
-                t20 = buf[pos]
-                if t20 < 128:
+                u22: dict[int, bytes] = {}
+                t23 = buf[pos]
+                if t23 < 128:
                     pos += 1
                 else:
-                    t20, pos = _uvarint(buf, pos)
-                if t20:
-                    for _ in range(t20):
-                        g21, pos = _uvarint(buf, pos)
-                        z22, pos = _uvarint(buf, pos)
-                        e23 = pos + z22
-                        if e23 > L:
+                    t23, pos = _uvarint(buf, pos)
+                if t23:
+                    for _ in range(t23):
+                        g24, pos = _uvarint(buf, pos)
+                        z25, pos = _uvarint(buf, pos)
+                        e26 = pos + z25
+                        if e26 > L:
                             raise _malformed("tagged field of DescribeLogDirsPartition runs past the end")
-                        u19[g21] = bytes(buf[pos:e23])
-                        pos = e23
-                v13.append(DescribeLogDirsPartition(v15, v16, v17, v18, u19))
-            u24: dict[int, bytes] = {}
-            t25 = buf[pos]
-            if t25 < 128:
+                        u22[g24] = bytes(buf[pos:e26])
+                        pos = e26
+                o17 = _new(DescribeLogDirsPartition)
+                o17.partition_index = v18
+                o17.partition_size = v19
+                o17.offset_lag = v20
+                o17.is_future_key = v21
+                o17.unknown_tagged_fields = u22
+                v15.append(o17)
+            u27: dict[int, bytes] = {}
+            t28 = buf[pos]
+            if t28 < 128:
                 pos += 1
             else:
-                t25, pos = _uvarint(buf, pos)
-            if t25:
-                for _ in range(t25):
-                    g26, pos = _uvarint(buf, pos)
-                    z27, pos = _uvarint(buf, pos)
-                    e28 = pos + z27
-                    if e28 > L:
+                t28, pos = _uvarint(buf, pos)
+            if t28:
+                for _ in range(t28):
+                    g29, pos = _uvarint(buf, pos)
+                    z30, pos = _uvarint(buf, pos)
+                    e31 = pos + z30
+                    if e31 > L:
                         raise _malformed("tagged field of DescribeLogDirsTopic runs past the end")
-                    u24[g26] = bytes(buf[pos:e28])
-                    pos = e28
-            v8.append(DescribeLogDirsTopic(v10, v13, u24))
-        u29: dict[int, bytes] = {}
-        t30 = buf[pos]
-        if t30 < 128:
+                    u27[g29] = bytes(buf[pos:e31])
+                    pos = e31
+            o11 = _new(DescribeLogDirsTopic)
+            o11.name = v12
+            o11.partitions = v15
+            o11.unknown_tagged_fields = u27
+            v9.append(o11)
+        u32: dict[int, bytes] = {}
+        t33 = buf[pos]
+        if t33 < 128:
             pos += 1
         else:
-            t30, pos = _uvarint(buf, pos)
-        if t30:
-            for _ in range(t30):
-                g31, pos = _uvarint(buf, pos)
-                z32, pos = _uvarint(buf, pos)
-                e33 = pos + z32
-                if e33 > L:
+            t33, pos = _uvarint(buf, pos)
+        if t33:
+            for _ in range(t33):
+                g34, pos = _uvarint(buf, pos)
+                z35, pos = _uvarint(buf, pos)
+                e36 = pos + z35
+                if e36 > L:
                     raise _malformed("tagged field of DescribeLogDirsResult runs past the end")
-                u29[g31] = bytes(buf[pos:e33])
-                pos = e33
-        v2.append(DescribeLogDirsResult(v4, v5, v8, -1, -1, u29))
-    u34: dict[int, bytes] = {}
-    t35 = buf[pos]
-    if t35 < 128:
+                u32[g34] = bytes(buf[pos:e36])
+                pos = e36
+        o4 = _new(DescribeLogDirsResult)
+        o4.error_code = v5
+        o4.log_dir = v6
+        o4.topics = v9
+        o4.total_bytes = -1
+        o4.usable_bytes = -1
+        o4.unknown_tagged_fields = u32
+        v2.append(o4)
+    u37: dict[int, bytes] = {}
+    t38 = buf[pos]
+    if t38 < 128:
         pos += 1
     else:
-        t35, pos = _uvarint(buf, pos)
-    if t35:
-        for _ in range(t35):
-            g36, pos = _uvarint(buf, pos)
-            z37, pos = _uvarint(buf, pos)
-            e38 = pos + z37
-            if e38 > L:
+        t38, pos = _uvarint(buf, pos)
+    if t38:
+        for _ in range(t38):
+            g39, pos = _uvarint(buf, pos)
+            z40, pos = _uvarint(buf, pos)
+            e41 = pos + z40
+            if e41 > L:
                 raise _malformed("tagged field of DescribeLogDirsResponse runs past the end")
-            u34[g36] = bytes(buf[pos:e38])
-            pos = e38
-    return DescribeLogDirsResponse(v1, 0, v2, u34), pos
+            u37[g39] = bytes(buf[pos:e41])
+            pos = e41
+    obj = _new(DescribeLogDirsResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = 0
+    obj.results = v2
+    obj.unknown_tagged_fields = u37
+    return obj, pos
 
 def _d_DescribeLogDirsResponse_v3(buf: memoryview, pos: int) -> tuple[DescribeLogDirsResponse, int]:
     L = len(buf)
@@ -343,118 +391,140 @@ def _d_DescribeLogDirsResponse_v3(buf: memoryview, pos: int) -> tuple[DescribeLo
         raise _malformed("bad count of DescribeLogDirsResponse.results")
     v3 = []
     for _ in range(n4):
-        v5, = _S_h.unpack_from(buf, pos)
+        v6, = _S_h.unpack_from(buf, pos)
         pos += 2
-        n7 = buf[pos]
-        if n7 < 128:
+        n8 = buf[pos]
+        if n8 < 128:
             pos += 1
         else:
-            n7, pos = _uvarint(buf, pos)
-        n7 -= 1
-        e8 = pos + n7
-        if n7 < 0 or e8 > L:
+            n8, pos = _uvarint(buf, pos)
+        n8 -= 1
+        e9 = pos + n8
+        if n8 < 0 or e9 > L:
             raise _malformed("DescribeLogDirsResult.log_dir runs past the end")
-        v6 = str(buf[pos:e8], 'utf-8')
-        pos = e8
-        v9: list[DescribeLogDirsTopic]
-        n10 = buf[pos]
-        if n10 < 128:
+        v7 = str(buf[pos:e9], 'utf-8')
+        pos = e9
+        v10: list[DescribeLogDirsTopic]
+        n11 = buf[pos]
+        if n11 < 128:
             pos += 1
         else:
-            n10, pos = _uvarint(buf, pos)
-        n10 -= 1
-        if n10 < 0 or n10 > L - pos:
+            n11, pos = _uvarint(buf, pos)
+        n11 -= 1
+        if n11 < 0 or n11 > L - pos:
             raise _malformed("bad count of DescribeLogDirsResult.topics")
-        v9 = []
-        for _ in range(n10):
-            n12 = buf[pos]
-            if n12 < 128:
+        v10 = []
+        for _ in range(n11):
+            n14 = buf[pos]
+            if n14 < 128:
                 pos += 1
             else:
-                n12, pos = _uvarint(buf, pos)
-            n12 -= 1
-            e13 = pos + n12
-            if n12 < 0 or e13 > L:
+                n14, pos = _uvarint(buf, pos)
+            n14 -= 1
+            e15 = pos + n14
+            if n14 < 0 or e15 > L:
                 raise _malformed("DescribeLogDirsTopic.name runs past the end")
-            v11 = str(buf[pos:e13], 'utf-8')
-            pos = e13
-            v14: list[DescribeLogDirsPartition]
-            n15 = buf[pos]
-            if n15 < 128:
+            v13 = str(buf[pos:e15], 'utf-8')
+            pos = e15
+            v16: list[DescribeLogDirsPartition]
+            n17 = buf[pos]
+            if n17 < 128:
                 pos += 1
             else:
-                n15, pos = _uvarint(buf, pos)
-            n15 -= 1
-            if n15 < 0 or n15 > L - pos:
+                n17, pos = _uvarint(buf, pos)
+            n17 -= 1
+            if n17 < 0 or n17 > L - pos:
                 raise _malformed("bad count of DescribeLogDirsTopic.partitions")
-            v14 = []
-            for _ in range(n15):
-                v16, v17, v18, v19 = _S_iqqo.unpack_from(buf, pos)
+            v16 = []
+            for _ in range(n17):
+                v19, v20, v21, v22 = _S_iqqo.unpack_from(buf, pos)
                 pos += 21
-                u20: dict[int, bytes] = {}
-                t21 = buf[pos]
-                if t21 < 128:
+                u23: dict[int, bytes] = {}
+                t24 = buf[pos]
+                if t24 < 128:
                     pos += 1
                 else:
-                    t21, pos = _uvarint(buf, pos)
-                if t21:
-                    for _ in range(t21):
-                        g22, pos = _uvarint(buf, pos)
-                        z23, pos = _uvarint(buf, pos)
-                        e24 = pos + z23
-                        if e24 > L:
+                    t24, pos = _uvarint(buf, pos)
+                if t24:
+                    for _ in range(t24):
+                        g25, pos = _uvarint(buf, pos)
+                        z26, pos = _uvarint(buf, pos)
+                        e27 = pos + z26
+                        if e27 > L:
                             raise _malformed("tagged field of DescribeLogDirsPartition runs past the end")
-                        u20[g22] = bytes(buf[pos:e24])
-                        pos = e24
-                v14.append(DescribeLogDirsPartition(v16, v17, v18, v19, u20))
-            u25: dict[int, bytes] = {}
-            t26 = buf[pos]
-            if t26 < 128:
+                        u23[g25] = bytes(buf[pos:e27])
+                        pos = e27
+                o18 = _new(DescribeLogDirsPartition)
+                o18.partition_index = v19
+                o18.partition_size = v20
+                o18.offset_lag = v21
+                o18.is_future_key = v22
+                o18.unknown_tagged_fields = u23
+                v16.append(o18)
+            u28: dict[int, bytes] = {}
+            t29 = buf[pos]
+            if t29 < 128:
                 pos += 1
             else:
-                t26, pos = _uvarint(buf, pos)
-            if t26:
-                for _ in range(t26):
-                    g27, pos = _uvarint(buf, pos)
-                    z28, pos = _uvarint(buf, pos)
-                    e29 = pos + z28
-                    if e29 > L:
+                t29, pos = _uvarint(buf, pos)
+            if t29:
+                for _ in range(t29):
+                    g30, pos = _uvarint(buf, pos)
+                    z31, pos = _uvarint(buf, pos)
+                    e32 = pos + z31
+                    if e32 > L:
                         raise _malformed("tagged field of DescribeLogDirsTopic runs past the end")
-                    u25[g27] = bytes(buf[pos:e29])
-                    pos = e29
-            v9.append(DescribeLogDirsTopic(v11, v14, u25))
-        u30: dict[int, bytes] = {}
-        t31 = buf[pos]
-        if t31 < 128:
+                    u28[g30] = bytes(buf[pos:e32])
+                    pos = e32
+            o12 = _new(DescribeLogDirsTopic)
+            o12.name = v13
+            o12.partitions = v16
+            o12.unknown_tagged_fields = u28
+            v10.append(o12)
+        u33: dict[int, bytes] = {}
+        t34 = buf[pos]
+        if t34 < 128:
             pos += 1
         else:
-            t31, pos = _uvarint(buf, pos)
-        if t31:
-            for _ in range(t31):
-                g32, pos = _uvarint(buf, pos)
-                z33, pos = _uvarint(buf, pos)
-                e34 = pos + z33
-                if e34 > L:
+            t34, pos = _uvarint(buf, pos)
+        if t34:
+            for _ in range(t34):
+                g35, pos = _uvarint(buf, pos)
+                z36, pos = _uvarint(buf, pos)
+                e37 = pos + z36
+                if e37 > L:
                     raise _malformed("tagged field of DescribeLogDirsResult runs past the end")
-                u30[g32] = bytes(buf[pos:e34])
-                pos = e34
-        v3.append(DescribeLogDirsResult(v5, v6, v9, -1, -1, u30))
-    u35: dict[int, bytes] = {}
-    t36 = buf[pos]
-    if t36 < 128:
+                u33[g35] = bytes(buf[pos:e37])
+                pos = e37
+        o5 = _new(DescribeLogDirsResult)
+        o5.error_code = v6
+        o5.log_dir = v7
+        o5.topics = v10
+        o5.total_bytes = -1
+        o5.usable_bytes = -1
+        o5.unknown_tagged_fields = u33
+        v3.append(o5)
+    u38: dict[int, bytes] = {}
+    t39 = buf[pos]
+    if t39 < 128:
         pos += 1
     else:
-        t36, pos = _uvarint(buf, pos)
-    if t36:
-        for _ in range(t36):
-            g37, pos = _uvarint(buf, pos)
-            z38, pos = _uvarint(buf, pos)
-            e39 = pos + z38
-            if e39 > L:
+        t39, pos = _uvarint(buf, pos)
+    if t39:
+        for _ in range(t39):
+            g40, pos = _uvarint(buf, pos)
+            z41, pos = _uvarint(buf, pos)
+            e42 = pos + z41
+            if e42 > L:
                 raise _malformed("tagged field of DescribeLogDirsResponse runs past the end")
-            u35[g37] = bytes(buf[pos:e39])
-            pos = e39
-    return DescribeLogDirsResponse(v1, v2, v3, u35), pos
+            u38[g40] = bytes(buf[pos:e42])
+            pos = e42
+    obj = _new(DescribeLogDirsResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.results = v3
+    obj.unknown_tagged_fields = u38
+    return obj, pos
 
 def _d_DescribeLogDirsResponse_v4(buf: memoryview, pos: int) -> tuple[DescribeLogDirsResponse, int]:
     L = len(buf)
@@ -471,120 +541,142 @@ def _d_DescribeLogDirsResponse_v4(buf: memoryview, pos: int) -> tuple[DescribeLo
         raise _malformed("bad count of DescribeLogDirsResponse.results")
     v3 = []
     for _ in range(n4):
-        v5, = _S_h.unpack_from(buf, pos)
+        v6, = _S_h.unpack_from(buf, pos)
         pos += 2
-        n7 = buf[pos]
-        if n7 < 128:
+        n8 = buf[pos]
+        if n8 < 128:
             pos += 1
         else:
-            n7, pos = _uvarint(buf, pos)
-        n7 -= 1
-        e8 = pos + n7
-        if n7 < 0 or e8 > L:
+            n8, pos = _uvarint(buf, pos)
+        n8 -= 1
+        e9 = pos + n8
+        if n8 < 0 or e9 > L:
             raise _malformed("DescribeLogDirsResult.log_dir runs past the end")
-        v6 = str(buf[pos:e8], 'utf-8')
-        pos = e8
-        v9: list[DescribeLogDirsTopic]
-        n10 = buf[pos]
-        if n10 < 128:
+        v7 = str(buf[pos:e9], 'utf-8')
+        pos = e9
+        v10: list[DescribeLogDirsTopic]
+        n11 = buf[pos]
+        if n11 < 128:
             pos += 1
         else:
-            n10, pos = _uvarint(buf, pos)
-        n10 -= 1
-        if n10 < 0 or n10 > L - pos:
+            n11, pos = _uvarint(buf, pos)
+        n11 -= 1
+        if n11 < 0 or n11 > L - pos:
             raise _malformed("bad count of DescribeLogDirsResult.topics")
-        v9 = []
-        for _ in range(n10):
-            n12 = buf[pos]
-            if n12 < 128:
+        v10 = []
+        for _ in range(n11):
+            n14 = buf[pos]
+            if n14 < 128:
                 pos += 1
             else:
-                n12, pos = _uvarint(buf, pos)
-            n12 -= 1
-            e13 = pos + n12
-            if n12 < 0 or e13 > L:
+                n14, pos = _uvarint(buf, pos)
+            n14 -= 1
+            e15 = pos + n14
+            if n14 < 0 or e15 > L:
                 raise _malformed("DescribeLogDirsTopic.name runs past the end")
-            v11 = str(buf[pos:e13], 'utf-8')
-            pos = e13
-            v14: list[DescribeLogDirsPartition]
-            n15 = buf[pos]
-            if n15 < 128:
+            v13 = str(buf[pos:e15], 'utf-8')
+            pos = e15
+            v16: list[DescribeLogDirsPartition]
+            n17 = buf[pos]
+            if n17 < 128:
                 pos += 1
             else:
-                n15, pos = _uvarint(buf, pos)
-            n15 -= 1
-            if n15 < 0 or n15 > L - pos:
+                n17, pos = _uvarint(buf, pos)
+            n17 -= 1
+            if n17 < 0 or n17 > L - pos:
                 raise _malformed("bad count of DescribeLogDirsTopic.partitions")
-            v14 = []
-            for _ in range(n15):
-                v16, v17, v18, v19 = _S_iqqo.unpack_from(buf, pos)
+            v16 = []
+            for _ in range(n17):
+                v19, v20, v21, v22 = _S_iqqo.unpack_from(buf, pos)
                 pos += 21
-                u20: dict[int, bytes] = {}
-                t21 = buf[pos]
-                if t21 < 128:
+                u23: dict[int, bytes] = {}
+                t24 = buf[pos]
+                if t24 < 128:
                     pos += 1
                 else:
-                    t21, pos = _uvarint(buf, pos)
-                if t21:
-                    for _ in range(t21):
-                        g22, pos = _uvarint(buf, pos)
-                        z23, pos = _uvarint(buf, pos)
-                        e24 = pos + z23
-                        if e24 > L:
+                    t24, pos = _uvarint(buf, pos)
+                if t24:
+                    for _ in range(t24):
+                        g25, pos = _uvarint(buf, pos)
+                        z26, pos = _uvarint(buf, pos)
+                        e27 = pos + z26
+                        if e27 > L:
                             raise _malformed("tagged field of DescribeLogDirsPartition runs past the end")
-                        u20[g22] = bytes(buf[pos:e24])
-                        pos = e24
-                v14.append(DescribeLogDirsPartition(v16, v17, v18, v19, u20))
-            u25: dict[int, bytes] = {}
-            t26 = buf[pos]
-            if t26 < 128:
+                        u23[g25] = bytes(buf[pos:e27])
+                        pos = e27
+                o18 = _new(DescribeLogDirsPartition)
+                o18.partition_index = v19
+                o18.partition_size = v20
+                o18.offset_lag = v21
+                o18.is_future_key = v22
+                o18.unknown_tagged_fields = u23
+                v16.append(o18)
+            u28: dict[int, bytes] = {}
+            t29 = buf[pos]
+            if t29 < 128:
                 pos += 1
             else:
-                t26, pos = _uvarint(buf, pos)
-            if t26:
-                for _ in range(t26):
-                    g27, pos = _uvarint(buf, pos)
-                    z28, pos = _uvarint(buf, pos)
-                    e29 = pos + z28
-                    if e29 > L:
+                t29, pos = _uvarint(buf, pos)
+            if t29:
+                for _ in range(t29):
+                    g30, pos = _uvarint(buf, pos)
+                    z31, pos = _uvarint(buf, pos)
+                    e32 = pos + z31
+                    if e32 > L:
                         raise _malformed("tagged field of DescribeLogDirsTopic runs past the end")
-                    u25[g27] = bytes(buf[pos:e29])
-                    pos = e29
-            v9.append(DescribeLogDirsTopic(v11, v14, u25))
-        v30, v31 = _S_qq.unpack_from(buf, pos)
+                    u28[g30] = bytes(buf[pos:e32])
+                    pos = e32
+            o12 = _new(DescribeLogDirsTopic)
+            o12.name = v13
+            o12.partitions = v16
+            o12.unknown_tagged_fields = u28
+            v10.append(o12)
+        v33, v34 = _S_qq.unpack_from(buf, pos)
         pos += 16
-        u32: dict[int, bytes] = {}
-        t33 = buf[pos]
-        if t33 < 128:
+        u35: dict[int, bytes] = {}
+        t36 = buf[pos]
+        if t36 < 128:
             pos += 1
         else:
-            t33, pos = _uvarint(buf, pos)
-        if t33:
-            for _ in range(t33):
-                g34, pos = _uvarint(buf, pos)
-                z35, pos = _uvarint(buf, pos)
-                e36 = pos + z35
-                if e36 > L:
+            t36, pos = _uvarint(buf, pos)
+        if t36:
+            for _ in range(t36):
+                g37, pos = _uvarint(buf, pos)
+                z38, pos = _uvarint(buf, pos)
+                e39 = pos + z38
+                if e39 > L:
                     raise _malformed("tagged field of DescribeLogDirsResult runs past the end")
-                u32[g34] = bytes(buf[pos:e36])
-                pos = e36
-        v3.append(DescribeLogDirsResult(v5, v6, v9, v30, v31, u32))
-    u37: dict[int, bytes] = {}
-    t38 = buf[pos]
-    if t38 < 128:
+                u35[g37] = bytes(buf[pos:e39])
+                pos = e39
+        o5 = _new(DescribeLogDirsResult)
+        o5.error_code = v6
+        o5.log_dir = v7
+        o5.topics = v10
+        o5.total_bytes = v33
+        o5.usable_bytes = v34
+        o5.unknown_tagged_fields = u35
+        v3.append(o5)
+    u40: dict[int, bytes] = {}
+    t41 = buf[pos]
+    if t41 < 128:
         pos += 1
     else:
-        t38, pos = _uvarint(buf, pos)
-    if t38:
-        for _ in range(t38):
-            g39, pos = _uvarint(buf, pos)
-            z40, pos = _uvarint(buf, pos)
-            e41 = pos + z40
-            if e41 > L:
+        t41, pos = _uvarint(buf, pos)
+    if t41:
+        for _ in range(t41):
+            g42, pos = _uvarint(buf, pos)
+            z43, pos = _uvarint(buf, pos)
+            e44 = pos + z43
+            if e44 > L:
                 raise _malformed("tagged field of DescribeLogDirsResponse runs past the end")
-            u37[g39] = bytes(buf[pos:e41])
-            pos = e41
-    return DescribeLogDirsResponse(v1, v2, v3, u37), pos
+            u40[g42] = bytes(buf[pos:e44])
+            pos = e44
+    obj = _new(DescribeLogDirsResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.results = v3
+    obj.unknown_tagged_fields = u40
+    return obj, pos
 
 _DEC_DescribeLogDirsResponse = (_d_DescribeLogDirsResponse_v0, _d_DescribeLogDirsResponse_v0, _d_DescribeLogDirsResponse_v2, _d_DescribeLogDirsResponse_v3, _d_DescribeLogDirsResponse_v4,)
 
@@ -821,23 +913,30 @@ def _d_DescribeLogDirsRequest_v0(buf: memoryview, pos: int) -> tuple[DescribeLog
             raise _malformed("bad count of DescribeLogDirsRequest.topics")
         v1 = []
         for _ in range(n2):
-            n4, = _S_h.unpack_from(buf, pos)
+            n5, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e5 = pos + n4
-            if n4 < 0 or e5 > L:
+            e6 = pos + n5
+            if n5 < 0 or e6 > L:
                 raise _malformed("DescribableLogDirTopic.topic runs past the end")
-            v3 = str(buf[pos:e5], 'utf-8')
-            pos = e5
-            v6: list[int]
-            n7, = _S_i.unpack_from(buf, pos)
+            v4 = str(buf[pos:e6], 'utf-8')
+            pos = e6
+            v7: list[int]
+            n8, = _S_i.unpack_from(buf, pos)
             pos += 4
-            e8 = pos + 4 * n7
-            if n7 < 0 or e8 > L:
+            e9 = pos + 4 * n8
+            if n8 < 0 or e9 > L:
                 raise _malformed("DescribableLogDirTopic.partitions runs past the end")
-            v6 = list(_unpack_from('>%di' % n7, buf, pos))
-            pos = e8
-            v1.append(DescribableLogDirTopic(v3, v6, {}))
-    return DescribeLogDirsRequest(v1, {}), pos
+            v7 = list(_unpack_from('>%di' % n8, buf, pos))
+            pos = e9
+            o3 = _new(DescribableLogDirTopic)
+            o3.topic = v4
+            o3.partitions = v7
+            o3.unknown_tagged_fields = {}
+            v1.append(o3)
+    obj = _new(DescribeLogDirsRequest)
+    obj.topics = v1
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_DescribeLogDirsRequest_v2(buf: memoryview, pos: int) -> tuple[DescribeLogDirsRequest, int]:
     L = len(buf)
@@ -857,61 +956,68 @@ def _d_DescribeLogDirsRequest_v2(buf: memoryview, pos: int) -> tuple[DescribeLog
             raise _malformed("bad count of DescribeLogDirsRequest.topics")
         v1 = []
         for _ in range(n2):
-            n4 = buf[pos]
-            if n4 < 128:
+            n5 = buf[pos]
+            if n5 < 128:
                 pos += 1
             else:
-                n4, pos = _uvarint(buf, pos)
-            n4 -= 1
-            e5 = pos + n4
-            if n4 < 0 or e5 > L:
+                n5, pos = _uvarint(buf, pos)
+            n5 -= 1
+            e6 = pos + n5
+            if n5 < 0 or e6 > L:
                 raise _malformed("DescribableLogDirTopic.topic runs past the end")
-            v3 = str(buf[pos:e5], 'utf-8')
-            pos = e5
-            v6: list[int]
-            n7 = buf[pos]
-            if n7 < 128:
+            v4 = str(buf[pos:e6], 'utf-8')
+            pos = e6
+            v7: list[int]
+            n8 = buf[pos]
+            if n8 < 128:
                 pos += 1
             else:
-                n7, pos = _uvarint(buf, pos)
-            n7 -= 1
-            e8 = pos + 4 * n7
-            if n7 < 0 or e8 > L:
+                n8, pos = _uvarint(buf, pos)
+            n8 -= 1
+            e9 = pos + 4 * n8
+            if n8 < 0 or e9 > L:
                 raise _malformed("DescribableLogDirTopic.partitions runs past the end")
-            v6 = list(_unpack_from('>%di' % n7, buf, pos))
-            pos = e8
-            u9: dict[int, bytes] = {}
-            t10 = buf[pos]
-            if t10 < 128:
+            v7 = list(_unpack_from('>%di' % n8, buf, pos))
+            pos = e9
+            u10: dict[int, bytes] = {}
+            t11 = buf[pos]
+            if t11 < 128:
                 pos += 1
             else:
-                t10, pos = _uvarint(buf, pos)
-            if t10:
-                for _ in range(t10):
-                    g11, pos = _uvarint(buf, pos)
-                    z12, pos = _uvarint(buf, pos)
-                    e13 = pos + z12
-                    if e13 > L:
+                t11, pos = _uvarint(buf, pos)
+            if t11:
+                for _ in range(t11):
+                    g12, pos = _uvarint(buf, pos)
+                    z13, pos = _uvarint(buf, pos)
+                    e14 = pos + z13
+                    if e14 > L:
                         raise _malformed("tagged field of DescribableLogDirTopic runs past the end")
-                    u9[g11] = bytes(buf[pos:e13])
-                    pos = e13
-            v1.append(DescribableLogDirTopic(v3, v6, u9))
-    u14: dict[int, bytes] = {}
-    t15 = buf[pos]
-    if t15 < 128:
+                    u10[g12] = bytes(buf[pos:e14])
+                    pos = e14
+            o3 = _new(DescribableLogDirTopic)
+            o3.topic = v4
+            o3.partitions = v7
+            o3.unknown_tagged_fields = u10
+            v1.append(o3)
+    u15: dict[int, bytes] = {}
+    t16 = buf[pos]
+    if t16 < 128:
         pos += 1
     else:
-        t15, pos = _uvarint(buf, pos)
-    if t15:
-        for _ in range(t15):
-            g16, pos = _uvarint(buf, pos)
-            z17, pos = _uvarint(buf, pos)
-            e18 = pos + z17
-            if e18 > L:
+        t16, pos = _uvarint(buf, pos)
+    if t16:
+        for _ in range(t16):
+            g17, pos = _uvarint(buf, pos)
+            z18, pos = _uvarint(buf, pos)
+            e19 = pos + z18
+            if e19 > L:
                 raise _malformed("tagged field of DescribeLogDirsRequest runs past the end")
-            u14[g16] = bytes(buf[pos:e18])
-            pos = e18
-    return DescribeLogDirsRequest(v1, u14), pos
+            u15[g17] = bytes(buf[pos:e19])
+            pos = e19
+    obj = _new(DescribeLogDirsRequest)
+    obj.topics = v1
+    obj.unknown_tagged_fields = u15
+    return obj, pos
 
 _DEC_DescribeLogDirsRequest = (_d_DescribeLogDirsRequest_v0, _d_DescribeLogDirsRequest_v0, _d_DescribeLogDirsRequest_v2, _d_DescribeLogDirsRequest_v2, _d_DescribeLogDirsRequest_v2,)
 

@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['DescribeProducersRequest', 'DescribeProducersResponse', 'PartitionResponse', 'ProducerState', 'TopicRequest', 'TopicResponse']
 
@@ -167,124 +171,146 @@ def _d_DescribeProducersResponse_v0(buf: memoryview, pos: int) -> tuple[Describe
         raise _malformed("bad count of DescribeProducersResponse.topics")
     v2 = []
     for _ in range(n3):
-        n5 = buf[pos]
-        if n5 < 128:
+        n6 = buf[pos]
+        if n6 < 128:
             pos += 1
         else:
-            n5, pos = _uvarint(buf, pos)
-        n5 -= 1
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+            n6, pos = _uvarint(buf, pos)
+        n6 -= 1
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("TopicResponse.name runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7: list[PartitionResponse]
-        n8 = buf[pos]
-        if n8 < 128:
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8: list[PartitionResponse]
+        n9 = buf[pos]
+        if n9 < 128:
             pos += 1
         else:
-            n8, pos = _uvarint(buf, pos)
-        n8 -= 1
-        if n8 < 0 or n8 > L - pos:
+            n9, pos = _uvarint(buf, pos)
+        n9 -= 1
+        if n9 < 0 or n9 > L - pos:
             raise _malformed("bad count of TopicResponse.partitions")
-        v7 = []
-        for _ in range(n8):
-            v11: str | None
-            v9, v10 = _S_ih.unpack_from(buf, pos)
+        v8 = []
+        for _ in range(n9):
+            v13: str | None
+            v11, v12 = _S_ih.unpack_from(buf, pos)
             pos += 6
-            n12 = buf[pos]
-            if n12 < 128:
+            n14 = buf[pos]
+            if n14 < 128:
                 pos += 1
             else:
-                n12, pos = _uvarint(buf, pos)
-            n12 -= 1
-            if n12 < 0:
-                if n12 != -1:
+                n14, pos = _uvarint(buf, pos)
+            n14 -= 1
+            if n14 < 0:
+                if n14 != -1:
                     raise _malformed("bad length of PartitionResponse.error_message")
-                v11 = None
+                v13 = None
             else:
-                e13 = pos + n12
-                if e13 > L:
+                e15 = pos + n14
+                if e15 > L:
                     raise _malformed("PartitionResponse.error_message runs past the end")
-                v11 = str(buf[pos:e13], 'utf-8')
-                pos = e13
-            v14: list[ProducerState]
-            n15 = buf[pos]
-            if n15 < 128:
+                v13 = str(buf[pos:e15], 'utf-8')
+                pos = e15
+            v16: list[ProducerState]
+            n17 = buf[pos]
+            if n17 < 128:
                 pos += 1
             else:
-                n15, pos = _uvarint(buf, pos)
-            n15 -= 1
-            if n15 < 0 or n15 > L - pos:
+                n17, pos = _uvarint(buf, pos)
+            n17 -= 1
+            if n17 < 0 or n17 > L - pos:
                 raise _malformed("bad count of PartitionResponse.active_producers")
-            v14 = []
-            for _ in range(n15):
-                v16, v17, v18, v19, v20, v21 = _S_qiiqiq.unpack_from(buf, pos)
+            v16 = []
+            for _ in range(n17):
+                v19, v20, v21, v22, v23, v24 = _S_qiiqiq.unpack_from(buf, pos)
                 pos += 36
-                u22: dict[int, bytes] = {}
-                t23 = buf[pos]
-                if t23 < 128:
+                u25: dict[int, bytes] = {}
+                t26 = buf[pos]
+                if t26 < 128:
                     pos += 1
                 else:
-                    t23, pos = _uvarint(buf, pos)
-                if t23:
-                    for _ in range(t23):
-                        g24, pos = _uvarint(buf, pos)
-                        z25, pos = _uvarint(buf, pos)
-                        e26 = pos + z25
-                        if e26 > L:
+                    t26, pos = _uvarint(buf, pos)
+                if t26:
+                    for _ in range(t26):
+                        g27, pos = _uvarint(buf, pos)
+                        z28, pos = _uvarint(buf, pos)
+                        e29 = pos + z28
+                        if e29 > L:
                             raise _malformed("tagged field of ProducerState runs past the end")
-                        u22[g24] = bytes(buf[pos:e26])
-                        pos = e26
-                v14.append(ProducerState(v16, v17, v18, v19, v20, v21, u22))
-            u27: dict[int, bytes] = {}
-            t28 = buf[pos]
-            if t28 < 128:
+                        u25[g27] = bytes(buf[pos:e29])
+                        pos = e29
+                o18 = _new(ProducerState)
+                o18.producer_id = v19
+                o18.producer_epoch = v20
+                o18.last_sequence = v21
+                o18.last_timestamp = v22
+                o18.coordinator_epoch = v23
+                o18.current_txn_start_offset = v24
+                o18.unknown_tagged_fields = u25
+                v16.append(o18)
+            u30: dict[int, bytes] = {}
+            t31 = buf[pos]
+            if t31 < 128:
                 pos += 1
             else:
-                t28, pos = _uvarint(buf, pos)
-            if t28:
-                for _ in range(t28):
-                    g29, pos = _uvarint(buf, pos)
-                    z30, pos = _uvarint(buf, pos)
-                    e31 = pos + z30
-                    if e31 > L:
+                t31, pos = _uvarint(buf, pos)
+            if t31:
+                for _ in range(t31):
+                    g32, pos = _uvarint(buf, pos)
+                    z33, pos = _uvarint(buf, pos)
+                    e34 = pos + z33
+                    if e34 > L:
                         raise _malformed("tagged field of PartitionResponse runs past the end")
-                    u27[g29] = bytes(buf[pos:e31])
-                    pos = e31
-            v7.append(PartitionResponse(v9, v10, v11, v14, u27))
-        u32: dict[int, bytes] = {}
-        t33 = buf[pos]
-        if t33 < 128:
+                    u30[g32] = bytes(buf[pos:e34])
+                    pos = e34
+            o10 = _new(PartitionResponse)
+            o10.partition_index = v11
+            o10.error_code = v12
+            o10.error_message = v13
+            o10.active_producers = v16
+            o10.unknown_tagged_fields = u30
+            v8.append(o10)
+        u35: dict[int, bytes] = {}
+        t36 = buf[pos]
+        if t36 < 128:
             pos += 1
         else:
-            t33, pos = _uvarint(buf, pos)
-        if t33:
-            for _ in range(t33):
-                g34, pos = _uvarint(buf, pos)
-                z35, pos = _uvarint(buf, pos)
-                e36 = pos + z35
-                if e36 > L:
+            t36, pos = _uvarint(buf, pos)
+        if t36:
+            for _ in range(t36):
+                g37, pos = _uvarint(buf, pos)
+                z38, pos = _uvarint(buf, pos)
+                e39 = pos + z38
+                if e39 > L:
                     raise _malformed("tagged field of TopicResponse runs past the end")
-                u32[g34] = bytes(buf[pos:e36])
-                pos = e36
-        v2.append(TopicResponse(v4, v7, u32))
-    u37: dict[int, bytes] = {}
-    t38 = buf[pos]
-    if t38 < 128:
+                u35[g37] = bytes(buf[pos:e39])
+                pos = e39
+        o4 = _new(TopicResponse)
+        o4.name = v5
+        o4.partitions = v8
+        o4.unknown_tagged_fields = u35
+        v2.append(o4)
+    u40: dict[int, bytes] = {}
+    t41 = buf[pos]
+    if t41 < 128:
         pos += 1
     else:
-        t38, pos = _uvarint(buf, pos)
-    if t38:
-        for _ in range(t38):
-            g39, pos = _uvarint(buf, pos)
-            z40, pos = _uvarint(buf, pos)
-            e41 = pos + z40
-            if e41 > L:
+        t41, pos = _uvarint(buf, pos)
+    if t41:
+        for _ in range(t41):
+            g42, pos = _uvarint(buf, pos)
+            z43, pos = _uvarint(buf, pos)
+            e44 = pos + z43
+            if e44 > L:
                 raise _malformed("tagged field of DescribeProducersResponse runs past the end")
-            u37[g39] = bytes(buf[pos:e41])
-            pos = e41
-    return DescribeProducersResponse(v1, v2, u37), pos
+            u40[g42] = bytes(buf[pos:e44])
+            pos = e44
+    obj = _new(DescribeProducersResponse)
+    obj.throttle_time_ms = v1
+    obj.topics = v2
+    obj.unknown_tagged_fields = u40
+    return obj, pos
 
 _DEC_DescribeProducersResponse = (_d_DescribeProducersResponse_v0,)
 
@@ -368,61 +394,68 @@ def _d_DescribeProducersRequest_v0(buf: memoryview, pos: int) -> tuple[DescribeP
         raise _malformed("bad count of DescribeProducersRequest.topics")
     v1 = []
     for _ in range(n2):
-        n4 = buf[pos]
-        if n4 < 128:
+        n5 = buf[pos]
+        if n5 < 128:
             pos += 1
         else:
-            n4, pos = _uvarint(buf, pos)
-        n4 -= 1
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
+            n5, pos = _uvarint(buf, pos)
+        n5 -= 1
+        e6 = pos + n5
+        if n5 < 0 or e6 > L:
             raise _malformed("TopicRequest.name runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        v6: list[int]
-        n7 = buf[pos]
-        if n7 < 128:
+        v4 = str(buf[pos:e6], 'utf-8')
+        pos = e6
+        v7: list[int]
+        n8 = buf[pos]
+        if n8 < 128:
             pos += 1
         else:
-            n7, pos = _uvarint(buf, pos)
-        n7 -= 1
-        e8 = pos + 4 * n7
-        if n7 < 0 or e8 > L:
+            n8, pos = _uvarint(buf, pos)
+        n8 -= 1
+        e9 = pos + 4 * n8
+        if n8 < 0 or e9 > L:
             raise _malformed("TopicRequest.partition_indexes runs past the end")
-        v6 = list(_unpack_from('>%di' % n7, buf, pos))
-        pos = e8
-        u9: dict[int, bytes] = {}
-        t10 = buf[pos]
-        if t10 < 128:
+        v7 = list(_unpack_from('>%di' % n8, buf, pos))
+        pos = e9
+        u10: dict[int, bytes] = {}
+        t11 = buf[pos]
+        if t11 < 128:
             pos += 1
         else:
-            t10, pos = _uvarint(buf, pos)
-        if t10:
-            for _ in range(t10):
-                g11, pos = _uvarint(buf, pos)
-                z12, pos = _uvarint(buf, pos)
-                e13 = pos + z12
-                if e13 > L:
+            t11, pos = _uvarint(buf, pos)
+        if t11:
+            for _ in range(t11):
+                g12, pos = _uvarint(buf, pos)
+                z13, pos = _uvarint(buf, pos)
+                e14 = pos + z13
+                if e14 > L:
                     raise _malformed("tagged field of TopicRequest runs past the end")
-                u9[g11] = bytes(buf[pos:e13])
-                pos = e13
-        v1.append(TopicRequest(v3, v6, u9))
-    u14: dict[int, bytes] = {}
-    t15 = buf[pos]
-    if t15 < 128:
+                u10[g12] = bytes(buf[pos:e14])
+                pos = e14
+        o3 = _new(TopicRequest)
+        o3.name = v4
+        o3.partition_indexes = v7
+        o3.unknown_tagged_fields = u10
+        v1.append(o3)
+    u15: dict[int, bytes] = {}
+    t16 = buf[pos]
+    if t16 < 128:
         pos += 1
     else:
-        t15, pos = _uvarint(buf, pos)
-    if t15:
-        for _ in range(t15):
-            g16, pos = _uvarint(buf, pos)
-            z17, pos = _uvarint(buf, pos)
-            e18 = pos + z17
-            if e18 > L:
+        t16, pos = _uvarint(buf, pos)
+    if t16:
+        for _ in range(t16):
+            g17, pos = _uvarint(buf, pos)
+            z18, pos = _uvarint(buf, pos)
+            e19 = pos + z18
+            if e19 > L:
                 raise _malformed("tagged field of DescribeProducersRequest runs past the end")
-            u14[g16] = bytes(buf[pos:e18])
-            pos = e18
-    return DescribeProducersRequest(v1, u14), pos
+            u15[g17] = bytes(buf[pos:e19])
+            pos = e19
+    obj = _new(DescribeProducersRequest)
+    obj.topics = v1
+    obj.unknown_tagged_fields = u15
+    return obj, pos
 
 _DEC_DescribeProducersRequest = (_d_DescribeProducersRequest_v0,)
 

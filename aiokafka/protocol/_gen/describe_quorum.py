@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['DescribeQuorumRequest', 'DescribeQuorumRequestPartitionData', 'DescribeQuorumRequestTopicData', 'DescribeQuorumResponse', 'DescribeQuorumResponsePartitionData', 'DescribeQuorumResponseTopicData', 'Listener', 'Node', 'ReplicaState']
 
@@ -31,6 +35,7 @@ _S_H = _Struct(">H")
 _S_h = _Struct(">h")
 _S_i = _Struct(">i")
 _S_iuqqq = _Struct(">i16sqqq")
+_S_iQQqqq = _Struct(">iQQqqq")
 _S_ih = _Struct(">ih")
 _S_ihiiq = _Struct(">ihiiq")
 _S_iiq = _Struct(">iiq")
@@ -205,136 +210,170 @@ def _d_DescribeQuorumResponse_v0(buf: memoryview, pos: int) -> tuple[DescribeQuo
         raise _malformed("bad count of DescribeQuorumResponse.topics")
     v2 = []
     for _ in range(n3):
-        n5 = buf[pos]
-        if n5 < 128:
+        n6 = buf[pos]
+        if n6 < 128:
             pos += 1
         else:
-            n5, pos = _uvarint(buf, pos)
-        n5 -= 1
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+            n6, pos = _uvarint(buf, pos)
+        n6 -= 1
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("DescribeQuorumResponseTopicData.topic_name runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7: list[DescribeQuorumResponsePartitionData]
-        n8 = buf[pos]
-        if n8 < 128:
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8: list[DescribeQuorumResponsePartitionData]
+        n9 = buf[pos]
+        if n9 < 128:
             pos += 1
         else:
-            n8, pos = _uvarint(buf, pos)
-        n8 -= 1
-        if n8 < 0 or n8 > L - pos:
+            n9, pos = _uvarint(buf, pos)
+        n9 -= 1
+        if n9 < 0 or n9 > L - pos:
             raise _malformed("bad count of DescribeQuorumResponseTopicData.partitions")
-        v7 = []
-        for _ in range(n8):
-            v14: list[ReplicaState]
-            v9, v10, v11, v12, v13 = _S_ihiiq.unpack_from(buf, pos)
+        v8 = []
+        for _ in range(n9):
+            v16: list[ReplicaState]
+            v11, v12, v13, v14, v15 = _S_ihiiq.unpack_from(buf, pos)
             pos += 22
-            n15 = buf[pos]
-            if n15 < 128:
+            n17 = buf[pos]
+            if n17 < 128:
                 pos += 1
             else:
-                n15, pos = _uvarint(buf, pos)
-            n15 -= 1
-            if n15 < 0 or n15 > L - pos:
+                n17, pos = _uvarint(buf, pos)
+            n17 -= 1
+            if n17 < 0 or n17 > L - pos:
                 raise _malformed("bad count of DescribeQuorumResponsePartitionData.current_voters")
-            v14 = []
-            for _ in range(n15):
-                v16, v17 = _S_iq.unpack_from(buf, pos)
+            v16 = []
+            for _ in range(n17):
+                v19, v20 = _S_iq.unpack_from(buf, pos)
                 pos += 12
-                u18: dict[int, bytes] = {}
-                t19 = buf[pos]
-                if t19 < 128:
+                u21: dict[int, bytes] = {}
+                t22 = buf[pos]
+                if t22 < 128:
                     pos += 1
                 else:
-                    t19, pos = _uvarint(buf, pos)
-                if t19:
-                    for _ in range(t19):
-                        g20, pos = _uvarint(buf, pos)
-                        z21, pos = _uvarint(buf, pos)
-                        e22 = pos + z21
-                        if e22 > L:
+                    t22, pos = _uvarint(buf, pos)
+                if t22:
+                    for _ in range(t22):
+                        g23, pos = _uvarint(buf, pos)
+                        z24, pos = _uvarint(buf, pos)
+                        e25 = pos + z24
+                        if e25 > L:
                             raise _malformed("tagged field of ReplicaState runs past the end")
-                        u18[g20] = bytes(buf[pos:e22])
-                        pos = e22
-                v14.append(ReplicaState(v16, ZERO_UUID, v17, -1, -1, u18))
-            v23: list[ReplicaState]
-            n24 = buf[pos]
-            if n24 < 128:
+                        u21[g23] = bytes(buf[pos:e25])
+                        pos = e25
+                o18 = _new(ReplicaState)
+                o18.replica_id = v19
+                o18.replica_directory_id = ZERO_UUID
+                o18.log_end_offset = v20
+                o18.last_fetch_timestamp = -1
+                o18.last_caught_up_timestamp = -1
+                o18.unknown_tagged_fields = u21
+                v16.append(o18)
+            v26: list[ReplicaState]
+            n27 = buf[pos]
+            if n27 < 128:
                 pos += 1
             else:
-                n24, pos = _uvarint(buf, pos)
-            n24 -= 1
-            if n24 < 0 or n24 > L - pos:
+                n27, pos = _uvarint(buf, pos)
+            n27 -= 1
+            if n27 < 0 or n27 > L - pos:
                 raise _malformed("bad count of DescribeQuorumResponsePartitionData.observers")
-            v23 = []
-            for _ in range(n24):
-                v25, v26 = _S_iq.unpack_from(buf, pos)
+            v26 = []
+            for _ in range(n27):
+                v29, v30 = _S_iq.unpack_from(buf, pos)
                 pos += 12
-                u27: dict[int, bytes] = {}
-                t28 = buf[pos]
-                if t28 < 128:
+                u31: dict[int, bytes] = {}
+                t32 = buf[pos]
+                if t32 < 128:
                     pos += 1
                 else:
-                    t28, pos = _uvarint(buf, pos)
-                if t28:
-                    for _ in range(t28):
-                        g29, pos = _uvarint(buf, pos)
-                        z30, pos = _uvarint(buf, pos)
-                        e31 = pos + z30
-                        if e31 > L:
+                    t32, pos = _uvarint(buf, pos)
+                if t32:
+                    for _ in range(t32):
+                        g33, pos = _uvarint(buf, pos)
+                        z34, pos = _uvarint(buf, pos)
+                        e35 = pos + z34
+                        if e35 > L:
                             raise _malformed("tagged field of ReplicaState runs past the end")
-                        u27[g29] = bytes(buf[pos:e31])
-                        pos = e31
-                v23.append(ReplicaState(v25, ZERO_UUID, v26, -1, -1, u27))
-            u32: dict[int, bytes] = {}
-            t33 = buf[pos]
-            if t33 < 128:
+                        u31[g33] = bytes(buf[pos:e35])
+                        pos = e35
+                o28 = _new(ReplicaState)
+                o28.replica_id = v29
+                o28.replica_directory_id = ZERO_UUID
+                o28.log_end_offset = v30
+                o28.last_fetch_timestamp = -1
+                o28.last_caught_up_timestamp = -1
+                o28.unknown_tagged_fields = u31
+                v26.append(o28)
+            u36: dict[int, bytes] = {}
+            t37 = buf[pos]
+            if t37 < 128:
                 pos += 1
             else:
-                t33, pos = _uvarint(buf, pos)
-            if t33:
-                for _ in range(t33):
-                    g34, pos = _uvarint(buf, pos)
-                    z35, pos = _uvarint(buf, pos)
-                    e36 = pos + z35
-                    if e36 > L:
+                t37, pos = _uvarint(buf, pos)
+            if t37:
+                for _ in range(t37):
+                    g38, pos = _uvarint(buf, pos)
+                    z39, pos = _uvarint(buf, pos)
+                    e40 = pos + z39
+                    if e40 > L:
                         raise _malformed("tagged field of DescribeQuorumResponsePartitionData runs past the end")
-                    u32[g34] = bytes(buf[pos:e36])
-                    pos = e36
-            v7.append(DescribeQuorumResponsePartitionData(v9, v10, '', v11, v12, v13, v14, v23, u32))
-        u37: dict[int, bytes] = {}
-        t38 = buf[pos]
-        if t38 < 128:
+                    u36[g38] = bytes(buf[pos:e40])
+                    pos = e40
+            o10 = _new(DescribeQuorumResponsePartitionData)
+            o10.partition_index = v11
+            o10.error_code = v12
+            o10.error_message = ''
+            o10.leader_id = v13
+            o10.leader_epoch = v14
+            o10.high_watermark = v15
+            o10.current_voters = v16
+            o10.observers = v26
+            o10.unknown_tagged_fields = u36
+            v8.append(o10)
+        u41: dict[int, bytes] = {}
+        t42 = buf[pos]
+        if t42 < 128:
             pos += 1
         else:
-            t38, pos = _uvarint(buf, pos)
-        if t38:
-            for _ in range(t38):
-                g39, pos = _uvarint(buf, pos)
-                z40, pos = _uvarint(buf, pos)
-                e41 = pos + z40
-                if e41 > L:
+            t42, pos = _uvarint(buf, pos)
+        if t42:
+            for _ in range(t42):
+                g43, pos = _uvarint(buf, pos)
+                z44, pos = _uvarint(buf, pos)
+                e45 = pos + z44
+                if e45 > L:
                     raise _malformed("tagged field of DescribeQuorumResponseTopicData runs past the end")
-                u37[g39] = bytes(buf[pos:e41])
-                pos = e41
-        v2.append(DescribeQuorumResponseTopicData(v4, v7, u37))
-    u42: dict[int, bytes] = {}
-    t43 = buf[pos]
-    if t43 < 128:
+                u41[g43] = bytes(buf[pos:e45])
+                pos = e45
+        o4 = _new(DescribeQuorumResponseTopicData)
+        o4.topic_name = v5
+        o4.partitions = v8
+        o4.unknown_tagged_fields = u41
+        v2.append(o4)
+    u46: dict[int, bytes] = {}
+    t47 = buf[pos]
+    if t47 < 128:
         pos += 1
     else:
-        t43, pos = _uvarint(buf, pos)
-    if t43:
-        for _ in range(t43):
-            g44, pos = _uvarint(buf, pos)
-            z45, pos = _uvarint(buf, pos)
-            e46 = pos + z45
-            if e46 > L:
+        t47, pos = _uvarint(buf, pos)
+    if t47:
+        for _ in range(t47):
+            g48, pos = _uvarint(buf, pos)
+            z49, pos = _uvarint(buf, pos)
+            e50 = pos + z49
+            if e50 > L:
                 raise _malformed("tagged field of DescribeQuorumResponse runs past the end")
-            u42[g44] = bytes(buf[pos:e46])
-            pos = e46
-    return DescribeQuorumResponse(v1, '', v2, [], u42), pos
+            u46[g48] = bytes(buf[pos:e50])
+            pos = e50
+    obj = _new(DescribeQuorumResponse)
+    obj.error_code = v1
+    obj.error_message = ''
+    obj.topics = v2
+    obj.nodes = []
+    obj.unknown_tagged_fields = u46
+    return obj, pos
 
 def _d_DescribeQuorumResponse_v1(buf: memoryview, pos: int) -> tuple[DescribeQuorumResponse, int]:
     L = len(buf)
@@ -351,136 +390,170 @@ def _d_DescribeQuorumResponse_v1(buf: memoryview, pos: int) -> tuple[DescribeQuo
         raise _malformed("bad count of DescribeQuorumResponse.topics")
     v2 = []
     for _ in range(n3):
-        n5 = buf[pos]
-        if n5 < 128:
+        n6 = buf[pos]
+        if n6 < 128:
             pos += 1
         else:
-            n5, pos = _uvarint(buf, pos)
-        n5 -= 1
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+            n6, pos = _uvarint(buf, pos)
+        n6 -= 1
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("DescribeQuorumResponseTopicData.topic_name runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7: list[DescribeQuorumResponsePartitionData]
-        n8 = buf[pos]
-        if n8 < 128:
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8: list[DescribeQuorumResponsePartitionData]
+        n9 = buf[pos]
+        if n9 < 128:
             pos += 1
         else:
-            n8, pos = _uvarint(buf, pos)
-        n8 -= 1
-        if n8 < 0 or n8 > L - pos:
+            n9, pos = _uvarint(buf, pos)
+        n9 -= 1
+        if n9 < 0 or n9 > L - pos:
             raise _malformed("bad count of DescribeQuorumResponseTopicData.partitions")
-        v7 = []
-        for _ in range(n8):
-            v14: list[ReplicaState]
-            v9, v10, v11, v12, v13 = _S_ihiiq.unpack_from(buf, pos)
+        v8 = []
+        for _ in range(n9):
+            v16: list[ReplicaState]
+            v11, v12, v13, v14, v15 = _S_ihiiq.unpack_from(buf, pos)
             pos += 22
-            n15 = buf[pos]
-            if n15 < 128:
+            n17 = buf[pos]
+            if n17 < 128:
                 pos += 1
             else:
-                n15, pos = _uvarint(buf, pos)
-            n15 -= 1
-            if n15 < 0 or n15 > L - pos:
+                n17, pos = _uvarint(buf, pos)
+            n17 -= 1
+            if n17 < 0 or n17 > L - pos:
                 raise _malformed("bad count of DescribeQuorumResponsePartitionData.current_voters")
-            v14 = []
-            for _ in range(n15):
-                v16, v17, v18, v19 = _S_iqqq.unpack_from(buf, pos)
+            v16 = []
+            for _ in range(n17):
+                v19, v20, v21, v22 = _S_iqqq.unpack_from(buf, pos)
                 pos += 28
-                u20: dict[int, bytes] = {}
-                t21 = buf[pos]
-                if t21 < 128:
+                u23: dict[int, bytes] = {}
+                t24 = buf[pos]
+                if t24 < 128:
                     pos += 1
                 else:
-                    t21, pos = _uvarint(buf, pos)
-                if t21:
-                    for _ in range(t21):
-                        g22, pos = _uvarint(buf, pos)
-                        z23, pos = _uvarint(buf, pos)
-                        e24 = pos + z23
-                        if e24 > L:
+                    t24, pos = _uvarint(buf, pos)
+                if t24:
+                    for _ in range(t24):
+                        g25, pos = _uvarint(buf, pos)
+                        z26, pos = _uvarint(buf, pos)
+                        e27 = pos + z26
+                        if e27 > L:
                             raise _malformed("tagged field of ReplicaState runs past the end")
-                        u20[g22] = bytes(buf[pos:e24])
-                        pos = e24
-                v14.append(ReplicaState(v16, ZERO_UUID, v17, v18, v19, u20))
-            v25: list[ReplicaState]
-            n26 = buf[pos]
-            if n26 < 128:
+                        u23[g25] = bytes(buf[pos:e27])
+                        pos = e27
+                o18 = _new(ReplicaState)
+                o18.replica_id = v19
+                o18.replica_directory_id = ZERO_UUID
+                o18.log_end_offset = v20
+                o18.last_fetch_timestamp = v21
+                o18.last_caught_up_timestamp = v22
+                o18.unknown_tagged_fields = u23
+                v16.append(o18)
+            v28: list[ReplicaState]
+            n29 = buf[pos]
+            if n29 < 128:
                 pos += 1
             else:
-                n26, pos = _uvarint(buf, pos)
-            n26 -= 1
-            if n26 < 0 or n26 > L - pos:
+                n29, pos = _uvarint(buf, pos)
+            n29 -= 1
+            if n29 < 0 or n29 > L - pos:
                 raise _malformed("bad count of DescribeQuorumResponsePartitionData.observers")
-            v25 = []
-            for _ in range(n26):
-                v27, v28, v29, v30 = _S_iqqq.unpack_from(buf, pos)
+            v28 = []
+            for _ in range(n29):
+                v31, v32, v33, v34 = _S_iqqq.unpack_from(buf, pos)
                 pos += 28
-                u31: dict[int, bytes] = {}
-                t32 = buf[pos]
-                if t32 < 128:
+                u35: dict[int, bytes] = {}
+                t36 = buf[pos]
+                if t36 < 128:
                     pos += 1
                 else:
-                    t32, pos = _uvarint(buf, pos)
-                if t32:
-                    for _ in range(t32):
-                        g33, pos = _uvarint(buf, pos)
-                        z34, pos = _uvarint(buf, pos)
-                        e35 = pos + z34
-                        if e35 > L:
+                    t36, pos = _uvarint(buf, pos)
+                if t36:
+                    for _ in range(t36):
+                        g37, pos = _uvarint(buf, pos)
+                        z38, pos = _uvarint(buf, pos)
+                        e39 = pos + z38
+                        if e39 > L:
                             raise _malformed("tagged field of ReplicaState runs past the end")
-                        u31[g33] = bytes(buf[pos:e35])
-                        pos = e35
-                v25.append(ReplicaState(v27, ZERO_UUID, v28, v29, v30, u31))
-            u36: dict[int, bytes] = {}
-            t37 = buf[pos]
-            if t37 < 128:
+                        u35[g37] = bytes(buf[pos:e39])
+                        pos = e39
+                o30 = _new(ReplicaState)
+                o30.replica_id = v31
+                o30.replica_directory_id = ZERO_UUID
+                o30.log_end_offset = v32
+                o30.last_fetch_timestamp = v33
+                o30.last_caught_up_timestamp = v34
+                o30.unknown_tagged_fields = u35
+                v28.append(o30)
+            u40: dict[int, bytes] = {}
+            t41 = buf[pos]
+            if t41 < 128:
                 pos += 1
             else:
-                t37, pos = _uvarint(buf, pos)
-            if t37:
-                for _ in range(t37):
-                    g38, pos = _uvarint(buf, pos)
-                    z39, pos = _uvarint(buf, pos)
-                    e40 = pos + z39
-                    if e40 > L:
+                t41, pos = _uvarint(buf, pos)
+            if t41:
+                for _ in range(t41):
+                    g42, pos = _uvarint(buf, pos)
+                    z43, pos = _uvarint(buf, pos)
+                    e44 = pos + z43
+                    if e44 > L:
                         raise _malformed("tagged field of DescribeQuorumResponsePartitionData runs past the end")
-                    u36[g38] = bytes(buf[pos:e40])
-                    pos = e40
-            v7.append(DescribeQuorumResponsePartitionData(v9, v10, '', v11, v12, v13, v14, v25, u36))
-        u41: dict[int, bytes] = {}
-        t42 = buf[pos]
-        if t42 < 128:
+                    u40[g42] = bytes(buf[pos:e44])
+                    pos = e44
+            o10 = _new(DescribeQuorumResponsePartitionData)
+            o10.partition_index = v11
+            o10.error_code = v12
+            o10.error_message = ''
+            o10.leader_id = v13
+            o10.leader_epoch = v14
+            o10.high_watermark = v15
+            o10.current_voters = v16
+            o10.observers = v28
+            o10.unknown_tagged_fields = u40
+            v8.append(o10)
+        u45: dict[int, bytes] = {}
+        t46 = buf[pos]
+        if t46 < 128:
             pos += 1
         else:
-            t42, pos = _uvarint(buf, pos)
-        if t42:
-            for _ in range(t42):
-                g43, pos = _uvarint(buf, pos)
-                z44, pos = _uvarint(buf, pos)
-                e45 = pos + z44
-                if e45 > L:
+            t46, pos = _uvarint(buf, pos)
+        if t46:
+            for _ in range(t46):
+                g47, pos = _uvarint(buf, pos)
+                z48, pos = _uvarint(buf, pos)
+                e49 = pos + z48
+                if e49 > L:
                     raise _malformed("tagged field of DescribeQuorumResponseTopicData runs past the end")
-                u41[g43] = bytes(buf[pos:e45])
-                pos = e45
-        v2.append(DescribeQuorumResponseTopicData(v4, v7, u41))
-    u46: dict[int, bytes] = {}
-    t47 = buf[pos]
-    if t47 < 128:
+                u45[g47] = bytes(buf[pos:e49])
+                pos = e49
+        o4 = _new(DescribeQuorumResponseTopicData)
+        o4.topic_name = v5
+        o4.partitions = v8
+        o4.unknown_tagged_fields = u45
+        v2.append(o4)
+    u50: dict[int, bytes] = {}
+    t51 = buf[pos]
+    if t51 < 128:
         pos += 1
     else:
-        t47, pos = _uvarint(buf, pos)
-    if t47:
-        for _ in range(t47):
-            g48, pos = _uvarint(buf, pos)
-            z49, pos = _uvarint(buf, pos)
-            e50 = pos + z49
-            if e50 > L:
+        t51, pos = _uvarint(buf, pos)
+    if t51:
+        for _ in range(t51):
+            g52, pos = _uvarint(buf, pos)
+            z53, pos = _uvarint(buf, pos)
+            e54 = pos + z53
+            if e54 > L:
                 raise _malformed("tagged field of DescribeQuorumResponse runs past the end")
-            u46[g48] = bytes(buf[pos:e50])
-            pos = e50
-    return DescribeQuorumResponse(v1, '', v2, [], u46), pos
+            u50[g52] = bytes(buf[pos:e54])
+            pos = e54
+    obj = _new(DescribeQuorumResponse)
+    obj.error_code = v1
+    obj.error_message = ''
+    obj.topics = v2
+    obj.nodes = []
+    obj.unknown_tagged_fields = u50
+    return obj, pos
 
 def _d_DescribeQuorumResponse_v2(buf: memoryview, pos: int) -> tuple[DescribeQuorumResponse, int]:
     L = len(buf)
@@ -514,237 +587,284 @@ def _d_DescribeQuorumResponse_v2(buf: memoryview, pos: int) -> tuple[DescribeQuo
         raise _malformed("bad count of DescribeQuorumResponse.topics")
     v5 = []
     for _ in range(n6):
-        n8 = buf[pos]
-        if n8 < 128:
+        n9 = buf[pos]
+        if n9 < 128:
             pos += 1
         else:
-            n8, pos = _uvarint(buf, pos)
-        n8 -= 1
-        e9 = pos + n8
-        if n8 < 0 or e9 > L:
+            n9, pos = _uvarint(buf, pos)
+        n9 -= 1
+        e10 = pos + n9
+        if n9 < 0 or e10 > L:
             raise _malformed("DescribeQuorumResponseTopicData.topic_name runs past the end")
-        v7 = str(buf[pos:e9], 'utf-8')
-        pos = e9
-        v10: list[DescribeQuorumResponsePartitionData]
-        n11 = buf[pos]
-        if n11 < 128:
+        v8 = str(buf[pos:e10], 'utf-8')
+        pos = e10
+        v11: list[DescribeQuorumResponsePartitionData]
+        n12 = buf[pos]
+        if n12 < 128:
             pos += 1
         else:
-            n11, pos = _uvarint(buf, pos)
-        n11 -= 1
-        if n11 < 0 or n11 > L - pos:
+            n12, pos = _uvarint(buf, pos)
+        n12 -= 1
+        if n12 < 0 or n12 > L - pos:
             raise _malformed("bad count of DescribeQuorumResponseTopicData.partitions")
-        v10 = []
-        for _ in range(n11):
-            v14: str | None
-            v12, v13 = _S_ih.unpack_from(buf, pos)
+        v11 = []
+        for _ in range(n12):
+            v16: str | None
+            v14, v15 = _S_ih.unpack_from(buf, pos)
             pos += 6
-            n15 = buf[pos]
-            if n15 < 128:
+            n17 = buf[pos]
+            if n17 < 128:
                 pos += 1
             else:
-                n15, pos = _uvarint(buf, pos)
-            n15 -= 1
-            if n15 < 0:
-                if n15 != -1:
+                n17, pos = _uvarint(buf, pos)
+            n17 -= 1
+            if n17 < 0:
+                if n17 != -1:
                     raise _malformed("bad length of DescribeQuorumResponsePartitionData.error_message")
-                v14 = None
+                v16 = None
             else:
-                e16 = pos + n15
-                if e16 > L:
+                e18 = pos + n17
+                if e18 > L:
                     raise _malformed("DescribeQuorumResponsePartitionData.error_message runs past the end")
-                v14 = str(buf[pos:e16], 'utf-8')
-                pos = e16
-            v20: list[ReplicaState]
-            v17, v18, v19 = _S_iiq.unpack_from(buf, pos)
+                v16 = str(buf[pos:e18], 'utf-8')
+                pos = e18
+            v22: list[ReplicaState]
+            v19, v20, v21 = _S_iiq.unpack_from(buf, pos)
             pos += 16
-            n21 = buf[pos]
-            if n21 < 128:
+            n23 = buf[pos]
+            if n23 < 128:
                 pos += 1
             else:
-                n21, pos = _uvarint(buf, pos)
-            n21 -= 1
-            if n21 < 0 or n21 > L - pos:
+                n23, pos = _uvarint(buf, pos)
+            n23 -= 1
+            if n23 < 0 or n23 > L - pos:
                 raise _malformed("bad count of DescribeQuorumResponsePartitionData.current_voters")
-            v20 = []
-            for _ in range(n21):
-                v22, r24, v25, v26, v27 = _S_iuqqq.unpack_from(buf, pos)
+            v22 = []
+            for _ in range(n23):
+                v25, r27, r28, v29, v30, v31 = _S_iQQqqq.unpack_from(buf, pos)
                 pos += 44
-                v23 = _UUID(bytes=r24)
-                u28: dict[int, bytes] = {}
-                t29 = buf[pos]
-                if t29 < 128:
+                v26 = _new(_UUID)
+                _setattr(v26, 'int', (r27 << 64) | r28)
+                _setattr(v26, 'is_safe', _SAFE_UNKNOWN)
+                u32: dict[int, bytes] = {}
+                t33 = buf[pos]
+                if t33 < 128:
                     pos += 1
                 else:
-                    t29, pos = _uvarint(buf, pos)
-                if t29:
-                    for _ in range(t29):
-                        g30, pos = _uvarint(buf, pos)
-                        z31, pos = _uvarint(buf, pos)
-                        e32 = pos + z31
-                        if e32 > L:
+                    t33, pos = _uvarint(buf, pos)
+                if t33:
+                    for _ in range(t33):
+                        g34, pos = _uvarint(buf, pos)
+                        z35, pos = _uvarint(buf, pos)
+                        e36 = pos + z35
+                        if e36 > L:
                             raise _malformed("tagged field of ReplicaState runs past the end")
-                        u28[g30] = bytes(buf[pos:e32])
-                        pos = e32
-                v20.append(ReplicaState(v22, v23, v25, v26, v27, u28))
-            v33: list[ReplicaState]
-            n34 = buf[pos]
-            if n34 < 128:
+                        u32[g34] = bytes(buf[pos:e36])
+                        pos = e36
+                o24 = _new(ReplicaState)
+                o24.replica_id = v25
+                o24.replica_directory_id = v26
+                o24.log_end_offset = v29
+                o24.last_fetch_timestamp = v30
+                o24.last_caught_up_timestamp = v31
+                o24.unknown_tagged_fields = u32
+                v22.append(o24)
+            v37: list[ReplicaState]
+            n38 = buf[pos]
+            if n38 < 128:
                 pos += 1
             else:
-                n34, pos = _uvarint(buf, pos)
-            n34 -= 1
-            if n34 < 0 or n34 > L - pos:
+                n38, pos = _uvarint(buf, pos)
+            n38 -= 1
+            if n38 < 0 or n38 > L - pos:
                 raise _malformed("bad count of DescribeQuorumResponsePartitionData.observers")
-            v33 = []
-            for _ in range(n34):
-                v35, r37, v38, v39, v40 = _S_iuqqq.unpack_from(buf, pos)
+            v37 = []
+            for _ in range(n38):
+                v40, r42, r43, v44, v45, v46 = _S_iQQqqq.unpack_from(buf, pos)
                 pos += 44
-                v36 = _UUID(bytes=r37)
-                u41: dict[int, bytes] = {}
-                t42 = buf[pos]
-                if t42 < 128:
+                v41 = _new(_UUID)
+                _setattr(v41, 'int', (r42 << 64) | r43)
+                _setattr(v41, 'is_safe', _SAFE_UNKNOWN)
+                u47: dict[int, bytes] = {}
+                t48 = buf[pos]
+                if t48 < 128:
                     pos += 1
                 else:
-                    t42, pos = _uvarint(buf, pos)
-                if t42:
-                    for _ in range(t42):
-                        g43, pos = _uvarint(buf, pos)
-                        z44, pos = _uvarint(buf, pos)
-                        e45 = pos + z44
-                        if e45 > L:
+                    t48, pos = _uvarint(buf, pos)
+                if t48:
+                    for _ in range(t48):
+                        g49, pos = _uvarint(buf, pos)
+                        z50, pos = _uvarint(buf, pos)
+                        e51 = pos + z50
+                        if e51 > L:
                             raise _malformed("tagged field of ReplicaState runs past the end")
-                        u41[g43] = bytes(buf[pos:e45])
-                        pos = e45
-                v33.append(ReplicaState(v35, v36, v38, v39, v40, u41))
-            u46: dict[int, bytes] = {}
-            t47 = buf[pos]
-            if t47 < 128:
+                        u47[g49] = bytes(buf[pos:e51])
+                        pos = e51
+                o39 = _new(ReplicaState)
+                o39.replica_id = v40
+                o39.replica_directory_id = v41
+                o39.log_end_offset = v44
+                o39.last_fetch_timestamp = v45
+                o39.last_caught_up_timestamp = v46
+                o39.unknown_tagged_fields = u47
+                v37.append(o39)
+            u52: dict[int, bytes] = {}
+            t53 = buf[pos]
+            if t53 < 128:
                 pos += 1
             else:
-                t47, pos = _uvarint(buf, pos)
-            if t47:
-                for _ in range(t47):
-                    g48, pos = _uvarint(buf, pos)
-                    z49, pos = _uvarint(buf, pos)
-                    e50 = pos + z49
-                    if e50 > L:
+                t53, pos = _uvarint(buf, pos)
+            if t53:
+                for _ in range(t53):
+                    g54, pos = _uvarint(buf, pos)
+                    z55, pos = _uvarint(buf, pos)
+                    e56 = pos + z55
+                    if e56 > L:
                         raise _malformed("tagged field of DescribeQuorumResponsePartitionData runs past the end")
-                    u46[g48] = bytes(buf[pos:e50])
-                    pos = e50
-            v10.append(DescribeQuorumResponsePartitionData(v12, v13, v14, v17, v18, v19, v20, v33, u46))
-        u51: dict[int, bytes] = {}
-        t52 = buf[pos]
-        if t52 < 128:
+                    u52[g54] = bytes(buf[pos:e56])
+                    pos = e56
+            o13 = _new(DescribeQuorumResponsePartitionData)
+            o13.partition_index = v14
+            o13.error_code = v15
+            o13.error_message = v16
+            o13.leader_id = v19
+            o13.leader_epoch = v20
+            o13.high_watermark = v21
+            o13.current_voters = v22
+            o13.observers = v37
+            o13.unknown_tagged_fields = u52
+            v11.append(o13)
+        u57: dict[int, bytes] = {}
+        t58 = buf[pos]
+        if t58 < 128:
             pos += 1
         else:
-            t52, pos = _uvarint(buf, pos)
-        if t52:
-            for _ in range(t52):
-                g53, pos = _uvarint(buf, pos)
-                z54, pos = _uvarint(buf, pos)
-                e55 = pos + z54
-                if e55 > L:
+            t58, pos = _uvarint(buf, pos)
+        if t58:
+            for _ in range(t58):
+                g59, pos = _uvarint(buf, pos)
+                z60, pos = _uvarint(buf, pos)
+                e61 = pos + z60
+                if e61 > L:
                     raise _malformed("tagged field of DescribeQuorumResponseTopicData runs past the end")
-                u51[g53] = bytes(buf[pos:e55])
-                pos = e55
-        v5.append(DescribeQuorumResponseTopicData(v7, v10, u51))
-    v56: list[Node]
-    n57 = buf[pos]
-    if n57 < 128:
+                u57[g59] = bytes(buf[pos:e61])
+                pos = e61
+        o7 = _new(DescribeQuorumResponseTopicData)
+        o7.topic_name = v8
+        o7.partitions = v11
+        o7.unknown_tagged_fields = u57
+        v5.append(o7)
+    v62: list[Node]
+    n63 = buf[pos]
+    if n63 < 128:
         pos += 1
     else:
-        n57, pos = _uvarint(buf, pos)
-    n57 -= 1
-    if n57 < 0 or n57 > L - pos:
+        n63, pos = _uvarint(buf, pos)
+    n63 -= 1
+    if n63 < 0 or n63 > L - pos:
         raise _malformed("bad count of DescribeQuorumResponse.nodes")
-    v56 = []
-    for _ in range(n57):
-        v59: list[Listener]
-        v58, = _S_i.unpack_from(buf, pos)
+    v62 = []
+    for _ in range(n63):
+        v66: list[Listener]
+        v65, = _S_i.unpack_from(buf, pos)
         pos += 4
-        n60 = buf[pos]
-        if n60 < 128:
+        n67 = buf[pos]
+        if n67 < 128:
             pos += 1
         else:
-            n60, pos = _uvarint(buf, pos)
-        n60 -= 1
-        if n60 < 0 or n60 > L - pos:
+            n67, pos = _uvarint(buf, pos)
+        n67 -= 1
+        if n67 < 0 or n67 > L - pos:
             raise _malformed("bad count of Node.listeners")
-        v59 = []
-        for _ in range(n60):
-            n62 = buf[pos]
-            if n62 < 128:
+        v66 = []
+        for _ in range(n67):
+            n70 = buf[pos]
+            if n70 < 128:
                 pos += 1
             else:
-                n62, pos = _uvarint(buf, pos)
-            n62 -= 1
-            e63 = pos + n62
-            if n62 < 0 or e63 > L:
+                n70, pos = _uvarint(buf, pos)
+            n70 -= 1
+            e71 = pos + n70
+            if n70 < 0 or e71 > L:
                 raise _malformed("Listener.name runs past the end")
-            v61 = str(buf[pos:e63], 'utf-8')
-            pos = e63
-            n65 = buf[pos]
-            if n65 < 128:
+            v69 = str(buf[pos:e71], 'utf-8')
+            pos = e71
+            n73 = buf[pos]
+            if n73 < 128:
                 pos += 1
             else:
-                n65, pos = _uvarint(buf, pos)
-            n65 -= 1
-            e66 = pos + n65
-            if n65 < 0 or e66 > L:
+                n73, pos = _uvarint(buf, pos)
+            n73 -= 1
+            e74 = pos + n73
+            if n73 < 0 or e74 > L:
                 raise _malformed("Listener.host runs past the end")
-            v64 = str(buf[pos:e66], 'utf-8')
-            pos = e66
-            v67, = _S_H.unpack_from(buf, pos)
+            v72 = str(buf[pos:e74], 'utf-8')
+            pos = e74
+            v75, = _S_H.unpack_from(buf, pos)
             pos += 2
-            u68: dict[int, bytes] = {}
-            t69 = buf[pos]
-            if t69 < 128:
+            u76: dict[int, bytes] = {}
+            t77 = buf[pos]
+            if t77 < 128:
                 pos += 1
             else:
-                t69, pos = _uvarint(buf, pos)
-            if t69:
-                for _ in range(t69):
-                    g70, pos = _uvarint(buf, pos)
-                    z71, pos = _uvarint(buf, pos)
-                    e72 = pos + z71
-                    if e72 > L:
+                t77, pos = _uvarint(buf, pos)
+            if t77:
+                for _ in range(t77):
+                    g78, pos = _uvarint(buf, pos)
+                    z79, pos = _uvarint(buf, pos)
+                    e80 = pos + z79
+                    if e80 > L:
                         raise _malformed("tagged field of Listener runs past the end")
-                    u68[g70] = bytes(buf[pos:e72])
-                    pos = e72
-            v59.append(Listener(v61, v64, v67, u68))
-        u73: dict[int, bytes] = {}
-        t74 = buf[pos]
-        if t74 < 128:
+                    u76[g78] = bytes(buf[pos:e80])
+                    pos = e80
+            o68 = _new(Listener)
+            o68.name = v69
+            o68.host = v72
+            o68.port = v75
+            o68.unknown_tagged_fields = u76
+            v66.append(o68)
+        u81: dict[int, bytes] = {}
+        t82 = buf[pos]
+        if t82 < 128:
             pos += 1
         else:
-            t74, pos = _uvarint(buf, pos)
-        if t74:
-            for _ in range(t74):
-                g75, pos = _uvarint(buf, pos)
-                z76, pos = _uvarint(buf, pos)
-                e77 = pos + z76
-                if e77 > L:
+            t82, pos = _uvarint(buf, pos)
+        if t82:
+            for _ in range(t82):
+                g83, pos = _uvarint(buf, pos)
+                z84, pos = _uvarint(buf, pos)
+                e85 = pos + z84
+                if e85 > L:
                     raise _malformed("tagged field of Node runs past the end")
-                u73[g75] = bytes(buf[pos:e77])
-                pos = e77
-        v56.append(Node(v58, v59, u73))
-    u78: dict[int, bytes] = {}
-    t79 = buf[pos]
-    if t79 < 128:
+                u81[g83] = bytes(buf[pos:e85])
+                pos = e85
+        o64 = _new(Node)
+        o64.node_id = v65
+        o64.listeners = v66
+        o64.unknown_tagged_fields = u81
+        v62.append(o64)
+    u86: dict[int, bytes] = {}
+    t87 = buf[pos]
+    if t87 < 128:
         pos += 1
     else:
-        t79, pos = _uvarint(buf, pos)
-    if t79:
-        for _ in range(t79):
-            g80, pos = _uvarint(buf, pos)
-            z81, pos = _uvarint(buf, pos)
-            e82 = pos + z81
-            if e82 > L:
+        t87, pos = _uvarint(buf, pos)
+    if t87:
+        for _ in range(t87):
+            g88, pos = _uvarint(buf, pos)
+            z89, pos = _uvarint(buf, pos)
+            e90 = pos + z89
+            if e90 > L:
                 raise _malformed("tagged field of DescribeQuorumResponse runs past the end")
-            u78[g80] = bytes(buf[pos:e82])
-            pos = e82
-    return DescribeQuorumResponse(v1, v2, v5, v56, u78), pos
+            u86[g88] = bytes(buf[pos:e90])
+            pos = e90
+    obj = _new(DescribeQuorumResponse)
+    obj.error_code = v1
+    obj.error_message = v2
+    obj.topics = v5
+    obj.nodes = v62
+    obj.unknown_tagged_fields = u86
+    return obj, pos
 
 _DEC_DescribeQuorumResponse = (_d_DescribeQuorumResponse_v0, _d_DescribeQuorumResponse_v1, _d_DescribeQuorumResponse_v2,)
 
@@ -1041,78 +1161,88 @@ def _d_DescribeQuorumRequest_v0(buf: memoryview, pos: int) -> tuple[DescribeQuor
         raise _malformed("bad count of DescribeQuorumRequest.topics")
     v1 = []
     for _ in range(n2):
-        n4 = buf[pos]
-        if n4 < 128:
+        n5 = buf[pos]
+        if n5 < 128:
             pos += 1
         else:
-            n4, pos = _uvarint(buf, pos)
-        n4 -= 1
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
+            n5, pos = _uvarint(buf, pos)
+        n5 -= 1
+        e6 = pos + n5
+        if n5 < 0 or e6 > L:
             raise _malformed("DescribeQuorumRequestTopicData.topic_name runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        v6: list[DescribeQuorumRequestPartitionData]
-        n7 = buf[pos]
-        if n7 < 128:
+        v4 = str(buf[pos:e6], 'utf-8')
+        pos = e6
+        v7: list[DescribeQuorumRequestPartitionData]
+        n8 = buf[pos]
+        if n8 < 128:
             pos += 1
         else:
-            n7, pos = _uvarint(buf, pos)
-        n7 -= 1
-        if n7 < 0 or n7 > L - pos:
+            n8, pos = _uvarint(buf, pos)
+        n8 -= 1
+        if n8 < 0 or n8 > L - pos:
             raise _malformed("bad count of DescribeQuorumRequestTopicData.partitions")
-        v6 = []
-        for _ in range(n7):
-            v8, = _S_i.unpack_from(buf, pos)
+        v7 = []
+        for _ in range(n8):
+            v10, = _S_i.unpack_from(buf, pos)
             pos += 4
-            u9: dict[int, bytes] = {}
-            t10 = buf[pos]
-            if t10 < 128:
+            u11: dict[int, bytes] = {}
+            t12 = buf[pos]
+            if t12 < 128:
                 pos += 1
             else:
-                t10, pos = _uvarint(buf, pos)
-            if t10:
-                for _ in range(t10):
-                    g11, pos = _uvarint(buf, pos)
-                    z12, pos = _uvarint(buf, pos)
-                    e13 = pos + z12
-                    if e13 > L:
+                t12, pos = _uvarint(buf, pos)
+            if t12:
+                for _ in range(t12):
+                    g13, pos = _uvarint(buf, pos)
+                    z14, pos = _uvarint(buf, pos)
+                    e15 = pos + z14
+                    if e15 > L:
                         raise _malformed("tagged field of DescribeQuorumRequestPartitionData runs past the end")
-                    u9[g11] = bytes(buf[pos:e13])
-                    pos = e13
-            v6.append(DescribeQuorumRequestPartitionData(v8, u9))
-        u14: dict[int, bytes] = {}
-        t15 = buf[pos]
-        if t15 < 128:
+                    u11[g13] = bytes(buf[pos:e15])
+                    pos = e15
+            o9 = _new(DescribeQuorumRequestPartitionData)
+            o9.partition_index = v10
+            o9.unknown_tagged_fields = u11
+            v7.append(o9)
+        u16: dict[int, bytes] = {}
+        t17 = buf[pos]
+        if t17 < 128:
             pos += 1
         else:
-            t15, pos = _uvarint(buf, pos)
-        if t15:
-            for _ in range(t15):
-                g16, pos = _uvarint(buf, pos)
-                z17, pos = _uvarint(buf, pos)
-                e18 = pos + z17
-                if e18 > L:
+            t17, pos = _uvarint(buf, pos)
+        if t17:
+            for _ in range(t17):
+                g18, pos = _uvarint(buf, pos)
+                z19, pos = _uvarint(buf, pos)
+                e20 = pos + z19
+                if e20 > L:
                     raise _malformed("tagged field of DescribeQuorumRequestTopicData runs past the end")
-                u14[g16] = bytes(buf[pos:e18])
-                pos = e18
-        v1.append(DescribeQuorumRequestTopicData(v3, v6, u14))
-    u19: dict[int, bytes] = {}
-    t20 = buf[pos]
-    if t20 < 128:
+                u16[g18] = bytes(buf[pos:e20])
+                pos = e20
+        o3 = _new(DescribeQuorumRequestTopicData)
+        o3.topic_name = v4
+        o3.partitions = v7
+        o3.unknown_tagged_fields = u16
+        v1.append(o3)
+    u21: dict[int, bytes] = {}
+    t22 = buf[pos]
+    if t22 < 128:
         pos += 1
     else:
-        t20, pos = _uvarint(buf, pos)
-    if t20:
-        for _ in range(t20):
-            g21, pos = _uvarint(buf, pos)
-            z22, pos = _uvarint(buf, pos)
-            e23 = pos + z22
-            if e23 > L:
+        t22, pos = _uvarint(buf, pos)
+    if t22:
+        for _ in range(t22):
+            g23, pos = _uvarint(buf, pos)
+            z24, pos = _uvarint(buf, pos)
+            e25 = pos + z24
+            if e25 > L:
                 raise _malformed("tagged field of DescribeQuorumRequest runs past the end")
-            u19[g21] = bytes(buf[pos:e23])
-            pos = e23
-    return DescribeQuorumRequest(v1, u19), pos
+            u21[g23] = bytes(buf[pos:e25])
+            pos = e25
+    obj = _new(DescribeQuorumRequest)
+    obj.topics = v1
+    obj.unknown_tagged_fields = u21
+    return obj, pos
 
 _DEC_DescribeQuorumRequest = (_d_DescribeQuorumRequest_v0, _d_DescribeQuorumRequest_v0, _d_DescribeQuorumRequest_v0,)
 

@@ -13,21 +13,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
 
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
+
 __all__ = ['Cursor', 'DescribeTopicPartitionsRequest', 'DescribeTopicPartitionsResponse', 'DescribeTopicPartitionsResponsePartition', 'DescribeTopicPartitionsResponseTopic', 'TopicRequest']
 
 _S_uo = _Struct(">16s?")
+_S_QQo = _Struct(">QQ?")
 _S_b = _Struct(">b")
 _S_h = _Struct(">h")
 _S_hiii = _Struct(">hiii")
@@ -177,54 +182,44 @@ def _d_DescribeTopicPartitionsResponse_v0(buf: memoryview, pos: int) -> tuple[De
         raise _malformed("bad count of DescribeTopicPartitionsResponse.topics")
     v2 = []
     for _ in range(n3):
-        v5: str | None
-        v4, = _S_h.unpack_from(buf, pos)
+        v6: str | None
+        v5, = _S_h.unpack_from(buf, pos)
         pos += 2
-        n6 = buf[pos]
-        if n6 < 128:
+        n7 = buf[pos]
+        if n7 < 128:
             pos += 1
         else:
-            n6, pos = _uvarint(buf, pos)
-        n6 -= 1
-        if n6 < 0:
-            if n6 != -1:
+            n7, pos = _uvarint(buf, pos)
+        n7 -= 1
+        if n7 < 0:
+            if n7 != -1:
                 raise _malformed("bad length of DescribeTopicPartitionsResponseTopic.name")
-            v5 = None
+            v6 = None
         else:
-            e7 = pos + n6
-            if e7 > L:
+            e8 = pos + n7
+            if e8 > L:
                 raise _malformed("DescribeTopicPartitionsResponseTopic.name runs past the end")
-            v5 = str(buf[pos:e7], 'utf-8')
-            pos = e7
-        v11: list[DescribeTopicPartitionsResponsePartition]
-        r9, v10 = _S_uo.unpack_from(buf, pos)
+            v6 = str(buf[pos:e8], 'utf-8')
+            pos = e8
+        v13: list[DescribeTopicPartitionsResponsePartition]
+        r10, r11, v12 = _S_QQo.unpack_from(buf, pos)
         pos += 17
-        v8 = _UUID(bytes=r9)
-        n12 = buf[pos]
-        if n12 < 128:
+        v9 = _new(_UUID)
+        _setattr(v9, 'int', (r10 << 64) | r11)
+        _setattr(v9, 'is_safe', _SAFE_UNKNOWN)
+        n14 = buf[pos]
+        if n14 < 128:
             pos += 1
         else:
-            n12, pos = _uvarint(buf, pos)
-        n12 -= 1
-        if n12 < 0 or n12 > L - pos:
+            n14, pos = _uvarint(buf, pos)
+        n14 -= 1
+        if n14 < 0 or n14 > L - pos:
             raise _malformed("bad count of DescribeTopicPartitionsResponseTopic.partitions")
-        v11 = []
-        for _ in range(n12):
-            v17: list[int]
-            v13, v14, v15, v16 = _S_hiii.unpack_from(buf, pos)
-            pos += 14
-            n18 = buf[pos]
-            if n18 < 128:
-                pos += 1
-            else:
-                n18, pos = _uvarint(buf, pos)
-            n18 -= 1
-            e19 = pos + 4 * n18
-            if n18 < 0 or e19 > L:
-                raise _malformed("DescribeTopicPartitionsResponsePartition.replica_nodes runs past the end")
-            v17 = list(_unpack_from('>%di' % n18, buf, pos))
-            pos = e19
+        v13 = []
+        for _ in range(n14):
             v20: list[int]
+            v16, v17, v18, v19 = _S_hiii.unpack_from(buf, pos)
+            pos += 14
             n21 = buf[pos]
             if n21 < 128:
                 pos += 1
@@ -233,26 +228,21 @@ def _d_DescribeTopicPartitionsResponse_v0(buf: memoryview, pos: int) -> tuple[De
             n21 -= 1
             e22 = pos + 4 * n21
             if n21 < 0 or e22 > L:
-                raise _malformed("DescribeTopicPartitionsResponsePartition.isr_nodes runs past the end")
+                raise _malformed("DescribeTopicPartitionsResponsePartition.replica_nodes runs past the end")
             v20 = list(_unpack_from('>%di' % n21, buf, pos))
             pos = e22
-            v23: list[int] | None
+            v23: list[int]
             n24 = buf[pos]
             if n24 < 128:
                 pos += 1
             else:
                 n24, pos = _uvarint(buf, pos)
             n24 -= 1
-            if n24 < 0:
-                if n24 != -1:
-                    raise _malformed("bad length of DescribeTopicPartitionsResponsePartition.eligible_leader_replicas")
-                v23 = None
-            else:
-                e25 = pos + 4 * n24
-                if e25 > L:
-                    raise _malformed("DescribeTopicPartitionsResponsePartition.eligible_leader_replicas runs past the end")
-                v23 = list(_unpack_from('>%di' % n24, buf, pos))
-                pos = e25
+            e25 = pos + 4 * n24
+            if n24 < 0 or e25 > L:
+                raise _malformed("DescribeTopicPartitionsResponsePartition.isr_nodes runs past the end")
+            v23 = list(_unpack_from('>%di' % n24, buf, pos))
+            pos = e25
             v26: list[int] | None
             n27 = buf[pos]
             if n27 < 128:
@@ -262,111 +252,155 @@ def _d_DescribeTopicPartitionsResponse_v0(buf: memoryview, pos: int) -> tuple[De
             n27 -= 1
             if n27 < 0:
                 if n27 != -1:
-                    raise _malformed("bad length of DescribeTopicPartitionsResponsePartition.last_known_elr")
+                    raise _malformed("bad length of DescribeTopicPartitionsResponsePartition.eligible_leader_replicas")
                 v26 = None
             else:
                 e28 = pos + 4 * n27
                 if e28 > L:
-                    raise _malformed("DescribeTopicPartitionsResponsePartition.last_known_elr runs past the end")
+                    raise _malformed("DescribeTopicPartitionsResponsePartition.eligible_leader_replicas runs past the end")
                 v26 = list(_unpack_from('>%di' % n27, buf, pos))
                 pos = e28
-            v29: list[int]
+            v29: list[int] | None
             n30 = buf[pos]
             if n30 < 128:
                 pos += 1
             else:
                 n30, pos = _uvarint(buf, pos)
             n30 -= 1
-            e31 = pos + 4 * n30
-            if n30 < 0 or e31 > L:
-                raise _malformed("DescribeTopicPartitionsResponsePartition.offline_replicas runs past the end")
-            v29 = list(_unpack_from('>%di' % n30, buf, pos))
-            pos = e31
-            u32: dict[int, bytes] = {}
-            t33 = buf[pos]
-            if t33 < 128:
+            if n30 < 0:
+                if n30 != -1:
+                    raise _malformed("bad length of DescribeTopicPartitionsResponsePartition.last_known_elr")
+                v29 = None
+            else:
+                e31 = pos + 4 * n30
+                if e31 > L:
+                    raise _malformed("DescribeTopicPartitionsResponsePartition.last_known_elr runs past the end")
+                v29 = list(_unpack_from('>%di' % n30, buf, pos))
+                pos = e31
+            v32: list[int]
+            n33 = buf[pos]
+            if n33 < 128:
                 pos += 1
             else:
-                t33, pos = _uvarint(buf, pos)
-            if t33:
-                for _ in range(t33):
-                    g34, pos = _uvarint(buf, pos)
-                    z35, pos = _uvarint(buf, pos)
-                    e36 = pos + z35
-                    if e36 > L:
+                n33, pos = _uvarint(buf, pos)
+            n33 -= 1
+            e34 = pos + 4 * n33
+            if n33 < 0 or e34 > L:
+                raise _malformed("DescribeTopicPartitionsResponsePartition.offline_replicas runs past the end")
+            v32 = list(_unpack_from('>%di' % n33, buf, pos))
+            pos = e34
+            u35: dict[int, bytes] = {}
+            t36 = buf[pos]
+            if t36 < 128:
+                pos += 1
+            else:
+                t36, pos = _uvarint(buf, pos)
+            if t36:
+                for _ in range(t36):
+                    g37, pos = _uvarint(buf, pos)
+                    z38, pos = _uvarint(buf, pos)
+                    e39 = pos + z38
+                    if e39 > L:
                         raise _malformed("tagged field of DescribeTopicPartitionsResponsePartition runs past the end")
-                    u32[g34] = bytes(buf[pos:e36])
-                    pos = e36
-            v11.append(DescribeTopicPartitionsResponsePartition(v13, v14, v15, v16, v17, v20, v23, v26, v29, u32))
-        v37, = _S_i.unpack_from(buf, pos)
+                    u35[g37] = bytes(buf[pos:e39])
+                    pos = e39
+            o15 = _new(DescribeTopicPartitionsResponsePartition)
+            o15.error_code = v16
+            o15.partition_index = v17
+            o15.leader_id = v18
+            o15.leader_epoch = v19
+            o15.replica_nodes = v20
+            o15.isr_nodes = v23
+            o15.eligible_leader_replicas = v26
+            o15.last_known_elr = v29
+            o15.offline_replicas = v32
+            o15.unknown_tagged_fields = u35
+            v13.append(o15)
+        v40, = _S_i.unpack_from(buf, pos)
         pos += 4
-        u38: dict[int, bytes] = {}
-        t39 = buf[pos]
-        if t39 < 128:
+        u41: dict[int, bytes] = {}
+        t42 = buf[pos]
+        if t42 < 128:
             pos += 1
         else:
-            t39, pos = _uvarint(buf, pos)
-        if t39:
-            for _ in range(t39):
-                g40, pos = _uvarint(buf, pos)
-                z41, pos = _uvarint(buf, pos)
-                e42 = pos + z41
-                if e42 > L:
+            t42, pos = _uvarint(buf, pos)
+        if t42:
+            for _ in range(t42):
+                g43, pos = _uvarint(buf, pos)
+                z44, pos = _uvarint(buf, pos)
+                e45 = pos + z44
+                if e45 > L:
                     raise _malformed("tagged field of DescribeTopicPartitionsResponseTopic runs past the end")
-                u38[g40] = bytes(buf[pos:e42])
-                pos = e42
-        v2.append(DescribeTopicPartitionsResponseTopic(v4, v5, v8, v10, v11, v37, u38))
-    v43: Cursor | None
-    m44, = _S_b.unpack_from(buf, pos)
+                u41[g43] = bytes(buf[pos:e45])
+                pos = e45
+        o4 = _new(DescribeTopicPartitionsResponseTopic)
+        o4.error_code = v5
+        o4.name = v6
+        o4.topic_id = v9
+        o4.is_internal = v12
+        o4.partitions = v13
+        o4.topic_authorized_operations = v40
+        o4.unknown_tagged_fields = u41
+        v2.append(o4)
+    v46: Cursor | None
+    m47, = _S_b.unpack_from(buf, pos)
     pos += 1
-    if m44 < 0:
-        v43 = None
+    if m47 < 0:
+        v46 = None
     else:
-        n46 = buf[pos]
-        if n46 < 128:
+        n49 = buf[pos]
+        if n49 < 128:
             pos += 1
         else:
-            n46, pos = _uvarint(buf, pos)
-        n46 -= 1
-        e47 = pos + n46
-        if n46 < 0 or e47 > L:
+            n49, pos = _uvarint(buf, pos)
+        n49 -= 1
+        e50 = pos + n49
+        if n49 < 0 or e50 > L:
             raise _malformed("Cursor.topic_name runs past the end")
-        v45 = str(buf[pos:e47], 'utf-8')
-        pos = e47
-        v48, = _S_i.unpack_from(buf, pos)
+        v48 = str(buf[pos:e50], 'utf-8')
+        pos = e50
+        v51, = _S_i.unpack_from(buf, pos)
         pos += 4
-        u49: dict[int, bytes] = {}
-        t50 = buf[pos]
-        if t50 < 128:
+        u52: dict[int, bytes] = {}
+        t53 = buf[pos]
+        if t53 < 128:
             pos += 1
         else:
-            t50, pos = _uvarint(buf, pos)
-        if t50:
-            for _ in range(t50):
-                g51, pos = _uvarint(buf, pos)
-                z52, pos = _uvarint(buf, pos)
-                e53 = pos + z52
-                if e53 > L:
+            t53, pos = _uvarint(buf, pos)
+        if t53:
+            for _ in range(t53):
+                g54, pos = _uvarint(buf, pos)
+                z55, pos = _uvarint(buf, pos)
+                e56 = pos + z55
+                if e56 > L:
                     raise _malformed("tagged field of Cursor runs past the end")
-                u49[g51] = bytes(buf[pos:e53])
-                pos = e53
-        v43 = Cursor(v45, v48, u49)
-    u54: dict[int, bytes] = {}
-    t55 = buf[pos]
-    if t55 < 128:
+                u52[g54] = bytes(buf[pos:e56])
+                pos = e56
+        v46 = _new(Cursor)
+        v46.topic_name = v48
+        v46.partition_index = v51
+        v46.unknown_tagged_fields = u52
+    u57: dict[int, bytes] = {}
+    t58 = buf[pos]
+    if t58 < 128:
         pos += 1
     else:
-        t55, pos = _uvarint(buf, pos)
-    if t55:
-        for _ in range(t55):
-            g56, pos = _uvarint(buf, pos)
-            z57, pos = _uvarint(buf, pos)
-            e58 = pos + z57
-            if e58 > L:
+        t58, pos = _uvarint(buf, pos)
+    if t58:
+        for _ in range(t58):
+            g59, pos = _uvarint(buf, pos)
+            z60, pos = _uvarint(buf, pos)
+            e61 = pos + z60
+            if e61 > L:
                 raise _malformed("tagged field of DescribeTopicPartitionsResponse runs past the end")
-            u54[g56] = bytes(buf[pos:e58])
-            pos = e58
-    return DescribeTopicPartitionsResponse(v1, v2, v43, u54), pos
+            u57[g59] = bytes(buf[pos:e61])
+            pos = e61
+    obj = _new(DescribeTopicPartitionsResponse)
+    obj.throttle_time_ms = v1
+    obj.topics = v2
+    obj.next_cursor = v46
+    obj.unknown_tagged_fields = u57
+    return obj, pos
 
 _DEC_DescribeTopicPartitionsResponse = (_d_DescribeTopicPartitionsResponse_v0,)
 
@@ -492,84 +526,95 @@ def _d_DescribeTopicPartitionsRequest_v0(buf: memoryview, pos: int) -> tuple[Des
         raise _malformed("bad count of DescribeTopicPartitionsRequest.topics")
     v1 = []
     for _ in range(n2):
-        n4 = buf[pos]
-        if n4 < 128:
+        n5 = buf[pos]
+        if n5 < 128:
             pos += 1
         else:
-            n4, pos = _uvarint(buf, pos)
-        n4 -= 1
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
+            n5, pos = _uvarint(buf, pos)
+        n5 -= 1
+        e6 = pos + n5
+        if n5 < 0 or e6 > L:
             raise _malformed("TopicRequest.name runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        u6: dict[int, bytes] = {}
-        t7 = buf[pos]
-        if t7 < 128:
+        v4 = str(buf[pos:e6], 'utf-8')
+        pos = e6
+        u7: dict[int, bytes] = {}
+        t8 = buf[pos]
+        if t8 < 128:
             pos += 1
         else:
-            t7, pos = _uvarint(buf, pos)
-        if t7:
-            for _ in range(t7):
-                g8, pos = _uvarint(buf, pos)
-                z9, pos = _uvarint(buf, pos)
-                e10 = pos + z9
-                if e10 > L:
+            t8, pos = _uvarint(buf, pos)
+        if t8:
+            for _ in range(t8):
+                g9, pos = _uvarint(buf, pos)
+                z10, pos = _uvarint(buf, pos)
+                e11 = pos + z10
+                if e11 > L:
                     raise _malformed("tagged field of TopicRequest runs past the end")
-                u6[g8] = bytes(buf[pos:e10])
-                pos = e10
-        v1.append(TopicRequest(v3, u6))
-    v12: Cursor | None
-    v11, m13 = _S_ib.unpack_from(buf, pos)
+                u7[g9] = bytes(buf[pos:e11])
+                pos = e11
+        o3 = _new(TopicRequest)
+        o3.name = v4
+        o3.unknown_tagged_fields = u7
+        v1.append(o3)
+    v13: Cursor | None
+    v12, m14 = _S_ib.unpack_from(buf, pos)
     pos += 5
-    if m13 < 0:
-        v12 = None
+    if m14 < 0:
+        v13 = None
     else:
-        n15 = buf[pos]
-        if n15 < 128:
+        n16 = buf[pos]
+        if n16 < 128:
             pos += 1
         else:
-            n15, pos = _uvarint(buf, pos)
-        n15 -= 1
-        e16 = pos + n15
-        if n15 < 0 or e16 > L:
+            n16, pos = _uvarint(buf, pos)
+        n16 -= 1
+        e17 = pos + n16
+        if n16 < 0 or e17 > L:
             raise _malformed("Cursor.topic_name runs past the end")
-        v14 = str(buf[pos:e16], 'utf-8')
-        pos = e16
-        v17, = _S_i.unpack_from(buf, pos)
+        v15 = str(buf[pos:e17], 'utf-8')
+        pos = e17
+        v18, = _S_i.unpack_from(buf, pos)
         pos += 4
-        u18: dict[int, bytes] = {}
-        t19 = buf[pos]
-        if t19 < 128:
+        u19: dict[int, bytes] = {}
+        t20 = buf[pos]
+        if t20 < 128:
             pos += 1
         else:
-            t19, pos = _uvarint(buf, pos)
-        if t19:
-            for _ in range(t19):
-                g20, pos = _uvarint(buf, pos)
-                z21, pos = _uvarint(buf, pos)
-                e22 = pos + z21
-                if e22 > L:
+            t20, pos = _uvarint(buf, pos)
+        if t20:
+            for _ in range(t20):
+                g21, pos = _uvarint(buf, pos)
+                z22, pos = _uvarint(buf, pos)
+                e23 = pos + z22
+                if e23 > L:
                     raise _malformed("tagged field of Cursor runs past the end")
-                u18[g20] = bytes(buf[pos:e22])
-                pos = e22
-        v12 = Cursor(v14, v17, u18)
-    u23: dict[int, bytes] = {}
-    t24 = buf[pos]
-    if t24 < 128:
+                u19[g21] = bytes(buf[pos:e23])
+                pos = e23
+        v13 = _new(Cursor)
+        v13.topic_name = v15
+        v13.partition_index = v18
+        v13.unknown_tagged_fields = u19
+    u24: dict[int, bytes] = {}
+    t25 = buf[pos]
+    if t25 < 128:
         pos += 1
     else:
-        t24, pos = _uvarint(buf, pos)
-    if t24:
-        for _ in range(t24):
-            g25, pos = _uvarint(buf, pos)
-            z26, pos = _uvarint(buf, pos)
-            e27 = pos + z26
-            if e27 > L:
+        t25, pos = _uvarint(buf, pos)
+    if t25:
+        for _ in range(t25):
+            g26, pos = _uvarint(buf, pos)
+            z27, pos = _uvarint(buf, pos)
+            e28 = pos + z27
+            if e28 > L:
                 raise _malformed("tagged field of DescribeTopicPartitionsRequest runs past the end")
-            u23[g25] = bytes(buf[pos:e27])
-            pos = e27
-    return DescribeTopicPartitionsRequest(v1, v11, v12, u23), pos
+            u24[g26] = bytes(buf[pos:e28])
+            pos = e28
+    obj = _new(DescribeTopicPartitionsRequest)
+    obj.topics = v1
+    obj.response_partition_limit = v12
+    obj.cursor = v13
+    obj.unknown_tagged_fields = u24
+    return obj, pos
 
 _DEC_DescribeTopicPartitionsRequest = (_d_DescribeTopicPartitionsRequest_v0,)
 

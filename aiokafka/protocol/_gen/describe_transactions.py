@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['DescribeTransactionsRequest', 'DescribeTransactionsResponse', 'TopicData', 'TransactionState']
 
@@ -149,114 +153,132 @@ def _d_DescribeTransactionsResponse_v0(buf: memoryview, pos: int) -> tuple[Descr
         raise _malformed("bad count of DescribeTransactionsResponse.transaction_states")
     v2 = []
     for _ in range(n3):
-        v4, = _S_h.unpack_from(buf, pos)
+        v5, = _S_h.unpack_from(buf, pos)
         pos += 2
-        n6 = buf[pos]
-        if n6 < 128:
+        n7 = buf[pos]
+        if n7 < 128:
             pos += 1
         else:
-            n6, pos = _uvarint(buf, pos)
-        n6 -= 1
-        e7 = pos + n6
-        if n6 < 0 or e7 > L:
+            n7, pos = _uvarint(buf, pos)
+        n7 -= 1
+        e8 = pos + n7
+        if n7 < 0 or e8 > L:
             raise _malformed("TransactionState.transactional_id runs past the end")
-        v5 = str(buf[pos:e7], 'utf-8')
-        pos = e7
-        n9 = buf[pos]
-        if n9 < 128:
+        v6 = str(buf[pos:e8], 'utf-8')
+        pos = e8
+        n10 = buf[pos]
+        if n10 < 128:
             pos += 1
         else:
-            n9, pos = _uvarint(buf, pos)
-        n9 -= 1
-        e10 = pos + n9
-        if n9 < 0 or e10 > L:
+            n10, pos = _uvarint(buf, pos)
+        n10 -= 1
+        e11 = pos + n10
+        if n10 < 0 or e11 > L:
             raise _malformed("TransactionState.transaction_state runs past the end")
-        v8 = str(buf[pos:e10], 'utf-8')
-        pos = e10
-        v15: list[TopicData]
-        v11, v12, v13, v14 = _S_iqqh.unpack_from(buf, pos)
+        v9 = str(buf[pos:e11], 'utf-8')
+        pos = e11
+        v16: list[TopicData]
+        v12, v13, v14, v15 = _S_iqqh.unpack_from(buf, pos)
         pos += 22
-        n16 = buf[pos]
-        if n16 < 128:
+        n17 = buf[pos]
+        if n17 < 128:
             pos += 1
         else:
-            n16, pos = _uvarint(buf, pos)
-        n16 -= 1
-        if n16 < 0 or n16 > L - pos:
+            n17, pos = _uvarint(buf, pos)
+        n17 -= 1
+        if n17 < 0 or n17 > L - pos:
             raise _malformed("bad count of TransactionState.topics")
-        v15 = []
-        for _ in range(n16):
-            n18 = buf[pos]
-            if n18 < 128:
+        v16 = []
+        for _ in range(n17):
+            n20 = buf[pos]
+            if n20 < 128:
                 pos += 1
             else:
-                n18, pos = _uvarint(buf, pos)
-            n18 -= 1
-            e19 = pos + n18
-            if n18 < 0 or e19 > L:
+                n20, pos = _uvarint(buf, pos)
+            n20 -= 1
+            e21 = pos + n20
+            if n20 < 0 or e21 > L:
                 raise _malformed("TopicData.topic runs past the end")
-            v17 = str(buf[pos:e19], 'utf-8')
-            pos = e19
-            v20: list[int]
-            n21 = buf[pos]
-            if n21 < 128:
+            v19 = str(buf[pos:e21], 'utf-8')
+            pos = e21
+            v22: list[int]
+            n23 = buf[pos]
+            if n23 < 128:
                 pos += 1
             else:
-                n21, pos = _uvarint(buf, pos)
-            n21 -= 1
-            e22 = pos + 4 * n21
-            if n21 < 0 or e22 > L:
+                n23, pos = _uvarint(buf, pos)
+            n23 -= 1
+            e24 = pos + 4 * n23
+            if n23 < 0 or e24 > L:
                 raise _malformed("TopicData.partitions runs past the end")
-            v20 = list(_unpack_from('>%di' % n21, buf, pos))
-            pos = e22
-            u23: dict[int, bytes] = {}
-            t24 = buf[pos]
-            if t24 < 128:
+            v22 = list(_unpack_from('>%di' % n23, buf, pos))
+            pos = e24
+            u25: dict[int, bytes] = {}
+            t26 = buf[pos]
+            if t26 < 128:
                 pos += 1
             else:
-                t24, pos = _uvarint(buf, pos)
-            if t24:
-                for _ in range(t24):
-                    g25, pos = _uvarint(buf, pos)
-                    z26, pos = _uvarint(buf, pos)
-                    e27 = pos + z26
-                    if e27 > L:
+                t26, pos = _uvarint(buf, pos)
+            if t26:
+                for _ in range(t26):
+                    g27, pos = _uvarint(buf, pos)
+                    z28, pos = _uvarint(buf, pos)
+                    e29 = pos + z28
+                    if e29 > L:
                         raise _malformed("tagged field of TopicData runs past the end")
-                    u23[g25] = bytes(buf[pos:e27])
-                    pos = e27
-            v15.append(TopicData(v17, v20, u23))
-        u28: dict[int, bytes] = {}
-        t29 = buf[pos]
-        if t29 < 128:
+                    u25[g27] = bytes(buf[pos:e29])
+                    pos = e29
+            o18 = _new(TopicData)
+            o18.topic = v19
+            o18.partitions = v22
+            o18.unknown_tagged_fields = u25
+            v16.append(o18)
+        u30: dict[int, bytes] = {}
+        t31 = buf[pos]
+        if t31 < 128:
             pos += 1
         else:
-            t29, pos = _uvarint(buf, pos)
-        if t29:
-            for _ in range(t29):
-                g30, pos = _uvarint(buf, pos)
-                z31, pos = _uvarint(buf, pos)
-                e32 = pos + z31
-                if e32 > L:
+            t31, pos = _uvarint(buf, pos)
+        if t31:
+            for _ in range(t31):
+                g32, pos = _uvarint(buf, pos)
+                z33, pos = _uvarint(buf, pos)
+                e34 = pos + z33
+                if e34 > L:
                     raise _malformed("tagged field of TransactionState runs past the end")
-                u28[g30] = bytes(buf[pos:e32])
-                pos = e32
-        v2.append(TransactionState(v4, v5, v8, v11, v12, v13, v14, v15, u28))
-    u33: dict[int, bytes] = {}
-    t34 = buf[pos]
-    if t34 < 128:
+                u30[g32] = bytes(buf[pos:e34])
+                pos = e34
+        o4 = _new(TransactionState)
+        o4.error_code = v5
+        o4.transactional_id = v6
+        o4.transaction_state = v9
+        o4.transaction_timeout_ms = v12
+        o4.transaction_start_time_ms = v13
+        o4.producer_id = v14
+        o4.producer_epoch = v15
+        o4.topics = v16
+        o4.unknown_tagged_fields = u30
+        v2.append(o4)
+    u35: dict[int, bytes] = {}
+    t36 = buf[pos]
+    if t36 < 128:
         pos += 1
     else:
-        t34, pos = _uvarint(buf, pos)
-    if t34:
-        for _ in range(t34):
-            g35, pos = _uvarint(buf, pos)
-            z36, pos = _uvarint(buf, pos)
-            e37 = pos + z36
-            if e37 > L:
+        t36, pos = _uvarint(buf, pos)
+    if t36:
+        for _ in range(t36):
+            g37, pos = _uvarint(buf, pos)
+            z38, pos = _uvarint(buf, pos)
+            e39 = pos + z38
+            if e39 > L:
                 raise _malformed("tagged field of DescribeTransactionsResponse runs past the end")
-            u33[g35] = bytes(buf[pos:e37])
-            pos = e37
-    return DescribeTransactionsResponse(v1, v2, u33), pos
+            u35[g37] = bytes(buf[pos:e39])
+            pos = e39
+    obj = _new(DescribeTransactionsResponse)
+    obj.throttle_time_ms = v1
+    obj.transaction_states = v2
+    obj.unknown_tagged_fields = u35
+    return obj, pos
 
 _DEC_DescribeTransactionsResponse = (_d_DescribeTransactionsResponse_v0,)
 
@@ -366,7 +388,10 @@ def _d_DescribeTransactionsRequest_v0(buf: memoryview, pos: int) -> tuple[Descri
                 raise _malformed("tagged field of DescribeTransactionsRequest runs past the end")
             u5[g7] = bytes(buf[pos:e9])
             pos = e9
-    return DescribeTransactionsRequest(v1, u5), pos
+    obj = _new(DescribeTransactionsRequest)
+    obj.transactional_ids = v1
+    obj.unknown_tagged_fields = u5
+    return obj, pos
 
 _DEC_DescribeTransactionsRequest = (_d_DescribeTransactionsRequest_v0,)
 

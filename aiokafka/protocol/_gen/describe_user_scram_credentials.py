@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['CredentialInfo', 'DescribeUserScramCredentialsRequest', 'DescribeUserScramCredentialsResponse', 'DescribeUserScramCredentialsResult', 'UserName']
 
@@ -172,97 +176,113 @@ def _d_DescribeUserScramCredentialsResponse_v0(buf: memoryview, pos: int) -> tup
         raise _malformed("bad count of DescribeUserScramCredentialsResponse.results")
     v6 = []
     for _ in range(n7):
-        n9 = buf[pos]
-        if n9 < 128:
+        n10 = buf[pos]
+        if n10 < 128:
             pos += 1
         else:
-            n9, pos = _uvarint(buf, pos)
-        n9 -= 1
-        e10 = pos + n9
-        if n9 < 0 or e10 > L:
+            n10, pos = _uvarint(buf, pos)
+        n10 -= 1
+        e11 = pos + n10
+        if n10 < 0 or e11 > L:
             raise _malformed("DescribeUserScramCredentialsResult.user runs past the end")
-        v8 = str(buf[pos:e10], 'utf-8')
-        pos = e10
-        v12: str | None
-        v11, = _S_h.unpack_from(buf, pos)
+        v9 = str(buf[pos:e11], 'utf-8')
+        pos = e11
+        v13: str | None
+        v12, = _S_h.unpack_from(buf, pos)
         pos += 2
-        n13 = buf[pos]
-        if n13 < 128:
+        n14 = buf[pos]
+        if n14 < 128:
             pos += 1
         else:
-            n13, pos = _uvarint(buf, pos)
-        n13 -= 1
-        if n13 < 0:
-            if n13 != -1:
+            n14, pos = _uvarint(buf, pos)
+        n14 -= 1
+        if n14 < 0:
+            if n14 != -1:
                 raise _malformed("bad length of DescribeUserScramCredentialsResult.error_message")
-            v12 = None
+            v13 = None
         else:
-            e14 = pos + n13
-            if e14 > L:
+            e15 = pos + n14
+            if e15 > L:
                 raise _malformed("DescribeUserScramCredentialsResult.error_message runs past the end")
-            v12 = str(buf[pos:e14], 'utf-8')
-            pos = e14
-        v15: list[CredentialInfo]
-        n16 = buf[pos]
-        if n16 < 128:
+            v13 = str(buf[pos:e15], 'utf-8')
+            pos = e15
+        v16: list[CredentialInfo]
+        n17 = buf[pos]
+        if n17 < 128:
             pos += 1
         else:
-            n16, pos = _uvarint(buf, pos)
-        n16 -= 1
-        if n16 < 0 or n16 > L - pos:
+            n17, pos = _uvarint(buf, pos)
+        n17 -= 1
+        if n17 < 0 or n17 > L - pos:
             raise _malformed("bad count of DescribeUserScramCredentialsResult.credential_infos")
-        v15 = []
-        for _ in range(n16):
-            v17, v18 = _S_bi.unpack_from(buf, pos)
+        v16 = []
+        for _ in range(n17):
+            v19, v20 = _S_bi.unpack_from(buf, pos)
             pos += 5
-            u19: dict[int, bytes] = {}
-            t20 = buf[pos]
-            if t20 < 128:
+            u21: dict[int, bytes] = {}
+            t22 = buf[pos]
+            if t22 < 128:
                 pos += 1
             else:
-                t20, pos = _uvarint(buf, pos)
-            if t20:
-                for _ in range(t20):
-                    g21, pos = _uvarint(buf, pos)
-                    z22, pos = _uvarint(buf, pos)
-                    e23 = pos + z22
-                    if e23 > L:
+                t22, pos = _uvarint(buf, pos)
+            if t22:
+                for _ in range(t22):
+                    g23, pos = _uvarint(buf, pos)
+                    z24, pos = _uvarint(buf, pos)
+                    e25 = pos + z24
+                    if e25 > L:
                         raise _malformed("tagged field of CredentialInfo runs past the end")
-                    u19[g21] = bytes(buf[pos:e23])
-                    pos = e23
-            v15.append(CredentialInfo(v17, v18, u19))
-        u24: dict[int, bytes] = {}
-        t25 = buf[pos]
-        if t25 < 128:
+                    u21[g23] = bytes(buf[pos:e25])
+                    pos = e25
+            o18 = _new(CredentialInfo)
+            o18.mechanism = v19
+            o18.iterations = v20
+            o18.unknown_tagged_fields = u21
+            v16.append(o18)
+        u26: dict[int, bytes] = {}
+        t27 = buf[pos]
+        if t27 < 128:
             pos += 1
         else:
-            t25, pos = _uvarint(buf, pos)
-        if t25:
-            for _ in range(t25):
-                g26, pos = _uvarint(buf, pos)
-                z27, pos = _uvarint(buf, pos)
-                e28 = pos + z27
-                if e28 > L:
+            t27, pos = _uvarint(buf, pos)
+        if t27:
+            for _ in range(t27):
+                g28, pos = _uvarint(buf, pos)
+                z29, pos = _uvarint(buf, pos)
+                e30 = pos + z29
+                if e30 > L:
                     raise _malformed("tagged field of DescribeUserScramCredentialsResult runs past the end")
-                u24[g26] = bytes(buf[pos:e28])
-                pos = e28
-        v6.append(DescribeUserScramCredentialsResult(v8, v11, v12, v15, u24))
-    u29: dict[int, bytes] = {}
-    t30 = buf[pos]
-    if t30 < 128:
+                u26[g28] = bytes(buf[pos:e30])
+                pos = e30
+        o8 = _new(DescribeUserScramCredentialsResult)
+        o8.user = v9
+        o8.error_code = v12
+        o8.error_message = v13
+        o8.credential_infos = v16
+        o8.unknown_tagged_fields = u26
+        v6.append(o8)
+    u31: dict[int, bytes] = {}
+    t32 = buf[pos]
+    if t32 < 128:
         pos += 1
     else:
-        t30, pos = _uvarint(buf, pos)
-    if t30:
-        for _ in range(t30):
-            g31, pos = _uvarint(buf, pos)
-            z32, pos = _uvarint(buf, pos)
-            e33 = pos + z32
-            if e33 > L:
+        t32, pos = _uvarint(buf, pos)
+    if t32:
+        for _ in range(t32):
+            g33, pos = _uvarint(buf, pos)
+            z34, pos = _uvarint(buf, pos)
+            e35 = pos + z34
+            if e35 > L:
                 raise _malformed("tagged field of DescribeUserScramCredentialsResponse runs past the end")
-            u29[g31] = bytes(buf[pos:e33])
-            pos = e33
-    return DescribeUserScramCredentialsResponse(v1, v2, v3, v6, u29), pos
+            u31[g33] = bytes(buf[pos:e35])
+            pos = e35
+    obj = _new(DescribeUserScramCredentialsResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.error_message = v3
+    obj.results = v6
+    obj.unknown_tagged_fields = u31
+    return obj, pos
 
 _DEC_DescribeUserScramCredentialsResponse = (_d_DescribeUserScramCredentialsResponse_v0,)
 
@@ -350,49 +370,55 @@ def _d_DescribeUserScramCredentialsRequest_v0(buf: memoryview, pos: int) -> tupl
             raise _malformed("bad count of DescribeUserScramCredentialsRequest.users")
         v1 = []
         for _ in range(n2):
-            n4 = buf[pos]
-            if n4 < 128:
+            n5 = buf[pos]
+            if n5 < 128:
                 pos += 1
             else:
-                n4, pos = _uvarint(buf, pos)
-            n4 -= 1
-            e5 = pos + n4
-            if n4 < 0 or e5 > L:
+                n5, pos = _uvarint(buf, pos)
+            n5 -= 1
+            e6 = pos + n5
+            if n5 < 0 or e6 > L:
                 raise _malformed("UserName.name runs past the end")
-            v3 = str(buf[pos:e5], 'utf-8')
-            pos = e5
-            u6: dict[int, bytes] = {}
-            t7 = buf[pos]
-            if t7 < 128:
+            v4 = str(buf[pos:e6], 'utf-8')
+            pos = e6
+            u7: dict[int, bytes] = {}
+            t8 = buf[pos]
+            if t8 < 128:
                 pos += 1
             else:
-                t7, pos = _uvarint(buf, pos)
-            if t7:
-                for _ in range(t7):
-                    g8, pos = _uvarint(buf, pos)
-                    z9, pos = _uvarint(buf, pos)
-                    e10 = pos + z9
-                    if e10 > L:
+                t8, pos = _uvarint(buf, pos)
+            if t8:
+                for _ in range(t8):
+                    g9, pos = _uvarint(buf, pos)
+                    z10, pos = _uvarint(buf, pos)
+                    e11 = pos + z10
+                    if e11 > L:
                         raise _malformed("tagged field of UserName runs past the end")
-                    u6[g8] = bytes(buf[pos:e10])
-                    pos = e10
-            v1.append(UserName(v3, u6))
-    u11: dict[int, bytes] = {}
-    t12 = buf[pos]
-    if t12 < 128:
+                    u7[g9] = bytes(buf[pos:e11])
+                    pos = e11
+            o3 = _new(UserName)
+            o3.name = v4
+            o3.unknown_tagged_fields = u7
+            v1.append(o3)
+    u12: dict[int, bytes] = {}
+    t13 = buf[pos]
+    if t13 < 128:
         pos += 1
     else:
-        t12, pos = _uvarint(buf, pos)
-    if t12:
-        for _ in range(t12):
-            g13, pos = _uvarint(buf, pos)
-            z14, pos = _uvarint(buf, pos)
-            e15 = pos + z14
-            if e15 > L:
+        t13, pos = _uvarint(buf, pos)
+    if t13:
+        for _ in range(t13):
+            g14, pos = _uvarint(buf, pos)
+            z15, pos = _uvarint(buf, pos)
+            e16 = pos + z15
+            if e16 > L:
                 raise _malformed("tagged field of DescribeUserScramCredentialsRequest runs past the end")
-            u11[g13] = bytes(buf[pos:e15])
-            pos = e15
-    return DescribeUserScramCredentialsRequest(v1, u11), pos
+            u12[g14] = bytes(buf[pos:e16])
+            pos = e16
+    obj = _new(DescribeUserScramCredentialsRequest)
+    obj.users = v1
+    obj.unknown_tagged_fields = u12
+    return obj, pos
 
 _DEC_DescribeUserScramCredentialsRequest = (_d_DescribeUserScramCredentialsRequest_v0,)
 

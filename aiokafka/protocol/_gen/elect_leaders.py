@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['ElectLeadersRequest', 'ElectLeadersResponse', 'PartitionResult', 'ReplicaElectionResult', 'TopicPartitions']
 
@@ -155,46 +159,6 @@ def _d_ElectLeadersResponse_v0(buf: memoryview, pos: int) -> tuple[ElectLeadersR
         raise _malformed("bad count of ElectLeadersResponse.replica_election_results")
     v2 = []
     for _ in range(n3):
-        n5, = _S_h.unpack_from(buf, pos)
-        pos += 2
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
-            raise _malformed("ReplicaElectionResult.topic runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7: list[PartitionResult]
-        n8, = _S_i.unpack_from(buf, pos)
-        pos += 4
-        if n8 < 0 or n8 > L - pos:
-            raise _malformed("bad count of ReplicaElectionResult.partition_result")
-        v7 = []
-        for _ in range(n8):
-            v11: str | None
-            v9, v10, n12 = _S_ihh.unpack_from(buf, pos)
-            pos += 8
-            if n12 < 0:
-                if n12 != -1:
-                    raise _malformed("bad length of PartitionResult.error_message")
-                v11 = None
-            else:
-                e13 = pos + n12
-                if e13 > L:
-                    raise _malformed("PartitionResult.error_message runs past the end")
-                v11 = str(buf[pos:e13], 'utf-8')
-                pos = e13
-            v7.append(PartitionResult(v9, v10, v11, {}))
-        v2.append(ReplicaElectionResult(v4, v7, {}))
-    return ElectLeadersResponse(v1, 0, v2, {}), pos
-
-def _d_ElectLeadersResponse_v1(buf: memoryview, pos: int) -> tuple[ElectLeadersResponse, int]:
-    L = len(buf)
-    v3: list[ReplicaElectionResult]
-    v1, v2, n4 = _S_ihi.unpack_from(buf, pos)
-    pos += 10
-    if n4 < 0 or n4 > L - pos:
-        raise _malformed("bad count of ElectLeadersResponse.replica_election_results")
-    v3 = []
-    for _ in range(n4):
         n6, = _S_h.unpack_from(buf, pos)
         pos += 2
         e7 = pos + n6
@@ -209,22 +173,90 @@ def _d_ElectLeadersResponse_v1(buf: memoryview, pos: int) -> tuple[ElectLeadersR
             raise _malformed("bad count of ReplicaElectionResult.partition_result")
         v8 = []
         for _ in range(n9):
-            v12: str | None
-            v10, v11, n13 = _S_ihh.unpack_from(buf, pos)
+            v13: str | None
+            v11, v12, n14 = _S_ihh.unpack_from(buf, pos)
             pos += 8
-            if n13 < 0:
-                if n13 != -1:
+            if n14 < 0:
+                if n14 != -1:
                     raise _malformed("bad length of PartitionResult.error_message")
-                v12 = None
+                v13 = None
             else:
-                e14 = pos + n13
-                if e14 > L:
+                e15 = pos + n14
+                if e15 > L:
                     raise _malformed("PartitionResult.error_message runs past the end")
-                v12 = str(buf[pos:e14], 'utf-8')
-                pos = e14
-            v8.append(PartitionResult(v10, v11, v12, {}))
-        v3.append(ReplicaElectionResult(v5, v8, {}))
-    return ElectLeadersResponse(v1, v2, v3, {}), pos
+                v13 = str(buf[pos:e15], 'utf-8')
+                pos = e15
+            o10 = _new(PartitionResult)
+            o10.partition_id = v11
+            o10.error_code = v12
+            o10.error_message = v13
+            o10.unknown_tagged_fields = {}
+            v8.append(o10)
+        o4 = _new(ReplicaElectionResult)
+        o4.topic = v5
+        o4.partition_result = v8
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    obj = _new(ElectLeadersResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = 0
+    obj.replica_election_results = v2
+    obj.unknown_tagged_fields = {}
+    return obj, pos
+
+def _d_ElectLeadersResponse_v1(buf: memoryview, pos: int) -> tuple[ElectLeadersResponse, int]:
+    L = len(buf)
+    v3: list[ReplicaElectionResult]
+    v1, v2, n4 = _S_ihi.unpack_from(buf, pos)
+    pos += 10
+    if n4 < 0 or n4 > L - pos:
+        raise _malformed("bad count of ElectLeadersResponse.replica_election_results")
+    v3 = []
+    for _ in range(n4):
+        n7, = _S_h.unpack_from(buf, pos)
+        pos += 2
+        e8 = pos + n7
+        if n7 < 0 or e8 > L:
+            raise _malformed("ReplicaElectionResult.topic runs past the end")
+        v6 = str(buf[pos:e8], 'utf-8')
+        pos = e8
+        v9: list[PartitionResult]
+        n10, = _S_i.unpack_from(buf, pos)
+        pos += 4
+        if n10 < 0 or n10 > L - pos:
+            raise _malformed("bad count of ReplicaElectionResult.partition_result")
+        v9 = []
+        for _ in range(n10):
+            v14: str | None
+            v12, v13, n15 = _S_ihh.unpack_from(buf, pos)
+            pos += 8
+            if n15 < 0:
+                if n15 != -1:
+                    raise _malformed("bad length of PartitionResult.error_message")
+                v14 = None
+            else:
+                e16 = pos + n15
+                if e16 > L:
+                    raise _malformed("PartitionResult.error_message runs past the end")
+                v14 = str(buf[pos:e16], 'utf-8')
+                pos = e16
+            o11 = _new(PartitionResult)
+            o11.partition_id = v12
+            o11.error_code = v13
+            o11.error_message = v14
+            o11.unknown_tagged_fields = {}
+            v9.append(o11)
+        o5 = _new(ReplicaElectionResult)
+        o5.topic = v6
+        o5.partition_result = v9
+        o5.unknown_tagged_fields = {}
+        v3.append(o5)
+    obj = _new(ElectLeadersResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.replica_election_results = v3
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_ElectLeadersResponse_v2(buf: memoryview, pos: int) -> tuple[ElectLeadersResponse, int]:
     L = len(buf)
@@ -241,95 +273,109 @@ def _d_ElectLeadersResponse_v2(buf: memoryview, pos: int) -> tuple[ElectLeadersR
         raise _malformed("bad count of ElectLeadersResponse.replica_election_results")
     v3 = []
     for _ in range(n4):
-        n6 = buf[pos]
-        if n6 < 128:
+        n7 = buf[pos]
+        if n7 < 128:
             pos += 1
         else:
-            n6, pos = _uvarint(buf, pos)
-        n6 -= 1
-        e7 = pos + n6
-        if n6 < 0 or e7 > L:
+            n7, pos = _uvarint(buf, pos)
+        n7 -= 1
+        e8 = pos + n7
+        if n7 < 0 or e8 > L:
             raise _malformed("ReplicaElectionResult.topic runs past the end")
-        v5 = str(buf[pos:e7], 'utf-8')
-        pos = e7
-        v8: list[PartitionResult]
-        n9 = buf[pos]
-        if n9 < 128:
+        v6 = str(buf[pos:e8], 'utf-8')
+        pos = e8
+        v9: list[PartitionResult]
+        n10 = buf[pos]
+        if n10 < 128:
             pos += 1
         else:
-            n9, pos = _uvarint(buf, pos)
-        n9 -= 1
-        if n9 < 0 or n9 > L - pos:
+            n10, pos = _uvarint(buf, pos)
+        n10 -= 1
+        if n10 < 0 or n10 > L - pos:
             raise _malformed("bad count of ReplicaElectionResult.partition_result")
-        v8 = []
-        for _ in range(n9):
-            v12: str | None
-            v10, v11 = _S_ih.unpack_from(buf, pos)
+        v9 = []
+        for _ in range(n10):
+            v14: str | None
+            v12, v13 = _S_ih.unpack_from(buf, pos)
             pos += 6
-            n13 = buf[pos]
-            if n13 < 128:
+            n15 = buf[pos]
+            if n15 < 128:
                 pos += 1
             else:
-                n13, pos = _uvarint(buf, pos)
-            n13 -= 1
-            if n13 < 0:
-                if n13 != -1:
+                n15, pos = _uvarint(buf, pos)
+            n15 -= 1
+            if n15 < 0:
+                if n15 != -1:
                     raise _malformed("bad length of PartitionResult.error_message")
-                v12 = None
+                v14 = None
             else:
-                e14 = pos + n13
-                if e14 > L:
+                e16 = pos + n15
+                if e16 > L:
                     raise _malformed("PartitionResult.error_message runs past the end")
-                v12 = str(buf[pos:e14], 'utf-8')
-                pos = e14
-            u15: dict[int, bytes] = {}
-            t16 = buf[pos]
-            if t16 < 128:
+                v14 = str(buf[pos:e16], 'utf-8')
+                pos = e16
+            u17: dict[int, bytes] = {}
+            t18 = buf[pos]
+            if t18 < 128:
                 pos += 1
             else:
-                t16, pos = _uvarint(buf, pos)
-            if t16:
-                for _ in range(t16):
-                    g17, pos = _uvarint(buf, pos)
-                    z18, pos = _uvarint(buf, pos)
-                    e19 = pos + z18
-                    if e19 > L:
+                t18, pos = _uvarint(buf, pos)
+            if t18:
+                for _ in range(t18):
+                    g19, pos = _uvarint(buf, pos)
+                    z20, pos = _uvarint(buf, pos)
+                    e21 = pos + z20
+                    if e21 > L:
                         raise _malformed("tagged field of PartitionResult runs past the end")
-                    u15[g17] = bytes(buf[pos:e19])
-                    pos = e19
-            v8.append(PartitionResult(v10, v11, v12, u15))
-        u20: dict[int, bytes] = {}
-        t21 = buf[pos]
-        if t21 < 128:
+                    u17[g19] = bytes(buf[pos:e21])
+                    pos = e21
+            o11 = _new(PartitionResult)
+            o11.partition_id = v12
+            o11.error_code = v13
+            o11.error_message = v14
+            o11.unknown_tagged_fields = u17
+            v9.append(o11)
+        u22: dict[int, bytes] = {}
+        t23 = buf[pos]
+        if t23 < 128:
             pos += 1
         else:
-            t21, pos = _uvarint(buf, pos)
-        if t21:
-            for _ in range(t21):
-                g22, pos = _uvarint(buf, pos)
-                z23, pos = _uvarint(buf, pos)
-                e24 = pos + z23
-                if e24 > L:
+            t23, pos = _uvarint(buf, pos)
+        if t23:
+            for _ in range(t23):
+                g24, pos = _uvarint(buf, pos)
+                z25, pos = _uvarint(buf, pos)
+                e26 = pos + z25
+                if e26 > L:
                     raise _malformed("tagged field of ReplicaElectionResult runs past the end")
-                u20[g22] = bytes(buf[pos:e24])
-                pos = e24
-        v3.append(ReplicaElectionResult(v5, v8, u20))
-    u25: dict[int, bytes] = {}
-    t26 = buf[pos]
-    if t26 < 128:
+                u22[g24] = bytes(buf[pos:e26])
+                pos = e26
+        o5 = _new(ReplicaElectionResult)
+        o5.topic = v6
+        o5.partition_result = v9
+        o5.unknown_tagged_fields = u22
+        v3.append(o5)
+    u27: dict[int, bytes] = {}
+    t28 = buf[pos]
+    if t28 < 128:
         pos += 1
     else:
-        t26, pos = _uvarint(buf, pos)
-    if t26:
-        for _ in range(t26):
-            g27, pos = _uvarint(buf, pos)
-            z28, pos = _uvarint(buf, pos)
-            e29 = pos + z28
-            if e29 > L:
+        t28, pos = _uvarint(buf, pos)
+    if t28:
+        for _ in range(t28):
+            g29, pos = _uvarint(buf, pos)
+            z30, pos = _uvarint(buf, pos)
+            e31 = pos + z30
+            if e31 > L:
                 raise _malformed("tagged field of ElectLeadersResponse runs past the end")
-            u25[g27] = bytes(buf[pos:e29])
-            pos = e29
-    return ElectLeadersResponse(v1, v2, v3, u25), pos
+            u27[g29] = bytes(buf[pos:e31])
+            pos = e31
+    obj = _new(ElectLeadersResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.replica_election_results = v3
+    obj.unknown_tagged_fields = u27
+    return obj, pos
 
 _DEC_ElectLeadersResponse = (_d_ElectLeadersResponse_v0, _d_ElectLeadersResponse_v1, _d_ElectLeadersResponse_v2,)
 
@@ -457,40 +503,6 @@ def _d_ElectLeadersRequest_v0(buf: memoryview, pos: int) -> tuple[ElectLeadersRe
             raise _malformed("bad count of ElectLeadersRequest.topic_partitions")
         v1 = []
         for _ in range(n2):
-            n4, = _S_h.unpack_from(buf, pos)
-            pos += 2
-            e5 = pos + n4
-            if n4 < 0 or e5 > L:
-                raise _malformed("TopicPartitions.topic runs past the end")
-            v3 = str(buf[pos:e5], 'utf-8')
-            pos = e5
-            v6: list[int]
-            n7, = _S_i.unpack_from(buf, pos)
-            pos += 4
-            e8 = pos + 4 * n7
-            if n7 < 0 or e8 > L:
-                raise _malformed("TopicPartitions.partitions runs past the end")
-            v6 = list(_unpack_from('>%di' % n7, buf, pos))
-            pos = e8
-            v1.append(TopicPartitions(v3, v6, {}))
-    v9, = _S_i.unpack_from(buf, pos)
-    pos += 4
-    return ElectLeadersRequest(0, v1, v9, {}), pos
-
-def _d_ElectLeadersRequest_v1(buf: memoryview, pos: int) -> tuple[ElectLeadersRequest, int]:
-    L = len(buf)
-    v2: list[TopicPartitions] | None
-    v1, n3 = _S_bi.unpack_from(buf, pos)
-    pos += 5
-    if n3 < 0:
-        if n3 != -1:
-            raise _malformed("bad length of ElectLeadersRequest.topic_partitions")
-        v2 = None
-    else:
-        if n3 > L - pos:
-            raise _malformed("bad count of ElectLeadersRequest.topic_partitions")
-        v2 = []
-        for _ in range(n3):
             n5, = _S_h.unpack_from(buf, pos)
             pos += 2
             e6 = pos + n5
@@ -506,10 +518,62 @@ def _d_ElectLeadersRequest_v1(buf: memoryview, pos: int) -> tuple[ElectLeadersRe
                 raise _malformed("TopicPartitions.partitions runs past the end")
             v7 = list(_unpack_from('>%di' % n8, buf, pos))
             pos = e9
-            v2.append(TopicPartitions(v4, v7, {}))
+            o3 = _new(TopicPartitions)
+            o3.topic = v4
+            o3.partitions = v7
+            o3.unknown_tagged_fields = {}
+            v1.append(o3)
     v10, = _S_i.unpack_from(buf, pos)
     pos += 4
-    return ElectLeadersRequest(v1, v2, v10, {}), pos
+    obj = _new(ElectLeadersRequest)
+    obj.election_type = 0
+    obj.topic_partitions = v1
+    obj.timeout_ms = v10
+    obj.unknown_tagged_fields = {}
+    return obj, pos
+
+def _d_ElectLeadersRequest_v1(buf: memoryview, pos: int) -> tuple[ElectLeadersRequest, int]:
+    L = len(buf)
+    v2: list[TopicPartitions] | None
+    v1, n3 = _S_bi.unpack_from(buf, pos)
+    pos += 5
+    if n3 < 0:
+        if n3 != -1:
+            raise _malformed("bad length of ElectLeadersRequest.topic_partitions")
+        v2 = None
+    else:
+        if n3 > L - pos:
+            raise _malformed("bad count of ElectLeadersRequest.topic_partitions")
+        v2 = []
+        for _ in range(n3):
+            n6, = _S_h.unpack_from(buf, pos)
+            pos += 2
+            e7 = pos + n6
+            if n6 < 0 or e7 > L:
+                raise _malformed("TopicPartitions.topic runs past the end")
+            v5 = str(buf[pos:e7], 'utf-8')
+            pos = e7
+            v8: list[int]
+            n9, = _S_i.unpack_from(buf, pos)
+            pos += 4
+            e10 = pos + 4 * n9
+            if n9 < 0 or e10 > L:
+                raise _malformed("TopicPartitions.partitions runs past the end")
+            v8 = list(_unpack_from('>%di' % n9, buf, pos))
+            pos = e10
+            o4 = _new(TopicPartitions)
+            o4.topic = v5
+            o4.partitions = v8
+            o4.unknown_tagged_fields = {}
+            v2.append(o4)
+    v11, = _S_i.unpack_from(buf, pos)
+    pos += 4
+    obj = _new(ElectLeadersRequest)
+    obj.election_type = v1
+    obj.topic_partitions = v2
+    obj.timeout_ms = v11
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_ElectLeadersRequest_v2(buf: memoryview, pos: int) -> tuple[ElectLeadersRequest, int]:
     L = len(buf)
@@ -531,63 +595,72 @@ def _d_ElectLeadersRequest_v2(buf: memoryview, pos: int) -> tuple[ElectLeadersRe
             raise _malformed("bad count of ElectLeadersRequest.topic_partitions")
         v2 = []
         for _ in range(n3):
-            n5 = buf[pos]
-            if n5 < 128:
+            n6 = buf[pos]
+            if n6 < 128:
                 pos += 1
             else:
-                n5, pos = _uvarint(buf, pos)
-            n5 -= 1
-            e6 = pos + n5
-            if n5 < 0 or e6 > L:
+                n6, pos = _uvarint(buf, pos)
+            n6 -= 1
+            e7 = pos + n6
+            if n6 < 0 or e7 > L:
                 raise _malformed("TopicPartitions.topic runs past the end")
-            v4 = str(buf[pos:e6], 'utf-8')
-            pos = e6
-            v7: list[int]
-            n8 = buf[pos]
-            if n8 < 128:
+            v5 = str(buf[pos:e7], 'utf-8')
+            pos = e7
+            v8: list[int]
+            n9 = buf[pos]
+            if n9 < 128:
                 pos += 1
             else:
-                n8, pos = _uvarint(buf, pos)
-            n8 -= 1
-            e9 = pos + 4 * n8
-            if n8 < 0 or e9 > L:
+                n9, pos = _uvarint(buf, pos)
+            n9 -= 1
+            e10 = pos + 4 * n9
+            if n9 < 0 or e10 > L:
                 raise _malformed("TopicPartitions.partitions runs past the end")
-            v7 = list(_unpack_from('>%di' % n8, buf, pos))
-            pos = e9
-            u10: dict[int, bytes] = {}
-            t11 = buf[pos]
-            if t11 < 128:
+            v8 = list(_unpack_from('>%di' % n9, buf, pos))
+            pos = e10
+            u11: dict[int, bytes] = {}
+            t12 = buf[pos]
+            if t12 < 128:
                 pos += 1
             else:
-                t11, pos = _uvarint(buf, pos)
-            if t11:
-                for _ in range(t11):
-                    g12, pos = _uvarint(buf, pos)
-                    z13, pos = _uvarint(buf, pos)
-                    e14 = pos + z13
-                    if e14 > L:
+                t12, pos = _uvarint(buf, pos)
+            if t12:
+                for _ in range(t12):
+                    g13, pos = _uvarint(buf, pos)
+                    z14, pos = _uvarint(buf, pos)
+                    e15 = pos + z14
+                    if e15 > L:
                         raise _malformed("tagged field of TopicPartitions runs past the end")
-                    u10[g12] = bytes(buf[pos:e14])
-                    pos = e14
-            v2.append(TopicPartitions(v4, v7, u10))
-    v15, = _S_i.unpack_from(buf, pos)
+                    u11[g13] = bytes(buf[pos:e15])
+                    pos = e15
+            o4 = _new(TopicPartitions)
+            o4.topic = v5
+            o4.partitions = v8
+            o4.unknown_tagged_fields = u11
+            v2.append(o4)
+    v16, = _S_i.unpack_from(buf, pos)
     pos += 4
-    u16: dict[int, bytes] = {}
-    t17 = buf[pos]
-    if t17 < 128:
+    u17: dict[int, bytes] = {}
+    t18 = buf[pos]
+    if t18 < 128:
         pos += 1
     else:
-        t17, pos = _uvarint(buf, pos)
-    if t17:
-        for _ in range(t17):
-            g18, pos = _uvarint(buf, pos)
-            z19, pos = _uvarint(buf, pos)
-            e20 = pos + z19
-            if e20 > L:
+        t18, pos = _uvarint(buf, pos)
+    if t18:
+        for _ in range(t18):
+            g19, pos = _uvarint(buf, pos)
+            z20, pos = _uvarint(buf, pos)
+            e21 = pos + z20
+            if e21 > L:
                 raise _malformed("tagged field of ElectLeadersRequest runs past the end")
-            u16[g18] = bytes(buf[pos:e20])
-            pos = e20
-    return ElectLeadersRequest(v1, v2, v15, u16), pos
+            u17[g19] = bytes(buf[pos:e21])
+            pos = e21
+    obj = _new(ElectLeadersRequest)
+    obj.election_type = v1
+    obj.topic_partitions = v2
+    obj.timeout_ms = v16
+    obj.unknown_tagged_fields = u17
+    return obj, pos
 
 _DEC_ElectLeadersRequest = (_d_ElectLeadersRequest_v0, _d_ElectLeadersRequest_v1, _d_ElectLeadersRequest_v2,)
 

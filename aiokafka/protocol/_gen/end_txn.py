@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['EndTxnRequest', 'EndTxnResponse']
 
@@ -120,7 +124,13 @@ def _d_EndTxnResponse_v0(buf: memoryview, pos: int) -> tuple[EndTxnResponse, int
     L = len(buf)
     v1, v2 = _S_ih.unpack_from(buf, pos)
     pos += 6
-    return EndTxnResponse(v1, v2, -1, -1, {}), pos
+    obj = _new(EndTxnResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.producer_id = -1
+    obj.producer_epoch = -1
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_EndTxnResponse_v3(buf: memoryview, pos: int) -> tuple[EndTxnResponse, int]:
     L = len(buf)
@@ -141,7 +151,13 @@ def _d_EndTxnResponse_v3(buf: memoryview, pos: int) -> tuple[EndTxnResponse, int
                 raise _malformed("tagged field of EndTxnResponse runs past the end")
             u3[g5] = bytes(buf[pos:e7])
             pos = e7
-    return EndTxnResponse(v1, v2, -1, -1, u3), pos
+    obj = _new(EndTxnResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.producer_id = -1
+    obj.producer_epoch = -1
+    obj.unknown_tagged_fields = u3
+    return obj, pos
 
 def _d_EndTxnResponse_v5(buf: memoryview, pos: int) -> tuple[EndTxnResponse, int]:
     L = len(buf)
@@ -162,7 +178,13 @@ def _d_EndTxnResponse_v5(buf: memoryview, pos: int) -> tuple[EndTxnResponse, int
                 raise _malformed("tagged field of EndTxnResponse runs past the end")
             u5[g7] = bytes(buf[pos:e9])
             pos = e9
-    return EndTxnResponse(v1, v2, v3, v4, u5), pos
+    obj = _new(EndTxnResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.producer_id = v3
+    obj.producer_epoch = v4
+    obj.unknown_tagged_fields = u5
+    return obj, pos
 
 _DEC_EndTxnResponse = (_d_EndTxnResponse_v0, _d_EndTxnResponse_v0, _d_EndTxnResponse_v0, _d_EndTxnResponse_v3, _d_EndTxnResponse_v3, _d_EndTxnResponse_v5,)
 
@@ -200,7 +222,13 @@ def _d_EndTxnRequest_v0(buf: memoryview, pos: int) -> tuple[EndTxnRequest, int]:
     pos = e3
     v4, v5, v6 = _S_qho.unpack_from(buf, pos)
     pos += 11
-    return EndTxnRequest(v1, v4, v5, v6, {}), pos
+    obj = _new(EndTxnRequest)
+    obj.transactional_id = v1
+    obj.producer_id = v4
+    obj.producer_epoch = v5
+    obj.committed = v6
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_EndTxnRequest_v3(buf: memoryview, pos: int) -> tuple[EndTxnRequest, int]:
     L = len(buf)
@@ -232,7 +260,13 @@ def _d_EndTxnRequest_v3(buf: memoryview, pos: int) -> tuple[EndTxnRequest, int]:
                 raise _malformed("tagged field of EndTxnRequest runs past the end")
             u7[g9] = bytes(buf[pos:e11])
             pos = e11
-    return EndTxnRequest(v1, v4, v5, v6, u7), pos
+    obj = _new(EndTxnRequest)
+    obj.transactional_id = v1
+    obj.producer_id = v4
+    obj.producer_epoch = v5
+    obj.committed = v6
+    obj.unknown_tagged_fields = u7
+    return obj, pos
 
 _DEC_EndTxnRequest = (_d_EndTxnRequest_v0, _d_EndTxnRequest_v0, _d_EndTxnRequest_v0, _d_EndTxnRequest_v3, _d_EndTxnRequest_v3, _d_EndTxnRequest_v3,)
 

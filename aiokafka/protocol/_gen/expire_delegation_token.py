@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['ExpireDelegationTokenRequest', 'ExpireDelegationTokenResponse']
 
@@ -116,7 +120,12 @@ def _d_ExpireDelegationTokenResponse_v0(buf: memoryview, pos: int) -> tuple[Expi
     L = len(buf)
     v1, v2, v3 = _S_hqi.unpack_from(buf, pos)
     pos += 14
-    return ExpireDelegationTokenResponse(v1, v2, v3, {}), pos
+    obj = _new(ExpireDelegationTokenResponse)
+    obj.error_code = v1
+    obj.expiry_timestamp_ms = v2
+    obj.throttle_time_ms = v3
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_ExpireDelegationTokenResponse_v2(buf: memoryview, pos: int) -> tuple[ExpireDelegationTokenResponse, int]:
     L = len(buf)
@@ -137,7 +146,12 @@ def _d_ExpireDelegationTokenResponse_v2(buf: memoryview, pos: int) -> tuple[Expi
                 raise _malformed("tagged field of ExpireDelegationTokenResponse runs past the end")
             u4[g6] = bytes(buf[pos:e8])
             pos = e8
-    return ExpireDelegationTokenResponse(v1, v2, v3, u4), pos
+    obj = _new(ExpireDelegationTokenResponse)
+    obj.error_code = v1
+    obj.expiry_timestamp_ms = v2
+    obj.throttle_time_ms = v3
+    obj.unknown_tagged_fields = u4
+    return obj, pos
 
 _DEC_ExpireDelegationTokenResponse = (_d_ExpireDelegationTokenResponse_v0, _d_ExpireDelegationTokenResponse_v0, _d_ExpireDelegationTokenResponse_v2,)
 
@@ -167,7 +181,11 @@ def _d_ExpireDelegationTokenRequest_v0(buf: memoryview, pos: int) -> tuple[Expir
     pos = e3
     v4, = _S_q.unpack_from(buf, pos)
     pos += 8
-    return ExpireDelegationTokenRequest(v1, v4, {}), pos
+    obj = _new(ExpireDelegationTokenRequest)
+    obj.hmac = v1
+    obj.expiry_time_period_ms = v4
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_ExpireDelegationTokenRequest_v2(buf: memoryview, pos: int) -> tuple[ExpireDelegationTokenRequest, int]:
     L = len(buf)
@@ -199,7 +217,11 @@ def _d_ExpireDelegationTokenRequest_v2(buf: memoryview, pos: int) -> tuple[Expir
                 raise _malformed("tagged field of ExpireDelegationTokenRequest runs past the end")
             u5[g7] = bytes(buf[pos:e9])
             pos = e9
-    return ExpireDelegationTokenRequest(v1, v4, u5), pos
+    obj = _new(ExpireDelegationTokenRequest)
+    obj.hmac = v1
+    obj.expiry_time_period_ms = v4
+    obj.unknown_tagged_fields = u5
+    return obj, pos
 
 _DEC_ExpireDelegationTokenRequest = (_d_ExpireDelegationTokenRequest_v0, _d_ExpireDelegationTokenRequest_v0, _d_ExpireDelegationTokenRequest_v2,)
 

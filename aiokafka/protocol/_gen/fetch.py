@@ -13,21 +13,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
 
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
+
 __all__ = ['AbortedTransaction', 'EpochEndOffset', 'FetchPartition', 'FetchRequest', 'FetchResponse', 'FetchTopic', 'FetchableTopicResponse', 'ForgottenTopic', 'LeaderIdAndEpoch', 'NodeEndpoint', 'PartitionData', 'ReplicaState', 'SnapshotId']
 
 _S_u = _Struct(">16s")
+_S_QQ = _Struct(">QQ")
 _S_h = _Struct(">h")
 _S_i = _Struct(">i")
 _S_ihi = _Struct(">ihi")
@@ -275,36 +280,73 @@ def _d_FetchResponse_v0(buf: memoryview, pos: int) -> tuple[FetchResponse, int]:
         raise _malformed("bad count of FetchResponse.responses")
     v1 = []
     for _ in range(n2):
-        n4, = _S_h.unpack_from(buf, pos)
+        n5, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
+        e6 = pos + n5
+        if n5 < 0 or e6 > L:
             raise _malformed("FetchableTopicResponse.topic runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        v6: list[PartitionData]
-        n7, = _S_i.unpack_from(buf, pos)
+        v4 = str(buf[pos:e6], 'utf-8')
+        pos = e6
+        v7: list[PartitionData]
+        n8, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n7 < 0 or n7 > L - pos:
+        if n8 < 0 or n8 > L - pos:
             raise _malformed("bad count of FetchableTopicResponse.partitions")
-        v6 = []
-        for _ in range(n7):
-            v11: bytes | bytearray | memoryview | None
-            v8, v9, v10, n12 = _S_ihqi.unpack_from(buf, pos)
+        v7 = []
+        for _ in range(n8):
+            v13: bytes | bytearray | memoryview | None
+            v10, v11, v12, n14 = _S_ihqi.unpack_from(buf, pos)
             pos += 18
-            if n12 < 0:
-                if n12 != -1:
+            if n14 < 0:
+                if n14 != -1:
                     raise _malformed("bad length of PartitionData.records")
-                v11 = None
+                v13 = None
             else:
-                e13 = pos + n12
-                if e13 > L:
+                e15 = pos + n14
+                if e15 > L:
                     raise _malformed("PartitionData.records runs past the end")
-                v11 = buf[pos:e13]
-                pos = e13
-            v6.append(PartitionData(v8, v9, v10, -1, -1, EpochEndOffset(), LeaderIdAndEpoch(), SnapshotId(), [], -1, v11, {}))
-        v1.append(FetchableTopicResponse(v3, ZERO_UUID, v6, {}))
-    return FetchResponse(0, 0, 0, v1, [], {}), pos
+                v13 = buf[pos:e15]
+                pos = e15
+            o9 = _new(PartitionData)
+            o9.partition_index = v10
+            o9.error_code = v11
+            o9.high_watermark = v12
+            o9.last_stable_offset = -1
+            o9.log_start_offset = -1
+            d16 = _new(EpochEndOffset)
+            d16.epoch = -1
+            d16.end_offset = -1
+            d16.unknown_tagged_fields = {}
+            o9.diverging_epoch = d16
+            d17 = _new(LeaderIdAndEpoch)
+            d17.leader_id = -1
+            d17.leader_epoch = -1
+            d17.unknown_tagged_fields = {}
+            o9.current_leader = d17
+            d18 = _new(SnapshotId)
+            d18.end_offset = -1
+            d18.epoch = -1
+            d18.unknown_tagged_fields = {}
+            o9.snapshot_id = d18
+            o9.aborted_transactions = []
+            o9.preferred_read_replica = -1
+            o9.records = v13
+            o9.unknown_tagged_fields = {}
+            v7.append(o9)
+        o3 = _new(FetchableTopicResponse)
+        o3.topic = v4
+        o3.topic_id = ZERO_UUID
+        o3.partitions = v7
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    obj = _new(FetchResponse)
+    obj.throttle_time_ms = 0
+    obj.error_code = 0
+    obj.session_id = 0
+    obj.responses = v1
+    obj.node_endpoints = []
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_FetchResponse_v1(buf: memoryview, pos: int) -> tuple[FetchResponse, int]:
     L = len(buf)
@@ -315,36 +357,73 @@ def _d_FetchResponse_v1(buf: memoryview, pos: int) -> tuple[FetchResponse, int]:
         raise _malformed("bad count of FetchResponse.responses")
     v2 = []
     for _ in range(n3):
-        n5, = _S_h.unpack_from(buf, pos)
+        n6, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("FetchableTopicResponse.topic runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7: list[PartitionData]
-        n8, = _S_i.unpack_from(buf, pos)
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8: list[PartitionData]
+        n9, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n8 < 0 or n8 > L - pos:
+        if n9 < 0 or n9 > L - pos:
             raise _malformed("bad count of FetchableTopicResponse.partitions")
-        v7 = []
-        for _ in range(n8):
-            v12: bytes | bytearray | memoryview | None
-            v9, v10, v11, n13 = _S_ihqi.unpack_from(buf, pos)
+        v8 = []
+        for _ in range(n9):
+            v14: bytes | bytearray | memoryview | None
+            v11, v12, v13, n15 = _S_ihqi.unpack_from(buf, pos)
             pos += 18
-            if n13 < 0:
-                if n13 != -1:
+            if n15 < 0:
+                if n15 != -1:
                     raise _malformed("bad length of PartitionData.records")
-                v12 = None
+                v14 = None
             else:
-                e14 = pos + n13
-                if e14 > L:
+                e16 = pos + n15
+                if e16 > L:
                     raise _malformed("PartitionData.records runs past the end")
-                v12 = buf[pos:e14]
-                pos = e14
-            v7.append(PartitionData(v9, v10, v11, -1, -1, EpochEndOffset(), LeaderIdAndEpoch(), SnapshotId(), [], -1, v12, {}))
-        v2.append(FetchableTopicResponse(v4, ZERO_UUID, v7, {}))
-    return FetchResponse(v1, 0, 0, v2, [], {}), pos
+                v14 = buf[pos:e16]
+                pos = e16
+            o10 = _new(PartitionData)
+            o10.partition_index = v11
+            o10.error_code = v12
+            o10.high_watermark = v13
+            o10.last_stable_offset = -1
+            o10.log_start_offset = -1
+            d17 = _new(EpochEndOffset)
+            d17.epoch = -1
+            d17.end_offset = -1
+            d17.unknown_tagged_fields = {}
+            o10.diverging_epoch = d17
+            d18 = _new(LeaderIdAndEpoch)
+            d18.leader_id = -1
+            d18.leader_epoch = -1
+            d18.unknown_tagged_fields = {}
+            o10.current_leader = d18
+            d19 = _new(SnapshotId)
+            d19.end_offset = -1
+            d19.epoch = -1
+            d19.unknown_tagged_fields = {}
+            o10.snapshot_id = d19
+            o10.aborted_transactions = []
+            o10.preferred_read_replica = -1
+            o10.records = v14
+            o10.unknown_tagged_fields = {}
+            v8.append(o10)
+        o4 = _new(FetchableTopicResponse)
+        o4.topic = v5
+        o4.topic_id = ZERO_UUID
+        o4.partitions = v8
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    obj = _new(FetchResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = 0
+    obj.session_id = 0
+    obj.responses = v2
+    obj.node_endpoints = []
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_FetchResponse_v4(buf: memoryview, pos: int) -> tuple[FetchResponse, int]:
     L = len(buf)
@@ -355,145 +434,39 @@ def _d_FetchResponse_v4(buf: memoryview, pos: int) -> tuple[FetchResponse, int]:
         raise _malformed("bad count of FetchResponse.responses")
     v2 = []
     for _ in range(n3):
-        n5, = _S_h.unpack_from(buf, pos)
+        n6, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("FetchableTopicResponse.topic runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7: list[PartitionData]
-        n8, = _S_i.unpack_from(buf, pos)
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8: list[PartitionData]
+        n9, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n8 < 0 or n8 > L - pos:
+        if n9 < 0 or n9 > L - pos:
             raise _malformed("bad count of FetchableTopicResponse.partitions")
-        v7 = []
-        for _ in range(n8):
-            v13: list[AbortedTransaction] | None
-            v9, v10, v11, v12, n14 = _S_ihqqi.unpack_from(buf, pos)
+        v8 = []
+        for _ in range(n9):
+            v15: list[AbortedTransaction] | None
+            v11, v12, v13, v14, n16 = _S_ihqqi.unpack_from(buf, pos)
             pos += 26
-            if n14 < 0:
-                if n14 != -1:
+            if n16 < 0:
+                if n16 != -1:
                     raise _malformed("bad length of PartitionData.aborted_transactions")
-                v13 = None
+                v15 = None
             else:
-                if n14 > L - pos:
+                if n16 > L - pos:
                     raise _malformed("bad count of PartitionData.aborted_transactions")
-                v13 = []
-                for _ in range(n14):
-                    v15, v16 = _S_qq.unpack_from(buf, pos)
-                    pos += 16
-                    v13.append(AbortedTransaction(v15, v16, {}))
-            v17: bytes | bytearray | memoryview | None
-            n18, = _S_i.unpack_from(buf, pos)
-            pos += 4
-            if n18 < 0:
-                if n18 != -1:
-                    raise _malformed("bad length of PartitionData.records")
-                v17 = None
-            else:
-                e19 = pos + n18
-                if e19 > L:
-                    raise _malformed("PartitionData.records runs past the end")
-                v17 = buf[pos:e19]
-                pos = e19
-            v7.append(PartitionData(v9, v10, v11, v12, -1, EpochEndOffset(), LeaderIdAndEpoch(), SnapshotId(), v13, -1, v17, {}))
-        v2.append(FetchableTopicResponse(v4, ZERO_UUID, v7, {}))
-    return FetchResponse(v1, 0, 0, v2, [], {}), pos
-
-def _d_FetchResponse_v5(buf: memoryview, pos: int) -> tuple[FetchResponse, int]:
-    L = len(buf)
-    v2: list[FetchableTopicResponse]
-    v1, n3 = _S_ii.unpack_from(buf, pos)
-    pos += 8
-    if n3 < 0 or n3 > L - pos:
-        raise _malformed("bad count of FetchResponse.responses")
-    v2 = []
-    for _ in range(n3):
-        n5, = _S_h.unpack_from(buf, pos)
-        pos += 2
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
-            raise _malformed("FetchableTopicResponse.topic runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7: list[PartitionData]
-        n8, = _S_i.unpack_from(buf, pos)
-        pos += 4
-        if n8 < 0 or n8 > L - pos:
-            raise _malformed("bad count of FetchableTopicResponse.partitions")
-        v7 = []
-        for _ in range(n8):
-            v14: list[AbortedTransaction] | None
-            v9, v10, v11, v12, v13, n15 = _S_ihqqqi.unpack_from(buf, pos)
-            pos += 34
-            if n15 < 0:
-                if n15 != -1:
-                    raise _malformed("bad length of PartitionData.aborted_transactions")
-                v14 = None
-            else:
-                if n15 > L - pos:
-                    raise _malformed("bad count of PartitionData.aborted_transactions")
-                v14 = []
-                for _ in range(n15):
-                    v16, v17 = _S_qq.unpack_from(buf, pos)
-                    pos += 16
-                    v14.append(AbortedTransaction(v16, v17, {}))
-            v18: bytes | bytearray | memoryview | None
-            n19, = _S_i.unpack_from(buf, pos)
-            pos += 4
-            if n19 < 0:
-                if n19 != -1:
-                    raise _malformed("bad length of PartitionData.records")
-                v18 = None
-            else:
-                e20 = pos + n19
-                if e20 > L:
-                    raise _malformed("PartitionData.records runs past the end")
-                v18 = buf[pos:e20]
-                pos = e20
-            v7.append(PartitionData(v9, v10, v11, v12, v13, EpochEndOffset(), LeaderIdAndEpoch(), SnapshotId(), v14, -1, v18, {}))
-        v2.append(FetchableTopicResponse(v4, ZERO_UUID, v7, {}))
-    return FetchResponse(v1, 0, 0, v2, [], {}), pos
-
-def _d_FetchResponse_v7(buf: memoryview, pos: int) -> tuple[FetchResponse, int]:
-    L = len(buf)
-    v4: list[FetchableTopicResponse]
-    v1, v2, v3, n5 = _S_ihii.unpack_from(buf, pos)
-    pos += 14
-    if n5 < 0 or n5 > L - pos:
-        raise _malformed("bad count of FetchResponse.responses")
-    v4 = []
-    for _ in range(n5):
-        n7, = _S_h.unpack_from(buf, pos)
-        pos += 2
-        e8 = pos + n7
-        if n7 < 0 or e8 > L:
-            raise _malformed("FetchableTopicResponse.topic runs past the end")
-        v6 = str(buf[pos:e8], 'utf-8')
-        pos = e8
-        v9: list[PartitionData]
-        n10, = _S_i.unpack_from(buf, pos)
-        pos += 4
-        if n10 < 0 or n10 > L - pos:
-            raise _malformed("bad count of FetchableTopicResponse.partitions")
-        v9 = []
-        for _ in range(n10):
-            v16: list[AbortedTransaction] | None
-            v11, v12, v13, v14, v15, n17 = _S_ihqqqi.unpack_from(buf, pos)
-            pos += 34
-            if n17 < 0:
-                if n17 != -1:
-                    raise _malformed("bad length of PartitionData.aborted_transactions")
-                v16 = None
-            else:
-                if n17 > L - pos:
-                    raise _malformed("bad count of PartitionData.aborted_transactions")
-                v16 = []
-                for _ in range(n17):
+                v15 = []
+                for _ in range(n16):
                     v18, v19 = _S_qq.unpack_from(buf, pos)
                     pos += 16
-                    v16.append(AbortedTransaction(v18, v19, {}))
+                    o17 = _new(AbortedTransaction)
+                    o17.producer_id = v18
+                    o17.first_offset = v19
+                    o17.unknown_tagged_fields = {}
+                    v15.append(o17)
             v20: bytes | bytearray | memoryview | None
             n21, = _S_i.unpack_from(buf, pos)
             pos += 4
@@ -507,33 +480,70 @@ def _d_FetchResponse_v7(buf: memoryview, pos: int) -> tuple[FetchResponse, int]:
                     raise _malformed("PartitionData.records runs past the end")
                 v20 = buf[pos:e22]
                 pos = e22
-            v9.append(PartitionData(v11, v12, v13, v14, v15, EpochEndOffset(), LeaderIdAndEpoch(), SnapshotId(), v16, -1, v20, {}))
-        v4.append(FetchableTopicResponse(v6, ZERO_UUID, v9, {}))
-    return FetchResponse(v1, v2, v3, v4, [], {}), pos
+            o10 = _new(PartitionData)
+            o10.partition_index = v11
+            o10.error_code = v12
+            o10.high_watermark = v13
+            o10.last_stable_offset = v14
+            o10.log_start_offset = -1
+            d23 = _new(EpochEndOffset)
+            d23.epoch = -1
+            d23.end_offset = -1
+            d23.unknown_tagged_fields = {}
+            o10.diverging_epoch = d23
+            d24 = _new(LeaderIdAndEpoch)
+            d24.leader_id = -1
+            d24.leader_epoch = -1
+            d24.unknown_tagged_fields = {}
+            o10.current_leader = d24
+            d25 = _new(SnapshotId)
+            d25.end_offset = -1
+            d25.epoch = -1
+            d25.unknown_tagged_fields = {}
+            o10.snapshot_id = d25
+            o10.aborted_transactions = v15
+            o10.preferred_read_replica = -1
+            o10.records = v20
+            o10.unknown_tagged_fields = {}
+            v8.append(o10)
+        o4 = _new(FetchableTopicResponse)
+        o4.topic = v5
+        o4.topic_id = ZERO_UUID
+        o4.partitions = v8
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    obj = _new(FetchResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = 0
+    obj.session_id = 0
+    obj.responses = v2
+    obj.node_endpoints = []
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
-def _d_FetchResponse_v11(buf: memoryview, pos: int) -> tuple[FetchResponse, int]:
+def _d_FetchResponse_v5(buf: memoryview, pos: int) -> tuple[FetchResponse, int]:
     L = len(buf)
-    v4: list[FetchableTopicResponse]
-    v1, v2, v3, n5 = _S_ihii.unpack_from(buf, pos)
-    pos += 14
-    if n5 < 0 or n5 > L - pos:
+    v2: list[FetchableTopicResponse]
+    v1, n3 = _S_ii.unpack_from(buf, pos)
+    pos += 8
+    if n3 < 0 or n3 > L - pos:
         raise _malformed("bad count of FetchResponse.responses")
-    v4 = []
-    for _ in range(n5):
-        n7, = _S_h.unpack_from(buf, pos)
+    v2 = []
+    for _ in range(n3):
+        n6, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e8 = pos + n7
-        if n7 < 0 or e8 > L:
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("FetchableTopicResponse.topic runs past the end")
-        v6 = str(buf[pos:e8], 'utf-8')
-        pos = e8
-        v9: list[PartitionData]
-        n10, = _S_i.unpack_from(buf, pos)
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8: list[PartitionData]
+        n9, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n10 < 0 or n10 > L - pos:
+        if n9 < 0 or n9 > L - pos:
             raise _malformed("bad count of FetchableTopicResponse.partitions")
-        v9 = []
-        for _ in range(n10):
+        v8 = []
+        for _ in range(n9):
             v16: list[AbortedTransaction] | None
             v11, v12, v13, v14, v15, n17 = _S_ihqqqi.unpack_from(buf, pos)
             pos += 34
@@ -546,12 +556,16 @@ def _d_FetchResponse_v11(buf: memoryview, pos: int) -> tuple[FetchResponse, int]
                     raise _malformed("bad count of PartitionData.aborted_transactions")
                 v16 = []
                 for _ in range(n17):
-                    v18, v19 = _S_qq.unpack_from(buf, pos)
+                    v19, v20 = _S_qq.unpack_from(buf, pos)
                     pos += 16
-                    v16.append(AbortedTransaction(v18, v19, {}))
+                    o18 = _new(AbortedTransaction)
+                    o18.producer_id = v19
+                    o18.first_offset = v20
+                    o18.unknown_tagged_fields = {}
+                    v16.append(o18)
             v21: bytes | bytearray | memoryview | None
-            v20, n22 = _S_ii.unpack_from(buf, pos)
-            pos += 8
+            n22, = _S_i.unpack_from(buf, pos)
+            pos += 4
             if n22 < 0:
                 if n22 != -1:
                     raise _malformed("bad length of PartitionData.records")
@@ -562,9 +576,238 @@ def _d_FetchResponse_v11(buf: memoryview, pos: int) -> tuple[FetchResponse, int]
                     raise _malformed("PartitionData.records runs past the end")
                 v21 = buf[pos:e23]
                 pos = e23
-            v9.append(PartitionData(v11, v12, v13, v14, v15, EpochEndOffset(), LeaderIdAndEpoch(), SnapshotId(), v16, v20, v21, {}))
-        v4.append(FetchableTopicResponse(v6, ZERO_UUID, v9, {}))
-    return FetchResponse(v1, v2, v3, v4, [], {}), pos
+            o10 = _new(PartitionData)
+            o10.partition_index = v11
+            o10.error_code = v12
+            o10.high_watermark = v13
+            o10.last_stable_offset = v14
+            o10.log_start_offset = v15
+            d24 = _new(EpochEndOffset)
+            d24.epoch = -1
+            d24.end_offset = -1
+            d24.unknown_tagged_fields = {}
+            o10.diverging_epoch = d24
+            d25 = _new(LeaderIdAndEpoch)
+            d25.leader_id = -1
+            d25.leader_epoch = -1
+            d25.unknown_tagged_fields = {}
+            o10.current_leader = d25
+            d26 = _new(SnapshotId)
+            d26.end_offset = -1
+            d26.epoch = -1
+            d26.unknown_tagged_fields = {}
+            o10.snapshot_id = d26
+            o10.aborted_transactions = v16
+            o10.preferred_read_replica = -1
+            o10.records = v21
+            o10.unknown_tagged_fields = {}
+            v8.append(o10)
+        o4 = _new(FetchableTopicResponse)
+        o4.topic = v5
+        o4.topic_id = ZERO_UUID
+        o4.partitions = v8
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    obj = _new(FetchResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = 0
+    obj.session_id = 0
+    obj.responses = v2
+    obj.node_endpoints = []
+    obj.unknown_tagged_fields = {}
+    return obj, pos
+
+def _d_FetchResponse_v7(buf: memoryview, pos: int) -> tuple[FetchResponse, int]:
+    L = len(buf)
+    v4: list[FetchableTopicResponse]
+    v1, v2, v3, n5 = _S_ihii.unpack_from(buf, pos)
+    pos += 14
+    if n5 < 0 or n5 > L - pos:
+        raise _malformed("bad count of FetchResponse.responses")
+    v4 = []
+    for _ in range(n5):
+        n8, = _S_h.unpack_from(buf, pos)
+        pos += 2
+        e9 = pos + n8
+        if n8 < 0 or e9 > L:
+            raise _malformed("FetchableTopicResponse.topic runs past the end")
+        v7 = str(buf[pos:e9], 'utf-8')
+        pos = e9
+        v10: list[PartitionData]
+        n11, = _S_i.unpack_from(buf, pos)
+        pos += 4
+        if n11 < 0 or n11 > L - pos:
+            raise _malformed("bad count of FetchableTopicResponse.partitions")
+        v10 = []
+        for _ in range(n11):
+            v18: list[AbortedTransaction] | None
+            v13, v14, v15, v16, v17, n19 = _S_ihqqqi.unpack_from(buf, pos)
+            pos += 34
+            if n19 < 0:
+                if n19 != -1:
+                    raise _malformed("bad length of PartitionData.aborted_transactions")
+                v18 = None
+            else:
+                if n19 > L - pos:
+                    raise _malformed("bad count of PartitionData.aborted_transactions")
+                v18 = []
+                for _ in range(n19):
+                    v21, v22 = _S_qq.unpack_from(buf, pos)
+                    pos += 16
+                    o20 = _new(AbortedTransaction)
+                    o20.producer_id = v21
+                    o20.first_offset = v22
+                    o20.unknown_tagged_fields = {}
+                    v18.append(o20)
+            v23: bytes | bytearray | memoryview | None
+            n24, = _S_i.unpack_from(buf, pos)
+            pos += 4
+            if n24 < 0:
+                if n24 != -1:
+                    raise _malformed("bad length of PartitionData.records")
+                v23 = None
+            else:
+                e25 = pos + n24
+                if e25 > L:
+                    raise _malformed("PartitionData.records runs past the end")
+                v23 = buf[pos:e25]
+                pos = e25
+            o12 = _new(PartitionData)
+            o12.partition_index = v13
+            o12.error_code = v14
+            o12.high_watermark = v15
+            o12.last_stable_offset = v16
+            o12.log_start_offset = v17
+            d26 = _new(EpochEndOffset)
+            d26.epoch = -1
+            d26.end_offset = -1
+            d26.unknown_tagged_fields = {}
+            o12.diverging_epoch = d26
+            d27 = _new(LeaderIdAndEpoch)
+            d27.leader_id = -1
+            d27.leader_epoch = -1
+            d27.unknown_tagged_fields = {}
+            o12.current_leader = d27
+            d28 = _new(SnapshotId)
+            d28.end_offset = -1
+            d28.epoch = -1
+            d28.unknown_tagged_fields = {}
+            o12.snapshot_id = d28
+            o12.aborted_transactions = v18
+            o12.preferred_read_replica = -1
+            o12.records = v23
+            o12.unknown_tagged_fields = {}
+            v10.append(o12)
+        o6 = _new(FetchableTopicResponse)
+        o6.topic = v7
+        o6.topic_id = ZERO_UUID
+        o6.partitions = v10
+        o6.unknown_tagged_fields = {}
+        v4.append(o6)
+    obj = _new(FetchResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.session_id = v3
+    obj.responses = v4
+    obj.node_endpoints = []
+    obj.unknown_tagged_fields = {}
+    return obj, pos
+
+def _d_FetchResponse_v11(buf: memoryview, pos: int) -> tuple[FetchResponse, int]:
+    L = len(buf)
+    v4: list[FetchableTopicResponse]
+    v1, v2, v3, n5 = _S_ihii.unpack_from(buf, pos)
+    pos += 14
+    if n5 < 0 or n5 > L - pos:
+        raise _malformed("bad count of FetchResponse.responses")
+    v4 = []
+    for _ in range(n5):
+        n8, = _S_h.unpack_from(buf, pos)
+        pos += 2
+        e9 = pos + n8
+        if n8 < 0 or e9 > L:
+            raise _malformed("FetchableTopicResponse.topic runs past the end")
+        v7 = str(buf[pos:e9], 'utf-8')
+        pos = e9
+        v10: list[PartitionData]
+        n11, = _S_i.unpack_from(buf, pos)
+        pos += 4
+        if n11 < 0 or n11 > L - pos:
+            raise _malformed("bad count of FetchableTopicResponse.partitions")
+        v10 = []
+        for _ in range(n11):
+            v18: list[AbortedTransaction] | None
+            v13, v14, v15, v16, v17, n19 = _S_ihqqqi.unpack_from(buf, pos)
+            pos += 34
+            if n19 < 0:
+                if n19 != -1:
+                    raise _malformed("bad length of PartitionData.aborted_transactions")
+                v18 = None
+            else:
+                if n19 > L - pos:
+                    raise _malformed("bad count of PartitionData.aborted_transactions")
+                v18 = []
+                for _ in range(n19):
+                    v21, v22 = _S_qq.unpack_from(buf, pos)
+                    pos += 16
+                    o20 = _new(AbortedTransaction)
+                    o20.producer_id = v21
+                    o20.first_offset = v22
+                    o20.unknown_tagged_fields = {}
+                    v18.append(o20)
+            v24: bytes | bytearray | memoryview | None
+            v23, n25 = _S_ii.unpack_from(buf, pos)
+            pos += 8
+            if n25 < 0:
+                if n25 != -1:
+                    raise _malformed("bad length of PartitionData.records")
+                v24 = None
+            else:
+                e26 = pos + n25
+                if e26 > L:
+                    raise _malformed("PartitionData.records runs past the end")
+                v24 = buf[pos:e26]
+                pos = e26
+            o12 = _new(PartitionData)
+            o12.partition_index = v13
+            o12.error_code = v14
+            o12.high_watermark = v15
+            o12.last_stable_offset = v16
+            o12.log_start_offset = v17
+            d27 = _new(EpochEndOffset)
+            d27.epoch = -1
+            d27.end_offset = -1
+            d27.unknown_tagged_fields = {}
+            o12.diverging_epoch = d27
+            d28 = _new(LeaderIdAndEpoch)
+            d28.leader_id = -1
+            d28.leader_epoch = -1
+            d28.unknown_tagged_fields = {}
+            o12.current_leader = d28
+            d29 = _new(SnapshotId)
+            d29.end_offset = -1
+            d29.epoch = -1
+            d29.unknown_tagged_fields = {}
+            o12.snapshot_id = d29
+            o12.aborted_transactions = v18
+            o12.preferred_read_replica = v23
+            o12.records = v24
+            o12.unknown_tagged_fields = {}
+            v10.append(o12)
+        o6 = _new(FetchableTopicResponse)
+        o6.topic = v7
+        o6.topic_id = ZERO_UUID
+        o6.partitions = v10
+        o6.unknown_tagged_fields = {}
+        v4.append(o6)
+    obj = _new(FetchResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.session_id = v3
+    obj.responses = v4
+    obj.node_endpoints = []
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_FetchResponse_v12(buf: memoryview, pos: int) -> tuple[FetchResponse, int]:
     L = len(buf)
@@ -581,198 +824,251 @@ def _d_FetchResponse_v12(buf: memoryview, pos: int) -> tuple[FetchResponse, int]
         raise _malformed("bad count of FetchResponse.responses")
     v4 = []
     for _ in range(n5):
-        n7 = buf[pos]
-        if n7 < 128:
+        n8 = buf[pos]
+        if n8 < 128:
             pos += 1
         else:
-            n7, pos = _uvarint(buf, pos)
-        n7 -= 1
-        e8 = pos + n7
-        if n7 < 0 or e8 > L:
+            n8, pos = _uvarint(buf, pos)
+        n8 -= 1
+        e9 = pos + n8
+        if n8 < 0 or e9 > L:
             raise _malformed("FetchableTopicResponse.topic runs past the end")
-        v6 = str(buf[pos:e8], 'utf-8')
-        pos = e8
-        v9: list[PartitionData]
-        n10 = buf[pos]
-        if n10 < 128:
+        v7 = str(buf[pos:e9], 'utf-8')
+        pos = e9
+        v10: list[PartitionData]
+        n11 = buf[pos]
+        if n11 < 128:
             pos += 1
         else:
-            n10, pos = _uvarint(buf, pos)
-        n10 -= 1
-        if n10 < 0 or n10 > L - pos:
+            n11, pos = _uvarint(buf, pos)
+        n11 -= 1
+        if n11 < 0 or n11 > L - pos:
             raise _malformed("bad count of FetchableTopicResponse.partitions")
-        v9 = []
-        for _ in range(n10):
-            v16: list[AbortedTransaction] | None
-            v11, v12, v13, v14, v15 = _S_ihqqq.unpack_from(buf, pos)
+        v10 = []
+        for _ in range(n11):
+            v18: list[AbortedTransaction] | None
+            v13, v14, v15, v16, v17 = _S_ihqqq.unpack_from(buf, pos)
             pos += 30
-            n17 = buf[pos]
-            if n17 < 128:
+            n19 = buf[pos]
+            if n19 < 128:
                 pos += 1
             else:
-                n17, pos = _uvarint(buf, pos)
-            n17 -= 1
-            if n17 < 0:
-                if n17 != -1:
+                n19, pos = _uvarint(buf, pos)
+            n19 -= 1
+            if n19 < 0:
+                if n19 != -1:
                     raise _malformed("bad length of PartitionData.aborted_transactions")
-                v16 = None
+                v18 = None
             else:
-                if n17 > L - pos:
+                if n19 > L - pos:
                     raise _malformed("bad count of PartitionData.aborted_transactions")
-                v16 = []
-                for _ in range(n17):
-                    v18, v19 = _S_qq.unpack_from(buf, pos)
+                v18 = []
+                for _ in range(n19):
+                    v21, v22 = _S_qq.unpack_from(buf, pos)
                     pos += 16
-                    u20: dict[int, bytes] = {}
-                    t21 = buf[pos]
-                    if t21 < 128:
+                    u23: dict[int, bytes] = {}
+                    t24 = buf[pos]
+                    if t24 < 128:
                         pos += 1
                     else:
-                        t21, pos = _uvarint(buf, pos)
-                    if t21:
-                        for _ in range(t21):
-                            g22, pos = _uvarint(buf, pos)
-                            z23, pos = _uvarint(buf, pos)
-                            e24 = pos + z23
-                            if e24 > L:
+                        t24, pos = _uvarint(buf, pos)
+                    if t24:
+                        for _ in range(t24):
+                            g25, pos = _uvarint(buf, pos)
+                            z26, pos = _uvarint(buf, pos)
+                            e27 = pos + z26
+                            if e27 > L:
                                 raise _malformed("tagged field of AbortedTransaction runs past the end")
-                            u20[g22] = bytes(buf[pos:e24])
-                            pos = e24
-                    v16.append(AbortedTransaction(v18, v19, u20))
-            v26: bytes | bytearray | memoryview | None
-            v25, = _S_i.unpack_from(buf, pos)
+                            u23[g25] = bytes(buf[pos:e27])
+                            pos = e27
+                    o20 = _new(AbortedTransaction)
+                    o20.producer_id = v21
+                    o20.first_offset = v22
+                    o20.unknown_tagged_fields = u23
+                    v18.append(o20)
+            v29: bytes | bytearray | memoryview | None
+            v28, = _S_i.unpack_from(buf, pos)
             pos += 4
-            n27 = buf[pos]
-            if n27 < 128:
+            n30 = buf[pos]
+            if n30 < 128:
                 pos += 1
             else:
-                n27, pos = _uvarint(buf, pos)
-            n27 -= 1
-            if n27 < 0:
-                if n27 != -1:
+                n30, pos = _uvarint(buf, pos)
+            n30 -= 1
+            if n30 < 0:
+                if n30 != -1:
                     raise _malformed("bad length of PartitionData.records")
-                v26 = None
+                v29 = None
             else:
-                e28 = pos + n27
-                if e28 > L:
+                e31 = pos + n30
+                if e31 > L:
                     raise _malformed("PartitionData.records runs past the end")
-                v26 = buf[pos:e28]
-                pos = e28
-            v29: EpochEndOffset = EpochEndOffset()
-            v30: LeaderIdAndEpoch = LeaderIdAndEpoch()
-            v31: SnapshotId = SnapshotId()
-            u32: dict[int, bytes] = {}
-            t33 = buf[pos]
-            if t33 < 128:
+                v29 = buf[pos:e31]
+                pos = e31
+            v32: EpochEndOffset
+            d33 = _new(EpochEndOffset)
+            d33.epoch = -1
+            d33.end_offset = -1
+            d33.unknown_tagged_fields = {}
+            v32 = d33
+            v34: LeaderIdAndEpoch
+            d35 = _new(LeaderIdAndEpoch)
+            d35.leader_id = -1
+            d35.leader_epoch = -1
+            d35.unknown_tagged_fields = {}
+            v34 = d35
+            v36: SnapshotId
+            d37 = _new(SnapshotId)
+            d37.end_offset = -1
+            d37.epoch = -1
+            d37.unknown_tagged_fields = {}
+            v36 = d37
+            u38: dict[int, bytes] = {}
+            t39 = buf[pos]
+            if t39 < 128:
                 pos += 1
             else:
-                t33, pos = _uvarint(buf, pos)
-            if t33:
-                for _ in range(t33):
-                    g34, pos = _uvarint(buf, pos)
-                    z35, pos = _uvarint(buf, pos)
-                    e36 = pos + z35
-                    if e36 > L:
+                t39, pos = _uvarint(buf, pos)
+            if t39:
+                for _ in range(t39):
+                    g40, pos = _uvarint(buf, pos)
+                    z41, pos = _uvarint(buf, pos)
+                    e42 = pos + z41
+                    if e42 > L:
                         raise _malformed("tagged field of PartitionData runs past the end")
-                    if g34 == 0:
-                        v37, v38 = _S_iq.unpack_from(buf, pos)
+                    if g40 == 0:
+                        v43, v44 = _S_iq.unpack_from(buf, pos)
                         pos += 12
-                        u39: dict[int, bytes] = {}
-                        t40 = buf[pos]
-                        if t40 < 128:
+                        u45: dict[int, bytes] = {}
+                        t46 = buf[pos]
+                        if t46 < 128:
                             pos += 1
                         else:
-                            t40, pos = _uvarint(buf, pos)
-                        if t40:
-                            for _ in range(t40):
-                                g41, pos = _uvarint(buf, pos)
-                                z42, pos = _uvarint(buf, pos)
-                                e43 = pos + z42
-                                if e43 > L:
+                            t46, pos = _uvarint(buf, pos)
+                        if t46:
+                            for _ in range(t46):
+                                g47, pos = _uvarint(buf, pos)
+                                z48, pos = _uvarint(buf, pos)
+                                e49 = pos + z48
+                                if e49 > L:
                                     raise _malformed("tagged field of EpochEndOffset runs past the end")
-                                u39[g41] = bytes(buf[pos:e43])
-                                pos = e43
-                        v29 = EpochEndOffset(v37, v38, u39)
-                        if pos != e36:
+                                u45[g47] = bytes(buf[pos:e49])
+                                pos = e49
+                        v32 = _new(EpochEndOffset)
+                        v32.epoch = v43
+                        v32.end_offset = v44
+                        v32.unknown_tagged_fields = u45
+                        if pos != e42:
                             raise _malformed("bad size of tagged field PartitionData.diverging_epoch")
-                    elif g34 == 1:
-                        v44, v45 = _S_ii.unpack_from(buf, pos)
+                    elif g40 == 1:
+                        v50, v51 = _S_ii.unpack_from(buf, pos)
                         pos += 8
-                        u46: dict[int, bytes] = {}
-                        t47 = buf[pos]
-                        if t47 < 128:
+                        u52: dict[int, bytes] = {}
+                        t53 = buf[pos]
+                        if t53 < 128:
                             pos += 1
                         else:
-                            t47, pos = _uvarint(buf, pos)
-                        if t47:
-                            for _ in range(t47):
-                                g48, pos = _uvarint(buf, pos)
-                                z49, pos = _uvarint(buf, pos)
-                                e50 = pos + z49
-                                if e50 > L:
+                            t53, pos = _uvarint(buf, pos)
+                        if t53:
+                            for _ in range(t53):
+                                g54, pos = _uvarint(buf, pos)
+                                z55, pos = _uvarint(buf, pos)
+                                e56 = pos + z55
+                                if e56 > L:
                                     raise _malformed("tagged field of LeaderIdAndEpoch runs past the end")
-                                u46[g48] = bytes(buf[pos:e50])
-                                pos = e50
-                        v30 = LeaderIdAndEpoch(v44, v45, u46)
-                        if pos != e36:
+                                u52[g54] = bytes(buf[pos:e56])
+                                pos = e56
+                        v34 = _new(LeaderIdAndEpoch)
+                        v34.leader_id = v50
+                        v34.leader_epoch = v51
+                        v34.unknown_tagged_fields = u52
+                        if pos != e42:
                             raise _malformed("bad size of tagged field PartitionData.current_leader")
-                    elif g34 == 2:
-                        v51, v52 = _S_qi.unpack_from(buf, pos)
+                    elif g40 == 2:
+                        v57, v58 = _S_qi.unpack_from(buf, pos)
                         pos += 12
-                        u53: dict[int, bytes] = {}
-                        t54 = buf[pos]
-                        if t54 < 128:
+                        u59: dict[int, bytes] = {}
+                        t60 = buf[pos]
+                        if t60 < 128:
                             pos += 1
                         else:
-                            t54, pos = _uvarint(buf, pos)
-                        if t54:
-                            for _ in range(t54):
-                                g55, pos = _uvarint(buf, pos)
-                                z56, pos = _uvarint(buf, pos)
-                                e57 = pos + z56
-                                if e57 > L:
+                            t60, pos = _uvarint(buf, pos)
+                        if t60:
+                            for _ in range(t60):
+                                g61, pos = _uvarint(buf, pos)
+                                z62, pos = _uvarint(buf, pos)
+                                e63 = pos + z62
+                                if e63 > L:
                                     raise _malformed("tagged field of SnapshotId runs past the end")
-                                u53[g55] = bytes(buf[pos:e57])
-                                pos = e57
-                        v31 = SnapshotId(v51, v52, u53)
-                        if pos != e36:
+                                u59[g61] = bytes(buf[pos:e63])
+                                pos = e63
+                        v36 = _new(SnapshotId)
+                        v36.end_offset = v57
+                        v36.epoch = v58
+                        v36.unknown_tagged_fields = u59
+                        if pos != e42:
                             raise _malformed("bad size of tagged field PartitionData.snapshot_id")
                     else:
-                        u32[g34] = bytes(buf[pos:e36])
-                        pos = e36
-            v9.append(PartitionData(v11, v12, v13, v14, v15, v29, v30, v31, v16, v25, v26, u32))
-        u58: dict[int, bytes] = {}
-        t59 = buf[pos]
-        if t59 < 128:
+                        u38[g40] = bytes(buf[pos:e42])
+                        pos = e42
+            o12 = _new(PartitionData)
+            o12.partition_index = v13
+            o12.error_code = v14
+            o12.high_watermark = v15
+            o12.last_stable_offset = v16
+            o12.log_start_offset = v17
+            o12.diverging_epoch = v32
+            o12.current_leader = v34
+            o12.snapshot_id = v36
+            o12.aborted_transactions = v18
+            o12.preferred_read_replica = v28
+            o12.records = v29
+            o12.unknown_tagged_fields = u38
+            v10.append(o12)
+        u64: dict[int, bytes] = {}
+        t65 = buf[pos]
+        if t65 < 128:
             pos += 1
         else:
-            t59, pos = _uvarint(buf, pos)
-        if t59:
-            for _ in range(t59):
-                g60, pos = _uvarint(buf, pos)
-                z61, pos = _uvarint(buf, pos)
-                e62 = pos + z61
-                if e62 > L:
+            t65, pos = _uvarint(buf, pos)
+        if t65:
+            for _ in range(t65):
+                g66, pos = _uvarint(buf, pos)
+                z67, pos = _uvarint(buf, pos)
+                e68 = pos + z67
+                if e68 > L:
                     raise _malformed("tagged field of FetchableTopicResponse runs past the end")
-                u58[g60] = bytes(buf[pos:e62])
-                pos = e62
-        v4.append(FetchableTopicResponse(v6, ZERO_UUID, v9, u58))
-    u63: dict[int, bytes] = {}
-    t64 = buf[pos]
-    if t64 < 128:
+                u64[g66] = bytes(buf[pos:e68])
+                pos = e68
+        o6 = _new(FetchableTopicResponse)
+        o6.topic = v7
+        o6.topic_id = ZERO_UUID
+        o6.partitions = v10
+        o6.unknown_tagged_fields = u64
+        v4.append(o6)
+    u69: dict[int, bytes] = {}
+    t70 = buf[pos]
+    if t70 < 128:
         pos += 1
     else:
-        t64, pos = _uvarint(buf, pos)
-    if t64:
-        for _ in range(t64):
-            g65, pos = _uvarint(buf, pos)
-            z66, pos = _uvarint(buf, pos)
-            e67 = pos + z66
-            if e67 > L:
+        t70, pos = _uvarint(buf, pos)
+    if t70:
+        for _ in range(t70):
+            g71, pos = _uvarint(buf, pos)
+            z72, pos = _uvarint(buf, pos)
+            e73 = pos + z72
+            if e73 > L:
                 raise _malformed("tagged field of FetchResponse runs past the end")
-            u63[g65] = bytes(buf[pos:e67])
-            pos = e67
-    return FetchResponse(v1, v2, v3, v4, [], u63), pos
+            u69[g71] = bytes(buf[pos:e73])
+            pos = e73
+    obj = _new(FetchResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.session_id = v3
+    obj.responses = v4
+    obj.node_endpoints = []
+    obj.unknown_tagged_fields = u69
+    return obj, pos
 
 def _d_FetchResponse_v13(buf: memoryview, pos: int) -> tuple[FetchResponse, int]:
     L = len(buf)
@@ -789,115 +1085,115 @@ def _d_FetchResponse_v13(buf: memoryview, pos: int) -> tuple[FetchResponse, int]
         raise _malformed("bad count of FetchResponse.responses")
     v4 = []
     for _ in range(n5):
-        v8: list[PartitionData]
-        r7, = _S_u.unpack_from(buf, pos)
+        v10: list[PartitionData]
+        r8, r9 = _S_QQ.unpack_from(buf, pos)
         pos += 16
-        v6 = _UUID(bytes=r7)
-        n9 = buf[pos]
-        if n9 < 128:
+        v7 = _new(_UUID)
+        _setattr(v7, 'int', (r8 << 64) | r9)
+        _setattr(v7, 'is_safe', _SAFE_UNKNOWN)
+        n11 = buf[pos]
+        if n11 < 128:
             pos += 1
         else:
-            n9, pos = _uvarint(buf, pos)
-        n9 -= 1
-        if n9 < 0 or n9 > L - pos:
+            n11, pos = _uvarint(buf, pos)
+        n11 -= 1
+        if n11 < 0 or n11 > L - pos:
             raise _malformed("bad count of FetchableTopicResponse.partitions")
-        v8 = []
-        for _ in range(n9):
-            v15: list[AbortedTransaction] | None
-            v10, v11, v12, v13, v14 = _S_ihqqq.unpack_from(buf, pos)
+        v10 = []
+        for _ in range(n11):
+            v18: list[AbortedTransaction] | None
+            v13, v14, v15, v16, v17 = _S_ihqqq.unpack_from(buf, pos)
             pos += 30
-            n16 = buf[pos]
-            if n16 < 128:
+            n19 = buf[pos]
+            if n19 < 128:
                 pos += 1
             else:
-                n16, pos = _uvarint(buf, pos)
-            n16 -= 1
-            if n16 < 0:
-                if n16 != -1:
+                n19, pos = _uvarint(buf, pos)
+            n19 -= 1
+            if n19 < 0:
+                if n19 != -1:
                     raise _malformed("bad length of PartitionData.aborted_transactions")
-                v15 = None
+                v18 = None
             else:
-                if n16 > L - pos:
+                if n19 > L - pos:
                     raise _malformed("bad count of PartitionData.aborted_transactions")
-                v15 = []
-                for _ in range(n16):
-                    v17, v18 = _S_qq.unpack_from(buf, pos)
+                v18 = []
+                for _ in range(n19):
+                    v21, v22 = _S_qq.unpack_from(buf, pos)
                     pos += 16
-                    u19: dict[int, bytes] = {}
-                    t20 = buf[pos]
-                    if t20 < 128:
+                    u23: dict[int, bytes] = {}
+                    t24 = buf[pos]
+                    if t24 < 128:
                         pos += 1
                     else:
-                        t20, pos = _uvarint(buf, pos)
-                    if t20:
-                        for _ in range(t20):
-                            g21, pos = _uvarint(buf, pos)
-                            z22, pos = _uvarint(buf, pos)
-                            e23 = pos + z22
-                            if e23 > L:
+                        t24, pos = _uvarint(buf, pos)
+                    if t24:
+                        for _ in range(t24):
+                            g25, pos = _uvarint(buf, pos)
+                            z26, pos = _uvarint(buf, pos)
+                            e27 = pos + z26
+                            if e27 > L:
                                 raise _malformed("tagged field of AbortedTransaction runs past the end")
-                            u19[g21] = bytes(buf[pos:e23])
-                            pos = e23
-                    v15.append(AbortedTransaction(v17, v18, u19))
-            v25: bytes | bytearray | memoryview | None
-            v24, = _S_i.unpack_from(buf, pos)
+                            u23[g25] = bytes(buf[pos:e27])
+                            pos = e27
+                    o20 = _new(AbortedTransaction)
+                    o20.producer_id = v21
+                    o20.first_offset = v22
+                    o20.unknown_tagged_fields = u23
+                    v18.append(o20)
+            v29: bytes | bytearray | memoryview | None
+            v28, = _S_i.unpack_from(buf, pos)
             pos += 4
-            n26 = buf[pos]
-            if n26 < 128:
+            n30 = buf[pos]
+            if n30 < 128:
                 pos += 1
             else:
-                n26, pos = _uvarint(buf, pos)
-            n26 -= 1
-            if n26 < 0:
-                if n26 != -1:
+                n30, pos = _uvarint(buf, pos)
+            n30 -= 1
+            if n30 < 0:
+                if n30 != -1:
                     raise _malformed("bad length of PartitionData.records")
-                v25 = None
+                v29 = None
             else:
-                e27 = pos + n26
-                if e27 > L:
+                e31 = pos + n30
+                if e31 > L:
                     raise _malformed("PartitionData.records runs past the end")
-                v25 = buf[pos:e27]
-                pos = e27
-            v28: EpochEndOffset = EpochEndOffset()
-            v29: LeaderIdAndEpoch = LeaderIdAndEpoch()
-            v30: SnapshotId = SnapshotId()
-            u31: dict[int, bytes] = {}
-            t32 = buf[pos]
-            if t32 < 128:
+                v29 = buf[pos:e31]
+                pos = e31
+            v32: EpochEndOffset
+            d33 = _new(EpochEndOffset)
+            d33.epoch = -1
+            d33.end_offset = -1
+            d33.unknown_tagged_fields = {}
+            v32 = d33
+            v34: LeaderIdAndEpoch
+            d35 = _new(LeaderIdAndEpoch)
+            d35.leader_id = -1
+            d35.leader_epoch = -1
+            d35.unknown_tagged_fields = {}
+            v34 = d35
+            v36: SnapshotId
+            d37 = _new(SnapshotId)
+            d37.end_offset = -1
+            d37.epoch = -1
+            d37.unknown_tagged_fields = {}
+            v36 = d37
+            u38: dict[int, bytes] = {}
+            t39 = buf[pos]
+            if t39 < 128:
                 pos += 1
             else:
-                t32, pos = _uvarint(buf, pos)
-            if t32:
-                for _ in range(t32):
-                    g33, pos = _uvarint(buf, pos)
-                    z34, pos = _uvarint(buf, pos)
-                    e35 = pos + z34
-                    if e35 > L:
+                t39, pos = _uvarint(buf, pos)
+            if t39:
+                for _ in range(t39):
+                    g40, pos = _uvarint(buf, pos)
+                    z41, pos = _uvarint(buf, pos)
+                    e42 = pos + z41
+                    if e42 > L:
                         raise _malformed("tagged field of PartitionData runs past the end")
-                    if g33 == 0:
-                        v36, v37 = _S_iq.unpack_from(buf, pos)
+                    if g40 == 0:
+                        v43, v44 = _S_iq.unpack_from(buf, pos)
                         pos += 12
-                        u38: dict[int, bytes] = {}
-                        t39 = buf[pos]
-                        if t39 < 128:
-                            pos += 1
-                        else:
-                            t39, pos = _uvarint(buf, pos)
-                        if t39:
-                            for _ in range(t39):
-                                g40, pos = _uvarint(buf, pos)
-                                z41, pos = _uvarint(buf, pos)
-                                e42 = pos + z41
-                                if e42 > L:
-                                    raise _malformed("tagged field of EpochEndOffset runs past the end")
-                                u38[g40] = bytes(buf[pos:e42])
-                                pos = e42
-                        v28 = EpochEndOffset(v36, v37, u38)
-                        if pos != e35:
-                            raise _malformed("bad size of tagged field PartitionData.diverging_epoch")
-                    elif g33 == 1:
-                        v43, v44 = _S_ii.unpack_from(buf, pos)
-                        pos += 8
                         u45: dict[int, bytes] = {}
                         t46 = buf[pos]
                         if t46 < 128:
@@ -910,15 +1206,18 @@ def _d_FetchResponse_v13(buf: memoryview, pos: int) -> tuple[FetchResponse, int]
                                 z48, pos = _uvarint(buf, pos)
                                 e49 = pos + z48
                                 if e49 > L:
-                                    raise _malformed("tagged field of LeaderIdAndEpoch runs past the end")
+                                    raise _malformed("tagged field of EpochEndOffset runs past the end")
                                 u45[g47] = bytes(buf[pos:e49])
                                 pos = e49
-                        v29 = LeaderIdAndEpoch(v43, v44, u45)
-                        if pos != e35:
-                            raise _malformed("bad size of tagged field PartitionData.current_leader")
-                    elif g33 == 2:
-                        v50, v51 = _S_qi.unpack_from(buf, pos)
-                        pos += 12
+                        v32 = _new(EpochEndOffset)
+                        v32.epoch = v43
+                        v32.end_offset = v44
+                        v32.unknown_tagged_fields = u45
+                        if pos != e42:
+                            raise _malformed("bad size of tagged field PartitionData.diverging_epoch")
+                    elif g40 == 1:
+                        v50, v51 = _S_ii.unpack_from(buf, pos)
+                        pos += 8
                         u52: dict[int, bytes] = {}
                         t53 = buf[pos]
                         if t53 < 128:
@@ -931,48 +1230,100 @@ def _d_FetchResponse_v13(buf: memoryview, pos: int) -> tuple[FetchResponse, int]
                                 z55, pos = _uvarint(buf, pos)
                                 e56 = pos + z55
                                 if e56 > L:
-                                    raise _malformed("tagged field of SnapshotId runs past the end")
+                                    raise _malformed("tagged field of LeaderIdAndEpoch runs past the end")
                                 u52[g54] = bytes(buf[pos:e56])
                                 pos = e56
-                        v30 = SnapshotId(v50, v51, u52)
-                        if pos != e35:
+                        v34 = _new(LeaderIdAndEpoch)
+                        v34.leader_id = v50
+                        v34.leader_epoch = v51
+                        v34.unknown_tagged_fields = u52
+                        if pos != e42:
+                            raise _malformed("bad size of tagged field PartitionData.current_leader")
+                    elif g40 == 2:
+                        v57, v58 = _S_qi.unpack_from(buf, pos)
+                        pos += 12
+                        u59: dict[int, bytes] = {}
+                        t60 = buf[pos]
+                        if t60 < 128:
+                            pos += 1
+                        else:
+                            t60, pos = _uvarint(buf, pos)
+                        if t60:
+                            for _ in range(t60):
+                                g61, pos = _uvarint(buf, pos)
+                                z62, pos = _uvarint(buf, pos)
+                                e63 = pos + z62
+                                if e63 > L:
+                                    raise _malformed("tagged field of SnapshotId runs past the end")
+                                u59[g61] = bytes(buf[pos:e63])
+                                pos = e63
+                        v36 = _new(SnapshotId)
+                        v36.end_offset = v57
+                        v36.epoch = v58
+                        v36.unknown_tagged_fields = u59
+                        if pos != e42:
                             raise _malformed("bad size of tagged field PartitionData.snapshot_id")
                     else:
-                        u31[g33] = bytes(buf[pos:e35])
-                        pos = e35
-            v8.append(PartitionData(v10, v11, v12, v13, v14, v28, v29, v30, v15, v24, v25, u31))
-        u57: dict[int, bytes] = {}
-        t58 = buf[pos]
-        if t58 < 128:
+                        u38[g40] = bytes(buf[pos:e42])
+                        pos = e42
+            o12 = _new(PartitionData)
+            o12.partition_index = v13
+            o12.error_code = v14
+            o12.high_watermark = v15
+            o12.last_stable_offset = v16
+            o12.log_start_offset = v17
+            o12.diverging_epoch = v32
+            o12.current_leader = v34
+            o12.snapshot_id = v36
+            o12.aborted_transactions = v18
+            o12.preferred_read_replica = v28
+            o12.records = v29
+            o12.unknown_tagged_fields = u38
+            v10.append(o12)
+        u64: dict[int, bytes] = {}
+        t65 = buf[pos]
+        if t65 < 128:
             pos += 1
         else:
-            t58, pos = _uvarint(buf, pos)
-        if t58:
-            for _ in range(t58):
-                g59, pos = _uvarint(buf, pos)
-                z60, pos = _uvarint(buf, pos)
-                e61 = pos + z60
-                if e61 > L:
+            t65, pos = _uvarint(buf, pos)
+        if t65:
+            for _ in range(t65):
+                g66, pos = _uvarint(buf, pos)
+                z67, pos = _uvarint(buf, pos)
+                e68 = pos + z67
+                if e68 > L:
                     raise _malformed("tagged field of FetchableTopicResponse runs past the end")
-                u57[g59] = bytes(buf[pos:e61])
-                pos = e61
-        v4.append(FetchableTopicResponse('', v6, v8, u57))
-    u62: dict[int, bytes] = {}
-    t63 = buf[pos]
-    if t63 < 128:
+                u64[g66] = bytes(buf[pos:e68])
+                pos = e68
+        o6 = _new(FetchableTopicResponse)
+        o6.topic = ''
+        o6.topic_id = v7
+        o6.partitions = v10
+        o6.unknown_tagged_fields = u64
+        v4.append(o6)
+    u69: dict[int, bytes] = {}
+    t70 = buf[pos]
+    if t70 < 128:
         pos += 1
     else:
-        t63, pos = _uvarint(buf, pos)
-    if t63:
-        for _ in range(t63):
-            g64, pos = _uvarint(buf, pos)
-            z65, pos = _uvarint(buf, pos)
-            e66 = pos + z65
-            if e66 > L:
+        t70, pos = _uvarint(buf, pos)
+    if t70:
+        for _ in range(t70):
+            g71, pos = _uvarint(buf, pos)
+            z72, pos = _uvarint(buf, pos)
+            e73 = pos + z72
+            if e73 > L:
                 raise _malformed("tagged field of FetchResponse runs past the end")
-            u62[g64] = bytes(buf[pos:e66])
-            pos = e66
-    return FetchResponse(v1, v2, v3, v4, [], u62), pos
+            u69[g71] = bytes(buf[pos:e73])
+            pos = e73
+    obj = _new(FetchResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.session_id = v3
+    obj.responses = v4
+    obj.node_endpoints = []
+    obj.unknown_tagged_fields = u69
+    return obj, pos
 
 def _d_FetchResponse_v16(buf: memoryview, pos: int) -> tuple[FetchResponse, int]:
     L = len(buf)
@@ -989,115 +1340,115 @@ def _d_FetchResponse_v16(buf: memoryview, pos: int) -> tuple[FetchResponse, int]
         raise _malformed("bad count of FetchResponse.responses")
     v4 = []
     for _ in range(n5):
-        v8: list[PartitionData]
-        r7, = _S_u.unpack_from(buf, pos)
+        v10: list[PartitionData]
+        r8, r9 = _S_QQ.unpack_from(buf, pos)
         pos += 16
-        v6 = _UUID(bytes=r7)
-        n9 = buf[pos]
-        if n9 < 128:
+        v7 = _new(_UUID)
+        _setattr(v7, 'int', (r8 << 64) | r9)
+        _setattr(v7, 'is_safe', _SAFE_UNKNOWN)
+        n11 = buf[pos]
+        if n11 < 128:
             pos += 1
         else:
-            n9, pos = _uvarint(buf, pos)
-        n9 -= 1
-        if n9 < 0 or n9 > L - pos:
+            n11, pos = _uvarint(buf, pos)
+        n11 -= 1
+        if n11 < 0 or n11 > L - pos:
             raise _malformed("bad count of FetchableTopicResponse.partitions")
-        v8 = []
-        for _ in range(n9):
-            v15: list[AbortedTransaction] | None
-            v10, v11, v12, v13, v14 = _S_ihqqq.unpack_from(buf, pos)
+        v10 = []
+        for _ in range(n11):
+            v18: list[AbortedTransaction] | None
+            v13, v14, v15, v16, v17 = _S_ihqqq.unpack_from(buf, pos)
             pos += 30
-            n16 = buf[pos]
-            if n16 < 128:
+            n19 = buf[pos]
+            if n19 < 128:
                 pos += 1
             else:
-                n16, pos = _uvarint(buf, pos)
-            n16 -= 1
-            if n16 < 0:
-                if n16 != -1:
+                n19, pos = _uvarint(buf, pos)
+            n19 -= 1
+            if n19 < 0:
+                if n19 != -1:
                     raise _malformed("bad length of PartitionData.aborted_transactions")
-                v15 = None
+                v18 = None
             else:
-                if n16 > L - pos:
+                if n19 > L - pos:
                     raise _malformed("bad count of PartitionData.aborted_transactions")
-                v15 = []
-                for _ in range(n16):
-                    v17, v18 = _S_qq.unpack_from(buf, pos)
+                v18 = []
+                for _ in range(n19):
+                    v21, v22 = _S_qq.unpack_from(buf, pos)
                     pos += 16
-                    u19: dict[int, bytes] = {}
-                    t20 = buf[pos]
-                    if t20 < 128:
+                    u23: dict[int, bytes] = {}
+                    t24 = buf[pos]
+                    if t24 < 128:
                         pos += 1
                     else:
-                        t20, pos = _uvarint(buf, pos)
-                    if t20:
-                        for _ in range(t20):
-                            g21, pos = _uvarint(buf, pos)
-                            z22, pos = _uvarint(buf, pos)
-                            e23 = pos + z22
-                            if e23 > L:
+                        t24, pos = _uvarint(buf, pos)
+                    if t24:
+                        for _ in range(t24):
+                            g25, pos = _uvarint(buf, pos)
+                            z26, pos = _uvarint(buf, pos)
+                            e27 = pos + z26
+                            if e27 > L:
                                 raise _malformed("tagged field of AbortedTransaction runs past the end")
-                            u19[g21] = bytes(buf[pos:e23])
-                            pos = e23
-                    v15.append(AbortedTransaction(v17, v18, u19))
-            v25: bytes | bytearray | memoryview | None
-            v24, = _S_i.unpack_from(buf, pos)
+                            u23[g25] = bytes(buf[pos:e27])
+                            pos = e27
+                    o20 = _new(AbortedTransaction)
+                    o20.producer_id = v21
+                    o20.first_offset = v22
+                    o20.unknown_tagged_fields = u23
+                    v18.append(o20)
+            v29: bytes | bytearray | memoryview | None
+            v28, = _S_i.unpack_from(buf, pos)
             pos += 4
-            n26 = buf[pos]
-            if n26 < 128:
+            n30 = buf[pos]
+            if n30 < 128:
                 pos += 1
             else:
-                n26, pos = _uvarint(buf, pos)
-            n26 -= 1
-            if n26 < 0:
-                if n26 != -1:
+                n30, pos = _uvarint(buf, pos)
+            n30 -= 1
+            if n30 < 0:
+                if n30 != -1:
                     raise _malformed("bad length of PartitionData.records")
-                v25 = None
+                v29 = None
             else:
-                e27 = pos + n26
-                if e27 > L:
+                e31 = pos + n30
+                if e31 > L:
                     raise _malformed("PartitionData.records runs past the end")
-                v25 = buf[pos:e27]
-                pos = e27
-            v28: EpochEndOffset = EpochEndOffset()
-            v29: LeaderIdAndEpoch = LeaderIdAndEpoch()
-            v30: SnapshotId = SnapshotId()
-            u31: dict[int, bytes] = {}
-            t32 = buf[pos]
-            if t32 < 128:
+                v29 = buf[pos:e31]
+                pos = e31
+            v32: EpochEndOffset
+            d33 = _new(EpochEndOffset)
+            d33.epoch = -1
+            d33.end_offset = -1
+            d33.unknown_tagged_fields = {}
+            v32 = d33
+            v34: LeaderIdAndEpoch
+            d35 = _new(LeaderIdAndEpoch)
+            d35.leader_id = -1
+            d35.leader_epoch = -1
+            d35.unknown_tagged_fields = {}
+            v34 = d35
+            v36: SnapshotId
+            d37 = _new(SnapshotId)
+            d37.end_offset = -1
+            d37.epoch = -1
+            d37.unknown_tagged_fields = {}
+            v36 = d37
+            u38: dict[int, bytes] = {}
+            t39 = buf[pos]
+            if t39 < 128:
                 pos += 1
             else:
-                t32, pos = _uvarint(buf, pos)
-            if t32:
-                for _ in range(t32):
-                    g33, pos = _uvarint(buf, pos)
-                    z34, pos = _uvarint(buf, pos)
-                    e35 = pos + z34
-                    if e35 > L:
+                t39, pos = _uvarint(buf, pos)
+            if t39:
+                for _ in range(t39):
+                    g40, pos = _uvarint(buf, pos)
+                    z41, pos = _uvarint(buf, pos)
+                    e42 = pos + z41
+                    if e42 > L:
                         raise _malformed("tagged field of PartitionData runs past the end")
-                    if g33 == 0:
-                        v36, v37 = _S_iq.unpack_from(buf, pos)
+                    if g40 == 0:
+                        v43, v44 = _S_iq.unpack_from(buf, pos)
                         pos += 12
-                        u38: dict[int, bytes] = {}
-                        t39 = buf[pos]
-                        if t39 < 128:
-                            pos += 1
-                        else:
-                            t39, pos = _uvarint(buf, pos)
-                        if t39:
-                            for _ in range(t39):
-                                g40, pos = _uvarint(buf, pos)
-                                z41, pos = _uvarint(buf, pos)
-                                e42 = pos + z41
-                                if e42 > L:
-                                    raise _malformed("tagged field of EpochEndOffset runs past the end")
-                                u38[g40] = bytes(buf[pos:e42])
-                                pos = e42
-                        v28 = EpochEndOffset(v36, v37, u38)
-                        if pos != e35:
-                            raise _malformed("bad size of tagged field PartitionData.diverging_epoch")
-                    elif g33 == 1:
-                        v43, v44 = _S_ii.unpack_from(buf, pos)
-                        pos += 8
                         u45: dict[int, bytes] = {}
                         t46 = buf[pos]
                         if t46 < 128:
@@ -1110,15 +1461,18 @@ def _d_FetchResponse_v16(buf: memoryview, pos: int) -> tuple[FetchResponse, int]
                                 z48, pos = _uvarint(buf, pos)
                                 e49 = pos + z48
                                 if e49 > L:
-                                    raise _malformed("tagged field of LeaderIdAndEpoch runs past the end")
+                                    raise _malformed("tagged field of EpochEndOffset runs past the end")
                                 u45[g47] = bytes(buf[pos:e49])
                                 pos = e49
-                        v29 = LeaderIdAndEpoch(v43, v44, u45)
-                        if pos != e35:
-                            raise _malformed("bad size of tagged field PartitionData.current_leader")
-                    elif g33 == 2:
-                        v50, v51 = _S_qi.unpack_from(buf, pos)
-                        pos += 12
+                        v32 = _new(EpochEndOffset)
+                        v32.epoch = v43
+                        v32.end_offset = v44
+                        v32.unknown_tagged_fields = u45
+                        if pos != e42:
+                            raise _malformed("bad size of tagged field PartitionData.diverging_epoch")
+                    elif g40 == 1:
+                        v50, v51 = _S_ii.unpack_from(buf, pos)
+                        pos += 8
                         u52: dict[int, bytes] = {}
                         t53 = buf[pos]
                         if t53 < 128:
@@ -1131,111 +1485,170 @@ def _d_FetchResponse_v16(buf: memoryview, pos: int) -> tuple[FetchResponse, int]
                                 z55, pos = _uvarint(buf, pos)
                                 e56 = pos + z55
                                 if e56 > L:
-                                    raise _malformed("tagged field of SnapshotId runs past the end")
+                                    raise _malformed("tagged field of LeaderIdAndEpoch runs past the end")
                                 u52[g54] = bytes(buf[pos:e56])
                                 pos = e56
-                        v30 = SnapshotId(v50, v51, u52)
-                        if pos != e35:
+                        v34 = _new(LeaderIdAndEpoch)
+                        v34.leader_id = v50
+                        v34.leader_epoch = v51
+                        v34.unknown_tagged_fields = u52
+                        if pos != e42:
+                            raise _malformed("bad size of tagged field PartitionData.current_leader")
+                    elif g40 == 2:
+                        v57, v58 = _S_qi.unpack_from(buf, pos)
+                        pos += 12
+                        u59: dict[int, bytes] = {}
+                        t60 = buf[pos]
+                        if t60 < 128:
+                            pos += 1
+                        else:
+                            t60, pos = _uvarint(buf, pos)
+                        if t60:
+                            for _ in range(t60):
+                                g61, pos = _uvarint(buf, pos)
+                                z62, pos = _uvarint(buf, pos)
+                                e63 = pos + z62
+                                if e63 > L:
+                                    raise _malformed("tagged field of SnapshotId runs past the end")
+                                u59[g61] = bytes(buf[pos:e63])
+                                pos = e63
+                        v36 = _new(SnapshotId)
+                        v36.end_offset = v57
+                        v36.epoch = v58
+                        v36.unknown_tagged_fields = u59
+                        if pos != e42:
                             raise _malformed("bad size of tagged field PartitionData.snapshot_id")
                     else:
-                        u31[g33] = bytes(buf[pos:e35])
-                        pos = e35
-            v8.append(PartitionData(v10, v11, v12, v13, v14, v28, v29, v30, v15, v24, v25, u31))
-        u57: dict[int, bytes] = {}
-        t58 = buf[pos]
-        if t58 < 128:
+                        u38[g40] = bytes(buf[pos:e42])
+                        pos = e42
+            o12 = _new(PartitionData)
+            o12.partition_index = v13
+            o12.error_code = v14
+            o12.high_watermark = v15
+            o12.last_stable_offset = v16
+            o12.log_start_offset = v17
+            o12.diverging_epoch = v32
+            o12.current_leader = v34
+            o12.snapshot_id = v36
+            o12.aborted_transactions = v18
+            o12.preferred_read_replica = v28
+            o12.records = v29
+            o12.unknown_tagged_fields = u38
+            v10.append(o12)
+        u64: dict[int, bytes] = {}
+        t65 = buf[pos]
+        if t65 < 128:
             pos += 1
         else:
-            t58, pos = _uvarint(buf, pos)
-        if t58:
-            for _ in range(t58):
-                g59, pos = _uvarint(buf, pos)
-                z60, pos = _uvarint(buf, pos)
-                e61 = pos + z60
-                if e61 > L:
+            t65, pos = _uvarint(buf, pos)
+        if t65:
+            for _ in range(t65):
+                g66, pos = _uvarint(buf, pos)
+                z67, pos = _uvarint(buf, pos)
+                e68 = pos + z67
+                if e68 > L:
                     raise _malformed("tagged field of FetchableTopicResponse runs past the end")
-                u57[g59] = bytes(buf[pos:e61])
-                pos = e61
-        v4.append(FetchableTopicResponse('', v6, v8, u57))
-    v62: list[NodeEndpoint] = []
-    u63: dict[int, bytes] = {}
-    t64 = buf[pos]
-    if t64 < 128:
+                u64[g66] = bytes(buf[pos:e68])
+                pos = e68
+        o6 = _new(FetchableTopicResponse)
+        o6.topic = ''
+        o6.topic_id = v7
+        o6.partitions = v10
+        o6.unknown_tagged_fields = u64
+        v4.append(o6)
+    v69: list[NodeEndpoint]
+    v69 = []
+    u70: dict[int, bytes] = {}
+    t71 = buf[pos]
+    if t71 < 128:
         pos += 1
     else:
-        t64, pos = _uvarint(buf, pos)
-    if t64:
-        for _ in range(t64):
-            g65, pos = _uvarint(buf, pos)
-            z66, pos = _uvarint(buf, pos)
-            e67 = pos + z66
-            if e67 > L:
+        t71, pos = _uvarint(buf, pos)
+    if t71:
+        for _ in range(t71):
+            g72, pos = _uvarint(buf, pos)
+            z73, pos = _uvarint(buf, pos)
+            e74 = pos + z73
+            if e74 > L:
                 raise _malformed("tagged field of FetchResponse runs past the end")
-            if g65 == 0:
-                n68 = buf[pos]
-                if n68 < 128:
+            if g72 == 0:
+                n75 = buf[pos]
+                if n75 < 128:
                     pos += 1
                 else:
-                    n68, pos = _uvarint(buf, pos)
-                n68 -= 1
-                if n68 < 0 or n68 > L - pos:
+                    n75, pos = _uvarint(buf, pos)
+                n75 -= 1
+                if n75 < 0 or n75 > L - pos:
                     raise _malformed("bad count of FetchResponse.node_endpoints")
-                v62 = []
-                for _ in range(n68):
-                    v69, = _S_i.unpack_from(buf, pos)
+                v69 = []
+                for _ in range(n75):
+                    v77, = _S_i.unpack_from(buf, pos)
                     pos += 4
-                    n71 = buf[pos]
-                    if n71 < 128:
+                    n79 = buf[pos]
+                    if n79 < 128:
                         pos += 1
                     else:
-                        n71, pos = _uvarint(buf, pos)
-                    n71 -= 1
-                    e72 = pos + n71
-                    if n71 < 0 or e72 > L:
+                        n79, pos = _uvarint(buf, pos)
+                    n79 -= 1
+                    e80 = pos + n79
+                    if n79 < 0 or e80 > L:
                         raise _malformed("NodeEndpoint.host runs past the end")
-                    v70 = str(buf[pos:e72], 'utf-8')
-                    pos = e72
-                    v74: str | None
-                    v73, = _S_i.unpack_from(buf, pos)
+                    v78 = str(buf[pos:e80], 'utf-8')
+                    pos = e80
+                    v82: str | None
+                    v81, = _S_i.unpack_from(buf, pos)
                     pos += 4
-                    n75 = buf[pos]
-                    if n75 < 128:
+                    n83 = buf[pos]
+                    if n83 < 128:
                         pos += 1
                     else:
-                        n75, pos = _uvarint(buf, pos)
-                    n75 -= 1
-                    if n75 < 0:
-                        if n75 != -1:
+                        n83, pos = _uvarint(buf, pos)
+                    n83 -= 1
+                    if n83 < 0:
+                        if n83 != -1:
                             raise _malformed("bad length of NodeEndpoint.rack")
-                        v74 = None
+                        v82 = None
                     else:
-                        e76 = pos + n75
-                        if e76 > L:
+                        e84 = pos + n83
+                        if e84 > L:
                             raise _malformed("NodeEndpoint.rack runs past the end")
-                        v74 = str(buf[pos:e76], 'utf-8')
-                        pos = e76
-                    u77: dict[int, bytes] = {}
-                    t78 = buf[pos]
-                    if t78 < 128:
+                        v82 = str(buf[pos:e84], 'utf-8')
+                        pos = e84
+                    u85: dict[int, bytes] = {}
+                    t86 = buf[pos]
+                    if t86 < 128:
                         pos += 1
                     else:
-                        t78, pos = _uvarint(buf, pos)
-                    if t78:
-                        for _ in range(t78):
-                            g79, pos = _uvarint(buf, pos)
-                            z80, pos = _uvarint(buf, pos)
-                            e81 = pos + z80
-                            if e81 > L:
+                        t86, pos = _uvarint(buf, pos)
+                    if t86:
+                        for _ in range(t86):
+                            g87, pos = _uvarint(buf, pos)
+                            z88, pos = _uvarint(buf, pos)
+                            e89 = pos + z88
+                            if e89 > L:
                                 raise _malformed("tagged field of NodeEndpoint runs past the end")
-                            u77[g79] = bytes(buf[pos:e81])
-                            pos = e81
-                    v62.append(NodeEndpoint(v69, v70, v73, v74, u77))
-                if pos != e67:
+                            u85[g87] = bytes(buf[pos:e89])
+                            pos = e89
+                    o76 = _new(NodeEndpoint)
+                    o76.node_id = v77
+                    o76.host = v78
+                    o76.port = v81
+                    o76.rack = v82
+                    o76.unknown_tagged_fields = u85
+                    v69.append(o76)
+                if pos != e74:
                     raise _malformed("bad size of tagged field FetchResponse.node_endpoints")
             else:
-                u63[g65] = bytes(buf[pos:e67])
-                pos = e67
-    return FetchResponse(v1, v2, v3, v4, v62, u63), pos
+                u70[g72] = bytes(buf[pos:e74])
+                pos = e74
+    obj = _new(FetchResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.session_id = v3
+    obj.responses = v4
+    obj.node_endpoints = v69
+    obj.unknown_tagged_fields = u70
+    return obj, pos
 
 _DEC_FetchResponse = (_d_FetchResponse_v0, _d_FetchResponse_v1, _d_FetchResponse_v1, _d_FetchResponse_v1, _d_FetchResponse_v4, _d_FetchResponse_v5, _d_FetchResponse_v5, _d_FetchResponse_v7, _d_FetchResponse_v7, _d_FetchResponse_v7, _d_FetchResponse_v7, _d_FetchResponse_v11, _d_FetchResponse_v12, _d_FetchResponse_v13, _d_FetchResponse_v13, _d_FetchResponse_v13, _d_FetchResponse_v16, _d_FetchResponse_v16,)
 
@@ -1832,35 +2245,6 @@ def _d_FetchRequest_v0(buf: memoryview, pos: int) -> tuple[FetchRequest, int]:
         raise _malformed("bad count of FetchRequest.topics")
     v4 = []
     for _ in range(n5):
-        n7, = _S_h.unpack_from(buf, pos)
-        pos += 2
-        e8 = pos + n7
-        if n7 < 0 or e8 > L:
-            raise _malformed("FetchTopic.topic runs past the end")
-        v6 = str(buf[pos:e8], 'utf-8')
-        pos = e8
-        v9: list[FetchPartition]
-        n10, = _S_i.unpack_from(buf, pos)
-        pos += 4
-        if n10 < 0 or n10 > L - pos:
-            raise _malformed("bad count of FetchTopic.partitions")
-        v9 = []
-        for _ in range(n10):
-            v11, v12, v13 = _S_iqi.unpack_from(buf, pos)
-            pos += 16
-            v9.append(FetchPartition(v11, -1, v12, -1, -1, v13, ZERO_UUID, {}))
-        v4.append(FetchTopic(v6, ZERO_UUID, v9, {}))
-    return FetchRequest(None, v1, ReplicaState(), v2, v3, 2147483647, 0, 0, -1, v4, [], '', {}), pos
-
-def _d_FetchRequest_v3(buf: memoryview, pos: int) -> tuple[FetchRequest, int]:
-    L = len(buf)
-    v5: list[FetchTopic]
-    v1, v2, v3, v4, n6 = _S_iiiii.unpack_from(buf, pos)
-    pos += 20
-    if n6 < 0 or n6 > L - pos:
-        raise _malformed("bad count of FetchRequest.topics")
-    v5 = []
-    for _ in range(n6):
         n8, = _S_h.unpack_from(buf, pos)
         pos += 2
         e9 = pos + n8
@@ -1875,11 +2259,104 @@ def _d_FetchRequest_v3(buf: memoryview, pos: int) -> tuple[FetchRequest, int]:
             raise _malformed("bad count of FetchTopic.partitions")
         v10 = []
         for _ in range(n11):
-            v12, v13, v14 = _S_iqi.unpack_from(buf, pos)
+            v13, v14, v15 = _S_iqi.unpack_from(buf, pos)
             pos += 16
-            v10.append(FetchPartition(v12, -1, v13, -1, -1, v14, ZERO_UUID, {}))
-        v5.append(FetchTopic(v7, ZERO_UUID, v10, {}))
-    return FetchRequest(None, v1, ReplicaState(), v2, v3, v4, 0, 0, -1, v5, [], '', {}), pos
+            o12 = _new(FetchPartition)
+            o12.partition = v13
+            o12.current_leader_epoch = -1
+            o12.fetch_offset = v14
+            o12.last_fetched_epoch = -1
+            o12.log_start_offset = -1
+            o12.partition_max_bytes = v15
+            o12.replica_directory_id = ZERO_UUID
+            o12.unknown_tagged_fields = {}
+            v10.append(o12)
+        o6 = _new(FetchTopic)
+        o6.topic = v7
+        o6.topic_id = ZERO_UUID
+        o6.partitions = v10
+        o6.unknown_tagged_fields = {}
+        v4.append(o6)
+    obj = _new(FetchRequest)
+    obj.cluster_id = None
+    obj.replica_id = v1
+    d16 = _new(ReplicaState)
+    d16.replica_id = -1
+    d16.replica_epoch = -1
+    d16.unknown_tagged_fields = {}
+    obj.replica_state = d16
+    obj.max_wait_ms = v2
+    obj.min_bytes = v3
+    obj.max_bytes = 2147483647
+    obj.isolation_level = 0
+    obj.session_id = 0
+    obj.session_epoch = -1
+    obj.topics = v4
+    obj.forgotten_topics_data = []
+    obj.rack_id = ''
+    obj.unknown_tagged_fields = {}
+    return obj, pos
+
+def _d_FetchRequest_v3(buf: memoryview, pos: int) -> tuple[FetchRequest, int]:
+    L = len(buf)
+    v5: list[FetchTopic]
+    v1, v2, v3, v4, n6 = _S_iiiii.unpack_from(buf, pos)
+    pos += 20
+    if n6 < 0 or n6 > L - pos:
+        raise _malformed("bad count of FetchRequest.topics")
+    v5 = []
+    for _ in range(n6):
+        n9, = _S_h.unpack_from(buf, pos)
+        pos += 2
+        e10 = pos + n9
+        if n9 < 0 or e10 > L:
+            raise _malformed("FetchTopic.topic runs past the end")
+        v8 = str(buf[pos:e10], 'utf-8')
+        pos = e10
+        v11: list[FetchPartition]
+        n12, = _S_i.unpack_from(buf, pos)
+        pos += 4
+        if n12 < 0 or n12 > L - pos:
+            raise _malformed("bad count of FetchTopic.partitions")
+        v11 = []
+        for _ in range(n12):
+            v14, v15, v16 = _S_iqi.unpack_from(buf, pos)
+            pos += 16
+            o13 = _new(FetchPartition)
+            o13.partition = v14
+            o13.current_leader_epoch = -1
+            o13.fetch_offset = v15
+            o13.last_fetched_epoch = -1
+            o13.log_start_offset = -1
+            o13.partition_max_bytes = v16
+            o13.replica_directory_id = ZERO_UUID
+            o13.unknown_tagged_fields = {}
+            v11.append(o13)
+        o7 = _new(FetchTopic)
+        o7.topic = v8
+        o7.topic_id = ZERO_UUID
+        o7.partitions = v11
+        o7.unknown_tagged_fields = {}
+        v5.append(o7)
+    obj = _new(FetchRequest)
+    obj.cluster_id = None
+    obj.replica_id = v1
+    d17 = _new(ReplicaState)
+    d17.replica_id = -1
+    d17.replica_epoch = -1
+    d17.unknown_tagged_fields = {}
+    obj.replica_state = d17
+    obj.max_wait_ms = v2
+    obj.min_bytes = v3
+    obj.max_bytes = v4
+    obj.isolation_level = 0
+    obj.session_id = 0
+    obj.session_epoch = -1
+    obj.topics = v5
+    obj.forgotten_topics_data = []
+    obj.rack_id = ''
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_FetchRequest_v4(buf: memoryview, pos: int) -> tuple[FetchRequest, int]:
     L = len(buf)
@@ -1890,25 +2367,57 @@ def _d_FetchRequest_v4(buf: memoryview, pos: int) -> tuple[FetchRequest, int]:
         raise _malformed("bad count of FetchRequest.topics")
     v6 = []
     for _ in range(n7):
-        n9, = _S_h.unpack_from(buf, pos)
+        n10, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e10 = pos + n9
-        if n9 < 0 or e10 > L:
+        e11 = pos + n10
+        if n10 < 0 or e11 > L:
             raise _malformed("FetchTopic.topic runs past the end")
-        v8 = str(buf[pos:e10], 'utf-8')
-        pos = e10
-        v11: list[FetchPartition]
-        n12, = _S_i.unpack_from(buf, pos)
+        v9 = str(buf[pos:e11], 'utf-8')
+        pos = e11
+        v12: list[FetchPartition]
+        n13, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n12 < 0 or n12 > L - pos:
+        if n13 < 0 or n13 > L - pos:
             raise _malformed("bad count of FetchTopic.partitions")
-        v11 = []
-        for _ in range(n12):
-            v13, v14, v15 = _S_iqi.unpack_from(buf, pos)
+        v12 = []
+        for _ in range(n13):
+            v15, v16, v17 = _S_iqi.unpack_from(buf, pos)
             pos += 16
-            v11.append(FetchPartition(v13, -1, v14, -1, -1, v15, ZERO_UUID, {}))
-        v6.append(FetchTopic(v8, ZERO_UUID, v11, {}))
-    return FetchRequest(None, v1, ReplicaState(), v2, v3, v4, v5, 0, -1, v6, [], '', {}), pos
+            o14 = _new(FetchPartition)
+            o14.partition = v15
+            o14.current_leader_epoch = -1
+            o14.fetch_offset = v16
+            o14.last_fetched_epoch = -1
+            o14.log_start_offset = -1
+            o14.partition_max_bytes = v17
+            o14.replica_directory_id = ZERO_UUID
+            o14.unknown_tagged_fields = {}
+            v12.append(o14)
+        o8 = _new(FetchTopic)
+        o8.topic = v9
+        o8.topic_id = ZERO_UUID
+        o8.partitions = v12
+        o8.unknown_tagged_fields = {}
+        v6.append(o8)
+    obj = _new(FetchRequest)
+    obj.cluster_id = None
+    obj.replica_id = v1
+    d18 = _new(ReplicaState)
+    d18.replica_id = -1
+    d18.replica_epoch = -1
+    d18.unknown_tagged_fields = {}
+    obj.replica_state = d18
+    obj.max_wait_ms = v2
+    obj.min_bytes = v3
+    obj.max_bytes = v4
+    obj.isolation_level = v5
+    obj.session_id = 0
+    obj.session_epoch = -1
+    obj.topics = v6
+    obj.forgotten_topics_data = []
+    obj.rack_id = ''
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_FetchRequest_v5(buf: memoryview, pos: int) -> tuple[FetchRequest, int]:
     L = len(buf)
@@ -1919,25 +2428,57 @@ def _d_FetchRequest_v5(buf: memoryview, pos: int) -> tuple[FetchRequest, int]:
         raise _malformed("bad count of FetchRequest.topics")
     v6 = []
     for _ in range(n7):
-        n9, = _S_h.unpack_from(buf, pos)
+        n10, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e10 = pos + n9
-        if n9 < 0 or e10 > L:
+        e11 = pos + n10
+        if n10 < 0 or e11 > L:
             raise _malformed("FetchTopic.topic runs past the end")
-        v8 = str(buf[pos:e10], 'utf-8')
-        pos = e10
-        v11: list[FetchPartition]
-        n12, = _S_i.unpack_from(buf, pos)
+        v9 = str(buf[pos:e11], 'utf-8')
+        pos = e11
+        v12: list[FetchPartition]
+        n13, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n12 < 0 or n12 > L - pos:
+        if n13 < 0 or n13 > L - pos:
             raise _malformed("bad count of FetchTopic.partitions")
-        v11 = []
-        for _ in range(n12):
-            v13, v14, v15, v16 = _S_iqqi.unpack_from(buf, pos)
+        v12 = []
+        for _ in range(n13):
+            v15, v16, v17, v18 = _S_iqqi.unpack_from(buf, pos)
             pos += 24
-            v11.append(FetchPartition(v13, -1, v14, -1, v15, v16, ZERO_UUID, {}))
-        v6.append(FetchTopic(v8, ZERO_UUID, v11, {}))
-    return FetchRequest(None, v1, ReplicaState(), v2, v3, v4, v5, 0, -1, v6, [], '', {}), pos
+            o14 = _new(FetchPartition)
+            o14.partition = v15
+            o14.current_leader_epoch = -1
+            o14.fetch_offset = v16
+            o14.last_fetched_epoch = -1
+            o14.log_start_offset = v17
+            o14.partition_max_bytes = v18
+            o14.replica_directory_id = ZERO_UUID
+            o14.unknown_tagged_fields = {}
+            v12.append(o14)
+        o8 = _new(FetchTopic)
+        o8.topic = v9
+        o8.topic_id = ZERO_UUID
+        o8.partitions = v12
+        o8.unknown_tagged_fields = {}
+        v6.append(o8)
+    obj = _new(FetchRequest)
+    obj.cluster_id = None
+    obj.replica_id = v1
+    d19 = _new(ReplicaState)
+    d19.replica_id = -1
+    d19.replica_epoch = -1
+    d19.unknown_tagged_fields = {}
+    obj.replica_state = d19
+    obj.max_wait_ms = v2
+    obj.min_bytes = v3
+    obj.max_bytes = v4
+    obj.isolation_level = v5
+    obj.session_id = 0
+    obj.session_epoch = -1
+    obj.topics = v6
+    obj.forgotten_topics_data = []
+    obj.rack_id = ''
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_FetchRequest_v7(buf: memoryview, pos: int) -> tuple[FetchRequest, int]:
     L = len(buf)
@@ -1948,48 +2489,85 @@ def _d_FetchRequest_v7(buf: memoryview, pos: int) -> tuple[FetchRequest, int]:
         raise _malformed("bad count of FetchRequest.topics")
     v8 = []
     for _ in range(n9):
-        n11, = _S_h.unpack_from(buf, pos)
+        n12, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e12 = pos + n11
-        if n11 < 0 or e12 > L:
+        e13 = pos + n12
+        if n12 < 0 or e13 > L:
             raise _malformed("FetchTopic.topic runs past the end")
-        v10 = str(buf[pos:e12], 'utf-8')
-        pos = e12
-        v13: list[FetchPartition]
-        n14, = _S_i.unpack_from(buf, pos)
+        v11 = str(buf[pos:e13], 'utf-8')
+        pos = e13
+        v14: list[FetchPartition]
+        n15, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n14 < 0 or n14 > L - pos:
+        if n15 < 0 or n15 > L - pos:
             raise _malformed("bad count of FetchTopic.partitions")
-        v13 = []
-        for _ in range(n14):
-            v15, v16, v17, v18 = _S_iqqi.unpack_from(buf, pos)
+        v14 = []
+        for _ in range(n15):
+            v17, v18, v19, v20 = _S_iqqi.unpack_from(buf, pos)
             pos += 24
-            v13.append(FetchPartition(v15, -1, v16, -1, v17, v18, ZERO_UUID, {}))
-        v8.append(FetchTopic(v10, ZERO_UUID, v13, {}))
-    v19: list[ForgottenTopic]
-    n20, = _S_i.unpack_from(buf, pos)
+            o16 = _new(FetchPartition)
+            o16.partition = v17
+            o16.current_leader_epoch = -1
+            o16.fetch_offset = v18
+            o16.last_fetched_epoch = -1
+            o16.log_start_offset = v19
+            o16.partition_max_bytes = v20
+            o16.replica_directory_id = ZERO_UUID
+            o16.unknown_tagged_fields = {}
+            v14.append(o16)
+        o10 = _new(FetchTopic)
+        o10.topic = v11
+        o10.topic_id = ZERO_UUID
+        o10.partitions = v14
+        o10.unknown_tagged_fields = {}
+        v8.append(o10)
+    v21: list[ForgottenTopic]
+    n22, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n20 < 0 or n20 > L - pos:
+    if n22 < 0 or n22 > L - pos:
         raise _malformed("bad count of FetchRequest.forgotten_topics_data")
-    v19 = []
-    for _ in range(n20):
-        n22, = _S_h.unpack_from(buf, pos)
+    v21 = []
+    for _ in range(n22):
+        n25, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e23 = pos + n22
-        if n22 < 0 or e23 > L:
-            raise _malformed("ForgottenTopic.topic runs past the end")
-        v21 = str(buf[pos:e23], 'utf-8')
-        pos = e23
-        v24: list[int]
-        n25, = _S_i.unpack_from(buf, pos)
-        pos += 4
-        e26 = pos + 4 * n25
+        e26 = pos + n25
         if n25 < 0 or e26 > L:
-            raise _malformed("ForgottenTopic.partitions runs past the end")
-        v24 = list(_unpack_from('>%di' % n25, buf, pos))
+            raise _malformed("ForgottenTopic.topic runs past the end")
+        v24 = str(buf[pos:e26], 'utf-8')
         pos = e26
-        v19.append(ForgottenTopic(v21, ZERO_UUID, v24, {}))
-    return FetchRequest(None, v1, ReplicaState(), v2, v3, v4, v5, v6, v7, v8, v19, '', {}), pos
+        v27: list[int]
+        n28, = _S_i.unpack_from(buf, pos)
+        pos += 4
+        e29 = pos + 4 * n28
+        if n28 < 0 or e29 > L:
+            raise _malformed("ForgottenTopic.partitions runs past the end")
+        v27 = list(_unpack_from('>%di' % n28, buf, pos))
+        pos = e29
+        o23 = _new(ForgottenTopic)
+        o23.topic = v24
+        o23.topic_id = ZERO_UUID
+        o23.partitions = v27
+        o23.unknown_tagged_fields = {}
+        v21.append(o23)
+    obj = _new(FetchRequest)
+    obj.cluster_id = None
+    obj.replica_id = v1
+    d30 = _new(ReplicaState)
+    d30.replica_id = -1
+    d30.replica_epoch = -1
+    d30.unknown_tagged_fields = {}
+    obj.replica_state = d30
+    obj.max_wait_ms = v2
+    obj.min_bytes = v3
+    obj.max_bytes = v4
+    obj.isolation_level = v5
+    obj.session_id = v6
+    obj.session_epoch = v7
+    obj.topics = v8
+    obj.forgotten_topics_data = v21
+    obj.rack_id = ''
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_FetchRequest_v9(buf: memoryview, pos: int) -> tuple[FetchRequest, int]:
     L = len(buf)
@@ -2000,48 +2578,85 @@ def _d_FetchRequest_v9(buf: memoryview, pos: int) -> tuple[FetchRequest, int]:
         raise _malformed("bad count of FetchRequest.topics")
     v8 = []
     for _ in range(n9):
-        n11, = _S_h.unpack_from(buf, pos)
+        n12, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e12 = pos + n11
-        if n11 < 0 or e12 > L:
+        e13 = pos + n12
+        if n12 < 0 or e13 > L:
             raise _malformed("FetchTopic.topic runs past the end")
-        v10 = str(buf[pos:e12], 'utf-8')
-        pos = e12
-        v13: list[FetchPartition]
-        n14, = _S_i.unpack_from(buf, pos)
+        v11 = str(buf[pos:e13], 'utf-8')
+        pos = e13
+        v14: list[FetchPartition]
+        n15, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n14 < 0 or n14 > L - pos:
+        if n15 < 0 or n15 > L - pos:
             raise _malformed("bad count of FetchTopic.partitions")
-        v13 = []
-        for _ in range(n14):
-            v15, v16, v17, v18, v19 = _S_iiqqi.unpack_from(buf, pos)
+        v14 = []
+        for _ in range(n15):
+            v17, v18, v19, v20, v21 = _S_iiqqi.unpack_from(buf, pos)
             pos += 28
-            v13.append(FetchPartition(v15, v16, v17, -1, v18, v19, ZERO_UUID, {}))
-        v8.append(FetchTopic(v10, ZERO_UUID, v13, {}))
-    v20: list[ForgottenTopic]
-    n21, = _S_i.unpack_from(buf, pos)
+            o16 = _new(FetchPartition)
+            o16.partition = v17
+            o16.current_leader_epoch = v18
+            o16.fetch_offset = v19
+            o16.last_fetched_epoch = -1
+            o16.log_start_offset = v20
+            o16.partition_max_bytes = v21
+            o16.replica_directory_id = ZERO_UUID
+            o16.unknown_tagged_fields = {}
+            v14.append(o16)
+        o10 = _new(FetchTopic)
+        o10.topic = v11
+        o10.topic_id = ZERO_UUID
+        o10.partitions = v14
+        o10.unknown_tagged_fields = {}
+        v8.append(o10)
+    v22: list[ForgottenTopic]
+    n23, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n21 < 0 or n21 > L - pos:
+    if n23 < 0 or n23 > L - pos:
         raise _malformed("bad count of FetchRequest.forgotten_topics_data")
-    v20 = []
-    for _ in range(n21):
-        n23, = _S_h.unpack_from(buf, pos)
+    v22 = []
+    for _ in range(n23):
+        n26, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e24 = pos + n23
-        if n23 < 0 or e24 > L:
-            raise _malformed("ForgottenTopic.topic runs past the end")
-        v22 = str(buf[pos:e24], 'utf-8')
-        pos = e24
-        v25: list[int]
-        n26, = _S_i.unpack_from(buf, pos)
-        pos += 4
-        e27 = pos + 4 * n26
+        e27 = pos + n26
         if n26 < 0 or e27 > L:
-            raise _malformed("ForgottenTopic.partitions runs past the end")
-        v25 = list(_unpack_from('>%di' % n26, buf, pos))
+            raise _malformed("ForgottenTopic.topic runs past the end")
+        v25 = str(buf[pos:e27], 'utf-8')
         pos = e27
-        v20.append(ForgottenTopic(v22, ZERO_UUID, v25, {}))
-    return FetchRequest(None, v1, ReplicaState(), v2, v3, v4, v5, v6, v7, v8, v20, '', {}), pos
+        v28: list[int]
+        n29, = _S_i.unpack_from(buf, pos)
+        pos += 4
+        e30 = pos + 4 * n29
+        if n29 < 0 or e30 > L:
+            raise _malformed("ForgottenTopic.partitions runs past the end")
+        v28 = list(_unpack_from('>%di' % n29, buf, pos))
+        pos = e30
+        o24 = _new(ForgottenTopic)
+        o24.topic = v25
+        o24.topic_id = ZERO_UUID
+        o24.partitions = v28
+        o24.unknown_tagged_fields = {}
+        v22.append(o24)
+    obj = _new(FetchRequest)
+    obj.cluster_id = None
+    obj.replica_id = v1
+    d31 = _new(ReplicaState)
+    d31.replica_id = -1
+    d31.replica_epoch = -1
+    d31.unknown_tagged_fields = {}
+    obj.replica_state = d31
+    obj.max_wait_ms = v2
+    obj.min_bytes = v3
+    obj.max_bytes = v4
+    obj.isolation_level = v5
+    obj.session_id = v6
+    obj.session_epoch = v7
+    obj.topics = v8
+    obj.forgotten_topics_data = v22
+    obj.rack_id = ''
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_FetchRequest_v11(buf: memoryview, pos: int) -> tuple[FetchRequest, int]:
     L = len(buf)
@@ -2052,55 +2667,92 @@ def _d_FetchRequest_v11(buf: memoryview, pos: int) -> tuple[FetchRequest, int]:
         raise _malformed("bad count of FetchRequest.topics")
     v8 = []
     for _ in range(n9):
-        n11, = _S_h.unpack_from(buf, pos)
+        n12, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e12 = pos + n11
-        if n11 < 0 or e12 > L:
+        e13 = pos + n12
+        if n12 < 0 or e13 > L:
             raise _malformed("FetchTopic.topic runs past the end")
-        v10 = str(buf[pos:e12], 'utf-8')
-        pos = e12
-        v13: list[FetchPartition]
-        n14, = _S_i.unpack_from(buf, pos)
+        v11 = str(buf[pos:e13], 'utf-8')
+        pos = e13
+        v14: list[FetchPartition]
+        n15, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n14 < 0 or n14 > L - pos:
+        if n15 < 0 or n15 > L - pos:
             raise _malformed("bad count of FetchTopic.partitions")
-        v13 = []
-        for _ in range(n14):
-            v15, v16, v17, v18, v19 = _S_iiqqi.unpack_from(buf, pos)
+        v14 = []
+        for _ in range(n15):
+            v17, v18, v19, v20, v21 = _S_iiqqi.unpack_from(buf, pos)
             pos += 28
-            v13.append(FetchPartition(v15, v16, v17, -1, v18, v19, ZERO_UUID, {}))
-        v8.append(FetchTopic(v10, ZERO_UUID, v13, {}))
-    v20: list[ForgottenTopic]
-    n21, = _S_i.unpack_from(buf, pos)
+            o16 = _new(FetchPartition)
+            o16.partition = v17
+            o16.current_leader_epoch = v18
+            o16.fetch_offset = v19
+            o16.last_fetched_epoch = -1
+            o16.log_start_offset = v20
+            o16.partition_max_bytes = v21
+            o16.replica_directory_id = ZERO_UUID
+            o16.unknown_tagged_fields = {}
+            v14.append(o16)
+        o10 = _new(FetchTopic)
+        o10.topic = v11
+        o10.topic_id = ZERO_UUID
+        o10.partitions = v14
+        o10.unknown_tagged_fields = {}
+        v8.append(o10)
+    v22: list[ForgottenTopic]
+    n23, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n21 < 0 or n21 > L - pos:
+    if n23 < 0 or n23 > L - pos:
         raise _malformed("bad count of FetchRequest.forgotten_topics_data")
-    v20 = []
-    for _ in range(n21):
-        n23, = _S_h.unpack_from(buf, pos)
+    v22 = []
+    for _ in range(n23):
+        n26, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e24 = pos + n23
-        if n23 < 0 or e24 > L:
-            raise _malformed("ForgottenTopic.topic runs past the end")
-        v22 = str(buf[pos:e24], 'utf-8')
-        pos = e24
-        v25: list[int]
-        n26, = _S_i.unpack_from(buf, pos)
-        pos += 4
-        e27 = pos + 4 * n26
+        e27 = pos + n26
         if n26 < 0 or e27 > L:
-            raise _malformed("ForgottenTopic.partitions runs past the end")
-        v25 = list(_unpack_from('>%di' % n26, buf, pos))
+            raise _malformed("ForgottenTopic.topic runs past the end")
+        v25 = str(buf[pos:e27], 'utf-8')
         pos = e27
-        v20.append(ForgottenTopic(v22, ZERO_UUID, v25, {}))
-    n29, = _S_h.unpack_from(buf, pos)
+        v28: list[int]
+        n29, = _S_i.unpack_from(buf, pos)
+        pos += 4
+        e30 = pos + 4 * n29
+        if n29 < 0 or e30 > L:
+            raise _malformed("ForgottenTopic.partitions runs past the end")
+        v28 = list(_unpack_from('>%di' % n29, buf, pos))
+        pos = e30
+        o24 = _new(ForgottenTopic)
+        o24.topic = v25
+        o24.topic_id = ZERO_UUID
+        o24.partitions = v28
+        o24.unknown_tagged_fields = {}
+        v22.append(o24)
+    n32, = _S_h.unpack_from(buf, pos)
     pos += 2
-    e30 = pos + n29
-    if n29 < 0 or e30 > L:
+    e33 = pos + n32
+    if n32 < 0 or e33 > L:
         raise _malformed("FetchRequest.rack_id runs past the end")
-    v28 = str(buf[pos:e30], 'utf-8')
-    pos = e30
-    return FetchRequest(None, v1, ReplicaState(), v2, v3, v4, v5, v6, v7, v8, v20, v28, {}), pos
+    v31 = str(buf[pos:e33], 'utf-8')
+    pos = e33
+    obj = _new(FetchRequest)
+    obj.cluster_id = None
+    obj.replica_id = v1
+    d34 = _new(ReplicaState)
+    d34.replica_id = -1
+    d34.replica_epoch = -1
+    d34.unknown_tagged_fields = {}
+    obj.replica_state = d34
+    obj.max_wait_ms = v2
+    obj.min_bytes = v3
+    obj.max_bytes = v4
+    obj.isolation_level = v5
+    obj.session_id = v6
+    obj.session_epoch = v7
+    obj.topics = v8
+    obj.forgotten_topics_data = v22
+    obj.rack_id = v31
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_FetchRequest_v12(buf: memoryview, pos: int) -> tuple[FetchRequest, int]:
     L = len(buf)
@@ -2117,160 +2769,198 @@ def _d_FetchRequest_v12(buf: memoryview, pos: int) -> tuple[FetchRequest, int]:
         raise _malformed("bad count of FetchRequest.topics")
     v8 = []
     for _ in range(n9):
-        n11 = buf[pos]
-        if n11 < 128:
+        n12 = buf[pos]
+        if n12 < 128:
             pos += 1
         else:
-            n11, pos = _uvarint(buf, pos)
-        n11 -= 1
-        e12 = pos + n11
-        if n11 < 0 or e12 > L:
+            n12, pos = _uvarint(buf, pos)
+        n12 -= 1
+        e13 = pos + n12
+        if n12 < 0 or e13 > L:
             raise _malformed("FetchTopic.topic runs past the end")
-        v10 = str(buf[pos:e12], 'utf-8')
-        pos = e12
-        v13: list[FetchPartition]
-        n14 = buf[pos]
-        if n14 < 128:
+        v11 = str(buf[pos:e13], 'utf-8')
+        pos = e13
+        v14: list[FetchPartition]
+        n15 = buf[pos]
+        if n15 < 128:
             pos += 1
         else:
-            n14, pos = _uvarint(buf, pos)
-        n14 -= 1
-        if n14 < 0 or n14 > L - pos:
+            n15, pos = _uvarint(buf, pos)
+        n15 -= 1
+        if n15 < 0 or n15 > L - pos:
             raise _malformed("bad count of FetchTopic.partitions")
-        v13 = []
-        for _ in range(n14):
-            v15, v16, v17, v18, v19, v20 = _S_iiqiqi.unpack_from(buf, pos)
+        v14 = []
+        for _ in range(n15):
+            v17, v18, v19, v20, v21, v22 = _S_iiqiqi.unpack_from(buf, pos)
             pos += 32
-            u21: dict[int, bytes] = {}
-            t22 = buf[pos]
-            if t22 < 128:
+            u23: dict[int, bytes] = {}
+            t24 = buf[pos]
+            if t24 < 128:
                 pos += 1
             else:
-                t22, pos = _uvarint(buf, pos)
-            if t22:
-                for _ in range(t22):
-                    g23, pos = _uvarint(buf, pos)
-                    z24, pos = _uvarint(buf, pos)
-                    e25 = pos + z24
-                    if e25 > L:
+                t24, pos = _uvarint(buf, pos)
+            if t24:
+                for _ in range(t24):
+                    g25, pos = _uvarint(buf, pos)
+                    z26, pos = _uvarint(buf, pos)
+                    e27 = pos + z26
+                    if e27 > L:
                         raise _malformed("tagged field of FetchPartition runs past the end")
-                    u21[g23] = bytes(buf[pos:e25])
-                    pos = e25
-            v13.append(FetchPartition(v15, v16, v17, v18, v19, v20, ZERO_UUID, u21))
-        u26: dict[int, bytes] = {}
-        t27 = buf[pos]
-        if t27 < 128:
+                    u23[g25] = bytes(buf[pos:e27])
+                    pos = e27
+            o16 = _new(FetchPartition)
+            o16.partition = v17
+            o16.current_leader_epoch = v18
+            o16.fetch_offset = v19
+            o16.last_fetched_epoch = v20
+            o16.log_start_offset = v21
+            o16.partition_max_bytes = v22
+            o16.replica_directory_id = ZERO_UUID
+            o16.unknown_tagged_fields = u23
+            v14.append(o16)
+        u28: dict[int, bytes] = {}
+        t29 = buf[pos]
+        if t29 < 128:
             pos += 1
         else:
-            t27, pos = _uvarint(buf, pos)
-        if t27:
-            for _ in range(t27):
-                g28, pos = _uvarint(buf, pos)
-                z29, pos = _uvarint(buf, pos)
-                e30 = pos + z29
-                if e30 > L:
+            t29, pos = _uvarint(buf, pos)
+        if t29:
+            for _ in range(t29):
+                g30, pos = _uvarint(buf, pos)
+                z31, pos = _uvarint(buf, pos)
+                e32 = pos + z31
+                if e32 > L:
                     raise _malformed("tagged field of FetchTopic runs past the end")
-                u26[g28] = bytes(buf[pos:e30])
-                pos = e30
-        v8.append(FetchTopic(v10, ZERO_UUID, v13, u26))
-    v31: list[ForgottenTopic]
-    n32 = buf[pos]
-    if n32 < 128:
+                u28[g30] = bytes(buf[pos:e32])
+                pos = e32
+        o10 = _new(FetchTopic)
+        o10.topic = v11
+        o10.topic_id = ZERO_UUID
+        o10.partitions = v14
+        o10.unknown_tagged_fields = u28
+        v8.append(o10)
+    v33: list[ForgottenTopic]
+    n34 = buf[pos]
+    if n34 < 128:
         pos += 1
     else:
-        n32, pos = _uvarint(buf, pos)
-    n32 -= 1
-    if n32 < 0 or n32 > L - pos:
+        n34, pos = _uvarint(buf, pos)
+    n34 -= 1
+    if n34 < 0 or n34 > L - pos:
         raise _malformed("bad count of FetchRequest.forgotten_topics_data")
-    v31 = []
-    for _ in range(n32):
-        n34 = buf[pos]
-        if n34 < 128:
-            pos += 1
-        else:
-            n34, pos = _uvarint(buf, pos)
-        n34 -= 1
-        e35 = pos + n34
-        if n34 < 0 or e35 > L:
-            raise _malformed("ForgottenTopic.topic runs past the end")
-        v33 = str(buf[pos:e35], 'utf-8')
-        pos = e35
-        v36: list[int]
+    v33 = []
+    for _ in range(n34):
         n37 = buf[pos]
         if n37 < 128:
             pos += 1
         else:
             n37, pos = _uvarint(buf, pos)
         n37 -= 1
-        e38 = pos + 4 * n37
+        e38 = pos + n37
         if n37 < 0 or e38 > L:
-            raise _malformed("ForgottenTopic.partitions runs past the end")
-        v36 = list(_unpack_from('>%di' % n37, buf, pos))
+            raise _malformed("ForgottenTopic.topic runs past the end")
+        v36 = str(buf[pos:e38], 'utf-8')
         pos = e38
-        u39: dict[int, bytes] = {}
-        t40 = buf[pos]
-        if t40 < 128:
+        v39: list[int]
+        n40 = buf[pos]
+        if n40 < 128:
             pos += 1
         else:
-            t40, pos = _uvarint(buf, pos)
-        if t40:
-            for _ in range(t40):
-                g41, pos = _uvarint(buf, pos)
-                z42, pos = _uvarint(buf, pos)
-                e43 = pos + z42
-                if e43 > L:
+            n40, pos = _uvarint(buf, pos)
+        n40 -= 1
+        e41 = pos + 4 * n40
+        if n40 < 0 or e41 > L:
+            raise _malformed("ForgottenTopic.partitions runs past the end")
+        v39 = list(_unpack_from('>%di' % n40, buf, pos))
+        pos = e41
+        u42: dict[int, bytes] = {}
+        t43 = buf[pos]
+        if t43 < 128:
+            pos += 1
+        else:
+            t43, pos = _uvarint(buf, pos)
+        if t43:
+            for _ in range(t43):
+                g44, pos = _uvarint(buf, pos)
+                z45, pos = _uvarint(buf, pos)
+                e46 = pos + z45
+                if e46 > L:
                     raise _malformed("tagged field of ForgottenTopic runs past the end")
-                u39[g41] = bytes(buf[pos:e43])
-                pos = e43
-        v31.append(ForgottenTopic(v33, ZERO_UUID, v36, u39))
-    n45 = buf[pos]
-    if n45 < 128:
+                u42[g44] = bytes(buf[pos:e46])
+                pos = e46
+        o35 = _new(ForgottenTopic)
+        o35.topic = v36
+        o35.topic_id = ZERO_UUID
+        o35.partitions = v39
+        o35.unknown_tagged_fields = u42
+        v33.append(o35)
+    n48 = buf[pos]
+    if n48 < 128:
         pos += 1
     else:
-        n45, pos = _uvarint(buf, pos)
-    n45 -= 1
-    e46 = pos + n45
-    if n45 < 0 or e46 > L:
+        n48, pos = _uvarint(buf, pos)
+    n48 -= 1
+    e49 = pos + n48
+    if n48 < 0 or e49 > L:
         raise _malformed("FetchRequest.rack_id runs past the end")
-    v44 = str(buf[pos:e46], 'utf-8')
-    pos = e46
-    v47: str | None = None
-    u48: dict[int, bytes] = {}
-    t49 = buf[pos]
-    if t49 < 128:
+    v47 = str(buf[pos:e49], 'utf-8')
+    pos = e49
+    v50: str | None
+    v50 = None
+    u51: dict[int, bytes] = {}
+    t52 = buf[pos]
+    if t52 < 128:
         pos += 1
     else:
-        t49, pos = _uvarint(buf, pos)
-    if t49:
-        for _ in range(t49):
-            g50, pos = _uvarint(buf, pos)
-            z51, pos = _uvarint(buf, pos)
-            e52 = pos + z51
-            if e52 > L:
+        t52, pos = _uvarint(buf, pos)
+    if t52:
+        for _ in range(t52):
+            g53, pos = _uvarint(buf, pos)
+            z54, pos = _uvarint(buf, pos)
+            e55 = pos + z54
+            if e55 > L:
                 raise _malformed("tagged field of FetchRequest runs past the end")
-            if g50 == 0:
-                n53 = buf[pos]
-                if n53 < 128:
+            if g53 == 0:
+                n56 = buf[pos]
+                if n56 < 128:
                     pos += 1
                 else:
-                    n53, pos = _uvarint(buf, pos)
-                n53 -= 1
-                if n53 < 0:
-                    if n53 != -1:
+                    n56, pos = _uvarint(buf, pos)
+                n56 -= 1
+                if n56 < 0:
+                    if n56 != -1:
                         raise _malformed("bad length of FetchRequest.cluster_id")
-                    v47 = None
+                    v50 = None
                 else:
-                    e54 = pos + n53
-                    if e54 > L:
+                    e57 = pos + n56
+                    if e57 > L:
                         raise _malformed("FetchRequest.cluster_id runs past the end")
-                    v47 = str(buf[pos:e54], 'utf-8')
-                    pos = e54
-                if pos != e52:
+                    v50 = str(buf[pos:e57], 'utf-8')
+                    pos = e57
+                if pos != e55:
                     raise _malformed("bad size of tagged field FetchRequest.cluster_id")
             else:
-                u48[g50] = bytes(buf[pos:e52])
-                pos = e52
-    return FetchRequest(v47, v1, ReplicaState(), v2, v3, v4, v5, v6, v7, v8, v31, v44, u48), pos
+                u51[g53] = bytes(buf[pos:e55])
+                pos = e55
+    obj = _new(FetchRequest)
+    obj.cluster_id = v50
+    obj.replica_id = v1
+    d58 = _new(ReplicaState)
+    d58.replica_id = -1
+    d58.replica_epoch = -1
+    d58.unknown_tagged_fields = {}
+    obj.replica_state = d58
+    obj.max_wait_ms = v2
+    obj.min_bytes = v3
+    obj.max_bytes = v4
+    obj.isolation_level = v5
+    obj.session_id = v6
+    obj.session_epoch = v7
+    obj.topics = v8
+    obj.forgotten_topics_data = v33
+    obj.rack_id = v47
+    obj.unknown_tagged_fields = u51
+    return obj, pos
 
 def _d_FetchRequest_v13(buf: memoryview, pos: int) -> tuple[FetchRequest, int]:
     L = len(buf)
@@ -2287,144 +2977,186 @@ def _d_FetchRequest_v13(buf: memoryview, pos: int) -> tuple[FetchRequest, int]:
         raise _malformed("bad count of FetchRequest.topics")
     v8 = []
     for _ in range(n9):
-        v12: list[FetchPartition]
-        r11, = _S_u.unpack_from(buf, pos)
+        v14: list[FetchPartition]
+        r12, r13 = _S_QQ.unpack_from(buf, pos)
         pos += 16
-        v10 = _UUID(bytes=r11)
-        n13 = buf[pos]
-        if n13 < 128:
+        v11 = _new(_UUID)
+        _setattr(v11, 'int', (r12 << 64) | r13)
+        _setattr(v11, 'is_safe', _SAFE_UNKNOWN)
+        n15 = buf[pos]
+        if n15 < 128:
             pos += 1
         else:
-            n13, pos = _uvarint(buf, pos)
-        n13 -= 1
-        if n13 < 0 or n13 > L - pos:
+            n15, pos = _uvarint(buf, pos)
+        n15 -= 1
+        if n15 < 0 or n15 > L - pos:
             raise _malformed("bad count of FetchTopic.partitions")
-        v12 = []
-        for _ in range(n13):
-            v14, v15, v16, v17, v18, v19 = _S_iiqiqi.unpack_from(buf, pos)
+        v14 = []
+        for _ in range(n15):
+            v17, v18, v19, v20, v21, v22 = _S_iiqiqi.unpack_from(buf, pos)
             pos += 32
-            u20: dict[int, bytes] = {}
-            t21 = buf[pos]
-            if t21 < 128:
+            u23: dict[int, bytes] = {}
+            t24 = buf[pos]
+            if t24 < 128:
                 pos += 1
             else:
-                t21, pos = _uvarint(buf, pos)
-            if t21:
-                for _ in range(t21):
-                    g22, pos = _uvarint(buf, pos)
-                    z23, pos = _uvarint(buf, pos)
-                    e24 = pos + z23
-                    if e24 > L:
+                t24, pos = _uvarint(buf, pos)
+            if t24:
+                for _ in range(t24):
+                    g25, pos = _uvarint(buf, pos)
+                    z26, pos = _uvarint(buf, pos)
+                    e27 = pos + z26
+                    if e27 > L:
                         raise _malformed("tagged field of FetchPartition runs past the end")
-                    u20[g22] = bytes(buf[pos:e24])
-                    pos = e24
-            v12.append(FetchPartition(v14, v15, v16, v17, v18, v19, ZERO_UUID, u20))
-        u25: dict[int, bytes] = {}
-        t26 = buf[pos]
-        if t26 < 128:
+                    u23[g25] = bytes(buf[pos:e27])
+                    pos = e27
+            o16 = _new(FetchPartition)
+            o16.partition = v17
+            o16.current_leader_epoch = v18
+            o16.fetch_offset = v19
+            o16.last_fetched_epoch = v20
+            o16.log_start_offset = v21
+            o16.partition_max_bytes = v22
+            o16.replica_directory_id = ZERO_UUID
+            o16.unknown_tagged_fields = u23
+            v14.append(o16)
+        u28: dict[int, bytes] = {}
+        t29 = buf[pos]
+        if t29 < 128:
             pos += 1
         else:
-            t26, pos = _uvarint(buf, pos)
-        if t26:
-            for _ in range(t26):
-                g27, pos = _uvarint(buf, pos)
-                z28, pos = _uvarint(buf, pos)
-                e29 = pos + z28
-                if e29 > L:
+            t29, pos = _uvarint(buf, pos)
+        if t29:
+            for _ in range(t29):
+                g30, pos = _uvarint(buf, pos)
+                z31, pos = _uvarint(buf, pos)
+                e32 = pos + z31
+                if e32 > L:
                     raise _malformed("tagged field of FetchTopic runs past the end")
-                u25[g27] = bytes(buf[pos:e29])
-                pos = e29
-        v8.append(FetchTopic('', v10, v12, u25))
-    v30: list[ForgottenTopic]
-    n31 = buf[pos]
-    if n31 < 128:
+                u28[g30] = bytes(buf[pos:e32])
+                pos = e32
+        o10 = _new(FetchTopic)
+        o10.topic = ''
+        o10.topic_id = v11
+        o10.partitions = v14
+        o10.unknown_tagged_fields = u28
+        v8.append(o10)
+    v33: list[ForgottenTopic]
+    n34 = buf[pos]
+    if n34 < 128:
         pos += 1
     else:
-        n31, pos = _uvarint(buf, pos)
-    n31 -= 1
-    if n31 < 0 or n31 > L - pos:
+        n34, pos = _uvarint(buf, pos)
+    n34 -= 1
+    if n34 < 0 or n34 > L - pos:
         raise _malformed("bad count of FetchRequest.forgotten_topics_data")
-    v30 = []
-    for _ in range(n31):
-        v34: list[int]
-        r33, = _S_u.unpack_from(buf, pos)
+    v33 = []
+    for _ in range(n34):
+        v39: list[int]
+        r37, r38 = _S_QQ.unpack_from(buf, pos)
         pos += 16
-        v32 = _UUID(bytes=r33)
-        n35 = buf[pos]
-        if n35 < 128:
+        v36 = _new(_UUID)
+        _setattr(v36, 'int', (r37 << 64) | r38)
+        _setattr(v36, 'is_safe', _SAFE_UNKNOWN)
+        n40 = buf[pos]
+        if n40 < 128:
             pos += 1
         else:
-            n35, pos = _uvarint(buf, pos)
-        n35 -= 1
-        e36 = pos + 4 * n35
-        if n35 < 0 or e36 > L:
+            n40, pos = _uvarint(buf, pos)
+        n40 -= 1
+        e41 = pos + 4 * n40
+        if n40 < 0 or e41 > L:
             raise _malformed("ForgottenTopic.partitions runs past the end")
-        v34 = list(_unpack_from('>%di' % n35, buf, pos))
-        pos = e36
-        u37: dict[int, bytes] = {}
-        t38 = buf[pos]
-        if t38 < 128:
+        v39 = list(_unpack_from('>%di' % n40, buf, pos))
+        pos = e41
+        u42: dict[int, bytes] = {}
+        t43 = buf[pos]
+        if t43 < 128:
             pos += 1
         else:
-            t38, pos = _uvarint(buf, pos)
-        if t38:
-            for _ in range(t38):
-                g39, pos = _uvarint(buf, pos)
-                z40, pos = _uvarint(buf, pos)
-                e41 = pos + z40
-                if e41 > L:
+            t43, pos = _uvarint(buf, pos)
+        if t43:
+            for _ in range(t43):
+                g44, pos = _uvarint(buf, pos)
+                z45, pos = _uvarint(buf, pos)
+                e46 = pos + z45
+                if e46 > L:
                     raise _malformed("tagged field of ForgottenTopic runs past the end")
-                u37[g39] = bytes(buf[pos:e41])
-                pos = e41
-        v30.append(ForgottenTopic('', v32, v34, u37))
-    n43 = buf[pos]
-    if n43 < 128:
+                u42[g44] = bytes(buf[pos:e46])
+                pos = e46
+        o35 = _new(ForgottenTopic)
+        o35.topic = ''
+        o35.topic_id = v36
+        o35.partitions = v39
+        o35.unknown_tagged_fields = u42
+        v33.append(o35)
+    n48 = buf[pos]
+    if n48 < 128:
         pos += 1
     else:
-        n43, pos = _uvarint(buf, pos)
-    n43 -= 1
-    e44 = pos + n43
-    if n43 < 0 or e44 > L:
+        n48, pos = _uvarint(buf, pos)
+    n48 -= 1
+    e49 = pos + n48
+    if n48 < 0 or e49 > L:
         raise _malformed("FetchRequest.rack_id runs past the end")
-    v42 = str(buf[pos:e44], 'utf-8')
-    pos = e44
-    v45: str | None = None
-    u46: dict[int, bytes] = {}
-    t47 = buf[pos]
-    if t47 < 128:
+    v47 = str(buf[pos:e49], 'utf-8')
+    pos = e49
+    v50: str | None
+    v50 = None
+    u51: dict[int, bytes] = {}
+    t52 = buf[pos]
+    if t52 < 128:
         pos += 1
     else:
-        t47, pos = _uvarint(buf, pos)
-    if t47:
-        for _ in range(t47):
-            g48, pos = _uvarint(buf, pos)
-            z49, pos = _uvarint(buf, pos)
-            e50 = pos + z49
-            if e50 > L:
+        t52, pos = _uvarint(buf, pos)
+    if t52:
+        for _ in range(t52):
+            g53, pos = _uvarint(buf, pos)
+            z54, pos = _uvarint(buf, pos)
+            e55 = pos + z54
+            if e55 > L:
                 raise _malformed("tagged field of FetchRequest runs past the end")
-            if g48 == 0:
-                n51 = buf[pos]
-                if n51 < 128:
+            if g53 == 0:
+                n56 = buf[pos]
+                if n56 < 128:
                     pos += 1
                 else:
-                    n51, pos = _uvarint(buf, pos)
-                n51 -= 1
-                if n51 < 0:
-                    if n51 != -1:
+                    n56, pos = _uvarint(buf, pos)
+                n56 -= 1
+                if n56 < 0:
+                    if n56 != -1:
                         raise _malformed("bad length of FetchRequest.cluster_id")
-                    v45 = None
+                    v50 = None
                 else:
-                    e52 = pos + n51
-                    if e52 > L:
+                    e57 = pos + n56
+                    if e57 > L:
                         raise _malformed("FetchRequest.cluster_id runs past the end")
-                    v45 = str(buf[pos:e52], 'utf-8')
-                    pos = e52
-                if pos != e50:
+                    v50 = str(buf[pos:e57], 'utf-8')
+                    pos = e57
+                if pos != e55:
                     raise _malformed("bad size of tagged field FetchRequest.cluster_id")
             else:
-                u46[g48] = bytes(buf[pos:e50])
-                pos = e50
-    return FetchRequest(v45, v1, ReplicaState(), v2, v3, v4, v5, v6, v7, v8, v30, v42, u46), pos
+                u51[g53] = bytes(buf[pos:e55])
+                pos = e55
+    obj = _new(FetchRequest)
+    obj.cluster_id = v50
+    obj.replica_id = v1
+    d58 = _new(ReplicaState)
+    d58.replica_id = -1
+    d58.replica_epoch = -1
+    d58.unknown_tagged_fields = {}
+    obj.replica_state = d58
+    obj.max_wait_ms = v2
+    obj.min_bytes = v3
+    obj.max_bytes = v4
+    obj.isolation_level = v5
+    obj.session_id = v6
+    obj.session_epoch = v7
+    obj.topics = v8
+    obj.forgotten_topics_data = v33
+    obj.rack_id = v47
+    obj.unknown_tagged_fields = u51
+    return obj, pos
 
 def _d_FetchRequest_v15(buf: memoryview, pos: int) -> tuple[FetchRequest, int]:
     L = len(buf)
@@ -2441,166 +3173,212 @@ def _d_FetchRequest_v15(buf: memoryview, pos: int) -> tuple[FetchRequest, int]:
         raise _malformed("bad count of FetchRequest.topics")
     v7 = []
     for _ in range(n8):
-        v11: list[FetchPartition]
-        r10, = _S_u.unpack_from(buf, pos)
+        v13: list[FetchPartition]
+        r11, r12 = _S_QQ.unpack_from(buf, pos)
         pos += 16
-        v9 = _UUID(bytes=r10)
-        n12 = buf[pos]
-        if n12 < 128:
+        v10 = _new(_UUID)
+        _setattr(v10, 'int', (r11 << 64) | r12)
+        _setattr(v10, 'is_safe', _SAFE_UNKNOWN)
+        n14 = buf[pos]
+        if n14 < 128:
             pos += 1
         else:
-            n12, pos = _uvarint(buf, pos)
-        n12 -= 1
-        if n12 < 0 or n12 > L - pos:
+            n14, pos = _uvarint(buf, pos)
+        n14 -= 1
+        if n14 < 0 or n14 > L - pos:
             raise _malformed("bad count of FetchTopic.partitions")
-        v11 = []
-        for _ in range(n12):
-            v13, v14, v15, v16, v17, v18 = _S_iiqiqi.unpack_from(buf, pos)
+        v13 = []
+        for _ in range(n14):
+            v16, v17, v18, v19, v20, v21 = _S_iiqiqi.unpack_from(buf, pos)
             pos += 32
-            u19: dict[int, bytes] = {}
-            t20 = buf[pos]
-            if t20 < 128:
+            u22: dict[int, bytes] = {}
+            t23 = buf[pos]
+            if t23 < 128:
                 pos += 1
             else:
-                t20, pos = _uvarint(buf, pos)
-            if t20:
-                for _ in range(t20):
-                    g21, pos = _uvarint(buf, pos)
-                    z22, pos = _uvarint(buf, pos)
-                    e23 = pos + z22
-                    if e23 > L:
+                t23, pos = _uvarint(buf, pos)
+            if t23:
+                for _ in range(t23):
+                    g24, pos = _uvarint(buf, pos)
+                    z25, pos = _uvarint(buf, pos)
+                    e26 = pos + z25
+                    if e26 > L:
                         raise _malformed("tagged field of FetchPartition runs past the end")
-                    u19[g21] = bytes(buf[pos:e23])
-                    pos = e23
-            v11.append(FetchPartition(v13, v14, v15, v16, v17, v18, ZERO_UUID, u19))
-        u24: dict[int, bytes] = {}
-        t25 = buf[pos]
-        if t25 < 128:
+                    u22[g24] = bytes(buf[pos:e26])
+                    pos = e26
+            o15 = _new(FetchPartition)
+            o15.partition = v16
+            o15.current_leader_epoch = v17
+            o15.fetch_offset = v18
+            o15.last_fetched_epoch = v19
+            o15.log_start_offset = v20
+            o15.partition_max_bytes = v21
+            o15.replica_directory_id = ZERO_UUID
+            o15.unknown_tagged_fields = u22
+            v13.append(o15)
+        u27: dict[int, bytes] = {}
+        t28 = buf[pos]
+        if t28 < 128:
             pos += 1
         else:
-            t25, pos = _uvarint(buf, pos)
-        if t25:
-            for _ in range(t25):
-                g26, pos = _uvarint(buf, pos)
-                z27, pos = _uvarint(buf, pos)
-                e28 = pos + z27
-                if e28 > L:
+            t28, pos = _uvarint(buf, pos)
+        if t28:
+            for _ in range(t28):
+                g29, pos = _uvarint(buf, pos)
+                z30, pos = _uvarint(buf, pos)
+                e31 = pos + z30
+                if e31 > L:
                     raise _malformed("tagged field of FetchTopic runs past the end")
-                u24[g26] = bytes(buf[pos:e28])
-                pos = e28
-        v7.append(FetchTopic('', v9, v11, u24))
-    v29: list[ForgottenTopic]
-    n30 = buf[pos]
-    if n30 < 128:
+                u27[g29] = bytes(buf[pos:e31])
+                pos = e31
+        o9 = _new(FetchTopic)
+        o9.topic = ''
+        o9.topic_id = v10
+        o9.partitions = v13
+        o9.unknown_tagged_fields = u27
+        v7.append(o9)
+    v32: list[ForgottenTopic]
+    n33 = buf[pos]
+    if n33 < 128:
         pos += 1
     else:
-        n30, pos = _uvarint(buf, pos)
-    n30 -= 1
-    if n30 < 0 or n30 > L - pos:
+        n33, pos = _uvarint(buf, pos)
+    n33 -= 1
+    if n33 < 0 or n33 > L - pos:
         raise _malformed("bad count of FetchRequest.forgotten_topics_data")
-    v29 = []
-    for _ in range(n30):
-        v33: list[int]
-        r32, = _S_u.unpack_from(buf, pos)
+    v32 = []
+    for _ in range(n33):
+        v38: list[int]
+        r36, r37 = _S_QQ.unpack_from(buf, pos)
         pos += 16
-        v31 = _UUID(bytes=r32)
-        n34 = buf[pos]
-        if n34 < 128:
+        v35 = _new(_UUID)
+        _setattr(v35, 'int', (r36 << 64) | r37)
+        _setattr(v35, 'is_safe', _SAFE_UNKNOWN)
+        n39 = buf[pos]
+        if n39 < 128:
             pos += 1
         else:
-            n34, pos = _uvarint(buf, pos)
-        n34 -= 1
-        e35 = pos + 4 * n34
-        if n34 < 0 or e35 > L:
+            n39, pos = _uvarint(buf, pos)
+        n39 -= 1
+        e40 = pos + 4 * n39
+        if n39 < 0 or e40 > L:
             raise _malformed("ForgottenTopic.partitions runs past the end")
-        v33 = list(_unpack_from('>%di' % n34, buf, pos))
-        pos = e35
-        u36: dict[int, bytes] = {}
-        t37 = buf[pos]
-        if t37 < 128:
+        v38 = list(_unpack_from('>%di' % n39, buf, pos))
+        pos = e40
+        u41: dict[int, bytes] = {}
+        t42 = buf[pos]
+        if t42 < 128:
             pos += 1
         else:
-            t37, pos = _uvarint(buf, pos)
-        if t37:
-            for _ in range(t37):
-                g38, pos = _uvarint(buf, pos)
-                z39, pos = _uvarint(buf, pos)
-                e40 = pos + z39
-                if e40 > L:
+            t42, pos = _uvarint(buf, pos)
+        if t42:
+            for _ in range(t42):
+                g43, pos = _uvarint(buf, pos)
+                z44, pos = _uvarint(buf, pos)
+                e45 = pos + z44
+                if e45 > L:
                     raise _malformed("tagged field of ForgottenTopic runs past the end")
-                u36[g38] = bytes(buf[pos:e40])
-                pos = e40
-        v29.append(ForgottenTopic('', v31, v33, u36))
-    n42 = buf[pos]
-    if n42 < 128:
+                u41[g43] = bytes(buf[pos:e45])
+                pos = e45
+        o34 = _new(ForgottenTopic)
+        o34.topic = ''
+        o34.topic_id = v35
+        o34.partitions = v38
+        o34.unknown_tagged_fields = u41
+        v32.append(o34)
+    n47 = buf[pos]
+    if n47 < 128:
         pos += 1
     else:
-        n42, pos = _uvarint(buf, pos)
-    n42 -= 1
-    e43 = pos + n42
-    if n42 < 0 or e43 > L:
+        n47, pos = _uvarint(buf, pos)
+    n47 -= 1
+    e48 = pos + n47
+    if n47 < 0 or e48 > L:
         raise _malformed("FetchRequest.rack_id runs past the end")
-    v41 = str(buf[pos:e43], 'utf-8')
-    pos = e43
-    v44: str | None = None
-    v45: ReplicaState = ReplicaState()
-    u46: dict[int, bytes] = {}
-    t47 = buf[pos]
-    if t47 < 128:
+    v46 = str(buf[pos:e48], 'utf-8')
+    pos = e48
+    v49: str | None
+    v49 = None
+    v50: ReplicaState
+    d51 = _new(ReplicaState)
+    d51.replica_id = -1
+    d51.replica_epoch = -1
+    d51.unknown_tagged_fields = {}
+    v50 = d51
+    u52: dict[int, bytes] = {}
+    t53 = buf[pos]
+    if t53 < 128:
         pos += 1
     else:
-        t47, pos = _uvarint(buf, pos)
-    if t47:
-        for _ in range(t47):
-            g48, pos = _uvarint(buf, pos)
-            z49, pos = _uvarint(buf, pos)
-            e50 = pos + z49
-            if e50 > L:
+        t53, pos = _uvarint(buf, pos)
+    if t53:
+        for _ in range(t53):
+            g54, pos = _uvarint(buf, pos)
+            z55, pos = _uvarint(buf, pos)
+            e56 = pos + z55
+            if e56 > L:
                 raise _malformed("tagged field of FetchRequest runs past the end")
-            if g48 == 0:
-                n51 = buf[pos]
-                if n51 < 128:
+            if g54 == 0:
+                n57 = buf[pos]
+                if n57 < 128:
                     pos += 1
                 else:
-                    n51, pos = _uvarint(buf, pos)
-                n51 -= 1
-                if n51 < 0:
-                    if n51 != -1:
+                    n57, pos = _uvarint(buf, pos)
+                n57 -= 1
+                if n57 < 0:
+                    if n57 != -1:
                         raise _malformed("bad length of FetchRequest.cluster_id")
-                    v44 = None
+                    v49 = None
                 else:
-                    e52 = pos + n51
-                    if e52 > L:
+                    e58 = pos + n57
+                    if e58 > L:
                         raise _malformed("FetchRequest.cluster_id runs past the end")
-                    v44 = str(buf[pos:e52], 'utf-8')
-                    pos = e52
-                if pos != e50:
+                    v49 = str(buf[pos:e58], 'utf-8')
+                    pos = e58
+                if pos != e56:
                     raise _malformed("bad size of tagged field FetchRequest.cluster_id")
-            elif g48 == 1:
-                v53, v54 = _S_iq.unpack_from(buf, pos)
+            elif g54 == 1:
+                v59, v60 = _S_iq.unpack_from(buf, pos)
                 pos += 12
-                u55: dict[int, bytes] = {}
-                t56 = buf[pos]
-                if t56 < 128:
+                u61: dict[int, bytes] = {}
+                t62 = buf[pos]
+                if t62 < 128:
                     pos += 1
                 else:
-                    t56, pos = _uvarint(buf, pos)
-                if t56:
-                    for _ in range(t56):
-                        g57, pos = _uvarint(buf, pos)
-                        z58, pos = _uvarint(buf, pos)
-                        e59 = pos + z58
-                        if e59 > L:
+                    t62, pos = _uvarint(buf, pos)
+                if t62:
+                    for _ in range(t62):
+                        g63, pos = _uvarint(buf, pos)
+                        z64, pos = _uvarint(buf, pos)
+                        e65 = pos + z64
+                        if e65 > L:
                             raise _malformed("tagged field of ReplicaState runs past the end")
-                        u55[g57] = bytes(buf[pos:e59])
-                        pos = e59
-                v45 = ReplicaState(v53, v54, u55)
-                if pos != e50:
+                        u61[g63] = bytes(buf[pos:e65])
+                        pos = e65
+                v50 = _new(ReplicaState)
+                v50.replica_id = v59
+                v50.replica_epoch = v60
+                v50.unknown_tagged_fields = u61
+                if pos != e56:
                     raise _malformed("bad size of tagged field FetchRequest.replica_state")
             else:
-                u46[g48] = bytes(buf[pos:e50])
-                pos = e50
-    return FetchRequest(v44, -1, v45, v1, v2, v3, v4, v5, v6, v7, v29, v41, u46), pos
+                u52[g54] = bytes(buf[pos:e56])
+                pos = e56
+    obj = _new(FetchRequest)
+    obj.cluster_id = v49
+    obj.replica_id = -1
+    obj.replica_state = v50
+    obj.max_wait_ms = v1
+    obj.min_bytes = v2
+    obj.max_bytes = v3
+    obj.isolation_level = v4
+    obj.session_id = v5
+    obj.session_epoch = v6
+    obj.topics = v7
+    obj.forgotten_topics_data = v32
+    obj.rack_id = v46
+    obj.unknown_tagged_fields = u52
+    return obj, pos
 
 def _d_FetchRequest_v17(buf: memoryview, pos: int) -> tuple[FetchRequest, int]:
     L = len(buf)
@@ -2617,174 +3395,223 @@ def _d_FetchRequest_v17(buf: memoryview, pos: int) -> tuple[FetchRequest, int]:
         raise _malformed("bad count of FetchRequest.topics")
     v7 = []
     for _ in range(n8):
-        v11: list[FetchPartition]
-        r10, = _S_u.unpack_from(buf, pos)
+        v13: list[FetchPartition]
+        r11, r12 = _S_QQ.unpack_from(buf, pos)
         pos += 16
-        v9 = _UUID(bytes=r10)
-        n12 = buf[pos]
-        if n12 < 128:
+        v10 = _new(_UUID)
+        _setattr(v10, 'int', (r11 << 64) | r12)
+        _setattr(v10, 'is_safe', _SAFE_UNKNOWN)
+        n14 = buf[pos]
+        if n14 < 128:
             pos += 1
         else:
-            n12, pos = _uvarint(buf, pos)
-        n12 -= 1
-        if n12 < 0 or n12 > L - pos:
+            n14, pos = _uvarint(buf, pos)
+        n14 -= 1
+        if n14 < 0 or n14 > L - pos:
             raise _malformed("bad count of FetchTopic.partitions")
-        v11 = []
-        for _ in range(n12):
-            v13, v14, v15, v16, v17, v18 = _S_iiqiqi.unpack_from(buf, pos)
+        v13 = []
+        for _ in range(n14):
+            v16, v17, v18, v19, v20, v21 = _S_iiqiqi.unpack_from(buf, pos)
             pos += 32
-            v19: UUID = ZERO_UUID
-            u20: dict[int, bytes] = {}
-            t21 = buf[pos]
-            if t21 < 128:
+            v22: UUID
+            v22 = ZERO_UUID
+            u23: dict[int, bytes] = {}
+            t24 = buf[pos]
+            if t24 < 128:
                 pos += 1
             else:
-                t21, pos = _uvarint(buf, pos)
-            if t21:
-                for _ in range(t21):
-                    g22, pos = _uvarint(buf, pos)
-                    z23, pos = _uvarint(buf, pos)
-                    e24 = pos + z23
-                    if e24 > L:
+                t24, pos = _uvarint(buf, pos)
+            if t24:
+                for _ in range(t24):
+                    g25, pos = _uvarint(buf, pos)
+                    z26, pos = _uvarint(buf, pos)
+                    e27 = pos + z26
+                    if e27 > L:
                         raise _malformed("tagged field of FetchPartition runs past the end")
-                    if g22 == 0:
-                        r25, = _S_u.unpack_from(buf, pos)
+                    if g25 == 0:
+                        r28, r29 = _S_QQ.unpack_from(buf, pos)
                         pos += 16
-                        v19 = _UUID(bytes=r25)
-                        if pos != e24:
+                        v22 = _new(_UUID)
+                        _setattr(v22, 'int', (r28 << 64) | r29)
+                        _setattr(v22, 'is_safe', _SAFE_UNKNOWN)
+                        if pos != e27:
                             raise _malformed("bad size of tagged field FetchPartition.replica_directory_id")
                     else:
-                        u20[g22] = bytes(buf[pos:e24])
-                        pos = e24
-            v11.append(FetchPartition(v13, v14, v15, v16, v17, v18, v19, u20))
-        u26: dict[int, bytes] = {}
-        t27 = buf[pos]
-        if t27 < 128:
+                        u23[g25] = bytes(buf[pos:e27])
+                        pos = e27
+            o15 = _new(FetchPartition)
+            o15.partition = v16
+            o15.current_leader_epoch = v17
+            o15.fetch_offset = v18
+            o15.last_fetched_epoch = v19
+            o15.log_start_offset = v20
+            o15.partition_max_bytes = v21
+            o15.replica_directory_id = v22
+            o15.unknown_tagged_fields = u23
+            v13.append(o15)
+        u30: dict[int, bytes] = {}
+        t31 = buf[pos]
+        if t31 < 128:
             pos += 1
         else:
-            t27, pos = _uvarint(buf, pos)
-        if t27:
-            for _ in range(t27):
-                g28, pos = _uvarint(buf, pos)
-                z29, pos = _uvarint(buf, pos)
-                e30 = pos + z29
-                if e30 > L:
+            t31, pos = _uvarint(buf, pos)
+        if t31:
+            for _ in range(t31):
+                g32, pos = _uvarint(buf, pos)
+                z33, pos = _uvarint(buf, pos)
+                e34 = pos + z33
+                if e34 > L:
                     raise _malformed("tagged field of FetchTopic runs past the end")
-                u26[g28] = bytes(buf[pos:e30])
-                pos = e30
-        v7.append(FetchTopic('', v9, v11, u26))
-    v31: list[ForgottenTopic]
-    n32 = buf[pos]
-    if n32 < 128:
+                u30[g32] = bytes(buf[pos:e34])
+                pos = e34
+        o9 = _new(FetchTopic)
+        o9.topic = ''
+        o9.topic_id = v10
+        o9.partitions = v13
+        o9.unknown_tagged_fields = u30
+        v7.append(o9)
+    v35: list[ForgottenTopic]
+    n36 = buf[pos]
+    if n36 < 128:
         pos += 1
     else:
-        n32, pos = _uvarint(buf, pos)
-    n32 -= 1
-    if n32 < 0 or n32 > L - pos:
+        n36, pos = _uvarint(buf, pos)
+    n36 -= 1
+    if n36 < 0 or n36 > L - pos:
         raise _malformed("bad count of FetchRequest.forgotten_topics_data")
-    v31 = []
-    for _ in range(n32):
-        v35: list[int]
-        r34, = _S_u.unpack_from(buf, pos)
+    v35 = []
+    for _ in range(n36):
+        v41: list[int]
+        r39, r40 = _S_QQ.unpack_from(buf, pos)
         pos += 16
-        v33 = _UUID(bytes=r34)
-        n36 = buf[pos]
-        if n36 < 128:
+        v38 = _new(_UUID)
+        _setattr(v38, 'int', (r39 << 64) | r40)
+        _setattr(v38, 'is_safe', _SAFE_UNKNOWN)
+        n42 = buf[pos]
+        if n42 < 128:
             pos += 1
         else:
-            n36, pos = _uvarint(buf, pos)
-        n36 -= 1
-        e37 = pos + 4 * n36
-        if n36 < 0 or e37 > L:
+            n42, pos = _uvarint(buf, pos)
+        n42 -= 1
+        e43 = pos + 4 * n42
+        if n42 < 0 or e43 > L:
             raise _malformed("ForgottenTopic.partitions runs past the end")
-        v35 = list(_unpack_from('>%di' % n36, buf, pos))
-        pos = e37
-        u38: dict[int, bytes] = {}
-        t39 = buf[pos]
-        if t39 < 128:
+        v41 = list(_unpack_from('>%di' % n42, buf, pos))
+        pos = e43
+        u44: dict[int, bytes] = {}
+        t45 = buf[pos]
+        if t45 < 128:
             pos += 1
         else:
-            t39, pos = _uvarint(buf, pos)
-        if t39:
-            for _ in range(t39):
-                g40, pos = _uvarint(buf, pos)
-                z41, pos = _uvarint(buf, pos)
-                e42 = pos + z41
-                if e42 > L:
+            t45, pos = _uvarint(buf, pos)
+        if t45:
+            for _ in range(t45):
+                g46, pos = _uvarint(buf, pos)
+                z47, pos = _uvarint(buf, pos)
+                e48 = pos + z47
+                if e48 > L:
                     raise _malformed("tagged field of ForgottenTopic runs past the end")
-                u38[g40] = bytes(buf[pos:e42])
-                pos = e42
-        v31.append(ForgottenTopic('', v33, v35, u38))
-    n44 = buf[pos]
-    if n44 < 128:
+                u44[g46] = bytes(buf[pos:e48])
+                pos = e48
+        o37 = _new(ForgottenTopic)
+        o37.topic = ''
+        o37.topic_id = v38
+        o37.partitions = v41
+        o37.unknown_tagged_fields = u44
+        v35.append(o37)
+    n50 = buf[pos]
+    if n50 < 128:
         pos += 1
     else:
-        n44, pos = _uvarint(buf, pos)
-    n44 -= 1
-    e45 = pos + n44
-    if n44 < 0 or e45 > L:
+        n50, pos = _uvarint(buf, pos)
+    n50 -= 1
+    e51 = pos + n50
+    if n50 < 0 or e51 > L:
         raise _malformed("FetchRequest.rack_id runs past the end")
-    v43 = str(buf[pos:e45], 'utf-8')
-    pos = e45
-    v46: str | None = None
-    v47: ReplicaState = ReplicaState()
-    u48: dict[int, bytes] = {}
-    t49 = buf[pos]
-    if t49 < 128:
+    v49 = str(buf[pos:e51], 'utf-8')
+    pos = e51
+    v52: str | None
+    v52 = None
+    v53: ReplicaState
+    d54 = _new(ReplicaState)
+    d54.replica_id = -1
+    d54.replica_epoch = -1
+    d54.unknown_tagged_fields = {}
+    v53 = d54
+    u55: dict[int, bytes] = {}
+    t56 = buf[pos]
+    if t56 < 128:
         pos += 1
     else:
-        t49, pos = _uvarint(buf, pos)
-    if t49:
-        for _ in range(t49):
-            g50, pos = _uvarint(buf, pos)
-            z51, pos = _uvarint(buf, pos)
-            e52 = pos + z51
-            if e52 > L:
+        t56, pos = _uvarint(buf, pos)
+    if t56:
+        for _ in range(t56):
+            g57, pos = _uvarint(buf, pos)
+            z58, pos = _uvarint(buf, pos)
+            e59 = pos + z58
+            if e59 > L:
                 raise _malformed("tagged field of FetchRequest runs past the end")
-            if g50 == 0:
-                n53 = buf[pos]
-                if n53 < 128:
+            if g57 == 0:
+                n60 = buf[pos]
+                if n60 < 128:
                     pos += 1
                 else:
-                    n53, pos = _uvarint(buf, pos)
-                n53 -= 1
-                if n53 < 0:
-                    if n53 != -1:
+                    n60, pos = _uvarint(buf, pos)
+                n60 -= 1
+                if n60 < 0:
+                    if n60 != -1:
                         raise _malformed("bad length of FetchRequest.cluster_id")
-                    v46 = None
+                    v52 = None
                 else:
-                    e54 = pos + n53
-                    if e54 > L:
+                    e61 = pos + n60
+                    if e61 > L:
                         raise _malformed("FetchRequest.cluster_id runs past the end")
-                    v46 = str(buf[pos:e54], 'utf-8')
-                    pos = e54
-                if pos != e52:
+                    v52 = str(buf[pos:e61], 'utf-8')
+                    pos = e61
+                if pos != e59:
                     raise _malformed("bad size of tagged field FetchRequest.cluster_id")
-            elif g50 == 1:
-                v55, v56 = _S_iq.unpack_from(buf, pos)
+            elif g57 == 1:
+                v62, v63 = _S_iq.unpack_from(buf, pos)
                 pos += 12
-                u57: dict[int, bytes] = {}
-                t58 = buf[pos]
-                if t58 < 128:
+                u64: dict[int, bytes] = {}
+                t65 = buf[pos]
+                if t65 < 128:
                     pos += 1
                 else:
-                    t58, pos = _uvarint(buf, pos)
-                if t58:
-                    for _ in range(t58):
-                        g59, pos = _uvarint(buf, pos)
-                        z60, pos = _uvarint(buf, pos)
-                        e61 = pos + z60
-                        if e61 > L:
+                    t65, pos = _uvarint(buf, pos)
+                if t65:
+                    for _ in range(t65):
+                        g66, pos = _uvarint(buf, pos)
+                        z67, pos = _uvarint(buf, pos)
+                        e68 = pos + z67
+                        if e68 > L:
                             raise _malformed("tagged field of ReplicaState runs past the end")
-                        u57[g59] = bytes(buf[pos:e61])
-                        pos = e61
-                v47 = ReplicaState(v55, v56, u57)
-                if pos != e52:
+                        u64[g66] = bytes(buf[pos:e68])
+                        pos = e68
+                v53 = _new(ReplicaState)
+                v53.replica_id = v62
+                v53.replica_epoch = v63
+                v53.unknown_tagged_fields = u64
+                if pos != e59:
                     raise _malformed("bad size of tagged field FetchRequest.replica_state")
             else:
-                u48[g50] = bytes(buf[pos:e52])
-                pos = e52
-    return FetchRequest(v46, -1, v47, v1, v2, v3, v4, v5, v6, v7, v31, v43, u48), pos
+                u55[g57] = bytes(buf[pos:e59])
+                pos = e59
+    obj = _new(FetchRequest)
+    obj.cluster_id = v52
+    obj.replica_id = -1
+    obj.replica_state = v53
+    obj.max_wait_ms = v1
+    obj.min_bytes = v2
+    obj.max_bytes = v3
+    obj.isolation_level = v4
+    obj.session_id = v5
+    obj.session_epoch = v6
+    obj.topics = v7
+    obj.forgotten_topics_data = v35
+    obj.rack_id = v49
+    obj.unknown_tagged_fields = u55
+    return obj, pos
 
 _DEC_FetchRequest = (_d_FetchRequest_v0, _d_FetchRequest_v0, _d_FetchRequest_v0, _d_FetchRequest_v3, _d_FetchRequest_v4, _d_FetchRequest_v5, _d_FetchRequest_v5, _d_FetchRequest_v7, _d_FetchRequest_v7, _d_FetchRequest_v9, _d_FetchRequest_v9, _d_FetchRequest_v11, _d_FetchRequest_v12, _d_FetchRequest_v13, _d_FetchRequest_v13, _d_FetchRequest_v15, _d_FetchRequest_v15, _d_FetchRequest_v17,)
 

@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['Coordinator', 'FindCoordinatorRequest', 'FindCoordinatorResponse']
 
@@ -145,7 +149,16 @@ def _d_FindCoordinatorResponse_v0(buf: memoryview, pos: int) -> tuple[FindCoordi
     pos = e5
     v6, = _S_i.unpack_from(buf, pos)
     pos += 4
-    return FindCoordinatorResponse(0, v1, '', v2, v3, v6, [], {}), pos
+    obj = _new(FindCoordinatorResponse)
+    obj.throttle_time_ms = 0
+    obj.error_code = v1
+    obj.error_message = ''
+    obj.node_id = v2
+    obj.host = v3
+    obj.port = v6
+    obj.coordinators = []
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_FindCoordinatorResponse_v1(buf: memoryview, pos: int) -> tuple[FindCoordinatorResponse, int]:
     L = len(buf)
@@ -171,7 +184,16 @@ def _d_FindCoordinatorResponse_v1(buf: memoryview, pos: int) -> tuple[FindCoordi
     pos = e9
     v10, = _S_i.unpack_from(buf, pos)
     pos += 4
-    return FindCoordinatorResponse(v1, v2, v3, v6, v7, v10, [], {}), pos
+    obj = _new(FindCoordinatorResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.error_message = v3
+    obj.node_id = v6
+    obj.host = v7
+    obj.port = v10
+    obj.coordinators = []
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_FindCoordinatorResponse_v3(buf: memoryview, pos: int) -> tuple[FindCoordinatorResponse, int]:
     L = len(buf)
@@ -224,7 +246,16 @@ def _d_FindCoordinatorResponse_v3(buf: memoryview, pos: int) -> tuple[FindCoordi
                 raise _malformed("tagged field of FindCoordinatorResponse runs past the end")
             u11[g13] = bytes(buf[pos:e15])
             pos = e15
-    return FindCoordinatorResponse(v1, v2, v3, v6, v7, v10, [], u11), pos
+    obj = _new(FindCoordinatorResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.error_message = v3
+    obj.node_id = v6
+    obj.host = v7
+    obj.port = v10
+    obj.coordinators = []
+    obj.unknown_tagged_fields = u11
+    return obj, pos
 
 def _d_FindCoordinatorResponse_v4(buf: memoryview, pos: int) -> tuple[FindCoordinatorResponse, int]:
     L = len(buf)
@@ -241,81 +272,98 @@ def _d_FindCoordinatorResponse_v4(buf: memoryview, pos: int) -> tuple[FindCoordi
         raise _malformed("bad count of FindCoordinatorResponse.coordinators")
     v2 = []
     for _ in range(n3):
-        n5 = buf[pos]
-        if n5 < 128:
+        n6 = buf[pos]
+        if n6 < 128:
             pos += 1
         else:
-            n5, pos = _uvarint(buf, pos)
-        n5 -= 1
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+            n6, pos = _uvarint(buf, pos)
+        n6 -= 1
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("Coordinator.key runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7, = _S_i.unpack_from(buf, pos)
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8, = _S_i.unpack_from(buf, pos)
         pos += 4
-        n9 = buf[pos]
-        if n9 < 128:
+        n10 = buf[pos]
+        if n10 < 128:
             pos += 1
         else:
-            n9, pos = _uvarint(buf, pos)
-        n9 -= 1
-        e10 = pos + n9
-        if n9 < 0 or e10 > L:
+            n10, pos = _uvarint(buf, pos)
+        n10 -= 1
+        e11 = pos + n10
+        if n10 < 0 or e11 > L:
             raise _malformed("Coordinator.host runs past the end")
-        v8 = str(buf[pos:e10], 'utf-8')
-        pos = e10
-        v13: str | None
-        v11, v12 = _S_ih.unpack_from(buf, pos)
+        v9 = str(buf[pos:e11], 'utf-8')
+        pos = e11
+        v14: str | None
+        v12, v13 = _S_ih.unpack_from(buf, pos)
         pos += 6
-        n14 = buf[pos]
-        if n14 < 128:
+        n15 = buf[pos]
+        if n15 < 128:
             pos += 1
         else:
-            n14, pos = _uvarint(buf, pos)
-        n14 -= 1
-        if n14 < 0:
-            if n14 != -1:
+            n15, pos = _uvarint(buf, pos)
+        n15 -= 1
+        if n15 < 0:
+            if n15 != -1:
                 raise _malformed("bad length of Coordinator.error_message")
-            v13 = None
+            v14 = None
         else:
-            e15 = pos + n14
-            if e15 > L:
+            e16 = pos + n15
+            if e16 > L:
                 raise _malformed("Coordinator.error_message runs past the end")
-            v13 = str(buf[pos:e15], 'utf-8')
-            pos = e15
-        u16: dict[int, bytes] = {}
-        t17 = buf[pos]
-        if t17 < 128:
+            v14 = str(buf[pos:e16], 'utf-8')
+            pos = e16
+        u17: dict[int, bytes] = {}
+        t18 = buf[pos]
+        if t18 < 128:
             pos += 1
         else:
-            t17, pos = _uvarint(buf, pos)
-        if t17:
-            for _ in range(t17):
-                g18, pos = _uvarint(buf, pos)
-                z19, pos = _uvarint(buf, pos)
-                e20 = pos + z19
-                if e20 > L:
+            t18, pos = _uvarint(buf, pos)
+        if t18:
+            for _ in range(t18):
+                g19, pos = _uvarint(buf, pos)
+                z20, pos = _uvarint(buf, pos)
+                e21 = pos + z20
+                if e21 > L:
                     raise _malformed("tagged field of Coordinator runs past the end")
-                u16[g18] = bytes(buf[pos:e20])
-                pos = e20
-        v2.append(Coordinator(v4, v7, v8, v11, v12, v13, u16))
-    u21: dict[int, bytes] = {}
-    t22 = buf[pos]
-    if t22 < 128:
+                u17[g19] = bytes(buf[pos:e21])
+                pos = e21
+        o4 = _new(Coordinator)
+        o4.key = v5
+        o4.node_id = v8
+        o4.host = v9
+        o4.port = v12
+        o4.error_code = v13
+        o4.error_message = v14
+        o4.unknown_tagged_fields = u17
+        v2.append(o4)
+    u22: dict[int, bytes] = {}
+    t23 = buf[pos]
+    if t23 < 128:
         pos += 1
     else:
-        t22, pos = _uvarint(buf, pos)
-    if t22:
-        for _ in range(t22):
-            g23, pos = _uvarint(buf, pos)
-            z24, pos = _uvarint(buf, pos)
-            e25 = pos + z24
-            if e25 > L:
+        t23, pos = _uvarint(buf, pos)
+    if t23:
+        for _ in range(t23):
+            g24, pos = _uvarint(buf, pos)
+            z25, pos = _uvarint(buf, pos)
+            e26 = pos + z25
+            if e26 > L:
                 raise _malformed("tagged field of FindCoordinatorResponse runs past the end")
-            u21[g23] = bytes(buf[pos:e25])
-            pos = e25
-    return FindCoordinatorResponse(v1, 0, '', 0, '', 0, v2, u21), pos
+            u22[g24] = bytes(buf[pos:e26])
+            pos = e26
+    obj = _new(FindCoordinatorResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = 0
+    obj.error_message = ''
+    obj.node_id = 0
+    obj.host = ''
+    obj.port = 0
+    obj.coordinators = v2
+    obj.unknown_tagged_fields = u22
+    return obj, pos
 
 _DEC_FindCoordinatorResponse = (_d_FindCoordinatorResponse_v0, _d_FindCoordinatorResponse_v1, _d_FindCoordinatorResponse_v1, _d_FindCoordinatorResponse_v3, _d_FindCoordinatorResponse_v4, _d_FindCoordinatorResponse_v4, _d_FindCoordinatorResponse_v4,)
 
@@ -450,7 +498,12 @@ def _d_FindCoordinatorRequest_v0(buf: memoryview, pos: int) -> tuple[FindCoordin
         raise _malformed("FindCoordinatorRequest.key runs past the end")
     v1 = str(buf[pos:e3], 'utf-8')
     pos = e3
-    return FindCoordinatorRequest(v1, 0, [], {}), pos
+    obj = _new(FindCoordinatorRequest)
+    obj.key = v1
+    obj.key_type = 0
+    obj.coordinator_keys = []
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_FindCoordinatorRequest_v1(buf: memoryview, pos: int) -> tuple[FindCoordinatorRequest, int]:
     L = len(buf)
@@ -463,7 +516,12 @@ def _d_FindCoordinatorRequest_v1(buf: memoryview, pos: int) -> tuple[FindCoordin
     pos = e3
     v4, = _S_b.unpack_from(buf, pos)
     pos += 1
-    return FindCoordinatorRequest(v1, v4, [], {}), pos
+    obj = _new(FindCoordinatorRequest)
+    obj.key = v1
+    obj.key_type = v4
+    obj.coordinator_keys = []
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_FindCoordinatorRequest_v3(buf: memoryview, pos: int) -> tuple[FindCoordinatorRequest, int]:
     L = len(buf)
@@ -495,7 +553,12 @@ def _d_FindCoordinatorRequest_v3(buf: memoryview, pos: int) -> tuple[FindCoordin
                 raise _malformed("tagged field of FindCoordinatorRequest runs past the end")
             u5[g7] = bytes(buf[pos:e9])
             pos = e9
-    return FindCoordinatorRequest(v1, v4, [], u5), pos
+    obj = _new(FindCoordinatorRequest)
+    obj.key = v1
+    obj.key_type = v4
+    obj.coordinator_keys = []
+    obj.unknown_tagged_fields = u5
+    return obj, pos
 
 def _d_FindCoordinatorRequest_v4(buf: memoryview, pos: int) -> tuple[FindCoordinatorRequest, int]:
     L = len(buf)
@@ -538,7 +601,12 @@ def _d_FindCoordinatorRequest_v4(buf: memoryview, pos: int) -> tuple[FindCoordin
                 raise _malformed("tagged field of FindCoordinatorRequest runs past the end")
             u6[g8] = bytes(buf[pos:e10])
             pos = e10
-    return FindCoordinatorRequest('', v1, v2, u6), pos
+    obj = _new(FindCoordinatorRequest)
+    obj.key = ''
+    obj.key_type = v1
+    obj.coordinator_keys = v2
+    obj.unknown_tagged_fields = u6
+    return obj, pos
 
 _DEC_FindCoordinatorRequest = (_d_FindCoordinatorRequest_v0, _d_FindCoordinatorRequest_v1, _d_FindCoordinatorRequest_v1, _d_FindCoordinatorRequest_v3, _d_FindCoordinatorRequest_v4, _d_FindCoordinatorRequest_v4, _d_FindCoordinatorRequest_v4,)
 

@@ -13,22 +13,28 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
 
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
+
 __all__ = ['GetTelemetrySubscriptionsRequest', 'GetTelemetrySubscriptionsResponse']
 
 _S_u = _Struct(">16s")
+_S_QQ = _Struct(">QQ")
 _S_ihui = _Struct(">ih16si")
+_S_ihQQi = _Struct(">ihQQi")
 _S_iio = _Struct(">ii?")
 
 
@@ -119,61 +125,74 @@ class GetTelemetrySubscriptionsRequest:
 
 def _d_GetTelemetrySubscriptionsResponse_v0(buf: memoryview, pos: int) -> tuple[GetTelemetrySubscriptionsResponse, int]:
     L = len(buf)
-    v6: list[int]
-    v1, v2, r4, v5 = _S_ihui.unpack_from(buf, pos)
+    v7: list[int]
+    v1, v2, r4, r5, v6 = _S_ihQQi.unpack_from(buf, pos)
     pos += 26
-    v3 = _UUID(bytes=r4)
-    n7 = buf[pos]
-    if n7 < 128:
+    v3 = _new(_UUID)
+    _setattr(v3, 'int', (r4 << 64) | r5)
+    _setattr(v3, 'is_safe', _SAFE_UNKNOWN)
+    n8 = buf[pos]
+    if n8 < 128:
         pos += 1
     else:
-        n7, pos = _uvarint(buf, pos)
-    n7 -= 1
-    e8 = pos + 1 * n7
-    if n7 < 0 or e8 > L:
+        n8, pos = _uvarint(buf, pos)
+    n8 -= 1
+    e9 = pos + 1 * n8
+    if n8 < 0 or e9 > L:
         raise _malformed("GetTelemetrySubscriptionsResponse.accepted_compression_types runs past the end")
-    v6 = list(_unpack_from('>%db' % n7, buf, pos))
-    pos = e8
-    v12: list[str]
-    v9, v10, v11 = _S_iio.unpack_from(buf, pos)
+    v7 = list(_unpack_from('>%db' % n8, buf, pos))
+    pos = e9
+    v13: list[str]
+    v10, v11, v12 = _S_iio.unpack_from(buf, pos)
     pos += 9
-    n13 = buf[pos]
-    if n13 < 128:
+    n14 = buf[pos]
+    if n14 < 128:
         pos += 1
     else:
-        n13, pos = _uvarint(buf, pos)
-    n13 -= 1
-    if n13 < 0 or n13 > L - pos:
+        n14, pos = _uvarint(buf, pos)
+    n14 -= 1
+    if n14 < 0 or n14 > L - pos:
         raise _malformed("bad count of GetTelemetrySubscriptionsResponse.requested_metrics")
-    v12 = []
-    for _ in range(n13):
-        n14 = buf[pos]
-        if n14 < 128:
+    v13 = []
+    for _ in range(n14):
+        n15 = buf[pos]
+        if n15 < 128:
             pos += 1
         else:
-            n14, pos = _uvarint(buf, pos)
-        n14 -= 1
-        e15 = pos + n14
-        if n14 < 0 or e15 > L:
+            n15, pos = _uvarint(buf, pos)
+        n15 -= 1
+        e16 = pos + n15
+        if n15 < 0 or e16 > L:
             raise _malformed("bad element of GetTelemetrySubscriptionsResponse.requested_metrics")
-        v12.append(str(buf[pos:e15], 'utf-8'))
-        pos = e15
-    u16: dict[int, bytes] = {}
-    t17 = buf[pos]
-    if t17 < 128:
+        v13.append(str(buf[pos:e16], 'utf-8'))
+        pos = e16
+    u17: dict[int, bytes] = {}
+    t18 = buf[pos]
+    if t18 < 128:
         pos += 1
     else:
-        t17, pos = _uvarint(buf, pos)
-    if t17:
-        for _ in range(t17):
-            g18, pos = _uvarint(buf, pos)
-            z19, pos = _uvarint(buf, pos)
-            e20 = pos + z19
-            if e20 > L:
+        t18, pos = _uvarint(buf, pos)
+    if t18:
+        for _ in range(t18):
+            g19, pos = _uvarint(buf, pos)
+            z20, pos = _uvarint(buf, pos)
+            e21 = pos + z20
+            if e21 > L:
                 raise _malformed("tagged field of GetTelemetrySubscriptionsResponse runs past the end")
-            u16[g18] = bytes(buf[pos:e20])
-            pos = e20
-    return GetTelemetrySubscriptionsResponse(v1, v2, v3, v5, v6, v9, v10, v11, v12, u16), pos
+            u17[g19] = bytes(buf[pos:e21])
+            pos = e21
+    obj = _new(GetTelemetrySubscriptionsResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.client_instance_id = v3
+    obj.subscription_id = v6
+    obj.accepted_compression_types = v7
+    obj.push_interval_ms = v10
+    obj.telemetry_max_bytes = v11
+    obj.delta_temporality = v12
+    obj.requested_metrics = v13
+    obj.unknown_tagged_fields = u17
+    return obj, pos
 
 _DEC_GetTelemetrySubscriptionsResponse = (_d_GetTelemetrySubscriptionsResponse_v0,)
 
@@ -211,25 +230,30 @@ _ENC_GetTelemetrySubscriptionsResponse = (_e_GetTelemetrySubscriptionsResponse_v
 
 def _d_GetTelemetrySubscriptionsRequest_v0(buf: memoryview, pos: int) -> tuple[GetTelemetrySubscriptionsRequest, int]:
     L = len(buf)
-    r2, = _S_u.unpack_from(buf, pos)
+    r2, r3 = _S_QQ.unpack_from(buf, pos)
     pos += 16
-    v1 = _UUID(bytes=r2)
-    u3: dict[int, bytes] = {}
-    t4 = buf[pos]
-    if t4 < 128:
+    v1 = _new(_UUID)
+    _setattr(v1, 'int', (r2 << 64) | r3)
+    _setattr(v1, 'is_safe', _SAFE_UNKNOWN)
+    u4: dict[int, bytes] = {}
+    t5 = buf[pos]
+    if t5 < 128:
         pos += 1
     else:
-        t4, pos = _uvarint(buf, pos)
-    if t4:
-        for _ in range(t4):
-            g5, pos = _uvarint(buf, pos)
-            z6, pos = _uvarint(buf, pos)
-            e7 = pos + z6
-            if e7 > L:
+        t5, pos = _uvarint(buf, pos)
+    if t5:
+        for _ in range(t5):
+            g6, pos = _uvarint(buf, pos)
+            z7, pos = _uvarint(buf, pos)
+            e8 = pos + z7
+            if e8 > L:
                 raise _malformed("tagged field of GetTelemetrySubscriptionsRequest runs past the end")
-            u3[g5] = bytes(buf[pos:e7])
-            pos = e7
-    return GetTelemetrySubscriptionsRequest(v1, u3), pos
+            u4[g6] = bytes(buf[pos:e8])
+            pos = e8
+    obj = _new(GetTelemetrySubscriptionsRequest)
+    obj.client_instance_id = v1
+    obj.unknown_tagged_fields = u4
+    return obj, pos
 
 _DEC_GetTelemetrySubscriptionsRequest = (_d_GetTelemetrySubscriptionsRequest_v0,)
 

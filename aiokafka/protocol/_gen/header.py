@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['RequestHeader', 'ResponseHeader']
 
@@ -114,7 +118,13 @@ def _d_RequestHeader_v0(buf: memoryview, pos: int) -> tuple[RequestHeader, int]:
     L = len(buf)
     v1, v2, v3 = _S_hhi.unpack_from(buf, pos)
     pos += 8
-    return RequestHeader(v1, v2, v3, '', {}), pos
+    obj = _new(RequestHeader)
+    obj.request_api_key = v1
+    obj.request_api_version = v2
+    obj.correlation_id = v3
+    obj.client_id = ''
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_RequestHeader_v1(buf: memoryview, pos: int) -> tuple[RequestHeader, int]:
     L = len(buf)
@@ -131,7 +141,13 @@ def _d_RequestHeader_v1(buf: memoryview, pos: int) -> tuple[RequestHeader, int]:
             raise _malformed("RequestHeader.client_id runs past the end")
         v4 = str(buf[pos:e6], 'utf-8')
         pos = e6
-    return RequestHeader(v1, v2, v3, v4, {}), pos
+    obj = _new(RequestHeader)
+    obj.request_api_key = v1
+    obj.request_api_version = v2
+    obj.correlation_id = v3
+    obj.client_id = v4
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_RequestHeader_v2(buf: memoryview, pos: int) -> tuple[RequestHeader, int]:
     L = len(buf)
@@ -163,7 +179,13 @@ def _d_RequestHeader_v2(buf: memoryview, pos: int) -> tuple[RequestHeader, int]:
                 raise _malformed("tagged field of RequestHeader runs past the end")
             u7[g9] = bytes(buf[pos:e11])
             pos = e11
-    return RequestHeader(v1, v2, v3, v4, u7), pos
+    obj = _new(RequestHeader)
+    obj.request_api_key = v1
+    obj.request_api_version = v2
+    obj.correlation_id = v3
+    obj.client_id = v4
+    obj.unknown_tagged_fields = u7
+    return obj, pos
 
 _DEC_RequestHeader = (_d_RequestHeader_v0, _d_RequestHeader_v1, _d_RequestHeader_v2,)
 
@@ -205,7 +227,10 @@ def _d_ResponseHeader_v0(buf: memoryview, pos: int) -> tuple[ResponseHeader, int
     L = len(buf)
     v1, = _S_i.unpack_from(buf, pos)
     pos += 4
-    return ResponseHeader(v1, {}), pos
+    obj = _new(ResponseHeader)
+    obj.correlation_id = v1
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_ResponseHeader_v1(buf: memoryview, pos: int) -> tuple[ResponseHeader, int]:
     L = len(buf)
@@ -226,7 +251,10 @@ def _d_ResponseHeader_v1(buf: memoryview, pos: int) -> tuple[ResponseHeader, int
                 raise _malformed("tagged field of ResponseHeader runs past the end")
             u2[g4] = bytes(buf[pos:e6])
             pos = e6
-    return ResponseHeader(v1, u2), pos
+    obj = _new(ResponseHeader)
+    obj.correlation_id = v1
+    obj.unknown_tagged_fields = u2
+    return obj, pos
 
 _DEC_ResponseHeader = (_d_ResponseHeader_v0, _d_ResponseHeader_v1,)
 

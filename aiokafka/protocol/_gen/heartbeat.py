@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['HeartbeatRequest', 'HeartbeatResponse']
 
@@ -117,13 +121,21 @@ def _d_HeartbeatResponse_v0(buf: memoryview, pos: int) -> tuple[HeartbeatRespons
     L = len(buf)
     v1, = _S_h.unpack_from(buf, pos)
     pos += 2
-    return HeartbeatResponse(0, v1, {}), pos
+    obj = _new(HeartbeatResponse)
+    obj.throttle_time_ms = 0
+    obj.error_code = v1
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_HeartbeatResponse_v1(buf: memoryview, pos: int) -> tuple[HeartbeatResponse, int]:
     L = len(buf)
     v1, v2 = _S_ih.unpack_from(buf, pos)
     pos += 6
-    return HeartbeatResponse(v1, v2, {}), pos
+    obj = _new(HeartbeatResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_HeartbeatResponse_v4(buf: memoryview, pos: int) -> tuple[HeartbeatResponse, int]:
     L = len(buf)
@@ -144,7 +156,11 @@ def _d_HeartbeatResponse_v4(buf: memoryview, pos: int) -> tuple[HeartbeatRespons
                 raise _malformed("tagged field of HeartbeatResponse runs past the end")
             u3[g5] = bytes(buf[pos:e7])
             pos = e7
-    return HeartbeatResponse(v1, v2, u3), pos
+    obj = _new(HeartbeatResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.unknown_tagged_fields = u3
+    return obj, pos
 
 _DEC_HeartbeatResponse = (_d_HeartbeatResponse_v0, _d_HeartbeatResponse_v1, _d_HeartbeatResponse_v1, _d_HeartbeatResponse_v1, _d_HeartbeatResponse_v4,)
 
@@ -184,7 +200,13 @@ def _d_HeartbeatRequest_v0(buf: memoryview, pos: int) -> tuple[HeartbeatRequest,
         raise _malformed("HeartbeatRequest.member_id runs past the end")
     v5 = str(buf[pos:e7], 'utf-8')
     pos = e7
-    return HeartbeatRequest(v1, v4, v5, None, {}), pos
+    obj = _new(HeartbeatRequest)
+    obj.group_id = v1
+    obj.generation_id = v4
+    obj.member_id = v5
+    obj.group_instance_id = None
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_HeartbeatRequest_v3(buf: memoryview, pos: int) -> tuple[HeartbeatRequest, int]:
     L = len(buf)
@@ -215,7 +237,13 @@ def _d_HeartbeatRequest_v3(buf: memoryview, pos: int) -> tuple[HeartbeatRequest,
             raise _malformed("HeartbeatRequest.group_instance_id runs past the end")
         v8 = str(buf[pos:e10], 'utf-8')
         pos = e10
-    return HeartbeatRequest(v1, v4, v5, v8, {}), pos
+    obj = _new(HeartbeatRequest)
+    obj.group_id = v1
+    obj.generation_id = v4
+    obj.member_id = v5
+    obj.group_instance_id = v8
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_HeartbeatRequest_v4(buf: memoryview, pos: int) -> tuple[HeartbeatRequest, int]:
     L = len(buf)
@@ -275,7 +303,13 @@ def _d_HeartbeatRequest_v4(buf: memoryview, pos: int) -> tuple[HeartbeatRequest,
                 raise _malformed("tagged field of HeartbeatRequest runs past the end")
             u11[g13] = bytes(buf[pos:e15])
             pos = e15
-    return HeartbeatRequest(v1, v4, v5, v8, u11), pos
+    obj = _new(HeartbeatRequest)
+    obj.group_id = v1
+    obj.generation_id = v4
+    obj.member_id = v5
+    obj.group_instance_id = v8
+    obj.unknown_tagged_fields = u11
+    return obj, pos
 
 _DEC_HeartbeatRequest = (_d_HeartbeatRequest_v0, _d_HeartbeatRequest_v0, _d_HeartbeatRequest_v0, _d_HeartbeatRequest_v3, _d_HeartbeatRequest_v4,)
 

@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['AlterConfigsResource', 'AlterConfigsResourceResponse', 'AlterableConfig', 'IncrementalAlterConfigsRequest', 'IncrementalAlterConfigsResponse']
 
@@ -155,28 +159,38 @@ def _d_IncrementalAlterConfigsResponse_v0(buf: memoryview, pos: int) -> tuple[In
         raise _malformed("bad count of IncrementalAlterConfigsResponse.responses")
     v2 = []
     for _ in range(n3):
-        v5: str | None
-        v4, n6 = _S_hh.unpack_from(buf, pos)
+        v6: str | None
+        v5, n7 = _S_hh.unpack_from(buf, pos)
         pos += 4
-        if n6 < 0:
-            if n6 != -1:
+        if n7 < 0:
+            if n7 != -1:
                 raise _malformed("bad length of AlterConfigsResourceResponse.error_message")
-            v5 = None
+            v6 = None
         else:
-            e7 = pos + n6
-            if e7 > L:
+            e8 = pos + n7
+            if e8 > L:
                 raise _malformed("AlterConfigsResourceResponse.error_message runs past the end")
-            v5 = str(buf[pos:e7], 'utf-8')
-            pos = e7
-        v8, n10 = _S_bh.unpack_from(buf, pos)
+            v6 = str(buf[pos:e8], 'utf-8')
+            pos = e8
+        v9, n11 = _S_bh.unpack_from(buf, pos)
         pos += 3
-        e11 = pos + n10
-        if n10 < 0 or e11 > L:
+        e12 = pos + n11
+        if n11 < 0 or e12 > L:
             raise _malformed("AlterConfigsResourceResponse.resource_name runs past the end")
-        v9 = str(buf[pos:e11], 'utf-8')
-        pos = e11
-        v2.append(AlterConfigsResourceResponse(v4, v5, v8, v9, {}))
-    return IncrementalAlterConfigsResponse(v1, v2, {}), pos
+        v10 = str(buf[pos:e12], 'utf-8')
+        pos = e12
+        o4 = _new(AlterConfigsResourceResponse)
+        o4.error_code = v5
+        o4.error_message = v6
+        o4.resource_type = v9
+        o4.resource_name = v10
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    obj = _new(IncrementalAlterConfigsResponse)
+    obj.throttle_time_ms = v1
+    obj.responses = v2
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_IncrementalAlterConfigsResponse_v1(buf: memoryview, pos: int) -> tuple[IncrementalAlterConfigsResponse, int]:
     L = len(buf)
@@ -193,70 +207,80 @@ def _d_IncrementalAlterConfigsResponse_v1(buf: memoryview, pos: int) -> tuple[In
         raise _malformed("bad count of IncrementalAlterConfigsResponse.responses")
     v2 = []
     for _ in range(n3):
-        v5: str | None
-        v4, = _S_h.unpack_from(buf, pos)
+        v6: str | None
+        v5, = _S_h.unpack_from(buf, pos)
         pos += 2
-        n6 = buf[pos]
-        if n6 < 128:
+        n7 = buf[pos]
+        if n7 < 128:
             pos += 1
         else:
-            n6, pos = _uvarint(buf, pos)
-        n6 -= 1
-        if n6 < 0:
-            if n6 != -1:
+            n7, pos = _uvarint(buf, pos)
+        n7 -= 1
+        if n7 < 0:
+            if n7 != -1:
                 raise _malformed("bad length of AlterConfigsResourceResponse.error_message")
-            v5 = None
+            v6 = None
         else:
-            e7 = pos + n6
-            if e7 > L:
+            e8 = pos + n7
+            if e8 > L:
                 raise _malformed("AlterConfigsResourceResponse.error_message runs past the end")
-            v5 = str(buf[pos:e7], 'utf-8')
-            pos = e7
-        v8, = _S_b.unpack_from(buf, pos)
+            v6 = str(buf[pos:e8], 'utf-8')
+            pos = e8
+        v9, = _S_b.unpack_from(buf, pos)
         pos += 1
-        n10 = buf[pos]
-        if n10 < 128:
+        n11 = buf[pos]
+        if n11 < 128:
             pos += 1
         else:
-            n10, pos = _uvarint(buf, pos)
-        n10 -= 1
-        e11 = pos + n10
-        if n10 < 0 or e11 > L:
+            n11, pos = _uvarint(buf, pos)
+        n11 -= 1
+        e12 = pos + n11
+        if n11 < 0 or e12 > L:
             raise _malformed("AlterConfigsResourceResponse.resource_name runs past the end")
-        v9 = str(buf[pos:e11], 'utf-8')
-        pos = e11
-        u12: dict[int, bytes] = {}
-        t13 = buf[pos]
-        if t13 < 128:
+        v10 = str(buf[pos:e12], 'utf-8')
+        pos = e12
+        u13: dict[int, bytes] = {}
+        t14 = buf[pos]
+        if t14 < 128:
             pos += 1
         else:
-            t13, pos = _uvarint(buf, pos)
-        if t13:
-            for _ in range(t13):
-                g14, pos = _uvarint(buf, pos)
-                z15, pos = _uvarint(buf, pos)
-                e16 = pos + z15
-                if e16 > L:
+            t14, pos = _uvarint(buf, pos)
+        if t14:
+            for _ in range(t14):
+                g15, pos = _uvarint(buf, pos)
+                z16, pos = _uvarint(buf, pos)
+                e17 = pos + z16
+                if e17 > L:
                     raise _malformed("tagged field of AlterConfigsResourceResponse runs past the end")
-                u12[g14] = bytes(buf[pos:e16])
-                pos = e16
-        v2.append(AlterConfigsResourceResponse(v4, v5, v8, v9, u12))
-    u17: dict[int, bytes] = {}
-    t18 = buf[pos]
-    if t18 < 128:
+                u13[g15] = bytes(buf[pos:e17])
+                pos = e17
+        o4 = _new(AlterConfigsResourceResponse)
+        o4.error_code = v5
+        o4.error_message = v6
+        o4.resource_type = v9
+        o4.resource_name = v10
+        o4.unknown_tagged_fields = u13
+        v2.append(o4)
+    u18: dict[int, bytes] = {}
+    t19 = buf[pos]
+    if t19 < 128:
         pos += 1
     else:
-        t18, pos = _uvarint(buf, pos)
-    if t18:
-        for _ in range(t18):
-            g19, pos = _uvarint(buf, pos)
-            z20, pos = _uvarint(buf, pos)
-            e21 = pos + z20
-            if e21 > L:
+        t19, pos = _uvarint(buf, pos)
+    if t19:
+        for _ in range(t19):
+            g20, pos = _uvarint(buf, pos)
+            z21, pos = _uvarint(buf, pos)
+            e22 = pos + z21
+            if e22 > L:
                 raise _malformed("tagged field of IncrementalAlterConfigsResponse runs past the end")
-            u17[g19] = bytes(buf[pos:e21])
-            pos = e21
-    return IncrementalAlterConfigsResponse(v1, v2, u17), pos
+            u18[g20] = bytes(buf[pos:e22])
+            pos = e22
+    obj = _new(IncrementalAlterConfigsResponse)
+    obj.throttle_time_ms = v1
+    obj.responses = v2
+    obj.unknown_tagged_fields = u18
+    return obj, pos
 
 _DEC_IncrementalAlterConfigsResponse = (_d_IncrementalAlterConfigsResponse_v0, _d_IncrementalAlterConfigsResponse_v1,)
 
@@ -335,45 +359,59 @@ def _d_IncrementalAlterConfigsRequest_v0(buf: memoryview, pos: int) -> tuple[Inc
         raise _malformed("bad count of IncrementalAlterConfigsRequest.resources")
     v1 = []
     for _ in range(n2):
-        v3, n5 = _S_bh.unpack_from(buf, pos)
+        v4, n6 = _S_bh.unpack_from(buf, pos)
         pos += 3
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("AlterConfigsResource.resource_name runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7: list[AlterableConfig]
-        n8, = _S_i.unpack_from(buf, pos)
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8: list[AlterableConfig]
+        n9, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n8 < 0 or n8 > L - pos:
+        if n9 < 0 or n9 > L - pos:
             raise _malformed("bad count of AlterConfigsResource.configs")
-        v7 = []
-        for _ in range(n8):
-            n10, = _S_h.unpack_from(buf, pos)
+        v8 = []
+        for _ in range(n9):
+            n12, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e11 = pos + n10
-            if n10 < 0 or e11 > L:
+            e13 = pos + n12
+            if n12 < 0 or e13 > L:
                 raise _malformed("AlterableConfig.name runs past the end")
-            v9 = str(buf[pos:e11], 'utf-8')
-            pos = e11
-            v13: str | None
-            v12, n14 = _S_bh.unpack_from(buf, pos)
+            v11 = str(buf[pos:e13], 'utf-8')
+            pos = e13
+            v15: str | None
+            v14, n16 = _S_bh.unpack_from(buf, pos)
             pos += 3
-            if n14 < 0:
-                if n14 != -1:
+            if n16 < 0:
+                if n16 != -1:
                     raise _malformed("bad length of AlterableConfig.value")
-                v13 = None
+                v15 = None
             else:
-                e15 = pos + n14
-                if e15 > L:
+                e17 = pos + n16
+                if e17 > L:
                     raise _malformed("AlterableConfig.value runs past the end")
-                v13 = str(buf[pos:e15], 'utf-8')
-                pos = e15
-            v7.append(AlterableConfig(v9, v12, v13, {}))
-        v1.append(AlterConfigsResource(v3, v4, v7, {}))
-    v16, = _S_o.unpack_from(buf, pos)
+                v15 = str(buf[pos:e17], 'utf-8')
+                pos = e17
+            o10 = _new(AlterableConfig)
+            o10.name = v11
+            o10.config_operation = v14
+            o10.value = v15
+            o10.unknown_tagged_fields = {}
+            v8.append(o10)
+        o3 = _new(AlterConfigsResource)
+        o3.resource_type = v4
+        o3.resource_name = v5
+        o3.configs = v8
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    v18, = _S_o.unpack_from(buf, pos)
     pos += 1
-    return IncrementalAlterConfigsRequest(v1, v16, {}), pos
+    obj = _new(IncrementalAlterConfigsRequest)
+    obj.resources = v1
+    obj.validate_only = v18
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_IncrementalAlterConfigsRequest_v1(buf: memoryview, pos: int) -> tuple[IncrementalAlterConfigsRequest, int]:
     L = len(buf)
@@ -388,110 +426,124 @@ def _d_IncrementalAlterConfigsRequest_v1(buf: memoryview, pos: int) -> tuple[Inc
         raise _malformed("bad count of IncrementalAlterConfigsRequest.resources")
     v1 = []
     for _ in range(n2):
-        v3, = _S_b.unpack_from(buf, pos)
+        v4, = _S_b.unpack_from(buf, pos)
         pos += 1
-        n5 = buf[pos]
-        if n5 < 128:
+        n6 = buf[pos]
+        if n6 < 128:
             pos += 1
         else:
-            n5, pos = _uvarint(buf, pos)
-        n5 -= 1
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+            n6, pos = _uvarint(buf, pos)
+        n6 -= 1
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("AlterConfigsResource.resource_name runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7: list[AlterableConfig]
-        n8 = buf[pos]
-        if n8 < 128:
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8: list[AlterableConfig]
+        n9 = buf[pos]
+        if n9 < 128:
             pos += 1
         else:
-            n8, pos = _uvarint(buf, pos)
-        n8 -= 1
-        if n8 < 0 or n8 > L - pos:
+            n9, pos = _uvarint(buf, pos)
+        n9 -= 1
+        if n9 < 0 or n9 > L - pos:
             raise _malformed("bad count of AlterConfigsResource.configs")
-        v7 = []
-        for _ in range(n8):
-            n10 = buf[pos]
-            if n10 < 128:
+        v8 = []
+        for _ in range(n9):
+            n12 = buf[pos]
+            if n12 < 128:
                 pos += 1
             else:
-                n10, pos = _uvarint(buf, pos)
-            n10 -= 1
-            e11 = pos + n10
-            if n10 < 0 or e11 > L:
+                n12, pos = _uvarint(buf, pos)
+            n12 -= 1
+            e13 = pos + n12
+            if n12 < 0 or e13 > L:
                 raise _malformed("AlterableConfig.name runs past the end")
-            v9 = str(buf[pos:e11], 'utf-8')
-            pos = e11
-            v13: str | None
-            v12, = _S_b.unpack_from(buf, pos)
+            v11 = str(buf[pos:e13], 'utf-8')
+            pos = e13
+            v15: str | None
+            v14, = _S_b.unpack_from(buf, pos)
             pos += 1
-            n14 = buf[pos]
-            if n14 < 128:
+            n16 = buf[pos]
+            if n16 < 128:
                 pos += 1
             else:
-                n14, pos = _uvarint(buf, pos)
-            n14 -= 1
-            if n14 < 0:
-                if n14 != -1:
+                n16, pos = _uvarint(buf, pos)
+            n16 -= 1
+            if n16 < 0:
+                if n16 != -1:
                     raise _malformed("bad length of AlterableConfig.value")
-                v13 = None
+                v15 = None
             else:
-                e15 = pos + n14
-                if e15 > L:
+                e17 = pos + n16
+                if e17 > L:
                     raise _malformed("AlterableConfig.value runs past the end")
-                v13 = str(buf[pos:e15], 'utf-8')
-                pos = e15
-            u16: dict[int, bytes] = {}
-            t17 = buf[pos]
-            if t17 < 128:
+                v15 = str(buf[pos:e17], 'utf-8')
+                pos = e17
+            u18: dict[int, bytes] = {}
+            t19 = buf[pos]
+            if t19 < 128:
                 pos += 1
             else:
-                t17, pos = _uvarint(buf, pos)
-            if t17:
-                for _ in range(t17):
-                    g18, pos = _uvarint(buf, pos)
-                    z19, pos = _uvarint(buf, pos)
-                    e20 = pos + z19
-                    if e20 > L:
+                t19, pos = _uvarint(buf, pos)
+            if t19:
+                for _ in range(t19):
+                    g20, pos = _uvarint(buf, pos)
+                    z21, pos = _uvarint(buf, pos)
+                    e22 = pos + z21
+                    if e22 > L:
                         raise _malformed("tagged field of AlterableConfig runs past the end")
-                    u16[g18] = bytes(buf[pos:e20])
-                    pos = e20
-            v7.append(AlterableConfig(v9, v12, v13, u16))
-        u21: dict[int, bytes] = {}
-        t22 = buf[pos]
-        if t22 < 128:
+                    u18[g20] = bytes(buf[pos:e22])
+                    pos = e22
+            o10 = _new(AlterableConfig)
+            o10.name = v11
+            o10.config_operation = v14
+            o10.value = v15
+            o10.unknown_tagged_fields = u18
+            v8.append(o10)
+        u23: dict[int, bytes] = {}
+        t24 = buf[pos]
+        if t24 < 128:
             pos += 1
         else:
-            t22, pos = _uvarint(buf, pos)
-        if t22:
-            for _ in range(t22):
-                g23, pos = _uvarint(buf, pos)
-                z24, pos = _uvarint(buf, pos)
-                e25 = pos + z24
-                if e25 > L:
+            t24, pos = _uvarint(buf, pos)
+        if t24:
+            for _ in range(t24):
+                g25, pos = _uvarint(buf, pos)
+                z26, pos = _uvarint(buf, pos)
+                e27 = pos + z26
+                if e27 > L:
                     raise _malformed("tagged field of AlterConfigsResource runs past the end")
-                u21[g23] = bytes(buf[pos:e25])
-                pos = e25
-        v1.append(AlterConfigsResource(v3, v4, v7, u21))
-    v26, = _S_o.unpack_from(buf, pos)
+                u23[g25] = bytes(buf[pos:e27])
+                pos = e27
+        o3 = _new(AlterConfigsResource)
+        o3.resource_type = v4
+        o3.resource_name = v5
+        o3.configs = v8
+        o3.unknown_tagged_fields = u23
+        v1.append(o3)
+    v28, = _S_o.unpack_from(buf, pos)
     pos += 1
-    u27: dict[int, bytes] = {}
-    t28 = buf[pos]
-    if t28 < 128:
+    u29: dict[int, bytes] = {}
+    t30 = buf[pos]
+    if t30 < 128:
         pos += 1
     else:
-        t28, pos = _uvarint(buf, pos)
-    if t28:
-        for _ in range(t28):
-            g29, pos = _uvarint(buf, pos)
-            z30, pos = _uvarint(buf, pos)
-            e31 = pos + z30
-            if e31 > L:
+        t30, pos = _uvarint(buf, pos)
+    if t30:
+        for _ in range(t30):
+            g31, pos = _uvarint(buf, pos)
+            z32, pos = _uvarint(buf, pos)
+            e33 = pos + z32
+            if e33 > L:
                 raise _malformed("tagged field of IncrementalAlterConfigsRequest runs past the end")
-            u27[g29] = bytes(buf[pos:e31])
-            pos = e31
-    return IncrementalAlterConfigsRequest(v1, v26, u27), pos
+            u29[g31] = bytes(buf[pos:e33])
+            pos = e33
+    obj = _new(IncrementalAlterConfigsRequest)
+    obj.resources = v1
+    obj.validate_only = v28
+    obj.unknown_tagged_fields = u29
+    return obj, pos
 
 _DEC_IncrementalAlterConfigsRequest = (_d_IncrementalAlterConfigsRequest_v0, _d_IncrementalAlterConfigsRequest_v1,)
 

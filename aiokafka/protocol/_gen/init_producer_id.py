@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['InitProducerIdRequest', 'InitProducerIdResponse']
 
@@ -120,7 +124,13 @@ def _d_InitProducerIdResponse_v0(buf: memoryview, pos: int) -> tuple[InitProduce
     L = len(buf)
     v1, v2, v3, v4 = _S_ihqh.unpack_from(buf, pos)
     pos += 16
-    return InitProducerIdResponse(v1, v2, v3, v4, {}), pos
+    obj = _new(InitProducerIdResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.producer_id = v3
+    obj.producer_epoch = v4
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_InitProducerIdResponse_v2(buf: memoryview, pos: int) -> tuple[InitProducerIdResponse, int]:
     L = len(buf)
@@ -141,7 +151,13 @@ def _d_InitProducerIdResponse_v2(buf: memoryview, pos: int) -> tuple[InitProduce
                 raise _malformed("tagged field of InitProducerIdResponse runs past the end")
             u5[g7] = bytes(buf[pos:e9])
             pos = e9
-    return InitProducerIdResponse(v1, v2, v3, v4, u5), pos
+    obj = _new(InitProducerIdResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.producer_id = v3
+    obj.producer_epoch = v4
+    obj.unknown_tagged_fields = u5
+    return obj, pos
 
 _DEC_InitProducerIdResponse = (_d_InitProducerIdResponse_v0, _d_InitProducerIdResponse_v0, _d_InitProducerIdResponse_v2, _d_InitProducerIdResponse_v2, _d_InitProducerIdResponse_v2, _d_InitProducerIdResponse_v2,)
 
@@ -177,7 +193,13 @@ def _d_InitProducerIdRequest_v0(buf: memoryview, pos: int) -> tuple[InitProducer
         pos = e3
     v4, = _S_i.unpack_from(buf, pos)
     pos += 4
-    return InitProducerIdRequest(v1, v4, -1, -1, {}), pos
+    obj = _new(InitProducerIdRequest)
+    obj.transactional_id = v1
+    obj.transaction_timeout_ms = v4
+    obj.producer_id = -1
+    obj.producer_epoch = -1
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_InitProducerIdRequest_v2(buf: memoryview, pos: int) -> tuple[InitProducerIdRequest, int]:
     L = len(buf)
@@ -215,7 +237,13 @@ def _d_InitProducerIdRequest_v2(buf: memoryview, pos: int) -> tuple[InitProducer
                 raise _malformed("tagged field of InitProducerIdRequest runs past the end")
             u5[g7] = bytes(buf[pos:e9])
             pos = e9
-    return InitProducerIdRequest(v1, v4, -1, -1, u5), pos
+    obj = _new(InitProducerIdRequest)
+    obj.transactional_id = v1
+    obj.transaction_timeout_ms = v4
+    obj.producer_id = -1
+    obj.producer_epoch = -1
+    obj.unknown_tagged_fields = u5
+    return obj, pos
 
 def _d_InitProducerIdRequest_v3(buf: memoryview, pos: int) -> tuple[InitProducerIdRequest, int]:
     L = len(buf)
@@ -253,7 +281,13 @@ def _d_InitProducerIdRequest_v3(buf: memoryview, pos: int) -> tuple[InitProducer
                 raise _malformed("tagged field of InitProducerIdRequest runs past the end")
             u7[g9] = bytes(buf[pos:e11])
             pos = e11
-    return InitProducerIdRequest(v1, v4, v5, v6, u7), pos
+    obj = _new(InitProducerIdRequest)
+    obj.transactional_id = v1
+    obj.transaction_timeout_ms = v4
+    obj.producer_id = v5
+    obj.producer_epoch = v6
+    obj.unknown_tagged_fields = u7
+    return obj, pos
 
 _DEC_InitProducerIdRequest = (_d_InitProducerIdRequest_v0, _d_InitProducerIdRequest_v0, _d_InitProducerIdRequest_v2, _d_InitProducerIdRequest_v3, _d_InitProducerIdRequest_v3, _d_InitProducerIdRequest_v3,)
 

@@ -13,21 +13,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
 
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
+
 __all__ = ['InitializeShareGroupStateRequest', 'InitializeShareGroupStateResponse', 'InitializeStateData', 'InitializeStateResult', 'PartitionData', 'PartitionResult']
 
 _S_u = _Struct(">16s")
+_S_QQ = _Struct(">QQ")
 _S_ih = _Struct(">ih")
 _S_iiq = _Struct(">iiq")
 
@@ -161,87 +166,101 @@ def _d_InitializeShareGroupStateResponse_v0(buf: memoryview, pos: int) -> tuple[
         raise _malformed("bad count of InitializeShareGroupStateResponse.results")
     v1 = []
     for _ in range(n2):
-        v5: list[PartitionResult]
-        r4, = _S_u.unpack_from(buf, pos)
+        v7: list[PartitionResult]
+        r5, r6 = _S_QQ.unpack_from(buf, pos)
         pos += 16
-        v3 = _UUID(bytes=r4)
-        n6 = buf[pos]
-        if n6 < 128:
+        v4 = _new(_UUID)
+        _setattr(v4, 'int', (r5 << 64) | r6)
+        _setattr(v4, 'is_safe', _SAFE_UNKNOWN)
+        n8 = buf[pos]
+        if n8 < 128:
             pos += 1
         else:
-            n6, pos = _uvarint(buf, pos)
-        n6 -= 1
-        if n6 < 0 or n6 > L - pos:
+            n8, pos = _uvarint(buf, pos)
+        n8 -= 1
+        if n8 < 0 or n8 > L - pos:
             raise _malformed("bad count of InitializeStateResult.partitions")
-        v5 = []
-        for _ in range(n6):
-            v9: str | None
-            v7, v8 = _S_ih.unpack_from(buf, pos)
+        v7 = []
+        for _ in range(n8):
+            v12: str | None
+            v10, v11 = _S_ih.unpack_from(buf, pos)
             pos += 6
-            n10 = buf[pos]
-            if n10 < 128:
+            n13 = buf[pos]
+            if n13 < 128:
                 pos += 1
             else:
-                n10, pos = _uvarint(buf, pos)
-            n10 -= 1
-            if n10 < 0:
-                if n10 != -1:
+                n13, pos = _uvarint(buf, pos)
+            n13 -= 1
+            if n13 < 0:
+                if n13 != -1:
                     raise _malformed("bad length of PartitionResult.error_message")
-                v9 = None
+                v12 = None
             else:
-                e11 = pos + n10
-                if e11 > L:
+                e14 = pos + n13
+                if e14 > L:
                     raise _malformed("PartitionResult.error_message runs past the end")
-                v9 = str(buf[pos:e11], 'utf-8')
-                pos = e11
-            u12: dict[int, bytes] = {}
-            t13 = buf[pos]
-            if t13 < 128:
+                v12 = str(buf[pos:e14], 'utf-8')
+                pos = e14
+            u15: dict[int, bytes] = {}
+            t16 = buf[pos]
+            if t16 < 128:
                 pos += 1
             else:
-                t13, pos = _uvarint(buf, pos)
-            if t13:
-                for _ in range(t13):
-                    g14, pos = _uvarint(buf, pos)
-                    z15, pos = _uvarint(buf, pos)
-                    e16 = pos + z15
-                    if e16 > L:
+                t16, pos = _uvarint(buf, pos)
+            if t16:
+                for _ in range(t16):
+                    g17, pos = _uvarint(buf, pos)
+                    z18, pos = _uvarint(buf, pos)
+                    e19 = pos + z18
+                    if e19 > L:
                         raise _malformed("tagged field of PartitionResult runs past the end")
-                    u12[g14] = bytes(buf[pos:e16])
-                    pos = e16
-            v5.append(PartitionResult(v7, v8, v9, u12))
-        u17: dict[int, bytes] = {}
-        t18 = buf[pos]
-        if t18 < 128:
+                    u15[g17] = bytes(buf[pos:e19])
+                    pos = e19
+            o9 = _new(PartitionResult)
+            o9.partition = v10
+            o9.error_code = v11
+            o9.error_message = v12
+            o9.unknown_tagged_fields = u15
+            v7.append(o9)
+        u20: dict[int, bytes] = {}
+        t21 = buf[pos]
+        if t21 < 128:
             pos += 1
         else:
-            t18, pos = _uvarint(buf, pos)
-        if t18:
-            for _ in range(t18):
-                g19, pos = _uvarint(buf, pos)
-                z20, pos = _uvarint(buf, pos)
-                e21 = pos + z20
-                if e21 > L:
+            t21, pos = _uvarint(buf, pos)
+        if t21:
+            for _ in range(t21):
+                g22, pos = _uvarint(buf, pos)
+                z23, pos = _uvarint(buf, pos)
+                e24 = pos + z23
+                if e24 > L:
                     raise _malformed("tagged field of InitializeStateResult runs past the end")
-                u17[g19] = bytes(buf[pos:e21])
-                pos = e21
-        v1.append(InitializeStateResult(v3, v5, u17))
-    u22: dict[int, bytes] = {}
-    t23 = buf[pos]
-    if t23 < 128:
+                u20[g22] = bytes(buf[pos:e24])
+                pos = e24
+        o3 = _new(InitializeStateResult)
+        o3.topic_id = v4
+        o3.partitions = v7
+        o3.unknown_tagged_fields = u20
+        v1.append(o3)
+    u25: dict[int, bytes] = {}
+    t26 = buf[pos]
+    if t26 < 128:
         pos += 1
     else:
-        t23, pos = _uvarint(buf, pos)
-    if t23:
-        for _ in range(t23):
-            g24, pos = _uvarint(buf, pos)
-            z25, pos = _uvarint(buf, pos)
-            e26 = pos + z25
-            if e26 > L:
+        t26, pos = _uvarint(buf, pos)
+    if t26:
+        for _ in range(t26):
+            g27, pos = _uvarint(buf, pos)
+            z28, pos = _uvarint(buf, pos)
+            e29 = pos + z28
+            if e29 > L:
                 raise _malformed("tagged field of InitializeShareGroupStateResponse runs past the end")
-            u22[g24] = bytes(buf[pos:e26])
-            pos = e26
-    return InitializeShareGroupStateResponse(v1, u22), pos
+            u25[g27] = bytes(buf[pos:e29])
+            pos = e29
+    obj = _new(InitializeShareGroupStateResponse)
+    obj.results = v1
+    obj.unknown_tagged_fields = u25
+    return obj, pos
 
 _DEC_InitializeShareGroupStateResponse = (_d_InitializeShareGroupStateResponse_v0,)
 
@@ -315,70 +334,85 @@ def _d_InitializeShareGroupStateRequest_v0(buf: memoryview, pos: int) -> tuple[I
         raise _malformed("bad count of InitializeShareGroupStateRequest.topics")
     v4 = []
     for _ in range(n5):
-        v8: list[PartitionData]
-        r7, = _S_u.unpack_from(buf, pos)
+        v10: list[PartitionData]
+        r8, r9 = _S_QQ.unpack_from(buf, pos)
         pos += 16
-        v6 = _UUID(bytes=r7)
-        n9 = buf[pos]
-        if n9 < 128:
+        v7 = _new(_UUID)
+        _setattr(v7, 'int', (r8 << 64) | r9)
+        _setattr(v7, 'is_safe', _SAFE_UNKNOWN)
+        n11 = buf[pos]
+        if n11 < 128:
             pos += 1
         else:
-            n9, pos = _uvarint(buf, pos)
-        n9 -= 1
-        if n9 < 0 or n9 > L - pos:
+            n11, pos = _uvarint(buf, pos)
+        n11 -= 1
+        if n11 < 0 or n11 > L - pos:
             raise _malformed("bad count of InitializeStateData.partitions")
-        v8 = []
-        for _ in range(n9):
-            v10, v11, v12 = _S_iiq.unpack_from(buf, pos)
+        v10 = []
+        for _ in range(n11):
+            v13, v14, v15 = _S_iiq.unpack_from(buf, pos)
             pos += 16
-            u13: dict[int, bytes] = {}
-            t14 = buf[pos]
-            if t14 < 128:
+            u16: dict[int, bytes] = {}
+            t17 = buf[pos]
+            if t17 < 128:
                 pos += 1
             else:
-                t14, pos = _uvarint(buf, pos)
-            if t14:
-                for _ in range(t14):
-                    g15, pos = _uvarint(buf, pos)
-                    z16, pos = _uvarint(buf, pos)
-                    e17 = pos + z16
-                    if e17 > L:
+                t17, pos = _uvarint(buf, pos)
+            if t17:
+                for _ in range(t17):
+                    g18, pos = _uvarint(buf, pos)
+                    z19, pos = _uvarint(buf, pos)
+                    e20 = pos + z19
+                    if e20 > L:
                         raise _malformed("tagged field of PartitionData runs past the end")
-                    u13[g15] = bytes(buf[pos:e17])
-                    pos = e17
-            v8.append(PartitionData(v10, v11, v12, u13))
-        u18: dict[int, bytes] = {}
-        t19 = buf[pos]
-        if t19 < 128:
+                    u16[g18] = bytes(buf[pos:e20])
+                    pos = e20
+            o12 = _new(PartitionData)
+            o12.partition = v13
+            o12.state_epoch = v14
+            o12.start_offset = v15
+            o12.unknown_tagged_fields = u16
+            v10.append(o12)
+        u21: dict[int, bytes] = {}
+        t22 = buf[pos]
+        if t22 < 128:
             pos += 1
         else:
-            t19, pos = _uvarint(buf, pos)
-        if t19:
-            for _ in range(t19):
-                g20, pos = _uvarint(buf, pos)
-                z21, pos = _uvarint(buf, pos)
-                e22 = pos + z21
-                if e22 > L:
+            t22, pos = _uvarint(buf, pos)
+        if t22:
+            for _ in range(t22):
+                g23, pos = _uvarint(buf, pos)
+                z24, pos = _uvarint(buf, pos)
+                e25 = pos + z24
+                if e25 > L:
                     raise _malformed("tagged field of InitializeStateData runs past the end")
-                u18[g20] = bytes(buf[pos:e22])
-                pos = e22
-        v4.append(InitializeStateData(v6, v8, u18))
-    u23: dict[int, bytes] = {}
-    t24 = buf[pos]
-    if t24 < 128:
+                u21[g23] = bytes(buf[pos:e25])
+                pos = e25
+        o6 = _new(InitializeStateData)
+        o6.topic_id = v7
+        o6.partitions = v10
+        o6.unknown_tagged_fields = u21
+        v4.append(o6)
+    u26: dict[int, bytes] = {}
+    t27 = buf[pos]
+    if t27 < 128:
         pos += 1
     else:
-        t24, pos = _uvarint(buf, pos)
-    if t24:
-        for _ in range(t24):
-            g25, pos = _uvarint(buf, pos)
-            z26, pos = _uvarint(buf, pos)
-            e27 = pos + z26
-            if e27 > L:
+        t27, pos = _uvarint(buf, pos)
+    if t27:
+        for _ in range(t27):
+            g28, pos = _uvarint(buf, pos)
+            z29, pos = _uvarint(buf, pos)
+            e30 = pos + z29
+            if e30 > L:
                 raise _malformed("tagged field of InitializeShareGroupStateRequest runs past the end")
-            u23[g25] = bytes(buf[pos:e27])
-            pos = e27
-    return InitializeShareGroupStateRequest(v1, v4, u23), pos
+            u26[g28] = bytes(buf[pos:e30])
+            pos = e30
+    obj = _new(InitializeShareGroupStateRequest)
+    obj.group_id = v1
+    obj.topics = v4
+    obj.unknown_tagged_fields = u26
+    return obj, pos
 
 _DEC_InitializeShareGroupStateRequest = (_d_InitializeShareGroupStateRequest_v0,)
 

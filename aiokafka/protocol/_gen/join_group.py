@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['JoinGroupRequest', 'JoinGroupRequestProtocol', 'JoinGroupResponse', 'JoinGroupResponseMember']
 
@@ -181,22 +185,38 @@ def _d_JoinGroupResponse_v0(buf: memoryview, pos: int) -> tuple[JoinGroupRespons
         raise _malformed("bad count of JoinGroupResponse.members")
     v12 = []
     for _ in range(n13):
-        n15, = _S_h.unpack_from(buf, pos)
+        n16, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e16 = pos + n15
-        if n15 < 0 or e16 > L:
+        e17 = pos + n16
+        if n16 < 0 or e17 > L:
             raise _malformed("JoinGroupResponseMember.member_id runs past the end")
-        v14 = str(buf[pos:e16], 'utf-8')
-        pos = e16
-        n18, = _S_i.unpack_from(buf, pos)
+        v15 = str(buf[pos:e17], 'utf-8')
+        pos = e17
+        n19, = _S_i.unpack_from(buf, pos)
         pos += 4
-        e19 = pos + n18
-        if n18 < 0 or e19 > L:
+        e20 = pos + n19
+        if n19 < 0 or e20 > L:
             raise _malformed("JoinGroupResponseMember.metadata runs past the end")
-        v17 = bytes(buf[pos:e19])
-        pos = e19
-        v12.append(JoinGroupResponseMember(v14, None, v17, {}))
-    return JoinGroupResponse(0, v1, v2, None, v3, v6, False, v9, v12, {}), pos
+        v18 = bytes(buf[pos:e20])
+        pos = e20
+        o14 = _new(JoinGroupResponseMember)
+        o14.member_id = v15
+        o14.group_instance_id = None
+        o14.metadata = v18
+        o14.unknown_tagged_fields = {}
+        v12.append(o14)
+    obj = _new(JoinGroupResponse)
+    obj.throttle_time_ms = 0
+    obj.error_code = v1
+    obj.generation_id = v2
+    obj.protocol_type = None
+    obj.protocol_name = v3
+    obj.leader = v6
+    obj.skip_assignment = False
+    obj.member_id = v9
+    obj.members = v12
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_JoinGroupResponse_v2(buf: memoryview, pos: int) -> tuple[JoinGroupResponse, int]:
     L = len(buf)
@@ -229,22 +249,38 @@ def _d_JoinGroupResponse_v2(buf: memoryview, pos: int) -> tuple[JoinGroupRespons
         raise _malformed("bad count of JoinGroupResponse.members")
     v13 = []
     for _ in range(n14):
-        n16, = _S_h.unpack_from(buf, pos)
+        n17, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e17 = pos + n16
-        if n16 < 0 or e17 > L:
+        e18 = pos + n17
+        if n17 < 0 or e18 > L:
             raise _malformed("JoinGroupResponseMember.member_id runs past the end")
-        v15 = str(buf[pos:e17], 'utf-8')
-        pos = e17
-        n19, = _S_i.unpack_from(buf, pos)
+        v16 = str(buf[pos:e18], 'utf-8')
+        pos = e18
+        n20, = _S_i.unpack_from(buf, pos)
         pos += 4
-        e20 = pos + n19
-        if n19 < 0 or e20 > L:
+        e21 = pos + n20
+        if n20 < 0 or e21 > L:
             raise _malformed("JoinGroupResponseMember.metadata runs past the end")
-        v18 = bytes(buf[pos:e20])
-        pos = e20
-        v13.append(JoinGroupResponseMember(v15, None, v18, {}))
-    return JoinGroupResponse(v1, v2, v3, None, v4, v7, False, v10, v13, {}), pos
+        v19 = bytes(buf[pos:e21])
+        pos = e21
+        o15 = _new(JoinGroupResponseMember)
+        o15.member_id = v16
+        o15.group_instance_id = None
+        o15.metadata = v19
+        o15.unknown_tagged_fields = {}
+        v13.append(o15)
+    obj = _new(JoinGroupResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.generation_id = v3
+    obj.protocol_type = None
+    obj.protocol_name = v4
+    obj.leader = v7
+    obj.skip_assignment = False
+    obj.member_id = v10
+    obj.members = v13
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_JoinGroupResponse_v5(buf: memoryview, pos: int) -> tuple[JoinGroupResponse, int]:
     L = len(buf)
@@ -277,35 +313,51 @@ def _d_JoinGroupResponse_v5(buf: memoryview, pos: int) -> tuple[JoinGroupRespons
         raise _malformed("bad count of JoinGroupResponse.members")
     v13 = []
     for _ in range(n14):
-        n16, = _S_h.unpack_from(buf, pos)
+        n17, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e17 = pos + n16
-        if n16 < 0 or e17 > L:
+        e18 = pos + n17
+        if n17 < 0 or e18 > L:
             raise _malformed("JoinGroupResponseMember.member_id runs past the end")
-        v15 = str(buf[pos:e17], 'utf-8')
-        pos = e17
-        v18: str | None
-        n19, = _S_h.unpack_from(buf, pos)
+        v16 = str(buf[pos:e18], 'utf-8')
+        pos = e18
+        v19: str | None
+        n20, = _S_h.unpack_from(buf, pos)
         pos += 2
-        if n19 < 0:
-            if n19 != -1:
+        if n20 < 0:
+            if n20 != -1:
                 raise _malformed("bad length of JoinGroupResponseMember.group_instance_id")
-            v18 = None
+            v19 = None
         else:
-            e20 = pos + n19
-            if e20 > L:
+            e21 = pos + n20
+            if e21 > L:
                 raise _malformed("JoinGroupResponseMember.group_instance_id runs past the end")
-            v18 = str(buf[pos:e20], 'utf-8')
-            pos = e20
-        n22, = _S_i.unpack_from(buf, pos)
+            v19 = str(buf[pos:e21], 'utf-8')
+            pos = e21
+        n23, = _S_i.unpack_from(buf, pos)
         pos += 4
-        e23 = pos + n22
-        if n22 < 0 or e23 > L:
+        e24 = pos + n23
+        if n23 < 0 or e24 > L:
             raise _malformed("JoinGroupResponseMember.metadata runs past the end")
-        v21 = bytes(buf[pos:e23])
-        pos = e23
-        v13.append(JoinGroupResponseMember(v15, v18, v21, {}))
-    return JoinGroupResponse(v1, v2, v3, None, v4, v7, False, v10, v13, {}), pos
+        v22 = bytes(buf[pos:e24])
+        pos = e24
+        o15 = _new(JoinGroupResponseMember)
+        o15.member_id = v16
+        o15.group_instance_id = v19
+        o15.metadata = v22
+        o15.unknown_tagged_fields = {}
+        v13.append(o15)
+    obj = _new(JoinGroupResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.generation_id = v3
+    obj.protocol_type = None
+    obj.protocol_name = v4
+    obj.leader = v7
+    obj.skip_assignment = False
+    obj.member_id = v10
+    obj.members = v13
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_JoinGroupResponse_v6(buf: memoryview, pos: int) -> tuple[JoinGroupResponse, int]:
     L = len(buf)
@@ -356,77 +408,93 @@ def _d_JoinGroupResponse_v6(buf: memoryview, pos: int) -> tuple[JoinGroupRespons
         raise _malformed("bad count of JoinGroupResponse.members")
     v13 = []
     for _ in range(n14):
-        n16 = buf[pos]
-        if n16 < 128:
+        n17 = buf[pos]
+        if n17 < 128:
             pos += 1
         else:
-            n16, pos = _uvarint(buf, pos)
-        n16 -= 1
-        e17 = pos + n16
-        if n16 < 0 or e17 > L:
+            n17, pos = _uvarint(buf, pos)
+        n17 -= 1
+        e18 = pos + n17
+        if n17 < 0 or e18 > L:
             raise _malformed("JoinGroupResponseMember.member_id runs past the end")
-        v15 = str(buf[pos:e17], 'utf-8')
-        pos = e17
-        v18: str | None
-        n19 = buf[pos]
-        if n19 < 128:
+        v16 = str(buf[pos:e18], 'utf-8')
+        pos = e18
+        v19: str | None
+        n20 = buf[pos]
+        if n20 < 128:
             pos += 1
         else:
-            n19, pos = _uvarint(buf, pos)
-        n19 -= 1
-        if n19 < 0:
-            if n19 != -1:
+            n20, pos = _uvarint(buf, pos)
+        n20 -= 1
+        if n20 < 0:
+            if n20 != -1:
                 raise _malformed("bad length of JoinGroupResponseMember.group_instance_id")
-            v18 = None
+            v19 = None
         else:
-            e20 = pos + n19
-            if e20 > L:
+            e21 = pos + n20
+            if e21 > L:
                 raise _malformed("JoinGroupResponseMember.group_instance_id runs past the end")
-            v18 = str(buf[pos:e20], 'utf-8')
-            pos = e20
-        n22 = buf[pos]
-        if n22 < 128:
+            v19 = str(buf[pos:e21], 'utf-8')
+            pos = e21
+        n23 = buf[pos]
+        if n23 < 128:
             pos += 1
         else:
-            n22, pos = _uvarint(buf, pos)
-        n22 -= 1
-        e23 = pos + n22
-        if n22 < 0 or e23 > L:
+            n23, pos = _uvarint(buf, pos)
+        n23 -= 1
+        e24 = pos + n23
+        if n23 < 0 or e24 > L:
             raise _malformed("JoinGroupResponseMember.metadata runs past the end")
-        v21 = bytes(buf[pos:e23])
-        pos = e23
-        u24: dict[int, bytes] = {}
-        t25 = buf[pos]
-        if t25 < 128:
+        v22 = bytes(buf[pos:e24])
+        pos = e24
+        u25: dict[int, bytes] = {}
+        t26 = buf[pos]
+        if t26 < 128:
             pos += 1
         else:
-            t25, pos = _uvarint(buf, pos)
-        if t25:
-            for _ in range(t25):
-                g26, pos = _uvarint(buf, pos)
-                z27, pos = _uvarint(buf, pos)
-                e28 = pos + z27
-                if e28 > L:
+            t26, pos = _uvarint(buf, pos)
+        if t26:
+            for _ in range(t26):
+                g27, pos = _uvarint(buf, pos)
+                z28, pos = _uvarint(buf, pos)
+                e29 = pos + z28
+                if e29 > L:
                     raise _malformed("tagged field of JoinGroupResponseMember runs past the end")
-                u24[g26] = bytes(buf[pos:e28])
-                pos = e28
-        v13.append(JoinGroupResponseMember(v15, v18, v21, u24))
-    u29: dict[int, bytes] = {}
-    t30 = buf[pos]
-    if t30 < 128:
+                u25[g27] = bytes(buf[pos:e29])
+                pos = e29
+        o15 = _new(JoinGroupResponseMember)
+        o15.member_id = v16
+        o15.group_instance_id = v19
+        o15.metadata = v22
+        o15.unknown_tagged_fields = u25
+        v13.append(o15)
+    u30: dict[int, bytes] = {}
+    t31 = buf[pos]
+    if t31 < 128:
         pos += 1
     else:
-        t30, pos = _uvarint(buf, pos)
-    if t30:
-        for _ in range(t30):
-            g31, pos = _uvarint(buf, pos)
-            z32, pos = _uvarint(buf, pos)
-            e33 = pos + z32
-            if e33 > L:
+        t31, pos = _uvarint(buf, pos)
+    if t31:
+        for _ in range(t31):
+            g32, pos = _uvarint(buf, pos)
+            z33, pos = _uvarint(buf, pos)
+            e34 = pos + z33
+            if e34 > L:
                 raise _malformed("tagged field of JoinGroupResponse runs past the end")
-            u29[g31] = bytes(buf[pos:e33])
-            pos = e33
-    return JoinGroupResponse(v1, v2, v3, None, v4, v7, False, v10, v13, u29), pos
+            u30[g32] = bytes(buf[pos:e34])
+            pos = e34
+    obj = _new(JoinGroupResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.generation_id = v3
+    obj.protocol_type = None
+    obj.protocol_name = v4
+    obj.leader = v7
+    obj.skip_assignment = False
+    obj.member_id = v10
+    obj.members = v13
+    obj.unknown_tagged_fields = u30
+    return obj, pos
 
 def _d_JoinGroupResponse_v7(buf: memoryview, pos: int) -> tuple[JoinGroupResponse, int]:
     L = len(buf)
@@ -499,77 +567,93 @@ def _d_JoinGroupResponse_v7(buf: memoryview, pos: int) -> tuple[JoinGroupRespons
         raise _malformed("bad count of JoinGroupResponse.members")
     v16 = []
     for _ in range(n17):
-        n19 = buf[pos]
-        if n19 < 128:
+        n20 = buf[pos]
+        if n20 < 128:
             pos += 1
         else:
-            n19, pos = _uvarint(buf, pos)
-        n19 -= 1
-        e20 = pos + n19
-        if n19 < 0 or e20 > L:
+            n20, pos = _uvarint(buf, pos)
+        n20 -= 1
+        e21 = pos + n20
+        if n20 < 0 or e21 > L:
             raise _malformed("JoinGroupResponseMember.member_id runs past the end")
-        v18 = str(buf[pos:e20], 'utf-8')
-        pos = e20
-        v21: str | None
-        n22 = buf[pos]
-        if n22 < 128:
+        v19 = str(buf[pos:e21], 'utf-8')
+        pos = e21
+        v22: str | None
+        n23 = buf[pos]
+        if n23 < 128:
             pos += 1
         else:
-            n22, pos = _uvarint(buf, pos)
-        n22 -= 1
-        if n22 < 0:
-            if n22 != -1:
+            n23, pos = _uvarint(buf, pos)
+        n23 -= 1
+        if n23 < 0:
+            if n23 != -1:
                 raise _malformed("bad length of JoinGroupResponseMember.group_instance_id")
-            v21 = None
+            v22 = None
         else:
-            e23 = pos + n22
-            if e23 > L:
+            e24 = pos + n23
+            if e24 > L:
                 raise _malformed("JoinGroupResponseMember.group_instance_id runs past the end")
-            v21 = str(buf[pos:e23], 'utf-8')
-            pos = e23
-        n25 = buf[pos]
-        if n25 < 128:
+            v22 = str(buf[pos:e24], 'utf-8')
+            pos = e24
+        n26 = buf[pos]
+        if n26 < 128:
             pos += 1
         else:
-            n25, pos = _uvarint(buf, pos)
-        n25 -= 1
-        e26 = pos + n25
-        if n25 < 0 or e26 > L:
+            n26, pos = _uvarint(buf, pos)
+        n26 -= 1
+        e27 = pos + n26
+        if n26 < 0 or e27 > L:
             raise _malformed("JoinGroupResponseMember.metadata runs past the end")
-        v24 = bytes(buf[pos:e26])
-        pos = e26
-        u27: dict[int, bytes] = {}
-        t28 = buf[pos]
-        if t28 < 128:
+        v25 = bytes(buf[pos:e27])
+        pos = e27
+        u28: dict[int, bytes] = {}
+        t29 = buf[pos]
+        if t29 < 128:
             pos += 1
         else:
-            t28, pos = _uvarint(buf, pos)
-        if t28:
-            for _ in range(t28):
-                g29, pos = _uvarint(buf, pos)
-                z30, pos = _uvarint(buf, pos)
-                e31 = pos + z30
-                if e31 > L:
+            t29, pos = _uvarint(buf, pos)
+        if t29:
+            for _ in range(t29):
+                g30, pos = _uvarint(buf, pos)
+                z31, pos = _uvarint(buf, pos)
+                e32 = pos + z31
+                if e32 > L:
                     raise _malformed("tagged field of JoinGroupResponseMember runs past the end")
-                u27[g29] = bytes(buf[pos:e31])
-                pos = e31
-        v16.append(JoinGroupResponseMember(v18, v21, v24, u27))
-    u32: dict[int, bytes] = {}
-    t33 = buf[pos]
-    if t33 < 128:
+                u28[g30] = bytes(buf[pos:e32])
+                pos = e32
+        o18 = _new(JoinGroupResponseMember)
+        o18.member_id = v19
+        o18.group_instance_id = v22
+        o18.metadata = v25
+        o18.unknown_tagged_fields = u28
+        v16.append(o18)
+    u33: dict[int, bytes] = {}
+    t34 = buf[pos]
+    if t34 < 128:
         pos += 1
     else:
-        t33, pos = _uvarint(buf, pos)
-    if t33:
-        for _ in range(t33):
-            g34, pos = _uvarint(buf, pos)
-            z35, pos = _uvarint(buf, pos)
-            e36 = pos + z35
-            if e36 > L:
+        t34, pos = _uvarint(buf, pos)
+    if t34:
+        for _ in range(t34):
+            g35, pos = _uvarint(buf, pos)
+            z36, pos = _uvarint(buf, pos)
+            e37 = pos + z36
+            if e37 > L:
                 raise _malformed("tagged field of JoinGroupResponse runs past the end")
-            u32[g34] = bytes(buf[pos:e36])
-            pos = e36
-    return JoinGroupResponse(v1, v2, v3, v4, v7, v10, False, v13, v16, u32), pos
+            u33[g35] = bytes(buf[pos:e37])
+            pos = e37
+    obj = _new(JoinGroupResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.generation_id = v3
+    obj.protocol_type = v4
+    obj.protocol_name = v7
+    obj.leader = v10
+    obj.skip_assignment = False
+    obj.member_id = v13
+    obj.members = v16
+    obj.unknown_tagged_fields = u33
+    return obj, pos
 
 def _d_JoinGroupResponse_v9(buf: memoryview, pos: int) -> tuple[JoinGroupResponse, int]:
     L = len(buf)
@@ -644,77 +728,93 @@ def _d_JoinGroupResponse_v9(buf: memoryview, pos: int) -> tuple[JoinGroupRespons
         raise _malformed("bad count of JoinGroupResponse.members")
     v17 = []
     for _ in range(n18):
-        n20 = buf[pos]
-        if n20 < 128:
+        n21 = buf[pos]
+        if n21 < 128:
             pos += 1
         else:
-            n20, pos = _uvarint(buf, pos)
-        n20 -= 1
-        e21 = pos + n20
-        if n20 < 0 or e21 > L:
+            n21, pos = _uvarint(buf, pos)
+        n21 -= 1
+        e22 = pos + n21
+        if n21 < 0 or e22 > L:
             raise _malformed("JoinGroupResponseMember.member_id runs past the end")
-        v19 = str(buf[pos:e21], 'utf-8')
-        pos = e21
-        v22: str | None
-        n23 = buf[pos]
-        if n23 < 128:
+        v20 = str(buf[pos:e22], 'utf-8')
+        pos = e22
+        v23: str | None
+        n24 = buf[pos]
+        if n24 < 128:
             pos += 1
         else:
-            n23, pos = _uvarint(buf, pos)
-        n23 -= 1
-        if n23 < 0:
-            if n23 != -1:
+            n24, pos = _uvarint(buf, pos)
+        n24 -= 1
+        if n24 < 0:
+            if n24 != -1:
                 raise _malformed("bad length of JoinGroupResponseMember.group_instance_id")
-            v22 = None
+            v23 = None
         else:
-            e24 = pos + n23
-            if e24 > L:
+            e25 = pos + n24
+            if e25 > L:
                 raise _malformed("JoinGroupResponseMember.group_instance_id runs past the end")
-            v22 = str(buf[pos:e24], 'utf-8')
-            pos = e24
-        n26 = buf[pos]
-        if n26 < 128:
+            v23 = str(buf[pos:e25], 'utf-8')
+            pos = e25
+        n27 = buf[pos]
+        if n27 < 128:
             pos += 1
         else:
-            n26, pos = _uvarint(buf, pos)
-        n26 -= 1
-        e27 = pos + n26
-        if n26 < 0 or e27 > L:
+            n27, pos = _uvarint(buf, pos)
+        n27 -= 1
+        e28 = pos + n27
+        if n27 < 0 or e28 > L:
             raise _malformed("JoinGroupResponseMember.metadata runs past the end")
-        v25 = bytes(buf[pos:e27])
-        pos = e27
-        u28: dict[int, bytes] = {}
-        t29 = buf[pos]
-        if t29 < 128:
+        v26 = bytes(buf[pos:e28])
+        pos = e28
+        u29: dict[int, bytes] = {}
+        t30 = buf[pos]
+        if t30 < 128:
             pos += 1
         else:
-            t29, pos = _uvarint(buf, pos)
-        if t29:
-            for _ in range(t29):
-                g30, pos = _uvarint(buf, pos)
-                z31, pos = _uvarint(buf, pos)
-                e32 = pos + z31
-                if e32 > L:
+            t30, pos = _uvarint(buf, pos)
+        if t30:
+            for _ in range(t30):
+                g31, pos = _uvarint(buf, pos)
+                z32, pos = _uvarint(buf, pos)
+                e33 = pos + z32
+                if e33 > L:
                     raise _malformed("tagged field of JoinGroupResponseMember runs past the end")
-                u28[g30] = bytes(buf[pos:e32])
-                pos = e32
-        v17.append(JoinGroupResponseMember(v19, v22, v25, u28))
-    u33: dict[int, bytes] = {}
-    t34 = buf[pos]
-    if t34 < 128:
+                u29[g31] = bytes(buf[pos:e33])
+                pos = e33
+        o19 = _new(JoinGroupResponseMember)
+        o19.member_id = v20
+        o19.group_instance_id = v23
+        o19.metadata = v26
+        o19.unknown_tagged_fields = u29
+        v17.append(o19)
+    u34: dict[int, bytes] = {}
+    t35 = buf[pos]
+    if t35 < 128:
         pos += 1
     else:
-        t34, pos = _uvarint(buf, pos)
-    if t34:
-        for _ in range(t34):
-            g35, pos = _uvarint(buf, pos)
-            z36, pos = _uvarint(buf, pos)
-            e37 = pos + z36
-            if e37 > L:
+        t35, pos = _uvarint(buf, pos)
+    if t35:
+        for _ in range(t35):
+            g36, pos = _uvarint(buf, pos)
+            z37, pos = _uvarint(buf, pos)
+            e38 = pos + z37
+            if e38 > L:
                 raise _malformed("tagged field of JoinGroupResponse runs past the end")
-            u33[g35] = bytes(buf[pos:e37])
-            pos = e37
-    return JoinGroupResponse(v1, v2, v3, v4, v7, v10, v13, v14, v17, u33), pos
+            u34[g36] = bytes(buf[pos:e38])
+            pos = e38
+    obj = _new(JoinGroupResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.generation_id = v3
+    obj.protocol_type = v4
+    obj.protocol_name = v7
+    obj.leader = v10
+    obj.skip_assignment = v13
+    obj.member_id = v14
+    obj.members = v17
+    obj.unknown_tagged_fields = u34
+    return obj, pos
 
 _DEC_JoinGroupResponse = (_d_JoinGroupResponse_v0, _d_JoinGroupResponse_v0, _d_JoinGroupResponse_v2, _d_JoinGroupResponse_v2, _d_JoinGroupResponse_v2, _d_JoinGroupResponse_v5, _d_JoinGroupResponse_v6, _d_JoinGroupResponse_v7, _d_JoinGroupResponse_v7, _d_JoinGroupResponse_v9,)
 
@@ -1105,22 +1205,36 @@ def _d_JoinGroupRequest_v0(buf: memoryview, pos: int) -> tuple[JoinGroupRequest,
         raise _malformed("bad count of JoinGroupRequest.protocols")
     v11 = []
     for _ in range(n12):
-        n14, = _S_h.unpack_from(buf, pos)
+        n15, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e15 = pos + n14
-        if n14 < 0 or e15 > L:
+        e16 = pos + n15
+        if n15 < 0 or e16 > L:
             raise _malformed("JoinGroupRequestProtocol.name runs past the end")
-        v13 = str(buf[pos:e15], 'utf-8')
-        pos = e15
-        n17, = _S_i.unpack_from(buf, pos)
+        v14 = str(buf[pos:e16], 'utf-8')
+        pos = e16
+        n18, = _S_i.unpack_from(buf, pos)
         pos += 4
-        e18 = pos + n17
-        if n17 < 0 or e18 > L:
+        e19 = pos + n18
+        if n18 < 0 or e19 > L:
             raise _malformed("JoinGroupRequestProtocol.metadata runs past the end")
-        v16 = bytes(buf[pos:e18])
-        pos = e18
-        v11.append(JoinGroupRequestProtocol(v13, v16, {}))
-    return JoinGroupRequest(v1, v4, -1, v5, None, v8, v11, None, {}), pos
+        v17 = bytes(buf[pos:e19])
+        pos = e19
+        o13 = _new(JoinGroupRequestProtocol)
+        o13.name = v14
+        o13.metadata = v17
+        o13.unknown_tagged_fields = {}
+        v11.append(o13)
+    obj = _new(JoinGroupRequest)
+    obj.group_id = v1
+    obj.session_timeout_ms = v4
+    obj.rebalance_timeout_ms = -1
+    obj.member_id = v5
+    obj.group_instance_id = None
+    obj.protocol_type = v8
+    obj.protocols = v11
+    obj.reason = None
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_JoinGroupRequest_v1(buf: memoryview, pos: int) -> tuple[JoinGroupRequest, int]:
     L = len(buf)
@@ -1152,22 +1266,36 @@ def _d_JoinGroupRequest_v1(buf: memoryview, pos: int) -> tuple[JoinGroupRequest,
         raise _malformed("bad count of JoinGroupRequest.protocols")
     v12 = []
     for _ in range(n13):
-        n15, = _S_h.unpack_from(buf, pos)
+        n16, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e16 = pos + n15
-        if n15 < 0 or e16 > L:
+        e17 = pos + n16
+        if n16 < 0 or e17 > L:
             raise _malformed("JoinGroupRequestProtocol.name runs past the end")
-        v14 = str(buf[pos:e16], 'utf-8')
-        pos = e16
-        n18, = _S_i.unpack_from(buf, pos)
+        v15 = str(buf[pos:e17], 'utf-8')
+        pos = e17
+        n19, = _S_i.unpack_from(buf, pos)
         pos += 4
-        e19 = pos + n18
-        if n18 < 0 or e19 > L:
+        e20 = pos + n19
+        if n19 < 0 or e20 > L:
             raise _malformed("JoinGroupRequestProtocol.metadata runs past the end")
-        v17 = bytes(buf[pos:e19])
-        pos = e19
-        v12.append(JoinGroupRequestProtocol(v14, v17, {}))
-    return JoinGroupRequest(v1, v4, v5, v6, None, v9, v12, None, {}), pos
+        v18 = bytes(buf[pos:e20])
+        pos = e20
+        o14 = _new(JoinGroupRequestProtocol)
+        o14.name = v15
+        o14.metadata = v18
+        o14.unknown_tagged_fields = {}
+        v12.append(o14)
+    obj = _new(JoinGroupRequest)
+    obj.group_id = v1
+    obj.session_timeout_ms = v4
+    obj.rebalance_timeout_ms = v5
+    obj.member_id = v6
+    obj.group_instance_id = None
+    obj.protocol_type = v9
+    obj.protocols = v12
+    obj.reason = None
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_JoinGroupRequest_v5(buf: memoryview, pos: int) -> tuple[JoinGroupRequest, int]:
     L = len(buf)
@@ -1212,22 +1340,36 @@ def _d_JoinGroupRequest_v5(buf: memoryview, pos: int) -> tuple[JoinGroupRequest,
         raise _malformed("bad count of JoinGroupRequest.protocols")
     v15 = []
     for _ in range(n16):
-        n18, = _S_h.unpack_from(buf, pos)
+        n19, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e19 = pos + n18
-        if n18 < 0 or e19 > L:
+        e20 = pos + n19
+        if n19 < 0 or e20 > L:
             raise _malformed("JoinGroupRequestProtocol.name runs past the end")
-        v17 = str(buf[pos:e19], 'utf-8')
-        pos = e19
-        n21, = _S_i.unpack_from(buf, pos)
+        v18 = str(buf[pos:e20], 'utf-8')
+        pos = e20
+        n22, = _S_i.unpack_from(buf, pos)
         pos += 4
-        e22 = pos + n21
-        if n21 < 0 or e22 > L:
+        e23 = pos + n22
+        if n22 < 0 or e23 > L:
             raise _malformed("JoinGroupRequestProtocol.metadata runs past the end")
-        v20 = bytes(buf[pos:e22])
-        pos = e22
-        v15.append(JoinGroupRequestProtocol(v17, v20, {}))
-    return JoinGroupRequest(v1, v4, v5, v6, v9, v12, v15, None, {}), pos
+        v21 = bytes(buf[pos:e23])
+        pos = e23
+        o17 = _new(JoinGroupRequestProtocol)
+        o17.name = v18
+        o17.metadata = v21
+        o17.unknown_tagged_fields = {}
+        v15.append(o17)
+    obj = _new(JoinGroupRequest)
+    obj.group_id = v1
+    obj.session_timeout_ms = v4
+    obj.rebalance_timeout_ms = v5
+    obj.member_id = v6
+    obj.group_instance_id = v9
+    obj.protocol_type = v12
+    obj.protocols = v15
+    obj.reason = None
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_JoinGroupRequest_v6(buf: memoryview, pos: int) -> tuple[JoinGroupRequest, int]:
     L = len(buf)
@@ -1294,60 +1436,74 @@ def _d_JoinGroupRequest_v6(buf: memoryview, pos: int) -> tuple[JoinGroupRequest,
         raise _malformed("bad count of JoinGroupRequest.protocols")
     v15 = []
     for _ in range(n16):
-        n18 = buf[pos]
-        if n18 < 128:
+        n19 = buf[pos]
+        if n19 < 128:
             pos += 1
         else:
-            n18, pos = _uvarint(buf, pos)
-        n18 -= 1
-        e19 = pos + n18
-        if n18 < 0 or e19 > L:
+            n19, pos = _uvarint(buf, pos)
+        n19 -= 1
+        e20 = pos + n19
+        if n19 < 0 or e20 > L:
             raise _malformed("JoinGroupRequestProtocol.name runs past the end")
-        v17 = str(buf[pos:e19], 'utf-8')
-        pos = e19
-        n21 = buf[pos]
-        if n21 < 128:
+        v18 = str(buf[pos:e20], 'utf-8')
+        pos = e20
+        n22 = buf[pos]
+        if n22 < 128:
             pos += 1
         else:
-            n21, pos = _uvarint(buf, pos)
-        n21 -= 1
-        e22 = pos + n21
-        if n21 < 0 or e22 > L:
+            n22, pos = _uvarint(buf, pos)
+        n22 -= 1
+        e23 = pos + n22
+        if n22 < 0 or e23 > L:
             raise _malformed("JoinGroupRequestProtocol.metadata runs past the end")
-        v20 = bytes(buf[pos:e22])
-        pos = e22
-        u23: dict[int, bytes] = {}
-        t24 = buf[pos]
-        if t24 < 128:
+        v21 = bytes(buf[pos:e23])
+        pos = e23
+        u24: dict[int, bytes] = {}
+        t25 = buf[pos]
+        if t25 < 128:
             pos += 1
         else:
-            t24, pos = _uvarint(buf, pos)
-        if t24:
-            for _ in range(t24):
-                g25, pos = _uvarint(buf, pos)
-                z26, pos = _uvarint(buf, pos)
-                e27 = pos + z26
-                if e27 > L:
+            t25, pos = _uvarint(buf, pos)
+        if t25:
+            for _ in range(t25):
+                g26, pos = _uvarint(buf, pos)
+                z27, pos = _uvarint(buf, pos)
+                e28 = pos + z27
+                if e28 > L:
                     raise _malformed("tagged field of JoinGroupRequestProtocol runs past the end")
-                u23[g25] = bytes(buf[pos:e27])
-                pos = e27
-        v15.append(JoinGroupRequestProtocol(v17, v20, u23))
-    u28: dict[int, bytes] = {}
-    t29 = buf[pos]
-    if t29 < 128:
+                u24[g26] = bytes(buf[pos:e28])
+                pos = e28
+        o17 = _new(JoinGroupRequestProtocol)
+        o17.name = v18
+        o17.metadata = v21
+        o17.unknown_tagged_fields = u24
+        v15.append(o17)
+    u29: dict[int, bytes] = {}
+    t30 = buf[pos]
+    if t30 < 128:
         pos += 1
     else:
-        t29, pos = _uvarint(buf, pos)
-    if t29:
-        for _ in range(t29):
-            g30, pos = _uvarint(buf, pos)
-            z31, pos = _uvarint(buf, pos)
-            e32 = pos + z31
-            if e32 > L:
+        t30, pos = _uvarint(buf, pos)
+    if t30:
+        for _ in range(t30):
+            g31, pos = _uvarint(buf, pos)
+            z32, pos = _uvarint(buf, pos)
+            e33 = pos + z32
+            if e33 > L:
                 raise _malformed("tagged field of JoinGroupRequest runs past the end")
-            u28[g30] = bytes(buf[pos:e32])
-            pos = e32
-    return JoinGroupRequest(v1, v4, v5, v6, v9, v12, v15, None, u28), pos
+            u29[g31] = bytes(buf[pos:e33])
+            pos = e33
+    obj = _new(JoinGroupRequest)
+    obj.group_id = v1
+    obj.session_timeout_ms = v4
+    obj.rebalance_timeout_ms = v5
+    obj.member_id = v6
+    obj.group_instance_id = v9
+    obj.protocol_type = v12
+    obj.protocols = v15
+    obj.reason = None
+    obj.unknown_tagged_fields = u29
+    return obj, pos
 
 def _d_JoinGroupRequest_v8(buf: memoryview, pos: int) -> tuple[JoinGroupRequest, int]:
     L = len(buf)
@@ -1414,77 +1570,91 @@ def _d_JoinGroupRequest_v8(buf: memoryview, pos: int) -> tuple[JoinGroupRequest,
         raise _malformed("bad count of JoinGroupRequest.protocols")
     v15 = []
     for _ in range(n16):
-        n18 = buf[pos]
-        if n18 < 128:
+        n19 = buf[pos]
+        if n19 < 128:
             pos += 1
         else:
-            n18, pos = _uvarint(buf, pos)
-        n18 -= 1
-        e19 = pos + n18
-        if n18 < 0 or e19 > L:
+            n19, pos = _uvarint(buf, pos)
+        n19 -= 1
+        e20 = pos + n19
+        if n19 < 0 or e20 > L:
             raise _malformed("JoinGroupRequestProtocol.name runs past the end")
-        v17 = str(buf[pos:e19], 'utf-8')
-        pos = e19
-        n21 = buf[pos]
-        if n21 < 128:
+        v18 = str(buf[pos:e20], 'utf-8')
+        pos = e20
+        n22 = buf[pos]
+        if n22 < 128:
             pos += 1
         else:
-            n21, pos = _uvarint(buf, pos)
-        n21 -= 1
-        e22 = pos + n21
-        if n21 < 0 or e22 > L:
+            n22, pos = _uvarint(buf, pos)
+        n22 -= 1
+        e23 = pos + n22
+        if n22 < 0 or e23 > L:
             raise _malformed("JoinGroupRequestProtocol.metadata runs past the end")
-        v20 = bytes(buf[pos:e22])
-        pos = e22
-        u23: dict[int, bytes] = {}
-        t24 = buf[pos]
-        if t24 < 128:
+        v21 = bytes(buf[pos:e23])
+        pos = e23
+        u24: dict[int, bytes] = {}
+        t25 = buf[pos]
+        if t25 < 128:
             pos += 1
         else:
-            t24, pos = _uvarint(buf, pos)
-        if t24:
-            for _ in range(t24):
-                g25, pos = _uvarint(buf, pos)
-                z26, pos = _uvarint(buf, pos)
-                e27 = pos + z26
-                if e27 > L:
+            t25, pos = _uvarint(buf, pos)
+        if t25:
+            for _ in range(t25):
+                g26, pos = _uvarint(buf, pos)
+                z27, pos = _uvarint(buf, pos)
+                e28 = pos + z27
+                if e28 > L:
                     raise _malformed("tagged field of JoinGroupRequestProtocol runs past the end")
-                u23[g25] = bytes(buf[pos:e27])
-                pos = e27
-        v15.append(JoinGroupRequestProtocol(v17, v20, u23))
-    v28: str | None
-    n29 = buf[pos]
-    if n29 < 128:
+                u24[g26] = bytes(buf[pos:e28])
+                pos = e28
+        o17 = _new(JoinGroupRequestProtocol)
+        o17.name = v18
+        o17.metadata = v21
+        o17.unknown_tagged_fields = u24
+        v15.append(o17)
+    v29: str | None
+    n30 = buf[pos]
+    if n30 < 128:
         pos += 1
     else:
-        n29, pos = _uvarint(buf, pos)
-    n29 -= 1
-    if n29 < 0:
-        if n29 != -1:
+        n30, pos = _uvarint(buf, pos)
+    n30 -= 1
+    if n30 < 0:
+        if n30 != -1:
             raise _malformed("bad length of JoinGroupRequest.reason")
-        v28 = None
+        v29 = None
     else:
-        e30 = pos + n29
-        if e30 > L:
+        e31 = pos + n30
+        if e31 > L:
             raise _malformed("JoinGroupRequest.reason runs past the end")
-        v28 = str(buf[pos:e30], 'utf-8')
-        pos = e30
-    u31: dict[int, bytes] = {}
-    t32 = buf[pos]
-    if t32 < 128:
+        v29 = str(buf[pos:e31], 'utf-8')
+        pos = e31
+    u32: dict[int, bytes] = {}
+    t33 = buf[pos]
+    if t33 < 128:
         pos += 1
     else:
-        t32, pos = _uvarint(buf, pos)
-    if t32:
-        for _ in range(t32):
-            g33, pos = _uvarint(buf, pos)
-            z34, pos = _uvarint(buf, pos)
-            e35 = pos + z34
-            if e35 > L:
+        t33, pos = _uvarint(buf, pos)
+    if t33:
+        for _ in range(t33):
+            g34, pos = _uvarint(buf, pos)
+            z35, pos = _uvarint(buf, pos)
+            e36 = pos + z35
+            if e36 > L:
                 raise _malformed("tagged field of JoinGroupRequest runs past the end")
-            u31[g33] = bytes(buf[pos:e35])
-            pos = e35
-    return JoinGroupRequest(v1, v4, v5, v6, v9, v12, v15, v28, u31), pos
+            u32[g34] = bytes(buf[pos:e36])
+            pos = e36
+    obj = _new(JoinGroupRequest)
+    obj.group_id = v1
+    obj.session_timeout_ms = v4
+    obj.rebalance_timeout_ms = v5
+    obj.member_id = v6
+    obj.group_instance_id = v9
+    obj.protocol_type = v12
+    obj.protocols = v15
+    obj.reason = v29
+    obj.unknown_tagged_fields = u32
+    return obj, pos
 
 _DEC_JoinGroupRequest = (_d_JoinGroupRequest_v0, _d_JoinGroupRequest_v1, _d_JoinGroupRequest_v1, _d_JoinGroupRequest_v1, _d_JoinGroupRequest_v1, _d_JoinGroupRequest_v5, _d_JoinGroupRequest_v6, _d_JoinGroupRequest_v6, _d_JoinGroupRequest_v8, _d_JoinGroupRequest_v8,)
 

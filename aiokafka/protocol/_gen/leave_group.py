@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['LeaveGroupRequest', 'LeaveGroupResponse', 'MemberIdentity', 'MemberResponse']
 
@@ -138,13 +142,23 @@ def _d_LeaveGroupResponse_v0(buf: memoryview, pos: int) -> tuple[LeaveGroupRespo
     L = len(buf)
     v1, = _S_h.unpack_from(buf, pos)
     pos += 2
-    return LeaveGroupResponse(0, v1, [], {}), pos
+    obj = _new(LeaveGroupResponse)
+    obj.throttle_time_ms = 0
+    obj.error_code = v1
+    obj.members = []
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_LeaveGroupResponse_v1(buf: memoryview, pos: int) -> tuple[LeaveGroupResponse, int]:
     L = len(buf)
     v1, v2 = _S_ih.unpack_from(buf, pos)
     pos += 6
-    return LeaveGroupResponse(v1, v2, [], {}), pos
+    obj = _new(LeaveGroupResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.members = []
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_LeaveGroupResponse_v3(buf: memoryview, pos: int) -> tuple[LeaveGroupResponse, int]:
     L = len(buf)
@@ -155,30 +169,40 @@ def _d_LeaveGroupResponse_v3(buf: memoryview, pos: int) -> tuple[LeaveGroupRespo
         raise _malformed("bad count of LeaveGroupResponse.members")
     v3 = []
     for _ in range(n4):
-        n6, = _S_h.unpack_from(buf, pos)
+        n7, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e7 = pos + n6
-        if n6 < 0 or e7 > L:
+        e8 = pos + n7
+        if n7 < 0 or e8 > L:
             raise _malformed("MemberResponse.member_id runs past the end")
-        v5 = str(buf[pos:e7], 'utf-8')
-        pos = e7
-        v8: str | None
-        n9, = _S_h.unpack_from(buf, pos)
+        v6 = str(buf[pos:e8], 'utf-8')
+        pos = e8
+        v9: str | None
+        n10, = _S_h.unpack_from(buf, pos)
         pos += 2
-        if n9 < 0:
-            if n9 != -1:
+        if n10 < 0:
+            if n10 != -1:
                 raise _malformed("bad length of MemberResponse.group_instance_id")
-            v8 = None
+            v9 = None
         else:
-            e10 = pos + n9
-            if e10 > L:
+            e11 = pos + n10
+            if e11 > L:
                 raise _malformed("MemberResponse.group_instance_id runs past the end")
-            v8 = str(buf[pos:e10], 'utf-8')
-            pos = e10
-        v11, = _S_h.unpack_from(buf, pos)
+            v9 = str(buf[pos:e11], 'utf-8')
+            pos = e11
+        v12, = _S_h.unpack_from(buf, pos)
         pos += 2
-        v3.append(MemberResponse(v5, v8, v11, {}))
-    return LeaveGroupResponse(v1, v2, v3, {}), pos
+        o5 = _new(MemberResponse)
+        o5.member_id = v6
+        o5.group_instance_id = v9
+        o5.error_code = v12
+        o5.unknown_tagged_fields = {}
+        v3.append(o5)
+    obj = _new(LeaveGroupResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.members = v3
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_LeaveGroupResponse_v4(buf: memoryview, pos: int) -> tuple[LeaveGroupResponse, int]:
     L = len(buf)
@@ -195,68 +219,78 @@ def _d_LeaveGroupResponse_v4(buf: memoryview, pos: int) -> tuple[LeaveGroupRespo
         raise _malformed("bad count of LeaveGroupResponse.members")
     v3 = []
     for _ in range(n4):
-        n6 = buf[pos]
-        if n6 < 128:
+        n7 = buf[pos]
+        if n7 < 128:
             pos += 1
         else:
-            n6, pos = _uvarint(buf, pos)
-        n6 -= 1
-        e7 = pos + n6
-        if n6 < 0 or e7 > L:
+            n7, pos = _uvarint(buf, pos)
+        n7 -= 1
+        e8 = pos + n7
+        if n7 < 0 or e8 > L:
             raise _malformed("MemberResponse.member_id runs past the end")
-        v5 = str(buf[pos:e7], 'utf-8')
-        pos = e7
-        v8: str | None
-        n9 = buf[pos]
-        if n9 < 128:
+        v6 = str(buf[pos:e8], 'utf-8')
+        pos = e8
+        v9: str | None
+        n10 = buf[pos]
+        if n10 < 128:
             pos += 1
         else:
-            n9, pos = _uvarint(buf, pos)
-        n9 -= 1
-        if n9 < 0:
-            if n9 != -1:
+            n10, pos = _uvarint(buf, pos)
+        n10 -= 1
+        if n10 < 0:
+            if n10 != -1:
                 raise _malformed("bad length of MemberResponse.group_instance_id")
-            v8 = None
+            v9 = None
         else:
-            e10 = pos + n9
-            if e10 > L:
+            e11 = pos + n10
+            if e11 > L:
                 raise _malformed("MemberResponse.group_instance_id runs past the end")
-            v8 = str(buf[pos:e10], 'utf-8')
-            pos = e10
-        v11, = _S_h.unpack_from(buf, pos)
+            v9 = str(buf[pos:e11], 'utf-8')
+            pos = e11
+        v12, = _S_h.unpack_from(buf, pos)
         pos += 2
-        u12: dict[int, bytes] = {}
-        t13 = buf[pos]
-        if t13 < 128:
+        u13: dict[int, bytes] = {}
+        t14 = buf[pos]
+        if t14 < 128:
             pos += 1
         else:
-            t13, pos = _uvarint(buf, pos)
-        if t13:
-            for _ in range(t13):
-                g14, pos = _uvarint(buf, pos)
-                z15, pos = _uvarint(buf, pos)
-                e16 = pos + z15
-                if e16 > L:
+            t14, pos = _uvarint(buf, pos)
+        if t14:
+            for _ in range(t14):
+                g15, pos = _uvarint(buf, pos)
+                z16, pos = _uvarint(buf, pos)
+                e17 = pos + z16
+                if e17 > L:
                     raise _malformed("tagged field of MemberResponse runs past the end")
-                u12[g14] = bytes(buf[pos:e16])
-                pos = e16
-        v3.append(MemberResponse(v5, v8, v11, u12))
-    u17: dict[int, bytes] = {}
-    t18 = buf[pos]
-    if t18 < 128:
+                u13[g15] = bytes(buf[pos:e17])
+                pos = e17
+        o5 = _new(MemberResponse)
+        o5.member_id = v6
+        o5.group_instance_id = v9
+        o5.error_code = v12
+        o5.unknown_tagged_fields = u13
+        v3.append(o5)
+    u18: dict[int, bytes] = {}
+    t19 = buf[pos]
+    if t19 < 128:
         pos += 1
     else:
-        t18, pos = _uvarint(buf, pos)
-    if t18:
-        for _ in range(t18):
-            g19, pos = _uvarint(buf, pos)
-            z20, pos = _uvarint(buf, pos)
-            e21 = pos + z20
-            if e21 > L:
+        t19, pos = _uvarint(buf, pos)
+    if t19:
+        for _ in range(t19):
+            g20, pos = _uvarint(buf, pos)
+            z21, pos = _uvarint(buf, pos)
+            e22 = pos + z21
+            if e22 > L:
                 raise _malformed("tagged field of LeaveGroupResponse runs past the end")
-            u17[g19] = bytes(buf[pos:e21])
-            pos = e21
-    return LeaveGroupResponse(v1, v2, v3, u17), pos
+            u18[g20] = bytes(buf[pos:e22])
+            pos = e22
+    obj = _new(LeaveGroupResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.members = v3
+    obj.unknown_tagged_fields = u18
+    return obj, pos
 
 _DEC_LeaveGroupResponse = (_d_LeaveGroupResponse_v0, _d_LeaveGroupResponse_v1, _d_LeaveGroupResponse_v1, _d_LeaveGroupResponse_v3, _d_LeaveGroupResponse_v4, _d_LeaveGroupResponse_v4,)
 
@@ -354,7 +388,12 @@ def _d_LeaveGroupRequest_v0(buf: memoryview, pos: int) -> tuple[LeaveGroupReques
         raise _malformed("LeaveGroupRequest.member_id runs past the end")
     v4 = str(buf[pos:e6], 'utf-8')
     pos = e6
-    return LeaveGroupRequest(v1, v4, [], {}), pos
+    obj = _new(LeaveGroupRequest)
+    obj.group_id = v1
+    obj.member_id = v4
+    obj.members = []
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_LeaveGroupRequest_v3(buf: memoryview, pos: int) -> tuple[LeaveGroupRequest, int]:
     L = len(buf)
@@ -372,28 +411,38 @@ def _d_LeaveGroupRequest_v3(buf: memoryview, pos: int) -> tuple[LeaveGroupReques
         raise _malformed("bad count of LeaveGroupRequest.members")
     v4 = []
     for _ in range(n5):
-        n7, = _S_h.unpack_from(buf, pos)
+        n8, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e8 = pos + n7
-        if n7 < 0 or e8 > L:
+        e9 = pos + n8
+        if n8 < 0 or e9 > L:
             raise _malformed("MemberIdentity.member_id runs past the end")
-        v6 = str(buf[pos:e8], 'utf-8')
-        pos = e8
-        v9: str | None
-        n10, = _S_h.unpack_from(buf, pos)
+        v7 = str(buf[pos:e9], 'utf-8')
+        pos = e9
+        v10: str | None
+        n11, = _S_h.unpack_from(buf, pos)
         pos += 2
-        if n10 < 0:
-            if n10 != -1:
+        if n11 < 0:
+            if n11 != -1:
                 raise _malformed("bad length of MemberIdentity.group_instance_id")
-            v9 = None
+            v10 = None
         else:
-            e11 = pos + n10
-            if e11 > L:
+            e12 = pos + n11
+            if e12 > L:
                 raise _malformed("MemberIdentity.group_instance_id runs past the end")
-            v9 = str(buf[pos:e11], 'utf-8')
-            pos = e11
-        v4.append(MemberIdentity(v6, v9, None, {}))
-    return LeaveGroupRequest(v1, '', v4, {}), pos
+            v10 = str(buf[pos:e12], 'utf-8')
+            pos = e12
+        o6 = _new(MemberIdentity)
+        o6.member_id = v7
+        o6.group_instance_id = v10
+        o6.reason = None
+        o6.unknown_tagged_fields = {}
+        v4.append(o6)
+    obj = _new(LeaveGroupRequest)
+    obj.group_id = v1
+    obj.member_id = ''
+    obj.members = v4
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_LeaveGroupRequest_v4(buf: memoryview, pos: int) -> tuple[LeaveGroupRequest, int]:
     L = len(buf)
@@ -419,66 +468,76 @@ def _d_LeaveGroupRequest_v4(buf: memoryview, pos: int) -> tuple[LeaveGroupReques
         raise _malformed("bad count of LeaveGroupRequest.members")
     v4 = []
     for _ in range(n5):
-        n7 = buf[pos]
-        if n7 < 128:
+        n8 = buf[pos]
+        if n8 < 128:
             pos += 1
         else:
-            n7, pos = _uvarint(buf, pos)
-        n7 -= 1
-        e8 = pos + n7
-        if n7 < 0 or e8 > L:
+            n8, pos = _uvarint(buf, pos)
+        n8 -= 1
+        e9 = pos + n8
+        if n8 < 0 or e9 > L:
             raise _malformed("MemberIdentity.member_id runs past the end")
-        v6 = str(buf[pos:e8], 'utf-8')
-        pos = e8
-        v9: str | None
-        n10 = buf[pos]
-        if n10 < 128:
+        v7 = str(buf[pos:e9], 'utf-8')
+        pos = e9
+        v10: str | None
+        n11 = buf[pos]
+        if n11 < 128:
             pos += 1
         else:
-            n10, pos = _uvarint(buf, pos)
-        n10 -= 1
-        if n10 < 0:
-            if n10 != -1:
+            n11, pos = _uvarint(buf, pos)
+        n11 -= 1
+        if n11 < 0:
+            if n11 != -1:
                 raise _malformed("bad length of MemberIdentity.group_instance_id")
-            v9 = None
+            v10 = None
         else:
-            e11 = pos + n10
-            if e11 > L:
+            e12 = pos + n11
+            if e12 > L:
                 raise _malformed("MemberIdentity.group_instance_id runs past the end")
-            v9 = str(buf[pos:e11], 'utf-8')
-            pos = e11
-        u12: dict[int, bytes] = {}
-        t13 = buf[pos]
-        if t13 < 128:
+            v10 = str(buf[pos:e12], 'utf-8')
+            pos = e12
+        u13: dict[int, bytes] = {}
+        t14 = buf[pos]
+        if t14 < 128:
             pos += 1
         else:
-            t13, pos = _uvarint(buf, pos)
-        if t13:
-            for _ in range(t13):
-                g14, pos = _uvarint(buf, pos)
-                z15, pos = _uvarint(buf, pos)
-                e16 = pos + z15
-                if e16 > L:
+            t14, pos = _uvarint(buf, pos)
+        if t14:
+            for _ in range(t14):
+                g15, pos = _uvarint(buf, pos)
+                z16, pos = _uvarint(buf, pos)
+                e17 = pos + z16
+                if e17 > L:
                     raise _malformed("tagged field of MemberIdentity runs past the end")
-                u12[g14] = bytes(buf[pos:e16])
-                pos = e16
-        v4.append(MemberIdentity(v6, v9, None, u12))
-    u17: dict[int, bytes] = {}
-    t18 = buf[pos]
-    if t18 < 128:
+                u13[g15] = bytes(buf[pos:e17])
+                pos = e17
+        o6 = _new(MemberIdentity)
+        o6.member_id = v7
+        o6.group_instance_id = v10
+        o6.reason = None
+        o6.unknown_tagged_fields = u13
+        v4.append(o6)
+    u18: dict[int, bytes] = {}
+    t19 = buf[pos]
+    if t19 < 128:
         pos += 1
     else:
-        t18, pos = _uvarint(buf, pos)
-    if t18:
-        for _ in range(t18):
-            g19, pos = _uvarint(buf, pos)
-            z20, pos = _uvarint(buf, pos)
-            e21 = pos + z20
-            if e21 > L:
+        t19, pos = _uvarint(buf, pos)
+    if t19:
+        for _ in range(t19):
+            g20, pos = _uvarint(buf, pos)
+            z21, pos = _uvarint(buf, pos)
+            e22 = pos + z21
+            if e22 > L:
                 raise _malformed("tagged field of LeaveGroupRequest runs past the end")
-            u17[g19] = bytes(buf[pos:e21])
-            pos = e21
-    return LeaveGroupRequest(v1, '', v4, u17), pos
+            u18[g20] = bytes(buf[pos:e22])
+            pos = e22
+    obj = _new(LeaveGroupRequest)
+    obj.group_id = v1
+    obj.member_id = ''
+    obj.members = v4
+    obj.unknown_tagged_fields = u18
+    return obj, pos
 
 def _d_LeaveGroupRequest_v5(buf: memoryview, pos: int) -> tuple[LeaveGroupRequest, int]:
     L = len(buf)
@@ -504,83 +563,93 @@ def _d_LeaveGroupRequest_v5(buf: memoryview, pos: int) -> tuple[LeaveGroupReques
         raise _malformed("bad count of LeaveGroupRequest.members")
     v4 = []
     for _ in range(n5):
-        n7 = buf[pos]
-        if n7 < 128:
+        n8 = buf[pos]
+        if n8 < 128:
             pos += 1
         else:
-            n7, pos = _uvarint(buf, pos)
-        n7 -= 1
-        e8 = pos + n7
-        if n7 < 0 or e8 > L:
+            n8, pos = _uvarint(buf, pos)
+        n8 -= 1
+        e9 = pos + n8
+        if n8 < 0 or e9 > L:
             raise _malformed("MemberIdentity.member_id runs past the end")
-        v6 = str(buf[pos:e8], 'utf-8')
-        pos = e8
-        v9: str | None
-        n10 = buf[pos]
-        if n10 < 128:
+        v7 = str(buf[pos:e9], 'utf-8')
+        pos = e9
+        v10: str | None
+        n11 = buf[pos]
+        if n11 < 128:
             pos += 1
         else:
-            n10, pos = _uvarint(buf, pos)
-        n10 -= 1
-        if n10 < 0:
-            if n10 != -1:
+            n11, pos = _uvarint(buf, pos)
+        n11 -= 1
+        if n11 < 0:
+            if n11 != -1:
                 raise _malformed("bad length of MemberIdentity.group_instance_id")
-            v9 = None
+            v10 = None
         else:
-            e11 = pos + n10
-            if e11 > L:
+            e12 = pos + n11
+            if e12 > L:
                 raise _malformed("MemberIdentity.group_instance_id runs past the end")
-            v9 = str(buf[pos:e11], 'utf-8')
-            pos = e11
-        v12: str | None
-        n13 = buf[pos]
-        if n13 < 128:
+            v10 = str(buf[pos:e12], 'utf-8')
+            pos = e12
+        v13: str | None
+        n14 = buf[pos]
+        if n14 < 128:
             pos += 1
         else:
-            n13, pos = _uvarint(buf, pos)
-        n13 -= 1
-        if n13 < 0:
-            if n13 != -1:
+            n14, pos = _uvarint(buf, pos)
+        n14 -= 1
+        if n14 < 0:
+            if n14 != -1:
                 raise _malformed("bad length of MemberIdentity.reason")
-            v12 = None
+            v13 = None
         else:
-            e14 = pos + n13
-            if e14 > L:
+            e15 = pos + n14
+            if e15 > L:
                 raise _malformed("MemberIdentity.reason runs past the end")
-            v12 = str(buf[pos:e14], 'utf-8')
-            pos = e14
-        u15: dict[int, bytes] = {}
-        t16 = buf[pos]
-        if t16 < 128:
+            v13 = str(buf[pos:e15], 'utf-8')
+            pos = e15
+        u16: dict[int, bytes] = {}
+        t17 = buf[pos]
+        if t17 < 128:
             pos += 1
         else:
-            t16, pos = _uvarint(buf, pos)
-        if t16:
-            for _ in range(t16):
-                g17, pos = _uvarint(buf, pos)
-                z18, pos = _uvarint(buf, pos)
-                e19 = pos + z18
-                if e19 > L:
+            t17, pos = _uvarint(buf, pos)
+        if t17:
+            for _ in range(t17):
+                g18, pos = _uvarint(buf, pos)
+                z19, pos = _uvarint(buf, pos)
+                e20 = pos + z19
+                if e20 > L:
                     raise _malformed("tagged field of MemberIdentity runs past the end")
-                u15[g17] = bytes(buf[pos:e19])
-                pos = e19
-        v4.append(MemberIdentity(v6, v9, v12, u15))
-    u20: dict[int, bytes] = {}
-    t21 = buf[pos]
-    if t21 < 128:
+                u16[g18] = bytes(buf[pos:e20])
+                pos = e20
+        o6 = _new(MemberIdentity)
+        o6.member_id = v7
+        o6.group_instance_id = v10
+        o6.reason = v13
+        o6.unknown_tagged_fields = u16
+        v4.append(o6)
+    u21: dict[int, bytes] = {}
+    t22 = buf[pos]
+    if t22 < 128:
         pos += 1
     else:
-        t21, pos = _uvarint(buf, pos)
-    if t21:
-        for _ in range(t21):
-            g22, pos = _uvarint(buf, pos)
-            z23, pos = _uvarint(buf, pos)
-            e24 = pos + z23
-            if e24 > L:
+        t22, pos = _uvarint(buf, pos)
+    if t22:
+        for _ in range(t22):
+            g23, pos = _uvarint(buf, pos)
+            z24, pos = _uvarint(buf, pos)
+            e25 = pos + z24
+            if e25 > L:
                 raise _malformed("tagged field of LeaveGroupRequest runs past the end")
-            u20[g22] = bytes(buf[pos:e24])
-            pos = e24
-    return LeaveGroupRequest(v1, '', v4, u20), pos
+            u21[g23] = bytes(buf[pos:e25])
+            pos = e25
+    obj = _new(LeaveGroupRequest)
+    obj.group_id = v1
+    obj.member_id = ''
+    obj.members = v4
+    obj.unknown_tagged_fields = u21
+    return obj, pos
 
 _DEC_LeaveGroupRequest = (_d_LeaveGroupRequest_v0, _d_LeaveGroupRequest_v0, _d_LeaveGroupRequest_v0, _d_LeaveGroupRequest_v3, _d_LeaveGroupRequest_v4, _d_LeaveGroupRequest_v5,)
 

@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['ClientMetricsResource', 'ListClientMetricsResourcesRequest', 'ListClientMetricsResourcesResponse']
 
@@ -131,49 +135,57 @@ def _d_ListClientMetricsResourcesResponse_v0(buf: memoryview, pos: int) -> tuple
         raise _malformed("bad count of ListClientMetricsResourcesResponse.client_metrics_resources")
     v3 = []
     for _ in range(n4):
-        n6 = buf[pos]
-        if n6 < 128:
+        n7 = buf[pos]
+        if n7 < 128:
             pos += 1
         else:
-            n6, pos = _uvarint(buf, pos)
-        n6 -= 1
-        e7 = pos + n6
-        if n6 < 0 or e7 > L:
+            n7, pos = _uvarint(buf, pos)
+        n7 -= 1
+        e8 = pos + n7
+        if n7 < 0 or e8 > L:
             raise _malformed("ClientMetricsResource.name runs past the end")
-        v5 = str(buf[pos:e7], 'utf-8')
-        pos = e7
-        u8: dict[int, bytes] = {}
-        t9 = buf[pos]
-        if t9 < 128:
+        v6 = str(buf[pos:e8], 'utf-8')
+        pos = e8
+        u9: dict[int, bytes] = {}
+        t10 = buf[pos]
+        if t10 < 128:
             pos += 1
         else:
-            t9, pos = _uvarint(buf, pos)
-        if t9:
-            for _ in range(t9):
-                g10, pos = _uvarint(buf, pos)
-                z11, pos = _uvarint(buf, pos)
-                e12 = pos + z11
-                if e12 > L:
+            t10, pos = _uvarint(buf, pos)
+        if t10:
+            for _ in range(t10):
+                g11, pos = _uvarint(buf, pos)
+                z12, pos = _uvarint(buf, pos)
+                e13 = pos + z12
+                if e13 > L:
                     raise _malformed("tagged field of ClientMetricsResource runs past the end")
-                u8[g10] = bytes(buf[pos:e12])
-                pos = e12
-        v3.append(ClientMetricsResource(v5, u8))
-    u13: dict[int, bytes] = {}
-    t14 = buf[pos]
-    if t14 < 128:
+                u9[g11] = bytes(buf[pos:e13])
+                pos = e13
+        o5 = _new(ClientMetricsResource)
+        o5.name = v6
+        o5.unknown_tagged_fields = u9
+        v3.append(o5)
+    u14: dict[int, bytes] = {}
+    t15 = buf[pos]
+    if t15 < 128:
         pos += 1
     else:
-        t14, pos = _uvarint(buf, pos)
-    if t14:
-        for _ in range(t14):
-            g15, pos = _uvarint(buf, pos)
-            z16, pos = _uvarint(buf, pos)
-            e17 = pos + z16
-            if e17 > L:
+        t15, pos = _uvarint(buf, pos)
+    if t15:
+        for _ in range(t15):
+            g16, pos = _uvarint(buf, pos)
+            z17, pos = _uvarint(buf, pos)
+            e18 = pos + z17
+            if e18 > L:
                 raise _malformed("tagged field of ListClientMetricsResourcesResponse runs past the end")
-            u13[g15] = bytes(buf[pos:e17])
-            pos = e17
-    return ListClientMetricsResourcesResponse(v1, v2, v3, u13), pos
+            u14[g16] = bytes(buf[pos:e18])
+            pos = e18
+    obj = _new(ListClientMetricsResourcesResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.client_metrics_resources = v3
+    obj.unknown_tagged_fields = u14
+    return obj, pos
 
 _DEC_ListClientMetricsResourcesResponse = (_d_ListClientMetricsResourcesResponse_v0,)
 
@@ -224,7 +236,9 @@ def _d_ListClientMetricsResourcesRequest_v0(buf: memoryview, pos: int) -> tuple[
                 raise _malformed("tagged field of ListClientMetricsResourcesRequest runs past the end")
             u1[g3] = bytes(buf[pos:e5])
             pos = e5
-    return ListClientMetricsResourcesRequest(u1), pos
+    obj = _new(ListClientMetricsResourcesRequest)
+    obj.unknown_tagged_fields = u1
+    return obj, pos
 
 _DEC_ListClientMetricsResourcesRequest = (_d_ListClientMetricsResourcesRequest_v0,)
 

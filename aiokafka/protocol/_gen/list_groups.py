@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['ListGroupsRequest', 'ListGroupsResponse', 'ListedGroup']
 
@@ -134,32 +138,6 @@ def _d_ListGroupsResponse_v0(buf: memoryview, pos: int) -> tuple[ListGroupsRespo
         raise _malformed("bad count of ListGroupsResponse.groups")
     v2 = []
     for _ in range(n3):
-        n5, = _S_h.unpack_from(buf, pos)
-        pos += 2
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
-            raise _malformed("ListedGroup.group_id runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        n8, = _S_h.unpack_from(buf, pos)
-        pos += 2
-        e9 = pos + n8
-        if n8 < 0 or e9 > L:
-            raise _malformed("ListedGroup.protocol_type runs past the end")
-        v7 = str(buf[pos:e9], 'utf-8')
-        pos = e9
-        v2.append(ListedGroup(v4, v7, '', '', {}))
-    return ListGroupsResponse(0, v1, v2, {}), pos
-
-def _d_ListGroupsResponse_v1(buf: memoryview, pos: int) -> tuple[ListGroupsResponse, int]:
-    L = len(buf)
-    v3: list[ListedGroup]
-    v1, v2, n4 = _S_ihi.unpack_from(buf, pos)
-    pos += 10
-    if n4 < 0 or n4 > L - pos:
-        raise _malformed("bad count of ListGroupsResponse.groups")
-    v3 = []
-    for _ in range(n4):
         n6, = _S_h.unpack_from(buf, pos)
         pos += 2
         e7 = pos + n6
@@ -174,8 +152,56 @@ def _d_ListGroupsResponse_v1(buf: memoryview, pos: int) -> tuple[ListGroupsRespo
             raise _malformed("ListedGroup.protocol_type runs past the end")
         v8 = str(buf[pos:e10], 'utf-8')
         pos = e10
-        v3.append(ListedGroup(v5, v8, '', '', {}))
-    return ListGroupsResponse(v1, v2, v3, {}), pos
+        o4 = _new(ListedGroup)
+        o4.group_id = v5
+        o4.protocol_type = v8
+        o4.group_state = ''
+        o4.group_type = ''
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    obj = _new(ListGroupsResponse)
+    obj.throttle_time_ms = 0
+    obj.error_code = v1
+    obj.groups = v2
+    obj.unknown_tagged_fields = {}
+    return obj, pos
+
+def _d_ListGroupsResponse_v1(buf: memoryview, pos: int) -> tuple[ListGroupsResponse, int]:
+    L = len(buf)
+    v3: list[ListedGroup]
+    v1, v2, n4 = _S_ihi.unpack_from(buf, pos)
+    pos += 10
+    if n4 < 0 or n4 > L - pos:
+        raise _malformed("bad count of ListGroupsResponse.groups")
+    v3 = []
+    for _ in range(n4):
+        n7, = _S_h.unpack_from(buf, pos)
+        pos += 2
+        e8 = pos + n7
+        if n7 < 0 or e8 > L:
+            raise _malformed("ListedGroup.group_id runs past the end")
+        v6 = str(buf[pos:e8], 'utf-8')
+        pos = e8
+        n10, = _S_h.unpack_from(buf, pos)
+        pos += 2
+        e11 = pos + n10
+        if n10 < 0 or e11 > L:
+            raise _malformed("ListedGroup.protocol_type runs past the end")
+        v9 = str(buf[pos:e11], 'utf-8')
+        pos = e11
+        o5 = _new(ListedGroup)
+        o5.group_id = v6
+        o5.protocol_type = v9
+        o5.group_state = ''
+        o5.group_type = ''
+        o5.unknown_tagged_fields = {}
+        v3.append(o5)
+    obj = _new(ListGroupsResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.groups = v3
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_ListGroupsResponse_v3(buf: memoryview, pos: int) -> tuple[ListGroupsResponse, int]:
     L = len(buf)
@@ -192,60 +218,71 @@ def _d_ListGroupsResponse_v3(buf: memoryview, pos: int) -> tuple[ListGroupsRespo
         raise _malformed("bad count of ListGroupsResponse.groups")
     v3 = []
     for _ in range(n4):
-        n6 = buf[pos]
-        if n6 < 128:
+        n7 = buf[pos]
+        if n7 < 128:
             pos += 1
         else:
-            n6, pos = _uvarint(buf, pos)
-        n6 -= 1
-        e7 = pos + n6
-        if n6 < 0 or e7 > L:
+            n7, pos = _uvarint(buf, pos)
+        n7 -= 1
+        e8 = pos + n7
+        if n7 < 0 or e8 > L:
             raise _malformed("ListedGroup.group_id runs past the end")
-        v5 = str(buf[pos:e7], 'utf-8')
-        pos = e7
-        n9 = buf[pos]
-        if n9 < 128:
+        v6 = str(buf[pos:e8], 'utf-8')
+        pos = e8
+        n10 = buf[pos]
+        if n10 < 128:
             pos += 1
         else:
-            n9, pos = _uvarint(buf, pos)
-        n9 -= 1
-        e10 = pos + n9
-        if n9 < 0 or e10 > L:
+            n10, pos = _uvarint(buf, pos)
+        n10 -= 1
+        e11 = pos + n10
+        if n10 < 0 or e11 > L:
             raise _malformed("ListedGroup.protocol_type runs past the end")
-        v8 = str(buf[pos:e10], 'utf-8')
-        pos = e10
-        u11: dict[int, bytes] = {}
-        t12 = buf[pos]
-        if t12 < 128:
+        v9 = str(buf[pos:e11], 'utf-8')
+        pos = e11
+        u12: dict[int, bytes] = {}
+        t13 = buf[pos]
+        if t13 < 128:
             pos += 1
         else:
-            t12, pos = _uvarint(buf, pos)
-        if t12:
-            for _ in range(t12):
-                g13, pos = _uvarint(buf, pos)
-                z14, pos = _uvarint(buf, pos)
-                e15 = pos + z14
-                if e15 > L:
+            t13, pos = _uvarint(buf, pos)
+        if t13:
+            for _ in range(t13):
+                g14, pos = _uvarint(buf, pos)
+                z15, pos = _uvarint(buf, pos)
+                e16 = pos + z15
+                if e16 > L:
                     raise _malformed("tagged field of ListedGroup runs past the end")
-                u11[g13] = bytes(buf[pos:e15])
-                pos = e15
-        v3.append(ListedGroup(v5, v8, '', '', u11))
-    u16: dict[int, bytes] = {}
-    t17 = buf[pos]
-    if t17 < 128:
+                u12[g14] = bytes(buf[pos:e16])
+                pos = e16
+        o5 = _new(ListedGroup)
+        o5.group_id = v6
+        o5.protocol_type = v9
+        o5.group_state = ''
+        o5.group_type = ''
+        o5.unknown_tagged_fields = u12
+        v3.append(o5)
+    u17: dict[int, bytes] = {}
+    t18 = buf[pos]
+    if t18 < 128:
         pos += 1
     else:
-        t17, pos = _uvarint(buf, pos)
-    if t17:
-        for _ in range(t17):
-            g18, pos = _uvarint(buf, pos)
-            z19, pos = _uvarint(buf, pos)
-            e20 = pos + z19
-            if e20 > L:
+        t18, pos = _uvarint(buf, pos)
+    if t18:
+        for _ in range(t18):
+            g19, pos = _uvarint(buf, pos)
+            z20, pos = _uvarint(buf, pos)
+            e21 = pos + z20
+            if e21 > L:
                 raise _malformed("tagged field of ListGroupsResponse runs past the end")
-            u16[g18] = bytes(buf[pos:e20])
-            pos = e20
-    return ListGroupsResponse(v1, v2, v3, u16), pos
+            u17[g19] = bytes(buf[pos:e21])
+            pos = e21
+    obj = _new(ListGroupsResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.groups = v3
+    obj.unknown_tagged_fields = u17
+    return obj, pos
 
 def _d_ListGroupsResponse_v4(buf: memoryview, pos: int) -> tuple[ListGroupsResponse, int]:
     L = len(buf)
@@ -262,71 +299,82 @@ def _d_ListGroupsResponse_v4(buf: memoryview, pos: int) -> tuple[ListGroupsRespo
         raise _malformed("bad count of ListGroupsResponse.groups")
     v3 = []
     for _ in range(n4):
-        n6 = buf[pos]
-        if n6 < 128:
+        n7 = buf[pos]
+        if n7 < 128:
             pos += 1
         else:
-            n6, pos = _uvarint(buf, pos)
-        n6 -= 1
-        e7 = pos + n6
-        if n6 < 0 or e7 > L:
+            n7, pos = _uvarint(buf, pos)
+        n7 -= 1
+        e8 = pos + n7
+        if n7 < 0 or e8 > L:
             raise _malformed("ListedGroup.group_id runs past the end")
-        v5 = str(buf[pos:e7], 'utf-8')
-        pos = e7
-        n9 = buf[pos]
-        if n9 < 128:
+        v6 = str(buf[pos:e8], 'utf-8')
+        pos = e8
+        n10 = buf[pos]
+        if n10 < 128:
             pos += 1
         else:
-            n9, pos = _uvarint(buf, pos)
-        n9 -= 1
-        e10 = pos + n9
-        if n9 < 0 or e10 > L:
+            n10, pos = _uvarint(buf, pos)
+        n10 -= 1
+        e11 = pos + n10
+        if n10 < 0 or e11 > L:
             raise _malformed("ListedGroup.protocol_type runs past the end")
-        v8 = str(buf[pos:e10], 'utf-8')
-        pos = e10
-        n12 = buf[pos]
-        if n12 < 128:
+        v9 = str(buf[pos:e11], 'utf-8')
+        pos = e11
+        n13 = buf[pos]
+        if n13 < 128:
             pos += 1
         else:
-            n12, pos = _uvarint(buf, pos)
-        n12 -= 1
-        e13 = pos + n12
-        if n12 < 0 or e13 > L:
+            n13, pos = _uvarint(buf, pos)
+        n13 -= 1
+        e14 = pos + n13
+        if n13 < 0 or e14 > L:
             raise _malformed("ListedGroup.group_state runs past the end")
-        v11 = str(buf[pos:e13], 'utf-8')
-        pos = e13
-        u14: dict[int, bytes] = {}
-        t15 = buf[pos]
-        if t15 < 128:
+        v12 = str(buf[pos:e14], 'utf-8')
+        pos = e14
+        u15: dict[int, bytes] = {}
+        t16 = buf[pos]
+        if t16 < 128:
             pos += 1
         else:
-            t15, pos = _uvarint(buf, pos)
-        if t15:
-            for _ in range(t15):
-                g16, pos = _uvarint(buf, pos)
-                z17, pos = _uvarint(buf, pos)
-                e18 = pos + z17
-                if e18 > L:
+            t16, pos = _uvarint(buf, pos)
+        if t16:
+            for _ in range(t16):
+                g17, pos = _uvarint(buf, pos)
+                z18, pos = _uvarint(buf, pos)
+                e19 = pos + z18
+                if e19 > L:
                     raise _malformed("tagged field of ListedGroup runs past the end")
-                u14[g16] = bytes(buf[pos:e18])
-                pos = e18
-        v3.append(ListedGroup(v5, v8, v11, '', u14))
-    u19: dict[int, bytes] = {}
-    t20 = buf[pos]
-    if t20 < 128:
+                u15[g17] = bytes(buf[pos:e19])
+                pos = e19
+        o5 = _new(ListedGroup)
+        o5.group_id = v6
+        o5.protocol_type = v9
+        o5.group_state = v12
+        o5.group_type = ''
+        o5.unknown_tagged_fields = u15
+        v3.append(o5)
+    u20: dict[int, bytes] = {}
+    t21 = buf[pos]
+    if t21 < 128:
         pos += 1
     else:
-        t20, pos = _uvarint(buf, pos)
-    if t20:
-        for _ in range(t20):
-            g21, pos = _uvarint(buf, pos)
-            z22, pos = _uvarint(buf, pos)
-            e23 = pos + z22
-            if e23 > L:
+        t21, pos = _uvarint(buf, pos)
+    if t21:
+        for _ in range(t21):
+            g22, pos = _uvarint(buf, pos)
+            z23, pos = _uvarint(buf, pos)
+            e24 = pos + z23
+            if e24 > L:
                 raise _malformed("tagged field of ListGroupsResponse runs past the end")
-            u19[g21] = bytes(buf[pos:e23])
-            pos = e23
-    return ListGroupsResponse(v1, v2, v3, u19), pos
+            u20[g22] = bytes(buf[pos:e24])
+            pos = e24
+    obj = _new(ListGroupsResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.groups = v3
+    obj.unknown_tagged_fields = u20
+    return obj, pos
 
 def _d_ListGroupsResponse_v5(buf: memoryview, pos: int) -> tuple[ListGroupsResponse, int]:
     L = len(buf)
@@ -343,82 +391,93 @@ def _d_ListGroupsResponse_v5(buf: memoryview, pos: int) -> tuple[ListGroupsRespo
         raise _malformed("bad count of ListGroupsResponse.groups")
     v3 = []
     for _ in range(n4):
-        n6 = buf[pos]
-        if n6 < 128:
+        n7 = buf[pos]
+        if n7 < 128:
             pos += 1
         else:
-            n6, pos = _uvarint(buf, pos)
-        n6 -= 1
-        e7 = pos + n6
-        if n6 < 0 or e7 > L:
+            n7, pos = _uvarint(buf, pos)
+        n7 -= 1
+        e8 = pos + n7
+        if n7 < 0 or e8 > L:
             raise _malformed("ListedGroup.group_id runs past the end")
-        v5 = str(buf[pos:e7], 'utf-8')
-        pos = e7
-        n9 = buf[pos]
-        if n9 < 128:
+        v6 = str(buf[pos:e8], 'utf-8')
+        pos = e8
+        n10 = buf[pos]
+        if n10 < 128:
             pos += 1
         else:
-            n9, pos = _uvarint(buf, pos)
-        n9 -= 1
-        e10 = pos + n9
-        if n9 < 0 or e10 > L:
+            n10, pos = _uvarint(buf, pos)
+        n10 -= 1
+        e11 = pos + n10
+        if n10 < 0 or e11 > L:
             raise _malformed("ListedGroup.protocol_type runs past the end")
-        v8 = str(buf[pos:e10], 'utf-8')
-        pos = e10
-        n12 = buf[pos]
-        if n12 < 128:
+        v9 = str(buf[pos:e11], 'utf-8')
+        pos = e11
+        n13 = buf[pos]
+        if n13 < 128:
             pos += 1
         else:
-            n12, pos = _uvarint(buf, pos)
-        n12 -= 1
-        e13 = pos + n12
-        if n12 < 0 or e13 > L:
+            n13, pos = _uvarint(buf, pos)
+        n13 -= 1
+        e14 = pos + n13
+        if n13 < 0 or e14 > L:
             raise _malformed("ListedGroup.group_state runs past the end")
-        v11 = str(buf[pos:e13], 'utf-8')
-        pos = e13
-        n15 = buf[pos]
-        if n15 < 128:
+        v12 = str(buf[pos:e14], 'utf-8')
+        pos = e14
+        n16 = buf[pos]
+        if n16 < 128:
             pos += 1
         else:
-            n15, pos = _uvarint(buf, pos)
-        n15 -= 1
-        e16 = pos + n15
-        if n15 < 0 or e16 > L:
+            n16, pos = _uvarint(buf, pos)
+        n16 -= 1
+        e17 = pos + n16
+        if n16 < 0 or e17 > L:
             raise _malformed("ListedGroup.group_type runs past the end")
-        v14 = str(buf[pos:e16], 'utf-8')
-        pos = e16
-        u17: dict[int, bytes] = {}
-        t18 = buf[pos]
-        if t18 < 128:
+        v15 = str(buf[pos:e17], 'utf-8')
+        pos = e17
+        u18: dict[int, bytes] = {}
+        t19 = buf[pos]
+        if t19 < 128:
             pos += 1
         else:
-            t18, pos = _uvarint(buf, pos)
-        if t18:
-            for _ in range(t18):
-                g19, pos = _uvarint(buf, pos)
-                z20, pos = _uvarint(buf, pos)
-                e21 = pos + z20
-                if e21 > L:
+            t19, pos = _uvarint(buf, pos)
+        if t19:
+            for _ in range(t19):
+                g20, pos = _uvarint(buf, pos)
+                z21, pos = _uvarint(buf, pos)
+                e22 = pos + z21
+                if e22 > L:
                     raise _malformed("tagged field of ListedGroup runs past the end")
-                u17[g19] = bytes(buf[pos:e21])
-                pos = e21
-        v3.append(ListedGroup(v5, v8, v11, v14, u17))
-    u22: dict[int, bytes] = {}
-    t23 = buf[pos]
-    if t23 < 128:
+                u18[g20] = bytes(buf[pos:e22])
+                pos = e22
+        o5 = _new(ListedGroup)
+        o5.group_id = v6
+        o5.protocol_type = v9
+        o5.group_state = v12
+        o5.group_type = v15
+        o5.unknown_tagged_fields = u18
+        v3.append(o5)
+    u23: dict[int, bytes] = {}
+    t24 = buf[pos]
+    if t24 < 128:
         pos += 1
     else:
-        t23, pos = _uvarint(buf, pos)
-    if t23:
-        for _ in range(t23):
-            g24, pos = _uvarint(buf, pos)
-            z25, pos = _uvarint(buf, pos)
-            e26 = pos + z25
-            if e26 > L:
+        t24, pos = _uvarint(buf, pos)
+    if t24:
+        for _ in range(t24):
+            g25, pos = _uvarint(buf, pos)
+            z26, pos = _uvarint(buf, pos)
+            e27 = pos + z26
+            if e27 > L:
                 raise _malformed("tagged field of ListGroupsResponse runs past the end")
-            u22[g24] = bytes(buf[pos:e26])
-            pos = e26
-    return ListGroupsResponse(v1, v2, v3, u22), pos
+            u23[g25] = bytes(buf[pos:e27])
+            pos = e27
+    obj = _new(ListGroupsResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.groups = v3
+    obj.unknown_tagged_fields = u23
+    return obj, pos
 
 _DEC_ListGroupsResponse = (_d_ListGroupsResponse_v0, _d_ListGroupsResponse_v1, _d_ListGroupsResponse_v1, _d_ListGroupsResponse_v3, _d_ListGroupsResponse_v4, _d_ListGroupsResponse_v5,)
 
@@ -594,7 +653,11 @@ _ENC_ListGroupsResponse = (_e_ListGroupsResponse_v0, _e_ListGroupsResponse_v1, _
 
 def _d_ListGroupsRequest_v0(buf: memoryview, pos: int) -> tuple[ListGroupsRequest, int]:
     L = len(buf)
-    return ListGroupsRequest([], [], {}), pos
+    obj = _new(ListGroupsRequest)
+    obj.states_filter = []
+    obj.types_filter = []
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_ListGroupsRequest_v3(buf: memoryview, pos: int) -> tuple[ListGroupsRequest, int]:
     L = len(buf)
@@ -613,7 +676,11 @@ def _d_ListGroupsRequest_v3(buf: memoryview, pos: int) -> tuple[ListGroupsReques
                 raise _malformed("tagged field of ListGroupsRequest runs past the end")
             u1[g3] = bytes(buf[pos:e5])
             pos = e5
-    return ListGroupsRequest([], [], u1), pos
+    obj = _new(ListGroupsRequest)
+    obj.states_filter = []
+    obj.types_filter = []
+    obj.unknown_tagged_fields = u1
+    return obj, pos
 
 def _d_ListGroupsRequest_v4(buf: memoryview, pos: int) -> tuple[ListGroupsRequest, int]:
     L = len(buf)
@@ -654,7 +721,11 @@ def _d_ListGroupsRequest_v4(buf: memoryview, pos: int) -> tuple[ListGroupsReques
                 raise _malformed("tagged field of ListGroupsRequest runs past the end")
             u5[g7] = bytes(buf[pos:e9])
             pos = e9
-    return ListGroupsRequest(v1, [], u5), pos
+    obj = _new(ListGroupsRequest)
+    obj.states_filter = v1
+    obj.types_filter = []
+    obj.unknown_tagged_fields = u5
+    return obj, pos
 
 def _d_ListGroupsRequest_v5(buf: memoryview, pos: int) -> tuple[ListGroupsRequest, int]:
     L = len(buf)
@@ -717,7 +788,11 @@ def _d_ListGroupsRequest_v5(buf: memoryview, pos: int) -> tuple[ListGroupsReques
                 raise _malformed("tagged field of ListGroupsRequest runs past the end")
             u9[g11] = bytes(buf[pos:e13])
             pos = e13
-    return ListGroupsRequest(v1, v5, u9), pos
+    obj = _new(ListGroupsRequest)
+    obj.states_filter = v1
+    obj.types_filter = v5
+    obj.unknown_tagged_fields = u9
+    return obj, pos
 
 _DEC_ListGroupsRequest = (_d_ListGroupsRequest_v0, _d_ListGroupsRequest_v0, _d_ListGroupsRequest_v0, _d_ListGroupsRequest_v3, _d_ListGroupsRequest_v4, _d_ListGroupsRequest_v5,)
 

@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['ListOffsetsPartition', 'ListOffsetsPartitionResponse', 'ListOffsetsRequest', 'ListOffsetsResponse', 'ListOffsetsTopic', 'ListOffsetsTopicResponse']
 
@@ -173,31 +177,47 @@ def _d_ListOffsetsResponse_v0(buf: memoryview, pos: int) -> tuple[ListOffsetsRes
         raise _malformed("bad count of ListOffsetsResponse.topics")
     v1 = []
     for _ in range(n2):
-        n4, = _S_h.unpack_from(buf, pos)
+        n5, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
+        e6 = pos + n5
+        if n5 < 0 or e6 > L:
             raise _malformed("ListOffsetsTopicResponse.name runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        v6: list[ListOffsetsPartitionResponse]
-        n7, = _S_i.unpack_from(buf, pos)
+        v4 = str(buf[pos:e6], 'utf-8')
+        pos = e6
+        v7: list[ListOffsetsPartitionResponse]
+        n8, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n7 < 0 or n7 > L - pos:
+        if n8 < 0 or n8 > L - pos:
             raise _malformed("bad count of ListOffsetsTopicResponse.partitions")
-        v6 = []
-        for _ in range(n7):
-            v10: list[int]
-            v8, v9, n11 = _S_ihi.unpack_from(buf, pos)
+        v7 = []
+        for _ in range(n8):
+            v12: list[int]
+            v10, v11, n13 = _S_ihi.unpack_from(buf, pos)
             pos += 10
-            e12 = pos + 8 * n11
-            if n11 < 0 or e12 > L:
+            e14 = pos + 8 * n13
+            if n13 < 0 or e14 > L:
                 raise _malformed("ListOffsetsPartitionResponse.old_style_offsets runs past the end")
-            v10 = list(_unpack_from('>%dq' % n11, buf, pos))
-            pos = e12
-            v6.append(ListOffsetsPartitionResponse(v8, v9, v10, -1, -1, -1, {}))
-        v1.append(ListOffsetsTopicResponse(v3, v6, {}))
-    return ListOffsetsResponse(0, v1, {}), pos
+            v12 = list(_unpack_from('>%dq' % n13, buf, pos))
+            pos = e14
+            o9 = _new(ListOffsetsPartitionResponse)
+            o9.partition_index = v10
+            o9.error_code = v11
+            o9.old_style_offsets = v12
+            o9.timestamp = -1
+            o9.offset = -1
+            o9.leader_epoch = -1
+            o9.unknown_tagged_fields = {}
+            v7.append(o9)
+        o3 = _new(ListOffsetsTopicResponse)
+        o3.name = v4
+        o3.partitions = v7
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    obj = _new(ListOffsetsResponse)
+    obj.throttle_time_ms = 0
+    obj.topics = v1
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_ListOffsetsResponse_v1(buf: memoryview, pos: int) -> tuple[ListOffsetsResponse, int]:
     L = len(buf)
@@ -208,25 +228,41 @@ def _d_ListOffsetsResponse_v1(buf: memoryview, pos: int) -> tuple[ListOffsetsRes
         raise _malformed("bad count of ListOffsetsResponse.topics")
     v1 = []
     for _ in range(n2):
-        n4, = _S_h.unpack_from(buf, pos)
+        n5, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
+        e6 = pos + n5
+        if n5 < 0 or e6 > L:
             raise _malformed("ListOffsetsTopicResponse.name runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        v6: list[ListOffsetsPartitionResponse]
-        n7, = _S_i.unpack_from(buf, pos)
+        v4 = str(buf[pos:e6], 'utf-8')
+        pos = e6
+        v7: list[ListOffsetsPartitionResponse]
+        n8, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n7 < 0 or n7 > L - pos:
+        if n8 < 0 or n8 > L - pos:
             raise _malformed("bad count of ListOffsetsTopicResponse.partitions")
-        v6 = []
-        for _ in range(n7):
-            v8, v9, v10, v11 = _S_ihqq.unpack_from(buf, pos)
+        v7 = []
+        for _ in range(n8):
+            v10, v11, v12, v13 = _S_ihqq.unpack_from(buf, pos)
             pos += 22
-            v6.append(ListOffsetsPartitionResponse(v8, v9, [], v10, v11, -1, {}))
-        v1.append(ListOffsetsTopicResponse(v3, v6, {}))
-    return ListOffsetsResponse(0, v1, {}), pos
+            o9 = _new(ListOffsetsPartitionResponse)
+            o9.partition_index = v10
+            o9.error_code = v11
+            o9.old_style_offsets = []
+            o9.timestamp = v12
+            o9.offset = v13
+            o9.leader_epoch = -1
+            o9.unknown_tagged_fields = {}
+            v7.append(o9)
+        o3 = _new(ListOffsetsTopicResponse)
+        o3.name = v4
+        o3.partitions = v7
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    obj = _new(ListOffsetsResponse)
+    obj.throttle_time_ms = 0
+    obj.topics = v1
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_ListOffsetsResponse_v2(buf: memoryview, pos: int) -> tuple[ListOffsetsResponse, int]:
     L = len(buf)
@@ -237,25 +273,41 @@ def _d_ListOffsetsResponse_v2(buf: memoryview, pos: int) -> tuple[ListOffsetsRes
         raise _malformed("bad count of ListOffsetsResponse.topics")
     v2 = []
     for _ in range(n3):
-        n5, = _S_h.unpack_from(buf, pos)
+        n6, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("ListOffsetsTopicResponse.name runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7: list[ListOffsetsPartitionResponse]
-        n8, = _S_i.unpack_from(buf, pos)
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8: list[ListOffsetsPartitionResponse]
+        n9, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n8 < 0 or n8 > L - pos:
+        if n9 < 0 or n9 > L - pos:
             raise _malformed("bad count of ListOffsetsTopicResponse.partitions")
-        v7 = []
-        for _ in range(n8):
-            v9, v10, v11, v12 = _S_ihqq.unpack_from(buf, pos)
+        v8 = []
+        for _ in range(n9):
+            v11, v12, v13, v14 = _S_ihqq.unpack_from(buf, pos)
             pos += 22
-            v7.append(ListOffsetsPartitionResponse(v9, v10, [], v11, v12, -1, {}))
-        v2.append(ListOffsetsTopicResponse(v4, v7, {}))
-    return ListOffsetsResponse(v1, v2, {}), pos
+            o10 = _new(ListOffsetsPartitionResponse)
+            o10.partition_index = v11
+            o10.error_code = v12
+            o10.old_style_offsets = []
+            o10.timestamp = v13
+            o10.offset = v14
+            o10.leader_epoch = -1
+            o10.unknown_tagged_fields = {}
+            v8.append(o10)
+        o4 = _new(ListOffsetsTopicResponse)
+        o4.name = v5
+        o4.partitions = v8
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    obj = _new(ListOffsetsResponse)
+    obj.throttle_time_ms = v1
+    obj.topics = v2
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_ListOffsetsResponse_v4(buf: memoryview, pos: int) -> tuple[ListOffsetsResponse, int]:
     L = len(buf)
@@ -266,25 +318,41 @@ def _d_ListOffsetsResponse_v4(buf: memoryview, pos: int) -> tuple[ListOffsetsRes
         raise _malformed("bad count of ListOffsetsResponse.topics")
     v2 = []
     for _ in range(n3):
-        n5, = _S_h.unpack_from(buf, pos)
+        n6, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("ListOffsetsTopicResponse.name runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7: list[ListOffsetsPartitionResponse]
-        n8, = _S_i.unpack_from(buf, pos)
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8: list[ListOffsetsPartitionResponse]
+        n9, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n8 < 0 or n8 > L - pos:
+        if n9 < 0 or n9 > L - pos:
             raise _malformed("bad count of ListOffsetsTopicResponse.partitions")
-        v7 = []
-        for _ in range(n8):
-            v9, v10, v11, v12, v13 = _S_ihqqi.unpack_from(buf, pos)
+        v8 = []
+        for _ in range(n9):
+            v11, v12, v13, v14, v15 = _S_ihqqi.unpack_from(buf, pos)
             pos += 26
-            v7.append(ListOffsetsPartitionResponse(v9, v10, [], v11, v12, v13, {}))
-        v2.append(ListOffsetsTopicResponse(v4, v7, {}))
-    return ListOffsetsResponse(v1, v2, {}), pos
+            o10 = _new(ListOffsetsPartitionResponse)
+            o10.partition_index = v11
+            o10.error_code = v12
+            o10.old_style_offsets = []
+            o10.timestamp = v13
+            o10.offset = v14
+            o10.leader_epoch = v15
+            o10.unknown_tagged_fields = {}
+            v8.append(o10)
+        o4 = _new(ListOffsetsTopicResponse)
+        o4.name = v5
+        o4.partitions = v8
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    obj = _new(ListOffsetsResponse)
+    obj.throttle_time_ms = v1
+    obj.topics = v2
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_ListOffsetsResponse_v6(buf: memoryview, pos: int) -> tuple[ListOffsetsResponse, int]:
     L = len(buf)
@@ -301,78 +369,94 @@ def _d_ListOffsetsResponse_v6(buf: memoryview, pos: int) -> tuple[ListOffsetsRes
         raise _malformed("bad count of ListOffsetsResponse.topics")
     v2 = []
     for _ in range(n3):
-        n5 = buf[pos]
-        if n5 < 128:
+        n6 = buf[pos]
+        if n6 < 128:
             pos += 1
         else:
-            n5, pos = _uvarint(buf, pos)
-        n5 -= 1
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+            n6, pos = _uvarint(buf, pos)
+        n6 -= 1
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("ListOffsetsTopicResponse.name runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7: list[ListOffsetsPartitionResponse]
-        n8 = buf[pos]
-        if n8 < 128:
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8: list[ListOffsetsPartitionResponse]
+        n9 = buf[pos]
+        if n9 < 128:
             pos += 1
         else:
-            n8, pos = _uvarint(buf, pos)
-        n8 -= 1
-        if n8 < 0 or n8 > L - pos:
+            n9, pos = _uvarint(buf, pos)
+        n9 -= 1
+        if n9 < 0 or n9 > L - pos:
             raise _malformed("bad count of ListOffsetsTopicResponse.partitions")
-        v7 = []
-        for _ in range(n8):
-            v9, v10, v11, v12, v13 = _S_ihqqi.unpack_from(buf, pos)
+        v8 = []
+        for _ in range(n9):
+            v11, v12, v13, v14, v15 = _S_ihqqi.unpack_from(buf, pos)
             pos += 26
-            u14: dict[int, bytes] = {}
-            t15 = buf[pos]
-            if t15 < 128:
+            u16: dict[int, bytes] = {}
+            t17 = buf[pos]
+            if t17 < 128:
                 pos += 1
             else:
-                t15, pos = _uvarint(buf, pos)
-            if t15:
-                for _ in range(t15):
-                    g16, pos = _uvarint(buf, pos)
-                    z17, pos = _uvarint(buf, pos)
-                    e18 = pos + z17
-                    if e18 > L:
+                t17, pos = _uvarint(buf, pos)
+            if t17:
+                for _ in range(t17):
+                    g18, pos = _uvarint(buf, pos)
+                    z19, pos = _uvarint(buf, pos)
+                    e20 = pos + z19
+                    if e20 > L:
                         raise _malformed("tagged field of ListOffsetsPartitionResponse runs past the end")
-                    u14[g16] = bytes(buf[pos:e18])
-                    pos = e18
-            v7.append(ListOffsetsPartitionResponse(v9, v10, [], v11, v12, v13, u14))
-        u19: dict[int, bytes] = {}
-        t20 = buf[pos]
-        if t20 < 128:
+                    u16[g18] = bytes(buf[pos:e20])
+                    pos = e20
+            o10 = _new(ListOffsetsPartitionResponse)
+            o10.partition_index = v11
+            o10.error_code = v12
+            o10.old_style_offsets = []
+            o10.timestamp = v13
+            o10.offset = v14
+            o10.leader_epoch = v15
+            o10.unknown_tagged_fields = u16
+            v8.append(o10)
+        u21: dict[int, bytes] = {}
+        t22 = buf[pos]
+        if t22 < 128:
             pos += 1
         else:
-            t20, pos = _uvarint(buf, pos)
-        if t20:
-            for _ in range(t20):
-                g21, pos = _uvarint(buf, pos)
-                z22, pos = _uvarint(buf, pos)
-                e23 = pos + z22
-                if e23 > L:
+            t22, pos = _uvarint(buf, pos)
+        if t22:
+            for _ in range(t22):
+                g23, pos = _uvarint(buf, pos)
+                z24, pos = _uvarint(buf, pos)
+                e25 = pos + z24
+                if e25 > L:
                     raise _malformed("tagged field of ListOffsetsTopicResponse runs past the end")
-                u19[g21] = bytes(buf[pos:e23])
-                pos = e23
-        v2.append(ListOffsetsTopicResponse(v4, v7, u19))
-    u24: dict[int, bytes] = {}
-    t25 = buf[pos]
-    if t25 < 128:
+                u21[g23] = bytes(buf[pos:e25])
+                pos = e25
+        o4 = _new(ListOffsetsTopicResponse)
+        o4.name = v5
+        o4.partitions = v8
+        o4.unknown_tagged_fields = u21
+        v2.append(o4)
+    u26: dict[int, bytes] = {}
+    t27 = buf[pos]
+    if t27 < 128:
         pos += 1
     else:
-        t25, pos = _uvarint(buf, pos)
-    if t25:
-        for _ in range(t25):
-            g26, pos = _uvarint(buf, pos)
-            z27, pos = _uvarint(buf, pos)
-            e28 = pos + z27
-            if e28 > L:
+        t27, pos = _uvarint(buf, pos)
+    if t27:
+        for _ in range(t27):
+            g28, pos = _uvarint(buf, pos)
+            z29, pos = _uvarint(buf, pos)
+            e30 = pos + z29
+            if e30 > L:
                 raise _malformed("tagged field of ListOffsetsResponse runs past the end")
-            u24[g26] = bytes(buf[pos:e28])
-            pos = e28
-    return ListOffsetsResponse(v1, v2, u24), pos
+            u26[g28] = bytes(buf[pos:e30])
+            pos = e30
+    obj = _new(ListOffsetsResponse)
+    obj.throttle_time_ms = v1
+    obj.topics = v2
+    obj.unknown_tagged_fields = u26
+    return obj, pos
 
 _DEC_ListOffsetsResponse = (_d_ListOffsetsResponse_v0, _d_ListOffsetsResponse_v1, _d_ListOffsetsResponse_v2, _d_ListOffsetsResponse_v2, _d_ListOffsetsResponse_v4, _d_ListOffsetsResponse_v4, _d_ListOffsetsResponse_v6, _d_ListOffsetsResponse_v6, _d_ListOffsetsResponse_v6, _d_ListOffsetsResponse_v6, _d_ListOffsetsResponse_v6,)
 
@@ -527,25 +611,41 @@ def _d_ListOffsetsRequest_v0(buf: memoryview, pos: int) -> tuple[ListOffsetsRequ
         raise _malformed("bad count of ListOffsetsRequest.topics")
     v2 = []
     for _ in range(n3):
-        n5, = _S_h.unpack_from(buf, pos)
+        n6, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("ListOffsetsTopic.name runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7: list[ListOffsetsPartition]
-        n8, = _S_i.unpack_from(buf, pos)
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8: list[ListOffsetsPartition]
+        n9, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n8 < 0 or n8 > L - pos:
+        if n9 < 0 or n9 > L - pos:
             raise _malformed("bad count of ListOffsetsTopic.partitions")
-        v7 = []
-        for _ in range(n8):
-            v9, v10, v11 = _S_iqi.unpack_from(buf, pos)
+        v8 = []
+        for _ in range(n9):
+            v11, v12, v13 = _S_iqi.unpack_from(buf, pos)
             pos += 16
-            v7.append(ListOffsetsPartition(v9, -1, v10, v11, {}))
-        v2.append(ListOffsetsTopic(v4, v7, {}))
-    return ListOffsetsRequest(v1, 0, v2, 0, {}), pos
+            o10 = _new(ListOffsetsPartition)
+            o10.partition_index = v11
+            o10.current_leader_epoch = -1
+            o10.timestamp = v12
+            o10.max_num_offsets = v13
+            o10.unknown_tagged_fields = {}
+            v8.append(o10)
+        o4 = _new(ListOffsetsTopic)
+        o4.name = v5
+        o4.partitions = v8
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    obj = _new(ListOffsetsRequest)
+    obj.replica_id = v1
+    obj.isolation_level = 0
+    obj.topics = v2
+    obj.timeout_ms = 0
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_ListOffsetsRequest_v1(buf: memoryview, pos: int) -> tuple[ListOffsetsRequest, int]:
     L = len(buf)
@@ -556,25 +656,41 @@ def _d_ListOffsetsRequest_v1(buf: memoryview, pos: int) -> tuple[ListOffsetsRequ
         raise _malformed("bad count of ListOffsetsRequest.topics")
     v2 = []
     for _ in range(n3):
-        n5, = _S_h.unpack_from(buf, pos)
+        n6, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("ListOffsetsTopic.name runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7: list[ListOffsetsPartition]
-        n8, = _S_i.unpack_from(buf, pos)
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8: list[ListOffsetsPartition]
+        n9, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n8 < 0 or n8 > L - pos:
+        if n9 < 0 or n9 > L - pos:
             raise _malformed("bad count of ListOffsetsTopic.partitions")
-        v7 = []
-        for _ in range(n8):
-            v9, v10 = _S_iq.unpack_from(buf, pos)
+        v8 = []
+        for _ in range(n9):
+            v11, v12 = _S_iq.unpack_from(buf, pos)
             pos += 12
-            v7.append(ListOffsetsPartition(v9, -1, v10, 1, {}))
-        v2.append(ListOffsetsTopic(v4, v7, {}))
-    return ListOffsetsRequest(v1, 0, v2, 0, {}), pos
+            o10 = _new(ListOffsetsPartition)
+            o10.partition_index = v11
+            o10.current_leader_epoch = -1
+            o10.timestamp = v12
+            o10.max_num_offsets = 1
+            o10.unknown_tagged_fields = {}
+            v8.append(o10)
+        o4 = _new(ListOffsetsTopic)
+        o4.name = v5
+        o4.partitions = v8
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    obj = _new(ListOffsetsRequest)
+    obj.replica_id = v1
+    obj.isolation_level = 0
+    obj.topics = v2
+    obj.timeout_ms = 0
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_ListOffsetsRequest_v2(buf: memoryview, pos: int) -> tuple[ListOffsetsRequest, int]:
     L = len(buf)
@@ -585,25 +701,41 @@ def _d_ListOffsetsRequest_v2(buf: memoryview, pos: int) -> tuple[ListOffsetsRequ
         raise _malformed("bad count of ListOffsetsRequest.topics")
     v3 = []
     for _ in range(n4):
-        n6, = _S_h.unpack_from(buf, pos)
+        n7, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e7 = pos + n6
-        if n6 < 0 or e7 > L:
+        e8 = pos + n7
+        if n7 < 0 or e8 > L:
             raise _malformed("ListOffsetsTopic.name runs past the end")
-        v5 = str(buf[pos:e7], 'utf-8')
-        pos = e7
-        v8: list[ListOffsetsPartition]
-        n9, = _S_i.unpack_from(buf, pos)
+        v6 = str(buf[pos:e8], 'utf-8')
+        pos = e8
+        v9: list[ListOffsetsPartition]
+        n10, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n9 < 0 or n9 > L - pos:
+        if n10 < 0 or n10 > L - pos:
             raise _malformed("bad count of ListOffsetsTopic.partitions")
-        v8 = []
-        for _ in range(n9):
-            v10, v11 = _S_iq.unpack_from(buf, pos)
+        v9 = []
+        for _ in range(n10):
+            v12, v13 = _S_iq.unpack_from(buf, pos)
             pos += 12
-            v8.append(ListOffsetsPartition(v10, -1, v11, 1, {}))
-        v3.append(ListOffsetsTopic(v5, v8, {}))
-    return ListOffsetsRequest(v1, v2, v3, 0, {}), pos
+            o11 = _new(ListOffsetsPartition)
+            o11.partition_index = v12
+            o11.current_leader_epoch = -1
+            o11.timestamp = v13
+            o11.max_num_offsets = 1
+            o11.unknown_tagged_fields = {}
+            v9.append(o11)
+        o5 = _new(ListOffsetsTopic)
+        o5.name = v6
+        o5.partitions = v9
+        o5.unknown_tagged_fields = {}
+        v3.append(o5)
+    obj = _new(ListOffsetsRequest)
+    obj.replica_id = v1
+    obj.isolation_level = v2
+    obj.topics = v3
+    obj.timeout_ms = 0
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_ListOffsetsRequest_v4(buf: memoryview, pos: int) -> tuple[ListOffsetsRequest, int]:
     L = len(buf)
@@ -614,25 +746,41 @@ def _d_ListOffsetsRequest_v4(buf: memoryview, pos: int) -> tuple[ListOffsetsRequ
         raise _malformed("bad count of ListOffsetsRequest.topics")
     v3 = []
     for _ in range(n4):
-        n6, = _S_h.unpack_from(buf, pos)
+        n7, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e7 = pos + n6
-        if n6 < 0 or e7 > L:
+        e8 = pos + n7
+        if n7 < 0 or e8 > L:
             raise _malformed("ListOffsetsTopic.name runs past the end")
-        v5 = str(buf[pos:e7], 'utf-8')
-        pos = e7
-        v8: list[ListOffsetsPartition]
-        n9, = _S_i.unpack_from(buf, pos)
+        v6 = str(buf[pos:e8], 'utf-8')
+        pos = e8
+        v9: list[ListOffsetsPartition]
+        n10, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n9 < 0 or n9 > L - pos:
+        if n10 < 0 or n10 > L - pos:
             raise _malformed("bad count of ListOffsetsTopic.partitions")
-        v8 = []
-        for _ in range(n9):
-            v10, v11, v12 = _S_iiq.unpack_from(buf, pos)
+        v9 = []
+        for _ in range(n10):
+            v12, v13, v14 = _S_iiq.unpack_from(buf, pos)
             pos += 16
-            v8.append(ListOffsetsPartition(v10, v11, v12, 1, {}))
-        v3.append(ListOffsetsTopic(v5, v8, {}))
-    return ListOffsetsRequest(v1, v2, v3, 0, {}), pos
+            o11 = _new(ListOffsetsPartition)
+            o11.partition_index = v12
+            o11.current_leader_epoch = v13
+            o11.timestamp = v14
+            o11.max_num_offsets = 1
+            o11.unknown_tagged_fields = {}
+            v9.append(o11)
+        o5 = _new(ListOffsetsTopic)
+        o5.name = v6
+        o5.partitions = v9
+        o5.unknown_tagged_fields = {}
+        v3.append(o5)
+    obj = _new(ListOffsetsRequest)
+    obj.replica_id = v1
+    obj.isolation_level = v2
+    obj.topics = v3
+    obj.timeout_ms = 0
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_ListOffsetsRequest_v6(buf: memoryview, pos: int) -> tuple[ListOffsetsRequest, int]:
     L = len(buf)
@@ -649,78 +797,94 @@ def _d_ListOffsetsRequest_v6(buf: memoryview, pos: int) -> tuple[ListOffsetsRequ
         raise _malformed("bad count of ListOffsetsRequest.topics")
     v3 = []
     for _ in range(n4):
-        n6 = buf[pos]
-        if n6 < 128:
+        n7 = buf[pos]
+        if n7 < 128:
             pos += 1
         else:
-            n6, pos = _uvarint(buf, pos)
-        n6 -= 1
-        e7 = pos + n6
-        if n6 < 0 or e7 > L:
+            n7, pos = _uvarint(buf, pos)
+        n7 -= 1
+        e8 = pos + n7
+        if n7 < 0 or e8 > L:
             raise _malformed("ListOffsetsTopic.name runs past the end")
-        v5 = str(buf[pos:e7], 'utf-8')
-        pos = e7
-        v8: list[ListOffsetsPartition]
-        n9 = buf[pos]
-        if n9 < 128:
+        v6 = str(buf[pos:e8], 'utf-8')
+        pos = e8
+        v9: list[ListOffsetsPartition]
+        n10 = buf[pos]
+        if n10 < 128:
             pos += 1
         else:
-            n9, pos = _uvarint(buf, pos)
-        n9 -= 1
-        if n9 < 0 or n9 > L - pos:
+            n10, pos = _uvarint(buf, pos)
+        n10 -= 1
+        if n10 < 0 or n10 > L - pos:
             raise _malformed("bad count of ListOffsetsTopic.partitions")
-        v8 = []
-        for _ in range(n9):
-            v10, v11, v12 = _S_iiq.unpack_from(buf, pos)
+        v9 = []
+        for _ in range(n10):
+            v12, v13, v14 = _S_iiq.unpack_from(buf, pos)
             pos += 16
-            u13: dict[int, bytes] = {}
-            t14 = buf[pos]
-            if t14 < 128:
+            u15: dict[int, bytes] = {}
+            t16 = buf[pos]
+            if t16 < 128:
                 pos += 1
             else:
-                t14, pos = _uvarint(buf, pos)
-            if t14:
-                for _ in range(t14):
-                    g15, pos = _uvarint(buf, pos)
-                    z16, pos = _uvarint(buf, pos)
-                    e17 = pos + z16
-                    if e17 > L:
+                t16, pos = _uvarint(buf, pos)
+            if t16:
+                for _ in range(t16):
+                    g17, pos = _uvarint(buf, pos)
+                    z18, pos = _uvarint(buf, pos)
+                    e19 = pos + z18
+                    if e19 > L:
                         raise _malformed("tagged field of ListOffsetsPartition runs past the end")
-                    u13[g15] = bytes(buf[pos:e17])
-                    pos = e17
-            v8.append(ListOffsetsPartition(v10, v11, v12, 1, u13))
-        u18: dict[int, bytes] = {}
-        t19 = buf[pos]
-        if t19 < 128:
+                    u15[g17] = bytes(buf[pos:e19])
+                    pos = e19
+            o11 = _new(ListOffsetsPartition)
+            o11.partition_index = v12
+            o11.current_leader_epoch = v13
+            o11.timestamp = v14
+            o11.max_num_offsets = 1
+            o11.unknown_tagged_fields = u15
+            v9.append(o11)
+        u20: dict[int, bytes] = {}
+        t21 = buf[pos]
+        if t21 < 128:
             pos += 1
         else:
-            t19, pos = _uvarint(buf, pos)
-        if t19:
-            for _ in range(t19):
-                g20, pos = _uvarint(buf, pos)
-                z21, pos = _uvarint(buf, pos)
-                e22 = pos + z21
-                if e22 > L:
+            t21, pos = _uvarint(buf, pos)
+        if t21:
+            for _ in range(t21):
+                g22, pos = _uvarint(buf, pos)
+                z23, pos = _uvarint(buf, pos)
+                e24 = pos + z23
+                if e24 > L:
                     raise _malformed("tagged field of ListOffsetsTopic runs past the end")
-                u18[g20] = bytes(buf[pos:e22])
-                pos = e22
-        v3.append(ListOffsetsTopic(v5, v8, u18))
-    u23: dict[int, bytes] = {}
-    t24 = buf[pos]
-    if t24 < 128:
+                u20[g22] = bytes(buf[pos:e24])
+                pos = e24
+        o5 = _new(ListOffsetsTopic)
+        o5.name = v6
+        o5.partitions = v9
+        o5.unknown_tagged_fields = u20
+        v3.append(o5)
+    u25: dict[int, bytes] = {}
+    t26 = buf[pos]
+    if t26 < 128:
         pos += 1
     else:
-        t24, pos = _uvarint(buf, pos)
-    if t24:
-        for _ in range(t24):
-            g25, pos = _uvarint(buf, pos)
-            z26, pos = _uvarint(buf, pos)
-            e27 = pos + z26
-            if e27 > L:
+        t26, pos = _uvarint(buf, pos)
+    if t26:
+        for _ in range(t26):
+            g27, pos = _uvarint(buf, pos)
+            z28, pos = _uvarint(buf, pos)
+            e29 = pos + z28
+            if e29 > L:
                 raise _malformed("tagged field of ListOffsetsRequest runs past the end")
-            u23[g25] = bytes(buf[pos:e27])
-            pos = e27
-    return ListOffsetsRequest(v1, v2, v3, 0, u23), pos
+            u25[g27] = bytes(buf[pos:e29])
+            pos = e29
+    obj = _new(ListOffsetsRequest)
+    obj.replica_id = v1
+    obj.isolation_level = v2
+    obj.topics = v3
+    obj.timeout_ms = 0
+    obj.unknown_tagged_fields = u25
+    return obj, pos
 
 def _d_ListOffsetsRequest_v10(buf: memoryview, pos: int) -> tuple[ListOffsetsRequest, int]:
     L = len(buf)
@@ -737,80 +901,96 @@ def _d_ListOffsetsRequest_v10(buf: memoryview, pos: int) -> tuple[ListOffsetsReq
         raise _malformed("bad count of ListOffsetsRequest.topics")
     v3 = []
     for _ in range(n4):
-        n6 = buf[pos]
-        if n6 < 128:
+        n7 = buf[pos]
+        if n7 < 128:
             pos += 1
         else:
-            n6, pos = _uvarint(buf, pos)
-        n6 -= 1
-        e7 = pos + n6
-        if n6 < 0 or e7 > L:
+            n7, pos = _uvarint(buf, pos)
+        n7 -= 1
+        e8 = pos + n7
+        if n7 < 0 or e8 > L:
             raise _malformed("ListOffsetsTopic.name runs past the end")
-        v5 = str(buf[pos:e7], 'utf-8')
-        pos = e7
-        v8: list[ListOffsetsPartition]
-        n9 = buf[pos]
-        if n9 < 128:
+        v6 = str(buf[pos:e8], 'utf-8')
+        pos = e8
+        v9: list[ListOffsetsPartition]
+        n10 = buf[pos]
+        if n10 < 128:
             pos += 1
         else:
-            n9, pos = _uvarint(buf, pos)
-        n9 -= 1
-        if n9 < 0 or n9 > L - pos:
+            n10, pos = _uvarint(buf, pos)
+        n10 -= 1
+        if n10 < 0 or n10 > L - pos:
             raise _malformed("bad count of ListOffsetsTopic.partitions")
-        v8 = []
-        for _ in range(n9):
-            v10, v11, v12 = _S_iiq.unpack_from(buf, pos)
+        v9 = []
+        for _ in range(n10):
+            v12, v13, v14 = _S_iiq.unpack_from(buf, pos)
             pos += 16
-            u13: dict[int, bytes] = {}
-            t14 = buf[pos]
-            if t14 < 128:
+            u15: dict[int, bytes] = {}
+            t16 = buf[pos]
+            if t16 < 128:
                 pos += 1
             else:
-                t14, pos = _uvarint(buf, pos)
-            if t14:
-                for _ in range(t14):
-                    g15, pos = _uvarint(buf, pos)
-                    z16, pos = _uvarint(buf, pos)
-                    e17 = pos + z16
-                    if e17 > L:
+                t16, pos = _uvarint(buf, pos)
+            if t16:
+                for _ in range(t16):
+                    g17, pos = _uvarint(buf, pos)
+                    z18, pos = _uvarint(buf, pos)
+                    e19 = pos + z18
+                    if e19 > L:
                         raise _malformed("tagged field of ListOffsetsPartition runs past the end")
-                    u13[g15] = bytes(buf[pos:e17])
-                    pos = e17
-            v8.append(ListOffsetsPartition(v10, v11, v12, 1, u13))
-        u18: dict[int, bytes] = {}
-        t19 = buf[pos]
-        if t19 < 128:
+                    u15[g17] = bytes(buf[pos:e19])
+                    pos = e19
+            o11 = _new(ListOffsetsPartition)
+            o11.partition_index = v12
+            o11.current_leader_epoch = v13
+            o11.timestamp = v14
+            o11.max_num_offsets = 1
+            o11.unknown_tagged_fields = u15
+            v9.append(o11)
+        u20: dict[int, bytes] = {}
+        t21 = buf[pos]
+        if t21 < 128:
             pos += 1
         else:
-            t19, pos = _uvarint(buf, pos)
-        if t19:
-            for _ in range(t19):
-                g20, pos = _uvarint(buf, pos)
-                z21, pos = _uvarint(buf, pos)
-                e22 = pos + z21
-                if e22 > L:
+            t21, pos = _uvarint(buf, pos)
+        if t21:
+            for _ in range(t21):
+                g22, pos = _uvarint(buf, pos)
+                z23, pos = _uvarint(buf, pos)
+                e24 = pos + z23
+                if e24 > L:
                     raise _malformed("tagged field of ListOffsetsTopic runs past the end")
-                u18[g20] = bytes(buf[pos:e22])
-                pos = e22
-        v3.append(ListOffsetsTopic(v5, v8, u18))
-    v23, = _S_i.unpack_from(buf, pos)
+                u20[g22] = bytes(buf[pos:e24])
+                pos = e24
+        o5 = _new(ListOffsetsTopic)
+        o5.name = v6
+        o5.partitions = v9
+        o5.unknown_tagged_fields = u20
+        v3.append(o5)
+    v25, = _S_i.unpack_from(buf, pos)
     pos += 4
-    u24: dict[int, bytes] = {}
-    t25 = buf[pos]
-    if t25 < 128:
+    u26: dict[int, bytes] = {}
+    t27 = buf[pos]
+    if t27 < 128:
         pos += 1
     else:
-        t25, pos = _uvarint(buf, pos)
-    if t25:
-        for _ in range(t25):
-            g26, pos = _uvarint(buf, pos)
-            z27, pos = _uvarint(buf, pos)
-            e28 = pos + z27
-            if e28 > L:
+        t27, pos = _uvarint(buf, pos)
+    if t27:
+        for _ in range(t27):
+            g28, pos = _uvarint(buf, pos)
+            z29, pos = _uvarint(buf, pos)
+            e30 = pos + z29
+            if e30 > L:
                 raise _malformed("tagged field of ListOffsetsRequest runs past the end")
-            u24[g26] = bytes(buf[pos:e28])
-            pos = e28
-    return ListOffsetsRequest(v1, v2, v3, v23, u24), pos
+            u26[g28] = bytes(buf[pos:e30])
+            pos = e30
+    obj = _new(ListOffsetsRequest)
+    obj.replica_id = v1
+    obj.isolation_level = v2
+    obj.topics = v3
+    obj.timeout_ms = v25
+    obj.unknown_tagged_fields = u26
+    return obj, pos
 
 _DEC_ListOffsetsRequest = (_d_ListOffsetsRequest_v0, _d_ListOffsetsRequest_v1, _d_ListOffsetsRequest_v2, _d_ListOffsetsRequest_v2, _d_ListOffsetsRequest_v4, _d_ListOffsetsRequest_v4, _d_ListOffsetsRequest_v6, _d_ListOffsetsRequest_v6, _d_ListOffsetsRequest_v6, _d_ListOffsetsRequest_v6, _d_ListOffsetsRequest_v10,)
 

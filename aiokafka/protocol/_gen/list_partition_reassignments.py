@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['ListPartitionReassignmentsRequest', 'ListPartitionReassignmentsResponse', 'ListPartitionReassignmentsTopics', 'OngoingPartitionReassignment', 'OngoingTopicReassignment']
 
@@ -173,114 +177,130 @@ def _d_ListPartitionReassignmentsResponse_v0(buf: memoryview, pos: int) -> tuple
         raise _malformed("bad count of ListPartitionReassignmentsResponse.topics")
     v6 = []
     for _ in range(n7):
-        n9 = buf[pos]
-        if n9 < 128:
+        n10 = buf[pos]
+        if n10 < 128:
             pos += 1
         else:
-            n9, pos = _uvarint(buf, pos)
-        n9 -= 1
-        e10 = pos + n9
-        if n9 < 0 or e10 > L:
+            n10, pos = _uvarint(buf, pos)
+        n10 -= 1
+        e11 = pos + n10
+        if n10 < 0 or e11 > L:
             raise _malformed("OngoingTopicReassignment.name runs past the end")
-        v8 = str(buf[pos:e10], 'utf-8')
-        pos = e10
-        v11: list[OngoingPartitionReassignment]
-        n12 = buf[pos]
-        if n12 < 128:
+        v9 = str(buf[pos:e11], 'utf-8')
+        pos = e11
+        v12: list[OngoingPartitionReassignment]
+        n13 = buf[pos]
+        if n13 < 128:
             pos += 1
         else:
-            n12, pos = _uvarint(buf, pos)
-        n12 -= 1
-        if n12 < 0 or n12 > L - pos:
+            n13, pos = _uvarint(buf, pos)
+        n13 -= 1
+        if n13 < 0 or n13 > L - pos:
             raise _malformed("bad count of OngoingTopicReassignment.partitions")
-        v11 = []
-        for _ in range(n12):
-            v14: list[int]
-            v13, = _S_i.unpack_from(buf, pos)
+        v12 = []
+        for _ in range(n13):
+            v16: list[int]
+            v15, = _S_i.unpack_from(buf, pos)
             pos += 4
-            n15 = buf[pos]
-            if n15 < 128:
+            n17 = buf[pos]
+            if n17 < 128:
                 pos += 1
             else:
-                n15, pos = _uvarint(buf, pos)
-            n15 -= 1
-            e16 = pos + 4 * n15
-            if n15 < 0 or e16 > L:
+                n17, pos = _uvarint(buf, pos)
+            n17 -= 1
+            e18 = pos + 4 * n17
+            if n17 < 0 or e18 > L:
                 raise _malformed("OngoingPartitionReassignment.replicas runs past the end")
-            v14 = list(_unpack_from('>%di' % n15, buf, pos))
-            pos = e16
-            v17: list[int]
-            n18 = buf[pos]
-            if n18 < 128:
+            v16 = list(_unpack_from('>%di' % n17, buf, pos))
+            pos = e18
+            v19: list[int]
+            n20 = buf[pos]
+            if n20 < 128:
                 pos += 1
             else:
-                n18, pos = _uvarint(buf, pos)
-            n18 -= 1
-            e19 = pos + 4 * n18
-            if n18 < 0 or e19 > L:
+                n20, pos = _uvarint(buf, pos)
+            n20 -= 1
+            e21 = pos + 4 * n20
+            if n20 < 0 or e21 > L:
                 raise _malformed("OngoingPartitionReassignment.adding_replicas runs past the end")
-            v17 = list(_unpack_from('>%di' % n18, buf, pos))
-            pos = e19
-            v20: list[int]
-            n21 = buf[pos]
-            if n21 < 128:
+            v19 = list(_unpack_from('>%di' % n20, buf, pos))
+            pos = e21
+            v22: list[int]
+            n23 = buf[pos]
+            if n23 < 128:
                 pos += 1
             else:
-                n21, pos = _uvarint(buf, pos)
-            n21 -= 1
-            e22 = pos + 4 * n21
-            if n21 < 0 or e22 > L:
+                n23, pos = _uvarint(buf, pos)
+            n23 -= 1
+            e24 = pos + 4 * n23
+            if n23 < 0 or e24 > L:
                 raise _malformed("OngoingPartitionReassignment.removing_replicas runs past the end")
-            v20 = list(_unpack_from('>%di' % n21, buf, pos))
-            pos = e22
-            u23: dict[int, bytes] = {}
-            t24 = buf[pos]
-            if t24 < 128:
+            v22 = list(_unpack_from('>%di' % n23, buf, pos))
+            pos = e24
+            u25: dict[int, bytes] = {}
+            t26 = buf[pos]
+            if t26 < 128:
                 pos += 1
             else:
-                t24, pos = _uvarint(buf, pos)
-            if t24:
-                for _ in range(t24):
-                    g25, pos = _uvarint(buf, pos)
-                    z26, pos = _uvarint(buf, pos)
-                    e27 = pos + z26
-                    if e27 > L:
+                t26, pos = _uvarint(buf, pos)
+            if t26:
+                for _ in range(t26):
+                    g27, pos = _uvarint(buf, pos)
+                    z28, pos = _uvarint(buf, pos)
+                    e29 = pos + z28
+                    if e29 > L:
                         raise _malformed("tagged field of OngoingPartitionReassignment runs past the end")
-                    u23[g25] = bytes(buf[pos:e27])
-                    pos = e27
-            v11.append(OngoingPartitionReassignment(v13, v14, v17, v20, u23))
-        u28: dict[int, bytes] = {}
-        t29 = buf[pos]
-        if t29 < 128:
+                    u25[g27] = bytes(buf[pos:e29])
+                    pos = e29
+            o14 = _new(OngoingPartitionReassignment)
+            o14.partition_index = v15
+            o14.replicas = v16
+            o14.adding_replicas = v19
+            o14.removing_replicas = v22
+            o14.unknown_tagged_fields = u25
+            v12.append(o14)
+        u30: dict[int, bytes] = {}
+        t31 = buf[pos]
+        if t31 < 128:
             pos += 1
         else:
-            t29, pos = _uvarint(buf, pos)
-        if t29:
-            for _ in range(t29):
-                g30, pos = _uvarint(buf, pos)
-                z31, pos = _uvarint(buf, pos)
-                e32 = pos + z31
-                if e32 > L:
+            t31, pos = _uvarint(buf, pos)
+        if t31:
+            for _ in range(t31):
+                g32, pos = _uvarint(buf, pos)
+                z33, pos = _uvarint(buf, pos)
+                e34 = pos + z33
+                if e34 > L:
                     raise _malformed("tagged field of OngoingTopicReassignment runs past the end")
-                u28[g30] = bytes(buf[pos:e32])
-                pos = e32
-        v6.append(OngoingTopicReassignment(v8, v11, u28))
-    u33: dict[int, bytes] = {}
-    t34 = buf[pos]
-    if t34 < 128:
+                u30[g32] = bytes(buf[pos:e34])
+                pos = e34
+        o8 = _new(OngoingTopicReassignment)
+        o8.name = v9
+        o8.partitions = v12
+        o8.unknown_tagged_fields = u30
+        v6.append(o8)
+    u35: dict[int, bytes] = {}
+    t36 = buf[pos]
+    if t36 < 128:
         pos += 1
     else:
-        t34, pos = _uvarint(buf, pos)
-    if t34:
-        for _ in range(t34):
-            g35, pos = _uvarint(buf, pos)
-            z36, pos = _uvarint(buf, pos)
-            e37 = pos + z36
-            if e37 > L:
+        t36, pos = _uvarint(buf, pos)
+    if t36:
+        for _ in range(t36):
+            g37, pos = _uvarint(buf, pos)
+            z38, pos = _uvarint(buf, pos)
+            e39 = pos + z38
+            if e39 > L:
                 raise _malformed("tagged field of ListPartitionReassignmentsResponse runs past the end")
-            u33[g35] = bytes(buf[pos:e37])
-            pos = e37
-    return ListPartitionReassignmentsResponse(v1, v2, v3, v6, u33), pos
+            u35[g37] = bytes(buf[pos:e39])
+            pos = e39
+    obj = _new(ListPartitionReassignmentsResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.error_message = v3
+    obj.topics = v6
+    obj.unknown_tagged_fields = u35
+    return obj, pos
 
 _DEC_ListPartitionReassignmentsResponse = (_d_ListPartitionReassignmentsResponse_v0,)
 
@@ -379,61 +399,69 @@ def _d_ListPartitionReassignmentsRequest_v0(buf: memoryview, pos: int) -> tuple[
             raise _malformed("bad count of ListPartitionReassignmentsRequest.topics")
         v2 = []
         for _ in range(n3):
-            n5 = buf[pos]
-            if n5 < 128:
+            n6 = buf[pos]
+            if n6 < 128:
                 pos += 1
             else:
-                n5, pos = _uvarint(buf, pos)
-            n5 -= 1
-            e6 = pos + n5
-            if n5 < 0 or e6 > L:
+                n6, pos = _uvarint(buf, pos)
+            n6 -= 1
+            e7 = pos + n6
+            if n6 < 0 or e7 > L:
                 raise _malformed("ListPartitionReassignmentsTopics.name runs past the end")
-            v4 = str(buf[pos:e6], 'utf-8')
-            pos = e6
-            v7: list[int]
-            n8 = buf[pos]
-            if n8 < 128:
+            v5 = str(buf[pos:e7], 'utf-8')
+            pos = e7
+            v8: list[int]
+            n9 = buf[pos]
+            if n9 < 128:
                 pos += 1
             else:
-                n8, pos = _uvarint(buf, pos)
-            n8 -= 1
-            e9 = pos + 4 * n8
-            if n8 < 0 or e9 > L:
+                n9, pos = _uvarint(buf, pos)
+            n9 -= 1
+            e10 = pos + 4 * n9
+            if n9 < 0 or e10 > L:
                 raise _malformed("ListPartitionReassignmentsTopics.partition_indexes runs past the end")
-            v7 = list(_unpack_from('>%di' % n8, buf, pos))
-            pos = e9
-            u10: dict[int, bytes] = {}
-            t11 = buf[pos]
-            if t11 < 128:
+            v8 = list(_unpack_from('>%di' % n9, buf, pos))
+            pos = e10
+            u11: dict[int, bytes] = {}
+            t12 = buf[pos]
+            if t12 < 128:
                 pos += 1
             else:
-                t11, pos = _uvarint(buf, pos)
-            if t11:
-                for _ in range(t11):
-                    g12, pos = _uvarint(buf, pos)
-                    z13, pos = _uvarint(buf, pos)
-                    e14 = pos + z13
-                    if e14 > L:
+                t12, pos = _uvarint(buf, pos)
+            if t12:
+                for _ in range(t12):
+                    g13, pos = _uvarint(buf, pos)
+                    z14, pos = _uvarint(buf, pos)
+                    e15 = pos + z14
+                    if e15 > L:
                         raise _malformed("tagged field of ListPartitionReassignmentsTopics runs past the end")
-                    u10[g12] = bytes(buf[pos:e14])
-                    pos = e14
-            v2.append(ListPartitionReassignmentsTopics(v4, v7, u10))
-    u15: dict[int, bytes] = {}
-    t16 = buf[pos]
-    if t16 < 128:
+                    u11[g13] = bytes(buf[pos:e15])
+                    pos = e15
+            o4 = _new(ListPartitionReassignmentsTopics)
+            o4.name = v5
+            o4.partition_indexes = v8
+            o4.unknown_tagged_fields = u11
+            v2.append(o4)
+    u16: dict[int, bytes] = {}
+    t17 = buf[pos]
+    if t17 < 128:
         pos += 1
     else:
-        t16, pos = _uvarint(buf, pos)
-    if t16:
-        for _ in range(t16):
-            g17, pos = _uvarint(buf, pos)
-            z18, pos = _uvarint(buf, pos)
-            e19 = pos + z18
-            if e19 > L:
+        t17, pos = _uvarint(buf, pos)
+    if t17:
+        for _ in range(t17):
+            g18, pos = _uvarint(buf, pos)
+            z19, pos = _uvarint(buf, pos)
+            e20 = pos + z19
+            if e20 > L:
                 raise _malformed("tagged field of ListPartitionReassignmentsRequest runs past the end")
-            u15[g17] = bytes(buf[pos:e19])
-            pos = e19
-    return ListPartitionReassignmentsRequest(v1, v2, u15), pos
+            u16[g18] = bytes(buf[pos:e20])
+            pos = e20
+    obj = _new(ListPartitionReassignmentsRequest)
+    obj.timeout_ms = v1
+    obj.topics = v2
+    obj.unknown_tagged_fields = u16
+    return obj, pos
 
 _DEC_ListPartitionReassignmentsRequest = (_d_ListPartitionReassignmentsRequest_v0,)
 

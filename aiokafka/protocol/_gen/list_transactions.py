@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['ListTransactionsRequest', 'ListTransactionsResponse', 'TransactionState']
 
@@ -160,62 +164,73 @@ def _d_ListTransactionsResponse_v0(buf: memoryview, pos: int) -> tuple[ListTrans
         raise _malformed("bad count of ListTransactionsResponse.transaction_states")
     v7 = []
     for _ in range(n8):
-        n10 = buf[pos]
-        if n10 < 128:
+        n11 = buf[pos]
+        if n11 < 128:
             pos += 1
         else:
-            n10, pos = _uvarint(buf, pos)
-        n10 -= 1
-        e11 = pos + n10
-        if n10 < 0 or e11 > L:
+            n11, pos = _uvarint(buf, pos)
+        n11 -= 1
+        e12 = pos + n11
+        if n11 < 0 or e12 > L:
             raise _malformed("TransactionState.transactional_id runs past the end")
-        v9 = str(buf[pos:e11], 'utf-8')
-        pos = e11
-        v12, = _S_q.unpack_from(buf, pos)
+        v10 = str(buf[pos:e12], 'utf-8')
+        pos = e12
+        v13, = _S_q.unpack_from(buf, pos)
         pos += 8
-        n14 = buf[pos]
-        if n14 < 128:
+        n15 = buf[pos]
+        if n15 < 128:
             pos += 1
         else:
-            n14, pos = _uvarint(buf, pos)
-        n14 -= 1
-        e15 = pos + n14
-        if n14 < 0 or e15 > L:
+            n15, pos = _uvarint(buf, pos)
+        n15 -= 1
+        e16 = pos + n15
+        if n15 < 0 or e16 > L:
             raise _malformed("TransactionState.transaction_state runs past the end")
-        v13 = str(buf[pos:e15], 'utf-8')
-        pos = e15
-        u16: dict[int, bytes] = {}
-        t17 = buf[pos]
-        if t17 < 128:
+        v14 = str(buf[pos:e16], 'utf-8')
+        pos = e16
+        u17: dict[int, bytes] = {}
+        t18 = buf[pos]
+        if t18 < 128:
             pos += 1
         else:
-            t17, pos = _uvarint(buf, pos)
-        if t17:
-            for _ in range(t17):
-                g18, pos = _uvarint(buf, pos)
-                z19, pos = _uvarint(buf, pos)
-                e20 = pos + z19
-                if e20 > L:
+            t18, pos = _uvarint(buf, pos)
+        if t18:
+            for _ in range(t18):
+                g19, pos = _uvarint(buf, pos)
+                z20, pos = _uvarint(buf, pos)
+                e21 = pos + z20
+                if e21 > L:
                     raise _malformed("tagged field of TransactionState runs past the end")
-                u16[g18] = bytes(buf[pos:e20])
-                pos = e20
-        v7.append(TransactionState(v9, v12, v13, u16))
-    u21: dict[int, bytes] = {}
-    t22 = buf[pos]
-    if t22 < 128:
+                u17[g19] = bytes(buf[pos:e21])
+                pos = e21
+        o9 = _new(TransactionState)
+        o9.transactional_id = v10
+        o9.producer_id = v13
+        o9.transaction_state = v14
+        o9.unknown_tagged_fields = u17
+        v7.append(o9)
+    u22: dict[int, bytes] = {}
+    t23 = buf[pos]
+    if t23 < 128:
         pos += 1
     else:
-        t22, pos = _uvarint(buf, pos)
-    if t22:
-        for _ in range(t22):
-            g23, pos = _uvarint(buf, pos)
-            z24, pos = _uvarint(buf, pos)
-            e25 = pos + z24
-            if e25 > L:
+        t23, pos = _uvarint(buf, pos)
+    if t23:
+        for _ in range(t23):
+            g24, pos = _uvarint(buf, pos)
+            z25, pos = _uvarint(buf, pos)
+            e26 = pos + z25
+            if e26 > L:
                 raise _malformed("tagged field of ListTransactionsResponse runs past the end")
-            u21[g23] = bytes(buf[pos:e25])
-            pos = e25
-    return ListTransactionsResponse(v1, v2, v3, v7, u21), pos
+            u22[g24] = bytes(buf[pos:e26])
+            pos = e26
+    obj = _new(ListTransactionsResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.unknown_state_filters = v3
+    obj.transaction_states = v7
+    obj.unknown_tagged_fields = u22
+    return obj, pos
 
 _DEC_ListTransactionsResponse = (_d_ListTransactionsResponse_v0, _d_ListTransactionsResponse_v0,)
 
@@ -323,7 +338,12 @@ def _d_ListTransactionsRequest_v0(buf: memoryview, pos: int) -> tuple[ListTransa
                 raise _malformed("tagged field of ListTransactionsRequest runs past the end")
             u8[g10] = bytes(buf[pos:e12])
             pos = e12
-    return ListTransactionsRequest(v1, v5, -1, u8), pos
+    obj = _new(ListTransactionsRequest)
+    obj.state_filters = v1
+    obj.producer_id_filters = v5
+    obj.duration_filter = -1
+    obj.unknown_tagged_fields = u8
+    return obj, pos
 
 def _d_ListTransactionsRequest_v1(buf: memoryview, pos: int) -> tuple[ListTransactionsRequest, int]:
     L = len(buf)
@@ -378,7 +398,12 @@ def _d_ListTransactionsRequest_v1(buf: memoryview, pos: int) -> tuple[ListTransa
                 raise _malformed("tagged field of ListTransactionsRequest runs past the end")
             u9[g11] = bytes(buf[pos:e13])
             pos = e13
-    return ListTransactionsRequest(v1, v5, v8, u9), pos
+    obj = _new(ListTransactionsRequest)
+    obj.state_filters = v1
+    obj.producer_id_filters = v5
+    obj.duration_filter = v8
+    obj.unknown_tagged_fields = u9
+    return obj, pos
 
 _DEC_ListTransactionsRequest = (_d_ListTransactionsRequest_v0, _d_ListTransactionsRequest_v1,)
 

@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['MetadataRequest', 'MetadataRequestTopic', 'MetadataResponse', 'MetadataResponseBroker', 'MetadataResponsePartition', 'MetadataResponseTopic']
 
@@ -33,6 +37,8 @@ _S_o = _Struct(">?")
 _S_oo = _Struct(">??")
 _S_ooo = _Struct(">???")
 _S_oi = _Struct(">?i")
+_S_QQ = _Struct(">QQ")
+_S_QQo = _Struct(">QQ?")
 _S_h = _Struct(">h")
 _S_hh = _Struct(">hh")
 _S_hii = _Struct(">hii")
@@ -184,57 +190,88 @@ def _d_MetadataResponse_v0(buf: memoryview, pos: int) -> tuple[MetadataResponse,
         raise _malformed("bad count of MetadataResponse.brokers")
     v1 = []
     for _ in range(n2):
-        v3, n5 = _S_ih.unpack_from(buf, pos)
+        v4, n6 = _S_ih.unpack_from(buf, pos)
         pos += 6
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("MetadataResponseBroker.host runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7, = _S_i.unpack_from(buf, pos)
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8, = _S_i.unpack_from(buf, pos)
         pos += 4
-        v1.append(MetadataResponseBroker(v3, v4, v7, None, {}))
-    v8: list[MetadataResponseTopic]
-    n9, = _S_i.unpack_from(buf, pos)
+        o3 = _new(MetadataResponseBroker)
+        o3.node_id = v4
+        o3.host = v5
+        o3.port = v8
+        o3.rack = None
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    v9: list[MetadataResponseTopic]
+    n10, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n9 < 0 or n9 > L - pos:
+    if n10 < 0 or n10 > L - pos:
         raise _malformed("bad count of MetadataResponse.topics")
-    v8 = []
-    for _ in range(n9):
-        v11: str | None
-        v10, n12 = _S_hh.unpack_from(buf, pos)
+    v9 = []
+    for _ in range(n10):
+        v13: str | None
+        v12, n14 = _S_hh.unpack_from(buf, pos)
         pos += 4
-        e13 = pos + n12
-        if n12 < 0 or e13 > L:
+        e15 = pos + n14
+        if n14 < 0 or e15 > L:
             raise _malformed("MetadataResponseTopic.name runs past the end")
-        v11 = str(buf[pos:e13], 'utf-8')
-        pos = e13
-        v14: list[MetadataResponsePartition]
-        n15, = _S_i.unpack_from(buf, pos)
+        v13 = str(buf[pos:e15], 'utf-8')
+        pos = e15
+        v16: list[MetadataResponsePartition]
+        n17, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n15 < 0 or n15 > L - pos:
+        if n17 < 0 or n17 > L - pos:
             raise _malformed("bad count of MetadataResponseTopic.partitions")
-        v14 = []
-        for _ in range(n15):
-            v19: list[int]
-            v16, v17, v18, n20 = _S_hiii.unpack_from(buf, pos)
-            pos += 14
-            e21 = pos + 4 * n20
-            if n20 < 0 or e21 > L:
-                raise _malformed("MetadataResponsePartition.replica_nodes runs past the end")
-            v19 = list(_unpack_from('>%di' % n20, buf, pos))
-            pos = e21
+        v16 = []
+        for _ in range(n17):
             v22: list[int]
-            n23, = _S_i.unpack_from(buf, pos)
-            pos += 4
+            v19, v20, v21, n23 = _S_hiii.unpack_from(buf, pos)
+            pos += 14
             e24 = pos + 4 * n23
             if n23 < 0 or e24 > L:
-                raise _malformed("MetadataResponsePartition.isr_nodes runs past the end")
+                raise _malformed("MetadataResponsePartition.replica_nodes runs past the end")
             v22 = list(_unpack_from('>%di' % n23, buf, pos))
             pos = e24
-            v14.append(MetadataResponsePartition(v16, v17, v18, -1, v19, v22, [], {}))
-        v8.append(MetadataResponseTopic(v10, v11, ZERO_UUID, False, v14, -2147483648, {}))
-    return MetadataResponse(0, v1, None, -1, v8, -2147483648, {}), pos
+            v25: list[int]
+            n26, = _S_i.unpack_from(buf, pos)
+            pos += 4
+            e27 = pos + 4 * n26
+            if n26 < 0 or e27 > L:
+                raise _malformed("MetadataResponsePartition.isr_nodes runs past the end")
+            v25 = list(_unpack_from('>%di' % n26, buf, pos))
+            pos = e27
+            o18 = _new(MetadataResponsePartition)
+            o18.error_code = v19
+            o18.partition_index = v20
+            o18.leader_id = v21
+            o18.leader_epoch = -1
+            o18.replica_nodes = v22
+            o18.isr_nodes = v25
+            o18.offline_replicas = []
+            o18.unknown_tagged_fields = {}
+            v16.append(o18)
+        o11 = _new(MetadataResponseTopic)
+        o11.error_code = v12
+        o11.name = v13
+        o11.topic_id = ZERO_UUID
+        o11.is_internal = False
+        o11.partitions = v16
+        o11.topic_authorized_operations = -2147483648
+        o11.unknown_tagged_fields = {}
+        v9.append(o11)
+    obj = _new(MetadataResponse)
+    obj.throttle_time_ms = 0
+    obj.brokers = v1
+    obj.cluster_id = None
+    obj.controller_id = -1
+    obj.topics = v9
+    obj.cluster_authorized_operations = -2147483648
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_MetadataResponse_v1(buf: memoryview, pos: int) -> tuple[MetadataResponse, int]:
     L = len(buf)
@@ -245,134 +282,55 @@ def _d_MetadataResponse_v1(buf: memoryview, pos: int) -> tuple[MetadataResponse,
         raise _malformed("bad count of MetadataResponse.brokers")
     v1 = []
     for _ in range(n2):
-        v3, n5 = _S_ih.unpack_from(buf, pos)
+        v4, n6 = _S_ih.unpack_from(buf, pos)
         pos += 6
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("MetadataResponseBroker.host runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v8: str | None
-        v7, n9 = _S_ih.unpack_from(buf, pos)
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v9: str | None
+        v8, n10 = _S_ih.unpack_from(buf, pos)
         pos += 6
-        if n9 < 0:
-            if n9 != -1:
+        if n10 < 0:
+            if n10 != -1:
                 raise _malformed("bad length of MetadataResponseBroker.rack")
-            v8 = None
+            v9 = None
         else:
-            e10 = pos + n9
-            if e10 > L:
+            e11 = pos + n10
+            if e11 > L:
                 raise _malformed("MetadataResponseBroker.rack runs past the end")
-            v8 = str(buf[pos:e10], 'utf-8')
-            pos = e10
-        v1.append(MetadataResponseBroker(v3, v4, v7, v8, {}))
-    v12: list[MetadataResponseTopic]
-    v11, n13 = _S_ii.unpack_from(buf, pos)
+            v9 = str(buf[pos:e11], 'utf-8')
+            pos = e11
+        o3 = _new(MetadataResponseBroker)
+        o3.node_id = v4
+        o3.host = v5
+        o3.port = v8
+        o3.rack = v9
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    v13: list[MetadataResponseTopic]
+    v12, n14 = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n13 < 0 or n13 > L - pos:
+    if n14 < 0 or n14 > L - pos:
         raise _malformed("bad count of MetadataResponse.topics")
-    v12 = []
-    for _ in range(n13):
-        v15: str | None
-        v14, n16 = _S_hh.unpack_from(buf, pos)
+    v13 = []
+    for _ in range(n14):
+        v17: str | None
+        v16, n18 = _S_hh.unpack_from(buf, pos)
         pos += 4
-        e17 = pos + n16
-        if n16 < 0 or e17 > L:
+        e19 = pos + n18
+        if n18 < 0 or e19 > L:
             raise _malformed("MetadataResponseTopic.name runs past the end")
-        v15 = str(buf[pos:e17], 'utf-8')
-        pos = e17
-        v19: list[MetadataResponsePartition]
-        v18, n20 = _S_oi.unpack_from(buf, pos)
+        v17 = str(buf[pos:e19], 'utf-8')
+        pos = e19
+        v21: list[MetadataResponsePartition]
+        v20, n22 = _S_oi.unpack_from(buf, pos)
         pos += 5
-        if n20 < 0 or n20 > L - pos:
+        if n22 < 0 or n22 > L - pos:
             raise _malformed("bad count of MetadataResponseTopic.partitions")
-        v19 = []
-        for _ in range(n20):
-            v24: list[int]
-            v21, v22, v23, n25 = _S_hiii.unpack_from(buf, pos)
-            pos += 14
-            e26 = pos + 4 * n25
-            if n25 < 0 or e26 > L:
-                raise _malformed("MetadataResponsePartition.replica_nodes runs past the end")
-            v24 = list(_unpack_from('>%di' % n25, buf, pos))
-            pos = e26
-            v27: list[int]
-            n28, = _S_i.unpack_from(buf, pos)
-            pos += 4
-            e29 = pos + 4 * n28
-            if n28 < 0 or e29 > L:
-                raise _malformed("MetadataResponsePartition.isr_nodes runs past the end")
-            v27 = list(_unpack_from('>%di' % n28, buf, pos))
-            pos = e29
-            v19.append(MetadataResponsePartition(v21, v22, v23, -1, v24, v27, [], {}))
-        v12.append(MetadataResponseTopic(v14, v15, ZERO_UUID, v18, v19, -2147483648, {}))
-    return MetadataResponse(0, v1, None, v11, v12, -2147483648, {}), pos
-
-def _d_MetadataResponse_v2(buf: memoryview, pos: int) -> tuple[MetadataResponse, int]:
-    L = len(buf)
-    v1: list[MetadataResponseBroker]
-    n2, = _S_i.unpack_from(buf, pos)
-    pos += 4
-    if n2 < 0 or n2 > L - pos:
-        raise _malformed("bad count of MetadataResponse.brokers")
-    v1 = []
-    for _ in range(n2):
-        v3, n5 = _S_ih.unpack_from(buf, pos)
-        pos += 6
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
-            raise _malformed("MetadataResponseBroker.host runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v8: str | None
-        v7, n9 = _S_ih.unpack_from(buf, pos)
-        pos += 6
-        if n9 < 0:
-            if n9 != -1:
-                raise _malformed("bad length of MetadataResponseBroker.rack")
-            v8 = None
-        else:
-            e10 = pos + n9
-            if e10 > L:
-                raise _malformed("MetadataResponseBroker.rack runs past the end")
-            v8 = str(buf[pos:e10], 'utf-8')
-            pos = e10
-        v1.append(MetadataResponseBroker(v3, v4, v7, v8, {}))
-    v11: str | None
-    n12, = _S_h.unpack_from(buf, pos)
-    pos += 2
-    if n12 < 0:
-        if n12 != -1:
-            raise _malformed("bad length of MetadataResponse.cluster_id")
-        v11 = None
-    else:
-        e13 = pos + n12
-        if e13 > L:
-            raise _malformed("MetadataResponse.cluster_id runs past the end")
-        v11 = str(buf[pos:e13], 'utf-8')
-        pos = e13
-    v15: list[MetadataResponseTopic]
-    v14, n16 = _S_ii.unpack_from(buf, pos)
-    pos += 8
-    if n16 < 0 or n16 > L - pos:
-        raise _malformed("bad count of MetadataResponse.topics")
-    v15 = []
-    for _ in range(n16):
-        v18: str | None
-        v17, n19 = _S_hh.unpack_from(buf, pos)
-        pos += 4
-        e20 = pos + n19
-        if n19 < 0 or e20 > L:
-            raise _malformed("MetadataResponseTopic.name runs past the end")
-        v18 = str(buf[pos:e20], 'utf-8')
-        pos = e20
-        v22: list[MetadataResponsePartition]
-        v21, n23 = _S_oi.unpack_from(buf, pos)
-        pos += 5
-        if n23 < 0 or n23 > L - pos:
-            raise _malformed("bad count of MetadataResponseTopic.partitions")
-        v22 = []
-        for _ in range(n23):
+        v21 = []
+        for _ in range(n22):
             v27: list[int]
             v24, v25, v26, n28 = _S_hiii.unpack_from(buf, pos)
             pos += 14
@@ -389,9 +347,150 @@ def _d_MetadataResponse_v2(buf: memoryview, pos: int) -> tuple[MetadataResponse,
                 raise _malformed("MetadataResponsePartition.isr_nodes runs past the end")
             v30 = list(_unpack_from('>%di' % n31, buf, pos))
             pos = e32
-            v22.append(MetadataResponsePartition(v24, v25, v26, -1, v27, v30, [], {}))
-        v15.append(MetadataResponseTopic(v17, v18, ZERO_UUID, v21, v22, -2147483648, {}))
-    return MetadataResponse(0, v1, v11, v14, v15, -2147483648, {}), pos
+            o23 = _new(MetadataResponsePartition)
+            o23.error_code = v24
+            o23.partition_index = v25
+            o23.leader_id = v26
+            o23.leader_epoch = -1
+            o23.replica_nodes = v27
+            o23.isr_nodes = v30
+            o23.offline_replicas = []
+            o23.unknown_tagged_fields = {}
+            v21.append(o23)
+        o15 = _new(MetadataResponseTopic)
+        o15.error_code = v16
+        o15.name = v17
+        o15.topic_id = ZERO_UUID
+        o15.is_internal = v20
+        o15.partitions = v21
+        o15.topic_authorized_operations = -2147483648
+        o15.unknown_tagged_fields = {}
+        v13.append(o15)
+    obj = _new(MetadataResponse)
+    obj.throttle_time_ms = 0
+    obj.brokers = v1
+    obj.cluster_id = None
+    obj.controller_id = v12
+    obj.topics = v13
+    obj.cluster_authorized_operations = -2147483648
+    obj.unknown_tagged_fields = {}
+    return obj, pos
+
+def _d_MetadataResponse_v2(buf: memoryview, pos: int) -> tuple[MetadataResponse, int]:
+    L = len(buf)
+    v1: list[MetadataResponseBroker]
+    n2, = _S_i.unpack_from(buf, pos)
+    pos += 4
+    if n2 < 0 or n2 > L - pos:
+        raise _malformed("bad count of MetadataResponse.brokers")
+    v1 = []
+    for _ in range(n2):
+        v4, n6 = _S_ih.unpack_from(buf, pos)
+        pos += 6
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
+            raise _malformed("MetadataResponseBroker.host runs past the end")
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v9: str | None
+        v8, n10 = _S_ih.unpack_from(buf, pos)
+        pos += 6
+        if n10 < 0:
+            if n10 != -1:
+                raise _malformed("bad length of MetadataResponseBroker.rack")
+            v9 = None
+        else:
+            e11 = pos + n10
+            if e11 > L:
+                raise _malformed("MetadataResponseBroker.rack runs past the end")
+            v9 = str(buf[pos:e11], 'utf-8')
+            pos = e11
+        o3 = _new(MetadataResponseBroker)
+        o3.node_id = v4
+        o3.host = v5
+        o3.port = v8
+        o3.rack = v9
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    v12: str | None
+    n13, = _S_h.unpack_from(buf, pos)
+    pos += 2
+    if n13 < 0:
+        if n13 != -1:
+            raise _malformed("bad length of MetadataResponse.cluster_id")
+        v12 = None
+    else:
+        e14 = pos + n13
+        if e14 > L:
+            raise _malformed("MetadataResponse.cluster_id runs past the end")
+        v12 = str(buf[pos:e14], 'utf-8')
+        pos = e14
+    v16: list[MetadataResponseTopic]
+    v15, n17 = _S_ii.unpack_from(buf, pos)
+    pos += 8
+    if n17 < 0 or n17 > L - pos:
+        raise _malformed("bad count of MetadataResponse.topics")
+    v16 = []
+    for _ in range(n17):
+        v20: str | None
+        v19, n21 = _S_hh.unpack_from(buf, pos)
+        pos += 4
+        e22 = pos + n21
+        if n21 < 0 or e22 > L:
+            raise _malformed("MetadataResponseTopic.name runs past the end")
+        v20 = str(buf[pos:e22], 'utf-8')
+        pos = e22
+        v24: list[MetadataResponsePartition]
+        v23, n25 = _S_oi.unpack_from(buf, pos)
+        pos += 5
+        if n25 < 0 or n25 > L - pos:
+            raise _malformed("bad count of MetadataResponseTopic.partitions")
+        v24 = []
+        for _ in range(n25):
+            v30: list[int]
+            v27, v28, v29, n31 = _S_hiii.unpack_from(buf, pos)
+            pos += 14
+            e32 = pos + 4 * n31
+            if n31 < 0 or e32 > L:
+                raise _malformed("MetadataResponsePartition.replica_nodes runs past the end")
+            v30 = list(_unpack_from('>%di' % n31, buf, pos))
+            pos = e32
+            v33: list[int]
+            n34, = _S_i.unpack_from(buf, pos)
+            pos += 4
+            e35 = pos + 4 * n34
+            if n34 < 0 or e35 > L:
+                raise _malformed("MetadataResponsePartition.isr_nodes runs past the end")
+            v33 = list(_unpack_from('>%di' % n34, buf, pos))
+            pos = e35
+            o26 = _new(MetadataResponsePartition)
+            o26.error_code = v27
+            o26.partition_index = v28
+            o26.leader_id = v29
+            o26.leader_epoch = -1
+            o26.replica_nodes = v30
+            o26.isr_nodes = v33
+            o26.offline_replicas = []
+            o26.unknown_tagged_fields = {}
+            v24.append(o26)
+        o18 = _new(MetadataResponseTopic)
+        o18.error_code = v19
+        o18.name = v20
+        o18.topic_id = ZERO_UUID
+        o18.is_internal = v23
+        o18.partitions = v24
+        o18.topic_authorized_operations = -2147483648
+        o18.unknown_tagged_fields = {}
+        v16.append(o18)
+    obj = _new(MetadataResponse)
+    obj.throttle_time_ms = 0
+    obj.brokers = v1
+    obj.cluster_id = v12
+    obj.controller_id = v15
+    obj.topics = v16
+    obj.cluster_authorized_operations = -2147483648
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_MetadataResponse_v3(buf: memoryview, pos: int) -> tuple[MetadataResponse, int]:
     L = len(buf)
@@ -402,81 +501,112 @@ def _d_MetadataResponse_v3(buf: memoryview, pos: int) -> tuple[MetadataResponse,
         raise _malformed("bad count of MetadataResponse.brokers")
     v2 = []
     for _ in range(n3):
-        v4, n6 = _S_ih.unpack_from(buf, pos)
+        v5, n7 = _S_ih.unpack_from(buf, pos)
         pos += 6
-        e7 = pos + n6
-        if n6 < 0 or e7 > L:
+        e8 = pos + n7
+        if n7 < 0 or e8 > L:
             raise _malformed("MetadataResponseBroker.host runs past the end")
-        v5 = str(buf[pos:e7], 'utf-8')
-        pos = e7
-        v9: str | None
-        v8, n10 = _S_ih.unpack_from(buf, pos)
+        v6 = str(buf[pos:e8], 'utf-8')
+        pos = e8
+        v10: str | None
+        v9, n11 = _S_ih.unpack_from(buf, pos)
         pos += 6
-        if n10 < 0:
-            if n10 != -1:
+        if n11 < 0:
+            if n11 != -1:
                 raise _malformed("bad length of MetadataResponseBroker.rack")
-            v9 = None
+            v10 = None
         else:
-            e11 = pos + n10
-            if e11 > L:
+            e12 = pos + n11
+            if e12 > L:
                 raise _malformed("MetadataResponseBroker.rack runs past the end")
-            v9 = str(buf[pos:e11], 'utf-8')
-            pos = e11
-        v2.append(MetadataResponseBroker(v4, v5, v8, v9, {}))
-    v12: str | None
-    n13, = _S_h.unpack_from(buf, pos)
+            v10 = str(buf[pos:e12], 'utf-8')
+            pos = e12
+        o4 = _new(MetadataResponseBroker)
+        o4.node_id = v5
+        o4.host = v6
+        o4.port = v9
+        o4.rack = v10
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    v13: str | None
+    n14, = _S_h.unpack_from(buf, pos)
     pos += 2
-    if n13 < 0:
-        if n13 != -1:
+    if n14 < 0:
+        if n14 != -1:
             raise _malformed("bad length of MetadataResponse.cluster_id")
-        v12 = None
+        v13 = None
     else:
-        e14 = pos + n13
-        if e14 > L:
+        e15 = pos + n14
+        if e15 > L:
             raise _malformed("MetadataResponse.cluster_id runs past the end")
-        v12 = str(buf[pos:e14], 'utf-8')
-        pos = e14
-    v16: list[MetadataResponseTopic]
-    v15, n17 = _S_ii.unpack_from(buf, pos)
+        v13 = str(buf[pos:e15], 'utf-8')
+        pos = e15
+    v17: list[MetadataResponseTopic]
+    v16, n18 = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n17 < 0 or n17 > L - pos:
+    if n18 < 0 or n18 > L - pos:
         raise _malformed("bad count of MetadataResponse.topics")
-    v16 = []
-    for _ in range(n17):
-        v19: str | None
-        v18, n20 = _S_hh.unpack_from(buf, pos)
+    v17 = []
+    for _ in range(n18):
+        v21: str | None
+        v20, n22 = _S_hh.unpack_from(buf, pos)
         pos += 4
-        e21 = pos + n20
-        if n20 < 0 or e21 > L:
+        e23 = pos + n22
+        if n22 < 0 or e23 > L:
             raise _malformed("MetadataResponseTopic.name runs past the end")
-        v19 = str(buf[pos:e21], 'utf-8')
-        pos = e21
-        v23: list[MetadataResponsePartition]
-        v22, n24 = _S_oi.unpack_from(buf, pos)
+        v21 = str(buf[pos:e23], 'utf-8')
+        pos = e23
+        v25: list[MetadataResponsePartition]
+        v24, n26 = _S_oi.unpack_from(buf, pos)
         pos += 5
-        if n24 < 0 or n24 > L - pos:
+        if n26 < 0 or n26 > L - pos:
             raise _malformed("bad count of MetadataResponseTopic.partitions")
-        v23 = []
-        for _ in range(n24):
-            v28: list[int]
-            v25, v26, v27, n29 = _S_hiii.unpack_from(buf, pos)
-            pos += 14
-            e30 = pos + 4 * n29
-            if n29 < 0 or e30 > L:
-                raise _malformed("MetadataResponsePartition.replica_nodes runs past the end")
-            v28 = list(_unpack_from('>%di' % n29, buf, pos))
-            pos = e30
+        v25 = []
+        for _ in range(n26):
             v31: list[int]
-            n32, = _S_i.unpack_from(buf, pos)
-            pos += 4
+            v28, v29, v30, n32 = _S_hiii.unpack_from(buf, pos)
+            pos += 14
             e33 = pos + 4 * n32
             if n32 < 0 or e33 > L:
-                raise _malformed("MetadataResponsePartition.isr_nodes runs past the end")
+                raise _malformed("MetadataResponsePartition.replica_nodes runs past the end")
             v31 = list(_unpack_from('>%di' % n32, buf, pos))
             pos = e33
-            v23.append(MetadataResponsePartition(v25, v26, v27, -1, v28, v31, [], {}))
-        v16.append(MetadataResponseTopic(v18, v19, ZERO_UUID, v22, v23, -2147483648, {}))
-    return MetadataResponse(v1, v2, v12, v15, v16, -2147483648, {}), pos
+            v34: list[int]
+            n35, = _S_i.unpack_from(buf, pos)
+            pos += 4
+            e36 = pos + 4 * n35
+            if n35 < 0 or e36 > L:
+                raise _malformed("MetadataResponsePartition.isr_nodes runs past the end")
+            v34 = list(_unpack_from('>%di' % n35, buf, pos))
+            pos = e36
+            o27 = _new(MetadataResponsePartition)
+            o27.error_code = v28
+            o27.partition_index = v29
+            o27.leader_id = v30
+            o27.leader_epoch = -1
+            o27.replica_nodes = v31
+            o27.isr_nodes = v34
+            o27.offline_replicas = []
+            o27.unknown_tagged_fields = {}
+            v25.append(o27)
+        o19 = _new(MetadataResponseTopic)
+        o19.error_code = v20
+        o19.name = v21
+        o19.topic_id = ZERO_UUID
+        o19.is_internal = v24
+        o19.partitions = v25
+        o19.topic_authorized_operations = -2147483648
+        o19.unknown_tagged_fields = {}
+        v17.append(o19)
+    obj = _new(MetadataResponse)
+    obj.throttle_time_ms = v1
+    obj.brokers = v2
+    obj.cluster_id = v13
+    obj.controller_id = v16
+    obj.topics = v17
+    obj.cluster_authorized_operations = -2147483648
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_MetadataResponse_v5(buf: memoryview, pos: int) -> tuple[MetadataResponse, int]:
     L = len(buf)
@@ -487,76 +617,74 @@ def _d_MetadataResponse_v5(buf: memoryview, pos: int) -> tuple[MetadataResponse,
         raise _malformed("bad count of MetadataResponse.brokers")
     v2 = []
     for _ in range(n3):
-        v4, n6 = _S_ih.unpack_from(buf, pos)
+        v5, n7 = _S_ih.unpack_from(buf, pos)
         pos += 6
-        e7 = pos + n6
-        if n6 < 0 or e7 > L:
+        e8 = pos + n7
+        if n7 < 0 or e8 > L:
             raise _malformed("MetadataResponseBroker.host runs past the end")
-        v5 = str(buf[pos:e7], 'utf-8')
-        pos = e7
-        v9: str | None
-        v8, n10 = _S_ih.unpack_from(buf, pos)
+        v6 = str(buf[pos:e8], 'utf-8')
+        pos = e8
+        v10: str | None
+        v9, n11 = _S_ih.unpack_from(buf, pos)
         pos += 6
-        if n10 < 0:
-            if n10 != -1:
+        if n11 < 0:
+            if n11 != -1:
                 raise _malformed("bad length of MetadataResponseBroker.rack")
-            v9 = None
+            v10 = None
         else:
-            e11 = pos + n10
-            if e11 > L:
+            e12 = pos + n11
+            if e12 > L:
                 raise _malformed("MetadataResponseBroker.rack runs past the end")
-            v9 = str(buf[pos:e11], 'utf-8')
-            pos = e11
-        v2.append(MetadataResponseBroker(v4, v5, v8, v9, {}))
-    v12: str | None
-    n13, = _S_h.unpack_from(buf, pos)
+            v10 = str(buf[pos:e12], 'utf-8')
+            pos = e12
+        o4 = _new(MetadataResponseBroker)
+        o4.node_id = v5
+        o4.host = v6
+        o4.port = v9
+        o4.rack = v10
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    v13: str | None
+    n14, = _S_h.unpack_from(buf, pos)
     pos += 2
-    if n13 < 0:
-        if n13 != -1:
+    if n14 < 0:
+        if n14 != -1:
             raise _malformed("bad length of MetadataResponse.cluster_id")
-        v12 = None
+        v13 = None
     else:
-        e14 = pos + n13
-        if e14 > L:
+        e15 = pos + n14
+        if e15 > L:
             raise _malformed("MetadataResponse.cluster_id runs past the end")
-        v12 = str(buf[pos:e14], 'utf-8')
-        pos = e14
-    v16: list[MetadataResponseTopic]
-    v15, n17 = _S_ii.unpack_from(buf, pos)
+        v13 = str(buf[pos:e15], 'utf-8')
+        pos = e15
+    v17: list[MetadataResponseTopic]
+    v16, n18 = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n17 < 0 or n17 > L - pos:
+    if n18 < 0 or n18 > L - pos:
         raise _malformed("bad count of MetadataResponse.topics")
-    v16 = []
-    for _ in range(n17):
-        v19: str | None
-        v18, n20 = _S_hh.unpack_from(buf, pos)
+    v17 = []
+    for _ in range(n18):
+        v21: str | None
+        v20, n22 = _S_hh.unpack_from(buf, pos)
         pos += 4
-        e21 = pos + n20
-        if n20 < 0 or e21 > L:
+        e23 = pos + n22
+        if n22 < 0 or e23 > L:
             raise _malformed("MetadataResponseTopic.name runs past the end")
-        v19 = str(buf[pos:e21], 'utf-8')
-        pos = e21
-        v23: list[MetadataResponsePartition]
-        v22, n24 = _S_oi.unpack_from(buf, pos)
+        v21 = str(buf[pos:e23], 'utf-8')
+        pos = e23
+        v25: list[MetadataResponsePartition]
+        v24, n26 = _S_oi.unpack_from(buf, pos)
         pos += 5
-        if n24 < 0 or n24 > L - pos:
+        if n26 < 0 or n26 > L - pos:
             raise _malformed("bad count of MetadataResponseTopic.partitions")
-        v23 = []
-        for _ in range(n24):
-            v28: list[int]
-            v25, v26, v27, n29 = _S_hiii.unpack_from(buf, pos)
-            pos += 14
-            e30 = pos + 4 * n29
-            if n29 < 0 or e30 > L:
-                raise _malformed("MetadataResponsePartition.replica_nodes runs past the end")
-            v28 = list(_unpack_from('>%di' % n29, buf, pos))
-            pos = e30
+        v25 = []
+        for _ in range(n26):
             v31: list[int]
-            n32, = _S_i.unpack_from(buf, pos)
-            pos += 4
+            v28, v29, v30, n32 = _S_hiii.unpack_from(buf, pos)
+            pos += 14
             e33 = pos + 4 * n32
             if n32 < 0 or e33 > L:
-                raise _malformed("MetadataResponsePartition.isr_nodes runs past the end")
+                raise _malformed("MetadataResponsePartition.replica_nodes runs past the end")
             v31 = list(_unpack_from('>%di' % n32, buf, pos))
             pos = e33
             v34: list[int]
@@ -564,12 +692,45 @@ def _d_MetadataResponse_v5(buf: memoryview, pos: int) -> tuple[MetadataResponse,
             pos += 4
             e36 = pos + 4 * n35
             if n35 < 0 or e36 > L:
-                raise _malformed("MetadataResponsePartition.offline_replicas runs past the end")
+                raise _malformed("MetadataResponsePartition.isr_nodes runs past the end")
             v34 = list(_unpack_from('>%di' % n35, buf, pos))
             pos = e36
-            v23.append(MetadataResponsePartition(v25, v26, v27, -1, v28, v31, v34, {}))
-        v16.append(MetadataResponseTopic(v18, v19, ZERO_UUID, v22, v23, -2147483648, {}))
-    return MetadataResponse(v1, v2, v12, v15, v16, -2147483648, {}), pos
+            v37: list[int]
+            n38, = _S_i.unpack_from(buf, pos)
+            pos += 4
+            e39 = pos + 4 * n38
+            if n38 < 0 or e39 > L:
+                raise _malformed("MetadataResponsePartition.offline_replicas runs past the end")
+            v37 = list(_unpack_from('>%di' % n38, buf, pos))
+            pos = e39
+            o27 = _new(MetadataResponsePartition)
+            o27.error_code = v28
+            o27.partition_index = v29
+            o27.leader_id = v30
+            o27.leader_epoch = -1
+            o27.replica_nodes = v31
+            o27.isr_nodes = v34
+            o27.offline_replicas = v37
+            o27.unknown_tagged_fields = {}
+            v25.append(o27)
+        o19 = _new(MetadataResponseTopic)
+        o19.error_code = v20
+        o19.name = v21
+        o19.topic_id = ZERO_UUID
+        o19.is_internal = v24
+        o19.partitions = v25
+        o19.topic_authorized_operations = -2147483648
+        o19.unknown_tagged_fields = {}
+        v17.append(o19)
+    obj = _new(MetadataResponse)
+    obj.throttle_time_ms = v1
+    obj.brokers = v2
+    obj.cluster_id = v13
+    obj.controller_id = v16
+    obj.topics = v17
+    obj.cluster_authorized_operations = -2147483648
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_MetadataResponse_v7(buf: memoryview, pos: int) -> tuple[MetadataResponse, int]:
     L = len(buf)
@@ -580,76 +741,74 @@ def _d_MetadataResponse_v7(buf: memoryview, pos: int) -> tuple[MetadataResponse,
         raise _malformed("bad count of MetadataResponse.brokers")
     v2 = []
     for _ in range(n3):
-        v4, n6 = _S_ih.unpack_from(buf, pos)
+        v5, n7 = _S_ih.unpack_from(buf, pos)
         pos += 6
-        e7 = pos + n6
-        if n6 < 0 or e7 > L:
+        e8 = pos + n7
+        if n7 < 0 or e8 > L:
             raise _malformed("MetadataResponseBroker.host runs past the end")
-        v5 = str(buf[pos:e7], 'utf-8')
-        pos = e7
-        v9: str | None
-        v8, n10 = _S_ih.unpack_from(buf, pos)
+        v6 = str(buf[pos:e8], 'utf-8')
+        pos = e8
+        v10: str | None
+        v9, n11 = _S_ih.unpack_from(buf, pos)
         pos += 6
-        if n10 < 0:
-            if n10 != -1:
+        if n11 < 0:
+            if n11 != -1:
                 raise _malformed("bad length of MetadataResponseBroker.rack")
-            v9 = None
+            v10 = None
         else:
-            e11 = pos + n10
-            if e11 > L:
+            e12 = pos + n11
+            if e12 > L:
                 raise _malformed("MetadataResponseBroker.rack runs past the end")
-            v9 = str(buf[pos:e11], 'utf-8')
-            pos = e11
-        v2.append(MetadataResponseBroker(v4, v5, v8, v9, {}))
-    v12: str | None
-    n13, = _S_h.unpack_from(buf, pos)
+            v10 = str(buf[pos:e12], 'utf-8')
+            pos = e12
+        o4 = _new(MetadataResponseBroker)
+        o4.node_id = v5
+        o4.host = v6
+        o4.port = v9
+        o4.rack = v10
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    v13: str | None
+    n14, = _S_h.unpack_from(buf, pos)
     pos += 2
-    if n13 < 0:
-        if n13 != -1:
+    if n14 < 0:
+        if n14 != -1:
             raise _malformed("bad length of MetadataResponse.cluster_id")
-        v12 = None
+        v13 = None
     else:
-        e14 = pos + n13
-        if e14 > L:
+        e15 = pos + n14
+        if e15 > L:
             raise _malformed("MetadataResponse.cluster_id runs past the end")
-        v12 = str(buf[pos:e14], 'utf-8')
-        pos = e14
-    v16: list[MetadataResponseTopic]
-    v15, n17 = _S_ii.unpack_from(buf, pos)
+        v13 = str(buf[pos:e15], 'utf-8')
+        pos = e15
+    v17: list[MetadataResponseTopic]
+    v16, n18 = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n17 < 0 or n17 > L - pos:
+    if n18 < 0 or n18 > L - pos:
         raise _malformed("bad count of MetadataResponse.topics")
-    v16 = []
-    for _ in range(n17):
-        v19: str | None
-        v18, n20 = _S_hh.unpack_from(buf, pos)
+    v17 = []
+    for _ in range(n18):
+        v21: str | None
+        v20, n22 = _S_hh.unpack_from(buf, pos)
         pos += 4
-        e21 = pos + n20
-        if n20 < 0 or e21 > L:
+        e23 = pos + n22
+        if n22 < 0 or e23 > L:
             raise _malformed("MetadataResponseTopic.name runs past the end")
-        v19 = str(buf[pos:e21], 'utf-8')
-        pos = e21
-        v23: list[MetadataResponsePartition]
-        v22, n24 = _S_oi.unpack_from(buf, pos)
+        v21 = str(buf[pos:e23], 'utf-8')
+        pos = e23
+        v25: list[MetadataResponsePartition]
+        v24, n26 = _S_oi.unpack_from(buf, pos)
         pos += 5
-        if n24 < 0 or n24 > L - pos:
+        if n26 < 0 or n26 > L - pos:
             raise _malformed("bad count of MetadataResponseTopic.partitions")
-        v23 = []
-        for _ in range(n24):
-            v29: list[int]
-            v25, v26, v27, v28, n30 = _S_hiiii.unpack_from(buf, pos)
-            pos += 18
-            e31 = pos + 4 * n30
-            if n30 < 0 or e31 > L:
-                raise _malformed("MetadataResponsePartition.replica_nodes runs past the end")
-            v29 = list(_unpack_from('>%di' % n30, buf, pos))
-            pos = e31
+        v25 = []
+        for _ in range(n26):
             v32: list[int]
-            n33, = _S_i.unpack_from(buf, pos)
-            pos += 4
+            v28, v29, v30, v31, n33 = _S_hiiii.unpack_from(buf, pos)
+            pos += 18
             e34 = pos + 4 * n33
             if n33 < 0 or e34 > L:
-                raise _malformed("MetadataResponsePartition.isr_nodes runs past the end")
+                raise _malformed("MetadataResponsePartition.replica_nodes runs past the end")
             v32 = list(_unpack_from('>%di' % n33, buf, pos))
             pos = e34
             v35: list[int]
@@ -657,12 +816,45 @@ def _d_MetadataResponse_v7(buf: memoryview, pos: int) -> tuple[MetadataResponse,
             pos += 4
             e37 = pos + 4 * n36
             if n36 < 0 or e37 > L:
-                raise _malformed("MetadataResponsePartition.offline_replicas runs past the end")
+                raise _malformed("MetadataResponsePartition.isr_nodes runs past the end")
             v35 = list(_unpack_from('>%di' % n36, buf, pos))
             pos = e37
-            v23.append(MetadataResponsePartition(v25, v26, v27, v28, v29, v32, v35, {}))
-        v16.append(MetadataResponseTopic(v18, v19, ZERO_UUID, v22, v23, -2147483648, {}))
-    return MetadataResponse(v1, v2, v12, v15, v16, -2147483648, {}), pos
+            v38: list[int]
+            n39, = _S_i.unpack_from(buf, pos)
+            pos += 4
+            e40 = pos + 4 * n39
+            if n39 < 0 or e40 > L:
+                raise _malformed("MetadataResponsePartition.offline_replicas runs past the end")
+            v38 = list(_unpack_from('>%di' % n39, buf, pos))
+            pos = e40
+            o27 = _new(MetadataResponsePartition)
+            o27.error_code = v28
+            o27.partition_index = v29
+            o27.leader_id = v30
+            o27.leader_epoch = v31
+            o27.replica_nodes = v32
+            o27.isr_nodes = v35
+            o27.offline_replicas = v38
+            o27.unknown_tagged_fields = {}
+            v25.append(o27)
+        o19 = _new(MetadataResponseTopic)
+        o19.error_code = v20
+        o19.name = v21
+        o19.topic_id = ZERO_UUID
+        o19.is_internal = v24
+        o19.partitions = v25
+        o19.topic_authorized_operations = -2147483648
+        o19.unknown_tagged_fields = {}
+        v17.append(o19)
+    obj = _new(MetadataResponse)
+    obj.throttle_time_ms = v1
+    obj.brokers = v2
+    obj.cluster_id = v13
+    obj.controller_id = v16
+    obj.topics = v17
+    obj.cluster_authorized_operations = -2147483648
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_MetadataResponse_v8(buf: memoryview, pos: int) -> tuple[MetadataResponse, int]:
     L = len(buf)
@@ -673,76 +865,74 @@ def _d_MetadataResponse_v8(buf: memoryview, pos: int) -> tuple[MetadataResponse,
         raise _malformed("bad count of MetadataResponse.brokers")
     v2 = []
     for _ in range(n3):
-        v4, n6 = _S_ih.unpack_from(buf, pos)
+        v5, n7 = _S_ih.unpack_from(buf, pos)
         pos += 6
-        e7 = pos + n6
-        if n6 < 0 or e7 > L:
+        e8 = pos + n7
+        if n7 < 0 or e8 > L:
             raise _malformed("MetadataResponseBroker.host runs past the end")
-        v5 = str(buf[pos:e7], 'utf-8')
-        pos = e7
-        v9: str | None
-        v8, n10 = _S_ih.unpack_from(buf, pos)
+        v6 = str(buf[pos:e8], 'utf-8')
+        pos = e8
+        v10: str | None
+        v9, n11 = _S_ih.unpack_from(buf, pos)
         pos += 6
-        if n10 < 0:
-            if n10 != -1:
+        if n11 < 0:
+            if n11 != -1:
                 raise _malformed("bad length of MetadataResponseBroker.rack")
-            v9 = None
+            v10 = None
         else:
-            e11 = pos + n10
-            if e11 > L:
+            e12 = pos + n11
+            if e12 > L:
                 raise _malformed("MetadataResponseBroker.rack runs past the end")
-            v9 = str(buf[pos:e11], 'utf-8')
-            pos = e11
-        v2.append(MetadataResponseBroker(v4, v5, v8, v9, {}))
-    v12: str | None
-    n13, = _S_h.unpack_from(buf, pos)
+            v10 = str(buf[pos:e12], 'utf-8')
+            pos = e12
+        o4 = _new(MetadataResponseBroker)
+        o4.node_id = v5
+        o4.host = v6
+        o4.port = v9
+        o4.rack = v10
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    v13: str | None
+    n14, = _S_h.unpack_from(buf, pos)
     pos += 2
-    if n13 < 0:
-        if n13 != -1:
+    if n14 < 0:
+        if n14 != -1:
             raise _malformed("bad length of MetadataResponse.cluster_id")
-        v12 = None
+        v13 = None
     else:
-        e14 = pos + n13
-        if e14 > L:
+        e15 = pos + n14
+        if e15 > L:
             raise _malformed("MetadataResponse.cluster_id runs past the end")
-        v12 = str(buf[pos:e14], 'utf-8')
-        pos = e14
-    v16: list[MetadataResponseTopic]
-    v15, n17 = _S_ii.unpack_from(buf, pos)
+        v13 = str(buf[pos:e15], 'utf-8')
+        pos = e15
+    v17: list[MetadataResponseTopic]
+    v16, n18 = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n17 < 0 or n17 > L - pos:
+    if n18 < 0 or n18 > L - pos:
         raise _malformed("bad count of MetadataResponse.topics")
-    v16 = []
-    for _ in range(n17):
-        v19: str | None
-        v18, n20 = _S_hh.unpack_from(buf, pos)
+    v17 = []
+    for _ in range(n18):
+        v21: str | None
+        v20, n22 = _S_hh.unpack_from(buf, pos)
         pos += 4
-        e21 = pos + n20
-        if n20 < 0 or e21 > L:
+        e23 = pos + n22
+        if n22 < 0 or e23 > L:
             raise _malformed("MetadataResponseTopic.name runs past the end")
-        v19 = str(buf[pos:e21], 'utf-8')
-        pos = e21
-        v23: list[MetadataResponsePartition]
-        v22, n24 = _S_oi.unpack_from(buf, pos)
+        v21 = str(buf[pos:e23], 'utf-8')
+        pos = e23
+        v25: list[MetadataResponsePartition]
+        v24, n26 = _S_oi.unpack_from(buf, pos)
         pos += 5
-        if n24 < 0 or n24 > L - pos:
+        if n26 < 0 or n26 > L - pos:
             raise _malformed("bad count of MetadataResponseTopic.partitions")
-        v23 = []
-        for _ in range(n24):
-            v29: list[int]
-            v25, v26, v27, v28, n30 = _S_hiiii.unpack_from(buf, pos)
-            pos += 18
-            e31 = pos + 4 * n30
-            if n30 < 0 or e31 > L:
-                raise _malformed("MetadataResponsePartition.replica_nodes runs past the end")
-            v29 = list(_unpack_from('>%di' % n30, buf, pos))
-            pos = e31
+        v25 = []
+        for _ in range(n26):
             v32: list[int]
-            n33, = _S_i.unpack_from(buf, pos)
-            pos += 4
+            v28, v29, v30, v31, n33 = _S_hiiii.unpack_from(buf, pos)
+            pos += 18
             e34 = pos + 4 * n33
             if n33 < 0 or e34 > L:
-                raise _malformed("MetadataResponsePartition.isr_nodes runs past the end")
+                raise _malformed("MetadataResponsePartition.replica_nodes runs past the end")
             v32 = list(_unpack_from('>%di' % n33, buf, pos))
             pos = e34
             v35: list[int]
@@ -750,16 +940,49 @@ def _d_MetadataResponse_v8(buf: memoryview, pos: int) -> tuple[MetadataResponse,
             pos += 4
             e37 = pos + 4 * n36
             if n36 < 0 or e37 > L:
-                raise _malformed("MetadataResponsePartition.offline_replicas runs past the end")
+                raise _malformed("MetadataResponsePartition.isr_nodes runs past the end")
             v35 = list(_unpack_from('>%di' % n36, buf, pos))
             pos = e37
-            v23.append(MetadataResponsePartition(v25, v26, v27, v28, v29, v32, v35, {}))
-        v38, = _S_i.unpack_from(buf, pos)
+            v38: list[int]
+            n39, = _S_i.unpack_from(buf, pos)
+            pos += 4
+            e40 = pos + 4 * n39
+            if n39 < 0 or e40 > L:
+                raise _malformed("MetadataResponsePartition.offline_replicas runs past the end")
+            v38 = list(_unpack_from('>%di' % n39, buf, pos))
+            pos = e40
+            o27 = _new(MetadataResponsePartition)
+            o27.error_code = v28
+            o27.partition_index = v29
+            o27.leader_id = v30
+            o27.leader_epoch = v31
+            o27.replica_nodes = v32
+            o27.isr_nodes = v35
+            o27.offline_replicas = v38
+            o27.unknown_tagged_fields = {}
+            v25.append(o27)
+        v41, = _S_i.unpack_from(buf, pos)
         pos += 4
-        v16.append(MetadataResponseTopic(v18, v19, ZERO_UUID, v22, v23, v38, {}))
-    v39, = _S_i.unpack_from(buf, pos)
+        o19 = _new(MetadataResponseTopic)
+        o19.error_code = v20
+        o19.name = v21
+        o19.topic_id = ZERO_UUID
+        o19.is_internal = v24
+        o19.partitions = v25
+        o19.topic_authorized_operations = v41
+        o19.unknown_tagged_fields = {}
+        v17.append(o19)
+    v42, = _S_i.unpack_from(buf, pos)
     pos += 4
-    return MetadataResponse(v1, v2, v12, v15, v16, v39, {}), pos
+    obj = _new(MetadataResponse)
+    obj.throttle_time_ms = v1
+    obj.brokers = v2
+    obj.cluster_id = v13
+    obj.controller_id = v16
+    obj.topics = v17
+    obj.cluster_authorized_operations = v42
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_MetadataResponse_v9(buf: memoryview, pos: int) -> tuple[MetadataResponse, int]:
     L = len(buf)
@@ -776,126 +999,120 @@ def _d_MetadataResponse_v9(buf: memoryview, pos: int) -> tuple[MetadataResponse,
         raise _malformed("bad count of MetadataResponse.brokers")
     v2 = []
     for _ in range(n3):
-        v4, = _S_i.unpack_from(buf, pos)
+        v5, = _S_i.unpack_from(buf, pos)
         pos += 4
-        n6 = buf[pos]
-        if n6 < 128:
+        n7 = buf[pos]
+        if n7 < 128:
             pos += 1
         else:
-            n6, pos = _uvarint(buf, pos)
-        n6 -= 1
-        e7 = pos + n6
-        if n6 < 0 or e7 > L:
+            n7, pos = _uvarint(buf, pos)
+        n7 -= 1
+        e8 = pos + n7
+        if n7 < 0 or e8 > L:
             raise _malformed("MetadataResponseBroker.host runs past the end")
-        v5 = str(buf[pos:e7], 'utf-8')
-        pos = e7
-        v9: str | None
-        v8, = _S_i.unpack_from(buf, pos)
+        v6 = str(buf[pos:e8], 'utf-8')
+        pos = e8
+        v10: str | None
+        v9, = _S_i.unpack_from(buf, pos)
         pos += 4
-        n10 = buf[pos]
-        if n10 < 128:
+        n11 = buf[pos]
+        if n11 < 128:
             pos += 1
         else:
-            n10, pos = _uvarint(buf, pos)
-        n10 -= 1
-        if n10 < 0:
-            if n10 != -1:
+            n11, pos = _uvarint(buf, pos)
+        n11 -= 1
+        if n11 < 0:
+            if n11 != -1:
                 raise _malformed("bad length of MetadataResponseBroker.rack")
-            v9 = None
+            v10 = None
         else:
-            e11 = pos + n10
-            if e11 > L:
+            e12 = pos + n11
+            if e12 > L:
                 raise _malformed("MetadataResponseBroker.rack runs past the end")
-            v9 = str(buf[pos:e11], 'utf-8')
-            pos = e11
-        u12: dict[int, bytes] = {}
-        t13 = buf[pos]
-        if t13 < 128:
+            v10 = str(buf[pos:e12], 'utf-8')
+            pos = e12
+        u13: dict[int, bytes] = {}
+        t14 = buf[pos]
+        if t14 < 128:
             pos += 1
         else:
-            t13, pos = _uvarint(buf, pos)
-        if t13:
-            for _ in range(t13):
-                g14, pos = _uvarint(buf, pos)
-                z15, pos = _uvarint(buf, pos)
-                e16 = pos + z15
-                if e16 > L:
+            t14, pos = _uvarint(buf, pos)
+        if t14:
+            for _ in range(t14):
+                g15, pos = _uvarint(buf, pos)
+                z16, pos = _uvarint(buf, pos)
+                e17 = pos + z16
+                if e17 > L:
                     raise _malformed("tagged field of MetadataResponseBroker runs past the end")
-                u12[g14] = bytes(buf[pos:e16])
-                pos = e16
-        v2.append(MetadataResponseBroker(v4, v5, v8, v9, u12))
-    v17: str | None
-    n18 = buf[pos]
-    if n18 < 128:
+                u13[g15] = bytes(buf[pos:e17])
+                pos = e17
+        o4 = _new(MetadataResponseBroker)
+        o4.node_id = v5
+        o4.host = v6
+        o4.port = v9
+        o4.rack = v10
+        o4.unknown_tagged_fields = u13
+        v2.append(o4)
+    v18: str | None
+    n19 = buf[pos]
+    if n19 < 128:
         pos += 1
     else:
-        n18, pos = _uvarint(buf, pos)
-    n18 -= 1
-    if n18 < 0:
-        if n18 != -1:
+        n19, pos = _uvarint(buf, pos)
+    n19 -= 1
+    if n19 < 0:
+        if n19 != -1:
             raise _malformed("bad length of MetadataResponse.cluster_id")
-        v17 = None
+        v18 = None
     else:
-        e19 = pos + n18
-        if e19 > L:
+        e20 = pos + n19
+        if e20 > L:
             raise _malformed("MetadataResponse.cluster_id runs past the end")
-        v17 = str(buf[pos:e19], 'utf-8')
-        pos = e19
-    v21: list[MetadataResponseTopic]
-    v20, = _S_i.unpack_from(buf, pos)
+        v18 = str(buf[pos:e20], 'utf-8')
+        pos = e20
+    v22: list[MetadataResponseTopic]
+    v21, = _S_i.unpack_from(buf, pos)
     pos += 4
-    n22 = buf[pos]
-    if n22 < 128:
+    n23 = buf[pos]
+    if n23 < 128:
         pos += 1
     else:
-        n22, pos = _uvarint(buf, pos)
-    n22 -= 1
-    if n22 < 0 or n22 > L - pos:
+        n23, pos = _uvarint(buf, pos)
+    n23 -= 1
+    if n23 < 0 or n23 > L - pos:
         raise _malformed("bad count of MetadataResponse.topics")
-    v21 = []
-    for _ in range(n22):
-        v24: str | None
-        v23, = _S_h.unpack_from(buf, pos)
+    v22 = []
+    for _ in range(n23):
+        v26: str | None
+        v25, = _S_h.unpack_from(buf, pos)
         pos += 2
-        n25 = buf[pos]
-        if n25 < 128:
+        n27 = buf[pos]
+        if n27 < 128:
             pos += 1
         else:
-            n25, pos = _uvarint(buf, pos)
-        n25 -= 1
-        e26 = pos + n25
-        if n25 < 0 or e26 > L:
+            n27, pos = _uvarint(buf, pos)
+        n27 -= 1
+        e28 = pos + n27
+        if n27 < 0 or e28 > L:
             raise _malformed("MetadataResponseTopic.name runs past the end")
-        v24 = str(buf[pos:e26], 'utf-8')
-        pos = e26
-        v28: list[MetadataResponsePartition]
-        v27, = _S_o.unpack_from(buf, pos)
+        v26 = str(buf[pos:e28], 'utf-8')
+        pos = e28
+        v30: list[MetadataResponsePartition]
+        v29, = _S_o.unpack_from(buf, pos)
         pos += 1
-        n29 = buf[pos]
-        if n29 < 128:
+        n31 = buf[pos]
+        if n31 < 128:
             pos += 1
         else:
-            n29, pos = _uvarint(buf, pos)
-        n29 -= 1
-        if n29 < 0 or n29 > L - pos:
+            n31, pos = _uvarint(buf, pos)
+        n31 -= 1
+        if n31 < 0 or n31 > L - pos:
             raise _malformed("bad count of MetadataResponseTopic.partitions")
-        v28 = []
-        for _ in range(n29):
-            v34: list[int]
-            v30, v31, v32, v33 = _S_hiii.unpack_from(buf, pos)
-            pos += 14
-            n35 = buf[pos]
-            if n35 < 128:
-                pos += 1
-            else:
-                n35, pos = _uvarint(buf, pos)
-            n35 -= 1
-            e36 = pos + 4 * n35
-            if n35 < 0 or e36 > L:
-                raise _malformed("MetadataResponsePartition.replica_nodes runs past the end")
-            v34 = list(_unpack_from('>%di' % n35, buf, pos))
-            pos = e36
+        v30 = []
+        for _ in range(n31):
             v37: list[int]
+            v33, v34, v35, v36 = _S_hiii.unpack_from(buf, pos)
+            pos += 14
             n38 = buf[pos]
             if n38 < 128:
                 pos += 1
@@ -904,7 +1121,7 @@ def _d_MetadataResponse_v9(buf: memoryview, pos: int) -> tuple[MetadataResponse,
             n38 -= 1
             e39 = pos + 4 * n38
             if n38 < 0 or e39 > L:
-                raise _malformed("MetadataResponsePartition.isr_nodes runs past the end")
+                raise _malformed("MetadataResponsePartition.replica_nodes runs past the end")
             v37 = list(_unpack_from('>%di' % n38, buf, pos))
             pos = e39
             v40: list[int]
@@ -916,61 +1133,98 @@ def _d_MetadataResponse_v9(buf: memoryview, pos: int) -> tuple[MetadataResponse,
             n41 -= 1
             e42 = pos + 4 * n41
             if n41 < 0 or e42 > L:
-                raise _malformed("MetadataResponsePartition.offline_replicas runs past the end")
+                raise _malformed("MetadataResponsePartition.isr_nodes runs past the end")
             v40 = list(_unpack_from('>%di' % n41, buf, pos))
             pos = e42
-            u43: dict[int, bytes] = {}
-            t44 = buf[pos]
-            if t44 < 128:
+            v43: list[int]
+            n44 = buf[pos]
+            if n44 < 128:
                 pos += 1
             else:
-                t44, pos = _uvarint(buf, pos)
-            if t44:
-                for _ in range(t44):
-                    g45, pos = _uvarint(buf, pos)
-                    z46, pos = _uvarint(buf, pos)
-                    e47 = pos + z46
-                    if e47 > L:
+                n44, pos = _uvarint(buf, pos)
+            n44 -= 1
+            e45 = pos + 4 * n44
+            if n44 < 0 or e45 > L:
+                raise _malformed("MetadataResponsePartition.offline_replicas runs past the end")
+            v43 = list(_unpack_from('>%di' % n44, buf, pos))
+            pos = e45
+            u46: dict[int, bytes] = {}
+            t47 = buf[pos]
+            if t47 < 128:
+                pos += 1
+            else:
+                t47, pos = _uvarint(buf, pos)
+            if t47:
+                for _ in range(t47):
+                    g48, pos = _uvarint(buf, pos)
+                    z49, pos = _uvarint(buf, pos)
+                    e50 = pos + z49
+                    if e50 > L:
                         raise _malformed("tagged field of MetadataResponsePartition runs past the end")
-                    u43[g45] = bytes(buf[pos:e47])
-                    pos = e47
-            v28.append(MetadataResponsePartition(v30, v31, v32, v33, v34, v37, v40, u43))
-        v48, = _S_i.unpack_from(buf, pos)
+                    u46[g48] = bytes(buf[pos:e50])
+                    pos = e50
+            o32 = _new(MetadataResponsePartition)
+            o32.error_code = v33
+            o32.partition_index = v34
+            o32.leader_id = v35
+            o32.leader_epoch = v36
+            o32.replica_nodes = v37
+            o32.isr_nodes = v40
+            o32.offline_replicas = v43
+            o32.unknown_tagged_fields = u46
+            v30.append(o32)
+        v51, = _S_i.unpack_from(buf, pos)
         pos += 4
-        u49: dict[int, bytes] = {}
-        t50 = buf[pos]
-        if t50 < 128:
+        u52: dict[int, bytes] = {}
+        t53 = buf[pos]
+        if t53 < 128:
             pos += 1
         else:
-            t50, pos = _uvarint(buf, pos)
-        if t50:
-            for _ in range(t50):
-                g51, pos = _uvarint(buf, pos)
-                z52, pos = _uvarint(buf, pos)
-                e53 = pos + z52
-                if e53 > L:
+            t53, pos = _uvarint(buf, pos)
+        if t53:
+            for _ in range(t53):
+                g54, pos = _uvarint(buf, pos)
+                z55, pos = _uvarint(buf, pos)
+                e56 = pos + z55
+                if e56 > L:
                     raise _malformed("tagged field of MetadataResponseTopic runs past the end")
-                u49[g51] = bytes(buf[pos:e53])
-                pos = e53
-        v21.append(MetadataResponseTopic(v23, v24, ZERO_UUID, v27, v28, v48, u49))
-    v54, = _S_i.unpack_from(buf, pos)
+                u52[g54] = bytes(buf[pos:e56])
+                pos = e56
+        o24 = _new(MetadataResponseTopic)
+        o24.error_code = v25
+        o24.name = v26
+        o24.topic_id = ZERO_UUID
+        o24.is_internal = v29
+        o24.partitions = v30
+        o24.topic_authorized_operations = v51
+        o24.unknown_tagged_fields = u52
+        v22.append(o24)
+    v57, = _S_i.unpack_from(buf, pos)
     pos += 4
-    u55: dict[int, bytes] = {}
-    t56 = buf[pos]
-    if t56 < 128:
+    u58: dict[int, bytes] = {}
+    t59 = buf[pos]
+    if t59 < 128:
         pos += 1
     else:
-        t56, pos = _uvarint(buf, pos)
-    if t56:
-        for _ in range(t56):
-            g57, pos = _uvarint(buf, pos)
-            z58, pos = _uvarint(buf, pos)
-            e59 = pos + z58
-            if e59 > L:
+        t59, pos = _uvarint(buf, pos)
+    if t59:
+        for _ in range(t59):
+            g60, pos = _uvarint(buf, pos)
+            z61, pos = _uvarint(buf, pos)
+            e62 = pos + z61
+            if e62 > L:
                 raise _malformed("tagged field of MetadataResponse runs past the end")
-            u55[g57] = bytes(buf[pos:e59])
-            pos = e59
-    return MetadataResponse(v1, v2, v17, v20, v21, v54, u55), pos
+            u58[g60] = bytes(buf[pos:e62])
+            pos = e62
+    obj = _new(MetadataResponse)
+    obj.throttle_time_ms = v1
+    obj.brokers = v2
+    obj.cluster_id = v18
+    obj.controller_id = v21
+    obj.topics = v22
+    obj.cluster_authorized_operations = v57
+    obj.unknown_tagged_fields = u58
+    return obj, pos
 
 def _d_MetadataResponse_v10(buf: memoryview, pos: int) -> tuple[MetadataResponse, int]:
     L = len(buf)
@@ -987,202 +1241,235 @@ def _d_MetadataResponse_v10(buf: memoryview, pos: int) -> tuple[MetadataResponse
         raise _malformed("bad count of MetadataResponse.brokers")
     v2 = []
     for _ in range(n3):
-        v4, = _S_i.unpack_from(buf, pos)
+        v5, = _S_i.unpack_from(buf, pos)
         pos += 4
-        n6 = buf[pos]
-        if n6 < 128:
+        n7 = buf[pos]
+        if n7 < 128:
             pos += 1
         else:
-            n6, pos = _uvarint(buf, pos)
-        n6 -= 1
-        e7 = pos + n6
-        if n6 < 0 or e7 > L:
+            n7, pos = _uvarint(buf, pos)
+        n7 -= 1
+        e8 = pos + n7
+        if n7 < 0 or e8 > L:
             raise _malformed("MetadataResponseBroker.host runs past the end")
-        v5 = str(buf[pos:e7], 'utf-8')
-        pos = e7
-        v9: str | None
-        v8, = _S_i.unpack_from(buf, pos)
+        v6 = str(buf[pos:e8], 'utf-8')
+        pos = e8
+        v10: str | None
+        v9, = _S_i.unpack_from(buf, pos)
         pos += 4
-        n10 = buf[pos]
-        if n10 < 128:
+        n11 = buf[pos]
+        if n11 < 128:
             pos += 1
         else:
-            n10, pos = _uvarint(buf, pos)
-        n10 -= 1
-        if n10 < 0:
-            if n10 != -1:
+            n11, pos = _uvarint(buf, pos)
+        n11 -= 1
+        if n11 < 0:
+            if n11 != -1:
                 raise _malformed("bad length of MetadataResponseBroker.rack")
-            v9 = None
+            v10 = None
         else:
-            e11 = pos + n10
-            if e11 > L:
+            e12 = pos + n11
+            if e12 > L:
                 raise _malformed("MetadataResponseBroker.rack runs past the end")
-            v9 = str(buf[pos:e11], 'utf-8')
-            pos = e11
-        u12: dict[int, bytes] = {}
-        t13 = buf[pos]
-        if t13 < 128:
+            v10 = str(buf[pos:e12], 'utf-8')
+            pos = e12
+        u13: dict[int, bytes] = {}
+        t14 = buf[pos]
+        if t14 < 128:
             pos += 1
         else:
-            t13, pos = _uvarint(buf, pos)
-        if t13:
-            for _ in range(t13):
-                g14, pos = _uvarint(buf, pos)
-                z15, pos = _uvarint(buf, pos)
-                e16 = pos + z15
-                if e16 > L:
+            t14, pos = _uvarint(buf, pos)
+        if t14:
+            for _ in range(t14):
+                g15, pos = _uvarint(buf, pos)
+                z16, pos = _uvarint(buf, pos)
+                e17 = pos + z16
+                if e17 > L:
                     raise _malformed("tagged field of MetadataResponseBroker runs past the end")
-                u12[g14] = bytes(buf[pos:e16])
-                pos = e16
-        v2.append(MetadataResponseBroker(v4, v5, v8, v9, u12))
-    v17: str | None
-    n18 = buf[pos]
-    if n18 < 128:
+                u13[g15] = bytes(buf[pos:e17])
+                pos = e17
+        o4 = _new(MetadataResponseBroker)
+        o4.node_id = v5
+        o4.host = v6
+        o4.port = v9
+        o4.rack = v10
+        o4.unknown_tagged_fields = u13
+        v2.append(o4)
+    v18: str | None
+    n19 = buf[pos]
+    if n19 < 128:
         pos += 1
     else:
-        n18, pos = _uvarint(buf, pos)
-    n18 -= 1
-    if n18 < 0:
-        if n18 != -1:
+        n19, pos = _uvarint(buf, pos)
+    n19 -= 1
+    if n19 < 0:
+        if n19 != -1:
             raise _malformed("bad length of MetadataResponse.cluster_id")
-        v17 = None
+        v18 = None
     else:
-        e19 = pos + n18
-        if e19 > L:
+        e20 = pos + n19
+        if e20 > L:
             raise _malformed("MetadataResponse.cluster_id runs past the end")
-        v17 = str(buf[pos:e19], 'utf-8')
-        pos = e19
-    v21: list[MetadataResponseTopic]
-    v20, = _S_i.unpack_from(buf, pos)
+        v18 = str(buf[pos:e20], 'utf-8')
+        pos = e20
+    v22: list[MetadataResponseTopic]
+    v21, = _S_i.unpack_from(buf, pos)
     pos += 4
-    n22 = buf[pos]
-    if n22 < 128:
+    n23 = buf[pos]
+    if n23 < 128:
         pos += 1
     else:
-        n22, pos = _uvarint(buf, pos)
-    n22 -= 1
-    if n22 < 0 or n22 > L - pos:
+        n23, pos = _uvarint(buf, pos)
+    n23 -= 1
+    if n23 < 0 or n23 > L - pos:
         raise _malformed("bad count of MetadataResponse.topics")
-    v21 = []
-    for _ in range(n22):
-        v24: str | None
-        v23, = _S_h.unpack_from(buf, pos)
+    v22 = []
+    for _ in range(n23):
+        v26: str | None
+        v25, = _S_h.unpack_from(buf, pos)
         pos += 2
-        n25 = buf[pos]
-        if n25 < 128:
+        n27 = buf[pos]
+        if n27 < 128:
             pos += 1
         else:
-            n25, pos = _uvarint(buf, pos)
-        n25 -= 1
-        e26 = pos + n25
-        if n25 < 0 or e26 > L:
+            n27, pos = _uvarint(buf, pos)
+        n27 -= 1
+        e28 = pos + n27
+        if n27 < 0 or e28 > L:
             raise _malformed("MetadataResponseTopic.name runs past the end")
-        v24 = str(buf[pos:e26], 'utf-8')
-        pos = e26
-        v30: list[MetadataResponsePartition]
-        r28, v29 = _S_uo.unpack_from(buf, pos)
+        v26 = str(buf[pos:e28], 'utf-8')
+        pos = e28
+        v33: list[MetadataResponsePartition]
+        r30, r31, v32 = _S_QQo.unpack_from(buf, pos)
         pos += 17
-        v27 = _UUID(bytes=r28)
-        n31 = buf[pos]
-        if n31 < 128:
+        v29 = _new(_UUID)
+        _setattr(v29, 'int', (r30 << 64) | r31)
+        _setattr(v29, 'is_safe', _SAFE_UNKNOWN)
+        n34 = buf[pos]
+        if n34 < 128:
             pos += 1
         else:
-            n31, pos = _uvarint(buf, pos)
-        n31 -= 1
-        if n31 < 0 or n31 > L - pos:
+            n34, pos = _uvarint(buf, pos)
+        n34 -= 1
+        if n34 < 0 or n34 > L - pos:
             raise _malformed("bad count of MetadataResponseTopic.partitions")
-        v30 = []
-        for _ in range(n31):
-            v36: list[int]
-            v32, v33, v34, v35 = _S_hiii.unpack_from(buf, pos)
+        v33 = []
+        for _ in range(n34):
+            v40: list[int]
+            v36, v37, v38, v39 = _S_hiii.unpack_from(buf, pos)
             pos += 14
-            n37 = buf[pos]
-            if n37 < 128:
+            n41 = buf[pos]
+            if n41 < 128:
                 pos += 1
             else:
-                n37, pos = _uvarint(buf, pos)
-            n37 -= 1
-            e38 = pos + 4 * n37
-            if n37 < 0 or e38 > L:
+                n41, pos = _uvarint(buf, pos)
+            n41 -= 1
+            e42 = pos + 4 * n41
+            if n41 < 0 or e42 > L:
                 raise _malformed("MetadataResponsePartition.replica_nodes runs past the end")
-            v36 = list(_unpack_from('>%di' % n37, buf, pos))
-            pos = e38
-            v39: list[int]
-            n40 = buf[pos]
-            if n40 < 128:
+            v40 = list(_unpack_from('>%di' % n41, buf, pos))
+            pos = e42
+            v43: list[int]
+            n44 = buf[pos]
+            if n44 < 128:
                 pos += 1
             else:
-                n40, pos = _uvarint(buf, pos)
-            n40 -= 1
-            e41 = pos + 4 * n40
-            if n40 < 0 or e41 > L:
+                n44, pos = _uvarint(buf, pos)
+            n44 -= 1
+            e45 = pos + 4 * n44
+            if n44 < 0 or e45 > L:
                 raise _malformed("MetadataResponsePartition.isr_nodes runs past the end")
-            v39 = list(_unpack_from('>%di' % n40, buf, pos))
-            pos = e41
-            v42: list[int]
-            n43 = buf[pos]
-            if n43 < 128:
+            v43 = list(_unpack_from('>%di' % n44, buf, pos))
+            pos = e45
+            v46: list[int]
+            n47 = buf[pos]
+            if n47 < 128:
                 pos += 1
             else:
-                n43, pos = _uvarint(buf, pos)
-            n43 -= 1
-            e44 = pos + 4 * n43
-            if n43 < 0 or e44 > L:
+                n47, pos = _uvarint(buf, pos)
+            n47 -= 1
+            e48 = pos + 4 * n47
+            if n47 < 0 or e48 > L:
                 raise _malformed("MetadataResponsePartition.offline_replicas runs past the end")
-            v42 = list(_unpack_from('>%di' % n43, buf, pos))
-            pos = e44
-            u45: dict[int, bytes] = {}
-            t46 = buf[pos]
-            if t46 < 128:
+            v46 = list(_unpack_from('>%di' % n47, buf, pos))
+            pos = e48
+            u49: dict[int, bytes] = {}
+            t50 = buf[pos]
+            if t50 < 128:
                 pos += 1
             else:
-                t46, pos = _uvarint(buf, pos)
-            if t46:
-                for _ in range(t46):
-                    g47, pos = _uvarint(buf, pos)
-                    z48, pos = _uvarint(buf, pos)
-                    e49 = pos + z48
-                    if e49 > L:
+                t50, pos = _uvarint(buf, pos)
+            if t50:
+                for _ in range(t50):
+                    g51, pos = _uvarint(buf, pos)
+                    z52, pos = _uvarint(buf, pos)
+                    e53 = pos + z52
+                    if e53 > L:
                         raise _malformed("tagged field of MetadataResponsePartition runs past the end")
-                    u45[g47] = bytes(buf[pos:e49])
-                    pos = e49
-            v30.append(MetadataResponsePartition(v32, v33, v34, v35, v36, v39, v42, u45))
-        v50, = _S_i.unpack_from(buf, pos)
+                    u49[g51] = bytes(buf[pos:e53])
+                    pos = e53
+            o35 = _new(MetadataResponsePartition)
+            o35.error_code = v36
+            o35.partition_index = v37
+            o35.leader_id = v38
+            o35.leader_epoch = v39
+            o35.replica_nodes = v40
+            o35.isr_nodes = v43
+            o35.offline_replicas = v46
+            o35.unknown_tagged_fields = u49
+            v33.append(o35)
+        v54, = _S_i.unpack_from(buf, pos)
         pos += 4
-        u51: dict[int, bytes] = {}
-        t52 = buf[pos]
-        if t52 < 128:
+        u55: dict[int, bytes] = {}
+        t56 = buf[pos]
+        if t56 < 128:
             pos += 1
         else:
-            t52, pos = _uvarint(buf, pos)
-        if t52:
-            for _ in range(t52):
-                g53, pos = _uvarint(buf, pos)
-                z54, pos = _uvarint(buf, pos)
-                e55 = pos + z54
-                if e55 > L:
+            t56, pos = _uvarint(buf, pos)
+        if t56:
+            for _ in range(t56):
+                g57, pos = _uvarint(buf, pos)
+                z58, pos = _uvarint(buf, pos)
+                e59 = pos + z58
+                if e59 > L:
                     raise _malformed("tagged field of MetadataResponseTopic runs past the end")
-                u51[g53] = bytes(buf[pos:e55])
-                pos = e55
-        v21.append(MetadataResponseTopic(v23, v24, v27, v29, v30, v50, u51))
-    v56, = _S_i.unpack_from(buf, pos)
+                u55[g57] = bytes(buf[pos:e59])
+                pos = e59
+        o24 = _new(MetadataResponseTopic)
+        o24.error_code = v25
+        o24.name = v26
+        o24.topic_id = v29
+        o24.is_internal = v32
+        o24.partitions = v33
+        o24.topic_authorized_operations = v54
+        o24.unknown_tagged_fields = u55
+        v22.append(o24)
+    v60, = _S_i.unpack_from(buf, pos)
     pos += 4
-    u57: dict[int, bytes] = {}
-    t58 = buf[pos]
-    if t58 < 128:
+    u61: dict[int, bytes] = {}
+    t62 = buf[pos]
+    if t62 < 128:
         pos += 1
     else:
-        t58, pos = _uvarint(buf, pos)
-    if t58:
-        for _ in range(t58):
-            g59, pos = _uvarint(buf, pos)
-            z60, pos = _uvarint(buf, pos)
-            e61 = pos + z60
-            if e61 > L:
+        t62, pos = _uvarint(buf, pos)
+    if t62:
+        for _ in range(t62):
+            g63, pos = _uvarint(buf, pos)
+            z64, pos = _uvarint(buf, pos)
+            e65 = pos + z64
+            if e65 > L:
                 raise _malformed("tagged field of MetadataResponse runs past the end")
-            u57[g59] = bytes(buf[pos:e61])
-            pos = e61
-    return MetadataResponse(v1, v2, v17, v20, v21, v56, u57), pos
+            u61[g63] = bytes(buf[pos:e65])
+            pos = e65
+    obj = _new(MetadataResponse)
+    obj.throttle_time_ms = v1
+    obj.brokers = v2
+    obj.cluster_id = v18
+    obj.controller_id = v21
+    obj.topics = v22
+    obj.cluster_authorized_operations = v60
+    obj.unknown_tagged_fields = u61
+    return obj, pos
 
 def _d_MetadataResponse_v11(buf: memoryview, pos: int) -> tuple[MetadataResponse, int]:
     L = len(buf)
@@ -1199,200 +1486,233 @@ def _d_MetadataResponse_v11(buf: memoryview, pos: int) -> tuple[MetadataResponse
         raise _malformed("bad count of MetadataResponse.brokers")
     v2 = []
     for _ in range(n3):
-        v4, = _S_i.unpack_from(buf, pos)
+        v5, = _S_i.unpack_from(buf, pos)
         pos += 4
-        n6 = buf[pos]
-        if n6 < 128:
+        n7 = buf[pos]
+        if n7 < 128:
             pos += 1
         else:
-            n6, pos = _uvarint(buf, pos)
-        n6 -= 1
-        e7 = pos + n6
-        if n6 < 0 or e7 > L:
+            n7, pos = _uvarint(buf, pos)
+        n7 -= 1
+        e8 = pos + n7
+        if n7 < 0 or e8 > L:
             raise _malformed("MetadataResponseBroker.host runs past the end")
-        v5 = str(buf[pos:e7], 'utf-8')
-        pos = e7
-        v9: str | None
-        v8, = _S_i.unpack_from(buf, pos)
+        v6 = str(buf[pos:e8], 'utf-8')
+        pos = e8
+        v10: str | None
+        v9, = _S_i.unpack_from(buf, pos)
         pos += 4
-        n10 = buf[pos]
-        if n10 < 128:
+        n11 = buf[pos]
+        if n11 < 128:
             pos += 1
         else:
-            n10, pos = _uvarint(buf, pos)
-        n10 -= 1
-        if n10 < 0:
-            if n10 != -1:
+            n11, pos = _uvarint(buf, pos)
+        n11 -= 1
+        if n11 < 0:
+            if n11 != -1:
                 raise _malformed("bad length of MetadataResponseBroker.rack")
-            v9 = None
+            v10 = None
         else:
-            e11 = pos + n10
-            if e11 > L:
+            e12 = pos + n11
+            if e12 > L:
                 raise _malformed("MetadataResponseBroker.rack runs past the end")
-            v9 = str(buf[pos:e11], 'utf-8')
-            pos = e11
-        u12: dict[int, bytes] = {}
-        t13 = buf[pos]
-        if t13 < 128:
+            v10 = str(buf[pos:e12], 'utf-8')
+            pos = e12
+        u13: dict[int, bytes] = {}
+        t14 = buf[pos]
+        if t14 < 128:
             pos += 1
         else:
-            t13, pos = _uvarint(buf, pos)
-        if t13:
-            for _ in range(t13):
-                g14, pos = _uvarint(buf, pos)
-                z15, pos = _uvarint(buf, pos)
-                e16 = pos + z15
-                if e16 > L:
+            t14, pos = _uvarint(buf, pos)
+        if t14:
+            for _ in range(t14):
+                g15, pos = _uvarint(buf, pos)
+                z16, pos = _uvarint(buf, pos)
+                e17 = pos + z16
+                if e17 > L:
                     raise _malformed("tagged field of MetadataResponseBroker runs past the end")
-                u12[g14] = bytes(buf[pos:e16])
-                pos = e16
-        v2.append(MetadataResponseBroker(v4, v5, v8, v9, u12))
-    v17: str | None
-    n18 = buf[pos]
-    if n18 < 128:
+                u13[g15] = bytes(buf[pos:e17])
+                pos = e17
+        o4 = _new(MetadataResponseBroker)
+        o4.node_id = v5
+        o4.host = v6
+        o4.port = v9
+        o4.rack = v10
+        o4.unknown_tagged_fields = u13
+        v2.append(o4)
+    v18: str | None
+    n19 = buf[pos]
+    if n19 < 128:
         pos += 1
     else:
-        n18, pos = _uvarint(buf, pos)
-    n18 -= 1
-    if n18 < 0:
-        if n18 != -1:
+        n19, pos = _uvarint(buf, pos)
+    n19 -= 1
+    if n19 < 0:
+        if n19 != -1:
             raise _malformed("bad length of MetadataResponse.cluster_id")
-        v17 = None
+        v18 = None
     else:
-        e19 = pos + n18
-        if e19 > L:
+        e20 = pos + n19
+        if e20 > L:
             raise _malformed("MetadataResponse.cluster_id runs past the end")
-        v17 = str(buf[pos:e19], 'utf-8')
-        pos = e19
-    v21: list[MetadataResponseTopic]
-    v20, = _S_i.unpack_from(buf, pos)
+        v18 = str(buf[pos:e20], 'utf-8')
+        pos = e20
+    v22: list[MetadataResponseTopic]
+    v21, = _S_i.unpack_from(buf, pos)
     pos += 4
-    n22 = buf[pos]
-    if n22 < 128:
+    n23 = buf[pos]
+    if n23 < 128:
         pos += 1
     else:
-        n22, pos = _uvarint(buf, pos)
-    n22 -= 1
-    if n22 < 0 or n22 > L - pos:
+        n23, pos = _uvarint(buf, pos)
+    n23 -= 1
+    if n23 < 0 or n23 > L - pos:
         raise _malformed("bad count of MetadataResponse.topics")
-    v21 = []
-    for _ in range(n22):
-        v24: str | None
-        v23, = _S_h.unpack_from(buf, pos)
+    v22 = []
+    for _ in range(n23):
+        v26: str | None
+        v25, = _S_h.unpack_from(buf, pos)
         pos += 2
-        n25 = buf[pos]
-        if n25 < 128:
+        n27 = buf[pos]
+        if n27 < 128:
             pos += 1
         else:
-            n25, pos = _uvarint(buf, pos)
-        n25 -= 1
-        e26 = pos + n25
-        if n25 < 0 or e26 > L:
+            n27, pos = _uvarint(buf, pos)
+        n27 -= 1
+        e28 = pos + n27
+        if n27 < 0 or e28 > L:
             raise _malformed("MetadataResponseTopic.name runs past the end")
-        v24 = str(buf[pos:e26], 'utf-8')
-        pos = e26
-        v30: list[MetadataResponsePartition]
-        r28, v29 = _S_uo.unpack_from(buf, pos)
+        v26 = str(buf[pos:e28], 'utf-8')
+        pos = e28
+        v33: list[MetadataResponsePartition]
+        r30, r31, v32 = _S_QQo.unpack_from(buf, pos)
         pos += 17
-        v27 = _UUID(bytes=r28)
-        n31 = buf[pos]
-        if n31 < 128:
+        v29 = _new(_UUID)
+        _setattr(v29, 'int', (r30 << 64) | r31)
+        _setattr(v29, 'is_safe', _SAFE_UNKNOWN)
+        n34 = buf[pos]
+        if n34 < 128:
             pos += 1
         else:
-            n31, pos = _uvarint(buf, pos)
-        n31 -= 1
-        if n31 < 0 or n31 > L - pos:
+            n34, pos = _uvarint(buf, pos)
+        n34 -= 1
+        if n34 < 0 or n34 > L - pos:
             raise _malformed("bad count of MetadataResponseTopic.partitions")
-        v30 = []
-        for _ in range(n31):
-            v36: list[int]
-            v32, v33, v34, v35 = _S_hiii.unpack_from(buf, pos)
+        v33 = []
+        for _ in range(n34):
+            v40: list[int]
+            v36, v37, v38, v39 = _S_hiii.unpack_from(buf, pos)
             pos += 14
-            n37 = buf[pos]
-            if n37 < 128:
+            n41 = buf[pos]
+            if n41 < 128:
                 pos += 1
             else:
-                n37, pos = _uvarint(buf, pos)
-            n37 -= 1
-            e38 = pos + 4 * n37
-            if n37 < 0 or e38 > L:
+                n41, pos = _uvarint(buf, pos)
+            n41 -= 1
+            e42 = pos + 4 * n41
+            if n41 < 0 or e42 > L:
                 raise _malformed("MetadataResponsePartition.replica_nodes runs past the end")
-            v36 = list(_unpack_from('>%di' % n37, buf, pos))
-            pos = e38
-            v39: list[int]
-            n40 = buf[pos]
-            if n40 < 128:
+            v40 = list(_unpack_from('>%di' % n41, buf, pos))
+            pos = e42
+            v43: list[int]
+            n44 = buf[pos]
+            if n44 < 128:
                 pos += 1
             else:
-                n40, pos = _uvarint(buf, pos)
-            n40 -= 1
-            e41 = pos + 4 * n40
-            if n40 < 0 or e41 > L:
+                n44, pos = _uvarint(buf, pos)
+            n44 -= 1
+            e45 = pos + 4 * n44
+            if n44 < 0 or e45 > L:
                 raise _malformed("MetadataResponsePartition.isr_nodes runs past the end")
-            v39 = list(_unpack_from('>%di' % n40, buf, pos))
-            pos = e41
-            v42: list[int]
-            n43 = buf[pos]
-            if n43 < 128:
+            v43 = list(_unpack_from('>%di' % n44, buf, pos))
+            pos = e45
+            v46: list[int]
+            n47 = buf[pos]
+            if n47 < 128:
                 pos += 1
             else:
-                n43, pos = _uvarint(buf, pos)
-            n43 -= 1
-            e44 = pos + 4 * n43
-            if n43 < 0 or e44 > L:
+                n47, pos = _uvarint(buf, pos)
+            n47 -= 1
+            e48 = pos + 4 * n47
+            if n47 < 0 or e48 > L:
                 raise _malformed("MetadataResponsePartition.offline_replicas runs past the end")
-            v42 = list(_unpack_from('>%di' % n43, buf, pos))
-            pos = e44
-            u45: dict[int, bytes] = {}
-            t46 = buf[pos]
-            if t46 < 128:
+            v46 = list(_unpack_from('>%di' % n47, buf, pos))
+            pos = e48
+            u49: dict[int, bytes] = {}
+            t50 = buf[pos]
+            if t50 < 128:
                 pos += 1
             else:
-                t46, pos = _uvarint(buf, pos)
-            if t46:
-                for _ in range(t46):
-                    g47, pos = _uvarint(buf, pos)
-                    z48, pos = _uvarint(buf, pos)
-                    e49 = pos + z48
-                    if e49 > L:
+                t50, pos = _uvarint(buf, pos)
+            if t50:
+                for _ in range(t50):
+                    g51, pos = _uvarint(buf, pos)
+                    z52, pos = _uvarint(buf, pos)
+                    e53 = pos + z52
+                    if e53 > L:
                         raise _malformed("tagged field of MetadataResponsePartition runs past the end")
-                    u45[g47] = bytes(buf[pos:e49])
-                    pos = e49
-            v30.append(MetadataResponsePartition(v32, v33, v34, v35, v36, v39, v42, u45))
-        v50, = _S_i.unpack_from(buf, pos)
+                    u49[g51] = bytes(buf[pos:e53])
+                    pos = e53
+            o35 = _new(MetadataResponsePartition)
+            o35.error_code = v36
+            o35.partition_index = v37
+            o35.leader_id = v38
+            o35.leader_epoch = v39
+            o35.replica_nodes = v40
+            o35.isr_nodes = v43
+            o35.offline_replicas = v46
+            o35.unknown_tagged_fields = u49
+            v33.append(o35)
+        v54, = _S_i.unpack_from(buf, pos)
         pos += 4
-        u51: dict[int, bytes] = {}
-        t52 = buf[pos]
-        if t52 < 128:
+        u55: dict[int, bytes] = {}
+        t56 = buf[pos]
+        if t56 < 128:
             pos += 1
         else:
-            t52, pos = _uvarint(buf, pos)
-        if t52:
-            for _ in range(t52):
-                g53, pos = _uvarint(buf, pos)
-                z54, pos = _uvarint(buf, pos)
-                e55 = pos + z54
-                if e55 > L:
+            t56, pos = _uvarint(buf, pos)
+        if t56:
+            for _ in range(t56):
+                g57, pos = _uvarint(buf, pos)
+                z58, pos = _uvarint(buf, pos)
+                e59 = pos + z58
+                if e59 > L:
                     raise _malformed("tagged field of MetadataResponseTopic runs past the end")
-                u51[g53] = bytes(buf[pos:e55])
-                pos = e55
-        v21.append(MetadataResponseTopic(v23, v24, v27, v29, v30, v50, u51))
-    u56: dict[int, bytes] = {}
-    t57 = buf[pos]
-    if t57 < 128:
+                u55[g57] = bytes(buf[pos:e59])
+                pos = e59
+        o24 = _new(MetadataResponseTopic)
+        o24.error_code = v25
+        o24.name = v26
+        o24.topic_id = v29
+        o24.is_internal = v32
+        o24.partitions = v33
+        o24.topic_authorized_operations = v54
+        o24.unknown_tagged_fields = u55
+        v22.append(o24)
+    u60: dict[int, bytes] = {}
+    t61 = buf[pos]
+    if t61 < 128:
         pos += 1
     else:
-        t57, pos = _uvarint(buf, pos)
-    if t57:
-        for _ in range(t57):
-            g58, pos = _uvarint(buf, pos)
-            z59, pos = _uvarint(buf, pos)
-            e60 = pos + z59
-            if e60 > L:
+        t61, pos = _uvarint(buf, pos)
+    if t61:
+        for _ in range(t61):
+            g62, pos = _uvarint(buf, pos)
+            z63, pos = _uvarint(buf, pos)
+            e64 = pos + z63
+            if e64 > L:
                 raise _malformed("tagged field of MetadataResponse runs past the end")
-            u56[g58] = bytes(buf[pos:e60])
-            pos = e60
-    return MetadataResponse(v1, v2, v17, v20, v21, -2147483648, u56), pos
+            u60[g62] = bytes(buf[pos:e64])
+            pos = e64
+    obj = _new(MetadataResponse)
+    obj.throttle_time_ms = v1
+    obj.brokers = v2
+    obj.cluster_id = v18
+    obj.controller_id = v21
+    obj.topics = v22
+    obj.cluster_authorized_operations = -2147483648
+    obj.unknown_tagged_fields = u60
+    return obj, pos
 
 def _d_MetadataResponse_v12(buf: memoryview, pos: int) -> tuple[MetadataResponse, int]:
     L = len(buf)
@@ -1409,205 +1729,238 @@ def _d_MetadataResponse_v12(buf: memoryview, pos: int) -> tuple[MetadataResponse
         raise _malformed("bad count of MetadataResponse.brokers")
     v2 = []
     for _ in range(n3):
-        v4, = _S_i.unpack_from(buf, pos)
+        v5, = _S_i.unpack_from(buf, pos)
         pos += 4
-        n6 = buf[pos]
-        if n6 < 128:
+        n7 = buf[pos]
+        if n7 < 128:
             pos += 1
         else:
-            n6, pos = _uvarint(buf, pos)
-        n6 -= 1
-        e7 = pos + n6
-        if n6 < 0 or e7 > L:
+            n7, pos = _uvarint(buf, pos)
+        n7 -= 1
+        e8 = pos + n7
+        if n7 < 0 or e8 > L:
             raise _malformed("MetadataResponseBroker.host runs past the end")
-        v5 = str(buf[pos:e7], 'utf-8')
-        pos = e7
-        v9: str | None
-        v8, = _S_i.unpack_from(buf, pos)
+        v6 = str(buf[pos:e8], 'utf-8')
+        pos = e8
+        v10: str | None
+        v9, = _S_i.unpack_from(buf, pos)
         pos += 4
-        n10 = buf[pos]
-        if n10 < 128:
+        n11 = buf[pos]
+        if n11 < 128:
             pos += 1
         else:
-            n10, pos = _uvarint(buf, pos)
-        n10 -= 1
-        if n10 < 0:
-            if n10 != -1:
+            n11, pos = _uvarint(buf, pos)
+        n11 -= 1
+        if n11 < 0:
+            if n11 != -1:
                 raise _malformed("bad length of MetadataResponseBroker.rack")
-            v9 = None
+            v10 = None
         else:
-            e11 = pos + n10
-            if e11 > L:
+            e12 = pos + n11
+            if e12 > L:
                 raise _malformed("MetadataResponseBroker.rack runs past the end")
-            v9 = str(buf[pos:e11], 'utf-8')
-            pos = e11
-        u12: dict[int, bytes] = {}
-        t13 = buf[pos]
-        if t13 < 128:
+            v10 = str(buf[pos:e12], 'utf-8')
+            pos = e12
+        u13: dict[int, bytes] = {}
+        t14 = buf[pos]
+        if t14 < 128:
             pos += 1
         else:
-            t13, pos = _uvarint(buf, pos)
-        if t13:
-            for _ in range(t13):
-                g14, pos = _uvarint(buf, pos)
-                z15, pos = _uvarint(buf, pos)
-                e16 = pos + z15
-                if e16 > L:
+            t14, pos = _uvarint(buf, pos)
+        if t14:
+            for _ in range(t14):
+                g15, pos = _uvarint(buf, pos)
+                z16, pos = _uvarint(buf, pos)
+                e17 = pos + z16
+                if e17 > L:
                     raise _malformed("tagged field of MetadataResponseBroker runs past the end")
-                u12[g14] = bytes(buf[pos:e16])
-                pos = e16
-        v2.append(MetadataResponseBroker(v4, v5, v8, v9, u12))
-    v17: str | None
-    n18 = buf[pos]
-    if n18 < 128:
+                u13[g15] = bytes(buf[pos:e17])
+                pos = e17
+        o4 = _new(MetadataResponseBroker)
+        o4.node_id = v5
+        o4.host = v6
+        o4.port = v9
+        o4.rack = v10
+        o4.unknown_tagged_fields = u13
+        v2.append(o4)
+    v18: str | None
+    n19 = buf[pos]
+    if n19 < 128:
         pos += 1
     else:
-        n18, pos = _uvarint(buf, pos)
-    n18 -= 1
-    if n18 < 0:
-        if n18 != -1:
+        n19, pos = _uvarint(buf, pos)
+    n19 -= 1
+    if n19 < 0:
+        if n19 != -1:
             raise _malformed("bad length of MetadataResponse.cluster_id")
-        v17 = None
+        v18 = None
     else:
-        e19 = pos + n18
-        if e19 > L:
+        e20 = pos + n19
+        if e20 > L:
             raise _malformed("MetadataResponse.cluster_id runs past the end")
-        v17 = str(buf[pos:e19], 'utf-8')
-        pos = e19
-    v21: list[MetadataResponseTopic]
-    v20, = _S_i.unpack_from(buf, pos)
+        v18 = str(buf[pos:e20], 'utf-8')
+        pos = e20
+    v22: list[MetadataResponseTopic]
+    v21, = _S_i.unpack_from(buf, pos)
     pos += 4
-    n22 = buf[pos]
-    if n22 < 128:
+    n23 = buf[pos]
+    if n23 < 128:
         pos += 1
     else:
-        n22, pos = _uvarint(buf, pos)
-    n22 -= 1
-    if n22 < 0 or n22 > L - pos:
+        n23, pos = _uvarint(buf, pos)
+    n23 -= 1
+    if n23 < 0 or n23 > L - pos:
         raise _malformed("bad count of MetadataResponse.topics")
-    v21 = []
-    for _ in range(n22):
-        v24: str | None
-        v23, = _S_h.unpack_from(buf, pos)
+    v22 = []
+    for _ in range(n23):
+        v26: str | None
+        v25, = _S_h.unpack_from(buf, pos)
         pos += 2
-        n25 = buf[pos]
-        if n25 < 128:
+        n27 = buf[pos]
+        if n27 < 128:
             pos += 1
         else:
-            n25, pos = _uvarint(buf, pos)
-        n25 -= 1
-        if n25 < 0:
-            if n25 != -1:
+            n27, pos = _uvarint(buf, pos)
+        n27 -= 1
+        if n27 < 0:
+            if n27 != -1:
                 raise _malformed("bad length of MetadataResponseTopic.name")
-            v24 = None
+            v26 = None
         else:
-            e26 = pos + n25
-            if e26 > L:
+            e28 = pos + n27
+            if e28 > L:
                 raise _malformed("MetadataResponseTopic.name runs past the end")
-            v24 = str(buf[pos:e26], 'utf-8')
-            pos = e26
-        v30: list[MetadataResponsePartition]
-        r28, v29 = _S_uo.unpack_from(buf, pos)
+            v26 = str(buf[pos:e28], 'utf-8')
+            pos = e28
+        v33: list[MetadataResponsePartition]
+        r30, r31, v32 = _S_QQo.unpack_from(buf, pos)
         pos += 17
-        v27 = _UUID(bytes=r28)
-        n31 = buf[pos]
-        if n31 < 128:
+        v29 = _new(_UUID)
+        _setattr(v29, 'int', (r30 << 64) | r31)
+        _setattr(v29, 'is_safe', _SAFE_UNKNOWN)
+        n34 = buf[pos]
+        if n34 < 128:
             pos += 1
         else:
-            n31, pos = _uvarint(buf, pos)
-        n31 -= 1
-        if n31 < 0 or n31 > L - pos:
+            n34, pos = _uvarint(buf, pos)
+        n34 -= 1
+        if n34 < 0 or n34 > L - pos:
             raise _malformed("bad count of MetadataResponseTopic.partitions")
-        v30 = []
-        for _ in range(n31):
-            v36: list[int]
-            v32, v33, v34, v35 = _S_hiii.unpack_from(buf, pos)
+        v33 = []
+        for _ in range(n34):
+            v40: list[int]
+            v36, v37, v38, v39 = _S_hiii.unpack_from(buf, pos)
             pos += 14
-            n37 = buf[pos]
-            if n37 < 128:
+            n41 = buf[pos]
+            if n41 < 128:
                 pos += 1
             else:
-                n37, pos = _uvarint(buf, pos)
-            n37 -= 1
-            e38 = pos + 4 * n37
-            if n37 < 0 or e38 > L:
+                n41, pos = _uvarint(buf, pos)
+            n41 -= 1
+            e42 = pos + 4 * n41
+            if n41 < 0 or e42 > L:
                 raise _malformed("MetadataResponsePartition.replica_nodes runs past the end")
-            v36 = list(_unpack_from('>%di' % n37, buf, pos))
-            pos = e38
-            v39: list[int]
-            n40 = buf[pos]
-            if n40 < 128:
+            v40 = list(_unpack_from('>%di' % n41, buf, pos))
+            pos = e42
+            v43: list[int]
+            n44 = buf[pos]
+            if n44 < 128:
                 pos += 1
             else:
-                n40, pos = _uvarint(buf, pos)
-            n40 -= 1
-            e41 = pos + 4 * n40
-            if n40 < 0 or e41 > L:
+                n44, pos = _uvarint(buf, pos)
+            n44 -= 1
+            e45 = pos + 4 * n44
+            if n44 < 0 or e45 > L:
                 raise _malformed("MetadataResponsePartition.isr_nodes runs past the end")
-            v39 = list(_unpack_from('>%di' % n40, buf, pos))
-            pos = e41
-            v42: list[int]
-            n43 = buf[pos]
-            if n43 < 128:
+            v43 = list(_unpack_from('>%di' % n44, buf, pos))
+            pos = e45
+            v46: list[int]
+            n47 = buf[pos]
+            if n47 < 128:
                 pos += 1
             else:
-                n43, pos = _uvarint(buf, pos)
-            n43 -= 1
-            e44 = pos + 4 * n43
-            if n43 < 0 or e44 > L:
+                n47, pos = _uvarint(buf, pos)
+            n47 -= 1
+            e48 = pos + 4 * n47
+            if n47 < 0 or e48 > L:
                 raise _malformed("MetadataResponsePartition.offline_replicas runs past the end")
-            v42 = list(_unpack_from('>%di' % n43, buf, pos))
-            pos = e44
-            u45: dict[int, bytes] = {}
-            t46 = buf[pos]
-            if t46 < 128:
+            v46 = list(_unpack_from('>%di' % n47, buf, pos))
+            pos = e48
+            u49: dict[int, bytes] = {}
+            t50 = buf[pos]
+            if t50 < 128:
                 pos += 1
             else:
-                t46, pos = _uvarint(buf, pos)
-            if t46:
-                for _ in range(t46):
-                    g47, pos = _uvarint(buf, pos)
-                    z48, pos = _uvarint(buf, pos)
-                    e49 = pos + z48
-                    if e49 > L:
+                t50, pos = _uvarint(buf, pos)
+            if t50:
+                for _ in range(t50):
+                    g51, pos = _uvarint(buf, pos)
+                    z52, pos = _uvarint(buf, pos)
+                    e53 = pos + z52
+                    if e53 > L:
                         raise _malformed("tagged field of MetadataResponsePartition runs past the end")
-                    u45[g47] = bytes(buf[pos:e49])
-                    pos = e49
-            v30.append(MetadataResponsePartition(v32, v33, v34, v35, v36, v39, v42, u45))
-        v50, = _S_i.unpack_from(buf, pos)
+                    u49[g51] = bytes(buf[pos:e53])
+                    pos = e53
+            o35 = _new(MetadataResponsePartition)
+            o35.error_code = v36
+            o35.partition_index = v37
+            o35.leader_id = v38
+            o35.leader_epoch = v39
+            o35.replica_nodes = v40
+            o35.isr_nodes = v43
+            o35.offline_replicas = v46
+            o35.unknown_tagged_fields = u49
+            v33.append(o35)
+        v54, = _S_i.unpack_from(buf, pos)
         pos += 4
-        u51: dict[int, bytes] = {}
-        t52 = buf[pos]
-        if t52 < 128:
+        u55: dict[int, bytes] = {}
+        t56 = buf[pos]
+        if t56 < 128:
             pos += 1
         else:
-            t52, pos = _uvarint(buf, pos)
-        if t52:
-            for _ in range(t52):
-                g53, pos = _uvarint(buf, pos)
-                z54, pos = _uvarint(buf, pos)
-                e55 = pos + z54
-                if e55 > L:
+            t56, pos = _uvarint(buf, pos)
+        if t56:
+            for _ in range(t56):
+                g57, pos = _uvarint(buf, pos)
+                z58, pos = _uvarint(buf, pos)
+                e59 = pos + z58
+                if e59 > L:
                     raise _malformed("tagged field of MetadataResponseTopic runs past the end")
-                u51[g53] = bytes(buf[pos:e55])
-                pos = e55
-        v21.append(MetadataResponseTopic(v23, v24, v27, v29, v30, v50, u51))
-    u56: dict[int, bytes] = {}
-    t57 = buf[pos]
-    if t57 < 128:
+                u55[g57] = bytes(buf[pos:e59])
+                pos = e59
+        o24 = _new(MetadataResponseTopic)
+        o24.error_code = v25
+        o24.name = v26
+        o24.topic_id = v29
+        o24.is_internal = v32
+        o24.partitions = v33
+        o24.topic_authorized_operations = v54
+        o24.unknown_tagged_fields = u55
+        v22.append(o24)
+    u60: dict[int, bytes] = {}
+    t61 = buf[pos]
+    if t61 < 128:
         pos += 1
     else:
-        t57, pos = _uvarint(buf, pos)
-    if t57:
-        for _ in range(t57):
-            g58, pos = _uvarint(buf, pos)
-            z59, pos = _uvarint(buf, pos)
-            e60 = pos + z59
-            if e60 > L:
+        t61, pos = _uvarint(buf, pos)
+    if t61:
+        for _ in range(t61):
+            g62, pos = _uvarint(buf, pos)
+            z63, pos = _uvarint(buf, pos)
+            e64 = pos + z63
+            if e64 > L:
                 raise _malformed("tagged field of MetadataResponse runs past the end")
-            u56[g58] = bytes(buf[pos:e60])
-            pos = e60
-    return MetadataResponse(v1, v2, v17, v20, v21, -2147483648, u56), pos
+            u60[g62] = bytes(buf[pos:e64])
+            pos = e64
+    obj = _new(MetadataResponse)
+    obj.throttle_time_ms = v1
+    obj.brokers = v2
+    obj.cluster_id = v18
+    obj.controller_id = v21
+    obj.topics = v22
+    obj.cluster_authorized_operations = -2147483648
+    obj.unknown_tagged_fields = u60
+    return obj, pos
 
 _DEC_MetadataResponse = (_d_MetadataResponse_v0, _d_MetadataResponse_v1, _d_MetadataResponse_v2, _d_MetadataResponse_v3, _d_MetadataResponse_v3, _d_MetadataResponse_v5, _d_MetadataResponse_v5, _d_MetadataResponse_v7, _d_MetadataResponse_v8, _d_MetadataResponse_v9, _d_MetadataResponse_v10, _d_MetadataResponse_v11, _d_MetadataResponse_v12,)
 
@@ -2488,16 +2841,26 @@ def _d_MetadataRequest_v0(buf: memoryview, pos: int) -> tuple[MetadataRequest, i
         raise _malformed("bad count of MetadataRequest.topics")
     v1 = []
     for _ in range(n2):
-        v3: str | None
-        n4, = _S_h.unpack_from(buf, pos)
+        v4: str | None
+        n5, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
+        e6 = pos + n5
+        if n5 < 0 or e6 > L:
             raise _malformed("MetadataRequestTopic.name runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        v1.append(MetadataRequestTopic(ZERO_UUID, v3, {}))
-    return MetadataRequest(v1, True, False, False, {}), pos
+        v4 = str(buf[pos:e6], 'utf-8')
+        pos = e6
+        o3 = _new(MetadataRequestTopic)
+        o3.topic_id = ZERO_UUID
+        o3.name = v4
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    obj = _new(MetadataRequest)
+    obj.topics = v1
+    obj.allow_auto_topic_creation = True
+    obj.include_cluster_authorized_operations = False
+    obj.include_topic_authorized_operations = False
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_MetadataRequest_v1(buf: memoryview, pos: int) -> tuple[MetadataRequest, int]:
     L = len(buf)
@@ -2513,16 +2876,26 @@ def _d_MetadataRequest_v1(buf: memoryview, pos: int) -> tuple[MetadataRequest, i
             raise _malformed("bad count of MetadataRequest.topics")
         v1 = []
         for _ in range(n2):
-            v3: str | None
-            n4, = _S_h.unpack_from(buf, pos)
+            v4: str | None
+            n5, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e5 = pos + n4
-            if n4 < 0 or e5 > L:
+            e6 = pos + n5
+            if n5 < 0 or e6 > L:
                 raise _malformed("MetadataRequestTopic.name runs past the end")
-            v3 = str(buf[pos:e5], 'utf-8')
-            pos = e5
-            v1.append(MetadataRequestTopic(ZERO_UUID, v3, {}))
-    return MetadataRequest(v1, True, False, False, {}), pos
+            v4 = str(buf[pos:e6], 'utf-8')
+            pos = e6
+            o3 = _new(MetadataRequestTopic)
+            o3.topic_id = ZERO_UUID
+            o3.name = v4
+            o3.unknown_tagged_fields = {}
+            v1.append(o3)
+    obj = _new(MetadataRequest)
+    obj.topics = v1
+    obj.allow_auto_topic_creation = True
+    obj.include_cluster_authorized_operations = False
+    obj.include_topic_authorized_operations = False
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_MetadataRequest_v4(buf: memoryview, pos: int) -> tuple[MetadataRequest, int]:
     L = len(buf)
@@ -2538,18 +2911,28 @@ def _d_MetadataRequest_v4(buf: memoryview, pos: int) -> tuple[MetadataRequest, i
             raise _malformed("bad count of MetadataRequest.topics")
         v1 = []
         for _ in range(n2):
-            v3: str | None
-            n4, = _S_h.unpack_from(buf, pos)
+            v4: str | None
+            n5, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e5 = pos + n4
-            if n4 < 0 or e5 > L:
+            e6 = pos + n5
+            if n5 < 0 or e6 > L:
                 raise _malformed("MetadataRequestTopic.name runs past the end")
-            v3 = str(buf[pos:e5], 'utf-8')
-            pos = e5
-            v1.append(MetadataRequestTopic(ZERO_UUID, v3, {}))
-    v6, = _S_o.unpack_from(buf, pos)
+            v4 = str(buf[pos:e6], 'utf-8')
+            pos = e6
+            o3 = _new(MetadataRequestTopic)
+            o3.topic_id = ZERO_UUID
+            o3.name = v4
+            o3.unknown_tagged_fields = {}
+            v1.append(o3)
+    v7, = _S_o.unpack_from(buf, pos)
     pos += 1
-    return MetadataRequest(v1, v6, False, False, {}), pos
+    obj = _new(MetadataRequest)
+    obj.topics = v1
+    obj.allow_auto_topic_creation = v7
+    obj.include_cluster_authorized_operations = False
+    obj.include_topic_authorized_operations = False
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_MetadataRequest_v8(buf: memoryview, pos: int) -> tuple[MetadataRequest, int]:
     L = len(buf)
@@ -2565,18 +2948,28 @@ def _d_MetadataRequest_v8(buf: memoryview, pos: int) -> tuple[MetadataRequest, i
             raise _malformed("bad count of MetadataRequest.topics")
         v1 = []
         for _ in range(n2):
-            v3: str | None
-            n4, = _S_h.unpack_from(buf, pos)
+            v4: str | None
+            n5, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e5 = pos + n4
-            if n4 < 0 or e5 > L:
+            e6 = pos + n5
+            if n5 < 0 or e6 > L:
                 raise _malformed("MetadataRequestTopic.name runs past the end")
-            v3 = str(buf[pos:e5], 'utf-8')
-            pos = e5
-            v1.append(MetadataRequestTopic(ZERO_UUID, v3, {}))
-    v6, v7, v8 = _S_ooo.unpack_from(buf, pos)
+            v4 = str(buf[pos:e6], 'utf-8')
+            pos = e6
+            o3 = _new(MetadataRequestTopic)
+            o3.topic_id = ZERO_UUID
+            o3.name = v4
+            o3.unknown_tagged_fields = {}
+            v1.append(o3)
+    v7, v8, v9 = _S_ooo.unpack_from(buf, pos)
     pos += 3
-    return MetadataRequest(v1, v6, v7, v8, {}), pos
+    obj = _new(MetadataRequest)
+    obj.topics = v1
+    obj.allow_auto_topic_creation = v7
+    obj.include_cluster_authorized_operations = v8
+    obj.include_topic_authorized_operations = v9
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_MetadataRequest_v9(buf: memoryview, pos: int) -> tuple[MetadataRequest, int]:
     L = len(buf)
@@ -2596,52 +2989,62 @@ def _d_MetadataRequest_v9(buf: memoryview, pos: int) -> tuple[MetadataRequest, i
             raise _malformed("bad count of MetadataRequest.topics")
         v1 = []
         for _ in range(n2):
-            v3: str | None
-            n4 = buf[pos]
-            if n4 < 128:
+            v4: str | None
+            n5 = buf[pos]
+            if n5 < 128:
                 pos += 1
             else:
-                n4, pos = _uvarint(buf, pos)
-            n4 -= 1
-            e5 = pos + n4
-            if n4 < 0 or e5 > L:
+                n5, pos = _uvarint(buf, pos)
+            n5 -= 1
+            e6 = pos + n5
+            if n5 < 0 or e6 > L:
                 raise _malformed("MetadataRequestTopic.name runs past the end")
-            v3 = str(buf[pos:e5], 'utf-8')
-            pos = e5
-            u6: dict[int, bytes] = {}
-            t7 = buf[pos]
-            if t7 < 128:
+            v4 = str(buf[pos:e6], 'utf-8')
+            pos = e6
+            u7: dict[int, bytes] = {}
+            t8 = buf[pos]
+            if t8 < 128:
                 pos += 1
             else:
-                t7, pos = _uvarint(buf, pos)
-            if t7:
-                for _ in range(t7):
-                    g8, pos = _uvarint(buf, pos)
-                    z9, pos = _uvarint(buf, pos)
-                    e10 = pos + z9
-                    if e10 > L:
+                t8, pos = _uvarint(buf, pos)
+            if t8:
+                for _ in range(t8):
+                    g9, pos = _uvarint(buf, pos)
+                    z10, pos = _uvarint(buf, pos)
+                    e11 = pos + z10
+                    if e11 > L:
                         raise _malformed("tagged field of MetadataRequestTopic runs past the end")
-                    u6[g8] = bytes(buf[pos:e10])
-                    pos = e10
-            v1.append(MetadataRequestTopic(ZERO_UUID, v3, u6))
-    v11, v12, v13 = _S_ooo.unpack_from(buf, pos)
+                    u7[g9] = bytes(buf[pos:e11])
+                    pos = e11
+            o3 = _new(MetadataRequestTopic)
+            o3.topic_id = ZERO_UUID
+            o3.name = v4
+            o3.unknown_tagged_fields = u7
+            v1.append(o3)
+    v12, v13, v14 = _S_ooo.unpack_from(buf, pos)
     pos += 3
-    u14: dict[int, bytes] = {}
-    t15 = buf[pos]
-    if t15 < 128:
+    u15: dict[int, bytes] = {}
+    t16 = buf[pos]
+    if t16 < 128:
         pos += 1
     else:
-        t15, pos = _uvarint(buf, pos)
-    if t15:
-        for _ in range(t15):
-            g16, pos = _uvarint(buf, pos)
-            z17, pos = _uvarint(buf, pos)
-            e18 = pos + z17
-            if e18 > L:
+        t16, pos = _uvarint(buf, pos)
+    if t16:
+        for _ in range(t16):
+            g17, pos = _uvarint(buf, pos)
+            z18, pos = _uvarint(buf, pos)
+            e19 = pos + z18
+            if e19 > L:
                 raise _malformed("tagged field of MetadataRequest runs past the end")
-            u14[g16] = bytes(buf[pos:e18])
-            pos = e18
-    return MetadataRequest(v1, v11, v12, v13, u14), pos
+            u15[g17] = bytes(buf[pos:e19])
+            pos = e19
+    obj = _new(MetadataRequest)
+    obj.topics = v1
+    obj.allow_auto_topic_creation = v12
+    obj.include_cluster_authorized_operations = v13
+    obj.include_topic_authorized_operations = v14
+    obj.unknown_tagged_fields = u15
+    return obj, pos
 
 def _d_MetadataRequest_v10(buf: memoryview, pos: int) -> tuple[MetadataRequest, int]:
     L = len(buf)
@@ -2661,60 +3064,72 @@ def _d_MetadataRequest_v10(buf: memoryview, pos: int) -> tuple[MetadataRequest, 
             raise _malformed("bad count of MetadataRequest.topics")
         v1 = []
         for _ in range(n2):
-            v5: str | None
-            r4, = _S_u.unpack_from(buf, pos)
+            v7: str | None
+            r5, r6 = _S_QQ.unpack_from(buf, pos)
             pos += 16
-            v3 = _UUID(bytes=r4)
-            n6 = buf[pos]
-            if n6 < 128:
+            v4 = _new(_UUID)
+            _setattr(v4, 'int', (r5 << 64) | r6)
+            _setattr(v4, 'is_safe', _SAFE_UNKNOWN)
+            n8 = buf[pos]
+            if n8 < 128:
                 pos += 1
             else:
-                n6, pos = _uvarint(buf, pos)
-            n6 -= 1
-            if n6 < 0:
-                if n6 != -1:
+                n8, pos = _uvarint(buf, pos)
+            n8 -= 1
+            if n8 < 0:
+                if n8 != -1:
                     raise _malformed("bad length of MetadataRequestTopic.name")
-                v5 = None
+                v7 = None
             else:
-                e7 = pos + n6
-                if e7 > L:
+                e9 = pos + n8
+                if e9 > L:
                     raise _malformed("MetadataRequestTopic.name runs past the end")
-                v5 = str(buf[pos:e7], 'utf-8')
-                pos = e7
-            u8: dict[int, bytes] = {}
-            t9 = buf[pos]
-            if t9 < 128:
+                v7 = str(buf[pos:e9], 'utf-8')
+                pos = e9
+            u10: dict[int, bytes] = {}
+            t11 = buf[pos]
+            if t11 < 128:
                 pos += 1
             else:
-                t9, pos = _uvarint(buf, pos)
-            if t9:
-                for _ in range(t9):
-                    g10, pos = _uvarint(buf, pos)
-                    z11, pos = _uvarint(buf, pos)
-                    e12 = pos + z11
-                    if e12 > L:
+                t11, pos = _uvarint(buf, pos)
+            if t11:
+                for _ in range(t11):
+                    g12, pos = _uvarint(buf, pos)
+                    z13, pos = _uvarint(buf, pos)
+                    e14 = pos + z13
+                    if e14 > L:
                         raise _malformed("tagged field of MetadataRequestTopic runs past the end")
-                    u8[g10] = bytes(buf[pos:e12])
-                    pos = e12
-            v1.append(MetadataRequestTopic(v3, v5, u8))
-    v13, v14, v15 = _S_ooo.unpack_from(buf, pos)
+                    u10[g12] = bytes(buf[pos:e14])
+                    pos = e14
+            o3 = _new(MetadataRequestTopic)
+            o3.topic_id = v4
+            o3.name = v7
+            o3.unknown_tagged_fields = u10
+            v1.append(o3)
+    v15, v16, v17 = _S_ooo.unpack_from(buf, pos)
     pos += 3
-    u16: dict[int, bytes] = {}
-    t17 = buf[pos]
-    if t17 < 128:
+    u18: dict[int, bytes] = {}
+    t19 = buf[pos]
+    if t19 < 128:
         pos += 1
     else:
-        t17, pos = _uvarint(buf, pos)
-    if t17:
-        for _ in range(t17):
-            g18, pos = _uvarint(buf, pos)
-            z19, pos = _uvarint(buf, pos)
-            e20 = pos + z19
-            if e20 > L:
+        t19, pos = _uvarint(buf, pos)
+    if t19:
+        for _ in range(t19):
+            g20, pos = _uvarint(buf, pos)
+            z21, pos = _uvarint(buf, pos)
+            e22 = pos + z21
+            if e22 > L:
                 raise _malformed("tagged field of MetadataRequest runs past the end")
-            u16[g18] = bytes(buf[pos:e20])
-            pos = e20
-    return MetadataRequest(v1, v13, v14, v15, u16), pos
+            u18[g20] = bytes(buf[pos:e22])
+            pos = e22
+    obj = _new(MetadataRequest)
+    obj.topics = v1
+    obj.allow_auto_topic_creation = v15
+    obj.include_cluster_authorized_operations = v16
+    obj.include_topic_authorized_operations = v17
+    obj.unknown_tagged_fields = u18
+    return obj, pos
 
 def _d_MetadataRequest_v11(buf: memoryview, pos: int) -> tuple[MetadataRequest, int]:
     L = len(buf)
@@ -2734,60 +3149,72 @@ def _d_MetadataRequest_v11(buf: memoryview, pos: int) -> tuple[MetadataRequest, 
             raise _malformed("bad count of MetadataRequest.topics")
         v1 = []
         for _ in range(n2):
-            v5: str | None
-            r4, = _S_u.unpack_from(buf, pos)
+            v7: str | None
+            r5, r6 = _S_QQ.unpack_from(buf, pos)
             pos += 16
-            v3 = _UUID(bytes=r4)
-            n6 = buf[pos]
-            if n6 < 128:
+            v4 = _new(_UUID)
+            _setattr(v4, 'int', (r5 << 64) | r6)
+            _setattr(v4, 'is_safe', _SAFE_UNKNOWN)
+            n8 = buf[pos]
+            if n8 < 128:
                 pos += 1
             else:
-                n6, pos = _uvarint(buf, pos)
-            n6 -= 1
-            if n6 < 0:
-                if n6 != -1:
+                n8, pos = _uvarint(buf, pos)
+            n8 -= 1
+            if n8 < 0:
+                if n8 != -1:
                     raise _malformed("bad length of MetadataRequestTopic.name")
-                v5 = None
+                v7 = None
             else:
-                e7 = pos + n6
-                if e7 > L:
+                e9 = pos + n8
+                if e9 > L:
                     raise _malformed("MetadataRequestTopic.name runs past the end")
-                v5 = str(buf[pos:e7], 'utf-8')
-                pos = e7
-            u8: dict[int, bytes] = {}
-            t9 = buf[pos]
-            if t9 < 128:
+                v7 = str(buf[pos:e9], 'utf-8')
+                pos = e9
+            u10: dict[int, bytes] = {}
+            t11 = buf[pos]
+            if t11 < 128:
                 pos += 1
             else:
-                t9, pos = _uvarint(buf, pos)
-            if t9:
-                for _ in range(t9):
-                    g10, pos = _uvarint(buf, pos)
-                    z11, pos = _uvarint(buf, pos)
-                    e12 = pos + z11
-                    if e12 > L:
+                t11, pos = _uvarint(buf, pos)
+            if t11:
+                for _ in range(t11):
+                    g12, pos = _uvarint(buf, pos)
+                    z13, pos = _uvarint(buf, pos)
+                    e14 = pos + z13
+                    if e14 > L:
                         raise _malformed("tagged field of MetadataRequestTopic runs past the end")
-                    u8[g10] = bytes(buf[pos:e12])
-                    pos = e12
-            v1.append(MetadataRequestTopic(v3, v5, u8))
-    v13, v14 = _S_oo.unpack_from(buf, pos)
+                    u10[g12] = bytes(buf[pos:e14])
+                    pos = e14
+            o3 = _new(MetadataRequestTopic)
+            o3.topic_id = v4
+            o3.name = v7
+            o3.unknown_tagged_fields = u10
+            v1.append(o3)
+    v15, v16 = _S_oo.unpack_from(buf, pos)
     pos += 2
-    u15: dict[int, bytes] = {}
-    t16 = buf[pos]
-    if t16 < 128:
+    u17: dict[int, bytes] = {}
+    t18 = buf[pos]
+    if t18 < 128:
         pos += 1
     else:
-        t16, pos = _uvarint(buf, pos)
-    if t16:
-        for _ in range(t16):
-            g17, pos = _uvarint(buf, pos)
-            z18, pos = _uvarint(buf, pos)
-            e19 = pos + z18
-            if e19 > L:
+        t18, pos = _uvarint(buf, pos)
+    if t18:
+        for _ in range(t18):
+            g19, pos = _uvarint(buf, pos)
+            z20, pos = _uvarint(buf, pos)
+            e21 = pos + z20
+            if e21 > L:
                 raise _malformed("tagged field of MetadataRequest runs past the end")
-            u15[g17] = bytes(buf[pos:e19])
-            pos = e19
-    return MetadataRequest(v1, v13, False, v14, u15), pos
+            u17[g19] = bytes(buf[pos:e21])
+            pos = e21
+    obj = _new(MetadataRequest)
+    obj.topics = v1
+    obj.allow_auto_topic_creation = v15
+    obj.include_cluster_authorized_operations = False
+    obj.include_topic_authorized_operations = v16
+    obj.unknown_tagged_fields = u17
+    return obj, pos
 
 _DEC_MetadataRequest = (_d_MetadataRequest_v0, _d_MetadataRequest_v1, _d_MetadataRequest_v1, _d_MetadataRequest_v1, _d_MetadataRequest_v4, _d_MetadataRequest_v4, _d_MetadataRequest_v4, _d_MetadataRequest_v4, _d_MetadataRequest_v8, _d_MetadataRequest_v9, _d_MetadataRequest_v10, _d_MetadataRequest_v11, _d_MetadataRequest_v11,)
 

@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['OffsetCommitRequest', 'OffsetCommitRequestPartition', 'OffsetCommitRequestTopic', 'OffsetCommitResponse', 'OffsetCommitResponsePartition', 'OffsetCommitResponseTopic']
 
@@ -172,35 +176,6 @@ def _d_OffsetCommitResponse_v0(buf: memoryview, pos: int) -> tuple[OffsetCommitR
         raise _malformed("bad count of OffsetCommitResponse.topics")
     v1 = []
     for _ in range(n2):
-        n4, = _S_h.unpack_from(buf, pos)
-        pos += 2
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
-            raise _malformed("OffsetCommitResponseTopic.name runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        v6: list[OffsetCommitResponsePartition]
-        n7, = _S_i.unpack_from(buf, pos)
-        pos += 4
-        if n7 < 0 or n7 > L - pos:
-            raise _malformed("bad count of OffsetCommitResponseTopic.partitions")
-        v6 = []
-        for _ in range(n7):
-            v8, v9 = _S_ih.unpack_from(buf, pos)
-            pos += 6
-            v6.append(OffsetCommitResponsePartition(v8, v9, {}))
-        v1.append(OffsetCommitResponseTopic(v3, v6, {}))
-    return OffsetCommitResponse(0, v1, {}), pos
-
-def _d_OffsetCommitResponse_v3(buf: memoryview, pos: int) -> tuple[OffsetCommitResponse, int]:
-    L = len(buf)
-    v2: list[OffsetCommitResponseTopic]
-    v1, n3 = _S_ii.unpack_from(buf, pos)
-    pos += 8
-    if n3 < 0 or n3 > L - pos:
-        raise _malformed("bad count of OffsetCommitResponse.topics")
-    v2 = []
-    for _ in range(n3):
         n5, = _S_h.unpack_from(buf, pos)
         pos += 2
         e6 = pos + n5
@@ -215,11 +190,64 @@ def _d_OffsetCommitResponse_v3(buf: memoryview, pos: int) -> tuple[OffsetCommitR
             raise _malformed("bad count of OffsetCommitResponseTopic.partitions")
         v7 = []
         for _ in range(n8):
-            v9, v10 = _S_ih.unpack_from(buf, pos)
+            v10, v11 = _S_ih.unpack_from(buf, pos)
             pos += 6
-            v7.append(OffsetCommitResponsePartition(v9, v10, {}))
-        v2.append(OffsetCommitResponseTopic(v4, v7, {}))
-    return OffsetCommitResponse(v1, v2, {}), pos
+            o9 = _new(OffsetCommitResponsePartition)
+            o9.partition_index = v10
+            o9.error_code = v11
+            o9.unknown_tagged_fields = {}
+            v7.append(o9)
+        o3 = _new(OffsetCommitResponseTopic)
+        o3.name = v4
+        o3.partitions = v7
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    obj = _new(OffsetCommitResponse)
+    obj.throttle_time_ms = 0
+    obj.topics = v1
+    obj.unknown_tagged_fields = {}
+    return obj, pos
+
+def _d_OffsetCommitResponse_v3(buf: memoryview, pos: int) -> tuple[OffsetCommitResponse, int]:
+    L = len(buf)
+    v2: list[OffsetCommitResponseTopic]
+    v1, n3 = _S_ii.unpack_from(buf, pos)
+    pos += 8
+    if n3 < 0 or n3 > L - pos:
+        raise _malformed("bad count of OffsetCommitResponse.topics")
+    v2 = []
+    for _ in range(n3):
+        n6, = _S_h.unpack_from(buf, pos)
+        pos += 2
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
+            raise _malformed("OffsetCommitResponseTopic.name runs past the end")
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8: list[OffsetCommitResponsePartition]
+        n9, = _S_i.unpack_from(buf, pos)
+        pos += 4
+        if n9 < 0 or n9 > L - pos:
+            raise _malformed("bad count of OffsetCommitResponseTopic.partitions")
+        v8 = []
+        for _ in range(n9):
+            v11, v12 = _S_ih.unpack_from(buf, pos)
+            pos += 6
+            o10 = _new(OffsetCommitResponsePartition)
+            o10.partition_index = v11
+            o10.error_code = v12
+            o10.unknown_tagged_fields = {}
+            v8.append(o10)
+        o4 = _new(OffsetCommitResponseTopic)
+        o4.name = v5
+        o4.partitions = v8
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    obj = _new(OffsetCommitResponse)
+    obj.throttle_time_ms = v1
+    obj.topics = v2
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_OffsetCommitResponse_v8(buf: memoryview, pos: int) -> tuple[OffsetCommitResponse, int]:
     L = len(buf)
@@ -236,78 +264,90 @@ def _d_OffsetCommitResponse_v8(buf: memoryview, pos: int) -> tuple[OffsetCommitR
         raise _malformed("bad count of OffsetCommitResponse.topics")
     v2 = []
     for _ in range(n3):
-        n5 = buf[pos]
-        if n5 < 128:
+        n6 = buf[pos]
+        if n6 < 128:
             pos += 1
         else:
-            n5, pos = _uvarint(buf, pos)
-        n5 -= 1
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+            n6, pos = _uvarint(buf, pos)
+        n6 -= 1
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("OffsetCommitResponseTopic.name runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7: list[OffsetCommitResponsePartition]
-        n8 = buf[pos]
-        if n8 < 128:
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8: list[OffsetCommitResponsePartition]
+        n9 = buf[pos]
+        if n9 < 128:
             pos += 1
         else:
-            n8, pos = _uvarint(buf, pos)
-        n8 -= 1
-        if n8 < 0 or n8 > L - pos:
+            n9, pos = _uvarint(buf, pos)
+        n9 -= 1
+        if n9 < 0 or n9 > L - pos:
             raise _malformed("bad count of OffsetCommitResponseTopic.partitions")
-        v7 = []
-        for _ in range(n8):
-            v9, v10 = _S_ih.unpack_from(buf, pos)
+        v8 = []
+        for _ in range(n9):
+            v11, v12 = _S_ih.unpack_from(buf, pos)
             pos += 6
-            u11: dict[int, bytes] = {}
-            t12 = buf[pos]
-            if t12 < 128:
+            u13: dict[int, bytes] = {}
+            t14 = buf[pos]
+            if t14 < 128:
                 pos += 1
             else:
-                t12, pos = _uvarint(buf, pos)
-            if t12:
-                for _ in range(t12):
-                    g13, pos = _uvarint(buf, pos)
-                    z14, pos = _uvarint(buf, pos)
-                    e15 = pos + z14
-                    if e15 > L:
+                t14, pos = _uvarint(buf, pos)
+            if t14:
+                for _ in range(t14):
+                    g15, pos = _uvarint(buf, pos)
+                    z16, pos = _uvarint(buf, pos)
+                    e17 = pos + z16
+                    if e17 > L:
                         raise _malformed("tagged field of OffsetCommitResponsePartition runs past the end")
-                    u11[g13] = bytes(buf[pos:e15])
-                    pos = e15
-            v7.append(OffsetCommitResponsePartition(v9, v10, u11))
-        u16: dict[int, bytes] = {}
-        t17 = buf[pos]
-        if t17 < 128:
+                    u13[g15] = bytes(buf[pos:e17])
+                    pos = e17
+            o10 = _new(OffsetCommitResponsePartition)
+            o10.partition_index = v11
+            o10.error_code = v12
+            o10.unknown_tagged_fields = u13
+            v8.append(o10)
+        u18: dict[int, bytes] = {}
+        t19 = buf[pos]
+        if t19 < 128:
             pos += 1
         else:
-            t17, pos = _uvarint(buf, pos)
-        if t17:
-            for _ in range(t17):
-                g18, pos = _uvarint(buf, pos)
-                z19, pos = _uvarint(buf, pos)
-                e20 = pos + z19
-                if e20 > L:
+            t19, pos = _uvarint(buf, pos)
+        if t19:
+            for _ in range(t19):
+                g20, pos = _uvarint(buf, pos)
+                z21, pos = _uvarint(buf, pos)
+                e22 = pos + z21
+                if e22 > L:
                     raise _malformed("tagged field of OffsetCommitResponseTopic runs past the end")
-                u16[g18] = bytes(buf[pos:e20])
-                pos = e20
-        v2.append(OffsetCommitResponseTopic(v4, v7, u16))
-    u21: dict[int, bytes] = {}
-    t22 = buf[pos]
-    if t22 < 128:
+                u18[g20] = bytes(buf[pos:e22])
+                pos = e22
+        o4 = _new(OffsetCommitResponseTopic)
+        o4.name = v5
+        o4.partitions = v8
+        o4.unknown_tagged_fields = u18
+        v2.append(o4)
+    u23: dict[int, bytes] = {}
+    t24 = buf[pos]
+    if t24 < 128:
         pos += 1
     else:
-        t22, pos = _uvarint(buf, pos)
-    if t22:
-        for _ in range(t22):
-            g23, pos = _uvarint(buf, pos)
-            z24, pos = _uvarint(buf, pos)
-            e25 = pos + z24
-            if e25 > L:
+        t24, pos = _uvarint(buf, pos)
+    if t24:
+        for _ in range(t24):
+            g25, pos = _uvarint(buf, pos)
+            z26, pos = _uvarint(buf, pos)
+            e27 = pos + z26
+            if e27 > L:
                 raise _malformed("tagged field of OffsetCommitResponse runs past the end")
-            u21[g23] = bytes(buf[pos:e25])
-            pos = e25
-    return OffsetCommitResponse(v1, v2, u21), pos
+            u23[g25] = bytes(buf[pos:e27])
+            pos = e27
+    obj = _new(OffsetCommitResponse)
+    obj.throttle_time_ms = v1
+    obj.topics = v2
+    obj.unknown_tagged_fields = u23
+    return obj, pos
 
 _DEC_OffsetCommitResponse = (_d_OffsetCommitResponse_v0, _d_OffsetCommitResponse_v0, _d_OffsetCommitResponse_v0, _d_OffsetCommitResponse_v3, _d_OffsetCommitResponse_v3, _d_OffsetCommitResponse_v3, _d_OffsetCommitResponse_v3, _d_OffsetCommitResponse_v3, _d_OffsetCommitResponse_v8, _d_OffsetCommitResponse_v8,)
 
@@ -409,36 +449,55 @@ def _d_OffsetCommitRequest_v0(buf: memoryview, pos: int) -> tuple[OffsetCommitRe
         raise _malformed("bad count of OffsetCommitRequest.topics")
     v4 = []
     for _ in range(n5):
-        n7, = _S_h.unpack_from(buf, pos)
+        n8, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e8 = pos + n7
-        if n7 < 0 or e8 > L:
+        e9 = pos + n8
+        if n8 < 0 or e9 > L:
             raise _malformed("OffsetCommitRequestTopic.name runs past the end")
-        v6 = str(buf[pos:e8], 'utf-8')
-        pos = e8
-        v9: list[OffsetCommitRequestPartition]
-        n10, = _S_i.unpack_from(buf, pos)
+        v7 = str(buf[pos:e9], 'utf-8')
+        pos = e9
+        v10: list[OffsetCommitRequestPartition]
+        n11, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n10 < 0 or n10 > L - pos:
+        if n11 < 0 or n11 > L - pos:
             raise _malformed("bad count of OffsetCommitRequestTopic.partitions")
-        v9 = []
-        for _ in range(n10):
-            v13: str | None
-            v11, v12, n14 = _S_iqh.unpack_from(buf, pos)
+        v10 = []
+        for _ in range(n11):
+            v15: str | None
+            v13, v14, n16 = _S_iqh.unpack_from(buf, pos)
             pos += 14
-            if n14 < 0:
-                if n14 != -1:
+            if n16 < 0:
+                if n16 != -1:
                     raise _malformed("bad length of OffsetCommitRequestPartition.committed_metadata")
-                v13 = None
+                v15 = None
             else:
-                e15 = pos + n14
-                if e15 > L:
+                e17 = pos + n16
+                if e17 > L:
                     raise _malformed("OffsetCommitRequestPartition.committed_metadata runs past the end")
-                v13 = str(buf[pos:e15], 'utf-8')
-                pos = e15
-            v9.append(OffsetCommitRequestPartition(v11, v12, -1, -1, v13, {}))
-        v4.append(OffsetCommitRequestTopic(v6, v9, {}))
-    return OffsetCommitRequest(v1, -1, '', None, -1, v4, {}), pos
+                v15 = str(buf[pos:e17], 'utf-8')
+                pos = e17
+            o12 = _new(OffsetCommitRequestPartition)
+            o12.partition_index = v13
+            o12.committed_offset = v14
+            o12.committed_leader_epoch = -1
+            o12.commit_timestamp = -1
+            o12.committed_metadata = v15
+            o12.unknown_tagged_fields = {}
+            v10.append(o12)
+        o6 = _new(OffsetCommitRequestTopic)
+        o6.name = v7
+        o6.partitions = v10
+        o6.unknown_tagged_fields = {}
+        v4.append(o6)
+    obj = _new(OffsetCommitRequest)
+    obj.group_id = v1
+    obj.generation_id_or_member_epoch = -1
+    obj.member_id = ''
+    obj.group_instance_id = None
+    obj.retention_time_ms = -1
+    obj.topics = v4
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_OffsetCommitRequest_v1(buf: memoryview, pos: int) -> tuple[OffsetCommitRequest, int]:
     L = len(buf)
@@ -463,36 +522,55 @@ def _d_OffsetCommitRequest_v1(buf: memoryview, pos: int) -> tuple[OffsetCommitRe
         raise _malformed("bad count of OffsetCommitRequest.topics")
     v8 = []
     for _ in range(n9):
-        n11, = _S_h.unpack_from(buf, pos)
+        n12, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e12 = pos + n11
-        if n11 < 0 or e12 > L:
+        e13 = pos + n12
+        if n12 < 0 or e13 > L:
             raise _malformed("OffsetCommitRequestTopic.name runs past the end")
-        v10 = str(buf[pos:e12], 'utf-8')
-        pos = e12
-        v13: list[OffsetCommitRequestPartition]
-        n14, = _S_i.unpack_from(buf, pos)
+        v11 = str(buf[pos:e13], 'utf-8')
+        pos = e13
+        v14: list[OffsetCommitRequestPartition]
+        n15, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n14 < 0 or n14 > L - pos:
+        if n15 < 0 or n15 > L - pos:
             raise _malformed("bad count of OffsetCommitRequestTopic.partitions")
-        v13 = []
-        for _ in range(n14):
-            v18: str | None
-            v15, v16, v17, n19 = _S_iqqh.unpack_from(buf, pos)
+        v14 = []
+        for _ in range(n15):
+            v20: str | None
+            v17, v18, v19, n21 = _S_iqqh.unpack_from(buf, pos)
             pos += 22
-            if n19 < 0:
-                if n19 != -1:
+            if n21 < 0:
+                if n21 != -1:
                     raise _malformed("bad length of OffsetCommitRequestPartition.committed_metadata")
-                v18 = None
+                v20 = None
             else:
-                e20 = pos + n19
-                if e20 > L:
+                e22 = pos + n21
+                if e22 > L:
                     raise _malformed("OffsetCommitRequestPartition.committed_metadata runs past the end")
-                v18 = str(buf[pos:e20], 'utf-8')
-                pos = e20
-            v13.append(OffsetCommitRequestPartition(v15, v16, -1, v17, v18, {}))
-        v8.append(OffsetCommitRequestTopic(v10, v13, {}))
-    return OffsetCommitRequest(v1, v4, v5, None, -1, v8, {}), pos
+                v20 = str(buf[pos:e22], 'utf-8')
+                pos = e22
+            o16 = _new(OffsetCommitRequestPartition)
+            o16.partition_index = v17
+            o16.committed_offset = v18
+            o16.committed_leader_epoch = -1
+            o16.commit_timestamp = v19
+            o16.committed_metadata = v20
+            o16.unknown_tagged_fields = {}
+            v14.append(o16)
+        o10 = _new(OffsetCommitRequestTopic)
+        o10.name = v11
+        o10.partitions = v14
+        o10.unknown_tagged_fields = {}
+        v8.append(o10)
+    obj = _new(OffsetCommitRequest)
+    obj.group_id = v1
+    obj.generation_id_or_member_epoch = v4
+    obj.member_id = v5
+    obj.group_instance_id = None
+    obj.retention_time_ms = -1
+    obj.topics = v8
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_OffsetCommitRequest_v2(buf: memoryview, pos: int) -> tuple[OffsetCommitRequest, int]:
     L = len(buf)
@@ -517,36 +595,55 @@ def _d_OffsetCommitRequest_v2(buf: memoryview, pos: int) -> tuple[OffsetCommitRe
         raise _malformed("bad count of OffsetCommitRequest.topics")
     v9 = []
     for _ in range(n10):
-        n12, = _S_h.unpack_from(buf, pos)
+        n13, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e13 = pos + n12
-        if n12 < 0 or e13 > L:
+        e14 = pos + n13
+        if n13 < 0 or e14 > L:
             raise _malformed("OffsetCommitRequestTopic.name runs past the end")
-        v11 = str(buf[pos:e13], 'utf-8')
-        pos = e13
-        v14: list[OffsetCommitRequestPartition]
-        n15, = _S_i.unpack_from(buf, pos)
+        v12 = str(buf[pos:e14], 'utf-8')
+        pos = e14
+        v15: list[OffsetCommitRequestPartition]
+        n16, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n15 < 0 or n15 > L - pos:
+        if n16 < 0 or n16 > L - pos:
             raise _malformed("bad count of OffsetCommitRequestTopic.partitions")
-        v14 = []
-        for _ in range(n15):
-            v18: str | None
-            v16, v17, n19 = _S_iqh.unpack_from(buf, pos)
+        v15 = []
+        for _ in range(n16):
+            v20: str | None
+            v18, v19, n21 = _S_iqh.unpack_from(buf, pos)
             pos += 14
-            if n19 < 0:
-                if n19 != -1:
+            if n21 < 0:
+                if n21 != -1:
                     raise _malformed("bad length of OffsetCommitRequestPartition.committed_metadata")
-                v18 = None
+                v20 = None
             else:
-                e20 = pos + n19
-                if e20 > L:
+                e22 = pos + n21
+                if e22 > L:
                     raise _malformed("OffsetCommitRequestPartition.committed_metadata runs past the end")
-                v18 = str(buf[pos:e20], 'utf-8')
-                pos = e20
-            v14.append(OffsetCommitRequestPartition(v16, v17, -1, -1, v18, {}))
-        v9.append(OffsetCommitRequestTopic(v11, v14, {}))
-    return OffsetCommitRequest(v1, v4, v5, None, v8, v9, {}), pos
+                v20 = str(buf[pos:e22], 'utf-8')
+                pos = e22
+            o17 = _new(OffsetCommitRequestPartition)
+            o17.partition_index = v18
+            o17.committed_offset = v19
+            o17.committed_leader_epoch = -1
+            o17.commit_timestamp = -1
+            o17.committed_metadata = v20
+            o17.unknown_tagged_fields = {}
+            v15.append(o17)
+        o11 = _new(OffsetCommitRequestTopic)
+        o11.name = v12
+        o11.partitions = v15
+        o11.unknown_tagged_fields = {}
+        v9.append(o11)
+    obj = _new(OffsetCommitRequest)
+    obj.group_id = v1
+    obj.generation_id_or_member_epoch = v4
+    obj.member_id = v5
+    obj.group_instance_id = None
+    obj.retention_time_ms = v8
+    obj.topics = v9
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_OffsetCommitRequest_v5(buf: memoryview, pos: int) -> tuple[OffsetCommitRequest, int]:
     L = len(buf)
@@ -571,36 +668,55 @@ def _d_OffsetCommitRequest_v5(buf: memoryview, pos: int) -> tuple[OffsetCommitRe
         raise _malformed("bad count of OffsetCommitRequest.topics")
     v8 = []
     for _ in range(n9):
-        n11, = _S_h.unpack_from(buf, pos)
+        n12, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e12 = pos + n11
-        if n11 < 0 or e12 > L:
+        e13 = pos + n12
+        if n12 < 0 or e13 > L:
             raise _malformed("OffsetCommitRequestTopic.name runs past the end")
-        v10 = str(buf[pos:e12], 'utf-8')
-        pos = e12
-        v13: list[OffsetCommitRequestPartition]
-        n14, = _S_i.unpack_from(buf, pos)
+        v11 = str(buf[pos:e13], 'utf-8')
+        pos = e13
+        v14: list[OffsetCommitRequestPartition]
+        n15, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n14 < 0 or n14 > L - pos:
+        if n15 < 0 or n15 > L - pos:
             raise _malformed("bad count of OffsetCommitRequestTopic.partitions")
-        v13 = []
-        for _ in range(n14):
-            v17: str | None
-            v15, v16, n18 = _S_iqh.unpack_from(buf, pos)
+        v14 = []
+        for _ in range(n15):
+            v19: str | None
+            v17, v18, n20 = _S_iqh.unpack_from(buf, pos)
             pos += 14
-            if n18 < 0:
-                if n18 != -1:
+            if n20 < 0:
+                if n20 != -1:
                     raise _malformed("bad length of OffsetCommitRequestPartition.committed_metadata")
-                v17 = None
+                v19 = None
             else:
-                e19 = pos + n18
-                if e19 > L:
+                e21 = pos + n20
+                if e21 > L:
                     raise _malformed("OffsetCommitRequestPartition.committed_metadata runs past the end")
-                v17 = str(buf[pos:e19], 'utf-8')
-                pos = e19
-            v13.append(OffsetCommitRequestPartition(v15, v16, -1, -1, v17, {}))
-        v8.append(OffsetCommitRequestTopic(v10, v13, {}))
-    return OffsetCommitRequest(v1, v4, v5, None, -1, v8, {}), pos
+                v19 = str(buf[pos:e21], 'utf-8')
+                pos = e21
+            o16 = _new(OffsetCommitRequestPartition)
+            o16.partition_index = v17
+            o16.committed_offset = v18
+            o16.committed_leader_epoch = -1
+            o16.commit_timestamp = -1
+            o16.committed_metadata = v19
+            o16.unknown_tagged_fields = {}
+            v14.append(o16)
+        o10 = _new(OffsetCommitRequestTopic)
+        o10.name = v11
+        o10.partitions = v14
+        o10.unknown_tagged_fields = {}
+        v8.append(o10)
+    obj = _new(OffsetCommitRequest)
+    obj.group_id = v1
+    obj.generation_id_or_member_epoch = v4
+    obj.member_id = v5
+    obj.group_instance_id = None
+    obj.retention_time_ms = -1
+    obj.topics = v8
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_OffsetCommitRequest_v6(buf: memoryview, pos: int) -> tuple[OffsetCommitRequest, int]:
     L = len(buf)
@@ -625,36 +741,55 @@ def _d_OffsetCommitRequest_v6(buf: memoryview, pos: int) -> tuple[OffsetCommitRe
         raise _malformed("bad count of OffsetCommitRequest.topics")
     v8 = []
     for _ in range(n9):
-        n11, = _S_h.unpack_from(buf, pos)
+        n12, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e12 = pos + n11
-        if n11 < 0 or e12 > L:
+        e13 = pos + n12
+        if n12 < 0 or e13 > L:
             raise _malformed("OffsetCommitRequestTopic.name runs past the end")
-        v10 = str(buf[pos:e12], 'utf-8')
-        pos = e12
-        v13: list[OffsetCommitRequestPartition]
-        n14, = _S_i.unpack_from(buf, pos)
+        v11 = str(buf[pos:e13], 'utf-8')
+        pos = e13
+        v14: list[OffsetCommitRequestPartition]
+        n15, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n14 < 0 or n14 > L - pos:
+        if n15 < 0 or n15 > L - pos:
             raise _malformed("bad count of OffsetCommitRequestTopic.partitions")
-        v13 = []
-        for _ in range(n14):
-            v18: str | None
-            v15, v16, v17, n19 = _S_iqih.unpack_from(buf, pos)
+        v14 = []
+        for _ in range(n15):
+            v20: str | None
+            v17, v18, v19, n21 = _S_iqih.unpack_from(buf, pos)
             pos += 18
-            if n19 < 0:
-                if n19 != -1:
+            if n21 < 0:
+                if n21 != -1:
                     raise _malformed("bad length of OffsetCommitRequestPartition.committed_metadata")
-                v18 = None
+                v20 = None
             else:
-                e20 = pos + n19
-                if e20 > L:
+                e22 = pos + n21
+                if e22 > L:
                     raise _malformed("OffsetCommitRequestPartition.committed_metadata runs past the end")
-                v18 = str(buf[pos:e20], 'utf-8')
-                pos = e20
-            v13.append(OffsetCommitRequestPartition(v15, v16, v17, -1, v18, {}))
-        v8.append(OffsetCommitRequestTopic(v10, v13, {}))
-    return OffsetCommitRequest(v1, v4, v5, None, -1, v8, {}), pos
+                v20 = str(buf[pos:e22], 'utf-8')
+                pos = e22
+            o16 = _new(OffsetCommitRequestPartition)
+            o16.partition_index = v17
+            o16.committed_offset = v18
+            o16.committed_leader_epoch = v19
+            o16.commit_timestamp = -1
+            o16.committed_metadata = v20
+            o16.unknown_tagged_fields = {}
+            v14.append(o16)
+        o10 = _new(OffsetCommitRequestTopic)
+        o10.name = v11
+        o10.partitions = v14
+        o10.unknown_tagged_fields = {}
+        v8.append(o10)
+    obj = _new(OffsetCommitRequest)
+    obj.group_id = v1
+    obj.generation_id_or_member_epoch = v4
+    obj.member_id = v5
+    obj.group_instance_id = None
+    obj.retention_time_ms = -1
+    obj.topics = v8
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_OffsetCommitRequest_v7(buf: memoryview, pos: int) -> tuple[OffsetCommitRequest, int]:
     L = len(buf)
@@ -692,36 +827,55 @@ def _d_OffsetCommitRequest_v7(buf: memoryview, pos: int) -> tuple[OffsetCommitRe
         raise _malformed("bad count of OffsetCommitRequest.topics")
     v11 = []
     for _ in range(n12):
-        n14, = _S_h.unpack_from(buf, pos)
+        n15, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e15 = pos + n14
-        if n14 < 0 or e15 > L:
+        e16 = pos + n15
+        if n15 < 0 or e16 > L:
             raise _malformed("OffsetCommitRequestTopic.name runs past the end")
-        v13 = str(buf[pos:e15], 'utf-8')
-        pos = e15
-        v16: list[OffsetCommitRequestPartition]
-        n17, = _S_i.unpack_from(buf, pos)
+        v14 = str(buf[pos:e16], 'utf-8')
+        pos = e16
+        v17: list[OffsetCommitRequestPartition]
+        n18, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n17 < 0 or n17 > L - pos:
+        if n18 < 0 or n18 > L - pos:
             raise _malformed("bad count of OffsetCommitRequestTopic.partitions")
-        v16 = []
-        for _ in range(n17):
-            v21: str | None
-            v18, v19, v20, n22 = _S_iqih.unpack_from(buf, pos)
+        v17 = []
+        for _ in range(n18):
+            v23: str | None
+            v20, v21, v22, n24 = _S_iqih.unpack_from(buf, pos)
             pos += 18
-            if n22 < 0:
-                if n22 != -1:
+            if n24 < 0:
+                if n24 != -1:
                     raise _malformed("bad length of OffsetCommitRequestPartition.committed_metadata")
-                v21 = None
+                v23 = None
             else:
-                e23 = pos + n22
-                if e23 > L:
+                e25 = pos + n24
+                if e25 > L:
                     raise _malformed("OffsetCommitRequestPartition.committed_metadata runs past the end")
-                v21 = str(buf[pos:e23], 'utf-8')
-                pos = e23
-            v16.append(OffsetCommitRequestPartition(v18, v19, v20, -1, v21, {}))
-        v11.append(OffsetCommitRequestTopic(v13, v16, {}))
-    return OffsetCommitRequest(v1, v4, v5, v8, -1, v11, {}), pos
+                v23 = str(buf[pos:e25], 'utf-8')
+                pos = e25
+            o19 = _new(OffsetCommitRequestPartition)
+            o19.partition_index = v20
+            o19.committed_offset = v21
+            o19.committed_leader_epoch = v22
+            o19.commit_timestamp = -1
+            o19.committed_metadata = v23
+            o19.unknown_tagged_fields = {}
+            v17.append(o19)
+        o13 = _new(OffsetCommitRequestTopic)
+        o13.name = v14
+        o13.partitions = v17
+        o13.unknown_tagged_fields = {}
+        v11.append(o13)
+    obj = _new(OffsetCommitRequest)
+    obj.group_id = v1
+    obj.generation_id_or_member_epoch = v4
+    obj.member_id = v5
+    obj.group_instance_id = v8
+    obj.retention_time_ms = -1
+    obj.topics = v11
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_OffsetCommitRequest_v8(buf: memoryview, pos: int) -> tuple[OffsetCommitRequest, int]:
     L = len(buf)
@@ -777,95 +931,114 @@ def _d_OffsetCommitRequest_v8(buf: memoryview, pos: int) -> tuple[OffsetCommitRe
         raise _malformed("bad count of OffsetCommitRequest.topics")
     v11 = []
     for _ in range(n12):
-        n14 = buf[pos]
-        if n14 < 128:
+        n15 = buf[pos]
+        if n15 < 128:
             pos += 1
         else:
-            n14, pos = _uvarint(buf, pos)
-        n14 -= 1
-        e15 = pos + n14
-        if n14 < 0 or e15 > L:
+            n15, pos = _uvarint(buf, pos)
+        n15 -= 1
+        e16 = pos + n15
+        if n15 < 0 or e16 > L:
             raise _malformed("OffsetCommitRequestTopic.name runs past the end")
-        v13 = str(buf[pos:e15], 'utf-8')
-        pos = e15
-        v16: list[OffsetCommitRequestPartition]
-        n17 = buf[pos]
-        if n17 < 128:
+        v14 = str(buf[pos:e16], 'utf-8')
+        pos = e16
+        v17: list[OffsetCommitRequestPartition]
+        n18 = buf[pos]
+        if n18 < 128:
             pos += 1
         else:
-            n17, pos = _uvarint(buf, pos)
-        n17 -= 1
-        if n17 < 0 or n17 > L - pos:
+            n18, pos = _uvarint(buf, pos)
+        n18 -= 1
+        if n18 < 0 or n18 > L - pos:
             raise _malformed("bad count of OffsetCommitRequestTopic.partitions")
-        v16 = []
-        for _ in range(n17):
-            v21: str | None
-            v18, v19, v20 = _S_iqi.unpack_from(buf, pos)
+        v17 = []
+        for _ in range(n18):
+            v23: str | None
+            v20, v21, v22 = _S_iqi.unpack_from(buf, pos)
             pos += 16
-            n22 = buf[pos]
-            if n22 < 128:
+            n24 = buf[pos]
+            if n24 < 128:
                 pos += 1
             else:
-                n22, pos = _uvarint(buf, pos)
-            n22 -= 1
-            if n22 < 0:
-                if n22 != -1:
+                n24, pos = _uvarint(buf, pos)
+            n24 -= 1
+            if n24 < 0:
+                if n24 != -1:
                     raise _malformed("bad length of OffsetCommitRequestPartition.committed_metadata")
-                v21 = None
+                v23 = None
             else:
-                e23 = pos + n22
-                if e23 > L:
+                e25 = pos + n24
+                if e25 > L:
                     raise _malformed("OffsetCommitRequestPartition.committed_metadata runs past the end")
-                v21 = str(buf[pos:e23], 'utf-8')
-                pos = e23
-            u24: dict[int, bytes] = {}
-            t25 = buf[pos]
-            if t25 < 128:
+                v23 = str(buf[pos:e25], 'utf-8')
+                pos = e25
+            u26: dict[int, bytes] = {}
+            t27 = buf[pos]
+            if t27 < 128:
                 pos += 1
             else:
-                t25, pos = _uvarint(buf, pos)
-            if t25:
-                for _ in range(t25):
-                    g26, pos = _uvarint(buf, pos)
-                    z27, pos = _uvarint(buf, pos)
-                    e28 = pos + z27
-                    if e28 > L:
+                t27, pos = _uvarint(buf, pos)
+            if t27:
+                for _ in range(t27):
+                    g28, pos = _uvarint(buf, pos)
+                    z29, pos = _uvarint(buf, pos)
+                    e30 = pos + z29
+                    if e30 > L:
                         raise _malformed("tagged field of OffsetCommitRequestPartition runs past the end")
-                    u24[g26] = bytes(buf[pos:e28])
-                    pos = e28
-            v16.append(OffsetCommitRequestPartition(v18, v19, v20, -1, v21, u24))
-        u29: dict[int, bytes] = {}
-        t30 = buf[pos]
-        if t30 < 128:
+                    u26[g28] = bytes(buf[pos:e30])
+                    pos = e30
+            o19 = _new(OffsetCommitRequestPartition)
+            o19.partition_index = v20
+            o19.committed_offset = v21
+            o19.committed_leader_epoch = v22
+            o19.commit_timestamp = -1
+            o19.committed_metadata = v23
+            o19.unknown_tagged_fields = u26
+            v17.append(o19)
+        u31: dict[int, bytes] = {}
+        t32 = buf[pos]
+        if t32 < 128:
             pos += 1
         else:
-            t30, pos = _uvarint(buf, pos)
-        if t30:
-            for _ in range(t30):
-                g31, pos = _uvarint(buf, pos)
-                z32, pos = _uvarint(buf, pos)
-                e33 = pos + z32
-                if e33 > L:
+            t32, pos = _uvarint(buf, pos)
+        if t32:
+            for _ in range(t32):
+                g33, pos = _uvarint(buf, pos)
+                z34, pos = _uvarint(buf, pos)
+                e35 = pos + z34
+                if e35 > L:
                     raise _malformed("tagged field of OffsetCommitRequestTopic runs past the end")
-                u29[g31] = bytes(buf[pos:e33])
-                pos = e33
-        v11.append(OffsetCommitRequestTopic(v13, v16, u29))
-    u34: dict[int, bytes] = {}
-    t35 = buf[pos]
-    if t35 < 128:
+                u31[g33] = bytes(buf[pos:e35])
+                pos = e35
+        o13 = _new(OffsetCommitRequestTopic)
+        o13.name = v14
+        o13.partitions = v17
+        o13.unknown_tagged_fields = u31
+        v11.append(o13)
+    u36: dict[int, bytes] = {}
+    t37 = buf[pos]
+    if t37 < 128:
         pos += 1
     else:
-        t35, pos = _uvarint(buf, pos)
-    if t35:
-        for _ in range(t35):
-            g36, pos = _uvarint(buf, pos)
-            z37, pos = _uvarint(buf, pos)
-            e38 = pos + z37
-            if e38 > L:
+        t37, pos = _uvarint(buf, pos)
+    if t37:
+        for _ in range(t37):
+            g38, pos = _uvarint(buf, pos)
+            z39, pos = _uvarint(buf, pos)
+            e40 = pos + z39
+            if e40 > L:
                 raise _malformed("tagged field of OffsetCommitRequest runs past the end")
-            u34[g36] = bytes(buf[pos:e38])
-            pos = e38
-    return OffsetCommitRequest(v1, v4, v5, v8, -1, v11, u34), pos
+            u36[g38] = bytes(buf[pos:e40])
+            pos = e40
+    obj = _new(OffsetCommitRequest)
+    obj.group_id = v1
+    obj.generation_id_or_member_epoch = v4
+    obj.member_id = v5
+    obj.group_instance_id = v8
+    obj.retention_time_ms = -1
+    obj.topics = v11
+    obj.unknown_tagged_fields = u36
+    return obj, pos
 
 _DEC_OffsetCommitRequest = (_d_OffsetCommitRequest_v0, _d_OffsetCommitRequest_v1, _d_OffsetCommitRequest_v2, _d_OffsetCommitRequest_v2, _d_OffsetCommitRequest_v2, _d_OffsetCommitRequest_v5, _d_OffsetCommitRequest_v6, _d_OffsetCommitRequest_v7, _d_OffsetCommitRequest_v8, _d_OffsetCommitRequest_v8,)
 

@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['OffsetDeleteRequest', 'OffsetDeleteRequestPartition', 'OffsetDeleteRequestTopic', 'OffsetDeleteResponse', 'OffsetDeleteResponsePartition', 'OffsetDeleteResponseTopic']
 
@@ -152,25 +156,35 @@ def _d_OffsetDeleteResponse_v0(buf: memoryview, pos: int) -> tuple[OffsetDeleteR
         raise _malformed("bad count of OffsetDeleteResponse.topics")
     v3 = []
     for _ in range(n4):
-        n6, = _S_h.unpack_from(buf, pos)
+        n7, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e7 = pos + n6
-        if n6 < 0 or e7 > L:
+        e8 = pos + n7
+        if n7 < 0 or e8 > L:
             raise _malformed("OffsetDeleteResponseTopic.name runs past the end")
-        v5 = str(buf[pos:e7], 'utf-8')
-        pos = e7
-        v8: list[OffsetDeleteResponsePartition]
-        n9, = _S_i.unpack_from(buf, pos)
+        v6 = str(buf[pos:e8], 'utf-8')
+        pos = e8
+        v9: list[OffsetDeleteResponsePartition]
+        n10, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n9 < 0 or n9 > L - pos:
+        if n10 < 0 or n10 > L - pos:
             raise _malformed("bad count of OffsetDeleteResponseTopic.partitions")
-        v8 = []
-        for _ in range(n9):
-            v10, v11 = _S_ih.unpack_from(buf, pos)
+        v9 = []
+        for _ in range(n10):
+            v12, v13 = _S_ih.unpack_from(buf, pos)
             pos += 6
-            v8.append(OffsetDeleteResponsePartition(v10, v11))
-        v3.append(OffsetDeleteResponseTopic(v5, v8))
-    return OffsetDeleteResponse(v1, v2, v3), pos
+            o11 = _new(OffsetDeleteResponsePartition)
+            o11.partition_index = v12
+            o11.error_code = v13
+            v9.append(o11)
+        o5 = _new(OffsetDeleteResponseTopic)
+        o5.name = v6
+        o5.partitions = v9
+        v3.append(o5)
+    obj = _new(OffsetDeleteResponse)
+    obj.error_code = v1
+    obj.throttle_time_ms = v2
+    obj.topics = v3
+    return obj, pos
 
 _DEC_OffsetDeleteResponse = (_d_OffsetDeleteResponse_v0,)
 
@@ -206,25 +220,33 @@ def _d_OffsetDeleteRequest_v0(buf: memoryview, pos: int) -> tuple[OffsetDeleteRe
         raise _malformed("bad count of OffsetDeleteRequest.topics")
     v4 = []
     for _ in range(n5):
-        n7, = _S_h.unpack_from(buf, pos)
+        n8, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e8 = pos + n7
-        if n7 < 0 or e8 > L:
+        e9 = pos + n8
+        if n8 < 0 or e9 > L:
             raise _malformed("OffsetDeleteRequestTopic.name runs past the end")
-        v6 = str(buf[pos:e8], 'utf-8')
-        pos = e8
-        v9: list[OffsetDeleteRequestPartition]
-        n10, = _S_i.unpack_from(buf, pos)
+        v7 = str(buf[pos:e9], 'utf-8')
+        pos = e9
+        v10: list[OffsetDeleteRequestPartition]
+        n11, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n10 < 0 or n10 > L - pos:
+        if n11 < 0 or n11 > L - pos:
             raise _malformed("bad count of OffsetDeleteRequestTopic.partitions")
-        v9 = []
-        for _ in range(n10):
-            v11, = _S_i.unpack_from(buf, pos)
+        v10 = []
+        for _ in range(n11):
+            v13, = _S_i.unpack_from(buf, pos)
             pos += 4
-            v9.append(OffsetDeleteRequestPartition(v11))
-        v4.append(OffsetDeleteRequestTopic(v6, v9))
-    return OffsetDeleteRequest(v1, v4), pos
+            o12 = _new(OffsetDeleteRequestPartition)
+            o12.partition_index = v13
+            v10.append(o12)
+        o6 = _new(OffsetDeleteRequestTopic)
+        o6.name = v7
+        o6.partitions = v10
+        v4.append(o6)
+    obj = _new(OffsetDeleteRequest)
+    obj.group_id = v1
+    obj.topics = v4
+    return obj, pos
 
 _DEC_OffsetDeleteRequest = (_d_OffsetDeleteRequest_v0,)
 

@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['OffsetFetchRequest', 'OffsetFetchRequestGroup', 'OffsetFetchRequestTopic', 'OffsetFetchRequestTopics', 'OffsetFetchResponse', 'OffsetFetchResponseGroup', 'OffsetFetchResponsePartition', 'OffsetFetchResponsePartitions', 'OffsetFetchResponseTopic', 'OffsetFetchResponseTopics']
 
@@ -210,136 +214,6 @@ def _d_OffsetFetchResponse_v0(buf: memoryview, pos: int) -> tuple[OffsetFetchRes
         raise _malformed("bad count of OffsetFetchResponse.topics")
     v1 = []
     for _ in range(n2):
-        n4, = _S_h.unpack_from(buf, pos)
-        pos += 2
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
-            raise _malformed("OffsetFetchResponseTopic.name runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        v6: list[OffsetFetchResponsePartition]
-        n7, = _S_i.unpack_from(buf, pos)
-        pos += 4
-        if n7 < 0 or n7 > L - pos:
-            raise _malformed("bad count of OffsetFetchResponseTopic.partitions")
-        v6 = []
-        for _ in range(n7):
-            v10: str | None
-            v8, v9, n11 = _S_iqh.unpack_from(buf, pos)
-            pos += 14
-            if n11 < 0:
-                if n11 != -1:
-                    raise _malformed("bad length of OffsetFetchResponsePartition.metadata")
-                v10 = None
-            else:
-                e12 = pos + n11
-                if e12 > L:
-                    raise _malformed("OffsetFetchResponsePartition.metadata runs past the end")
-                v10 = str(buf[pos:e12], 'utf-8')
-                pos = e12
-            v13, = _S_h.unpack_from(buf, pos)
-            pos += 2
-            v6.append(OffsetFetchResponsePartition(v8, v9, -1, v10, v13, {}))
-        v1.append(OffsetFetchResponseTopic(v3, v6, {}))
-    return OffsetFetchResponse(0, v1, 0, [], {}), pos
-
-def _d_OffsetFetchResponse_v2(buf: memoryview, pos: int) -> tuple[OffsetFetchResponse, int]:
-    L = len(buf)
-    v1: list[OffsetFetchResponseTopic]
-    n2, = _S_i.unpack_from(buf, pos)
-    pos += 4
-    if n2 < 0 or n2 > L - pos:
-        raise _malformed("bad count of OffsetFetchResponse.topics")
-    v1 = []
-    for _ in range(n2):
-        n4, = _S_h.unpack_from(buf, pos)
-        pos += 2
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
-            raise _malformed("OffsetFetchResponseTopic.name runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        v6: list[OffsetFetchResponsePartition]
-        n7, = _S_i.unpack_from(buf, pos)
-        pos += 4
-        if n7 < 0 or n7 > L - pos:
-            raise _malformed("bad count of OffsetFetchResponseTopic.partitions")
-        v6 = []
-        for _ in range(n7):
-            v10: str | None
-            v8, v9, n11 = _S_iqh.unpack_from(buf, pos)
-            pos += 14
-            if n11 < 0:
-                if n11 != -1:
-                    raise _malformed("bad length of OffsetFetchResponsePartition.metadata")
-                v10 = None
-            else:
-                e12 = pos + n11
-                if e12 > L:
-                    raise _malformed("OffsetFetchResponsePartition.metadata runs past the end")
-                v10 = str(buf[pos:e12], 'utf-8')
-                pos = e12
-            v13, = _S_h.unpack_from(buf, pos)
-            pos += 2
-            v6.append(OffsetFetchResponsePartition(v8, v9, -1, v10, v13, {}))
-        v1.append(OffsetFetchResponseTopic(v3, v6, {}))
-    v14, = _S_h.unpack_from(buf, pos)
-    pos += 2
-    return OffsetFetchResponse(0, v1, v14, [], {}), pos
-
-def _d_OffsetFetchResponse_v3(buf: memoryview, pos: int) -> tuple[OffsetFetchResponse, int]:
-    L = len(buf)
-    v2: list[OffsetFetchResponseTopic]
-    v1, n3 = _S_ii.unpack_from(buf, pos)
-    pos += 8
-    if n3 < 0 or n3 > L - pos:
-        raise _malformed("bad count of OffsetFetchResponse.topics")
-    v2 = []
-    for _ in range(n3):
-        n5, = _S_h.unpack_from(buf, pos)
-        pos += 2
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
-            raise _malformed("OffsetFetchResponseTopic.name runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7: list[OffsetFetchResponsePartition]
-        n8, = _S_i.unpack_from(buf, pos)
-        pos += 4
-        if n8 < 0 or n8 > L - pos:
-            raise _malformed("bad count of OffsetFetchResponseTopic.partitions")
-        v7 = []
-        for _ in range(n8):
-            v11: str | None
-            v9, v10, n12 = _S_iqh.unpack_from(buf, pos)
-            pos += 14
-            if n12 < 0:
-                if n12 != -1:
-                    raise _malformed("bad length of OffsetFetchResponsePartition.metadata")
-                v11 = None
-            else:
-                e13 = pos + n12
-                if e13 > L:
-                    raise _malformed("OffsetFetchResponsePartition.metadata runs past the end")
-                v11 = str(buf[pos:e13], 'utf-8')
-                pos = e13
-            v14, = _S_h.unpack_from(buf, pos)
-            pos += 2
-            v7.append(OffsetFetchResponsePartition(v9, v10, -1, v11, v14, {}))
-        v2.append(OffsetFetchResponseTopic(v4, v7, {}))
-    v15, = _S_h.unpack_from(buf, pos)
-    pos += 2
-    return OffsetFetchResponse(v1, v2, v15, [], {}), pos
-
-def _d_OffsetFetchResponse_v5(buf: memoryview, pos: int) -> tuple[OffsetFetchResponse, int]:
-    L = len(buf)
-    v2: list[OffsetFetchResponseTopic]
-    v1, n3 = _S_ii.unpack_from(buf, pos)
-    pos += 8
-    if n3 < 0 or n3 > L - pos:
-        raise _malformed("bad count of OffsetFetchResponse.topics")
-    v2 = []
-    for _ in range(n3):
         n5, = _S_h.unpack_from(buf, pos)
         pos += 2
         e6 = pos + n5
@@ -355,8 +229,8 @@ def _d_OffsetFetchResponse_v5(buf: memoryview, pos: int) -> tuple[OffsetFetchRes
         v7 = []
         for _ in range(n8):
             v12: str | None
-            v9, v10, v11, n13 = _S_iqih.unpack_from(buf, pos)
-            pos += 18
+            v10, v11, n13 = _S_iqh.unpack_from(buf, pos)
+            pos += 14
             if n13 < 0:
                 if n13 != -1:
                     raise _malformed("bad length of OffsetFetchResponsePartition.metadata")
@@ -369,11 +243,209 @@ def _d_OffsetFetchResponse_v5(buf: memoryview, pos: int) -> tuple[OffsetFetchRes
                 pos = e14
             v15, = _S_h.unpack_from(buf, pos)
             pos += 2
-            v7.append(OffsetFetchResponsePartition(v9, v10, v11, v12, v15, {}))
-        v2.append(OffsetFetchResponseTopic(v4, v7, {}))
+            o9 = _new(OffsetFetchResponsePartition)
+            o9.partition_index = v10
+            o9.committed_offset = v11
+            o9.committed_leader_epoch = -1
+            o9.metadata = v12
+            o9.error_code = v15
+            o9.unknown_tagged_fields = {}
+            v7.append(o9)
+        o3 = _new(OffsetFetchResponseTopic)
+        o3.name = v4
+        o3.partitions = v7
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    obj = _new(OffsetFetchResponse)
+    obj.throttle_time_ms = 0
+    obj.topics = v1
+    obj.error_code = 0
+    obj.groups = []
+    obj.unknown_tagged_fields = {}
+    return obj, pos
+
+def _d_OffsetFetchResponse_v2(buf: memoryview, pos: int) -> tuple[OffsetFetchResponse, int]:
+    L = len(buf)
+    v1: list[OffsetFetchResponseTopic]
+    n2, = _S_i.unpack_from(buf, pos)
+    pos += 4
+    if n2 < 0 or n2 > L - pos:
+        raise _malformed("bad count of OffsetFetchResponse.topics")
+    v1 = []
+    for _ in range(n2):
+        n5, = _S_h.unpack_from(buf, pos)
+        pos += 2
+        e6 = pos + n5
+        if n5 < 0 or e6 > L:
+            raise _malformed("OffsetFetchResponseTopic.name runs past the end")
+        v4 = str(buf[pos:e6], 'utf-8')
+        pos = e6
+        v7: list[OffsetFetchResponsePartition]
+        n8, = _S_i.unpack_from(buf, pos)
+        pos += 4
+        if n8 < 0 or n8 > L - pos:
+            raise _malformed("bad count of OffsetFetchResponseTopic.partitions")
+        v7 = []
+        for _ in range(n8):
+            v12: str | None
+            v10, v11, n13 = _S_iqh.unpack_from(buf, pos)
+            pos += 14
+            if n13 < 0:
+                if n13 != -1:
+                    raise _malformed("bad length of OffsetFetchResponsePartition.metadata")
+                v12 = None
+            else:
+                e14 = pos + n13
+                if e14 > L:
+                    raise _malformed("OffsetFetchResponsePartition.metadata runs past the end")
+                v12 = str(buf[pos:e14], 'utf-8')
+                pos = e14
+            v15, = _S_h.unpack_from(buf, pos)
+            pos += 2
+            o9 = _new(OffsetFetchResponsePartition)
+            o9.partition_index = v10
+            o9.committed_offset = v11
+            o9.committed_leader_epoch = -1
+            o9.metadata = v12
+            o9.error_code = v15
+            o9.unknown_tagged_fields = {}
+            v7.append(o9)
+        o3 = _new(OffsetFetchResponseTopic)
+        o3.name = v4
+        o3.partitions = v7
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
     v16, = _S_h.unpack_from(buf, pos)
     pos += 2
-    return OffsetFetchResponse(v1, v2, v16, [], {}), pos
+    obj = _new(OffsetFetchResponse)
+    obj.throttle_time_ms = 0
+    obj.topics = v1
+    obj.error_code = v16
+    obj.groups = []
+    obj.unknown_tagged_fields = {}
+    return obj, pos
+
+def _d_OffsetFetchResponse_v3(buf: memoryview, pos: int) -> tuple[OffsetFetchResponse, int]:
+    L = len(buf)
+    v2: list[OffsetFetchResponseTopic]
+    v1, n3 = _S_ii.unpack_from(buf, pos)
+    pos += 8
+    if n3 < 0 or n3 > L - pos:
+        raise _malformed("bad count of OffsetFetchResponse.topics")
+    v2 = []
+    for _ in range(n3):
+        n6, = _S_h.unpack_from(buf, pos)
+        pos += 2
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
+            raise _malformed("OffsetFetchResponseTopic.name runs past the end")
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8: list[OffsetFetchResponsePartition]
+        n9, = _S_i.unpack_from(buf, pos)
+        pos += 4
+        if n9 < 0 or n9 > L - pos:
+            raise _malformed("bad count of OffsetFetchResponseTopic.partitions")
+        v8 = []
+        for _ in range(n9):
+            v13: str | None
+            v11, v12, n14 = _S_iqh.unpack_from(buf, pos)
+            pos += 14
+            if n14 < 0:
+                if n14 != -1:
+                    raise _malformed("bad length of OffsetFetchResponsePartition.metadata")
+                v13 = None
+            else:
+                e15 = pos + n14
+                if e15 > L:
+                    raise _malformed("OffsetFetchResponsePartition.metadata runs past the end")
+                v13 = str(buf[pos:e15], 'utf-8')
+                pos = e15
+            v16, = _S_h.unpack_from(buf, pos)
+            pos += 2
+            o10 = _new(OffsetFetchResponsePartition)
+            o10.partition_index = v11
+            o10.committed_offset = v12
+            o10.committed_leader_epoch = -1
+            o10.metadata = v13
+            o10.error_code = v16
+            o10.unknown_tagged_fields = {}
+            v8.append(o10)
+        o4 = _new(OffsetFetchResponseTopic)
+        o4.name = v5
+        o4.partitions = v8
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    v17, = _S_h.unpack_from(buf, pos)
+    pos += 2
+    obj = _new(OffsetFetchResponse)
+    obj.throttle_time_ms = v1
+    obj.topics = v2
+    obj.error_code = v17
+    obj.groups = []
+    obj.unknown_tagged_fields = {}
+    return obj, pos
+
+def _d_OffsetFetchResponse_v5(buf: memoryview, pos: int) -> tuple[OffsetFetchResponse, int]:
+    L = len(buf)
+    v2: list[OffsetFetchResponseTopic]
+    v1, n3 = _S_ii.unpack_from(buf, pos)
+    pos += 8
+    if n3 < 0 or n3 > L - pos:
+        raise _malformed("bad count of OffsetFetchResponse.topics")
+    v2 = []
+    for _ in range(n3):
+        n6, = _S_h.unpack_from(buf, pos)
+        pos += 2
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
+            raise _malformed("OffsetFetchResponseTopic.name runs past the end")
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8: list[OffsetFetchResponsePartition]
+        n9, = _S_i.unpack_from(buf, pos)
+        pos += 4
+        if n9 < 0 or n9 > L - pos:
+            raise _malformed("bad count of OffsetFetchResponseTopic.partitions")
+        v8 = []
+        for _ in range(n9):
+            v14: str | None
+            v11, v12, v13, n15 = _S_iqih.unpack_from(buf, pos)
+            pos += 18
+            if n15 < 0:
+                if n15 != -1:
+                    raise _malformed("bad length of OffsetFetchResponsePartition.metadata")
+                v14 = None
+            else:
+                e16 = pos + n15
+                if e16 > L:
+                    raise _malformed("OffsetFetchResponsePartition.metadata runs past the end")
+                v14 = str(buf[pos:e16], 'utf-8')
+                pos = e16
+            v17, = _S_h.unpack_from(buf, pos)
+            pos += 2
+            o10 = _new(OffsetFetchResponsePartition)
+            o10.partition_index = v11
+            o10.committed_offset = v12
+            o10.committed_leader_epoch = v13
+            o10.metadata = v14
+            o10.error_code = v17
+            o10.unknown_tagged_fields = {}
+            v8.append(o10)
+        o4 = _new(OffsetFetchResponseTopic)
+        o4.name = v5
+        o4.partitions = v8
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    v18, = _S_h.unpack_from(buf, pos)
+    pos += 2
+    obj = _new(OffsetFetchResponse)
+    obj.throttle_time_ms = v1
+    obj.topics = v2
+    obj.error_code = v18
+    obj.groups = []
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_OffsetFetchResponse_v6(buf: memoryview, pos: int) -> tuple[OffsetFetchResponse, int]:
     L = len(buf)
@@ -390,99 +462,116 @@ def _d_OffsetFetchResponse_v6(buf: memoryview, pos: int) -> tuple[OffsetFetchRes
         raise _malformed("bad count of OffsetFetchResponse.topics")
     v2 = []
     for _ in range(n3):
-        n5 = buf[pos]
-        if n5 < 128:
+        n6 = buf[pos]
+        if n6 < 128:
             pos += 1
         else:
-            n5, pos = _uvarint(buf, pos)
-        n5 -= 1
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+            n6, pos = _uvarint(buf, pos)
+        n6 -= 1
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("OffsetFetchResponseTopic.name runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7: list[OffsetFetchResponsePartition]
-        n8 = buf[pos]
-        if n8 < 128:
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8: list[OffsetFetchResponsePartition]
+        n9 = buf[pos]
+        if n9 < 128:
             pos += 1
         else:
-            n8, pos = _uvarint(buf, pos)
-        n8 -= 1
-        if n8 < 0 or n8 > L - pos:
+            n9, pos = _uvarint(buf, pos)
+        n9 -= 1
+        if n9 < 0 or n9 > L - pos:
             raise _malformed("bad count of OffsetFetchResponseTopic.partitions")
-        v7 = []
-        for _ in range(n8):
-            v12: str | None
-            v9, v10, v11 = _S_iqi.unpack_from(buf, pos)
+        v8 = []
+        for _ in range(n9):
+            v14: str | None
+            v11, v12, v13 = _S_iqi.unpack_from(buf, pos)
             pos += 16
-            n13 = buf[pos]
-            if n13 < 128:
+            n15 = buf[pos]
+            if n15 < 128:
                 pos += 1
             else:
-                n13, pos = _uvarint(buf, pos)
-            n13 -= 1
-            if n13 < 0:
-                if n13 != -1:
+                n15, pos = _uvarint(buf, pos)
+            n15 -= 1
+            if n15 < 0:
+                if n15 != -1:
                     raise _malformed("bad length of OffsetFetchResponsePartition.metadata")
-                v12 = None
+                v14 = None
             else:
-                e14 = pos + n13
-                if e14 > L:
+                e16 = pos + n15
+                if e16 > L:
                     raise _malformed("OffsetFetchResponsePartition.metadata runs past the end")
-                v12 = str(buf[pos:e14], 'utf-8')
-                pos = e14
-            v15, = _S_h.unpack_from(buf, pos)
+                v14 = str(buf[pos:e16], 'utf-8')
+                pos = e16
+            v17, = _S_h.unpack_from(buf, pos)
             pos += 2
-            u16: dict[int, bytes] = {}
-            t17 = buf[pos]
-            if t17 < 128:
+            u18: dict[int, bytes] = {}
+            t19 = buf[pos]
+            if t19 < 128:
                 pos += 1
             else:
-                t17, pos = _uvarint(buf, pos)
-            if t17:
-                for _ in range(t17):
-                    g18, pos = _uvarint(buf, pos)
-                    z19, pos = _uvarint(buf, pos)
-                    e20 = pos + z19
-                    if e20 > L:
+                t19, pos = _uvarint(buf, pos)
+            if t19:
+                for _ in range(t19):
+                    g20, pos = _uvarint(buf, pos)
+                    z21, pos = _uvarint(buf, pos)
+                    e22 = pos + z21
+                    if e22 > L:
                         raise _malformed("tagged field of OffsetFetchResponsePartition runs past the end")
-                    u16[g18] = bytes(buf[pos:e20])
-                    pos = e20
-            v7.append(OffsetFetchResponsePartition(v9, v10, v11, v12, v15, u16))
-        u21: dict[int, bytes] = {}
-        t22 = buf[pos]
-        if t22 < 128:
+                    u18[g20] = bytes(buf[pos:e22])
+                    pos = e22
+            o10 = _new(OffsetFetchResponsePartition)
+            o10.partition_index = v11
+            o10.committed_offset = v12
+            o10.committed_leader_epoch = v13
+            o10.metadata = v14
+            o10.error_code = v17
+            o10.unknown_tagged_fields = u18
+            v8.append(o10)
+        u23: dict[int, bytes] = {}
+        t24 = buf[pos]
+        if t24 < 128:
             pos += 1
         else:
-            t22, pos = _uvarint(buf, pos)
-        if t22:
-            for _ in range(t22):
-                g23, pos = _uvarint(buf, pos)
-                z24, pos = _uvarint(buf, pos)
-                e25 = pos + z24
-                if e25 > L:
+            t24, pos = _uvarint(buf, pos)
+        if t24:
+            for _ in range(t24):
+                g25, pos = _uvarint(buf, pos)
+                z26, pos = _uvarint(buf, pos)
+                e27 = pos + z26
+                if e27 > L:
                     raise _malformed("tagged field of OffsetFetchResponseTopic runs past the end")
-                u21[g23] = bytes(buf[pos:e25])
-                pos = e25
-        v2.append(OffsetFetchResponseTopic(v4, v7, u21))
-    v26, = _S_h.unpack_from(buf, pos)
+                u23[g25] = bytes(buf[pos:e27])
+                pos = e27
+        o4 = _new(OffsetFetchResponseTopic)
+        o4.name = v5
+        o4.partitions = v8
+        o4.unknown_tagged_fields = u23
+        v2.append(o4)
+    v28, = _S_h.unpack_from(buf, pos)
     pos += 2
-    u27: dict[int, bytes] = {}
-    t28 = buf[pos]
-    if t28 < 128:
+    u29: dict[int, bytes] = {}
+    t30 = buf[pos]
+    if t30 < 128:
         pos += 1
     else:
-        t28, pos = _uvarint(buf, pos)
-    if t28:
-        for _ in range(t28):
-            g29, pos = _uvarint(buf, pos)
-            z30, pos = _uvarint(buf, pos)
-            e31 = pos + z30
-            if e31 > L:
+        t30, pos = _uvarint(buf, pos)
+    if t30:
+        for _ in range(t30):
+            g31, pos = _uvarint(buf, pos)
+            z32, pos = _uvarint(buf, pos)
+            e33 = pos + z32
+            if e33 > L:
                 raise _malformed("tagged field of OffsetFetchResponse runs past the end")
-            u27[g29] = bytes(buf[pos:e31])
-            pos = e31
-    return OffsetFetchResponse(v1, v2, v26, [], u27), pos
+            u29[g31] = bytes(buf[pos:e33])
+            pos = e33
+    obj = _new(OffsetFetchResponse)
+    obj.throttle_time_ms = v1
+    obj.topics = v2
+    obj.error_code = v28
+    obj.groups = []
+    obj.unknown_tagged_fields = u29
+    return obj, pos
 
 def _d_OffsetFetchResponse_v8(buf: memoryview, pos: int) -> tuple[OffsetFetchResponse, int]:
     L = len(buf)
@@ -499,137 +588,159 @@ def _d_OffsetFetchResponse_v8(buf: memoryview, pos: int) -> tuple[OffsetFetchRes
         raise _malformed("bad count of OffsetFetchResponse.groups")
     v2 = []
     for _ in range(n3):
-        n5 = buf[pos]
-        if n5 < 128:
+        n6 = buf[pos]
+        if n6 < 128:
             pos += 1
         else:
-            n5, pos = _uvarint(buf, pos)
-        n5 -= 1
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+            n6, pos = _uvarint(buf, pos)
+        n6 -= 1
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("OffsetFetchResponseGroup.group_id runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7: list[OffsetFetchResponseTopics]
-        n8 = buf[pos]
-        if n8 < 128:
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8: list[OffsetFetchResponseTopics]
+        n9 = buf[pos]
+        if n9 < 128:
             pos += 1
         else:
-            n8, pos = _uvarint(buf, pos)
-        n8 -= 1
-        if n8 < 0 or n8 > L - pos:
+            n9, pos = _uvarint(buf, pos)
+        n9 -= 1
+        if n9 < 0 or n9 > L - pos:
             raise _malformed("bad count of OffsetFetchResponseGroup.topics")
-        v7 = []
-        for _ in range(n8):
-            n10 = buf[pos]
-            if n10 < 128:
+        v8 = []
+        for _ in range(n9):
+            n12 = buf[pos]
+            if n12 < 128:
                 pos += 1
             else:
-                n10, pos = _uvarint(buf, pos)
-            n10 -= 1
-            e11 = pos + n10
-            if n10 < 0 or e11 > L:
+                n12, pos = _uvarint(buf, pos)
+            n12 -= 1
+            e13 = pos + n12
+            if n12 < 0 or e13 > L:
                 raise _malformed("OffsetFetchResponseTopics.name runs past the end")
-            v9 = str(buf[pos:e11], 'utf-8')
-            pos = e11
-            v12: list[OffsetFetchResponsePartitions]
-            n13 = buf[pos]
-            if n13 < 128:
+            v11 = str(buf[pos:e13], 'utf-8')
+            pos = e13
+            v14: list[OffsetFetchResponsePartitions]
+            n15 = buf[pos]
+            if n15 < 128:
                 pos += 1
             else:
-                n13, pos = _uvarint(buf, pos)
-            n13 -= 1
-            if n13 < 0 or n13 > L - pos:
+                n15, pos = _uvarint(buf, pos)
+            n15 -= 1
+            if n15 < 0 or n15 > L - pos:
                 raise _malformed("bad count of OffsetFetchResponseTopics.partitions")
-            v12 = []
-            for _ in range(n13):
-                v17: str | None
-                v14, v15, v16 = _S_iqi.unpack_from(buf, pos)
+            v14 = []
+            for _ in range(n15):
+                v20: str | None
+                v17, v18, v19 = _S_iqi.unpack_from(buf, pos)
                 pos += 16
-                n18 = buf[pos]
-                if n18 < 128:
+                n21 = buf[pos]
+                if n21 < 128:
                     pos += 1
                 else:
-                    n18, pos = _uvarint(buf, pos)
-                n18 -= 1
-                if n18 < 0:
-                    if n18 != -1:
+                    n21, pos = _uvarint(buf, pos)
+                n21 -= 1
+                if n21 < 0:
+                    if n21 != -1:
                         raise _malformed("bad length of OffsetFetchResponsePartitions.metadata")
-                    v17 = None
+                    v20 = None
                 else:
-                    e19 = pos + n18
-                    if e19 > L:
+                    e22 = pos + n21
+                    if e22 > L:
                         raise _malformed("OffsetFetchResponsePartitions.metadata runs past the end")
-                    v17 = str(buf[pos:e19], 'utf-8')
-                    pos = e19
-                v20, = _S_h.unpack_from(buf, pos)
+                    v20 = str(buf[pos:e22], 'utf-8')
+                    pos = e22
+                v23, = _S_h.unpack_from(buf, pos)
                 pos += 2
-                u21: dict[int, bytes] = {}
-                t22 = buf[pos]
-                if t22 < 128:
+                u24: dict[int, bytes] = {}
+                t25 = buf[pos]
+                if t25 < 128:
                     pos += 1
                 else:
-                    t22, pos = _uvarint(buf, pos)
-                if t22:
-                    for _ in range(t22):
-                        g23, pos = _uvarint(buf, pos)
-                        z24, pos = _uvarint(buf, pos)
-                        e25 = pos + z24
-                        if e25 > L:
+                    t25, pos = _uvarint(buf, pos)
+                if t25:
+                    for _ in range(t25):
+                        g26, pos = _uvarint(buf, pos)
+                        z27, pos = _uvarint(buf, pos)
+                        e28 = pos + z27
+                        if e28 > L:
                             raise _malformed("tagged field of OffsetFetchResponsePartitions runs past the end")
-                        u21[g23] = bytes(buf[pos:e25])
-                        pos = e25
-                v12.append(OffsetFetchResponsePartitions(v14, v15, v16, v17, v20, u21))
-            u26: dict[int, bytes] = {}
-            t27 = buf[pos]
-            if t27 < 128:
+                        u24[g26] = bytes(buf[pos:e28])
+                        pos = e28
+                o16 = _new(OffsetFetchResponsePartitions)
+                o16.partition_index = v17
+                o16.committed_offset = v18
+                o16.committed_leader_epoch = v19
+                o16.metadata = v20
+                o16.error_code = v23
+                o16.unknown_tagged_fields = u24
+                v14.append(o16)
+            u29: dict[int, bytes] = {}
+            t30 = buf[pos]
+            if t30 < 128:
                 pos += 1
             else:
-                t27, pos = _uvarint(buf, pos)
-            if t27:
-                for _ in range(t27):
-                    g28, pos = _uvarint(buf, pos)
-                    z29, pos = _uvarint(buf, pos)
-                    e30 = pos + z29
-                    if e30 > L:
+                t30, pos = _uvarint(buf, pos)
+            if t30:
+                for _ in range(t30):
+                    g31, pos = _uvarint(buf, pos)
+                    z32, pos = _uvarint(buf, pos)
+                    e33 = pos + z32
+                    if e33 > L:
                         raise _malformed("tagged field of OffsetFetchResponseTopics runs past the end")
-                    u26[g28] = bytes(buf[pos:e30])
-                    pos = e30
-            v7.append(OffsetFetchResponseTopics(v9, v12, u26))
-        v31, = _S_h.unpack_from(buf, pos)
+                    u29[g31] = bytes(buf[pos:e33])
+                    pos = e33
+            o10 = _new(OffsetFetchResponseTopics)
+            o10.name = v11
+            o10.partitions = v14
+            o10.unknown_tagged_fields = u29
+            v8.append(o10)
+        v34, = _S_h.unpack_from(buf, pos)
         pos += 2
-        u32: dict[int, bytes] = {}
-        t33 = buf[pos]
-        if t33 < 128:
+        u35: dict[int, bytes] = {}
+        t36 = buf[pos]
+        if t36 < 128:
             pos += 1
         else:
-            t33, pos = _uvarint(buf, pos)
-        if t33:
-            for _ in range(t33):
-                g34, pos = _uvarint(buf, pos)
-                z35, pos = _uvarint(buf, pos)
-                e36 = pos + z35
-                if e36 > L:
+            t36, pos = _uvarint(buf, pos)
+        if t36:
+            for _ in range(t36):
+                g37, pos = _uvarint(buf, pos)
+                z38, pos = _uvarint(buf, pos)
+                e39 = pos + z38
+                if e39 > L:
                     raise _malformed("tagged field of OffsetFetchResponseGroup runs past the end")
-                u32[g34] = bytes(buf[pos:e36])
-                pos = e36
-        v2.append(OffsetFetchResponseGroup(v4, v7, v31, u32))
-    u37: dict[int, bytes] = {}
-    t38 = buf[pos]
-    if t38 < 128:
+                u35[g37] = bytes(buf[pos:e39])
+                pos = e39
+        o4 = _new(OffsetFetchResponseGroup)
+        o4.group_id = v5
+        o4.topics = v8
+        o4.error_code = v34
+        o4.unknown_tagged_fields = u35
+        v2.append(o4)
+    u40: dict[int, bytes] = {}
+    t41 = buf[pos]
+    if t41 < 128:
         pos += 1
     else:
-        t38, pos = _uvarint(buf, pos)
-    if t38:
-        for _ in range(t38):
-            g39, pos = _uvarint(buf, pos)
-            z40, pos = _uvarint(buf, pos)
-            e41 = pos + z40
-            if e41 > L:
+        t41, pos = _uvarint(buf, pos)
+    if t41:
+        for _ in range(t41):
+            g42, pos = _uvarint(buf, pos)
+            z43, pos = _uvarint(buf, pos)
+            e44 = pos + z43
+            if e44 > L:
                 raise _malformed("tagged field of OffsetFetchResponse runs past the end")
-            u37[g39] = bytes(buf[pos:e41])
-            pos = e41
-    return OffsetFetchResponse(v1, [], 0, v2, u37), pos
+            u40[g42] = bytes(buf[pos:e44])
+            pos = e44
+    obj = _new(OffsetFetchResponse)
+    obj.throttle_time_ms = v1
+    obj.topics = []
+    obj.error_code = 0
+    obj.groups = v2
+    obj.unknown_tagged_fields = u40
+    return obj, pos
 
 _DEC_OffsetFetchResponse = (_d_OffsetFetchResponse_v0, _d_OffsetFetchResponse_v0, _d_OffsetFetchResponse_v2, _d_OffsetFetchResponse_v3, _d_OffsetFetchResponse_v3, _d_OffsetFetchResponse_v5, _d_OffsetFetchResponse_v6, _d_OffsetFetchResponse_v6, _d_OffsetFetchResponse_v8, _d_OffsetFetchResponse_v8,)
 
@@ -904,23 +1015,33 @@ def _d_OffsetFetchRequest_v0(buf: memoryview, pos: int) -> tuple[OffsetFetchRequ
         raise _malformed("bad count of OffsetFetchRequest.topics")
     v4 = []
     for _ in range(n5):
-        n7, = _S_h.unpack_from(buf, pos)
+        n8, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e8 = pos + n7
-        if n7 < 0 or e8 > L:
+        e9 = pos + n8
+        if n8 < 0 or e9 > L:
             raise _malformed("OffsetFetchRequestTopic.name runs past the end")
-        v6 = str(buf[pos:e8], 'utf-8')
-        pos = e8
-        v9: list[int]
-        n10, = _S_i.unpack_from(buf, pos)
+        v7 = str(buf[pos:e9], 'utf-8')
+        pos = e9
+        v10: list[int]
+        n11, = _S_i.unpack_from(buf, pos)
         pos += 4
-        e11 = pos + 4 * n10
-        if n10 < 0 or e11 > L:
+        e12 = pos + 4 * n11
+        if n11 < 0 or e12 > L:
             raise _malformed("OffsetFetchRequestTopic.partition_indexes runs past the end")
-        v9 = list(_unpack_from('>%di' % n10, buf, pos))
-        pos = e11
-        v4.append(OffsetFetchRequestTopic(v6, v9, {}))
-    return OffsetFetchRequest(v1, v4, [], False, {}), pos
+        v10 = list(_unpack_from('>%di' % n11, buf, pos))
+        pos = e12
+        o6 = _new(OffsetFetchRequestTopic)
+        o6.name = v7
+        o6.partition_indexes = v10
+        o6.unknown_tagged_fields = {}
+        v4.append(o6)
+    obj = _new(OffsetFetchRequest)
+    obj.group_id = v1
+    obj.topics = v4
+    obj.groups = []
+    obj.require_stable = False
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_OffsetFetchRequest_v2(buf: memoryview, pos: int) -> tuple[OffsetFetchRequest, int]:
     L = len(buf)
@@ -943,23 +1064,33 @@ def _d_OffsetFetchRequest_v2(buf: memoryview, pos: int) -> tuple[OffsetFetchRequ
             raise _malformed("bad count of OffsetFetchRequest.topics")
         v4 = []
         for _ in range(n5):
-            n7, = _S_h.unpack_from(buf, pos)
+            n8, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e8 = pos + n7
-            if n7 < 0 or e8 > L:
+            e9 = pos + n8
+            if n8 < 0 or e9 > L:
                 raise _malformed("OffsetFetchRequestTopic.name runs past the end")
-            v6 = str(buf[pos:e8], 'utf-8')
-            pos = e8
-            v9: list[int]
-            n10, = _S_i.unpack_from(buf, pos)
+            v7 = str(buf[pos:e9], 'utf-8')
+            pos = e9
+            v10: list[int]
+            n11, = _S_i.unpack_from(buf, pos)
             pos += 4
-            e11 = pos + 4 * n10
-            if n10 < 0 or e11 > L:
+            e12 = pos + 4 * n11
+            if n11 < 0 or e12 > L:
                 raise _malformed("OffsetFetchRequestTopic.partition_indexes runs past the end")
-            v9 = list(_unpack_from('>%di' % n10, buf, pos))
-            pos = e11
-            v4.append(OffsetFetchRequestTopic(v6, v9, {}))
-    return OffsetFetchRequest(v1, v4, [], False, {}), pos
+            v10 = list(_unpack_from('>%di' % n11, buf, pos))
+            pos = e12
+            o6 = _new(OffsetFetchRequestTopic)
+            o6.name = v7
+            o6.partition_indexes = v10
+            o6.unknown_tagged_fields = {}
+            v4.append(o6)
+    obj = _new(OffsetFetchRequest)
+    obj.group_id = v1
+    obj.topics = v4
+    obj.groups = []
+    obj.require_stable = False
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_OffsetFetchRequest_v6(buf: memoryview, pos: int) -> tuple[OffsetFetchRequest, int]:
     L = len(buf)
@@ -990,61 +1121,71 @@ def _d_OffsetFetchRequest_v6(buf: memoryview, pos: int) -> tuple[OffsetFetchRequ
             raise _malformed("bad count of OffsetFetchRequest.topics")
         v4 = []
         for _ in range(n5):
-            n7 = buf[pos]
-            if n7 < 128:
+            n8 = buf[pos]
+            if n8 < 128:
                 pos += 1
             else:
-                n7, pos = _uvarint(buf, pos)
-            n7 -= 1
-            e8 = pos + n7
-            if n7 < 0 or e8 > L:
+                n8, pos = _uvarint(buf, pos)
+            n8 -= 1
+            e9 = pos + n8
+            if n8 < 0 or e9 > L:
                 raise _malformed("OffsetFetchRequestTopic.name runs past the end")
-            v6 = str(buf[pos:e8], 'utf-8')
-            pos = e8
-            v9: list[int]
-            n10 = buf[pos]
-            if n10 < 128:
+            v7 = str(buf[pos:e9], 'utf-8')
+            pos = e9
+            v10: list[int]
+            n11 = buf[pos]
+            if n11 < 128:
                 pos += 1
             else:
-                n10, pos = _uvarint(buf, pos)
-            n10 -= 1
-            e11 = pos + 4 * n10
-            if n10 < 0 or e11 > L:
+                n11, pos = _uvarint(buf, pos)
+            n11 -= 1
+            e12 = pos + 4 * n11
+            if n11 < 0 or e12 > L:
                 raise _malformed("OffsetFetchRequestTopic.partition_indexes runs past the end")
-            v9 = list(_unpack_from('>%di' % n10, buf, pos))
-            pos = e11
-            u12: dict[int, bytes] = {}
-            t13 = buf[pos]
-            if t13 < 128:
+            v10 = list(_unpack_from('>%di' % n11, buf, pos))
+            pos = e12
+            u13: dict[int, bytes] = {}
+            t14 = buf[pos]
+            if t14 < 128:
                 pos += 1
             else:
-                t13, pos = _uvarint(buf, pos)
-            if t13:
-                for _ in range(t13):
-                    g14, pos = _uvarint(buf, pos)
-                    z15, pos = _uvarint(buf, pos)
-                    e16 = pos + z15
-                    if e16 > L:
+                t14, pos = _uvarint(buf, pos)
+            if t14:
+                for _ in range(t14):
+                    g15, pos = _uvarint(buf, pos)
+                    z16, pos = _uvarint(buf, pos)
+                    e17 = pos + z16
+                    if e17 > L:
                         raise _malformed("tagged field of OffsetFetchRequestTopic runs past the end")
-                    u12[g14] = bytes(buf[pos:e16])
-                    pos = e16
-            v4.append(OffsetFetchRequestTopic(v6, v9, u12))
-    u17: dict[int, bytes] = {}
-    t18 = buf[pos]
-    if t18 < 128:
+                    u13[g15] = bytes(buf[pos:e17])
+                    pos = e17
+            o6 = _new(OffsetFetchRequestTopic)
+            o6.name = v7
+            o6.partition_indexes = v10
+            o6.unknown_tagged_fields = u13
+            v4.append(o6)
+    u18: dict[int, bytes] = {}
+    t19 = buf[pos]
+    if t19 < 128:
         pos += 1
     else:
-        t18, pos = _uvarint(buf, pos)
-    if t18:
-        for _ in range(t18):
-            g19, pos = _uvarint(buf, pos)
-            z20, pos = _uvarint(buf, pos)
-            e21 = pos + z20
-            if e21 > L:
+        t19, pos = _uvarint(buf, pos)
+    if t19:
+        for _ in range(t19):
+            g20, pos = _uvarint(buf, pos)
+            z21, pos = _uvarint(buf, pos)
+            e22 = pos + z21
+            if e22 > L:
                 raise _malformed("tagged field of OffsetFetchRequest runs past the end")
-            u17[g19] = bytes(buf[pos:e21])
-            pos = e21
-    return OffsetFetchRequest(v1, v4, [], False, u17), pos
+            u18[g20] = bytes(buf[pos:e22])
+            pos = e22
+    obj = _new(OffsetFetchRequest)
+    obj.group_id = v1
+    obj.topics = v4
+    obj.groups = []
+    obj.require_stable = False
+    obj.unknown_tagged_fields = u18
+    return obj, pos
 
 def _d_OffsetFetchRequest_v7(buf: memoryview, pos: int) -> tuple[OffsetFetchRequest, int]:
     L = len(buf)
@@ -1075,63 +1216,73 @@ def _d_OffsetFetchRequest_v7(buf: memoryview, pos: int) -> tuple[OffsetFetchRequ
             raise _malformed("bad count of OffsetFetchRequest.topics")
         v4 = []
         for _ in range(n5):
-            n7 = buf[pos]
-            if n7 < 128:
+            n8 = buf[pos]
+            if n8 < 128:
                 pos += 1
             else:
-                n7, pos = _uvarint(buf, pos)
-            n7 -= 1
-            e8 = pos + n7
-            if n7 < 0 or e8 > L:
+                n8, pos = _uvarint(buf, pos)
+            n8 -= 1
+            e9 = pos + n8
+            if n8 < 0 or e9 > L:
                 raise _malformed("OffsetFetchRequestTopic.name runs past the end")
-            v6 = str(buf[pos:e8], 'utf-8')
-            pos = e8
-            v9: list[int]
-            n10 = buf[pos]
-            if n10 < 128:
+            v7 = str(buf[pos:e9], 'utf-8')
+            pos = e9
+            v10: list[int]
+            n11 = buf[pos]
+            if n11 < 128:
                 pos += 1
             else:
-                n10, pos = _uvarint(buf, pos)
-            n10 -= 1
-            e11 = pos + 4 * n10
-            if n10 < 0 or e11 > L:
+                n11, pos = _uvarint(buf, pos)
+            n11 -= 1
+            e12 = pos + 4 * n11
+            if n11 < 0 or e12 > L:
                 raise _malformed("OffsetFetchRequestTopic.partition_indexes runs past the end")
-            v9 = list(_unpack_from('>%di' % n10, buf, pos))
-            pos = e11
-            u12: dict[int, bytes] = {}
-            t13 = buf[pos]
-            if t13 < 128:
+            v10 = list(_unpack_from('>%di' % n11, buf, pos))
+            pos = e12
+            u13: dict[int, bytes] = {}
+            t14 = buf[pos]
+            if t14 < 128:
                 pos += 1
             else:
-                t13, pos = _uvarint(buf, pos)
-            if t13:
-                for _ in range(t13):
-                    g14, pos = _uvarint(buf, pos)
-                    z15, pos = _uvarint(buf, pos)
-                    e16 = pos + z15
-                    if e16 > L:
+                t14, pos = _uvarint(buf, pos)
+            if t14:
+                for _ in range(t14):
+                    g15, pos = _uvarint(buf, pos)
+                    z16, pos = _uvarint(buf, pos)
+                    e17 = pos + z16
+                    if e17 > L:
                         raise _malformed("tagged field of OffsetFetchRequestTopic runs past the end")
-                    u12[g14] = bytes(buf[pos:e16])
-                    pos = e16
-            v4.append(OffsetFetchRequestTopic(v6, v9, u12))
-    v17, = _S_o.unpack_from(buf, pos)
+                    u13[g15] = bytes(buf[pos:e17])
+                    pos = e17
+            o6 = _new(OffsetFetchRequestTopic)
+            o6.name = v7
+            o6.partition_indexes = v10
+            o6.unknown_tagged_fields = u13
+            v4.append(o6)
+    v18, = _S_o.unpack_from(buf, pos)
     pos += 1
-    u18: dict[int, bytes] = {}
-    t19 = buf[pos]
-    if t19 < 128:
+    u19: dict[int, bytes] = {}
+    t20 = buf[pos]
+    if t20 < 128:
         pos += 1
     else:
-        t19, pos = _uvarint(buf, pos)
-    if t19:
-        for _ in range(t19):
-            g20, pos = _uvarint(buf, pos)
-            z21, pos = _uvarint(buf, pos)
-            e22 = pos + z21
-            if e22 > L:
+        t20, pos = _uvarint(buf, pos)
+    if t20:
+        for _ in range(t20):
+            g21, pos = _uvarint(buf, pos)
+            z22, pos = _uvarint(buf, pos)
+            e23 = pos + z22
+            if e23 > L:
                 raise _malformed("tagged field of OffsetFetchRequest runs past the end")
-            u18[g20] = bytes(buf[pos:e22])
-            pos = e22
-    return OffsetFetchRequest(v1, v4, [], v17, u18), pos
+            u19[g21] = bytes(buf[pos:e23])
+            pos = e23
+    obj = _new(OffsetFetchRequest)
+    obj.group_id = v1
+    obj.topics = v4
+    obj.groups = []
+    obj.require_stable = v18
+    obj.unknown_tagged_fields = u19
+    return obj, pos
 
 def _d_OffsetFetchRequest_v8(buf: memoryview, pos: int) -> tuple[OffsetFetchRequest, int]:
     L = len(buf)
@@ -1146,106 +1297,122 @@ def _d_OffsetFetchRequest_v8(buf: memoryview, pos: int) -> tuple[OffsetFetchRequ
         raise _malformed("bad count of OffsetFetchRequest.groups")
     v1 = []
     for _ in range(n2):
-        n4 = buf[pos]
-        if n4 < 128:
+        n5 = buf[pos]
+        if n5 < 128:
             pos += 1
         else:
-            n4, pos = _uvarint(buf, pos)
-        n4 -= 1
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
+            n5, pos = _uvarint(buf, pos)
+        n5 -= 1
+        e6 = pos + n5
+        if n5 < 0 or e6 > L:
             raise _malformed("OffsetFetchRequestGroup.group_id runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        v6: list[OffsetFetchRequestTopics] | None
-        n7 = buf[pos]
-        if n7 < 128:
+        v4 = str(buf[pos:e6], 'utf-8')
+        pos = e6
+        v7: list[OffsetFetchRequestTopics] | None
+        n8 = buf[pos]
+        if n8 < 128:
             pos += 1
         else:
-            n7, pos = _uvarint(buf, pos)
-        n7 -= 1
-        if n7 < 0:
-            if n7 != -1:
+            n8, pos = _uvarint(buf, pos)
+        n8 -= 1
+        if n8 < 0:
+            if n8 != -1:
                 raise _malformed("bad length of OffsetFetchRequestGroup.topics")
-            v6 = None
+            v7 = None
         else:
-            if n7 > L - pos:
+            if n8 > L - pos:
                 raise _malformed("bad count of OffsetFetchRequestGroup.topics")
-            v6 = []
-            for _ in range(n7):
-                n9 = buf[pos]
-                if n9 < 128:
+            v7 = []
+            for _ in range(n8):
+                n11 = buf[pos]
+                if n11 < 128:
                     pos += 1
                 else:
-                    n9, pos = _uvarint(buf, pos)
-                n9 -= 1
-                e10 = pos + n9
-                if n9 < 0 or e10 > L:
+                    n11, pos = _uvarint(buf, pos)
+                n11 -= 1
+                e12 = pos + n11
+                if n11 < 0 or e12 > L:
                     raise _malformed("OffsetFetchRequestTopics.name runs past the end")
-                v8 = str(buf[pos:e10], 'utf-8')
-                pos = e10
-                v11: list[int]
-                n12 = buf[pos]
-                if n12 < 128:
+                v10 = str(buf[pos:e12], 'utf-8')
+                pos = e12
+                v13: list[int]
+                n14 = buf[pos]
+                if n14 < 128:
                     pos += 1
                 else:
-                    n12, pos = _uvarint(buf, pos)
-                n12 -= 1
-                e13 = pos + 4 * n12
-                if n12 < 0 or e13 > L:
+                    n14, pos = _uvarint(buf, pos)
+                n14 -= 1
+                e15 = pos + 4 * n14
+                if n14 < 0 or e15 > L:
                     raise _malformed("OffsetFetchRequestTopics.partition_indexes runs past the end")
-                v11 = list(_unpack_from('>%di' % n12, buf, pos))
-                pos = e13
-                u14: dict[int, bytes] = {}
-                t15 = buf[pos]
-                if t15 < 128:
+                v13 = list(_unpack_from('>%di' % n14, buf, pos))
+                pos = e15
+                u16: dict[int, bytes] = {}
+                t17 = buf[pos]
+                if t17 < 128:
                     pos += 1
                 else:
-                    t15, pos = _uvarint(buf, pos)
-                if t15:
-                    for _ in range(t15):
-                        g16, pos = _uvarint(buf, pos)
-                        z17, pos = _uvarint(buf, pos)
-                        e18 = pos + z17
-                        if e18 > L:
+                    t17, pos = _uvarint(buf, pos)
+                if t17:
+                    for _ in range(t17):
+                        g18, pos = _uvarint(buf, pos)
+                        z19, pos = _uvarint(buf, pos)
+                        e20 = pos + z19
+                        if e20 > L:
                             raise _malformed("tagged field of OffsetFetchRequestTopics runs past the end")
-                        u14[g16] = bytes(buf[pos:e18])
-                        pos = e18
-                v6.append(OffsetFetchRequestTopics(v8, v11, u14))
-        u19: dict[int, bytes] = {}
-        t20 = buf[pos]
-        if t20 < 128:
+                        u16[g18] = bytes(buf[pos:e20])
+                        pos = e20
+                o9 = _new(OffsetFetchRequestTopics)
+                o9.name = v10
+                o9.partition_indexes = v13
+                o9.unknown_tagged_fields = u16
+                v7.append(o9)
+        u21: dict[int, bytes] = {}
+        t22 = buf[pos]
+        if t22 < 128:
             pos += 1
         else:
-            t20, pos = _uvarint(buf, pos)
-        if t20:
-            for _ in range(t20):
-                g21, pos = _uvarint(buf, pos)
-                z22, pos = _uvarint(buf, pos)
-                e23 = pos + z22
-                if e23 > L:
+            t22, pos = _uvarint(buf, pos)
+        if t22:
+            for _ in range(t22):
+                g23, pos = _uvarint(buf, pos)
+                z24, pos = _uvarint(buf, pos)
+                e25 = pos + z24
+                if e25 > L:
                     raise _malformed("tagged field of OffsetFetchRequestGroup runs past the end")
-                u19[g21] = bytes(buf[pos:e23])
-                pos = e23
-        v1.append(OffsetFetchRequestGroup(v3, None, -1, v6, u19))
-    v24, = _S_o.unpack_from(buf, pos)
+                u21[g23] = bytes(buf[pos:e25])
+                pos = e25
+        o3 = _new(OffsetFetchRequestGroup)
+        o3.group_id = v4
+        o3.member_id = None
+        o3.member_epoch = -1
+        o3.topics = v7
+        o3.unknown_tagged_fields = u21
+        v1.append(o3)
+    v26, = _S_o.unpack_from(buf, pos)
     pos += 1
-    u25: dict[int, bytes] = {}
-    t26 = buf[pos]
-    if t26 < 128:
+    u27: dict[int, bytes] = {}
+    t28 = buf[pos]
+    if t28 < 128:
         pos += 1
     else:
-        t26, pos = _uvarint(buf, pos)
-    if t26:
-        for _ in range(t26):
-            g27, pos = _uvarint(buf, pos)
-            z28, pos = _uvarint(buf, pos)
-            e29 = pos + z28
-            if e29 > L:
+        t28, pos = _uvarint(buf, pos)
+    if t28:
+        for _ in range(t28):
+            g29, pos = _uvarint(buf, pos)
+            z30, pos = _uvarint(buf, pos)
+            e31 = pos + z30
+            if e31 > L:
                 raise _malformed("tagged field of OffsetFetchRequest runs past the end")
-            u25[g27] = bytes(buf[pos:e29])
-            pos = e29
-    return OffsetFetchRequest('', [], v1, v24, u25), pos
+            u27[g29] = bytes(buf[pos:e31])
+            pos = e31
+    obj = _new(OffsetFetchRequest)
+    obj.group_id = ''
+    obj.topics = []
+    obj.groups = v1
+    obj.require_stable = v26
+    obj.unknown_tagged_fields = u27
+    return obj, pos
 
 def _d_OffsetFetchRequest_v9(buf: memoryview, pos: int) -> tuple[OffsetFetchRequest, int]:
     L = len(buf)
@@ -1260,125 +1427,141 @@ def _d_OffsetFetchRequest_v9(buf: memoryview, pos: int) -> tuple[OffsetFetchRequ
         raise _malformed("bad count of OffsetFetchRequest.groups")
     v1 = []
     for _ in range(n2):
-        n4 = buf[pos]
-        if n4 < 128:
+        n5 = buf[pos]
+        if n5 < 128:
             pos += 1
         else:
-            n4, pos = _uvarint(buf, pos)
-        n4 -= 1
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
+            n5, pos = _uvarint(buf, pos)
+        n5 -= 1
+        e6 = pos + n5
+        if n5 < 0 or e6 > L:
             raise _malformed("OffsetFetchRequestGroup.group_id runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        v6: str | None
-        n7 = buf[pos]
-        if n7 < 128:
+        v4 = str(buf[pos:e6], 'utf-8')
+        pos = e6
+        v7: str | None
+        n8 = buf[pos]
+        if n8 < 128:
             pos += 1
         else:
-            n7, pos = _uvarint(buf, pos)
-        n7 -= 1
-        if n7 < 0:
-            if n7 != -1:
+            n8, pos = _uvarint(buf, pos)
+        n8 -= 1
+        if n8 < 0:
+            if n8 != -1:
                 raise _malformed("bad length of OffsetFetchRequestGroup.member_id")
-            v6 = None
+            v7 = None
         else:
-            e8 = pos + n7
-            if e8 > L:
+            e9 = pos + n8
+            if e9 > L:
                 raise _malformed("OffsetFetchRequestGroup.member_id runs past the end")
-            v6 = str(buf[pos:e8], 'utf-8')
-            pos = e8
-        v10: list[OffsetFetchRequestTopics] | None
-        v9, = _S_i.unpack_from(buf, pos)
+            v7 = str(buf[pos:e9], 'utf-8')
+            pos = e9
+        v11: list[OffsetFetchRequestTopics] | None
+        v10, = _S_i.unpack_from(buf, pos)
         pos += 4
-        n11 = buf[pos]
-        if n11 < 128:
+        n12 = buf[pos]
+        if n12 < 128:
             pos += 1
         else:
-            n11, pos = _uvarint(buf, pos)
-        n11 -= 1
-        if n11 < 0:
-            if n11 != -1:
+            n12, pos = _uvarint(buf, pos)
+        n12 -= 1
+        if n12 < 0:
+            if n12 != -1:
                 raise _malformed("bad length of OffsetFetchRequestGroup.topics")
-            v10 = None
+            v11 = None
         else:
-            if n11 > L - pos:
+            if n12 > L - pos:
                 raise _malformed("bad count of OffsetFetchRequestGroup.topics")
-            v10 = []
-            for _ in range(n11):
-                n13 = buf[pos]
-                if n13 < 128:
+            v11 = []
+            for _ in range(n12):
+                n15 = buf[pos]
+                if n15 < 128:
                     pos += 1
                 else:
-                    n13, pos = _uvarint(buf, pos)
-                n13 -= 1
-                e14 = pos + n13
-                if n13 < 0 or e14 > L:
+                    n15, pos = _uvarint(buf, pos)
+                n15 -= 1
+                e16 = pos + n15
+                if n15 < 0 or e16 > L:
                     raise _malformed("OffsetFetchRequestTopics.name runs past the end")
-                v12 = str(buf[pos:e14], 'utf-8')
-                pos = e14
-                v15: list[int]
-                n16 = buf[pos]
-                if n16 < 128:
+                v14 = str(buf[pos:e16], 'utf-8')
+                pos = e16
+                v17: list[int]
+                n18 = buf[pos]
+                if n18 < 128:
                     pos += 1
                 else:
-                    n16, pos = _uvarint(buf, pos)
-                n16 -= 1
-                e17 = pos + 4 * n16
-                if n16 < 0 or e17 > L:
+                    n18, pos = _uvarint(buf, pos)
+                n18 -= 1
+                e19 = pos + 4 * n18
+                if n18 < 0 or e19 > L:
                     raise _malformed("OffsetFetchRequestTopics.partition_indexes runs past the end")
-                v15 = list(_unpack_from('>%di' % n16, buf, pos))
-                pos = e17
-                u18: dict[int, bytes] = {}
-                t19 = buf[pos]
-                if t19 < 128:
+                v17 = list(_unpack_from('>%di' % n18, buf, pos))
+                pos = e19
+                u20: dict[int, bytes] = {}
+                t21 = buf[pos]
+                if t21 < 128:
                     pos += 1
                 else:
-                    t19, pos = _uvarint(buf, pos)
-                if t19:
-                    for _ in range(t19):
-                        g20, pos = _uvarint(buf, pos)
-                        z21, pos = _uvarint(buf, pos)
-                        e22 = pos + z21
-                        if e22 > L:
+                    t21, pos = _uvarint(buf, pos)
+                if t21:
+                    for _ in range(t21):
+                        g22, pos = _uvarint(buf, pos)
+                        z23, pos = _uvarint(buf, pos)
+                        e24 = pos + z23
+                        if e24 > L:
                             raise _malformed("tagged field of OffsetFetchRequestTopics runs past the end")
-                        u18[g20] = bytes(buf[pos:e22])
-                        pos = e22
-                v10.append(OffsetFetchRequestTopics(v12, v15, u18))
-        u23: dict[int, bytes] = {}
-        t24 = buf[pos]
-        if t24 < 128:
+                        u20[g22] = bytes(buf[pos:e24])
+                        pos = e24
+                o13 = _new(OffsetFetchRequestTopics)
+                o13.name = v14
+                o13.partition_indexes = v17
+                o13.unknown_tagged_fields = u20
+                v11.append(o13)
+        u25: dict[int, bytes] = {}
+        t26 = buf[pos]
+        if t26 < 128:
             pos += 1
         else:
-            t24, pos = _uvarint(buf, pos)
-        if t24:
-            for _ in range(t24):
-                g25, pos = _uvarint(buf, pos)
-                z26, pos = _uvarint(buf, pos)
-                e27 = pos + z26
-                if e27 > L:
+            t26, pos = _uvarint(buf, pos)
+        if t26:
+            for _ in range(t26):
+                g27, pos = _uvarint(buf, pos)
+                z28, pos = _uvarint(buf, pos)
+                e29 = pos + z28
+                if e29 > L:
                     raise _malformed("tagged field of OffsetFetchRequestGroup runs past the end")
-                u23[g25] = bytes(buf[pos:e27])
-                pos = e27
-        v1.append(OffsetFetchRequestGroup(v3, v6, v9, v10, u23))
-    v28, = _S_o.unpack_from(buf, pos)
+                u25[g27] = bytes(buf[pos:e29])
+                pos = e29
+        o3 = _new(OffsetFetchRequestGroup)
+        o3.group_id = v4
+        o3.member_id = v7
+        o3.member_epoch = v10
+        o3.topics = v11
+        o3.unknown_tagged_fields = u25
+        v1.append(o3)
+    v30, = _S_o.unpack_from(buf, pos)
     pos += 1
-    u29: dict[int, bytes] = {}
-    t30 = buf[pos]
-    if t30 < 128:
+    u31: dict[int, bytes] = {}
+    t32 = buf[pos]
+    if t32 < 128:
         pos += 1
     else:
-        t30, pos = _uvarint(buf, pos)
-    if t30:
-        for _ in range(t30):
-            g31, pos = _uvarint(buf, pos)
-            z32, pos = _uvarint(buf, pos)
-            e33 = pos + z32
-            if e33 > L:
+        t32, pos = _uvarint(buf, pos)
+    if t32:
+        for _ in range(t32):
+            g33, pos = _uvarint(buf, pos)
+            z34, pos = _uvarint(buf, pos)
+            e35 = pos + z34
+            if e35 > L:
                 raise _malformed("tagged field of OffsetFetchRequest runs past the end")
-            u29[g31] = bytes(buf[pos:e33])
-            pos = e33
-    return OffsetFetchRequest('', [], v1, v28, u29), pos
+            u31[g33] = bytes(buf[pos:e35])
+            pos = e35
+    obj = _new(OffsetFetchRequest)
+    obj.group_id = ''
+    obj.topics = []
+    obj.groups = v1
+    obj.require_stable = v30
+    obj.unknown_tagged_fields = u31
+    return obj, pos
 
 _DEC_OffsetFetchRequest = (_d_OffsetFetchRequest_v0, _d_OffsetFetchRequest_v0, _d_OffsetFetchRequest_v2, _d_OffsetFetchRequest_v2, _d_OffsetFetchRequest_v2, _d_OffsetFetchRequest_v2, _d_OffsetFetchRequest_v6, _d_OffsetFetchRequest_v7, _d_OffsetFetchRequest_v8, _d_OffsetFetchRequest_v9,)
 

@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['EpochEndOffset', 'OffsetForLeaderEpochRequest', 'OffsetForLeaderEpochResponse', 'OffsetForLeaderPartition', 'OffsetForLeaderTopic', 'OffsetForLeaderTopicResult']
 
@@ -162,64 +166,6 @@ def _d_OffsetForLeaderEpochResponse_v0(buf: memoryview, pos: int) -> tuple[Offse
         raise _malformed("bad count of OffsetForLeaderEpochResponse.topics")
     v1 = []
     for _ in range(n2):
-        n4, = _S_h.unpack_from(buf, pos)
-        pos += 2
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
-            raise _malformed("OffsetForLeaderTopicResult.topic runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        v6: list[EpochEndOffset]
-        n7, = _S_i.unpack_from(buf, pos)
-        pos += 4
-        if n7 < 0 or n7 > L - pos:
-            raise _malformed("bad count of OffsetForLeaderTopicResult.partitions")
-        v6 = []
-        for _ in range(n7):
-            v8, v9, v10 = _S_hiq.unpack_from(buf, pos)
-            pos += 14
-            v6.append(EpochEndOffset(v8, v9, -1, v10, {}))
-        v1.append(OffsetForLeaderTopicResult(v3, v6, {}))
-    return OffsetForLeaderEpochResponse(0, v1, {}), pos
-
-def _d_OffsetForLeaderEpochResponse_v1(buf: memoryview, pos: int) -> tuple[OffsetForLeaderEpochResponse, int]:
-    L = len(buf)
-    v1: list[OffsetForLeaderTopicResult]
-    n2, = _S_i.unpack_from(buf, pos)
-    pos += 4
-    if n2 < 0 or n2 > L - pos:
-        raise _malformed("bad count of OffsetForLeaderEpochResponse.topics")
-    v1 = []
-    for _ in range(n2):
-        n4, = _S_h.unpack_from(buf, pos)
-        pos += 2
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
-            raise _malformed("OffsetForLeaderTopicResult.topic runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        v6: list[EpochEndOffset]
-        n7, = _S_i.unpack_from(buf, pos)
-        pos += 4
-        if n7 < 0 or n7 > L - pos:
-            raise _malformed("bad count of OffsetForLeaderTopicResult.partitions")
-        v6 = []
-        for _ in range(n7):
-            v8, v9, v10, v11 = _S_hiiq.unpack_from(buf, pos)
-            pos += 18
-            v6.append(EpochEndOffset(v8, v9, v10, v11, {}))
-        v1.append(OffsetForLeaderTopicResult(v3, v6, {}))
-    return OffsetForLeaderEpochResponse(0, v1, {}), pos
-
-def _d_OffsetForLeaderEpochResponse_v2(buf: memoryview, pos: int) -> tuple[OffsetForLeaderEpochResponse, int]:
-    L = len(buf)
-    v2: list[OffsetForLeaderTopicResult]
-    v1, n3 = _S_ii.unpack_from(buf, pos)
-    pos += 8
-    if n3 < 0 or n3 > L - pos:
-        raise _malformed("bad count of OffsetForLeaderEpochResponse.topics")
-    v2 = []
-    for _ in range(n3):
         n5, = _S_h.unpack_from(buf, pos)
         pos += 2
         e6 = pos + n5
@@ -234,11 +180,111 @@ def _d_OffsetForLeaderEpochResponse_v2(buf: memoryview, pos: int) -> tuple[Offse
             raise _malformed("bad count of OffsetForLeaderTopicResult.partitions")
         v7 = []
         for _ in range(n8):
-            v9, v10, v11, v12 = _S_hiiq.unpack_from(buf, pos)
+            v10, v11, v12 = _S_hiq.unpack_from(buf, pos)
+            pos += 14
+            o9 = _new(EpochEndOffset)
+            o9.error_code = v10
+            o9.partition = v11
+            o9.leader_epoch = -1
+            o9.end_offset = v12
+            o9.unknown_tagged_fields = {}
+            v7.append(o9)
+        o3 = _new(OffsetForLeaderTopicResult)
+        o3.topic = v4
+        o3.partitions = v7
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    obj = _new(OffsetForLeaderEpochResponse)
+    obj.throttle_time_ms = 0
+    obj.topics = v1
+    obj.unknown_tagged_fields = {}
+    return obj, pos
+
+def _d_OffsetForLeaderEpochResponse_v1(buf: memoryview, pos: int) -> tuple[OffsetForLeaderEpochResponse, int]:
+    L = len(buf)
+    v1: list[OffsetForLeaderTopicResult]
+    n2, = _S_i.unpack_from(buf, pos)
+    pos += 4
+    if n2 < 0 or n2 > L - pos:
+        raise _malformed("bad count of OffsetForLeaderEpochResponse.topics")
+    v1 = []
+    for _ in range(n2):
+        n5, = _S_h.unpack_from(buf, pos)
+        pos += 2
+        e6 = pos + n5
+        if n5 < 0 or e6 > L:
+            raise _malformed("OffsetForLeaderTopicResult.topic runs past the end")
+        v4 = str(buf[pos:e6], 'utf-8')
+        pos = e6
+        v7: list[EpochEndOffset]
+        n8, = _S_i.unpack_from(buf, pos)
+        pos += 4
+        if n8 < 0 or n8 > L - pos:
+            raise _malformed("bad count of OffsetForLeaderTopicResult.partitions")
+        v7 = []
+        for _ in range(n8):
+            v10, v11, v12, v13 = _S_hiiq.unpack_from(buf, pos)
             pos += 18
-            v7.append(EpochEndOffset(v9, v10, v11, v12, {}))
-        v2.append(OffsetForLeaderTopicResult(v4, v7, {}))
-    return OffsetForLeaderEpochResponse(v1, v2, {}), pos
+            o9 = _new(EpochEndOffset)
+            o9.error_code = v10
+            o9.partition = v11
+            o9.leader_epoch = v12
+            o9.end_offset = v13
+            o9.unknown_tagged_fields = {}
+            v7.append(o9)
+        o3 = _new(OffsetForLeaderTopicResult)
+        o3.topic = v4
+        o3.partitions = v7
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    obj = _new(OffsetForLeaderEpochResponse)
+    obj.throttle_time_ms = 0
+    obj.topics = v1
+    obj.unknown_tagged_fields = {}
+    return obj, pos
+
+def _d_OffsetForLeaderEpochResponse_v2(buf: memoryview, pos: int) -> tuple[OffsetForLeaderEpochResponse, int]:
+    L = len(buf)
+    v2: list[OffsetForLeaderTopicResult]
+    v1, n3 = _S_ii.unpack_from(buf, pos)
+    pos += 8
+    if n3 < 0 or n3 > L - pos:
+        raise _malformed("bad count of OffsetForLeaderEpochResponse.topics")
+    v2 = []
+    for _ in range(n3):
+        n6, = _S_h.unpack_from(buf, pos)
+        pos += 2
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
+            raise _malformed("OffsetForLeaderTopicResult.topic runs past the end")
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8: list[EpochEndOffset]
+        n9, = _S_i.unpack_from(buf, pos)
+        pos += 4
+        if n9 < 0 or n9 > L - pos:
+            raise _malformed("bad count of OffsetForLeaderTopicResult.partitions")
+        v8 = []
+        for _ in range(n9):
+            v11, v12, v13, v14 = _S_hiiq.unpack_from(buf, pos)
+            pos += 18
+            o10 = _new(EpochEndOffset)
+            o10.error_code = v11
+            o10.partition = v12
+            o10.leader_epoch = v13
+            o10.end_offset = v14
+            o10.unknown_tagged_fields = {}
+            v8.append(o10)
+        o4 = _new(OffsetForLeaderTopicResult)
+        o4.topic = v5
+        o4.partitions = v8
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    obj = _new(OffsetForLeaderEpochResponse)
+    obj.throttle_time_ms = v1
+    obj.topics = v2
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_OffsetForLeaderEpochResponse_v4(buf: memoryview, pos: int) -> tuple[OffsetForLeaderEpochResponse, int]:
     L = len(buf)
@@ -255,78 +301,92 @@ def _d_OffsetForLeaderEpochResponse_v4(buf: memoryview, pos: int) -> tuple[Offse
         raise _malformed("bad count of OffsetForLeaderEpochResponse.topics")
     v2 = []
     for _ in range(n3):
-        n5 = buf[pos]
-        if n5 < 128:
+        n6 = buf[pos]
+        if n6 < 128:
             pos += 1
         else:
-            n5, pos = _uvarint(buf, pos)
-        n5 -= 1
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+            n6, pos = _uvarint(buf, pos)
+        n6 -= 1
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("OffsetForLeaderTopicResult.topic runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7: list[EpochEndOffset]
-        n8 = buf[pos]
-        if n8 < 128:
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8: list[EpochEndOffset]
+        n9 = buf[pos]
+        if n9 < 128:
             pos += 1
         else:
-            n8, pos = _uvarint(buf, pos)
-        n8 -= 1
-        if n8 < 0 or n8 > L - pos:
+            n9, pos = _uvarint(buf, pos)
+        n9 -= 1
+        if n9 < 0 or n9 > L - pos:
             raise _malformed("bad count of OffsetForLeaderTopicResult.partitions")
-        v7 = []
-        for _ in range(n8):
-            v9, v10, v11, v12 = _S_hiiq.unpack_from(buf, pos)
+        v8 = []
+        for _ in range(n9):
+            v11, v12, v13, v14 = _S_hiiq.unpack_from(buf, pos)
             pos += 18
-            u13: dict[int, bytes] = {}
-            t14 = buf[pos]
-            if t14 < 128:
+            u15: dict[int, bytes] = {}
+            t16 = buf[pos]
+            if t16 < 128:
                 pos += 1
             else:
-                t14, pos = _uvarint(buf, pos)
-            if t14:
-                for _ in range(t14):
-                    g15, pos = _uvarint(buf, pos)
-                    z16, pos = _uvarint(buf, pos)
-                    e17 = pos + z16
-                    if e17 > L:
+                t16, pos = _uvarint(buf, pos)
+            if t16:
+                for _ in range(t16):
+                    g17, pos = _uvarint(buf, pos)
+                    z18, pos = _uvarint(buf, pos)
+                    e19 = pos + z18
+                    if e19 > L:
                         raise _malformed("tagged field of EpochEndOffset runs past the end")
-                    u13[g15] = bytes(buf[pos:e17])
-                    pos = e17
-            v7.append(EpochEndOffset(v9, v10, v11, v12, u13))
-        u18: dict[int, bytes] = {}
-        t19 = buf[pos]
-        if t19 < 128:
+                    u15[g17] = bytes(buf[pos:e19])
+                    pos = e19
+            o10 = _new(EpochEndOffset)
+            o10.error_code = v11
+            o10.partition = v12
+            o10.leader_epoch = v13
+            o10.end_offset = v14
+            o10.unknown_tagged_fields = u15
+            v8.append(o10)
+        u20: dict[int, bytes] = {}
+        t21 = buf[pos]
+        if t21 < 128:
             pos += 1
         else:
-            t19, pos = _uvarint(buf, pos)
-        if t19:
-            for _ in range(t19):
-                g20, pos = _uvarint(buf, pos)
-                z21, pos = _uvarint(buf, pos)
-                e22 = pos + z21
-                if e22 > L:
+            t21, pos = _uvarint(buf, pos)
+        if t21:
+            for _ in range(t21):
+                g22, pos = _uvarint(buf, pos)
+                z23, pos = _uvarint(buf, pos)
+                e24 = pos + z23
+                if e24 > L:
                     raise _malformed("tagged field of OffsetForLeaderTopicResult runs past the end")
-                u18[g20] = bytes(buf[pos:e22])
-                pos = e22
-        v2.append(OffsetForLeaderTopicResult(v4, v7, u18))
-    u23: dict[int, bytes] = {}
-    t24 = buf[pos]
-    if t24 < 128:
+                u20[g22] = bytes(buf[pos:e24])
+                pos = e24
+        o4 = _new(OffsetForLeaderTopicResult)
+        o4.topic = v5
+        o4.partitions = v8
+        o4.unknown_tagged_fields = u20
+        v2.append(o4)
+    u25: dict[int, bytes] = {}
+    t26 = buf[pos]
+    if t26 < 128:
         pos += 1
     else:
-        t24, pos = _uvarint(buf, pos)
-    if t24:
-        for _ in range(t24):
-            g25, pos = _uvarint(buf, pos)
-            z26, pos = _uvarint(buf, pos)
-            e27 = pos + z26
-            if e27 > L:
+        t26, pos = _uvarint(buf, pos)
+    if t26:
+        for _ in range(t26):
+            g27, pos = _uvarint(buf, pos)
+            z28, pos = _uvarint(buf, pos)
+            e29 = pos + z28
+            if e29 > L:
                 raise _malformed("tagged field of OffsetForLeaderEpochResponse runs past the end")
-            u23[g25] = bytes(buf[pos:e27])
-            pos = e27
-    return OffsetForLeaderEpochResponse(v1, v2, u23), pos
+            u25[g27] = bytes(buf[pos:e29])
+            pos = e29
+    obj = _new(OffsetForLeaderEpochResponse)
+    obj.throttle_time_ms = v1
+    obj.topics = v2
+    obj.unknown_tagged_fields = u25
+    return obj, pos
 
 _DEC_OffsetForLeaderEpochResponse = (_d_OffsetForLeaderEpochResponse_v0, _d_OffsetForLeaderEpochResponse_v1, _d_OffsetForLeaderEpochResponse_v2, _d_OffsetForLeaderEpochResponse_v2, _d_OffsetForLeaderEpochResponse_v4,)
 
@@ -440,64 +500,6 @@ def _d_OffsetForLeaderEpochRequest_v0(buf: memoryview, pos: int) -> tuple[Offset
         raise _malformed("bad count of OffsetForLeaderEpochRequest.topics")
     v1 = []
     for _ in range(n2):
-        n4, = _S_h.unpack_from(buf, pos)
-        pos += 2
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
-            raise _malformed("OffsetForLeaderTopic.topic runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        v6: list[OffsetForLeaderPartition]
-        n7, = _S_i.unpack_from(buf, pos)
-        pos += 4
-        if n7 < 0 or n7 > L - pos:
-            raise _malformed("bad count of OffsetForLeaderTopic.partitions")
-        v6 = []
-        for _ in range(n7):
-            v8, v9 = _S_ii.unpack_from(buf, pos)
-            pos += 8
-            v6.append(OffsetForLeaderPartition(v8, -1, v9, {}))
-        v1.append(OffsetForLeaderTopic(v3, v6, {}))
-    return OffsetForLeaderEpochRequest(-2, v1, {}), pos
-
-def _d_OffsetForLeaderEpochRequest_v2(buf: memoryview, pos: int) -> tuple[OffsetForLeaderEpochRequest, int]:
-    L = len(buf)
-    v1: list[OffsetForLeaderTopic]
-    n2, = _S_i.unpack_from(buf, pos)
-    pos += 4
-    if n2 < 0 or n2 > L - pos:
-        raise _malformed("bad count of OffsetForLeaderEpochRequest.topics")
-    v1 = []
-    for _ in range(n2):
-        n4, = _S_h.unpack_from(buf, pos)
-        pos += 2
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
-            raise _malformed("OffsetForLeaderTopic.topic runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        v6: list[OffsetForLeaderPartition]
-        n7, = _S_i.unpack_from(buf, pos)
-        pos += 4
-        if n7 < 0 or n7 > L - pos:
-            raise _malformed("bad count of OffsetForLeaderTopic.partitions")
-        v6 = []
-        for _ in range(n7):
-            v8, v9, v10 = _S_iii.unpack_from(buf, pos)
-            pos += 12
-            v6.append(OffsetForLeaderPartition(v8, v9, v10, {}))
-        v1.append(OffsetForLeaderTopic(v3, v6, {}))
-    return OffsetForLeaderEpochRequest(-2, v1, {}), pos
-
-def _d_OffsetForLeaderEpochRequest_v3(buf: memoryview, pos: int) -> tuple[OffsetForLeaderEpochRequest, int]:
-    L = len(buf)
-    v2: list[OffsetForLeaderTopic]
-    v1, n3 = _S_ii.unpack_from(buf, pos)
-    pos += 8
-    if n3 < 0 or n3 > L - pos:
-        raise _malformed("bad count of OffsetForLeaderEpochRequest.topics")
-    v2 = []
-    for _ in range(n3):
         n5, = _S_h.unpack_from(buf, pos)
         pos += 2
         e6 = pos + n5
@@ -512,11 +514,108 @@ def _d_OffsetForLeaderEpochRequest_v3(buf: memoryview, pos: int) -> tuple[Offset
             raise _malformed("bad count of OffsetForLeaderTopic.partitions")
         v7 = []
         for _ in range(n8):
-            v9, v10, v11 = _S_iii.unpack_from(buf, pos)
+            v10, v11 = _S_ii.unpack_from(buf, pos)
+            pos += 8
+            o9 = _new(OffsetForLeaderPartition)
+            o9.partition = v10
+            o9.current_leader_epoch = -1
+            o9.leader_epoch = v11
+            o9.unknown_tagged_fields = {}
+            v7.append(o9)
+        o3 = _new(OffsetForLeaderTopic)
+        o3.topic = v4
+        o3.partitions = v7
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    obj = _new(OffsetForLeaderEpochRequest)
+    obj.replica_id = -2
+    obj.topics = v1
+    obj.unknown_tagged_fields = {}
+    return obj, pos
+
+def _d_OffsetForLeaderEpochRequest_v2(buf: memoryview, pos: int) -> tuple[OffsetForLeaderEpochRequest, int]:
+    L = len(buf)
+    v1: list[OffsetForLeaderTopic]
+    n2, = _S_i.unpack_from(buf, pos)
+    pos += 4
+    if n2 < 0 or n2 > L - pos:
+        raise _malformed("bad count of OffsetForLeaderEpochRequest.topics")
+    v1 = []
+    for _ in range(n2):
+        n5, = _S_h.unpack_from(buf, pos)
+        pos += 2
+        e6 = pos + n5
+        if n5 < 0 or e6 > L:
+            raise _malformed("OffsetForLeaderTopic.topic runs past the end")
+        v4 = str(buf[pos:e6], 'utf-8')
+        pos = e6
+        v7: list[OffsetForLeaderPartition]
+        n8, = _S_i.unpack_from(buf, pos)
+        pos += 4
+        if n8 < 0 or n8 > L - pos:
+            raise _malformed("bad count of OffsetForLeaderTopic.partitions")
+        v7 = []
+        for _ in range(n8):
+            v10, v11, v12 = _S_iii.unpack_from(buf, pos)
             pos += 12
-            v7.append(OffsetForLeaderPartition(v9, v10, v11, {}))
-        v2.append(OffsetForLeaderTopic(v4, v7, {}))
-    return OffsetForLeaderEpochRequest(v1, v2, {}), pos
+            o9 = _new(OffsetForLeaderPartition)
+            o9.partition = v10
+            o9.current_leader_epoch = v11
+            o9.leader_epoch = v12
+            o9.unknown_tagged_fields = {}
+            v7.append(o9)
+        o3 = _new(OffsetForLeaderTopic)
+        o3.topic = v4
+        o3.partitions = v7
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    obj = _new(OffsetForLeaderEpochRequest)
+    obj.replica_id = -2
+    obj.topics = v1
+    obj.unknown_tagged_fields = {}
+    return obj, pos
+
+def _d_OffsetForLeaderEpochRequest_v3(buf: memoryview, pos: int) -> tuple[OffsetForLeaderEpochRequest, int]:
+    L = len(buf)
+    v2: list[OffsetForLeaderTopic]
+    v1, n3 = _S_ii.unpack_from(buf, pos)
+    pos += 8
+    if n3 < 0 or n3 > L - pos:
+        raise _malformed("bad count of OffsetForLeaderEpochRequest.topics")
+    v2 = []
+    for _ in range(n3):
+        n6, = _S_h.unpack_from(buf, pos)
+        pos += 2
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
+            raise _malformed("OffsetForLeaderTopic.topic runs past the end")
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8: list[OffsetForLeaderPartition]
+        n9, = _S_i.unpack_from(buf, pos)
+        pos += 4
+        if n9 < 0 or n9 > L - pos:
+            raise _malformed("bad count of OffsetForLeaderTopic.partitions")
+        v8 = []
+        for _ in range(n9):
+            v11, v12, v13 = _S_iii.unpack_from(buf, pos)
+            pos += 12
+            o10 = _new(OffsetForLeaderPartition)
+            o10.partition = v11
+            o10.current_leader_epoch = v12
+            o10.leader_epoch = v13
+            o10.unknown_tagged_fields = {}
+            v8.append(o10)
+        o4 = _new(OffsetForLeaderTopic)
+        o4.topic = v5
+        o4.partitions = v8
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    obj = _new(OffsetForLeaderEpochRequest)
+    obj.replica_id = v1
+    obj.topics = v2
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_OffsetForLeaderEpochRequest_v4(buf: memoryview, pos: int) -> tuple[OffsetForLeaderEpochRequest, int]:
     L = len(buf)
@@ -533,78 +632,91 @@ def _d_OffsetForLeaderEpochRequest_v4(buf: memoryview, pos: int) -> tuple[Offset
         raise _malformed("bad count of OffsetForLeaderEpochRequest.topics")
     v2 = []
     for _ in range(n3):
-        n5 = buf[pos]
-        if n5 < 128:
+        n6 = buf[pos]
+        if n6 < 128:
             pos += 1
         else:
-            n5, pos = _uvarint(buf, pos)
-        n5 -= 1
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+            n6, pos = _uvarint(buf, pos)
+        n6 -= 1
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("OffsetForLeaderTopic.topic runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7: list[OffsetForLeaderPartition]
-        n8 = buf[pos]
-        if n8 < 128:
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8: list[OffsetForLeaderPartition]
+        n9 = buf[pos]
+        if n9 < 128:
             pos += 1
         else:
-            n8, pos = _uvarint(buf, pos)
-        n8 -= 1
-        if n8 < 0 or n8 > L - pos:
+            n9, pos = _uvarint(buf, pos)
+        n9 -= 1
+        if n9 < 0 or n9 > L - pos:
             raise _malformed("bad count of OffsetForLeaderTopic.partitions")
-        v7 = []
-        for _ in range(n8):
-            v9, v10, v11 = _S_iii.unpack_from(buf, pos)
+        v8 = []
+        for _ in range(n9):
+            v11, v12, v13 = _S_iii.unpack_from(buf, pos)
             pos += 12
-            u12: dict[int, bytes] = {}
-            t13 = buf[pos]
-            if t13 < 128:
+            u14: dict[int, bytes] = {}
+            t15 = buf[pos]
+            if t15 < 128:
                 pos += 1
             else:
-                t13, pos = _uvarint(buf, pos)
-            if t13:
-                for _ in range(t13):
-                    g14, pos = _uvarint(buf, pos)
-                    z15, pos = _uvarint(buf, pos)
-                    e16 = pos + z15
-                    if e16 > L:
+                t15, pos = _uvarint(buf, pos)
+            if t15:
+                for _ in range(t15):
+                    g16, pos = _uvarint(buf, pos)
+                    z17, pos = _uvarint(buf, pos)
+                    e18 = pos + z17
+                    if e18 > L:
                         raise _malformed("tagged field of OffsetForLeaderPartition runs past the end")
-                    u12[g14] = bytes(buf[pos:e16])
-                    pos = e16
-            v7.append(OffsetForLeaderPartition(v9, v10, v11, u12))
-        u17: dict[int, bytes] = {}
-        t18 = buf[pos]
-        if t18 < 128:
+                    u14[g16] = bytes(buf[pos:e18])
+                    pos = e18
+            o10 = _new(OffsetForLeaderPartition)
+            o10.partition = v11
+            o10.current_leader_epoch = v12
+            o10.leader_epoch = v13
+            o10.unknown_tagged_fields = u14
+            v8.append(o10)
+        u19: dict[int, bytes] = {}
+        t20 = buf[pos]
+        if t20 < 128:
             pos += 1
         else:
-            t18, pos = _uvarint(buf, pos)
-        if t18:
-            for _ in range(t18):
-                g19, pos = _uvarint(buf, pos)
-                z20, pos = _uvarint(buf, pos)
-                e21 = pos + z20
-                if e21 > L:
+            t20, pos = _uvarint(buf, pos)
+        if t20:
+            for _ in range(t20):
+                g21, pos = _uvarint(buf, pos)
+                z22, pos = _uvarint(buf, pos)
+                e23 = pos + z22
+                if e23 > L:
                     raise _malformed("tagged field of OffsetForLeaderTopic runs past the end")
-                u17[g19] = bytes(buf[pos:e21])
-                pos = e21
-        v2.append(OffsetForLeaderTopic(v4, v7, u17))
-    u22: dict[int, bytes] = {}
-    t23 = buf[pos]
-    if t23 < 128:
+                u19[g21] = bytes(buf[pos:e23])
+                pos = e23
+        o4 = _new(OffsetForLeaderTopic)
+        o4.topic = v5
+        o4.partitions = v8
+        o4.unknown_tagged_fields = u19
+        v2.append(o4)
+    u24: dict[int, bytes] = {}
+    t25 = buf[pos]
+    if t25 < 128:
         pos += 1
     else:
-        t23, pos = _uvarint(buf, pos)
-    if t23:
-        for _ in range(t23):
-            g24, pos = _uvarint(buf, pos)
-            z25, pos = _uvarint(buf, pos)
-            e26 = pos + z25
-            if e26 > L:
+        t25, pos = _uvarint(buf, pos)
+    if t25:
+        for _ in range(t25):
+            g26, pos = _uvarint(buf, pos)
+            z27, pos = _uvarint(buf, pos)
+            e28 = pos + z27
+            if e28 > L:
                 raise _malformed("tagged field of OffsetForLeaderEpochRequest runs past the end")
-            u22[g24] = bytes(buf[pos:e26])
-            pos = e26
-    return OffsetForLeaderEpochRequest(v1, v2, u22), pos
+            u24[g26] = bytes(buf[pos:e28])
+            pos = e28
+    obj = _new(OffsetForLeaderEpochRequest)
+    obj.replica_id = v1
+    obj.topics = v2
+    obj.unknown_tagged_fields = u24
+    return obj, pos
 
 _DEC_OffsetForLeaderEpochRequest = (_d_OffsetForLeaderEpochRequest_v0, _d_OffsetForLeaderEpochRequest_v0, _d_OffsetForLeaderEpochRequest_v2, _d_OffsetForLeaderEpochRequest_v3, _d_OffsetForLeaderEpochRequest_v4,)
 

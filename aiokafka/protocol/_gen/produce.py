@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['BatchIndexAndErrorMessage', 'LeaderIdAndEpoch', 'NodeEndpoint', 'PartitionProduceData', 'PartitionProduceResponse', 'ProduceRequest', 'ProduceResponse', 'TopicProduceData', 'TopicProduceResponse']
 
@@ -201,25 +205,48 @@ def _d_ProduceResponse_v0(buf: memoryview, pos: int) -> tuple[ProduceResponse, i
         raise _malformed("bad count of ProduceResponse.responses")
     v1 = []
     for _ in range(n2):
-        n4, = _S_h.unpack_from(buf, pos)
+        n5, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
+        e6 = pos + n5
+        if n5 < 0 or e6 > L:
             raise _malformed("TopicProduceResponse.name runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        v6: list[PartitionProduceResponse]
-        n7, = _S_i.unpack_from(buf, pos)
+        v4 = str(buf[pos:e6], 'utf-8')
+        pos = e6
+        v7: list[PartitionProduceResponse]
+        n8, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n7 < 0 or n7 > L - pos:
+        if n8 < 0 or n8 > L - pos:
             raise _malformed("bad count of TopicProduceResponse.partition_responses")
-        v6 = []
-        for _ in range(n7):
-            v8, v9, v10 = _S_ihq.unpack_from(buf, pos)
+        v7 = []
+        for _ in range(n8):
+            v10, v11, v12 = _S_ihq.unpack_from(buf, pos)
             pos += 14
-            v6.append(PartitionProduceResponse(v8, v9, v10, -1, -1, [], None, LeaderIdAndEpoch(), {}))
-        v1.append(TopicProduceResponse(v3, v6, {}))
-    return ProduceResponse(v1, 0, [], {}), pos
+            o9 = _new(PartitionProduceResponse)
+            o9.index = v10
+            o9.error_code = v11
+            o9.base_offset = v12
+            o9.log_append_time_ms = -1
+            o9.log_start_offset = -1
+            o9.record_errors = []
+            o9.error_message = None
+            d13 = _new(LeaderIdAndEpoch)
+            d13.leader_id = -1
+            d13.leader_epoch = -1
+            d13.unknown_tagged_fields = {}
+            o9.current_leader = d13
+            o9.unknown_tagged_fields = {}
+            v7.append(o9)
+        o3 = _new(TopicProduceResponse)
+        o3.name = v4
+        o3.partition_responses = v7
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    obj = _new(ProduceResponse)
+    obj.responses = v1
+    obj.throttle_time_ms = 0
+    obj.node_endpoints = []
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_ProduceResponse_v1(buf: memoryview, pos: int) -> tuple[ProduceResponse, int]:
     L = len(buf)
@@ -230,27 +257,50 @@ def _d_ProduceResponse_v1(buf: memoryview, pos: int) -> tuple[ProduceResponse, i
         raise _malformed("bad count of ProduceResponse.responses")
     v1 = []
     for _ in range(n2):
-        n4, = _S_h.unpack_from(buf, pos)
+        n5, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
+        e6 = pos + n5
+        if n5 < 0 or e6 > L:
             raise _malformed("TopicProduceResponse.name runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        v6: list[PartitionProduceResponse]
-        n7, = _S_i.unpack_from(buf, pos)
+        v4 = str(buf[pos:e6], 'utf-8')
+        pos = e6
+        v7: list[PartitionProduceResponse]
+        n8, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n7 < 0 or n7 > L - pos:
+        if n8 < 0 or n8 > L - pos:
             raise _malformed("bad count of TopicProduceResponse.partition_responses")
-        v6 = []
-        for _ in range(n7):
-            v8, v9, v10 = _S_ihq.unpack_from(buf, pos)
+        v7 = []
+        for _ in range(n8):
+            v10, v11, v12 = _S_ihq.unpack_from(buf, pos)
             pos += 14
-            v6.append(PartitionProduceResponse(v8, v9, v10, -1, -1, [], None, LeaderIdAndEpoch(), {}))
-        v1.append(TopicProduceResponse(v3, v6, {}))
-    v11, = _S_i.unpack_from(buf, pos)
+            o9 = _new(PartitionProduceResponse)
+            o9.index = v10
+            o9.error_code = v11
+            o9.base_offset = v12
+            o9.log_append_time_ms = -1
+            o9.log_start_offset = -1
+            o9.record_errors = []
+            o9.error_message = None
+            d13 = _new(LeaderIdAndEpoch)
+            d13.leader_id = -1
+            d13.leader_epoch = -1
+            d13.unknown_tagged_fields = {}
+            o9.current_leader = d13
+            o9.unknown_tagged_fields = {}
+            v7.append(o9)
+        o3 = _new(TopicProduceResponse)
+        o3.name = v4
+        o3.partition_responses = v7
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    v14, = _S_i.unpack_from(buf, pos)
     pos += 4
-    return ProduceResponse(v1, v11, [], {}), pos
+    obj = _new(ProduceResponse)
+    obj.responses = v1
+    obj.throttle_time_ms = v14
+    obj.node_endpoints = []
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_ProduceResponse_v2(buf: memoryview, pos: int) -> tuple[ProduceResponse, int]:
     L = len(buf)
@@ -261,27 +311,50 @@ def _d_ProduceResponse_v2(buf: memoryview, pos: int) -> tuple[ProduceResponse, i
         raise _malformed("bad count of ProduceResponse.responses")
     v1 = []
     for _ in range(n2):
-        n4, = _S_h.unpack_from(buf, pos)
+        n5, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
+        e6 = pos + n5
+        if n5 < 0 or e6 > L:
             raise _malformed("TopicProduceResponse.name runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        v6: list[PartitionProduceResponse]
-        n7, = _S_i.unpack_from(buf, pos)
+        v4 = str(buf[pos:e6], 'utf-8')
+        pos = e6
+        v7: list[PartitionProduceResponse]
+        n8, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n7 < 0 or n7 > L - pos:
+        if n8 < 0 or n8 > L - pos:
             raise _malformed("bad count of TopicProduceResponse.partition_responses")
-        v6 = []
-        for _ in range(n7):
-            v8, v9, v10, v11 = _S_ihqq.unpack_from(buf, pos)
+        v7 = []
+        for _ in range(n8):
+            v10, v11, v12, v13 = _S_ihqq.unpack_from(buf, pos)
             pos += 22
-            v6.append(PartitionProduceResponse(v8, v9, v10, v11, -1, [], None, LeaderIdAndEpoch(), {}))
-        v1.append(TopicProduceResponse(v3, v6, {}))
-    v12, = _S_i.unpack_from(buf, pos)
+            o9 = _new(PartitionProduceResponse)
+            o9.index = v10
+            o9.error_code = v11
+            o9.base_offset = v12
+            o9.log_append_time_ms = v13
+            o9.log_start_offset = -1
+            o9.record_errors = []
+            o9.error_message = None
+            d14 = _new(LeaderIdAndEpoch)
+            d14.leader_id = -1
+            d14.leader_epoch = -1
+            d14.unknown_tagged_fields = {}
+            o9.current_leader = d14
+            o9.unknown_tagged_fields = {}
+            v7.append(o9)
+        o3 = _new(TopicProduceResponse)
+        o3.name = v4
+        o3.partition_responses = v7
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    v15, = _S_i.unpack_from(buf, pos)
     pos += 4
-    return ProduceResponse(v1, v12, [], {}), pos
+    obj = _new(ProduceResponse)
+    obj.responses = v1
+    obj.throttle_time_ms = v15
+    obj.node_endpoints = []
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_ProduceResponse_v5(buf: memoryview, pos: int) -> tuple[ProduceResponse, int]:
     L = len(buf)
@@ -292,27 +365,50 @@ def _d_ProduceResponse_v5(buf: memoryview, pos: int) -> tuple[ProduceResponse, i
         raise _malformed("bad count of ProduceResponse.responses")
     v1 = []
     for _ in range(n2):
-        n4, = _S_h.unpack_from(buf, pos)
+        n5, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
+        e6 = pos + n5
+        if n5 < 0 or e6 > L:
             raise _malformed("TopicProduceResponse.name runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        v6: list[PartitionProduceResponse]
-        n7, = _S_i.unpack_from(buf, pos)
+        v4 = str(buf[pos:e6], 'utf-8')
+        pos = e6
+        v7: list[PartitionProduceResponse]
+        n8, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n7 < 0 or n7 > L - pos:
+        if n8 < 0 or n8 > L - pos:
             raise _malformed("bad count of TopicProduceResponse.partition_responses")
-        v6 = []
-        for _ in range(n7):
-            v8, v9, v10, v11, v12 = _S_ihqqq.unpack_from(buf, pos)
+        v7 = []
+        for _ in range(n8):
+            v10, v11, v12, v13, v14 = _S_ihqqq.unpack_from(buf, pos)
             pos += 30
-            v6.append(PartitionProduceResponse(v8, v9, v10, v11, v12, [], None, LeaderIdAndEpoch(), {}))
-        v1.append(TopicProduceResponse(v3, v6, {}))
-    v13, = _S_i.unpack_from(buf, pos)
+            o9 = _new(PartitionProduceResponse)
+            o9.index = v10
+            o9.error_code = v11
+            o9.base_offset = v12
+            o9.log_append_time_ms = v13
+            o9.log_start_offset = v14
+            o9.record_errors = []
+            o9.error_message = None
+            d15 = _new(LeaderIdAndEpoch)
+            d15.leader_id = -1
+            d15.leader_epoch = -1
+            d15.unknown_tagged_fields = {}
+            o9.current_leader = d15
+            o9.unknown_tagged_fields = {}
+            v7.append(o9)
+        o3 = _new(TopicProduceResponse)
+        o3.name = v4
+        o3.partition_responses = v7
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    v16, = _S_i.unpack_from(buf, pos)
     pos += 4
-    return ProduceResponse(v1, v13, [], {}), pos
+    obj = _new(ProduceResponse)
+    obj.responses = v1
+    obj.throttle_time_ms = v16
+    obj.node_endpoints = []
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_ProduceResponse_v8(buf: memoryview, pos: int) -> tuple[ProduceResponse, int]:
     L = len(buf)
@@ -323,59 +419,86 @@ def _d_ProduceResponse_v8(buf: memoryview, pos: int) -> tuple[ProduceResponse, i
         raise _malformed("bad count of ProduceResponse.responses")
     v1 = []
     for _ in range(n2):
-        n4, = _S_h.unpack_from(buf, pos)
+        n5, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
+        e6 = pos + n5
+        if n5 < 0 or e6 > L:
             raise _malformed("TopicProduceResponse.name runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        v6: list[PartitionProduceResponse]
-        n7, = _S_i.unpack_from(buf, pos)
+        v4 = str(buf[pos:e6], 'utf-8')
+        pos = e6
+        v7: list[PartitionProduceResponse]
+        n8, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n7 < 0 or n7 > L - pos:
+        if n8 < 0 or n8 > L - pos:
             raise _malformed("bad count of TopicProduceResponse.partition_responses")
-        v6 = []
-        for _ in range(n7):
-            v13: list[BatchIndexAndErrorMessage]
-            v8, v9, v10, v11, v12, n14 = _S_ihqqqi.unpack_from(buf, pos)
+        v7 = []
+        for _ in range(n8):
+            v15: list[BatchIndexAndErrorMessage]
+            v10, v11, v12, v13, v14, n16 = _S_ihqqqi.unpack_from(buf, pos)
             pos += 34
-            if n14 < 0 or n14 > L - pos:
+            if n16 < 0 or n16 > L - pos:
                 raise _malformed("bad count of PartitionProduceResponse.record_errors")
-            v13 = []
-            for _ in range(n14):
-                v16: str | None
-                v15, n17 = _S_ih.unpack_from(buf, pos)
+            v15 = []
+            for _ in range(n16):
+                v19: str | None
+                v18, n20 = _S_ih.unpack_from(buf, pos)
                 pos += 6
-                if n17 < 0:
-                    if n17 != -1:
+                if n20 < 0:
+                    if n20 != -1:
                         raise _malformed("bad length of BatchIndexAndErrorMessage.batch_index_error_message")
-                    v16 = None
+                    v19 = None
                 else:
-                    e18 = pos + n17
-                    if e18 > L:
+                    e21 = pos + n20
+                    if e21 > L:
                         raise _malformed("BatchIndexAndErrorMessage.batch_index_error_message runs past the end")
-                    v16 = str(buf[pos:e18], 'utf-8')
-                    pos = e18
-                v13.append(BatchIndexAndErrorMessage(v15, v16, {}))
-            v19: str | None
-            n20, = _S_h.unpack_from(buf, pos)
+                    v19 = str(buf[pos:e21], 'utf-8')
+                    pos = e21
+                o17 = _new(BatchIndexAndErrorMessage)
+                o17.batch_index = v18
+                o17.batch_index_error_message = v19
+                o17.unknown_tagged_fields = {}
+                v15.append(o17)
+            v22: str | None
+            n23, = _S_h.unpack_from(buf, pos)
             pos += 2
-            if n20 < 0:
-                if n20 != -1:
+            if n23 < 0:
+                if n23 != -1:
                     raise _malformed("bad length of PartitionProduceResponse.error_message")
-                v19 = None
+                v22 = None
             else:
-                e21 = pos + n20
-                if e21 > L:
+                e24 = pos + n23
+                if e24 > L:
                     raise _malformed("PartitionProduceResponse.error_message runs past the end")
-                v19 = str(buf[pos:e21], 'utf-8')
-                pos = e21
-            v6.append(PartitionProduceResponse(v8, v9, v10, v11, v12, v13, v19, LeaderIdAndEpoch(), {}))
-        v1.append(TopicProduceResponse(v3, v6, {}))
-    v22, = _S_i.unpack_from(buf, pos)
+                v22 = str(buf[pos:e24], 'utf-8')
+                pos = e24
+            o9 = _new(PartitionProduceResponse)
+            o9.index = v10
+            o9.error_code = v11
+            o9.base_offset = v12
+            o9.log_append_time_ms = v13
+            o9.log_start_offset = v14
+            o9.record_errors = v15
+            o9.error_message = v22
+            d25 = _new(LeaderIdAndEpoch)
+            d25.leader_id = -1
+            d25.leader_epoch = -1
+            d25.unknown_tagged_fields = {}
+            o9.current_leader = d25
+            o9.unknown_tagged_fields = {}
+            v7.append(o9)
+        o3 = _new(TopicProduceResponse)
+        o3.name = v4
+        o3.partition_responses = v7
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    v26, = _S_i.unpack_from(buf, pos)
     pos += 4
-    return ProduceResponse(v1, v22, [], {}), pos
+    obj = _new(ProduceResponse)
+    obj.responses = v1
+    obj.throttle_time_ms = v26
+    obj.node_endpoints = []
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_ProduceResponse_v9(buf: memoryview, pos: int) -> tuple[ProduceResponse, int]:
     L = len(buf)
@@ -390,143 +513,170 @@ def _d_ProduceResponse_v9(buf: memoryview, pos: int) -> tuple[ProduceResponse, i
         raise _malformed("bad count of ProduceResponse.responses")
     v1 = []
     for _ in range(n2):
-        n4 = buf[pos]
-        if n4 < 128:
+        n5 = buf[pos]
+        if n5 < 128:
             pos += 1
         else:
-            n4, pos = _uvarint(buf, pos)
-        n4 -= 1
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
+            n5, pos = _uvarint(buf, pos)
+        n5 -= 1
+        e6 = pos + n5
+        if n5 < 0 or e6 > L:
             raise _malformed("TopicProduceResponse.name runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        v6: list[PartitionProduceResponse]
-        n7 = buf[pos]
-        if n7 < 128:
+        v4 = str(buf[pos:e6], 'utf-8')
+        pos = e6
+        v7: list[PartitionProduceResponse]
+        n8 = buf[pos]
+        if n8 < 128:
             pos += 1
         else:
-            n7, pos = _uvarint(buf, pos)
-        n7 -= 1
-        if n7 < 0 or n7 > L - pos:
+            n8, pos = _uvarint(buf, pos)
+        n8 -= 1
+        if n8 < 0 or n8 > L - pos:
             raise _malformed("bad count of TopicProduceResponse.partition_responses")
-        v6 = []
-        for _ in range(n7):
-            v13: list[BatchIndexAndErrorMessage]
-            v8, v9, v10, v11, v12 = _S_ihqqq.unpack_from(buf, pos)
+        v7 = []
+        for _ in range(n8):
+            v15: list[BatchIndexAndErrorMessage]
+            v10, v11, v12, v13, v14 = _S_ihqqq.unpack_from(buf, pos)
             pos += 30
-            n14 = buf[pos]
-            if n14 < 128:
+            n16 = buf[pos]
+            if n16 < 128:
                 pos += 1
             else:
-                n14, pos = _uvarint(buf, pos)
-            n14 -= 1
-            if n14 < 0 or n14 > L - pos:
+                n16, pos = _uvarint(buf, pos)
+            n16 -= 1
+            if n16 < 0 or n16 > L - pos:
                 raise _malformed("bad count of PartitionProduceResponse.record_errors")
-            v13 = []
-            for _ in range(n14):
-                v16: str | None
-                v15, = _S_i.unpack_from(buf, pos)
+            v15 = []
+            for _ in range(n16):
+                v19: str | None
+                v18, = _S_i.unpack_from(buf, pos)
                 pos += 4
-                n17 = buf[pos]
-                if n17 < 128:
+                n20 = buf[pos]
+                if n20 < 128:
                     pos += 1
                 else:
-                    n17, pos = _uvarint(buf, pos)
-                n17 -= 1
-                if n17 < 0:
-                    if n17 != -1:
+                    n20, pos = _uvarint(buf, pos)
+                n20 -= 1
+                if n20 < 0:
+                    if n20 != -1:
                         raise _malformed("bad length of BatchIndexAndErrorMessage.batch_index_error_message")
-                    v16 = None
+                    v19 = None
                 else:
-                    e18 = pos + n17
-                    if e18 > L:
+                    e21 = pos + n20
+                    if e21 > L:
                         raise _malformed("BatchIndexAndErrorMessage.batch_index_error_message runs past the end")
-                    v16 = str(buf[pos:e18], 'utf-8')
-                    pos = e18
-                u19: dict[int, bytes] = {}
-                t20 = buf[pos]
-                if t20 < 128:
+                    v19 = str(buf[pos:e21], 'utf-8')
+                    pos = e21
+                u22: dict[int, bytes] = {}
+                t23 = buf[pos]
+                if t23 < 128:
                     pos += 1
                 else:
-                    t20, pos = _uvarint(buf, pos)
-                if t20:
-                    for _ in range(t20):
-                        g21, pos = _uvarint(buf, pos)
-                        z22, pos = _uvarint(buf, pos)
-                        e23 = pos + z22
-                        if e23 > L:
+                    t23, pos = _uvarint(buf, pos)
+                if t23:
+                    for _ in range(t23):
+                        g24, pos = _uvarint(buf, pos)
+                        z25, pos = _uvarint(buf, pos)
+                        e26 = pos + z25
+                        if e26 > L:
                             raise _malformed("tagged field of BatchIndexAndErrorMessage runs past the end")
-                        u19[g21] = bytes(buf[pos:e23])
-                        pos = e23
-                v13.append(BatchIndexAndErrorMessage(v15, v16, u19))
-            v24: str | None
-            n25 = buf[pos]
-            if n25 < 128:
+                        u22[g24] = bytes(buf[pos:e26])
+                        pos = e26
+                o17 = _new(BatchIndexAndErrorMessage)
+                o17.batch_index = v18
+                o17.batch_index_error_message = v19
+                o17.unknown_tagged_fields = u22
+                v15.append(o17)
+            v27: str | None
+            n28 = buf[pos]
+            if n28 < 128:
                 pos += 1
             else:
-                n25, pos = _uvarint(buf, pos)
-            n25 -= 1
-            if n25 < 0:
-                if n25 != -1:
+                n28, pos = _uvarint(buf, pos)
+            n28 -= 1
+            if n28 < 0:
+                if n28 != -1:
                     raise _malformed("bad length of PartitionProduceResponse.error_message")
-                v24 = None
+                v27 = None
             else:
-                e26 = pos + n25
-                if e26 > L:
+                e29 = pos + n28
+                if e29 > L:
                     raise _malformed("PartitionProduceResponse.error_message runs past the end")
-                v24 = str(buf[pos:e26], 'utf-8')
-                pos = e26
-            u27: dict[int, bytes] = {}
-            t28 = buf[pos]
-            if t28 < 128:
+                v27 = str(buf[pos:e29], 'utf-8')
+                pos = e29
+            u30: dict[int, bytes] = {}
+            t31 = buf[pos]
+            if t31 < 128:
                 pos += 1
             else:
-                t28, pos = _uvarint(buf, pos)
-            if t28:
-                for _ in range(t28):
-                    g29, pos = _uvarint(buf, pos)
-                    z30, pos = _uvarint(buf, pos)
-                    e31 = pos + z30
-                    if e31 > L:
+                t31, pos = _uvarint(buf, pos)
+            if t31:
+                for _ in range(t31):
+                    g32, pos = _uvarint(buf, pos)
+                    z33, pos = _uvarint(buf, pos)
+                    e34 = pos + z33
+                    if e34 > L:
                         raise _malformed("tagged field of PartitionProduceResponse runs past the end")
-                    u27[g29] = bytes(buf[pos:e31])
-                    pos = e31
-            v6.append(PartitionProduceResponse(v8, v9, v10, v11, v12, v13, v24, LeaderIdAndEpoch(), u27))
-        u32: dict[int, bytes] = {}
-        t33 = buf[pos]
-        if t33 < 128:
+                    u30[g32] = bytes(buf[pos:e34])
+                    pos = e34
+            o9 = _new(PartitionProduceResponse)
+            o9.index = v10
+            o9.error_code = v11
+            o9.base_offset = v12
+            o9.log_append_time_ms = v13
+            o9.log_start_offset = v14
+            o9.record_errors = v15
+            o9.error_message = v27
+            d35 = _new(LeaderIdAndEpoch)
+            d35.leader_id = -1
+            d35.leader_epoch = -1
+            d35.unknown_tagged_fields = {}
+            o9.current_leader = d35
+            o9.unknown_tagged_fields = u30
+            v7.append(o9)
+        u36: dict[int, bytes] = {}
+        t37 = buf[pos]
+        if t37 < 128:
             pos += 1
         else:
-            t33, pos = _uvarint(buf, pos)
-        if t33:
-            for _ in range(t33):
-                g34, pos = _uvarint(buf, pos)
-                z35, pos = _uvarint(buf, pos)
-                e36 = pos + z35
-                if e36 > L:
+            t37, pos = _uvarint(buf, pos)
+        if t37:
+            for _ in range(t37):
+                g38, pos = _uvarint(buf, pos)
+                z39, pos = _uvarint(buf, pos)
+                e40 = pos + z39
+                if e40 > L:
                     raise _malformed("tagged field of TopicProduceResponse runs past the end")
-                u32[g34] = bytes(buf[pos:e36])
-                pos = e36
-        v1.append(TopicProduceResponse(v3, v6, u32))
-    v37, = _S_i.unpack_from(buf, pos)
+                u36[g38] = bytes(buf[pos:e40])
+                pos = e40
+        o3 = _new(TopicProduceResponse)
+        o3.name = v4
+        o3.partition_responses = v7
+        o3.unknown_tagged_fields = u36
+        v1.append(o3)
+    v41, = _S_i.unpack_from(buf, pos)
     pos += 4
-    u38: dict[int, bytes] = {}
-    t39 = buf[pos]
-    if t39 < 128:
+    u42: dict[int, bytes] = {}
+    t43 = buf[pos]
+    if t43 < 128:
         pos += 1
     else:
-        t39, pos = _uvarint(buf, pos)
-    if t39:
-        for _ in range(t39):
-            g40, pos = _uvarint(buf, pos)
-            z41, pos = _uvarint(buf, pos)
-            e42 = pos + z41
-            if e42 > L:
+        t43, pos = _uvarint(buf, pos)
+    if t43:
+        for _ in range(t43):
+            g44, pos = _uvarint(buf, pos)
+            z45, pos = _uvarint(buf, pos)
+            e46 = pos + z45
+            if e46 > L:
                 raise _malformed("tagged field of ProduceResponse runs past the end")
-            u38[g40] = bytes(buf[pos:e42])
-            pos = e42
-    return ProduceResponse(v1, v37, [], u38), pos
+            u42[g44] = bytes(buf[pos:e46])
+            pos = e46
+    obj = _new(ProduceResponse)
+    obj.responses = v1
+    obj.throttle_time_ms = v41
+    obj.node_endpoints = []
+    obj.unknown_tagged_fields = u42
+    return obj, pos
 
 def _d_ProduceResponse_v10(buf: memoryview, pos: int) -> tuple[ProduceResponse, int]:
     L = len(buf)
@@ -541,229 +691,267 @@ def _d_ProduceResponse_v10(buf: memoryview, pos: int) -> tuple[ProduceResponse, 
         raise _malformed("bad count of ProduceResponse.responses")
     v1 = []
     for _ in range(n2):
-        n4 = buf[pos]
-        if n4 < 128:
+        n5 = buf[pos]
+        if n5 < 128:
             pos += 1
         else:
-            n4, pos = _uvarint(buf, pos)
-        n4 -= 1
-        e5 = pos + n4
-        if n4 < 0 or e5 > L:
+            n5, pos = _uvarint(buf, pos)
+        n5 -= 1
+        e6 = pos + n5
+        if n5 < 0 or e6 > L:
             raise _malformed("TopicProduceResponse.name runs past the end")
-        v3 = str(buf[pos:e5], 'utf-8')
-        pos = e5
-        v6: list[PartitionProduceResponse]
-        n7 = buf[pos]
-        if n7 < 128:
+        v4 = str(buf[pos:e6], 'utf-8')
+        pos = e6
+        v7: list[PartitionProduceResponse]
+        n8 = buf[pos]
+        if n8 < 128:
             pos += 1
         else:
-            n7, pos = _uvarint(buf, pos)
-        n7 -= 1
-        if n7 < 0 or n7 > L - pos:
+            n8, pos = _uvarint(buf, pos)
+        n8 -= 1
+        if n8 < 0 or n8 > L - pos:
             raise _malformed("bad count of TopicProduceResponse.partition_responses")
-        v6 = []
-        for _ in range(n7):
-            v13: list[BatchIndexAndErrorMessage]
-            v8, v9, v10, v11, v12 = _S_ihqqq.unpack_from(buf, pos)
+        v7 = []
+        for _ in range(n8):
+            v15: list[BatchIndexAndErrorMessage]
+            v10, v11, v12, v13, v14 = _S_ihqqq.unpack_from(buf, pos)
             pos += 30
-            n14 = buf[pos]
-            if n14 < 128:
+            n16 = buf[pos]
+            if n16 < 128:
                 pos += 1
             else:
-                n14, pos = _uvarint(buf, pos)
-            n14 -= 1
-            if n14 < 0 or n14 > L - pos:
+                n16, pos = _uvarint(buf, pos)
+            n16 -= 1
+            if n16 < 0 or n16 > L - pos:
                 raise _malformed("bad count of PartitionProduceResponse.record_errors")
-            v13 = []
-            for _ in range(n14):
-                v16: str | None
-                v15, = _S_i.unpack_from(buf, pos)
+            v15 = []
+            for _ in range(n16):
+                v19: str | None
+                v18, = _S_i.unpack_from(buf, pos)
                 pos += 4
-                n17 = buf[pos]
-                if n17 < 128:
+                n20 = buf[pos]
+                if n20 < 128:
                     pos += 1
                 else:
-                    n17, pos = _uvarint(buf, pos)
-                n17 -= 1
-                if n17 < 0:
-                    if n17 != -1:
+                    n20, pos = _uvarint(buf, pos)
+                n20 -= 1
+                if n20 < 0:
+                    if n20 != -1:
                         raise _malformed("bad length of BatchIndexAndErrorMessage.batch_index_error_message")
-                    v16 = None
+                    v19 = None
                 else:
-                    e18 = pos + n17
-                    if e18 > L:
+                    e21 = pos + n20
+                    if e21 > L:
                         raise _malformed("BatchIndexAndErrorMessage.batch_index_error_message runs past the end")
-                    v16 = str(buf[pos:e18], 'utf-8')
-                    pos = e18
-                u19: dict[int, bytes] = {}
-                t20 = buf[pos]
-                if t20 < 128:
+                    v19 = str(buf[pos:e21], 'utf-8')
+                    pos = e21
+                u22: dict[int, bytes] = {}
+                t23 = buf[pos]
+                if t23 < 128:
                     pos += 1
                 else:
-                    t20, pos = _uvarint(buf, pos)
-                if t20:
-                    for _ in range(t20):
-                        g21, pos = _uvarint(buf, pos)
-                        z22, pos = _uvarint(buf, pos)
-                        e23 = pos + z22
-                        if e23 > L:
+                    t23, pos = _uvarint(buf, pos)
+                if t23:
+                    for _ in range(t23):
+                        g24, pos = _uvarint(buf, pos)
+                        z25, pos = _uvarint(buf, pos)
+                        e26 = pos + z25
+                        if e26 > L:
                             raise _malformed("tagged field of BatchIndexAndErrorMessage runs past the end")
-                        u19[g21] = bytes(buf[pos:e23])
-                        pos = e23
-                v13.append(BatchIndexAndErrorMessage(v15, v16, u19))
-            v24: str | None
-            n25 = buf[pos]
-            if n25 < 128:
+                        u22[g24] = bytes(buf[pos:e26])
+                        pos = e26
+                o17 = _new(BatchIndexAndErrorMessage)
+                o17.batch_index = v18
+                o17.batch_index_error_message = v19
+                o17.unknown_tagged_fields = u22
+                v15.append(o17)
+            v27: str | None
+            n28 = buf[pos]
+            if n28 < 128:
                 pos += 1
             else:
-                n25, pos = _uvarint(buf, pos)
-            n25 -= 1
-            if n25 < 0:
-                if n25 != -1:
+                n28, pos = _uvarint(buf, pos)
+            n28 -= 1
+            if n28 < 0:
+                if n28 != -1:
                     raise _malformed("bad length of PartitionProduceResponse.error_message")
-                v24 = None
+                v27 = None
             else:
-                e26 = pos + n25
-                if e26 > L:
+                e29 = pos + n28
+                if e29 > L:
                     raise _malformed("PartitionProduceResponse.error_message runs past the end")
-                v24 = str(buf[pos:e26], 'utf-8')
-                pos = e26
-            v27: LeaderIdAndEpoch = LeaderIdAndEpoch()
-            u28: dict[int, bytes] = {}
-            t29 = buf[pos]
-            if t29 < 128:
+                v27 = str(buf[pos:e29], 'utf-8')
+                pos = e29
+            v30: LeaderIdAndEpoch
+            d31 = _new(LeaderIdAndEpoch)
+            d31.leader_id = -1
+            d31.leader_epoch = -1
+            d31.unknown_tagged_fields = {}
+            v30 = d31
+            u32: dict[int, bytes] = {}
+            t33 = buf[pos]
+            if t33 < 128:
                 pos += 1
             else:
-                t29, pos = _uvarint(buf, pos)
-            if t29:
-                for _ in range(t29):
-                    g30, pos = _uvarint(buf, pos)
-                    z31, pos = _uvarint(buf, pos)
-                    e32 = pos + z31
-                    if e32 > L:
+                t33, pos = _uvarint(buf, pos)
+            if t33:
+                for _ in range(t33):
+                    g34, pos = _uvarint(buf, pos)
+                    z35, pos = _uvarint(buf, pos)
+                    e36 = pos + z35
+                    if e36 > L:
                         raise _malformed("tagged field of PartitionProduceResponse runs past the end")
-                    if g30 == 0:
-                        v33, v34 = _S_ii.unpack_from(buf, pos)
+                    if g34 == 0:
+                        v37, v38 = _S_ii.unpack_from(buf, pos)
                         pos += 8
-                        u35: dict[int, bytes] = {}
-                        t36 = buf[pos]
-                        if t36 < 128:
+                        u39: dict[int, bytes] = {}
+                        t40 = buf[pos]
+                        if t40 < 128:
                             pos += 1
                         else:
-                            t36, pos = _uvarint(buf, pos)
-                        if t36:
-                            for _ in range(t36):
-                                g37, pos = _uvarint(buf, pos)
-                                z38, pos = _uvarint(buf, pos)
-                                e39 = pos + z38
-                                if e39 > L:
+                            t40, pos = _uvarint(buf, pos)
+                        if t40:
+                            for _ in range(t40):
+                                g41, pos = _uvarint(buf, pos)
+                                z42, pos = _uvarint(buf, pos)
+                                e43 = pos + z42
+                                if e43 > L:
                                     raise _malformed("tagged field of LeaderIdAndEpoch runs past the end")
-                                u35[g37] = bytes(buf[pos:e39])
-                                pos = e39
-                        v27 = LeaderIdAndEpoch(v33, v34, u35)
-                        if pos != e32:
+                                u39[g41] = bytes(buf[pos:e43])
+                                pos = e43
+                        v30 = _new(LeaderIdAndEpoch)
+                        v30.leader_id = v37
+                        v30.leader_epoch = v38
+                        v30.unknown_tagged_fields = u39
+                        if pos != e36:
                             raise _malformed("bad size of tagged field PartitionProduceResponse.current_leader")
                     else:
-                        u28[g30] = bytes(buf[pos:e32])
-                        pos = e32
-            v6.append(PartitionProduceResponse(v8, v9, v10, v11, v12, v13, v24, v27, u28))
-        u40: dict[int, bytes] = {}
-        t41 = buf[pos]
-        if t41 < 128:
+                        u32[g34] = bytes(buf[pos:e36])
+                        pos = e36
+            o9 = _new(PartitionProduceResponse)
+            o9.index = v10
+            o9.error_code = v11
+            o9.base_offset = v12
+            o9.log_append_time_ms = v13
+            o9.log_start_offset = v14
+            o9.record_errors = v15
+            o9.error_message = v27
+            o9.current_leader = v30
+            o9.unknown_tagged_fields = u32
+            v7.append(o9)
+        u44: dict[int, bytes] = {}
+        t45 = buf[pos]
+        if t45 < 128:
             pos += 1
         else:
-            t41, pos = _uvarint(buf, pos)
-        if t41:
-            for _ in range(t41):
-                g42, pos = _uvarint(buf, pos)
-                z43, pos = _uvarint(buf, pos)
-                e44 = pos + z43
-                if e44 > L:
+            t45, pos = _uvarint(buf, pos)
+        if t45:
+            for _ in range(t45):
+                g46, pos = _uvarint(buf, pos)
+                z47, pos = _uvarint(buf, pos)
+                e48 = pos + z47
+                if e48 > L:
                     raise _malformed("tagged field of TopicProduceResponse runs past the end")
-                u40[g42] = bytes(buf[pos:e44])
-                pos = e44
-        v1.append(TopicProduceResponse(v3, v6, u40))
-    v45, = _S_i.unpack_from(buf, pos)
+                u44[g46] = bytes(buf[pos:e48])
+                pos = e48
+        o3 = _new(TopicProduceResponse)
+        o3.name = v4
+        o3.partition_responses = v7
+        o3.unknown_tagged_fields = u44
+        v1.append(o3)
+    v49, = _S_i.unpack_from(buf, pos)
     pos += 4
-    v46: list[NodeEndpoint] = []
-    u47: dict[int, bytes] = {}
-    t48 = buf[pos]
-    if t48 < 128:
+    v50: list[NodeEndpoint]
+    v50 = []
+    u51: dict[int, bytes] = {}
+    t52 = buf[pos]
+    if t52 < 128:
         pos += 1
     else:
-        t48, pos = _uvarint(buf, pos)
-    if t48:
-        for _ in range(t48):
-            g49, pos = _uvarint(buf, pos)
-            z50, pos = _uvarint(buf, pos)
-            e51 = pos + z50
-            if e51 > L:
+        t52, pos = _uvarint(buf, pos)
+    if t52:
+        for _ in range(t52):
+            g53, pos = _uvarint(buf, pos)
+            z54, pos = _uvarint(buf, pos)
+            e55 = pos + z54
+            if e55 > L:
                 raise _malformed("tagged field of ProduceResponse runs past the end")
-            if g49 == 0:
-                n52 = buf[pos]
-                if n52 < 128:
+            if g53 == 0:
+                n56 = buf[pos]
+                if n56 < 128:
                     pos += 1
                 else:
-                    n52, pos = _uvarint(buf, pos)
-                n52 -= 1
-                if n52 < 0 or n52 > L - pos:
+                    n56, pos = _uvarint(buf, pos)
+                n56 -= 1
+                if n56 < 0 or n56 > L - pos:
                     raise _malformed("bad count of ProduceResponse.node_endpoints")
-                v46 = []
-                for _ in range(n52):
-                    v53, = _S_i.unpack_from(buf, pos)
+                v50 = []
+                for _ in range(n56):
+                    v58, = _S_i.unpack_from(buf, pos)
                     pos += 4
-                    n55 = buf[pos]
-                    if n55 < 128:
+                    n60 = buf[pos]
+                    if n60 < 128:
                         pos += 1
                     else:
-                        n55, pos = _uvarint(buf, pos)
-                    n55 -= 1
-                    e56 = pos + n55
-                    if n55 < 0 or e56 > L:
+                        n60, pos = _uvarint(buf, pos)
+                    n60 -= 1
+                    e61 = pos + n60
+                    if n60 < 0 or e61 > L:
                         raise _malformed("NodeEndpoint.host runs past the end")
-                    v54 = str(buf[pos:e56], 'utf-8')
-                    pos = e56
-                    v58: str | None
-                    v57, = _S_i.unpack_from(buf, pos)
+                    v59 = str(buf[pos:e61], 'utf-8')
+                    pos = e61
+                    v63: str | None
+                    v62, = _S_i.unpack_from(buf, pos)
                     pos += 4
-                    n59 = buf[pos]
-                    if n59 < 128:
+                    n64 = buf[pos]
+                    if n64 < 128:
                         pos += 1
                     else:
-                        n59, pos = _uvarint(buf, pos)
-                    n59 -= 1
-                    if n59 < 0:
-                        if n59 != -1:
+                        n64, pos = _uvarint(buf, pos)
+                    n64 -= 1
+                    if n64 < 0:
+                        if n64 != -1:
                             raise _malformed("bad length of NodeEndpoint.rack")
-                        v58 = None
+                        v63 = None
                     else:
-                        e60 = pos + n59
-                        if e60 > L:
+                        e65 = pos + n64
+                        if e65 > L:
                             raise _malformed("NodeEndpoint.rack runs past the end")
-                        v58 = str(buf[pos:e60], 'utf-8')
-                        pos = e60
-                    u61: dict[int, bytes] = {}
-                    t62 = buf[pos]
-                    if t62 < 128:
+                        v63 = str(buf[pos:e65], 'utf-8')
+                        pos = e65
+                    u66: dict[int, bytes] = {}
+                    t67 = buf[pos]
+                    if t67 < 128:
                         pos += 1
                     else:
-                        t62, pos = _uvarint(buf, pos)
-                    if t62:
-                        for _ in range(t62):
-                            g63, pos = _uvarint(buf, pos)
-                            z64, pos = _uvarint(buf, pos)
-                            e65 = pos + z64
-                            if e65 > L:
+                        t67, pos = _uvarint(buf, pos)
+                    if t67:
+                        for _ in range(t67):
+                            g68, pos = _uvarint(buf, pos)
+                            z69, pos = _uvarint(buf, pos)
+                            e70 = pos + z69
+                            if e70 > L:
                                 raise _malformed("tagged field of NodeEndpoint runs past the end")
-                            u61[g63] = bytes(buf[pos:e65])
-                            pos = e65
-                    v46.append(NodeEndpoint(v53, v54, v57, v58, u61))
-                if pos != e51:
+                            u66[g68] = bytes(buf[pos:e70])
+                            pos = e70
+                    o57 = _new(NodeEndpoint)
+                    o57.node_id = v58
+                    o57.host = v59
+                    o57.port = v62
+                    o57.rack = v63
+                    o57.unknown_tagged_fields = u66
+                    v50.append(o57)
+                if pos != e55:
                     raise _malformed("bad size of tagged field ProduceResponse.node_endpoints")
             else:
-                u47[g49] = bytes(buf[pos:e51])
-                pos = e51
-    return ProduceResponse(v1, v45, v46, u47), pos
+                u51[g53] = bytes(buf[pos:e55])
+                pos = e55
+    obj = _new(ProduceResponse)
+    obj.responses = v1
+    obj.throttle_time_ms = v49
+    obj.node_endpoints = v50
+    obj.unknown_tagged_fields = u51
+    return obj, pos
 
 _DEC_ProduceResponse = (_d_ProduceResponse_v0, _d_ProduceResponse_v1, _d_ProduceResponse_v2, _d_ProduceResponse_v2, _d_ProduceResponse_v2, _d_ProduceResponse_v5, _d_ProduceResponse_v5, _d_ProduceResponse_v5, _d_ProduceResponse_v8, _d_ProduceResponse_v9, _d_ProduceResponse_v10, _d_ProduceResponse_v10,)
 
@@ -1121,36 +1309,50 @@ def _d_ProduceRequest_v0(buf: memoryview, pos: int) -> tuple[ProduceRequest, int
         raise _malformed("bad count of ProduceRequest.topic_data")
     v3 = []
     for _ in range(n4):
-        n6, = _S_h.unpack_from(buf, pos)
+        n7, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e7 = pos + n6
-        if n6 < 0 or e7 > L:
+        e8 = pos + n7
+        if n7 < 0 or e8 > L:
             raise _malformed("TopicProduceData.name runs past the end")
-        v5 = str(buf[pos:e7], 'utf-8')
-        pos = e7
-        v8: list[PartitionProduceData]
-        n9, = _S_i.unpack_from(buf, pos)
+        v6 = str(buf[pos:e8], 'utf-8')
+        pos = e8
+        v9: list[PartitionProduceData]
+        n10, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n9 < 0 or n9 > L - pos:
+        if n10 < 0 or n10 > L - pos:
             raise _malformed("bad count of TopicProduceData.partition_data")
-        v8 = []
-        for _ in range(n9):
-            v11: bytes | bytearray | memoryview | None
-            v10, n12 = _S_ii.unpack_from(buf, pos)
+        v9 = []
+        for _ in range(n10):
+            v13: bytes | bytearray | memoryview | None
+            v12, n14 = _S_ii.unpack_from(buf, pos)
             pos += 8
-            if n12 < 0:
-                if n12 != -1:
+            if n14 < 0:
+                if n14 != -1:
                     raise _malformed("bad length of PartitionProduceData.records")
-                v11 = None
+                v13 = None
             else:
-                e13 = pos + n12
-                if e13 > L:
+                e15 = pos + n14
+                if e15 > L:
                     raise _malformed("PartitionProduceData.records runs past the end")
-                v11 = buf[pos:e13]
-                pos = e13
-            v8.append(PartitionProduceData(v10, v11, {}))
-        v3.append(TopicProduceData(v5, v8, {}))
-    return ProduceRequest(None, v1, v2, v3, {}), pos
+                v13 = buf[pos:e15]
+                pos = e15
+            o11 = _new(PartitionProduceData)
+            o11.index = v12
+            o11.records = v13
+            o11.unknown_tagged_fields = {}
+            v9.append(o11)
+        o5 = _new(TopicProduceData)
+        o5.name = v6
+        o5.partition_data = v9
+        o5.unknown_tagged_fields = {}
+        v3.append(o5)
+    obj = _new(ProduceRequest)
+    obj.transactional_id = None
+    obj.acks = v1
+    obj.timeout_ms = v2
+    obj.topic_data = v3
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_ProduceRequest_v3(buf: memoryview, pos: int) -> tuple[ProduceRequest, int]:
     L = len(buf)
@@ -1174,36 +1376,50 @@ def _d_ProduceRequest_v3(buf: memoryview, pos: int) -> tuple[ProduceRequest, int
         raise _malformed("bad count of ProduceRequest.topic_data")
     v6 = []
     for _ in range(n7):
-        n9, = _S_h.unpack_from(buf, pos)
+        n10, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e10 = pos + n9
-        if n9 < 0 or e10 > L:
+        e11 = pos + n10
+        if n10 < 0 or e11 > L:
             raise _malformed("TopicProduceData.name runs past the end")
-        v8 = str(buf[pos:e10], 'utf-8')
-        pos = e10
-        v11: list[PartitionProduceData]
-        n12, = _S_i.unpack_from(buf, pos)
+        v9 = str(buf[pos:e11], 'utf-8')
+        pos = e11
+        v12: list[PartitionProduceData]
+        n13, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n12 < 0 or n12 > L - pos:
+        if n13 < 0 or n13 > L - pos:
             raise _malformed("bad count of TopicProduceData.partition_data")
-        v11 = []
-        for _ in range(n12):
-            v14: bytes | bytearray | memoryview | None
-            v13, n15 = _S_ii.unpack_from(buf, pos)
+        v12 = []
+        for _ in range(n13):
+            v16: bytes | bytearray | memoryview | None
+            v15, n17 = _S_ii.unpack_from(buf, pos)
             pos += 8
-            if n15 < 0:
-                if n15 != -1:
+            if n17 < 0:
+                if n17 != -1:
                     raise _malformed("bad length of PartitionProduceData.records")
-                v14 = None
+                v16 = None
             else:
-                e16 = pos + n15
-                if e16 > L:
+                e18 = pos + n17
+                if e18 > L:
                     raise _malformed("PartitionProduceData.records runs past the end")
-                v14 = buf[pos:e16]
-                pos = e16
-            v11.append(PartitionProduceData(v13, v14, {}))
-        v6.append(TopicProduceData(v8, v11, {}))
-    return ProduceRequest(v1, v4, v5, v6, {}), pos
+                v16 = buf[pos:e18]
+                pos = e18
+            o14 = _new(PartitionProduceData)
+            o14.index = v15
+            o14.records = v16
+            o14.unknown_tagged_fields = {}
+            v12.append(o14)
+        o8 = _new(TopicProduceData)
+        o8.name = v9
+        o8.partition_data = v12
+        o8.unknown_tagged_fields = {}
+        v6.append(o8)
+    obj = _new(ProduceRequest)
+    obj.transactional_id = v1
+    obj.acks = v4
+    obj.timeout_ms = v5
+    obj.topic_data = v6
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_ProduceRequest_v9(buf: memoryview, pos: int) -> tuple[ProduceRequest, int]:
     L = len(buf)
@@ -1237,95 +1453,109 @@ def _d_ProduceRequest_v9(buf: memoryview, pos: int) -> tuple[ProduceRequest, int
         raise _malformed("bad count of ProduceRequest.topic_data")
     v6 = []
     for _ in range(n7):
-        n9 = buf[pos]
-        if n9 < 128:
+        n10 = buf[pos]
+        if n10 < 128:
             pos += 1
         else:
-            n9, pos = _uvarint(buf, pos)
-        n9 -= 1
-        e10 = pos + n9
-        if n9 < 0 or e10 > L:
+            n10, pos = _uvarint(buf, pos)
+        n10 -= 1
+        e11 = pos + n10
+        if n10 < 0 or e11 > L:
             raise _malformed("TopicProduceData.name runs past the end")
-        v8 = str(buf[pos:e10], 'utf-8')
-        pos = e10
-        v11: list[PartitionProduceData]
-        n12 = buf[pos]
-        if n12 < 128:
+        v9 = str(buf[pos:e11], 'utf-8')
+        pos = e11
+        v12: list[PartitionProduceData]
+        n13 = buf[pos]
+        if n13 < 128:
             pos += 1
         else:
-            n12, pos = _uvarint(buf, pos)
-        n12 -= 1
-        if n12 < 0 or n12 > L - pos:
+            n13, pos = _uvarint(buf, pos)
+        n13 -= 1
+        if n13 < 0 or n13 > L - pos:
             raise _malformed("bad count of TopicProduceData.partition_data")
-        v11 = []
-        for _ in range(n12):
-            v14: bytes | bytearray | memoryview | None
-            v13, = _S_i.unpack_from(buf, pos)
+        v12 = []
+        for _ in range(n13):
+            v16: bytes | bytearray | memoryview | None
+            v15, = _S_i.unpack_from(buf, pos)
             pos += 4
-            n15 = buf[pos]
-            if n15 < 128:
+            n17 = buf[pos]
+            if n17 < 128:
                 pos += 1
             else:
-                n15, pos = _uvarint(buf, pos)
-            n15 -= 1
-            if n15 < 0:
-                if n15 != -1:
+                n17, pos = _uvarint(buf, pos)
+            n17 -= 1
+            if n17 < 0:
+                if n17 != -1:
                     raise _malformed("bad length of PartitionProduceData.records")
-                v14 = None
+                v16 = None
             else:
-                e16 = pos + n15
-                if e16 > L:
+                e18 = pos + n17
+                if e18 > L:
                     raise _malformed("PartitionProduceData.records runs past the end")
-                v14 = buf[pos:e16]
-                pos = e16
-            u17: dict[int, bytes] = {}
-            t18 = buf[pos]
-            if t18 < 128:
+                v16 = buf[pos:e18]
+                pos = e18
+            u19: dict[int, bytes] = {}
+            t20 = buf[pos]
+            if t20 < 128:
                 pos += 1
             else:
-                t18, pos = _uvarint(buf, pos)
-            if t18:
-                for _ in range(t18):
-                    g19, pos = _uvarint(buf, pos)
-                    z20, pos = _uvarint(buf, pos)
-                    e21 = pos + z20
-                    if e21 > L:
+                t20, pos = _uvarint(buf, pos)
+            if t20:
+                for _ in range(t20):
+                    g21, pos = _uvarint(buf, pos)
+                    z22, pos = _uvarint(buf, pos)
+                    e23 = pos + z22
+                    if e23 > L:
                         raise _malformed("tagged field of PartitionProduceData runs past the end")
-                    u17[g19] = bytes(buf[pos:e21])
-                    pos = e21
-            v11.append(PartitionProduceData(v13, v14, u17))
-        u22: dict[int, bytes] = {}
-        t23 = buf[pos]
-        if t23 < 128:
+                    u19[g21] = bytes(buf[pos:e23])
+                    pos = e23
+            o14 = _new(PartitionProduceData)
+            o14.index = v15
+            o14.records = v16
+            o14.unknown_tagged_fields = u19
+            v12.append(o14)
+        u24: dict[int, bytes] = {}
+        t25 = buf[pos]
+        if t25 < 128:
             pos += 1
         else:
-            t23, pos = _uvarint(buf, pos)
-        if t23:
-            for _ in range(t23):
-                g24, pos = _uvarint(buf, pos)
-                z25, pos = _uvarint(buf, pos)
-                e26 = pos + z25
-                if e26 > L:
+            t25, pos = _uvarint(buf, pos)
+        if t25:
+            for _ in range(t25):
+                g26, pos = _uvarint(buf, pos)
+                z27, pos = _uvarint(buf, pos)
+                e28 = pos + z27
+                if e28 > L:
                     raise _malformed("tagged field of TopicProduceData runs past the end")
-                u22[g24] = bytes(buf[pos:e26])
-                pos = e26
-        v6.append(TopicProduceData(v8, v11, u22))
-    u27: dict[int, bytes] = {}
-    t28 = buf[pos]
-    if t28 < 128:
+                u24[g26] = bytes(buf[pos:e28])
+                pos = e28
+        o8 = _new(TopicProduceData)
+        o8.name = v9
+        o8.partition_data = v12
+        o8.unknown_tagged_fields = u24
+        v6.append(o8)
+    u29: dict[int, bytes] = {}
+    t30 = buf[pos]
+    if t30 < 128:
         pos += 1
     else:
-        t28, pos = _uvarint(buf, pos)
-    if t28:
-        for _ in range(t28):
-            g29, pos = _uvarint(buf, pos)
-            z30, pos = _uvarint(buf, pos)
-            e31 = pos + z30
-            if e31 > L:
+        t30, pos = _uvarint(buf, pos)
+    if t30:
+        for _ in range(t30):
+            g31, pos = _uvarint(buf, pos)
+            z32, pos = _uvarint(buf, pos)
+            e33 = pos + z32
+            if e33 > L:
                 raise _malformed("tagged field of ProduceRequest runs past the end")
-            u27[g29] = bytes(buf[pos:e31])
-            pos = e31
-    return ProduceRequest(v1, v4, v5, v6, u27), pos
+            u29[g31] = bytes(buf[pos:e33])
+            pos = e33
+    obj = _new(ProduceRequest)
+    obj.transactional_id = v1
+    obj.acks = v4
+    obj.timeout_ms = v5
+    obj.topic_data = v6
+    obj.unknown_tagged_fields = u29
+    return obj, pos
 
 _DEC_ProduceRequest = (_d_ProduceRequest_v0, _d_ProduceRequest_v0, _d_ProduceRequest_v0, _d_ProduceRequest_v3, _d_ProduceRequest_v3, _d_ProduceRequest_v3, _d_ProduceRequest_v3, _d_ProduceRequest_v3, _d_ProduceRequest_v3, _d_ProduceRequest_v9, _d_ProduceRequest_v9, _d_ProduceRequest_v9,)
 

@@ -13,21 +13,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
 
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
+
 __all__ = ['PushTelemetryRequest', 'PushTelemetryResponse']
 
 _S_uiob = _Struct(">16si?b")
+_S_QQiob = _Struct(">QQi?b")
 _S_ih = _Struct(">ih")
 
 
@@ -132,7 +137,11 @@ def _d_PushTelemetryResponse_v0(buf: memoryview, pos: int) -> tuple[PushTelemetr
                 raise _malformed("tagged field of PushTelemetryResponse runs past the end")
             u3[g5] = bytes(buf[pos:e7])
             pos = e7
-    return PushTelemetryResponse(v1, v2, u3), pos
+    obj = _new(PushTelemetryResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.unknown_tagged_fields = u3
+    return obj, pos
 
 _DEC_PushTelemetryResponse = (_d_PushTelemetryResponse_v0,)
 
@@ -148,36 +157,45 @@ _ENC_PushTelemetryResponse = (_e_PushTelemetryResponse_v0,)
 
 def _d_PushTelemetryRequest_v0(buf: memoryview, pos: int) -> tuple[PushTelemetryRequest, int]:
     L = len(buf)
-    r2, v3, v4, v5 = _S_uiob.unpack_from(buf, pos)
+    r2, r3, v4, v5, v6 = _S_QQiob.unpack_from(buf, pos)
     pos += 22
-    v1 = _UUID(bytes=r2)
-    n7 = buf[pos]
-    if n7 < 128:
+    v1 = _new(_UUID)
+    _setattr(v1, 'int', (r2 << 64) | r3)
+    _setattr(v1, 'is_safe', _SAFE_UNKNOWN)
+    n8 = buf[pos]
+    if n8 < 128:
         pos += 1
     else:
-        n7, pos = _uvarint(buf, pos)
-    n7 -= 1
-    e8 = pos + n7
-    if n7 < 0 or e8 > L:
+        n8, pos = _uvarint(buf, pos)
+    n8 -= 1
+    e9 = pos + n8
+    if n8 < 0 or e9 > L:
         raise _malformed("PushTelemetryRequest.metrics runs past the end")
-    v6 = bytes(buf[pos:e8])
-    pos = e8
-    u9: dict[int, bytes] = {}
-    t10 = buf[pos]
-    if t10 < 128:
+    v7 = bytes(buf[pos:e9])
+    pos = e9
+    u10: dict[int, bytes] = {}
+    t11 = buf[pos]
+    if t11 < 128:
         pos += 1
     else:
-        t10, pos = _uvarint(buf, pos)
-    if t10:
-        for _ in range(t10):
-            g11, pos = _uvarint(buf, pos)
-            z12, pos = _uvarint(buf, pos)
-            e13 = pos + z12
-            if e13 > L:
+        t11, pos = _uvarint(buf, pos)
+    if t11:
+        for _ in range(t11):
+            g12, pos = _uvarint(buf, pos)
+            z13, pos = _uvarint(buf, pos)
+            e14 = pos + z13
+            if e14 > L:
                 raise _malformed("tagged field of PushTelemetryRequest runs past the end")
-            u9[g11] = bytes(buf[pos:e13])
-            pos = e13
-    return PushTelemetryRequest(v1, v3, v4, v5, v6, u9), pos
+            u10[g12] = bytes(buf[pos:e14])
+            pos = e14
+    obj = _new(PushTelemetryRequest)
+    obj.client_instance_id = v1
+    obj.subscription_id = v4
+    obj.terminating = v5
+    obj.compression_type = v6
+    obj.metrics = v7
+    obj.unknown_tagged_fields = u10
+    return obj, pos
 
 _DEC_PushTelemetryRequest = (_d_PushTelemetryRequest_v0,)
 

@@ -13,21 +13,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
 
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
+
 __all__ = ['RemoveRaftVoterRequest', 'RemoveRaftVoterResponse']
 
 _S_iu = _Struct(">i16s")
+_S_iQQ = _Struct(">iQQ")
 _S_ih = _Struct(">ih")
 
 
@@ -148,7 +153,12 @@ def _d_RemoveRaftVoterResponse_v0(buf: memoryview, pos: int) -> tuple[RemoveRaft
                 raise _malformed("tagged field of RemoveRaftVoterResponse runs past the end")
             u6[g8] = bytes(buf[pos:e10])
             pos = e10
-    return RemoveRaftVoterResponse(v1, v2, v3, u6), pos
+    obj = _new(RemoveRaftVoterResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.error_message = v3
+    obj.unknown_tagged_fields = u6
+    return obj, pos
 
 _DEC_RemoveRaftVoterResponse = (_d_RemoveRaftVoterResponse_v0,)
 
@@ -192,25 +202,32 @@ def _d_RemoveRaftVoterRequest_v0(buf: memoryview, pos: int) -> tuple[RemoveRaftV
             raise _malformed("RemoveRaftVoterRequest.cluster_id runs past the end")
         v1 = str(buf[pos:e3], 'utf-8')
         pos = e3
-    v4, r6 = _S_iu.unpack_from(buf, pos)
+    v4, r6, r7 = _S_iQQ.unpack_from(buf, pos)
     pos += 20
-    v5 = _UUID(bytes=r6)
-    u7: dict[int, bytes] = {}
-    t8 = buf[pos]
-    if t8 < 128:
+    v5 = _new(_UUID)
+    _setattr(v5, 'int', (r6 << 64) | r7)
+    _setattr(v5, 'is_safe', _SAFE_UNKNOWN)
+    u8: dict[int, bytes] = {}
+    t9 = buf[pos]
+    if t9 < 128:
         pos += 1
     else:
-        t8, pos = _uvarint(buf, pos)
-    if t8:
-        for _ in range(t8):
-            g9, pos = _uvarint(buf, pos)
-            z10, pos = _uvarint(buf, pos)
-            e11 = pos + z10
-            if e11 > L:
+        t9, pos = _uvarint(buf, pos)
+    if t9:
+        for _ in range(t9):
+            g10, pos = _uvarint(buf, pos)
+            z11, pos = _uvarint(buf, pos)
+            e12 = pos + z11
+            if e12 > L:
                 raise _malformed("tagged field of RemoveRaftVoterRequest runs past the end")
-            u7[g9] = bytes(buf[pos:e11])
-            pos = e11
-    return RemoveRaftVoterRequest(v1, v4, v5, u7), pos
+            u8[g10] = bytes(buf[pos:e12])
+            pos = e12
+    obj = _new(RemoveRaftVoterRequest)
+    obj.cluster_id = v1
+    obj.voter_id = v4
+    obj.voter_directory_id = v5
+    obj.unknown_tagged_fields = u8
+    return obj, pos
 
 _DEC_RemoveRaftVoterRequest = (_d_RemoveRaftVoterRequest_v0,)
 

@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['RenewDelegationTokenRequest', 'RenewDelegationTokenResponse']
 
@@ -116,7 +120,12 @@ def _d_RenewDelegationTokenResponse_v0(buf: memoryview, pos: int) -> tuple[Renew
     L = len(buf)
     v1, v2, v3 = _S_hqi.unpack_from(buf, pos)
     pos += 14
-    return RenewDelegationTokenResponse(v1, v2, v3, {}), pos
+    obj = _new(RenewDelegationTokenResponse)
+    obj.error_code = v1
+    obj.expiry_timestamp_ms = v2
+    obj.throttle_time_ms = v3
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_RenewDelegationTokenResponse_v2(buf: memoryview, pos: int) -> tuple[RenewDelegationTokenResponse, int]:
     L = len(buf)
@@ -137,7 +146,12 @@ def _d_RenewDelegationTokenResponse_v2(buf: memoryview, pos: int) -> tuple[Renew
                 raise _malformed("tagged field of RenewDelegationTokenResponse runs past the end")
             u4[g6] = bytes(buf[pos:e8])
             pos = e8
-    return RenewDelegationTokenResponse(v1, v2, v3, u4), pos
+    obj = _new(RenewDelegationTokenResponse)
+    obj.error_code = v1
+    obj.expiry_timestamp_ms = v2
+    obj.throttle_time_ms = v3
+    obj.unknown_tagged_fields = u4
+    return obj, pos
 
 _DEC_RenewDelegationTokenResponse = (_d_RenewDelegationTokenResponse_v0, _d_RenewDelegationTokenResponse_v0, _d_RenewDelegationTokenResponse_v2,)
 
@@ -167,7 +181,11 @@ def _d_RenewDelegationTokenRequest_v0(buf: memoryview, pos: int) -> tuple[RenewD
     pos = e3
     v4, = _S_q.unpack_from(buf, pos)
     pos += 8
-    return RenewDelegationTokenRequest(v1, v4, {}), pos
+    obj = _new(RenewDelegationTokenRequest)
+    obj.hmac = v1
+    obj.renew_period_ms = v4
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_RenewDelegationTokenRequest_v2(buf: memoryview, pos: int) -> tuple[RenewDelegationTokenRequest, int]:
     L = len(buf)
@@ -199,7 +217,11 @@ def _d_RenewDelegationTokenRequest_v2(buf: memoryview, pos: int) -> tuple[RenewD
                 raise _malformed("tagged field of RenewDelegationTokenRequest runs past the end")
             u5[g7] = bytes(buf[pos:e9])
             pos = e9
-    return RenewDelegationTokenRequest(v1, v4, u5), pos
+    obj = _new(RenewDelegationTokenRequest)
+    obj.hmac = v1
+    obj.renew_period_ms = v4
+    obj.unknown_tagged_fields = u5
+    return obj, pos
 
 _DEC_RenewDelegationTokenRequest = (_d_RenewDelegationTokenRequest_v0, _d_RenewDelegationTokenRequest_v0, _d_RenewDelegationTokenRequest_v2,)
 

@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['SaslAuthenticateRequest', 'SaslAuthenticateResponse']
 
@@ -135,7 +139,13 @@ def _d_SaslAuthenticateResponse_v0(buf: memoryview, pos: int) -> tuple[SaslAuthe
         raise _malformed("SaslAuthenticateResponse.auth_bytes runs past the end")
     v5 = bytes(buf[pos:e7])
     pos = e7
-    return SaslAuthenticateResponse(v1, v2, v5, 0, {}), pos
+    obj = _new(SaslAuthenticateResponse)
+    obj.error_code = v1
+    obj.error_message = v2
+    obj.auth_bytes = v5
+    obj.session_lifetime_ms = 0
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_SaslAuthenticateResponse_v1(buf: memoryview, pos: int) -> tuple[SaslAuthenticateResponse, int]:
     L = len(buf)
@@ -161,7 +171,13 @@ def _d_SaslAuthenticateResponse_v1(buf: memoryview, pos: int) -> tuple[SaslAuthe
     pos = e7
     v8, = _S_q.unpack_from(buf, pos)
     pos += 8
-    return SaslAuthenticateResponse(v1, v2, v5, v8, {}), pos
+    obj = _new(SaslAuthenticateResponse)
+    obj.error_code = v1
+    obj.error_message = v2
+    obj.auth_bytes = v5
+    obj.session_lifetime_ms = v8
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_SaslAuthenticateResponse_v2(buf: memoryview, pos: int) -> tuple[SaslAuthenticateResponse, int]:
     L = len(buf)
@@ -212,7 +228,13 @@ def _d_SaslAuthenticateResponse_v2(buf: memoryview, pos: int) -> tuple[SaslAuthe
                 raise _malformed("tagged field of SaslAuthenticateResponse runs past the end")
             u9[g11] = bytes(buf[pos:e13])
             pos = e13
-    return SaslAuthenticateResponse(v1, v2, v5, v8, u9), pos
+    obj = _new(SaslAuthenticateResponse)
+    obj.error_code = v1
+    obj.error_message = v2
+    obj.auth_bytes = v5
+    obj.session_lifetime_ms = v8
+    obj.unknown_tagged_fields = u9
+    return obj, pos
 
 _DEC_SaslAuthenticateResponse = (_d_SaslAuthenticateResponse_v0, _d_SaslAuthenticateResponse_v1, _d_SaslAuthenticateResponse_v2,)
 
@@ -285,7 +307,10 @@ def _d_SaslAuthenticateRequest_v0(buf: memoryview, pos: int) -> tuple[SaslAuthen
         raise _malformed("SaslAuthenticateRequest.auth_bytes runs past the end")
     v1 = bytes(buf[pos:e3])
     pos = e3
-    return SaslAuthenticateRequest(v1, {}), pos
+    obj = _new(SaslAuthenticateRequest)
+    obj.auth_bytes = v1
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_SaslAuthenticateRequest_v2(buf: memoryview, pos: int) -> tuple[SaslAuthenticateRequest, int]:
     L = len(buf)
@@ -315,7 +340,10 @@ def _d_SaslAuthenticateRequest_v2(buf: memoryview, pos: int) -> tuple[SaslAuthen
                 raise _malformed("tagged field of SaslAuthenticateRequest runs past the end")
             u4[g6] = bytes(buf[pos:e8])
             pos = e8
-    return SaslAuthenticateRequest(v1, u4), pos
+    obj = _new(SaslAuthenticateRequest)
+    obj.auth_bytes = v1
+    obj.unknown_tagged_fields = u4
+    return obj, pos
 
 _DEC_SaslAuthenticateRequest = (_d_SaslAuthenticateRequest_v0, _d_SaslAuthenticateRequest_v0, _d_SaslAuthenticateRequest_v2,)
 

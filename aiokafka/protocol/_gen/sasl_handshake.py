@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['SaslHandshakeRequest', 'SaslHandshakeResponse']
 
@@ -124,7 +128,10 @@ def _d_SaslHandshakeResponse_v0(buf: memoryview, pos: int) -> tuple[SaslHandshak
             raise _malformed("bad element of SaslHandshakeResponse.mechanisms")
         v2.append(str(buf[pos:e5], 'utf-8'))
         pos = e5
-    return SaslHandshakeResponse(v1, v2), pos
+    obj = _new(SaslHandshakeResponse)
+    obj.error_code = v1
+    obj.mechanisms = v2
+    return obj, pos
 
 _DEC_SaslHandshakeResponse = (_d_SaslHandshakeResponse_v0, _d_SaslHandshakeResponse_v0,)
 
@@ -148,7 +155,9 @@ def _d_SaslHandshakeRequest_v0(buf: memoryview, pos: int) -> tuple[SaslHandshake
         raise _malformed("SaslHandshakeRequest.mechanism runs past the end")
     v1 = str(buf[pos:e3], 'utf-8')
     pos = e3
-    return SaslHandshakeRequest(v1), pos
+    obj = _new(SaslHandshakeRequest)
+    obj.mechanism = v1
+    return obj, pos
 
 _DEC_SaslHandshakeRequest = (_d_SaslHandshakeRequest_v0, _d_SaslHandshakeRequest_v0,)
 

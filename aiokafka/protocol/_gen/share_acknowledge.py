@@ -13,21 +13,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
 
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
+
 __all__ = ['AcknowledgePartition', 'AcknowledgeTopic', 'AcknowledgementBatch', 'LeaderIdAndEpoch', 'NodeEndpoint', 'PartitionData', 'ShareAcknowledgeRequest', 'ShareAcknowledgeResponse', 'ShareAcknowledgeTopicResponse']
 
 _S_u = _Struct(">16s")
+_S_QQ = _Struct(">QQ")
 _S_i = _Struct(">i")
 _S_ih = _Struct(">ih")
 _S_ii = _Struct(">ii")
@@ -218,114 +223,115 @@ def _d_ShareAcknowledgeResponse_v0(buf: memoryview, pos: int) -> tuple[ShareAckn
         raise _malformed("bad count of ShareAcknowledgeResponse.responses")
     v6 = []
     for _ in range(n7):
-        v10: list[PartitionData]
-        r9, = _S_u.unpack_from(buf, pos)
+        v12: list[PartitionData]
+        r10, r11 = _S_QQ.unpack_from(buf, pos)
         pos += 16
-        v8 = _UUID(bytes=r9)
-        n11 = buf[pos]
-        if n11 < 128:
+        v9 = _new(_UUID)
+        _setattr(v9, 'int', (r10 << 64) | r11)
+        _setattr(v9, 'is_safe', _SAFE_UNKNOWN)
+        n13 = buf[pos]
+        if n13 < 128:
             pos += 1
         else:
-            n11, pos = _uvarint(buf, pos)
-        n11 -= 1
-        if n11 < 0 or n11 > L - pos:
+            n13, pos = _uvarint(buf, pos)
+        n13 -= 1
+        if n13 < 0 or n13 > L - pos:
             raise _malformed("bad count of ShareAcknowledgeTopicResponse.partitions")
-        v10 = []
-        for _ in range(n11):
-            v14: str | None
-            v12, v13 = _S_ih.unpack_from(buf, pos)
+        v12 = []
+        for _ in range(n13):
+            v17: str | None
+            v15, v16 = _S_ih.unpack_from(buf, pos)
             pos += 6
-            n15 = buf[pos]
-            if n15 < 128:
+            n18 = buf[pos]
+            if n18 < 128:
                 pos += 1
             else:
-                n15, pos = _uvarint(buf, pos)
-            n15 -= 1
-            if n15 < 0:
-                if n15 != -1:
+                n18, pos = _uvarint(buf, pos)
+            n18 -= 1
+            if n18 < 0:
+                if n18 != -1:
                     raise _malformed("bad length of PartitionData.error_message")
-                v14 = None
+                v17 = None
             else:
-                e16 = pos + n15
-                if e16 > L:
+                e19 = pos + n18
+                if e19 > L:
                     raise _malformed("PartitionData.error_message runs past the end")
-                v14 = str(buf[pos:e16], 'utf-8')
-                pos = e16
-            v18, v19 = _S_ii.unpack_from(buf, pos)
+                v17 = str(buf[pos:e19], 'utf-8')
+                pos = e19
+            v21, v22 = _S_ii.unpack_from(buf, pos)
             pos += 8
-            u20: dict[int, bytes] = {}
-            t21 = buf[pos]
-            if t21 < 128:
+            u23: dict[int, bytes] = {}
+            t24 = buf[pos]
+            if t24 < 128:
                 pos += 1
             else:
-                t21, pos = _uvarint(buf, pos)
-            if t21:
-                for _ in range(t21):
-                    g22, pos = _uvarint(buf, pos)
-                    z23, pos = _uvarint(buf, pos)
-                    e24 = pos + z23
-                    if e24 > L:
+                t24, pos = _uvarint(buf, pos)
+            if t24:
+                for _ in range(t24):
+                    g25, pos = _uvarint(buf, pos)
+                    z26, pos = _uvarint(buf, pos)
+                    e27 = pos + z26
+                    if e27 > L:
                         raise _malformed("tagged field of LeaderIdAndEpoch runs past the end")
-                    u20[g22] = bytes(buf[pos:e24])
-                    pos = e24
-            v17 = LeaderIdAndEpoch(v18, v19, u20)
-            u25: dict[int, bytes] = {}
-            t26 = buf[pos]
-            if t26 < 128:
+                    u23[g25] = bytes(buf[pos:e27])
+                    pos = e27
+            v20 = _new(LeaderIdAndEpoch)
+            v20.leader_id = v21
+            v20.leader_epoch = v22
+            v20.unknown_tagged_fields = u23
+            u28: dict[int, bytes] = {}
+            t29 = buf[pos]
+            if t29 < 128:
                 pos += 1
             else:
-                t26, pos = _uvarint(buf, pos)
-            if t26:
-                for _ in range(t26):
-                    g27, pos = _uvarint(buf, pos)
-                    z28, pos = _uvarint(buf, pos)
-                    e29 = pos + z28
-                    if e29 > L:
+                t29, pos = _uvarint(buf, pos)
+            if t29:
+                for _ in range(t29):
+                    g30, pos = _uvarint(buf, pos)
+                    z31, pos = _uvarint(buf, pos)
+                    e32 = pos + z31
+                    if e32 > L:
                         raise _malformed("tagged field of PartitionData runs past the end")
-                    u25[g27] = bytes(buf[pos:e29])
-                    pos = e29
-            v10.append(PartitionData(v12, v13, v14, v17, u25))
-        u30: dict[int, bytes] = {}
-        t31 = buf[pos]
-        if t31 < 128:
+                    u28[g30] = bytes(buf[pos:e32])
+                    pos = e32
+            o14 = _new(PartitionData)
+            o14.partition_index = v15
+            o14.error_code = v16
+            o14.error_message = v17
+            o14.current_leader = v20
+            o14.unknown_tagged_fields = u28
+            v12.append(o14)
+        u33: dict[int, bytes] = {}
+        t34 = buf[pos]
+        if t34 < 128:
             pos += 1
         else:
-            t31, pos = _uvarint(buf, pos)
-        if t31:
-            for _ in range(t31):
-                g32, pos = _uvarint(buf, pos)
-                z33, pos = _uvarint(buf, pos)
-                e34 = pos + z33
-                if e34 > L:
+            t34, pos = _uvarint(buf, pos)
+        if t34:
+            for _ in range(t34):
+                g35, pos = _uvarint(buf, pos)
+                z36, pos = _uvarint(buf, pos)
+                e37 = pos + z36
+                if e37 > L:
                     raise _malformed("tagged field of ShareAcknowledgeTopicResponse runs past the end")
-                u30[g32] = bytes(buf[pos:e34])
-                pos = e34
-        v6.append(ShareAcknowledgeTopicResponse(v8, v10, u30))
-    v35: list[NodeEndpoint]
-    n36 = buf[pos]
-    if n36 < 128:
+                u33[g35] = bytes(buf[pos:e37])
+                pos = e37
+        o8 = _new(ShareAcknowledgeTopicResponse)
+        o8.topic_id = v9
+        o8.partitions = v12
+        o8.unknown_tagged_fields = u33
+        v6.append(o8)
+    v38: list[NodeEndpoint]
+    n39 = buf[pos]
+    if n39 < 128:
         pos += 1
     else:
-        n36, pos = _uvarint(buf, pos)
-    n36 -= 1
-    if n36 < 0 or n36 > L - pos:
+        n39, pos = _uvarint(buf, pos)
+    n39 -= 1
+    if n39 < 0 or n39 > L - pos:
         raise _malformed("bad count of ShareAcknowledgeResponse.node_endpoints")
-    v35 = []
-    for _ in range(n36):
-        v37, = _S_i.unpack_from(buf, pos)
-        pos += 4
-        n39 = buf[pos]
-        if n39 < 128:
-            pos += 1
-        else:
-            n39, pos = _uvarint(buf, pos)
-        n39 -= 1
-        e40 = pos + n39
-        if n39 < 0 or e40 > L:
-            raise _malformed("NodeEndpoint.host runs past the end")
-        v38 = str(buf[pos:e40], 'utf-8')
-        pos = e40
-        v42: str | None
+    v38 = []
+    for _ in range(n39):
         v41, = _S_i.unpack_from(buf, pos)
         pos += 4
         n43 = buf[pos]
@@ -334,48 +340,75 @@ def _d_ShareAcknowledgeResponse_v0(buf: memoryview, pos: int) -> tuple[ShareAckn
         else:
             n43, pos = _uvarint(buf, pos)
         n43 -= 1
-        if n43 < 0:
-            if n43 != -1:
-                raise _malformed("bad length of NodeEndpoint.rack")
-            v42 = None
-        else:
-            e44 = pos + n43
-            if e44 > L:
-                raise _malformed("NodeEndpoint.rack runs past the end")
-            v42 = str(buf[pos:e44], 'utf-8')
-            pos = e44
-        u45: dict[int, bytes] = {}
-        t46 = buf[pos]
-        if t46 < 128:
+        e44 = pos + n43
+        if n43 < 0 or e44 > L:
+            raise _malformed("NodeEndpoint.host runs past the end")
+        v42 = str(buf[pos:e44], 'utf-8')
+        pos = e44
+        v46: str | None
+        v45, = _S_i.unpack_from(buf, pos)
+        pos += 4
+        n47 = buf[pos]
+        if n47 < 128:
             pos += 1
         else:
-            t46, pos = _uvarint(buf, pos)
-        if t46:
-            for _ in range(t46):
-                g47, pos = _uvarint(buf, pos)
-                z48, pos = _uvarint(buf, pos)
-                e49 = pos + z48
-                if e49 > L:
+            n47, pos = _uvarint(buf, pos)
+        n47 -= 1
+        if n47 < 0:
+            if n47 != -1:
+                raise _malformed("bad length of NodeEndpoint.rack")
+            v46 = None
+        else:
+            e48 = pos + n47
+            if e48 > L:
+                raise _malformed("NodeEndpoint.rack runs past the end")
+            v46 = str(buf[pos:e48], 'utf-8')
+            pos = e48
+        u49: dict[int, bytes] = {}
+        t50 = buf[pos]
+        if t50 < 128:
+            pos += 1
+        else:
+            t50, pos = _uvarint(buf, pos)
+        if t50:
+            for _ in range(t50):
+                g51, pos = _uvarint(buf, pos)
+                z52, pos = _uvarint(buf, pos)
+                e53 = pos + z52
+                if e53 > L:
                     raise _malformed("tagged field of NodeEndpoint runs past the end")
-                u45[g47] = bytes(buf[pos:e49])
-                pos = e49
-        v35.append(NodeEndpoint(v37, v38, v41, v42, u45))
-    u50: dict[int, bytes] = {}
-    t51 = buf[pos]
-    if t51 < 128:
+                u49[g51] = bytes(buf[pos:e53])
+                pos = e53
+        o40 = _new(NodeEndpoint)
+        o40.node_id = v41
+        o40.host = v42
+        o40.port = v45
+        o40.rack = v46
+        o40.unknown_tagged_fields = u49
+        v38.append(o40)
+    u54: dict[int, bytes] = {}
+    t55 = buf[pos]
+    if t55 < 128:
         pos += 1
     else:
-        t51, pos = _uvarint(buf, pos)
-    if t51:
-        for _ in range(t51):
-            g52, pos = _uvarint(buf, pos)
-            z53, pos = _uvarint(buf, pos)
-            e54 = pos + z53
-            if e54 > L:
+        t55, pos = _uvarint(buf, pos)
+    if t55:
+        for _ in range(t55):
+            g56, pos = _uvarint(buf, pos)
+            z57, pos = _uvarint(buf, pos)
+            e58 = pos + z57
+            if e58 > L:
                 raise _malformed("tagged field of ShareAcknowledgeResponse runs past the end")
-            u50[g52] = bytes(buf[pos:e54])
-            pos = e54
-    return ShareAcknowledgeResponse(v1, v2, v3, v6, v35, u50), pos
+            u54[g56] = bytes(buf[pos:e58])
+            pos = e58
+    obj = _new(ShareAcknowledgeResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.error_message = v3
+    obj.responses = v6
+    obj.node_endpoints = v38
+    obj.unknown_tagged_fields = u54
+    return obj, pos
 
 _DEC_ShareAcknowledgeResponse = (_d_ShareAcknowledgeResponse_v0,)
 
@@ -526,111 +559,132 @@ def _d_ShareAcknowledgeRequest_v0(buf: memoryview, pos: int) -> tuple[ShareAckno
         raise _malformed("bad count of ShareAcknowledgeRequest.topics")
     v8 = []
     for _ in range(n9):
-        v12: list[AcknowledgePartition]
-        r11, = _S_u.unpack_from(buf, pos)
+        v14: list[AcknowledgePartition]
+        r12, r13 = _S_QQ.unpack_from(buf, pos)
         pos += 16
-        v10 = _UUID(bytes=r11)
-        n13 = buf[pos]
-        if n13 < 128:
+        v11 = _new(_UUID)
+        _setattr(v11, 'int', (r12 << 64) | r13)
+        _setattr(v11, 'is_safe', _SAFE_UNKNOWN)
+        n15 = buf[pos]
+        if n15 < 128:
             pos += 1
         else:
-            n13, pos = _uvarint(buf, pos)
-        n13 -= 1
-        if n13 < 0 or n13 > L - pos:
+            n15, pos = _uvarint(buf, pos)
+        n15 -= 1
+        if n15 < 0 or n15 > L - pos:
             raise _malformed("bad count of AcknowledgeTopic.partitions")
-        v12 = []
-        for _ in range(n13):
-            v15: list[AcknowledgementBatch]
-            v14, = _S_i.unpack_from(buf, pos)
+        v14 = []
+        for _ in range(n15):
+            v18: list[AcknowledgementBatch]
+            v17, = _S_i.unpack_from(buf, pos)
             pos += 4
-            n16 = buf[pos]
-            if n16 < 128:
+            n19 = buf[pos]
+            if n19 < 128:
                 pos += 1
             else:
-                n16, pos = _uvarint(buf, pos)
-            n16 -= 1
-            if n16 < 0 or n16 > L - pos:
+                n19, pos = _uvarint(buf, pos)
+            n19 -= 1
+            if n19 < 0 or n19 > L - pos:
                 raise _malformed("bad count of AcknowledgePartition.acknowledgement_batches")
-            v15 = []
-            for _ in range(n16):
-                v19: list[int]
-                v17, v18 = _S_qq.unpack_from(buf, pos)
+            v18 = []
+            for _ in range(n19):
+                v23: list[int]
+                v21, v22 = _S_qq.unpack_from(buf, pos)
                 pos += 16
-                n20 = buf[pos]
-                if n20 < 128:
+                n24 = buf[pos]
+                if n24 < 128:
                     pos += 1
                 else:
-                    n20, pos = _uvarint(buf, pos)
-                n20 -= 1
-                e21 = pos + 1 * n20
-                if n20 < 0 or e21 > L:
+                    n24, pos = _uvarint(buf, pos)
+                n24 -= 1
+                e25 = pos + 1 * n24
+                if n24 < 0 or e25 > L:
                     raise _malformed("AcknowledgementBatch.acknowledge_types runs past the end")
-                v19 = list(_unpack_from('>%db' % n20, buf, pos))
-                pos = e21
-                u22: dict[int, bytes] = {}
-                t23 = buf[pos]
-                if t23 < 128:
+                v23 = list(_unpack_from('>%db' % n24, buf, pos))
+                pos = e25
+                u26: dict[int, bytes] = {}
+                t27 = buf[pos]
+                if t27 < 128:
                     pos += 1
                 else:
-                    t23, pos = _uvarint(buf, pos)
-                if t23:
-                    for _ in range(t23):
-                        g24, pos = _uvarint(buf, pos)
-                        z25, pos = _uvarint(buf, pos)
-                        e26 = pos + z25
-                        if e26 > L:
+                    t27, pos = _uvarint(buf, pos)
+                if t27:
+                    for _ in range(t27):
+                        g28, pos = _uvarint(buf, pos)
+                        z29, pos = _uvarint(buf, pos)
+                        e30 = pos + z29
+                        if e30 > L:
                             raise _malformed("tagged field of AcknowledgementBatch runs past the end")
-                        u22[g24] = bytes(buf[pos:e26])
-                        pos = e26
-                v15.append(AcknowledgementBatch(v17, v18, v19, u22))
-            u27: dict[int, bytes] = {}
-            t28 = buf[pos]
-            if t28 < 128:
+                        u26[g28] = bytes(buf[pos:e30])
+                        pos = e30
+                o20 = _new(AcknowledgementBatch)
+                o20.first_offset = v21
+                o20.last_offset = v22
+                o20.acknowledge_types = v23
+                o20.unknown_tagged_fields = u26
+                v18.append(o20)
+            u31: dict[int, bytes] = {}
+            t32 = buf[pos]
+            if t32 < 128:
                 pos += 1
             else:
-                t28, pos = _uvarint(buf, pos)
-            if t28:
-                for _ in range(t28):
-                    g29, pos = _uvarint(buf, pos)
-                    z30, pos = _uvarint(buf, pos)
-                    e31 = pos + z30
-                    if e31 > L:
+                t32, pos = _uvarint(buf, pos)
+            if t32:
+                for _ in range(t32):
+                    g33, pos = _uvarint(buf, pos)
+                    z34, pos = _uvarint(buf, pos)
+                    e35 = pos + z34
+                    if e35 > L:
                         raise _malformed("tagged field of AcknowledgePartition runs past the end")
-                    u27[g29] = bytes(buf[pos:e31])
-                    pos = e31
-            v12.append(AcknowledgePartition(v14, v15, u27))
-        u32: dict[int, bytes] = {}
-        t33 = buf[pos]
-        if t33 < 128:
+                    u31[g33] = bytes(buf[pos:e35])
+                    pos = e35
+            o16 = _new(AcknowledgePartition)
+            o16.partition_index = v17
+            o16.acknowledgement_batches = v18
+            o16.unknown_tagged_fields = u31
+            v14.append(o16)
+        u36: dict[int, bytes] = {}
+        t37 = buf[pos]
+        if t37 < 128:
             pos += 1
         else:
-            t33, pos = _uvarint(buf, pos)
-        if t33:
-            for _ in range(t33):
-                g34, pos = _uvarint(buf, pos)
-                z35, pos = _uvarint(buf, pos)
-                e36 = pos + z35
-                if e36 > L:
+            t37, pos = _uvarint(buf, pos)
+        if t37:
+            for _ in range(t37):
+                g38, pos = _uvarint(buf, pos)
+                z39, pos = _uvarint(buf, pos)
+                e40 = pos + z39
+                if e40 > L:
                     raise _malformed("tagged field of AcknowledgeTopic runs past the end")
-                u32[g34] = bytes(buf[pos:e36])
-                pos = e36
-        v8.append(AcknowledgeTopic(v10, v12, u32))
-    u37: dict[int, bytes] = {}
-    t38 = buf[pos]
-    if t38 < 128:
+                u36[g38] = bytes(buf[pos:e40])
+                pos = e40
+        o10 = _new(AcknowledgeTopic)
+        o10.topic_id = v11
+        o10.partitions = v14
+        o10.unknown_tagged_fields = u36
+        v8.append(o10)
+    u41: dict[int, bytes] = {}
+    t42 = buf[pos]
+    if t42 < 128:
         pos += 1
     else:
-        t38, pos = _uvarint(buf, pos)
-    if t38:
-        for _ in range(t38):
-            g39, pos = _uvarint(buf, pos)
-            z40, pos = _uvarint(buf, pos)
-            e41 = pos + z40
-            if e41 > L:
+        t42, pos = _uvarint(buf, pos)
+    if t42:
+        for _ in range(t42):
+            g43, pos = _uvarint(buf, pos)
+            z44, pos = _uvarint(buf, pos)
+            e45 = pos + z44
+            if e45 > L:
                 raise _malformed("tagged field of ShareAcknowledgeRequest runs past the end")
-            u37[g39] = bytes(buf[pos:e41])
-            pos = e41
-    return ShareAcknowledgeRequest(v1, v4, v7, v8, u37), pos
+            u41[g43] = bytes(buf[pos:e45])
+            pos = e45
+    obj = _new(ShareAcknowledgeRequest)
+    obj.group_id = v1
+    obj.member_id = v4
+    obj.share_session_epoch = v7
+    obj.topics = v8
+    obj.unknown_tagged_fields = u41
+    return obj, pos
 
 _DEC_ShareAcknowledgeRequest = (_d_ShareAcknowledgeRequest_v0,)
 

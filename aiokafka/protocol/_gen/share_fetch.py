@@ -13,21 +13,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
 
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
+
 __all__ = ['AcknowledgementBatch', 'AcquiredRecords', 'FetchPartition', 'FetchTopic', 'ForgottenTopic', 'LeaderIdAndEpoch', 'NodeEndpoint', 'PartitionData', 'ShareFetchRequest', 'ShareFetchResponse', 'ShareFetchableTopicResponse']
 
 _S_u = _Struct(">16s")
+_S_QQ = _Struct(">QQ")
 _S_h = _Struct(">h")
 _S_i = _Struct(">i")
 _S_ih = _Struct(">ih")
@@ -249,229 +254,266 @@ def _d_ShareFetchResponse_v0(buf: memoryview, pos: int) -> tuple[ShareFetchRespo
         raise _malformed("bad count of ShareFetchResponse.responses")
     v6 = []
     for _ in range(n7):
-        v10: list[PartitionData]
-        r9, = _S_u.unpack_from(buf, pos)
+        v12: list[PartitionData]
+        r10, r11 = _S_QQ.unpack_from(buf, pos)
         pos += 16
-        v8 = _UUID(bytes=r9)
-        n11 = buf[pos]
-        if n11 < 128:
+        v9 = _new(_UUID)
+        _setattr(v9, 'int', (r10 << 64) | r11)
+        _setattr(v9, 'is_safe', _SAFE_UNKNOWN)
+        n13 = buf[pos]
+        if n13 < 128:
             pos += 1
         else:
-            n11, pos = _uvarint(buf, pos)
-        n11 -= 1
-        if n11 < 0 or n11 > L - pos:
+            n13, pos = _uvarint(buf, pos)
+        n13 -= 1
+        if n13 < 0 or n13 > L - pos:
             raise _malformed("bad count of ShareFetchableTopicResponse.partitions")
-        v10 = []
-        for _ in range(n11):
-            v14: str | None
-            v12, v13 = _S_ih.unpack_from(buf, pos)
+        v12 = []
+        for _ in range(n13):
+            v17: str | None
+            v15, v16 = _S_ih.unpack_from(buf, pos)
             pos += 6
-            n15 = buf[pos]
-            if n15 < 128:
+            n18 = buf[pos]
+            if n18 < 128:
                 pos += 1
             else:
-                n15, pos = _uvarint(buf, pos)
-            n15 -= 1
-            if n15 < 0:
-                if n15 != -1:
+                n18, pos = _uvarint(buf, pos)
+            n18 -= 1
+            if n18 < 0:
+                if n18 != -1:
                     raise _malformed("bad length of PartitionData.error_message")
-                v14 = None
+                v17 = None
             else:
-                e16 = pos + n15
-                if e16 > L:
+                e19 = pos + n18
+                if e19 > L:
                     raise _malformed("PartitionData.error_message runs past the end")
-                v14 = str(buf[pos:e16], 'utf-8')
-                pos = e16
-            v18: str | None
-            v17, = _S_h.unpack_from(buf, pos)
+                v17 = str(buf[pos:e19], 'utf-8')
+                pos = e19
+            v21: str | None
+            v20, = _S_h.unpack_from(buf, pos)
             pos += 2
-            n19 = buf[pos]
-            if n19 < 128:
+            n22 = buf[pos]
+            if n22 < 128:
                 pos += 1
             else:
-                n19, pos = _uvarint(buf, pos)
-            n19 -= 1
-            if n19 < 0:
-                if n19 != -1:
+                n22, pos = _uvarint(buf, pos)
+            n22 -= 1
+            if n22 < 0:
+                if n22 != -1:
                     raise _malformed("bad length of PartitionData.acknowledge_error_message")
-                v18 = None
+                v21 = None
             else:
-                e20 = pos + n19
-                if e20 > L:
+                e23 = pos + n22
+                if e23 > L:
                     raise _malformed("PartitionData.acknowledge_error_message runs past the end")
-                v18 = str(buf[pos:e20], 'utf-8')
-                pos = e20
-            v22, v23 = _S_ii.unpack_from(buf, pos)
+                v21 = str(buf[pos:e23], 'utf-8')
+                pos = e23
+            v25, v26 = _S_ii.unpack_from(buf, pos)
             pos += 8
-            u24: dict[int, bytes] = {}
-            t25 = buf[pos]
-            if t25 < 128:
+            u27: dict[int, bytes] = {}
+            t28 = buf[pos]
+            if t28 < 128:
                 pos += 1
             else:
-                t25, pos = _uvarint(buf, pos)
-            if t25:
-                for _ in range(t25):
-                    g26, pos = _uvarint(buf, pos)
-                    z27, pos = _uvarint(buf, pos)
-                    e28 = pos + z27
-                    if e28 > L:
+                t28, pos = _uvarint(buf, pos)
+            if t28:
+                for _ in range(t28):
+                    g29, pos = _uvarint(buf, pos)
+                    z30, pos = _uvarint(buf, pos)
+                    e31 = pos + z30
+                    if e31 > L:
                         raise _malformed("tagged field of LeaderIdAndEpoch runs past the end")
-                    u24[g26] = bytes(buf[pos:e28])
-                    pos = e28
-            v21 = LeaderIdAndEpoch(v22, v23, u24)
-            v29: bytes | bytearray | memoryview | None
-            n30 = buf[pos]
-            if n30 < 128:
-                pos += 1
-            else:
-                n30, pos = _uvarint(buf, pos)
-            n30 -= 1
-            if n30 < 0:
-                if n30 != -1:
-                    raise _malformed("bad length of PartitionData.records")
-                v29 = None
-            else:
-                e31 = pos + n30
-                if e31 > L:
-                    raise _malformed("PartitionData.records runs past the end")
-                v29 = buf[pos:e31]
-                pos = e31
-            v32: list[AcquiredRecords]
+                    u27[g29] = bytes(buf[pos:e31])
+                    pos = e31
+            v24 = _new(LeaderIdAndEpoch)
+            v24.leader_id = v25
+            v24.leader_epoch = v26
+            v24.unknown_tagged_fields = u27
+            v32: bytes | bytearray | memoryview | None
             n33 = buf[pos]
             if n33 < 128:
                 pos += 1
             else:
                 n33, pos = _uvarint(buf, pos)
             n33 -= 1
-            if n33 < 0 or n33 > L - pos:
-                raise _malformed("bad count of PartitionData.acquired_records")
-            v32 = []
-            for _ in range(n33):
-                v34, v35, v36 = _S_qqh.unpack_from(buf, pos)
-                pos += 18
-                u37: dict[int, bytes] = {}
-                t38 = buf[pos]
-                if t38 < 128:
-                    pos += 1
-                else:
-                    t38, pos = _uvarint(buf, pos)
-                if t38:
-                    for _ in range(t38):
-                        g39, pos = _uvarint(buf, pos)
-                        z40, pos = _uvarint(buf, pos)
-                        e41 = pos + z40
-                        if e41 > L:
-                            raise _malformed("tagged field of AcquiredRecords runs past the end")
-                        u37[g39] = bytes(buf[pos:e41])
-                        pos = e41
-                v32.append(AcquiredRecords(v34, v35, v36, u37))
-            u42: dict[int, bytes] = {}
-            t43 = buf[pos]
-            if t43 < 128:
+            if n33 < 0:
+                if n33 != -1:
+                    raise _malformed("bad length of PartitionData.records")
+                v32 = None
+            else:
+                e34 = pos + n33
+                if e34 > L:
+                    raise _malformed("PartitionData.records runs past the end")
+                v32 = buf[pos:e34]
+                pos = e34
+            v35: list[AcquiredRecords]
+            n36 = buf[pos]
+            if n36 < 128:
                 pos += 1
             else:
-                t43, pos = _uvarint(buf, pos)
-            if t43:
-                for _ in range(t43):
-                    g44, pos = _uvarint(buf, pos)
-                    z45, pos = _uvarint(buf, pos)
-                    e46 = pos + z45
-                    if e46 > L:
+                n36, pos = _uvarint(buf, pos)
+            n36 -= 1
+            if n36 < 0 or n36 > L - pos:
+                raise _malformed("bad count of PartitionData.acquired_records")
+            v35 = []
+            for _ in range(n36):
+                v38, v39, v40 = _S_qqh.unpack_from(buf, pos)
+                pos += 18
+                u41: dict[int, bytes] = {}
+                t42 = buf[pos]
+                if t42 < 128:
+                    pos += 1
+                else:
+                    t42, pos = _uvarint(buf, pos)
+                if t42:
+                    for _ in range(t42):
+                        g43, pos = _uvarint(buf, pos)
+                        z44, pos = _uvarint(buf, pos)
+                        e45 = pos + z44
+                        if e45 > L:
+                            raise _malformed("tagged field of AcquiredRecords runs past the end")
+                        u41[g43] = bytes(buf[pos:e45])
+                        pos = e45
+                o37 = _new(AcquiredRecords)
+                o37.first_offset = v38
+                o37.last_offset = v39
+                o37.delivery_count = v40
+                o37.unknown_tagged_fields = u41
+                v35.append(o37)
+            u46: dict[int, bytes] = {}
+            t47 = buf[pos]
+            if t47 < 128:
+                pos += 1
+            else:
+                t47, pos = _uvarint(buf, pos)
+            if t47:
+                for _ in range(t47):
+                    g48, pos = _uvarint(buf, pos)
+                    z49, pos = _uvarint(buf, pos)
+                    e50 = pos + z49
+                    if e50 > L:
                         raise _malformed("tagged field of PartitionData runs past the end")
-                    u42[g44] = bytes(buf[pos:e46])
-                    pos = e46
-            v10.append(PartitionData(v12, v13, v14, v17, v18, v21, v29, v32, u42))
-        u47: dict[int, bytes] = {}
-        t48 = buf[pos]
-        if t48 < 128:
+                    u46[g48] = bytes(buf[pos:e50])
+                    pos = e50
+            o14 = _new(PartitionData)
+            o14.partition_index = v15
+            o14.error_code = v16
+            o14.error_message = v17
+            o14.acknowledge_error_code = v20
+            o14.acknowledge_error_message = v21
+            o14.current_leader = v24
+            o14.records = v32
+            o14.acquired_records = v35
+            o14.unknown_tagged_fields = u46
+            v12.append(o14)
+        u51: dict[int, bytes] = {}
+        t52 = buf[pos]
+        if t52 < 128:
             pos += 1
         else:
-            t48, pos = _uvarint(buf, pos)
-        if t48:
-            for _ in range(t48):
-                g49, pos = _uvarint(buf, pos)
-                z50, pos = _uvarint(buf, pos)
-                e51 = pos + z50
-                if e51 > L:
+            t52, pos = _uvarint(buf, pos)
+        if t52:
+            for _ in range(t52):
+                g53, pos = _uvarint(buf, pos)
+                z54, pos = _uvarint(buf, pos)
+                e55 = pos + z54
+                if e55 > L:
                     raise _malformed("tagged field of ShareFetchableTopicResponse runs past the end")
-                u47[g49] = bytes(buf[pos:e51])
-                pos = e51
-        v6.append(ShareFetchableTopicResponse(v8, v10, u47))
-    v52: list[NodeEndpoint]
-    n53 = buf[pos]
-    if n53 < 128:
+                u51[g53] = bytes(buf[pos:e55])
+                pos = e55
+        o8 = _new(ShareFetchableTopicResponse)
+        o8.topic_id = v9
+        o8.partitions = v12
+        o8.unknown_tagged_fields = u51
+        v6.append(o8)
+    v56: list[NodeEndpoint]
+    n57 = buf[pos]
+    if n57 < 128:
         pos += 1
     else:
-        n53, pos = _uvarint(buf, pos)
-    n53 -= 1
-    if n53 < 0 or n53 > L - pos:
+        n57, pos = _uvarint(buf, pos)
+    n57 -= 1
+    if n57 < 0 or n57 > L - pos:
         raise _malformed("bad count of ShareFetchResponse.node_endpoints")
-    v52 = []
-    for _ in range(n53):
-        v54, = _S_i.unpack_from(buf, pos)
+    v56 = []
+    for _ in range(n57):
+        v59, = _S_i.unpack_from(buf, pos)
         pos += 4
-        n56 = buf[pos]
-        if n56 < 128:
+        n61 = buf[pos]
+        if n61 < 128:
             pos += 1
         else:
-            n56, pos = _uvarint(buf, pos)
-        n56 -= 1
-        e57 = pos + n56
-        if n56 < 0 or e57 > L:
+            n61, pos = _uvarint(buf, pos)
+        n61 -= 1
+        e62 = pos + n61
+        if n61 < 0 or e62 > L:
             raise _malformed("NodeEndpoint.host runs past the end")
-        v55 = str(buf[pos:e57], 'utf-8')
-        pos = e57
-        v59: str | None
-        v58, = _S_i.unpack_from(buf, pos)
+        v60 = str(buf[pos:e62], 'utf-8')
+        pos = e62
+        v64: str | None
+        v63, = _S_i.unpack_from(buf, pos)
         pos += 4
-        n60 = buf[pos]
-        if n60 < 128:
+        n65 = buf[pos]
+        if n65 < 128:
             pos += 1
         else:
-            n60, pos = _uvarint(buf, pos)
-        n60 -= 1
-        if n60 < 0:
-            if n60 != -1:
+            n65, pos = _uvarint(buf, pos)
+        n65 -= 1
+        if n65 < 0:
+            if n65 != -1:
                 raise _malformed("bad length of NodeEndpoint.rack")
-            v59 = None
+            v64 = None
         else:
-            e61 = pos + n60
-            if e61 > L:
+            e66 = pos + n65
+            if e66 > L:
                 raise _malformed("NodeEndpoint.rack runs past the end")
-            v59 = str(buf[pos:e61], 'utf-8')
-            pos = e61
-        u62: dict[int, bytes] = {}
-        t63 = buf[pos]
-        if t63 < 128:
+            v64 = str(buf[pos:e66], 'utf-8')
+            pos = e66
+        u67: dict[int, bytes] = {}
+        t68 = buf[pos]
+        if t68 < 128:
             pos += 1
         else:
-            t63, pos = _uvarint(buf, pos)
-        if t63:
-            for _ in range(t63):
-                g64, pos = _uvarint(buf, pos)
-                z65, pos = _uvarint(buf, pos)
-                e66 = pos + z65
-                if e66 > L:
+            t68, pos = _uvarint(buf, pos)
+        if t68:
+            for _ in range(t68):
+                g69, pos = _uvarint(buf, pos)
+                z70, pos = _uvarint(buf, pos)
+                e71 = pos + z70
+                if e71 > L:
                     raise _malformed("tagged field of NodeEndpoint runs past the end")
-                u62[g64] = bytes(buf[pos:e66])
-                pos = e66
-        v52.append(NodeEndpoint(v54, v55, v58, v59, u62))
-    u67: dict[int, bytes] = {}
-    t68 = buf[pos]
-    if t68 < 128:
+                u67[g69] = bytes(buf[pos:e71])
+                pos = e71
+        o58 = _new(NodeEndpoint)
+        o58.node_id = v59
+        o58.host = v60
+        o58.port = v63
+        o58.rack = v64
+        o58.unknown_tagged_fields = u67
+        v56.append(o58)
+    u72: dict[int, bytes] = {}
+    t73 = buf[pos]
+    if t73 < 128:
         pos += 1
     else:
-        t68, pos = _uvarint(buf, pos)
-    if t68:
-        for _ in range(t68):
-            g69, pos = _uvarint(buf, pos)
-            z70, pos = _uvarint(buf, pos)
-            e71 = pos + z70
-            if e71 > L:
+        t73, pos = _uvarint(buf, pos)
+    if t73:
+        for _ in range(t73):
+            g74, pos = _uvarint(buf, pos)
+            z75, pos = _uvarint(buf, pos)
+            e76 = pos + z75
+            if e76 > L:
                 raise _malformed("tagged field of ShareFetchResponse runs past the end")
-            u67[g69] = bytes(buf[pos:e71])
-            pos = e71
-    return ShareFetchResponse(v1, v2, v3, v6, v52, u67), pos
+            u72[g74] = bytes(buf[pos:e76])
+            pos = e76
+    obj = _new(ShareFetchResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.error_message = v3
+    obj.responses = v6
+    obj.node_endpoints = v56
+    obj.unknown_tagged_fields = u72
+    return obj, pos
 
 _DEC_ShareFetchResponse = (_d_ShareFetchResponse_v0,)
 
@@ -657,153 +699,185 @@ def _d_ShareFetchRequest_v0(buf: memoryview, pos: int) -> tuple[ShareFetchReques
         raise _malformed("bad count of ShareFetchRequest.topics")
     v11 = []
     for _ in range(n12):
-        v15: list[FetchPartition]
-        r14, = _S_u.unpack_from(buf, pos)
+        v17: list[FetchPartition]
+        r15, r16 = _S_QQ.unpack_from(buf, pos)
         pos += 16
-        v13 = _UUID(bytes=r14)
-        n16 = buf[pos]
-        if n16 < 128:
+        v14 = _new(_UUID)
+        _setattr(v14, 'int', (r15 << 64) | r16)
+        _setattr(v14, 'is_safe', _SAFE_UNKNOWN)
+        n18 = buf[pos]
+        if n18 < 128:
             pos += 1
         else:
-            n16, pos = _uvarint(buf, pos)
-        n16 -= 1
-        if n16 < 0 or n16 > L - pos:
+            n18, pos = _uvarint(buf, pos)
+        n18 -= 1
+        if n18 < 0 or n18 > L - pos:
             raise _malformed("bad count of FetchTopic.partitions")
-        v15 = []
-        for _ in range(n16):
-            v19: list[AcknowledgementBatch]
-            v17, v18 = _S_ii.unpack_from(buf, pos)
+        v17 = []
+        for _ in range(n18):
+            v22: list[AcknowledgementBatch]
+            v20, v21 = _S_ii.unpack_from(buf, pos)
             pos += 8
-            n20 = buf[pos]
-            if n20 < 128:
+            n23 = buf[pos]
+            if n23 < 128:
                 pos += 1
             else:
-                n20, pos = _uvarint(buf, pos)
-            n20 -= 1
-            if n20 < 0 or n20 > L - pos:
+                n23, pos = _uvarint(buf, pos)
+            n23 -= 1
+            if n23 < 0 or n23 > L - pos:
                 raise _malformed("bad count of FetchPartition.acknowledgement_batches")
-            v19 = []
-            for _ in range(n20):
-                v23: list[int]
-                v21, v22 = _S_qq.unpack_from(buf, pos)
+            v22 = []
+            for _ in range(n23):
+                v27: list[int]
+                v25, v26 = _S_qq.unpack_from(buf, pos)
                 pos += 16
-                n24 = buf[pos]
-                if n24 < 128:
+                n28 = buf[pos]
+                if n28 < 128:
                     pos += 1
                 else:
-                    n24, pos = _uvarint(buf, pos)
-                n24 -= 1
-                e25 = pos + 1 * n24
-                if n24 < 0 or e25 > L:
+                    n28, pos = _uvarint(buf, pos)
+                n28 -= 1
+                e29 = pos + 1 * n28
+                if n28 < 0 or e29 > L:
                     raise _malformed("AcknowledgementBatch.acknowledge_types runs past the end")
-                v23 = list(_unpack_from('>%db' % n24, buf, pos))
-                pos = e25
-                u26: dict[int, bytes] = {}
-                t27 = buf[pos]
-                if t27 < 128:
+                v27 = list(_unpack_from('>%db' % n28, buf, pos))
+                pos = e29
+                u30: dict[int, bytes] = {}
+                t31 = buf[pos]
+                if t31 < 128:
                     pos += 1
                 else:
-                    t27, pos = _uvarint(buf, pos)
-                if t27:
-                    for _ in range(t27):
-                        g28, pos = _uvarint(buf, pos)
-                        z29, pos = _uvarint(buf, pos)
-                        e30 = pos + z29
-                        if e30 > L:
+                    t31, pos = _uvarint(buf, pos)
+                if t31:
+                    for _ in range(t31):
+                        g32, pos = _uvarint(buf, pos)
+                        z33, pos = _uvarint(buf, pos)
+                        e34 = pos + z33
+                        if e34 > L:
                             raise _malformed("tagged field of AcknowledgementBatch runs past the end")
-                        u26[g28] = bytes(buf[pos:e30])
-                        pos = e30
-                v19.append(AcknowledgementBatch(v21, v22, v23, u26))
-            u31: dict[int, bytes] = {}
-            t32 = buf[pos]
-            if t32 < 128:
+                        u30[g32] = bytes(buf[pos:e34])
+                        pos = e34
+                o24 = _new(AcknowledgementBatch)
+                o24.first_offset = v25
+                o24.last_offset = v26
+                o24.acknowledge_types = v27
+                o24.unknown_tagged_fields = u30
+                v22.append(o24)
+            u35: dict[int, bytes] = {}
+            t36 = buf[pos]
+            if t36 < 128:
                 pos += 1
             else:
-                t32, pos = _uvarint(buf, pos)
-            if t32:
-                for _ in range(t32):
-                    g33, pos = _uvarint(buf, pos)
-                    z34, pos = _uvarint(buf, pos)
-                    e35 = pos + z34
-                    if e35 > L:
+                t36, pos = _uvarint(buf, pos)
+            if t36:
+                for _ in range(t36):
+                    g37, pos = _uvarint(buf, pos)
+                    z38, pos = _uvarint(buf, pos)
+                    e39 = pos + z38
+                    if e39 > L:
                         raise _malformed("tagged field of FetchPartition runs past the end")
-                    u31[g33] = bytes(buf[pos:e35])
-                    pos = e35
-            v15.append(FetchPartition(v17, v18, v19, u31))
-        u36: dict[int, bytes] = {}
-        t37 = buf[pos]
-        if t37 < 128:
+                    u35[g37] = bytes(buf[pos:e39])
+                    pos = e39
+            o19 = _new(FetchPartition)
+            o19.partition_index = v20
+            o19.partition_max_bytes = v21
+            o19.acknowledgement_batches = v22
+            o19.unknown_tagged_fields = u35
+            v17.append(o19)
+        u40: dict[int, bytes] = {}
+        t41 = buf[pos]
+        if t41 < 128:
             pos += 1
         else:
-            t37, pos = _uvarint(buf, pos)
-        if t37:
-            for _ in range(t37):
-                g38, pos = _uvarint(buf, pos)
-                z39, pos = _uvarint(buf, pos)
-                e40 = pos + z39
-                if e40 > L:
+            t41, pos = _uvarint(buf, pos)
+        if t41:
+            for _ in range(t41):
+                g42, pos = _uvarint(buf, pos)
+                z43, pos = _uvarint(buf, pos)
+                e44 = pos + z43
+                if e44 > L:
                     raise _malformed("tagged field of FetchTopic runs past the end")
-                u36[g38] = bytes(buf[pos:e40])
-                pos = e40
-        v11.append(FetchTopic(v13, v15, u36))
-    v41: list[ForgottenTopic]
-    n42 = buf[pos]
-    if n42 < 128:
+                u40[g42] = bytes(buf[pos:e44])
+                pos = e44
+        o13 = _new(FetchTopic)
+        o13.topic_id = v14
+        o13.partitions = v17
+        o13.unknown_tagged_fields = u40
+        v11.append(o13)
+    v45: list[ForgottenTopic]
+    n46 = buf[pos]
+    if n46 < 128:
         pos += 1
     else:
-        n42, pos = _uvarint(buf, pos)
-    n42 -= 1
-    if n42 < 0 or n42 > L - pos:
+        n46, pos = _uvarint(buf, pos)
+    n46 -= 1
+    if n46 < 0 or n46 > L - pos:
         raise _malformed("bad count of ShareFetchRequest.forgotten_topics_data")
-    v41 = []
-    for _ in range(n42):
-        v45: list[int]
-        r44, = _S_u.unpack_from(buf, pos)
+    v45 = []
+    for _ in range(n46):
+        v51: list[int]
+        r49, r50 = _S_QQ.unpack_from(buf, pos)
         pos += 16
-        v43 = _UUID(bytes=r44)
-        n46 = buf[pos]
-        if n46 < 128:
+        v48 = _new(_UUID)
+        _setattr(v48, 'int', (r49 << 64) | r50)
+        _setattr(v48, 'is_safe', _SAFE_UNKNOWN)
+        n52 = buf[pos]
+        if n52 < 128:
             pos += 1
         else:
-            n46, pos = _uvarint(buf, pos)
-        n46 -= 1
-        e47 = pos + 4 * n46
-        if n46 < 0 or e47 > L:
+            n52, pos = _uvarint(buf, pos)
+        n52 -= 1
+        e53 = pos + 4 * n52
+        if n52 < 0 or e53 > L:
             raise _malformed("ForgottenTopic.partitions runs past the end")
-        v45 = list(_unpack_from('>%di' % n46, buf, pos))
-        pos = e47
-        u48: dict[int, bytes] = {}
-        t49 = buf[pos]
-        if t49 < 128:
+        v51 = list(_unpack_from('>%di' % n52, buf, pos))
+        pos = e53
+        u54: dict[int, bytes] = {}
+        t55 = buf[pos]
+        if t55 < 128:
             pos += 1
         else:
-            t49, pos = _uvarint(buf, pos)
-        if t49:
-            for _ in range(t49):
-                g50, pos = _uvarint(buf, pos)
-                z51, pos = _uvarint(buf, pos)
-                e52 = pos + z51
-                if e52 > L:
+            t55, pos = _uvarint(buf, pos)
+        if t55:
+            for _ in range(t55):
+                g56, pos = _uvarint(buf, pos)
+                z57, pos = _uvarint(buf, pos)
+                e58 = pos + z57
+                if e58 > L:
                     raise _malformed("tagged field of ForgottenTopic runs past the end")
-                u48[g50] = bytes(buf[pos:e52])
-                pos = e52
-        v41.append(ForgottenTopic(v43, v45, u48))
-    u53: dict[int, bytes] = {}
-    t54 = buf[pos]
-    if t54 < 128:
+                u54[g56] = bytes(buf[pos:e58])
+                pos = e58
+        o47 = _new(ForgottenTopic)
+        o47.topic_id = v48
+        o47.partitions = v51
+        o47.unknown_tagged_fields = u54
+        v45.append(o47)
+    u59: dict[int, bytes] = {}
+    t60 = buf[pos]
+    if t60 < 128:
         pos += 1
     else:
-        t54, pos = _uvarint(buf, pos)
-    if t54:
-        for _ in range(t54):
-            g55, pos = _uvarint(buf, pos)
-            z56, pos = _uvarint(buf, pos)
-            e57 = pos + z56
-            if e57 > L:
+        t60, pos = _uvarint(buf, pos)
+    if t60:
+        for _ in range(t60):
+            g61, pos = _uvarint(buf, pos)
+            z62, pos = _uvarint(buf, pos)
+            e63 = pos + z62
+            if e63 > L:
                 raise _malformed("tagged field of ShareFetchRequest runs past the end")
-            u53[g55] = bytes(buf[pos:e57])
-            pos = e57
-    return ShareFetchRequest(v1, v4, v7, v8, v9, v10, v11, v41, u53), pos
+            u59[g61] = bytes(buf[pos:e63])
+            pos = e63
+    obj = _new(ShareFetchRequest)
+    obj.group_id = v1
+    obj.member_id = v4
+    obj.share_session_epoch = v7
+    obj.max_wait_ms = v8
+    obj.min_bytes = v9
+    obj.max_bytes = v10
+    obj.topics = v11
+    obj.forgotten_topics_data = v45
+    obj.unknown_tagged_fields = u59
+    return obj, pos
 
 _DEC_ShareFetchRequest = (_d_ShareFetchRequest_v0,)
 

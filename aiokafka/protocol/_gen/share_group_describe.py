@@ -13,22 +13,27 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
 
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
+
 __all__ = ['Assignment', 'DescribedGroup', 'Member', 'ShareGroupDescribeRequest', 'ShareGroupDescribeResponse', 'TopicPartitions']
 
 _S_u = _Struct(">16s")
 _S_o = _Struct(">?")
+_S_QQ = _Struct(">QQ")
 _S_h = _Struct(">h")
 _S_i = _Struct(">i")
 _S_ii = _Struct(">ii")
@@ -176,264 +181,297 @@ def _d_ShareGroupDescribeResponse_v0(buf: memoryview, pos: int) -> tuple[ShareGr
         raise _malformed("bad count of ShareGroupDescribeResponse.groups")
     v2 = []
     for _ in range(n3):
-        v5: str | None
-        v4, = _S_h.unpack_from(buf, pos)
+        v6: str | None
+        v5, = _S_h.unpack_from(buf, pos)
         pos += 2
-        n6 = buf[pos]
-        if n6 < 128:
+        n7 = buf[pos]
+        if n7 < 128:
             pos += 1
         else:
-            n6, pos = _uvarint(buf, pos)
-        n6 -= 1
-        if n6 < 0:
-            if n6 != -1:
+            n7, pos = _uvarint(buf, pos)
+        n7 -= 1
+        if n7 < 0:
+            if n7 != -1:
                 raise _malformed("bad length of DescribedGroup.error_message")
-            v5 = None
+            v6 = None
         else:
-            e7 = pos + n6
-            if e7 > L:
+            e8 = pos + n7
+            if e8 > L:
                 raise _malformed("DescribedGroup.error_message runs past the end")
-            v5 = str(buf[pos:e7], 'utf-8')
-            pos = e7
-        n9 = buf[pos]
-        if n9 < 128:
+            v6 = str(buf[pos:e8], 'utf-8')
+            pos = e8
+        n10 = buf[pos]
+        if n10 < 128:
             pos += 1
         else:
-            n9, pos = _uvarint(buf, pos)
-        n9 -= 1
-        e10 = pos + n9
-        if n9 < 0 or e10 > L:
+            n10, pos = _uvarint(buf, pos)
+        n10 -= 1
+        e11 = pos + n10
+        if n10 < 0 or e11 > L:
             raise _malformed("DescribedGroup.group_id runs past the end")
-        v8 = str(buf[pos:e10], 'utf-8')
-        pos = e10
-        n12 = buf[pos]
-        if n12 < 128:
+        v9 = str(buf[pos:e11], 'utf-8')
+        pos = e11
+        n13 = buf[pos]
+        if n13 < 128:
             pos += 1
         else:
-            n12, pos = _uvarint(buf, pos)
-        n12 -= 1
-        e13 = pos + n12
-        if n12 < 0 or e13 > L:
+            n13, pos = _uvarint(buf, pos)
+        n13 -= 1
+        e14 = pos + n13
+        if n13 < 0 or e14 > L:
             raise _malformed("DescribedGroup.group_state runs past the end")
-        v11 = str(buf[pos:e13], 'utf-8')
-        pos = e13
-        v14, v15 = _S_ii.unpack_from(buf, pos)
+        v12 = str(buf[pos:e14], 'utf-8')
+        pos = e14
+        v15, v16 = _S_ii.unpack_from(buf, pos)
         pos += 8
-        n17 = buf[pos]
-        if n17 < 128:
+        n18 = buf[pos]
+        if n18 < 128:
             pos += 1
         else:
-            n17, pos = _uvarint(buf, pos)
-        n17 -= 1
-        e18 = pos + n17
-        if n17 < 0 or e18 > L:
+            n18, pos = _uvarint(buf, pos)
+        n18 -= 1
+        e19 = pos + n18
+        if n18 < 0 or e19 > L:
             raise _malformed("DescribedGroup.assignor_name runs past the end")
-        v16 = str(buf[pos:e18], 'utf-8')
-        pos = e18
-        v19: list[Member]
-        n20 = buf[pos]
-        if n20 < 128:
+        v17 = str(buf[pos:e19], 'utf-8')
+        pos = e19
+        v20: list[Member]
+        n21 = buf[pos]
+        if n21 < 128:
             pos += 1
         else:
-            n20, pos = _uvarint(buf, pos)
-        n20 -= 1
-        if n20 < 0 or n20 > L - pos:
+            n21, pos = _uvarint(buf, pos)
+        n21 -= 1
+        if n21 < 0 or n21 > L - pos:
             raise _malformed("bad count of DescribedGroup.members")
-        v19 = []
-        for _ in range(n20):
-            n22 = buf[pos]
-            if n22 < 128:
+        v20 = []
+        for _ in range(n21):
+            n24 = buf[pos]
+            if n24 < 128:
                 pos += 1
             else:
-                n22, pos = _uvarint(buf, pos)
-            n22 -= 1
-            e23 = pos + n22
-            if n22 < 0 or e23 > L:
+                n24, pos = _uvarint(buf, pos)
+            n24 -= 1
+            e25 = pos + n24
+            if n24 < 0 or e25 > L:
                 raise _malformed("Member.member_id runs past the end")
-            v21 = str(buf[pos:e23], 'utf-8')
-            pos = e23
-            v24: str | None
-            n25 = buf[pos]
-            if n25 < 128:
+            v23 = str(buf[pos:e25], 'utf-8')
+            pos = e25
+            v26: str | None
+            n27 = buf[pos]
+            if n27 < 128:
                 pos += 1
             else:
-                n25, pos = _uvarint(buf, pos)
-            n25 -= 1
-            if n25 < 0:
-                if n25 != -1:
+                n27, pos = _uvarint(buf, pos)
+            n27 -= 1
+            if n27 < 0:
+                if n27 != -1:
                     raise _malformed("bad length of Member.rack_id")
-                v24 = None
+                v26 = None
             else:
-                e26 = pos + n25
-                if e26 > L:
+                e28 = pos + n27
+                if e28 > L:
                     raise _malformed("Member.rack_id runs past the end")
-                v24 = str(buf[pos:e26], 'utf-8')
-                pos = e26
-            v27, = _S_i.unpack_from(buf, pos)
+                v26 = str(buf[pos:e28], 'utf-8')
+                pos = e28
+            v29, = _S_i.unpack_from(buf, pos)
             pos += 4
-            n29 = buf[pos]
-            if n29 < 128:
+            n31 = buf[pos]
+            if n31 < 128:
                 pos += 1
             else:
-                n29, pos = _uvarint(buf, pos)
-            n29 -= 1
-            e30 = pos + n29
-            if n29 < 0 or e30 > L:
+                n31, pos = _uvarint(buf, pos)
+            n31 -= 1
+            e32 = pos + n31
+            if n31 < 0 or e32 > L:
                 raise _malformed("Member.client_id runs past the end")
-            v28 = str(buf[pos:e30], 'utf-8')
-            pos = e30
-            n32 = buf[pos]
-            if n32 < 128:
+            v30 = str(buf[pos:e32], 'utf-8')
+            pos = e32
+            n34 = buf[pos]
+            if n34 < 128:
                 pos += 1
             else:
-                n32, pos = _uvarint(buf, pos)
-            n32 -= 1
-            e33 = pos + n32
-            if n32 < 0 or e33 > L:
+                n34, pos = _uvarint(buf, pos)
+            n34 -= 1
+            e35 = pos + n34
+            if n34 < 0 or e35 > L:
                 raise _malformed("Member.client_host runs past the end")
-            v31 = str(buf[pos:e33], 'utf-8')
-            pos = e33
-            v34: list[str]
-            n35 = buf[pos]
-            if n35 < 128:
+            v33 = str(buf[pos:e35], 'utf-8')
+            pos = e35
+            v36: list[str]
+            n37 = buf[pos]
+            if n37 < 128:
                 pos += 1
             else:
-                n35, pos = _uvarint(buf, pos)
-            n35 -= 1
-            if n35 < 0 or n35 > L - pos:
+                n37, pos = _uvarint(buf, pos)
+            n37 -= 1
+            if n37 < 0 or n37 > L - pos:
                 raise _malformed("bad count of Member.subscribed_topic_names")
-            v34 = []
-            for _ in range(n35):
-                n36 = buf[pos]
-                if n36 < 128:
+            v36 = []
+            for _ in range(n37):
+                n38 = buf[pos]
+                if n38 < 128:
                     pos += 1
                 else:
-                    n36, pos = _uvarint(buf, pos)
-                n36 -= 1
-                e37 = pos + n36
-                if n36 < 0 or e37 > L:
+                    n38, pos = _uvarint(buf, pos)
+                n38 -= 1
+                e39 = pos + n38
+                if n38 < 0 or e39 > L:
                     raise _malformed("bad element of Member.subscribed_topic_names")
-                v34.append(str(buf[pos:e37], 'utf-8'))
-                pos = e37
-            v39: list[TopicPartitions]
-            n40 = buf[pos]
-            if n40 < 128:
+                v36.append(str(buf[pos:e39], 'utf-8'))
+                pos = e39
+            v41: list[TopicPartitions]
+            n42 = buf[pos]
+            if n42 < 128:
                 pos += 1
             else:
-                n40, pos = _uvarint(buf, pos)
-            n40 -= 1
-            if n40 < 0 or n40 > L - pos:
+                n42, pos = _uvarint(buf, pos)
+            n42 -= 1
+            if n42 < 0 or n42 > L - pos:
                 raise _malformed("bad count of Assignment.topic_partitions")
-            v39 = []
-            for _ in range(n40):
-                r42, = _S_u.unpack_from(buf, pos)
+            v41 = []
+            for _ in range(n42):
+                r45, r46 = _S_QQ.unpack_from(buf, pos)
                 pos += 16
-                v41 = _UUID(bytes=r42)
-                n44 = buf[pos]
-                if n44 < 128:
+                v44 = _new(_UUID)
+                _setattr(v44, 'int', (r45 << 64) | r46)
+                _setattr(v44, 'is_safe', _SAFE_UNKNOWN)
+                n48 = buf[pos]
+                if n48 < 128:
                     pos += 1
                 else:
-                    n44, pos = _uvarint(buf, pos)
-                n44 -= 1
-                e45 = pos + n44
-                if n44 < 0 or e45 > L:
+                    n48, pos = _uvarint(buf, pos)
+                n48 -= 1
+                e49 = pos + n48
+                if n48 < 0 or e49 > L:
                     raise _malformed("TopicPartitions.topic_name runs past the end")
-                v43 = str(buf[pos:e45], 'utf-8')
-                pos = e45
-                v46: list[int]
-                n47 = buf[pos]
-                if n47 < 128:
+                v47 = str(buf[pos:e49], 'utf-8')
+                pos = e49
+                v50: list[int]
+                n51 = buf[pos]
+                if n51 < 128:
                     pos += 1
                 else:
-                    n47, pos = _uvarint(buf, pos)
-                n47 -= 1
-                e48 = pos + 4 * n47
-                if n47 < 0 or e48 > L:
+                    n51, pos = _uvarint(buf, pos)
+                n51 -= 1
+                e52 = pos + 4 * n51
+                if n51 < 0 or e52 > L:
                     raise _malformed("TopicPartitions.partitions runs past the end")
-                v46 = list(_unpack_from('>%di' % n47, buf, pos))
-                pos = e48
-                u49: dict[int, bytes] = {}
-                t50 = buf[pos]
-                if t50 < 128:
+                v50 = list(_unpack_from('>%di' % n51, buf, pos))
+                pos = e52
+                u53: dict[int, bytes] = {}
+                t54 = buf[pos]
+                if t54 < 128:
                     pos += 1
                 else:
-                    t50, pos = _uvarint(buf, pos)
-                if t50:
-                    for _ in range(t50):
-                        g51, pos = _uvarint(buf, pos)
-                        z52, pos = _uvarint(buf, pos)
-                        e53 = pos + z52
-                        if e53 > L:
+                    t54, pos = _uvarint(buf, pos)
+                if t54:
+                    for _ in range(t54):
+                        g55, pos = _uvarint(buf, pos)
+                        z56, pos = _uvarint(buf, pos)
+                        e57 = pos + z56
+                        if e57 > L:
                             raise _malformed("tagged field of TopicPartitions runs past the end")
-                        u49[g51] = bytes(buf[pos:e53])
-                        pos = e53
-                v39.append(TopicPartitions(v41, v43, v46, u49))
-            u54: dict[int, bytes] = {}
-            t55 = buf[pos]
-            if t55 < 128:
+                        u53[g55] = bytes(buf[pos:e57])
+                        pos = e57
+                o43 = _new(TopicPartitions)
+                o43.topic_id = v44
+                o43.topic_name = v47
+                o43.partitions = v50
+                o43.unknown_tagged_fields = u53
+                v41.append(o43)
+            u58: dict[int, bytes] = {}
+            t59 = buf[pos]
+            if t59 < 128:
                 pos += 1
             else:
-                t55, pos = _uvarint(buf, pos)
-            if t55:
-                for _ in range(t55):
-                    g56, pos = _uvarint(buf, pos)
-                    z57, pos = _uvarint(buf, pos)
-                    e58 = pos + z57
-                    if e58 > L:
+                t59, pos = _uvarint(buf, pos)
+            if t59:
+                for _ in range(t59):
+                    g60, pos = _uvarint(buf, pos)
+                    z61, pos = _uvarint(buf, pos)
+                    e62 = pos + z61
+                    if e62 > L:
                         raise _malformed("tagged field of Assignment runs past the end")
-                    u54[g56] = bytes(buf[pos:e58])
-                    pos = e58
-            v38 = Assignment(v39, u54)
-            u59: dict[int, bytes] = {}
-            t60 = buf[pos]
-            if t60 < 128:
+                    u58[g60] = bytes(buf[pos:e62])
+                    pos = e62
+            v40 = _new(Assignment)
+            v40.topic_partitions = v41
+            v40.unknown_tagged_fields = u58
+            u63: dict[int, bytes] = {}
+            t64 = buf[pos]
+            if t64 < 128:
                 pos += 1
             else:
-                t60, pos = _uvarint(buf, pos)
-            if t60:
-                for _ in range(t60):
-                    g61, pos = _uvarint(buf, pos)
-                    z62, pos = _uvarint(buf, pos)
-                    e63 = pos + z62
-                    if e63 > L:
+                t64, pos = _uvarint(buf, pos)
+            if t64:
+                for _ in range(t64):
+                    g65, pos = _uvarint(buf, pos)
+                    z66, pos = _uvarint(buf, pos)
+                    e67 = pos + z66
+                    if e67 > L:
                         raise _malformed("tagged field of Member runs past the end")
-                    u59[g61] = bytes(buf[pos:e63])
-                    pos = e63
-            v19.append(Member(v21, v24, v27, v28, v31, v34, v38, u59))
-        v64, = _S_i.unpack_from(buf, pos)
+                    u63[g65] = bytes(buf[pos:e67])
+                    pos = e67
+            o22 = _new(Member)
+            o22.member_id = v23
+            o22.rack_id = v26
+            o22.member_epoch = v29
+            o22.client_id = v30
+            o22.client_host = v33
+            o22.subscribed_topic_names = v36
+            o22.assignment = v40
+            o22.unknown_tagged_fields = u63
+            v20.append(o22)
+        v68, = _S_i.unpack_from(buf, pos)
         pos += 4
-        u65: dict[int, bytes] = {}
-        t66 = buf[pos]
-        if t66 < 128:
+        u69: dict[int, bytes] = {}
+        t70 = buf[pos]
+        if t70 < 128:
             pos += 1
         else:
-            t66, pos = _uvarint(buf, pos)
-        if t66:
-            for _ in range(t66):
-                g67, pos = _uvarint(buf, pos)
-                z68, pos = _uvarint(buf, pos)
-                e69 = pos + z68
-                if e69 > L:
+            t70, pos = _uvarint(buf, pos)
+        if t70:
+            for _ in range(t70):
+                g71, pos = _uvarint(buf, pos)
+                z72, pos = _uvarint(buf, pos)
+                e73 = pos + z72
+                if e73 > L:
                     raise _malformed("tagged field of DescribedGroup runs past the end")
-                u65[g67] = bytes(buf[pos:e69])
-                pos = e69
-        v2.append(DescribedGroup(v4, v5, v8, v11, v14, v15, v16, v19, v64, u65))
-    u70: dict[int, bytes] = {}
-    t71 = buf[pos]
-    if t71 < 128:
+                u69[g71] = bytes(buf[pos:e73])
+                pos = e73
+        o4 = _new(DescribedGroup)
+        o4.error_code = v5
+        o4.error_message = v6
+        o4.group_id = v9
+        o4.group_state = v12
+        o4.group_epoch = v15
+        o4.assignment_epoch = v16
+        o4.assignor_name = v17
+        o4.members = v20
+        o4.authorized_operations = v68
+        o4.unknown_tagged_fields = u69
+        v2.append(o4)
+    u74: dict[int, bytes] = {}
+    t75 = buf[pos]
+    if t75 < 128:
         pos += 1
     else:
-        t71, pos = _uvarint(buf, pos)
-    if t71:
-        for _ in range(t71):
-            g72, pos = _uvarint(buf, pos)
-            z73, pos = _uvarint(buf, pos)
-            e74 = pos + z73
-            if e74 > L:
+        t75, pos = _uvarint(buf, pos)
+    if t75:
+        for _ in range(t75):
+            g76, pos = _uvarint(buf, pos)
+            z77, pos = _uvarint(buf, pos)
+            e78 = pos + z77
+            if e78 > L:
                 raise _malformed("tagged field of ShareGroupDescribeResponse runs past the end")
-            u70[g72] = bytes(buf[pos:e74])
-            pos = e74
-    return ShareGroupDescribeResponse(v1, v2, u70), pos
+            u74[g76] = bytes(buf[pos:e78])
+            pos = e78
+    obj = _new(ShareGroupDescribeResponse)
+    obj.throttle_time_ms = v1
+    obj.groups = v2
+    obj.unknown_tagged_fields = u74
+    return obj, pos
 
 _DEC_ShareGroupDescribeResponse = (_d_ShareGroupDescribeResponse_v0,)
 
@@ -634,7 +672,11 @@ def _d_ShareGroupDescribeRequest_v0(buf: memoryview, pos: int) -> tuple[ShareGro
                 raise _malformed("tagged field of ShareGroupDescribeRequest runs past the end")
             u6[g8] = bytes(buf[pos:e10])
             pos = e10
-    return ShareGroupDescribeRequest(v1, v5, u6), pos
+    obj = _new(ShareGroupDescribeRequest)
+    obj.group_ids = v1
+    obj.include_authorized_operations = v5
+    obj.unknown_tagged_fields = u6
+    return obj, pos
 
 _DEC_ShareGroupDescribeRequest = (_d_ShareGroupDescribeRequest_v0,)
 

@@ -13,21 +13,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
 
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
+
 __all__ = ['Assignment', 'ShareGroupHeartbeatRequest', 'ShareGroupHeartbeatResponse', 'TopicPartitions']
 
 _S_u = _Struct(">16s")
+_S_QQ = _Struct(">QQ")
 _S_i = _Struct(">i")
 _S_ih = _Struct(">ih")
 _S_ii = _Struct(">ii")
@@ -193,69 +198,86 @@ def _d_ShareGroupHeartbeatResponse_v0(buf: memoryview, pos: int) -> tuple[ShareG
             raise _malformed("bad count of Assignment.topic_partitions")
         v13 = []
         for _ in range(n14):
-            v17: list[int]
-            r16, = _S_u.unpack_from(buf, pos)
+            v19: list[int]
+            r17, r18 = _S_QQ.unpack_from(buf, pos)
             pos += 16
-            v15 = _UUID(bytes=r16)
-            n18 = buf[pos]
-            if n18 < 128:
+            v16 = _new(_UUID)
+            _setattr(v16, 'int', (r17 << 64) | r18)
+            _setattr(v16, 'is_safe', _SAFE_UNKNOWN)
+            n20 = buf[pos]
+            if n20 < 128:
                 pos += 1
             else:
-                n18, pos = _uvarint(buf, pos)
-            n18 -= 1
-            e19 = pos + 4 * n18
-            if n18 < 0 or e19 > L:
+                n20, pos = _uvarint(buf, pos)
+            n20 -= 1
+            e21 = pos + 4 * n20
+            if n20 < 0 or e21 > L:
                 raise _malformed("TopicPartitions.partitions runs past the end")
-            v17 = list(_unpack_from('>%di' % n18, buf, pos))
-            pos = e19
-            u20: dict[int, bytes] = {}
-            t21 = buf[pos]
-            if t21 < 128:
+            v19 = list(_unpack_from('>%di' % n20, buf, pos))
+            pos = e21
+            u22: dict[int, bytes] = {}
+            t23 = buf[pos]
+            if t23 < 128:
                 pos += 1
             else:
-                t21, pos = _uvarint(buf, pos)
-            if t21:
-                for _ in range(t21):
-                    g22, pos = _uvarint(buf, pos)
-                    z23, pos = _uvarint(buf, pos)
-                    e24 = pos + z23
-                    if e24 > L:
+                t23, pos = _uvarint(buf, pos)
+            if t23:
+                for _ in range(t23):
+                    g24, pos = _uvarint(buf, pos)
+                    z25, pos = _uvarint(buf, pos)
+                    e26 = pos + z25
+                    if e26 > L:
                         raise _malformed("tagged field of TopicPartitions runs past the end")
-                    u20[g22] = bytes(buf[pos:e24])
-                    pos = e24
-            v13.append(TopicPartitions(v15, v17, u20))
-        u25: dict[int, bytes] = {}
-        t26 = buf[pos]
-        if t26 < 128:
+                    u22[g24] = bytes(buf[pos:e26])
+                    pos = e26
+            o15 = _new(TopicPartitions)
+            o15.topic_id = v16
+            o15.partitions = v19
+            o15.unknown_tagged_fields = u22
+            v13.append(o15)
+        u27: dict[int, bytes] = {}
+        t28 = buf[pos]
+        if t28 < 128:
             pos += 1
         else:
-            t26, pos = _uvarint(buf, pos)
-        if t26:
-            for _ in range(t26):
-                g27, pos = _uvarint(buf, pos)
-                z28, pos = _uvarint(buf, pos)
-                e29 = pos + z28
-                if e29 > L:
+            t28, pos = _uvarint(buf, pos)
+        if t28:
+            for _ in range(t28):
+                g29, pos = _uvarint(buf, pos)
+                z30, pos = _uvarint(buf, pos)
+                e31 = pos + z30
+                if e31 > L:
                     raise _malformed("tagged field of Assignment runs past the end")
-                u25[g27] = bytes(buf[pos:e29])
-                pos = e29
-        v11 = Assignment(v13, u25)
-    u30: dict[int, bytes] = {}
-    t31 = buf[pos]
-    if t31 < 128:
+                u27[g29] = bytes(buf[pos:e31])
+                pos = e31
+        v11 = _new(Assignment)
+        v11.topic_partitions = v13
+        v11.unknown_tagged_fields = u27
+    u32: dict[int, bytes] = {}
+    t33 = buf[pos]
+    if t33 < 128:
         pos += 1
     else:
-        t31, pos = _uvarint(buf, pos)
-    if t31:
-        for _ in range(t31):
-            g32, pos = _uvarint(buf, pos)
-            z33, pos = _uvarint(buf, pos)
-            e34 = pos + z33
-            if e34 > L:
+        t33, pos = _uvarint(buf, pos)
+    if t33:
+        for _ in range(t33):
+            g34, pos = _uvarint(buf, pos)
+            z35, pos = _uvarint(buf, pos)
+            e36 = pos + z35
+            if e36 > L:
                 raise _malformed("tagged field of ShareGroupHeartbeatResponse runs past the end")
-            u30[g32] = bytes(buf[pos:e34])
-            pos = e34
-    return ShareGroupHeartbeatResponse(v1, v2, v3, v6, v9, v10, v11, u30), pos
+            u32[g34] = bytes(buf[pos:e36])
+            pos = e36
+    obj = _new(ShareGroupHeartbeatResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.error_message = v3
+    obj.member_id = v6
+    obj.member_epoch = v9
+    obj.heartbeat_interval_ms = v10
+    obj.assignment = v11
+    obj.unknown_tagged_fields = u32
+    return obj, pos
 
 _DEC_ShareGroupHeartbeatResponse = (_d_ShareGroupHeartbeatResponse_v0,)
 
@@ -407,7 +429,14 @@ def _d_ShareGroupHeartbeatRequest_v0(buf: memoryview, pos: int) -> tuple[ShareGr
                 raise _malformed("tagged field of ShareGroupHeartbeatRequest runs past the end")
             u15[g17] = bytes(buf[pos:e19])
             pos = e19
-    return ShareGroupHeartbeatRequest(v1, v4, v7, v8, v11, u15), pos
+    obj = _new(ShareGroupHeartbeatRequest)
+    obj.group_id = v1
+    obj.member_id = v4
+    obj.member_epoch = v7
+    obj.rack_id = v8
+    obj.subscribed_topic_names = v11
+    obj.unknown_tagged_fields = u15
+    return obj, pos
 
 _DEC_ShareGroupHeartbeatRequest = (_d_ShareGroupHeartbeatRequest_v0,)
 

@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['SyncGroupRequest', 'SyncGroupRequestAssignment', 'SyncGroupResponse']
 
@@ -139,7 +143,14 @@ def _d_SyncGroupResponse_v0(buf: memoryview, pos: int) -> tuple[SyncGroupRespons
         raise _malformed("SyncGroupResponse.assignment runs past the end")
     v2 = bytes(buf[pos:e4])
     pos = e4
-    return SyncGroupResponse(0, v1, None, None, v2, {}), pos
+    obj = _new(SyncGroupResponse)
+    obj.throttle_time_ms = 0
+    obj.error_code = v1
+    obj.protocol_type = None
+    obj.protocol_name = None
+    obj.assignment = v2
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_SyncGroupResponse_v1(buf: memoryview, pos: int) -> tuple[SyncGroupResponse, int]:
     L = len(buf)
@@ -150,7 +161,14 @@ def _d_SyncGroupResponse_v1(buf: memoryview, pos: int) -> tuple[SyncGroupRespons
         raise _malformed("SyncGroupResponse.assignment runs past the end")
     v3 = bytes(buf[pos:e5])
     pos = e5
-    return SyncGroupResponse(v1, v2, None, None, v3, {}), pos
+    obj = _new(SyncGroupResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.protocol_type = None
+    obj.protocol_name = None
+    obj.assignment = v3
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_SyncGroupResponse_v4(buf: memoryview, pos: int) -> tuple[SyncGroupResponse, int]:
     L = len(buf)
@@ -182,7 +200,14 @@ def _d_SyncGroupResponse_v4(buf: memoryview, pos: int) -> tuple[SyncGroupRespons
                 raise _malformed("tagged field of SyncGroupResponse runs past the end")
             u6[g8] = bytes(buf[pos:e10])
             pos = e10
-    return SyncGroupResponse(v1, v2, None, None, v3, u6), pos
+    obj = _new(SyncGroupResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.protocol_type = None
+    obj.protocol_name = None
+    obj.assignment = v3
+    obj.unknown_tagged_fields = u6
+    return obj, pos
 
 def _d_SyncGroupResponse_v5(buf: memoryview, pos: int) -> tuple[SyncGroupResponse, int]:
     L = len(buf)
@@ -248,7 +273,14 @@ def _d_SyncGroupResponse_v5(buf: memoryview, pos: int) -> tuple[SyncGroupRespons
                 raise _malformed("tagged field of SyncGroupResponse runs past the end")
             u12[g14] = bytes(buf[pos:e16])
             pos = e16
-    return SyncGroupResponse(v1, v2, v3, v6, v9, u12), pos
+    obj = _new(SyncGroupResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.protocol_type = v3
+    obj.protocol_name = v6
+    obj.assignment = v9
+    obj.unknown_tagged_fields = u12
+    return obj, pos
 
 _DEC_SyncGroupResponse = (_d_SyncGroupResponse_v0, _d_SyncGroupResponse_v1, _d_SyncGroupResponse_v1, _d_SyncGroupResponse_v1, _d_SyncGroupResponse_v4, _d_SyncGroupResponse_v5,)
 
@@ -345,22 +377,35 @@ def _d_SyncGroupRequest_v0(buf: memoryview, pos: int) -> tuple[SyncGroupRequest,
         raise _malformed("bad count of SyncGroupRequest.assignments")
     v8 = []
     for _ in range(n9):
-        n11, = _S_h.unpack_from(buf, pos)
+        n12, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e12 = pos + n11
-        if n11 < 0 or e12 > L:
+        e13 = pos + n12
+        if n12 < 0 or e13 > L:
             raise _malformed("SyncGroupRequestAssignment.member_id runs past the end")
-        v10 = str(buf[pos:e12], 'utf-8')
-        pos = e12
-        n14, = _S_i.unpack_from(buf, pos)
+        v11 = str(buf[pos:e13], 'utf-8')
+        pos = e13
+        n15, = _S_i.unpack_from(buf, pos)
         pos += 4
-        e15 = pos + n14
-        if n14 < 0 or e15 > L:
+        e16 = pos + n15
+        if n15 < 0 or e16 > L:
             raise _malformed("SyncGroupRequestAssignment.assignment runs past the end")
-        v13 = bytes(buf[pos:e15])
-        pos = e15
-        v8.append(SyncGroupRequestAssignment(v10, v13, {}))
-    return SyncGroupRequest(v1, v4, v5, None, None, None, v8, {}), pos
+        v14 = bytes(buf[pos:e16])
+        pos = e16
+        o10 = _new(SyncGroupRequestAssignment)
+        o10.member_id = v11
+        o10.assignment = v14
+        o10.unknown_tagged_fields = {}
+        v8.append(o10)
+    obj = _new(SyncGroupRequest)
+    obj.group_id = v1
+    obj.generation_id = v4
+    obj.member_id = v5
+    obj.group_instance_id = None
+    obj.protocol_type = None
+    obj.protocol_name = None
+    obj.assignments = v8
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_SyncGroupRequest_v3(buf: memoryview, pos: int) -> tuple[SyncGroupRequest, int]:
     L = len(buf)
@@ -398,22 +443,35 @@ def _d_SyncGroupRequest_v3(buf: memoryview, pos: int) -> tuple[SyncGroupRequest,
         raise _malformed("bad count of SyncGroupRequest.assignments")
     v11 = []
     for _ in range(n12):
-        n14, = _S_h.unpack_from(buf, pos)
+        n15, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e15 = pos + n14
-        if n14 < 0 or e15 > L:
+        e16 = pos + n15
+        if n15 < 0 or e16 > L:
             raise _malformed("SyncGroupRequestAssignment.member_id runs past the end")
-        v13 = str(buf[pos:e15], 'utf-8')
-        pos = e15
-        n17, = _S_i.unpack_from(buf, pos)
+        v14 = str(buf[pos:e16], 'utf-8')
+        pos = e16
+        n18, = _S_i.unpack_from(buf, pos)
         pos += 4
-        e18 = pos + n17
-        if n17 < 0 or e18 > L:
+        e19 = pos + n18
+        if n18 < 0 or e19 > L:
             raise _malformed("SyncGroupRequestAssignment.assignment runs past the end")
-        v16 = bytes(buf[pos:e18])
-        pos = e18
-        v11.append(SyncGroupRequestAssignment(v13, v16, {}))
-    return SyncGroupRequest(v1, v4, v5, v8, None, None, v11, {}), pos
+        v17 = bytes(buf[pos:e19])
+        pos = e19
+        o13 = _new(SyncGroupRequestAssignment)
+        o13.member_id = v14
+        o13.assignment = v17
+        o13.unknown_tagged_fields = {}
+        v11.append(o13)
+    obj = _new(SyncGroupRequest)
+    obj.group_id = v1
+    obj.generation_id = v4
+    obj.member_id = v5
+    obj.group_instance_id = v8
+    obj.protocol_type = None
+    obj.protocol_name = None
+    obj.assignments = v11
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_SyncGroupRequest_v4(buf: memoryview, pos: int) -> tuple[SyncGroupRequest, int]:
     L = len(buf)
@@ -469,60 +527,73 @@ def _d_SyncGroupRequest_v4(buf: memoryview, pos: int) -> tuple[SyncGroupRequest,
         raise _malformed("bad count of SyncGroupRequest.assignments")
     v11 = []
     for _ in range(n12):
-        n14 = buf[pos]
-        if n14 < 128:
+        n15 = buf[pos]
+        if n15 < 128:
             pos += 1
         else:
-            n14, pos = _uvarint(buf, pos)
-        n14 -= 1
-        e15 = pos + n14
-        if n14 < 0 or e15 > L:
+            n15, pos = _uvarint(buf, pos)
+        n15 -= 1
+        e16 = pos + n15
+        if n15 < 0 or e16 > L:
             raise _malformed("SyncGroupRequestAssignment.member_id runs past the end")
-        v13 = str(buf[pos:e15], 'utf-8')
-        pos = e15
-        n17 = buf[pos]
-        if n17 < 128:
+        v14 = str(buf[pos:e16], 'utf-8')
+        pos = e16
+        n18 = buf[pos]
+        if n18 < 128:
             pos += 1
         else:
-            n17, pos = _uvarint(buf, pos)
-        n17 -= 1
-        e18 = pos + n17
-        if n17 < 0 or e18 > L:
+            n18, pos = _uvarint(buf, pos)
+        n18 -= 1
+        e19 = pos + n18
+        if n18 < 0 or e19 > L:
             raise _malformed("SyncGroupRequestAssignment.assignment runs past the end")
-        v16 = bytes(buf[pos:e18])
-        pos = e18
-        u19: dict[int, bytes] = {}
-        t20 = buf[pos]
-        if t20 < 128:
+        v17 = bytes(buf[pos:e19])
+        pos = e19
+        u20: dict[int, bytes] = {}
+        t21 = buf[pos]
+        if t21 < 128:
             pos += 1
         else:
-            t20, pos = _uvarint(buf, pos)
-        if t20:
-            for _ in range(t20):
-                g21, pos = _uvarint(buf, pos)
-                z22, pos = _uvarint(buf, pos)
-                e23 = pos + z22
-                if e23 > L:
+            t21, pos = _uvarint(buf, pos)
+        if t21:
+            for _ in range(t21):
+                g22, pos = _uvarint(buf, pos)
+                z23, pos = _uvarint(buf, pos)
+                e24 = pos + z23
+                if e24 > L:
                     raise _malformed("tagged field of SyncGroupRequestAssignment runs past the end")
-                u19[g21] = bytes(buf[pos:e23])
-                pos = e23
-        v11.append(SyncGroupRequestAssignment(v13, v16, u19))
-    u24: dict[int, bytes] = {}
-    t25 = buf[pos]
-    if t25 < 128:
+                u20[g22] = bytes(buf[pos:e24])
+                pos = e24
+        o13 = _new(SyncGroupRequestAssignment)
+        o13.member_id = v14
+        o13.assignment = v17
+        o13.unknown_tagged_fields = u20
+        v11.append(o13)
+    u25: dict[int, bytes] = {}
+    t26 = buf[pos]
+    if t26 < 128:
         pos += 1
     else:
-        t25, pos = _uvarint(buf, pos)
-    if t25:
-        for _ in range(t25):
-            g26, pos = _uvarint(buf, pos)
-            z27, pos = _uvarint(buf, pos)
-            e28 = pos + z27
-            if e28 > L:
+        t26, pos = _uvarint(buf, pos)
+    if t26:
+        for _ in range(t26):
+            g27, pos = _uvarint(buf, pos)
+            z28, pos = _uvarint(buf, pos)
+            e29 = pos + z28
+            if e29 > L:
                 raise _malformed("tagged field of SyncGroupRequest runs past the end")
-            u24[g26] = bytes(buf[pos:e28])
-            pos = e28
-    return SyncGroupRequest(v1, v4, v5, v8, None, None, v11, u24), pos
+            u25[g27] = bytes(buf[pos:e29])
+            pos = e29
+    obj = _new(SyncGroupRequest)
+    obj.group_id = v1
+    obj.generation_id = v4
+    obj.member_id = v5
+    obj.group_instance_id = v8
+    obj.protocol_type = None
+    obj.protocol_name = None
+    obj.assignments = v11
+    obj.unknown_tagged_fields = u25
+    return obj, pos
 
 def _d_SyncGroupRequest_v5(buf: memoryview, pos: int) -> tuple[SyncGroupRequest, int]:
     L = len(buf)
@@ -612,60 +683,73 @@ def _d_SyncGroupRequest_v5(buf: memoryview, pos: int) -> tuple[SyncGroupRequest,
         raise _malformed("bad count of SyncGroupRequest.assignments")
     v17 = []
     for _ in range(n18):
-        n20 = buf[pos]
-        if n20 < 128:
+        n21 = buf[pos]
+        if n21 < 128:
             pos += 1
         else:
-            n20, pos = _uvarint(buf, pos)
-        n20 -= 1
-        e21 = pos + n20
-        if n20 < 0 or e21 > L:
+            n21, pos = _uvarint(buf, pos)
+        n21 -= 1
+        e22 = pos + n21
+        if n21 < 0 or e22 > L:
             raise _malformed("SyncGroupRequestAssignment.member_id runs past the end")
-        v19 = str(buf[pos:e21], 'utf-8')
-        pos = e21
-        n23 = buf[pos]
-        if n23 < 128:
+        v20 = str(buf[pos:e22], 'utf-8')
+        pos = e22
+        n24 = buf[pos]
+        if n24 < 128:
             pos += 1
         else:
-            n23, pos = _uvarint(buf, pos)
-        n23 -= 1
-        e24 = pos + n23
-        if n23 < 0 or e24 > L:
+            n24, pos = _uvarint(buf, pos)
+        n24 -= 1
+        e25 = pos + n24
+        if n24 < 0 or e25 > L:
             raise _malformed("SyncGroupRequestAssignment.assignment runs past the end")
-        v22 = bytes(buf[pos:e24])
-        pos = e24
-        u25: dict[int, bytes] = {}
-        t26 = buf[pos]
-        if t26 < 128:
+        v23 = bytes(buf[pos:e25])
+        pos = e25
+        u26: dict[int, bytes] = {}
+        t27 = buf[pos]
+        if t27 < 128:
             pos += 1
         else:
-            t26, pos = _uvarint(buf, pos)
-        if t26:
-            for _ in range(t26):
-                g27, pos = _uvarint(buf, pos)
-                z28, pos = _uvarint(buf, pos)
-                e29 = pos + z28
-                if e29 > L:
+            t27, pos = _uvarint(buf, pos)
+        if t27:
+            for _ in range(t27):
+                g28, pos = _uvarint(buf, pos)
+                z29, pos = _uvarint(buf, pos)
+                e30 = pos + z29
+                if e30 > L:
                     raise _malformed("tagged field of SyncGroupRequestAssignment runs past the end")
-                u25[g27] = bytes(buf[pos:e29])
-                pos = e29
-        v17.append(SyncGroupRequestAssignment(v19, v22, u25))
-    u30: dict[int, bytes] = {}
-    t31 = buf[pos]
-    if t31 < 128:
+                u26[g28] = bytes(buf[pos:e30])
+                pos = e30
+        o19 = _new(SyncGroupRequestAssignment)
+        o19.member_id = v20
+        o19.assignment = v23
+        o19.unknown_tagged_fields = u26
+        v17.append(o19)
+    u31: dict[int, bytes] = {}
+    t32 = buf[pos]
+    if t32 < 128:
         pos += 1
     else:
-        t31, pos = _uvarint(buf, pos)
-    if t31:
-        for _ in range(t31):
-            g32, pos = _uvarint(buf, pos)
-            z33, pos = _uvarint(buf, pos)
-            e34 = pos + z33
-            if e34 > L:
+        t32, pos = _uvarint(buf, pos)
+    if t32:
+        for _ in range(t32):
+            g33, pos = _uvarint(buf, pos)
+            z34, pos = _uvarint(buf, pos)
+            e35 = pos + z34
+            if e35 > L:
                 raise _malformed("tagged field of SyncGroupRequest runs past the end")
-            u30[g32] = bytes(buf[pos:e34])
-            pos = e34
-    return SyncGroupRequest(v1, v4, v5, v8, v11, v14, v17, u30), pos
+            u31[g33] = bytes(buf[pos:e35])
+            pos = e35
+    obj = _new(SyncGroupRequest)
+    obj.group_id = v1
+    obj.generation_id = v4
+    obj.member_id = v5
+    obj.group_instance_id = v8
+    obj.protocol_type = v11
+    obj.protocol_name = v14
+    obj.assignments = v17
+    obj.unknown_tagged_fields = u31
+    return obj, pos
 
 _DEC_SyncGroupRequest = (_d_SyncGroupRequest_v0, _d_SyncGroupRequest_v0, _d_SyncGroupRequest_v0, _d_SyncGroupRequest_v3, _d_SyncGroupRequest_v4, _d_SyncGroupRequest_v5,)
 

@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['TxnOffsetCommitRequest', 'TxnOffsetCommitRequestPartition', 'TxnOffsetCommitRequestTopic', 'TxnOffsetCommitResponse', 'TxnOffsetCommitResponsePartition', 'TxnOffsetCommitResponseTopic']
 
@@ -171,25 +175,37 @@ def _d_TxnOffsetCommitResponse_v0(buf: memoryview, pos: int) -> tuple[TxnOffsetC
         raise _malformed("bad count of TxnOffsetCommitResponse.topics")
     v2 = []
     for _ in range(n3):
-        n5, = _S_h.unpack_from(buf, pos)
+        n6, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("TxnOffsetCommitResponseTopic.name runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7: list[TxnOffsetCommitResponsePartition]
-        n8, = _S_i.unpack_from(buf, pos)
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8: list[TxnOffsetCommitResponsePartition]
+        n9, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n8 < 0 or n8 > L - pos:
+        if n9 < 0 or n9 > L - pos:
             raise _malformed("bad count of TxnOffsetCommitResponseTopic.partitions")
-        v7 = []
-        for _ in range(n8):
-            v9, v10 = _S_ih.unpack_from(buf, pos)
+        v8 = []
+        for _ in range(n9):
+            v11, v12 = _S_ih.unpack_from(buf, pos)
             pos += 6
-            v7.append(TxnOffsetCommitResponsePartition(v9, v10, {}))
-        v2.append(TxnOffsetCommitResponseTopic(v4, v7, {}))
-    return TxnOffsetCommitResponse(v1, v2, {}), pos
+            o10 = _new(TxnOffsetCommitResponsePartition)
+            o10.partition_index = v11
+            o10.error_code = v12
+            o10.unknown_tagged_fields = {}
+            v8.append(o10)
+        o4 = _new(TxnOffsetCommitResponseTopic)
+        o4.name = v5
+        o4.partitions = v8
+        o4.unknown_tagged_fields = {}
+        v2.append(o4)
+    obj = _new(TxnOffsetCommitResponse)
+    obj.throttle_time_ms = v1
+    obj.topics = v2
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_TxnOffsetCommitResponse_v3(buf: memoryview, pos: int) -> tuple[TxnOffsetCommitResponse, int]:
     L = len(buf)
@@ -206,78 +222,90 @@ def _d_TxnOffsetCommitResponse_v3(buf: memoryview, pos: int) -> tuple[TxnOffsetC
         raise _malformed("bad count of TxnOffsetCommitResponse.topics")
     v2 = []
     for _ in range(n3):
-        n5 = buf[pos]
-        if n5 < 128:
+        n6 = buf[pos]
+        if n6 < 128:
             pos += 1
         else:
-            n5, pos = _uvarint(buf, pos)
-        n5 -= 1
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+            n6, pos = _uvarint(buf, pos)
+        n6 -= 1
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("TxnOffsetCommitResponseTopic.name runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7: list[TxnOffsetCommitResponsePartition]
-        n8 = buf[pos]
-        if n8 < 128:
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8: list[TxnOffsetCommitResponsePartition]
+        n9 = buf[pos]
+        if n9 < 128:
             pos += 1
         else:
-            n8, pos = _uvarint(buf, pos)
-        n8 -= 1
-        if n8 < 0 or n8 > L - pos:
+            n9, pos = _uvarint(buf, pos)
+        n9 -= 1
+        if n9 < 0 or n9 > L - pos:
             raise _malformed("bad count of TxnOffsetCommitResponseTopic.partitions")
-        v7 = []
-        for _ in range(n8):
-            v9, v10 = _S_ih.unpack_from(buf, pos)
+        v8 = []
+        for _ in range(n9):
+            v11, v12 = _S_ih.unpack_from(buf, pos)
             pos += 6
-            u11: dict[int, bytes] = {}
-            t12 = buf[pos]
-            if t12 < 128:
+            u13: dict[int, bytes] = {}
+            t14 = buf[pos]
+            if t14 < 128:
                 pos += 1
             else:
-                t12, pos = _uvarint(buf, pos)
-            if t12:
-                for _ in range(t12):
-                    g13, pos = _uvarint(buf, pos)
-                    z14, pos = _uvarint(buf, pos)
-                    e15 = pos + z14
-                    if e15 > L:
+                t14, pos = _uvarint(buf, pos)
+            if t14:
+                for _ in range(t14):
+                    g15, pos = _uvarint(buf, pos)
+                    z16, pos = _uvarint(buf, pos)
+                    e17 = pos + z16
+                    if e17 > L:
                         raise _malformed("tagged field of TxnOffsetCommitResponsePartition runs past the end")
-                    u11[g13] = bytes(buf[pos:e15])
-                    pos = e15
-            v7.append(TxnOffsetCommitResponsePartition(v9, v10, u11))
-        u16: dict[int, bytes] = {}
-        t17 = buf[pos]
-        if t17 < 128:
+                    u13[g15] = bytes(buf[pos:e17])
+                    pos = e17
+            o10 = _new(TxnOffsetCommitResponsePartition)
+            o10.partition_index = v11
+            o10.error_code = v12
+            o10.unknown_tagged_fields = u13
+            v8.append(o10)
+        u18: dict[int, bytes] = {}
+        t19 = buf[pos]
+        if t19 < 128:
             pos += 1
         else:
-            t17, pos = _uvarint(buf, pos)
-        if t17:
-            for _ in range(t17):
-                g18, pos = _uvarint(buf, pos)
-                z19, pos = _uvarint(buf, pos)
-                e20 = pos + z19
-                if e20 > L:
+            t19, pos = _uvarint(buf, pos)
+        if t19:
+            for _ in range(t19):
+                g20, pos = _uvarint(buf, pos)
+                z21, pos = _uvarint(buf, pos)
+                e22 = pos + z21
+                if e22 > L:
                     raise _malformed("tagged field of TxnOffsetCommitResponseTopic runs past the end")
-                u16[g18] = bytes(buf[pos:e20])
-                pos = e20
-        v2.append(TxnOffsetCommitResponseTopic(v4, v7, u16))
-    u21: dict[int, bytes] = {}
-    t22 = buf[pos]
-    if t22 < 128:
+                u18[g20] = bytes(buf[pos:e22])
+                pos = e22
+        o4 = _new(TxnOffsetCommitResponseTopic)
+        o4.name = v5
+        o4.partitions = v8
+        o4.unknown_tagged_fields = u18
+        v2.append(o4)
+    u23: dict[int, bytes] = {}
+    t24 = buf[pos]
+    if t24 < 128:
         pos += 1
     else:
-        t22, pos = _uvarint(buf, pos)
-    if t22:
-        for _ in range(t22):
-            g23, pos = _uvarint(buf, pos)
-            z24, pos = _uvarint(buf, pos)
-            e25 = pos + z24
-            if e25 > L:
+        t24, pos = _uvarint(buf, pos)
+    if t24:
+        for _ in range(t24):
+            g25, pos = _uvarint(buf, pos)
+            z26, pos = _uvarint(buf, pos)
+            e27 = pos + z26
+            if e27 > L:
                 raise _malformed("tagged field of TxnOffsetCommitResponse runs past the end")
-            u21[g23] = bytes(buf[pos:e25])
-            pos = e25
-    return TxnOffsetCommitResponse(v1, v2, u21), pos
+            u23[g25] = bytes(buf[pos:e27])
+            pos = e27
+    obj = _new(TxnOffsetCommitResponse)
+    obj.throttle_time_ms = v1
+    obj.topics = v2
+    obj.unknown_tagged_fields = u23
+    return obj, pos
 
 _DEC_TxnOffsetCommitResponse = (_d_TxnOffsetCommitResponse_v0, _d_TxnOffsetCommitResponse_v0, _d_TxnOffsetCommitResponse_v0, _d_TxnOffsetCommitResponse_v3, _d_TxnOffsetCommitResponse_v3,)
 
@@ -367,36 +395,56 @@ def _d_TxnOffsetCommitRequest_v0(buf: memoryview, pos: int) -> tuple[TxnOffsetCo
         raise _malformed("bad count of TxnOffsetCommitRequest.topics")
     v9 = []
     for _ in range(n10):
-        n12, = _S_h.unpack_from(buf, pos)
+        n13, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e13 = pos + n12
-        if n12 < 0 or e13 > L:
+        e14 = pos + n13
+        if n13 < 0 or e14 > L:
             raise _malformed("TxnOffsetCommitRequestTopic.name runs past the end")
-        v11 = str(buf[pos:e13], 'utf-8')
-        pos = e13
-        v14: list[TxnOffsetCommitRequestPartition]
-        n15, = _S_i.unpack_from(buf, pos)
+        v12 = str(buf[pos:e14], 'utf-8')
+        pos = e14
+        v15: list[TxnOffsetCommitRequestPartition]
+        n16, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n15 < 0 or n15 > L - pos:
+        if n16 < 0 or n16 > L - pos:
             raise _malformed("bad count of TxnOffsetCommitRequestTopic.partitions")
-        v14 = []
-        for _ in range(n15):
-            v18: str | None
-            v16, v17, n19 = _S_iqh.unpack_from(buf, pos)
+        v15 = []
+        for _ in range(n16):
+            v20: str | None
+            v18, v19, n21 = _S_iqh.unpack_from(buf, pos)
             pos += 14
-            if n19 < 0:
-                if n19 != -1:
+            if n21 < 0:
+                if n21 != -1:
                     raise _malformed("bad length of TxnOffsetCommitRequestPartition.committed_metadata")
-                v18 = None
+                v20 = None
             else:
-                e20 = pos + n19
-                if e20 > L:
+                e22 = pos + n21
+                if e22 > L:
                     raise _malformed("TxnOffsetCommitRequestPartition.committed_metadata runs past the end")
-                v18 = str(buf[pos:e20], 'utf-8')
-                pos = e20
-            v14.append(TxnOffsetCommitRequestPartition(v16, v17, -1, v18, {}))
-        v9.append(TxnOffsetCommitRequestTopic(v11, v14, {}))
-    return TxnOffsetCommitRequest(v1, v4, v7, v8, -1, '', None, v9, {}), pos
+                v20 = str(buf[pos:e22], 'utf-8')
+                pos = e22
+            o17 = _new(TxnOffsetCommitRequestPartition)
+            o17.partition_index = v18
+            o17.committed_offset = v19
+            o17.committed_leader_epoch = -1
+            o17.committed_metadata = v20
+            o17.unknown_tagged_fields = {}
+            v15.append(o17)
+        o11 = _new(TxnOffsetCommitRequestTopic)
+        o11.name = v12
+        o11.partitions = v15
+        o11.unknown_tagged_fields = {}
+        v9.append(o11)
+    obj = _new(TxnOffsetCommitRequest)
+    obj.transactional_id = v1
+    obj.group_id = v4
+    obj.producer_id = v7
+    obj.producer_epoch = v8
+    obj.generation_id = -1
+    obj.member_id = ''
+    obj.group_instance_id = None
+    obj.topics = v9
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_TxnOffsetCommitRequest_v2(buf: memoryview, pos: int) -> tuple[TxnOffsetCommitRequest, int]:
     L = len(buf)
@@ -421,36 +469,56 @@ def _d_TxnOffsetCommitRequest_v2(buf: memoryview, pos: int) -> tuple[TxnOffsetCo
         raise _malformed("bad count of TxnOffsetCommitRequest.topics")
     v9 = []
     for _ in range(n10):
-        n12, = _S_h.unpack_from(buf, pos)
+        n13, = _S_h.unpack_from(buf, pos)
         pos += 2
-        e13 = pos + n12
-        if n12 < 0 or e13 > L:
+        e14 = pos + n13
+        if n13 < 0 or e14 > L:
             raise _malformed("TxnOffsetCommitRequestTopic.name runs past the end")
-        v11 = str(buf[pos:e13], 'utf-8')
-        pos = e13
-        v14: list[TxnOffsetCommitRequestPartition]
-        n15, = _S_i.unpack_from(buf, pos)
+        v12 = str(buf[pos:e14], 'utf-8')
+        pos = e14
+        v15: list[TxnOffsetCommitRequestPartition]
+        n16, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n15 < 0 or n15 > L - pos:
+        if n16 < 0 or n16 > L - pos:
             raise _malformed("bad count of TxnOffsetCommitRequestTopic.partitions")
-        v14 = []
-        for _ in range(n15):
-            v19: str | None
-            v16, v17, v18, n20 = _S_iqih.unpack_from(buf, pos)
+        v15 = []
+        for _ in range(n16):
+            v21: str | None
+            v18, v19, v20, n22 = _S_iqih.unpack_from(buf, pos)
             pos += 18
-            if n20 < 0:
-                if n20 != -1:
+            if n22 < 0:
+                if n22 != -1:
                     raise _malformed("bad length of TxnOffsetCommitRequestPartition.committed_metadata")
-                v19 = None
+                v21 = None
             else:
-                e21 = pos + n20
-                if e21 > L:
+                e23 = pos + n22
+                if e23 > L:
                     raise _malformed("TxnOffsetCommitRequestPartition.committed_metadata runs past the end")
-                v19 = str(buf[pos:e21], 'utf-8')
-                pos = e21
-            v14.append(TxnOffsetCommitRequestPartition(v16, v17, v18, v19, {}))
-        v9.append(TxnOffsetCommitRequestTopic(v11, v14, {}))
-    return TxnOffsetCommitRequest(v1, v4, v7, v8, -1, '', None, v9, {}), pos
+                v21 = str(buf[pos:e23], 'utf-8')
+                pos = e23
+            o17 = _new(TxnOffsetCommitRequestPartition)
+            o17.partition_index = v18
+            o17.committed_offset = v19
+            o17.committed_leader_epoch = v20
+            o17.committed_metadata = v21
+            o17.unknown_tagged_fields = {}
+            v15.append(o17)
+        o11 = _new(TxnOffsetCommitRequestTopic)
+        o11.name = v12
+        o11.partitions = v15
+        o11.unknown_tagged_fields = {}
+        v9.append(o11)
+    obj = _new(TxnOffsetCommitRequest)
+    obj.transactional_id = v1
+    obj.group_id = v4
+    obj.producer_id = v7
+    obj.producer_epoch = v8
+    obj.generation_id = -1
+    obj.member_id = ''
+    obj.group_instance_id = None
+    obj.topics = v9
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_TxnOffsetCommitRequest_v3(buf: memoryview, pos: int) -> tuple[TxnOffsetCommitRequest, int]:
     L = len(buf)
@@ -517,95 +585,115 @@ def _d_TxnOffsetCommitRequest_v3(buf: memoryview, pos: int) -> tuple[TxnOffsetCo
         raise _malformed("bad count of TxnOffsetCommitRequest.topics")
     v16 = []
     for _ in range(n17):
-        n19 = buf[pos]
-        if n19 < 128:
+        n20 = buf[pos]
+        if n20 < 128:
             pos += 1
         else:
-            n19, pos = _uvarint(buf, pos)
-        n19 -= 1
-        e20 = pos + n19
-        if n19 < 0 or e20 > L:
+            n20, pos = _uvarint(buf, pos)
+        n20 -= 1
+        e21 = pos + n20
+        if n20 < 0 or e21 > L:
             raise _malformed("TxnOffsetCommitRequestTopic.name runs past the end")
-        v18 = str(buf[pos:e20], 'utf-8')
-        pos = e20
-        v21: list[TxnOffsetCommitRequestPartition]
-        n22 = buf[pos]
-        if n22 < 128:
+        v19 = str(buf[pos:e21], 'utf-8')
+        pos = e21
+        v22: list[TxnOffsetCommitRequestPartition]
+        n23 = buf[pos]
+        if n23 < 128:
             pos += 1
         else:
-            n22, pos = _uvarint(buf, pos)
-        n22 -= 1
-        if n22 < 0 or n22 > L - pos:
+            n23, pos = _uvarint(buf, pos)
+        n23 -= 1
+        if n23 < 0 or n23 > L - pos:
             raise _malformed("bad count of TxnOffsetCommitRequestTopic.partitions")
-        v21 = []
-        for _ in range(n22):
-            v26: str | None
-            v23, v24, v25 = _S_iqi.unpack_from(buf, pos)
+        v22 = []
+        for _ in range(n23):
+            v28: str | None
+            v25, v26, v27 = _S_iqi.unpack_from(buf, pos)
             pos += 16
-            n27 = buf[pos]
-            if n27 < 128:
+            n29 = buf[pos]
+            if n29 < 128:
                 pos += 1
             else:
-                n27, pos = _uvarint(buf, pos)
-            n27 -= 1
-            if n27 < 0:
-                if n27 != -1:
+                n29, pos = _uvarint(buf, pos)
+            n29 -= 1
+            if n29 < 0:
+                if n29 != -1:
                     raise _malformed("bad length of TxnOffsetCommitRequestPartition.committed_metadata")
-                v26 = None
+                v28 = None
             else:
-                e28 = pos + n27
-                if e28 > L:
+                e30 = pos + n29
+                if e30 > L:
                     raise _malformed("TxnOffsetCommitRequestPartition.committed_metadata runs past the end")
-                v26 = str(buf[pos:e28], 'utf-8')
-                pos = e28
-            u29: dict[int, bytes] = {}
-            t30 = buf[pos]
-            if t30 < 128:
+                v28 = str(buf[pos:e30], 'utf-8')
+                pos = e30
+            u31: dict[int, bytes] = {}
+            t32 = buf[pos]
+            if t32 < 128:
                 pos += 1
             else:
-                t30, pos = _uvarint(buf, pos)
-            if t30:
-                for _ in range(t30):
-                    g31, pos = _uvarint(buf, pos)
-                    z32, pos = _uvarint(buf, pos)
-                    e33 = pos + z32
-                    if e33 > L:
+                t32, pos = _uvarint(buf, pos)
+            if t32:
+                for _ in range(t32):
+                    g33, pos = _uvarint(buf, pos)
+                    z34, pos = _uvarint(buf, pos)
+                    e35 = pos + z34
+                    if e35 > L:
                         raise _malformed("tagged field of TxnOffsetCommitRequestPartition runs past the end")
-                    u29[g31] = bytes(buf[pos:e33])
-                    pos = e33
-            v21.append(TxnOffsetCommitRequestPartition(v23, v24, v25, v26, u29))
-        u34: dict[int, bytes] = {}
-        t35 = buf[pos]
-        if t35 < 128:
+                    u31[g33] = bytes(buf[pos:e35])
+                    pos = e35
+            o24 = _new(TxnOffsetCommitRequestPartition)
+            o24.partition_index = v25
+            o24.committed_offset = v26
+            o24.committed_leader_epoch = v27
+            o24.committed_metadata = v28
+            o24.unknown_tagged_fields = u31
+            v22.append(o24)
+        u36: dict[int, bytes] = {}
+        t37 = buf[pos]
+        if t37 < 128:
             pos += 1
         else:
-            t35, pos = _uvarint(buf, pos)
-        if t35:
-            for _ in range(t35):
-                g36, pos = _uvarint(buf, pos)
-                z37, pos = _uvarint(buf, pos)
-                e38 = pos + z37
-                if e38 > L:
+            t37, pos = _uvarint(buf, pos)
+        if t37:
+            for _ in range(t37):
+                g38, pos = _uvarint(buf, pos)
+                z39, pos = _uvarint(buf, pos)
+                e40 = pos + z39
+                if e40 > L:
                     raise _malformed("tagged field of TxnOffsetCommitRequestTopic runs past the end")
-                u34[g36] = bytes(buf[pos:e38])
-                pos = e38
-        v16.append(TxnOffsetCommitRequestTopic(v18, v21, u34))
-    u39: dict[int, bytes] = {}
-    t40 = buf[pos]
-    if t40 < 128:
+                u36[g38] = bytes(buf[pos:e40])
+                pos = e40
+        o18 = _new(TxnOffsetCommitRequestTopic)
+        o18.name = v19
+        o18.partitions = v22
+        o18.unknown_tagged_fields = u36
+        v16.append(o18)
+    u41: dict[int, bytes] = {}
+    t42 = buf[pos]
+    if t42 < 128:
         pos += 1
     else:
-        t40, pos = _uvarint(buf, pos)
-    if t40:
-        for _ in range(t40):
-            g41, pos = _uvarint(buf, pos)
-            z42, pos = _uvarint(buf, pos)
-            e43 = pos + z42
-            if e43 > L:
+        t42, pos = _uvarint(buf, pos)
+    if t42:
+        for _ in range(t42):
+            g43, pos = _uvarint(buf, pos)
+            z44, pos = _uvarint(buf, pos)
+            e45 = pos + z44
+            if e45 > L:
                 raise _malformed("tagged field of TxnOffsetCommitRequest runs past the end")
-            u39[g41] = bytes(buf[pos:e43])
-            pos = e43
-    return TxnOffsetCommitRequest(v1, v4, v7, v8, v9, v10, v13, v16, u39), pos
+            u41[g43] = bytes(buf[pos:e45])
+            pos = e45
+    obj = _new(TxnOffsetCommitRequest)
+    obj.transactional_id = v1
+    obj.group_id = v4
+    obj.producer_id = v7
+    obj.producer_epoch = v8
+    obj.generation_id = v9
+    obj.member_id = v10
+    obj.group_instance_id = v13
+    obj.topics = v16
+    obj.unknown_tagged_fields = u41
+    return obj, pos
 
 _DEC_TxnOffsetCommitRequest = (_d_TxnOffsetCommitRequest_v0, _d_TxnOffsetCommitRequest_v0, _d_TxnOffsetCommitRequest_v2, _d_TxnOffsetCommitRequest_v3, _d_TxnOffsetCommitRequest_v3,)
 

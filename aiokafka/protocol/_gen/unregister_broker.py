@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['UnregisterBrokerRequest', 'UnregisterBrokerResponse']
 
@@ -146,7 +150,12 @@ def _d_UnregisterBrokerResponse_v0(buf: memoryview, pos: int) -> tuple[Unregiste
                 raise _malformed("tagged field of UnregisterBrokerResponse runs past the end")
             u6[g8] = bytes(buf[pos:e10])
             pos = e10
-    return UnregisterBrokerResponse(v1, v2, v3, u6), pos
+    obj = _new(UnregisterBrokerResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.error_message = v3
+    obj.unknown_tagged_fields = u6
+    return obj, pos
 
 _DEC_UnregisterBrokerResponse = (_d_UnregisterBrokerResponse_v0,)
 
@@ -190,7 +199,10 @@ def _d_UnregisterBrokerRequest_v0(buf: memoryview, pos: int) -> tuple[Unregister
                 raise _malformed("tagged field of UnregisterBrokerRequest runs past the end")
             u2[g4] = bytes(buf[pos:e6])
             pos = e6
-    return UnregisterBrokerRequest(v1, u2), pos
+    obj = _new(UnregisterBrokerRequest)
+    obj.broker_id = v1
+    obj.unknown_tagged_fields = u2
+    return obj, pos
 
 _DEC_UnregisterBrokerRequest = (_d_UnregisterBrokerRequest_v0,)
 

@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['FeatureUpdateKey', 'UpdatableFeatureResult', 'UpdateFeaturesRequest', 'UpdateFeaturesResponse']
 
@@ -170,68 +174,79 @@ def _d_UpdateFeaturesResponse_v0(buf: memoryview, pos: int) -> tuple[UpdateFeatu
         raise _malformed("bad count of UpdateFeaturesResponse.results")
     v6 = []
     for _ in range(n7):
-        n9 = buf[pos]
-        if n9 < 128:
+        n10 = buf[pos]
+        if n10 < 128:
             pos += 1
         else:
-            n9, pos = _uvarint(buf, pos)
-        n9 -= 1
-        e10 = pos + n9
-        if n9 < 0 or e10 > L:
+            n10, pos = _uvarint(buf, pos)
+        n10 -= 1
+        e11 = pos + n10
+        if n10 < 0 or e11 > L:
             raise _malformed("UpdatableFeatureResult.feature runs past the end")
-        v8 = str(buf[pos:e10], 'utf-8')
-        pos = e10
-        v12: str | None
-        v11, = _S_h.unpack_from(buf, pos)
+        v9 = str(buf[pos:e11], 'utf-8')
+        pos = e11
+        v13: str | None
+        v12, = _S_h.unpack_from(buf, pos)
         pos += 2
-        n13 = buf[pos]
-        if n13 < 128:
+        n14 = buf[pos]
+        if n14 < 128:
             pos += 1
         else:
-            n13, pos = _uvarint(buf, pos)
-        n13 -= 1
-        if n13 < 0:
-            if n13 != -1:
+            n14, pos = _uvarint(buf, pos)
+        n14 -= 1
+        if n14 < 0:
+            if n14 != -1:
                 raise _malformed("bad length of UpdatableFeatureResult.error_message")
-            v12 = None
+            v13 = None
         else:
-            e14 = pos + n13
-            if e14 > L:
+            e15 = pos + n14
+            if e15 > L:
                 raise _malformed("UpdatableFeatureResult.error_message runs past the end")
-            v12 = str(buf[pos:e14], 'utf-8')
-            pos = e14
-        u15: dict[int, bytes] = {}
-        t16 = buf[pos]
-        if t16 < 128:
+            v13 = str(buf[pos:e15], 'utf-8')
+            pos = e15
+        u16: dict[int, bytes] = {}
+        t17 = buf[pos]
+        if t17 < 128:
             pos += 1
         else:
-            t16, pos = _uvarint(buf, pos)
-        if t16:
-            for _ in range(t16):
-                g17, pos = _uvarint(buf, pos)
-                z18, pos = _uvarint(buf, pos)
-                e19 = pos + z18
-                if e19 > L:
+            t17, pos = _uvarint(buf, pos)
+        if t17:
+            for _ in range(t17):
+                g18, pos = _uvarint(buf, pos)
+                z19, pos = _uvarint(buf, pos)
+                e20 = pos + z19
+                if e20 > L:
                     raise _malformed("tagged field of UpdatableFeatureResult runs past the end")
-                u15[g17] = bytes(buf[pos:e19])
-                pos = e19
-        v6.append(UpdatableFeatureResult(v8, v11, v12, u15))
-    u20: dict[int, bytes] = {}
-    t21 = buf[pos]
-    if t21 < 128:
+                u16[g18] = bytes(buf[pos:e20])
+                pos = e20
+        o8 = _new(UpdatableFeatureResult)
+        o8.feature = v9
+        o8.error_code = v12
+        o8.error_message = v13
+        o8.unknown_tagged_fields = u16
+        v6.append(o8)
+    u21: dict[int, bytes] = {}
+    t22 = buf[pos]
+    if t22 < 128:
         pos += 1
     else:
-        t21, pos = _uvarint(buf, pos)
-    if t21:
-        for _ in range(t21):
-            g22, pos = _uvarint(buf, pos)
-            z23, pos = _uvarint(buf, pos)
-            e24 = pos + z23
-            if e24 > L:
+        t22, pos = _uvarint(buf, pos)
+    if t22:
+        for _ in range(t22):
+            g23, pos = _uvarint(buf, pos)
+            z24, pos = _uvarint(buf, pos)
+            e25 = pos + z24
+            if e25 > L:
                 raise _malformed("tagged field of UpdateFeaturesResponse runs past the end")
-            u20[g22] = bytes(buf[pos:e24])
-            pos = e24
-    return UpdateFeaturesResponse(v1, v2, v3, v6, u20), pos
+            u21[g23] = bytes(buf[pos:e25])
+            pos = e25
+    obj = _new(UpdateFeaturesResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.error_message = v3
+    obj.results = v6
+    obj.unknown_tagged_fields = u21
+    return obj, pos
 
 def _d_UpdateFeaturesResponse_v2(buf: memoryview, pos: int) -> tuple[UpdateFeaturesResponse, int]:
     L = len(buf)
@@ -269,7 +284,13 @@ def _d_UpdateFeaturesResponse_v2(buf: memoryview, pos: int) -> tuple[UpdateFeatu
                 raise _malformed("tagged field of UpdateFeaturesResponse runs past the end")
             u6[g8] = bytes(buf[pos:e10])
             pos = e10
-    return UpdateFeaturesResponse(v1, v2, v3, [], u6), pos
+    obj = _new(UpdateFeaturesResponse)
+    obj.throttle_time_ms = v1
+    obj.error_code = v2
+    obj.error_message = v3
+    obj.results = []
+    obj.unknown_tagged_fields = u6
+    return obj, pos
 
 _DEC_UpdateFeaturesResponse = (_d_UpdateFeaturesResponse_v0, _d_UpdateFeaturesResponse_v0, _d_UpdateFeaturesResponse_v2,)
 
@@ -360,51 +381,62 @@ def _d_UpdateFeaturesRequest_v0(buf: memoryview, pos: int) -> tuple[UpdateFeatur
         raise _malformed("bad count of UpdateFeaturesRequest.feature_updates")
     v2 = []
     for _ in range(n3):
-        n5 = buf[pos]
-        if n5 < 128:
+        n6 = buf[pos]
+        if n6 < 128:
             pos += 1
         else:
-            n5, pos = _uvarint(buf, pos)
-        n5 -= 1
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+            n6, pos = _uvarint(buf, pos)
+        n6 -= 1
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("FeatureUpdateKey.feature runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7, v8 = _S_ho.unpack_from(buf, pos)
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8, v9 = _S_ho.unpack_from(buf, pos)
         pos += 3
-        u9: dict[int, bytes] = {}
-        t10 = buf[pos]
-        if t10 < 128:
+        u10: dict[int, bytes] = {}
+        t11 = buf[pos]
+        if t11 < 128:
             pos += 1
         else:
-            t10, pos = _uvarint(buf, pos)
-        if t10:
-            for _ in range(t10):
-                g11, pos = _uvarint(buf, pos)
-                z12, pos = _uvarint(buf, pos)
-                e13 = pos + z12
-                if e13 > L:
+            t11, pos = _uvarint(buf, pos)
+        if t11:
+            for _ in range(t11):
+                g12, pos = _uvarint(buf, pos)
+                z13, pos = _uvarint(buf, pos)
+                e14 = pos + z13
+                if e14 > L:
                     raise _malformed("tagged field of FeatureUpdateKey runs past the end")
-                u9[g11] = bytes(buf[pos:e13])
-                pos = e13
-        v2.append(FeatureUpdateKey(v4, v7, v8, 1, u9))
-    u14: dict[int, bytes] = {}
-    t15 = buf[pos]
-    if t15 < 128:
+                u10[g12] = bytes(buf[pos:e14])
+                pos = e14
+        o4 = _new(FeatureUpdateKey)
+        o4.feature = v5
+        o4.max_version_level = v8
+        o4.allow_downgrade = v9
+        o4.upgrade_type = 1
+        o4.unknown_tagged_fields = u10
+        v2.append(o4)
+    u15: dict[int, bytes] = {}
+    t16 = buf[pos]
+    if t16 < 128:
         pos += 1
     else:
-        t15, pos = _uvarint(buf, pos)
-    if t15:
-        for _ in range(t15):
-            g16, pos = _uvarint(buf, pos)
-            z17, pos = _uvarint(buf, pos)
-            e18 = pos + z17
-            if e18 > L:
+        t16, pos = _uvarint(buf, pos)
+    if t16:
+        for _ in range(t16):
+            g17, pos = _uvarint(buf, pos)
+            z18, pos = _uvarint(buf, pos)
+            e19 = pos + z18
+            if e19 > L:
                 raise _malformed("tagged field of UpdateFeaturesRequest runs past the end")
-            u14[g16] = bytes(buf[pos:e18])
-            pos = e18
-    return UpdateFeaturesRequest(v1, v2, False, u14), pos
+            u15[g17] = bytes(buf[pos:e19])
+            pos = e19
+    obj = _new(UpdateFeaturesRequest)
+    obj.timeout_ms = v1
+    obj.feature_updates = v2
+    obj.validate_only = False
+    obj.unknown_tagged_fields = u15
+    return obj, pos
 
 def _d_UpdateFeaturesRequest_v1(buf: memoryview, pos: int) -> tuple[UpdateFeaturesRequest, int]:
     L = len(buf)
@@ -421,53 +453,64 @@ def _d_UpdateFeaturesRequest_v1(buf: memoryview, pos: int) -> tuple[UpdateFeatur
         raise _malformed("bad count of UpdateFeaturesRequest.feature_updates")
     v2 = []
     for _ in range(n3):
-        n5 = buf[pos]
-        if n5 < 128:
+        n6 = buf[pos]
+        if n6 < 128:
             pos += 1
         else:
-            n5, pos = _uvarint(buf, pos)
-        n5 -= 1
-        e6 = pos + n5
-        if n5 < 0 or e6 > L:
+            n6, pos = _uvarint(buf, pos)
+        n6 -= 1
+        e7 = pos + n6
+        if n6 < 0 or e7 > L:
             raise _malformed("FeatureUpdateKey.feature runs past the end")
-        v4 = str(buf[pos:e6], 'utf-8')
-        pos = e6
-        v7, v8 = _S_hb.unpack_from(buf, pos)
+        v5 = str(buf[pos:e7], 'utf-8')
+        pos = e7
+        v8, v9 = _S_hb.unpack_from(buf, pos)
         pos += 3
-        u9: dict[int, bytes] = {}
-        t10 = buf[pos]
-        if t10 < 128:
+        u10: dict[int, bytes] = {}
+        t11 = buf[pos]
+        if t11 < 128:
             pos += 1
         else:
-            t10, pos = _uvarint(buf, pos)
-        if t10:
-            for _ in range(t10):
-                g11, pos = _uvarint(buf, pos)
-                z12, pos = _uvarint(buf, pos)
-                e13 = pos + z12
-                if e13 > L:
+            t11, pos = _uvarint(buf, pos)
+        if t11:
+            for _ in range(t11):
+                g12, pos = _uvarint(buf, pos)
+                z13, pos = _uvarint(buf, pos)
+                e14 = pos + z13
+                if e14 > L:
                     raise _malformed("tagged field of FeatureUpdateKey runs past the end")
-                u9[g11] = bytes(buf[pos:e13])
-                pos = e13
-        v2.append(FeatureUpdateKey(v4, v7, False, v8, u9))
-    v14, = _S_o.unpack_from(buf, pos)
+                u10[g12] = bytes(buf[pos:e14])
+                pos = e14
+        o4 = _new(FeatureUpdateKey)
+        o4.feature = v5
+        o4.max_version_level = v8
+        o4.allow_downgrade = False
+        o4.upgrade_type = v9
+        o4.unknown_tagged_fields = u10
+        v2.append(o4)
+    v15, = _S_o.unpack_from(buf, pos)
     pos += 1
-    u15: dict[int, bytes] = {}
-    t16 = buf[pos]
-    if t16 < 128:
+    u16: dict[int, bytes] = {}
+    t17 = buf[pos]
+    if t17 < 128:
         pos += 1
     else:
-        t16, pos = _uvarint(buf, pos)
-    if t16:
-        for _ in range(t16):
-            g17, pos = _uvarint(buf, pos)
-            z18, pos = _uvarint(buf, pos)
-            e19 = pos + z18
-            if e19 > L:
+        t17, pos = _uvarint(buf, pos)
+    if t17:
+        for _ in range(t17):
+            g18, pos = _uvarint(buf, pos)
+            z19, pos = _uvarint(buf, pos)
+            e20 = pos + z19
+            if e20 > L:
                 raise _malformed("tagged field of UpdateFeaturesRequest runs past the end")
-            u15[g17] = bytes(buf[pos:e19])
-            pos = e19
-    return UpdateFeaturesRequest(v1, v2, v14, u15), pos
+            u16[g18] = bytes(buf[pos:e20])
+            pos = e20
+    obj = _new(UpdateFeaturesRequest)
+    obj.timeout_ms = v1
+    obj.feature_updates = v2
+    obj.validate_only = v15
+    obj.unknown_tagged_fields = u16
+    return obj, pos
 
 _DEC_UpdateFeaturesRequest = (_d_UpdateFeaturesRequest_v0, _d_UpdateFeaturesRequest_v1, _d_UpdateFeaturesRequest_v1,)
 

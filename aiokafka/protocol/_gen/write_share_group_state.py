@@ -13,21 +13,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
 
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
+
 __all__ = ['PartitionData', 'PartitionResult', 'StateBatch', 'WriteShareGroupStateRequest', 'WriteShareGroupStateResponse', 'WriteStateData', 'WriteStateResult']
 
 _S_u = _Struct(">16s")
+_S_QQ = _Struct(">QQ")
 _S_ih = _Struct(">ih")
 _S_iiiq = _Struct(">iiiq")
 _S_qqbh = _Struct(">qqbh")
@@ -175,87 +180,101 @@ def _d_WriteShareGroupStateResponse_v0(buf: memoryview, pos: int) -> tuple[Write
         raise _malformed("bad count of WriteShareGroupStateResponse.results")
     v1 = []
     for _ in range(n2):
-        v5: list[PartitionResult]
-        r4, = _S_u.unpack_from(buf, pos)
+        v7: list[PartitionResult]
+        r5, r6 = _S_QQ.unpack_from(buf, pos)
         pos += 16
-        v3 = _UUID(bytes=r4)
-        n6 = buf[pos]
-        if n6 < 128:
+        v4 = _new(_UUID)
+        _setattr(v4, 'int', (r5 << 64) | r6)
+        _setattr(v4, 'is_safe', _SAFE_UNKNOWN)
+        n8 = buf[pos]
+        if n8 < 128:
             pos += 1
         else:
-            n6, pos = _uvarint(buf, pos)
-        n6 -= 1
-        if n6 < 0 or n6 > L - pos:
+            n8, pos = _uvarint(buf, pos)
+        n8 -= 1
+        if n8 < 0 or n8 > L - pos:
             raise _malformed("bad count of WriteStateResult.partitions")
-        v5 = []
-        for _ in range(n6):
-            v9: str | None
-            v7, v8 = _S_ih.unpack_from(buf, pos)
+        v7 = []
+        for _ in range(n8):
+            v12: str | None
+            v10, v11 = _S_ih.unpack_from(buf, pos)
             pos += 6
-            n10 = buf[pos]
-            if n10 < 128:
+            n13 = buf[pos]
+            if n13 < 128:
                 pos += 1
             else:
-                n10, pos = _uvarint(buf, pos)
-            n10 -= 1
-            if n10 < 0:
-                if n10 != -1:
+                n13, pos = _uvarint(buf, pos)
+            n13 -= 1
+            if n13 < 0:
+                if n13 != -1:
                     raise _malformed("bad length of PartitionResult.error_message")
-                v9 = None
+                v12 = None
             else:
-                e11 = pos + n10
-                if e11 > L:
+                e14 = pos + n13
+                if e14 > L:
                     raise _malformed("PartitionResult.error_message runs past the end")
-                v9 = str(buf[pos:e11], 'utf-8')
-                pos = e11
-            u12: dict[int, bytes] = {}
-            t13 = buf[pos]
-            if t13 < 128:
+                v12 = str(buf[pos:e14], 'utf-8')
+                pos = e14
+            u15: dict[int, bytes] = {}
+            t16 = buf[pos]
+            if t16 < 128:
                 pos += 1
             else:
-                t13, pos = _uvarint(buf, pos)
-            if t13:
-                for _ in range(t13):
-                    g14, pos = _uvarint(buf, pos)
-                    z15, pos = _uvarint(buf, pos)
-                    e16 = pos + z15
-                    if e16 > L:
+                t16, pos = _uvarint(buf, pos)
+            if t16:
+                for _ in range(t16):
+                    g17, pos = _uvarint(buf, pos)
+                    z18, pos = _uvarint(buf, pos)
+                    e19 = pos + z18
+                    if e19 > L:
                         raise _malformed("tagged field of PartitionResult runs past the end")
-                    u12[g14] = bytes(buf[pos:e16])
-                    pos = e16
-            v5.append(PartitionResult(v7, v8, v9, u12))
-        u17: dict[int, bytes] = {}
-        t18 = buf[pos]
-        if t18 < 128:
+                    u15[g17] = bytes(buf[pos:e19])
+                    pos = e19
+            o9 = _new(PartitionResult)
+            o9.partition = v10
+            o9.error_code = v11
+            o9.error_message = v12
+            o9.unknown_tagged_fields = u15
+            v7.append(o9)
+        u20: dict[int, bytes] = {}
+        t21 = buf[pos]
+        if t21 < 128:
             pos += 1
         else:
-            t18, pos = _uvarint(buf, pos)
-        if t18:
-            for _ in range(t18):
-                g19, pos = _uvarint(buf, pos)
-                z20, pos = _uvarint(buf, pos)
-                e21 = pos + z20
-                if e21 > L:
+            t21, pos = _uvarint(buf, pos)
+        if t21:
+            for _ in range(t21):
+                g22, pos = _uvarint(buf, pos)
+                z23, pos = _uvarint(buf, pos)
+                e24 = pos + z23
+                if e24 > L:
                     raise _malformed("tagged field of WriteStateResult runs past the end")
-                u17[g19] = bytes(buf[pos:e21])
-                pos = e21
-        v1.append(WriteStateResult(v3, v5, u17))
-    u22: dict[int, bytes] = {}
-    t23 = buf[pos]
-    if t23 < 128:
+                u20[g22] = bytes(buf[pos:e24])
+                pos = e24
+        o3 = _new(WriteStateResult)
+        o3.topic_id = v4
+        o3.partitions = v7
+        o3.unknown_tagged_fields = u20
+        v1.append(o3)
+    u25: dict[int, bytes] = {}
+    t26 = buf[pos]
+    if t26 < 128:
         pos += 1
     else:
-        t23, pos = _uvarint(buf, pos)
-    if t23:
-        for _ in range(t23):
-            g24, pos = _uvarint(buf, pos)
-            z25, pos = _uvarint(buf, pos)
-            e26 = pos + z25
-            if e26 > L:
+        t26, pos = _uvarint(buf, pos)
+    if t26:
+        for _ in range(t26):
+            g27, pos = _uvarint(buf, pos)
+            z28, pos = _uvarint(buf, pos)
+            e29 = pos + z28
+            if e29 > L:
                 raise _malformed("tagged field of WriteShareGroupStateResponse runs past the end")
-            u22[g24] = bytes(buf[pos:e26])
-            pos = e26
-    return WriteShareGroupStateResponse(v1, u22), pos
+            u25[g27] = bytes(buf[pos:e29])
+            pos = e29
+    obj = _new(WriteShareGroupStateResponse)
+    obj.results = v1
+    obj.unknown_tagged_fields = u25
+    return obj, pos
 
 _DEC_WriteShareGroupStateResponse = (_d_WriteShareGroupStateResponse_v0,)
 
@@ -329,99 +348,122 @@ def _d_WriteShareGroupStateRequest_v0(buf: memoryview, pos: int) -> tuple[WriteS
         raise _malformed("bad count of WriteShareGroupStateRequest.topics")
     v4 = []
     for _ in range(n5):
-        v8: list[PartitionData]
-        r7, = _S_u.unpack_from(buf, pos)
+        v10: list[PartitionData]
+        r8, r9 = _S_QQ.unpack_from(buf, pos)
         pos += 16
-        v6 = _UUID(bytes=r7)
-        n9 = buf[pos]
-        if n9 < 128:
+        v7 = _new(_UUID)
+        _setattr(v7, 'int', (r8 << 64) | r9)
+        _setattr(v7, 'is_safe', _SAFE_UNKNOWN)
+        n11 = buf[pos]
+        if n11 < 128:
             pos += 1
         else:
-            n9, pos = _uvarint(buf, pos)
-        n9 -= 1
-        if n9 < 0 or n9 > L - pos:
+            n11, pos = _uvarint(buf, pos)
+        n11 -= 1
+        if n11 < 0 or n11 > L - pos:
             raise _malformed("bad count of WriteStateData.partitions")
-        v8 = []
-        for _ in range(n9):
-            v14: list[StateBatch]
-            v10, v11, v12, v13 = _S_iiiq.unpack_from(buf, pos)
+        v10 = []
+        for _ in range(n11):
+            v17: list[StateBatch]
+            v13, v14, v15, v16 = _S_iiiq.unpack_from(buf, pos)
             pos += 20
-            n15 = buf[pos]
-            if n15 < 128:
+            n18 = buf[pos]
+            if n18 < 128:
                 pos += 1
             else:
-                n15, pos = _uvarint(buf, pos)
-            n15 -= 1
-            if n15 < 0 or n15 > L - pos:
+                n18, pos = _uvarint(buf, pos)
+            n18 -= 1
+            if n18 < 0 or n18 > L - pos:
                 raise _malformed("bad count of PartitionData.state_batches")
-            v14 = []
-            for _ in range(n15):
-                v16, v17, v18, v19 = _S_qqbh.unpack_from(buf, pos)
+            v17 = []
+            for _ in range(n18):
+                v20, v21, v22, v23 = _S_qqbh.unpack_from(buf, pos)
                 pos += 19
-                u20: dict[int, bytes] = {}
-                t21 = buf[pos]
-                if t21 < 128:
+                u24: dict[int, bytes] = {}
+                t25 = buf[pos]
+                if t25 < 128:
                     pos += 1
                 else:
-                    t21, pos = _uvarint(buf, pos)
-                if t21:
-                    for _ in range(t21):
-                        g22, pos = _uvarint(buf, pos)
-                        z23, pos = _uvarint(buf, pos)
-                        e24 = pos + z23
-                        if e24 > L:
+                    t25, pos = _uvarint(buf, pos)
+                if t25:
+                    for _ in range(t25):
+                        g26, pos = _uvarint(buf, pos)
+                        z27, pos = _uvarint(buf, pos)
+                        e28 = pos + z27
+                        if e28 > L:
                             raise _malformed("tagged field of StateBatch runs past the end")
-                        u20[g22] = bytes(buf[pos:e24])
-                        pos = e24
-                v14.append(StateBatch(v16, v17, v18, v19, u20))
-            u25: dict[int, bytes] = {}
-            t26 = buf[pos]
-            if t26 < 128:
+                        u24[g26] = bytes(buf[pos:e28])
+                        pos = e28
+                o19 = _new(StateBatch)
+                o19.first_offset = v20
+                o19.last_offset = v21
+                o19.delivery_state = v22
+                o19.delivery_count = v23
+                o19.unknown_tagged_fields = u24
+                v17.append(o19)
+            u29: dict[int, bytes] = {}
+            t30 = buf[pos]
+            if t30 < 128:
                 pos += 1
             else:
-                t26, pos = _uvarint(buf, pos)
-            if t26:
-                for _ in range(t26):
-                    g27, pos = _uvarint(buf, pos)
-                    z28, pos = _uvarint(buf, pos)
-                    e29 = pos + z28
-                    if e29 > L:
+                t30, pos = _uvarint(buf, pos)
+            if t30:
+                for _ in range(t30):
+                    g31, pos = _uvarint(buf, pos)
+                    z32, pos = _uvarint(buf, pos)
+                    e33 = pos + z32
+                    if e33 > L:
                         raise _malformed("tagged field of PartitionData runs past the end")
-                    u25[g27] = bytes(buf[pos:e29])
-                    pos = e29
-            v8.append(PartitionData(v10, v11, v12, v13, v14, u25))
-        u30: dict[int, bytes] = {}
-        t31 = buf[pos]
-        if t31 < 128:
+                    u29[g31] = bytes(buf[pos:e33])
+                    pos = e33
+            o12 = _new(PartitionData)
+            o12.partition = v13
+            o12.state_epoch = v14
+            o12.leader_epoch = v15
+            o12.start_offset = v16
+            o12.state_batches = v17
+            o12.unknown_tagged_fields = u29
+            v10.append(o12)
+        u34: dict[int, bytes] = {}
+        t35 = buf[pos]
+        if t35 < 128:
             pos += 1
         else:
-            t31, pos = _uvarint(buf, pos)
-        if t31:
-            for _ in range(t31):
-                g32, pos = _uvarint(buf, pos)
-                z33, pos = _uvarint(buf, pos)
-                e34 = pos + z33
-                if e34 > L:
+            t35, pos = _uvarint(buf, pos)
+        if t35:
+            for _ in range(t35):
+                g36, pos = _uvarint(buf, pos)
+                z37, pos = _uvarint(buf, pos)
+                e38 = pos + z37
+                if e38 > L:
                     raise _malformed("tagged field of WriteStateData runs past the end")
-                u30[g32] = bytes(buf[pos:e34])
-                pos = e34
-        v4.append(WriteStateData(v6, v8, u30))
-    u35: dict[int, bytes] = {}
-    t36 = buf[pos]
-    if t36 < 128:
+                u34[g36] = bytes(buf[pos:e38])
+                pos = e38
+        o6 = _new(WriteStateData)
+        o6.topic_id = v7
+        o6.partitions = v10
+        o6.unknown_tagged_fields = u34
+        v4.append(o6)
+    u39: dict[int, bytes] = {}
+    t40 = buf[pos]
+    if t40 < 128:
         pos += 1
     else:
-        t36, pos = _uvarint(buf, pos)
-    if t36:
-        for _ in range(t36):
-            g37, pos = _uvarint(buf, pos)
-            z38, pos = _uvarint(buf, pos)
-            e39 = pos + z38
-            if e39 > L:
+        t40, pos = _uvarint(buf, pos)
+    if t40:
+        for _ in range(t40):
+            g41, pos = _uvarint(buf, pos)
+            z42, pos = _uvarint(buf, pos)
+            e43 = pos + z42
+            if e43 > L:
                 raise _malformed("tagged field of WriteShareGroupStateRequest runs past the end")
-            u35[g37] = bytes(buf[pos:e39])
-            pos = e39
-    return WriteShareGroupStateRequest(v1, v4, u35), pos
+            u39[g41] = bytes(buf[pos:e43])
+            pos = e43
+    obj = _new(WriteShareGroupStateRequest)
+    obj.group_id = v1
+    obj.topics = v4
+    obj.unknown_tagged_fields = u39
+    return obj, pos
 
 _DEC_WriteShareGroupStateRequest = (_d_WriteShareGroupStateRequest_v0,)
 

@@ -13,17 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
 from typing import ClassVar
-from uuid import UUID, UUID as _UUID
+from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
     ZERO_UUID,
     as_view as _as_view,
     malformed as _malformed,
-    read_unsigned_varint as _uvarint,
+    uvarint_at as _uvarint,
     unsupported as _unsupported,
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+
+_new = object.__new__
+_setattr = object.__setattr__
+_SAFE_UNKNOWN = _SafeUUID.unknown
 
 __all__ = ['WritableTxnMarker', 'WritableTxnMarkerPartitionResult', 'WritableTxnMarkerResult', 'WritableTxnMarkerTopic', 'WritableTxnMarkerTopicResult', 'WriteTxnMarkersRequest', 'WriteTxnMarkersResponse']
 
@@ -170,33 +174,48 @@ def _d_WriteTxnMarkersResponse_v0(buf: memoryview, pos: int) -> tuple[WriteTxnMa
         raise _malformed("bad count of WriteTxnMarkersResponse.markers")
     v1 = []
     for _ in range(n2):
-        v4: list[WritableTxnMarkerTopicResult]
-        v3, n5 = _S_qi.unpack_from(buf, pos)
+        v5: list[WritableTxnMarkerTopicResult]
+        v4, n6 = _S_qi.unpack_from(buf, pos)
         pos += 12
-        if n5 < 0 or n5 > L - pos:
+        if n6 < 0 or n6 > L - pos:
             raise _malformed("bad count of WritableTxnMarkerResult.topics")
-        v4 = []
-        for _ in range(n5):
-            n7, = _S_h.unpack_from(buf, pos)
+        v5 = []
+        for _ in range(n6):
+            n9, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e8 = pos + n7
-            if n7 < 0 or e8 > L:
+            e10 = pos + n9
+            if n9 < 0 or e10 > L:
                 raise _malformed("WritableTxnMarkerTopicResult.name runs past the end")
-            v6 = str(buf[pos:e8], 'utf-8')
-            pos = e8
-            v9: list[WritableTxnMarkerPartitionResult]
-            n10, = _S_i.unpack_from(buf, pos)
+            v8 = str(buf[pos:e10], 'utf-8')
+            pos = e10
+            v11: list[WritableTxnMarkerPartitionResult]
+            n12, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if n10 < 0 or n10 > L - pos:
+            if n12 < 0 or n12 > L - pos:
                 raise _malformed("bad count of WritableTxnMarkerTopicResult.partitions")
-            v9 = []
-            for _ in range(n10):
-                v11, v12 = _S_ih.unpack_from(buf, pos)
+            v11 = []
+            for _ in range(n12):
+                v14, v15 = _S_ih.unpack_from(buf, pos)
                 pos += 6
-                v9.append(WritableTxnMarkerPartitionResult(v11, v12, {}))
-            v4.append(WritableTxnMarkerTopicResult(v6, v9, {}))
-        v1.append(WritableTxnMarkerResult(v3, v4, {}))
-    return WriteTxnMarkersResponse(v1, {}), pos
+                o13 = _new(WritableTxnMarkerPartitionResult)
+                o13.partition_index = v14
+                o13.error_code = v15
+                o13.unknown_tagged_fields = {}
+                v11.append(o13)
+            o7 = _new(WritableTxnMarkerTopicResult)
+            o7.name = v8
+            o7.partitions = v11
+            o7.unknown_tagged_fields = {}
+            v5.append(o7)
+        o3 = _new(WritableTxnMarkerResult)
+        o3.producer_id = v4
+        o3.topics = v5
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    obj = _new(WriteTxnMarkersResponse)
+    obj.markers = v1
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_WriteTxnMarkersResponse_v1(buf: memoryview, pos: int) -> tuple[WriteTxnMarkersResponse, int]:
     L = len(buf)
@@ -211,107 +230,122 @@ def _d_WriteTxnMarkersResponse_v1(buf: memoryview, pos: int) -> tuple[WriteTxnMa
         raise _malformed("bad count of WriteTxnMarkersResponse.markers")
     v1 = []
     for _ in range(n2):
-        v4: list[WritableTxnMarkerTopicResult]
-        v3, = _S_q.unpack_from(buf, pos)
+        v5: list[WritableTxnMarkerTopicResult]
+        v4, = _S_q.unpack_from(buf, pos)
         pos += 8
-        n5 = buf[pos]
-        if n5 < 128:
+        n6 = buf[pos]
+        if n6 < 128:
             pos += 1
         else:
-            n5, pos = _uvarint(buf, pos)
-        n5 -= 1
-        if n5 < 0 or n5 > L - pos:
+            n6, pos = _uvarint(buf, pos)
+        n6 -= 1
+        if n6 < 0 or n6 > L - pos:
             raise _malformed("bad count of WritableTxnMarkerResult.topics")
-        v4 = []
-        for _ in range(n5):
-            n7 = buf[pos]
-            if n7 < 128:
+        v5 = []
+        for _ in range(n6):
+            n9 = buf[pos]
+            if n9 < 128:
                 pos += 1
             else:
-                n7, pos = _uvarint(buf, pos)
-            n7 -= 1
-            e8 = pos + n7
-            if n7 < 0 or e8 > L:
+                n9, pos = _uvarint(buf, pos)
+            n9 -= 1
+            e10 = pos + n9
+            if n9 < 0 or e10 > L:
                 raise _malformed("WritableTxnMarkerTopicResult.name runs past the end")
-            v6 = str(buf[pos:e8], 'utf-8')
-            pos = e8
-            v9: list[WritableTxnMarkerPartitionResult]
-            n10 = buf[pos]
-            if n10 < 128:
+            v8 = str(buf[pos:e10], 'utf-8')
+            pos = e10
+            v11: list[WritableTxnMarkerPartitionResult]
+            n12 = buf[pos]
+            if n12 < 128:
                 pos += 1
             else:
-                n10, pos = _uvarint(buf, pos)
-            n10 -= 1
-            if n10 < 0 or n10 > L - pos:
+                n12, pos = _uvarint(buf, pos)
+            n12 -= 1
+            if n12 < 0 or n12 > L - pos:
                 raise _malformed("bad count of WritableTxnMarkerTopicResult.partitions")
-            v9 = []
-            for _ in range(n10):
-                v11, v12 = _S_ih.unpack_from(buf, pos)
+            v11 = []
+            for _ in range(n12):
+                v14, v15 = _S_ih.unpack_from(buf, pos)
                 pos += 6
-                u13: dict[int, bytes] = {}
-                t14 = buf[pos]
-                if t14 < 128:
+                u16: dict[int, bytes] = {}
+                t17 = buf[pos]
+                if t17 < 128:
                     pos += 1
                 else:
-                    t14, pos = _uvarint(buf, pos)
-                if t14:
-                    for _ in range(t14):
-                        g15, pos = _uvarint(buf, pos)
-                        z16, pos = _uvarint(buf, pos)
-                        e17 = pos + z16
-                        if e17 > L:
+                    t17, pos = _uvarint(buf, pos)
+                if t17:
+                    for _ in range(t17):
+                        g18, pos = _uvarint(buf, pos)
+                        z19, pos = _uvarint(buf, pos)
+                        e20 = pos + z19
+                        if e20 > L:
                             raise _malformed("tagged field of WritableTxnMarkerPartitionResult runs past the end")
-                        u13[g15] = bytes(buf[pos:e17])
-                        pos = e17
-                v9.append(WritableTxnMarkerPartitionResult(v11, v12, u13))
-            u18: dict[int, bytes] = {}
-            t19 = buf[pos]
-            if t19 < 128:
+                        u16[g18] = bytes(buf[pos:e20])
+                        pos = e20
+                o13 = _new(WritableTxnMarkerPartitionResult)
+                o13.partition_index = v14
+                o13.error_code = v15
+                o13.unknown_tagged_fields = u16
+                v11.append(o13)
+            u21: dict[int, bytes] = {}
+            t22 = buf[pos]
+            if t22 < 128:
                 pos += 1
             else:
-                t19, pos = _uvarint(buf, pos)
-            if t19:
-                for _ in range(t19):
-                    g20, pos = _uvarint(buf, pos)
-                    z21, pos = _uvarint(buf, pos)
-                    e22 = pos + z21
-                    if e22 > L:
+                t22, pos = _uvarint(buf, pos)
+            if t22:
+                for _ in range(t22):
+                    g23, pos = _uvarint(buf, pos)
+                    z24, pos = _uvarint(buf, pos)
+                    e25 = pos + z24
+                    if e25 > L:
                         raise _malformed("tagged field of WritableTxnMarkerTopicResult runs past the end")
-                    u18[g20] = bytes(buf[pos:e22])
-                    pos = e22
-            v4.append(WritableTxnMarkerTopicResult(v6, v9, u18))
-        u23: dict[int, bytes] = {}
-        t24 = buf[pos]
-        if t24 < 128:
+                    u21[g23] = bytes(buf[pos:e25])
+                    pos = e25
+            o7 = _new(WritableTxnMarkerTopicResult)
+            o7.name = v8
+            o7.partitions = v11
+            o7.unknown_tagged_fields = u21
+            v5.append(o7)
+        u26: dict[int, bytes] = {}
+        t27 = buf[pos]
+        if t27 < 128:
             pos += 1
         else:
-            t24, pos = _uvarint(buf, pos)
-        if t24:
-            for _ in range(t24):
-                g25, pos = _uvarint(buf, pos)
-                z26, pos = _uvarint(buf, pos)
-                e27 = pos + z26
-                if e27 > L:
+            t27, pos = _uvarint(buf, pos)
+        if t27:
+            for _ in range(t27):
+                g28, pos = _uvarint(buf, pos)
+                z29, pos = _uvarint(buf, pos)
+                e30 = pos + z29
+                if e30 > L:
                     raise _malformed("tagged field of WritableTxnMarkerResult runs past the end")
-                u23[g25] = bytes(buf[pos:e27])
-                pos = e27
-        v1.append(WritableTxnMarkerResult(v3, v4, u23))
-    u28: dict[int, bytes] = {}
-    t29 = buf[pos]
-    if t29 < 128:
+                u26[g28] = bytes(buf[pos:e30])
+                pos = e30
+        o3 = _new(WritableTxnMarkerResult)
+        o3.producer_id = v4
+        o3.topics = v5
+        o3.unknown_tagged_fields = u26
+        v1.append(o3)
+    u31: dict[int, bytes] = {}
+    t32 = buf[pos]
+    if t32 < 128:
         pos += 1
     else:
-        t29, pos = _uvarint(buf, pos)
-    if t29:
-        for _ in range(t29):
-            g30, pos = _uvarint(buf, pos)
-            z31, pos = _uvarint(buf, pos)
-            e32 = pos + z31
-            if e32 > L:
+        t32, pos = _uvarint(buf, pos)
+    if t32:
+        for _ in range(t32):
+            g33, pos = _uvarint(buf, pos)
+            z34, pos = _uvarint(buf, pos)
+            e35 = pos + z34
+            if e35 > L:
                 raise _malformed("tagged field of WriteTxnMarkersResponse runs past the end")
-            u28[g30] = bytes(buf[pos:e32])
-            pos = e32
-    return WriteTxnMarkersResponse(v1, u28), pos
+            u31[g33] = bytes(buf[pos:e35])
+            pos = e35
+    obj = _new(WriteTxnMarkersResponse)
+    obj.markers = v1
+    obj.unknown_tagged_fields = u31
+    return obj, pos
 
 _DEC_WriteTxnMarkersResponse = (_d_WriteTxnMarkersResponse_v0, _d_WriteTxnMarkersResponse_v1,)
 
@@ -404,33 +438,47 @@ def _d_WriteTxnMarkersRequest_v0(buf: memoryview, pos: int) -> tuple[WriteTxnMar
         raise _malformed("bad count of WriteTxnMarkersRequest.markers")
     v1 = []
     for _ in range(n2):
-        v6: list[WritableTxnMarkerTopic]
-        v3, v4, v5, n7 = _S_qhoi.unpack_from(buf, pos)
+        v7: list[WritableTxnMarkerTopic]
+        v4, v5, v6, n8 = _S_qhoi.unpack_from(buf, pos)
         pos += 15
-        if n7 < 0 or n7 > L - pos:
+        if n8 < 0 or n8 > L - pos:
             raise _malformed("bad count of WritableTxnMarker.topics")
-        v6 = []
-        for _ in range(n7):
-            n9, = _S_h.unpack_from(buf, pos)
+        v7 = []
+        for _ in range(n8):
+            n11, = _S_h.unpack_from(buf, pos)
             pos += 2
-            e10 = pos + n9
-            if n9 < 0 or e10 > L:
+            e12 = pos + n11
+            if n11 < 0 or e12 > L:
                 raise _malformed("WritableTxnMarkerTopic.name runs past the end")
-            v8 = str(buf[pos:e10], 'utf-8')
-            pos = e10
-            v11: list[int]
-            n12, = _S_i.unpack_from(buf, pos)
+            v10 = str(buf[pos:e12], 'utf-8')
+            pos = e12
+            v13: list[int]
+            n14, = _S_i.unpack_from(buf, pos)
             pos += 4
-            e13 = pos + 4 * n12
-            if n12 < 0 or e13 > L:
+            e15 = pos + 4 * n14
+            if n14 < 0 or e15 > L:
                 raise _malformed("WritableTxnMarkerTopic.partition_indexes runs past the end")
-            v11 = list(_unpack_from('>%di' % n12, buf, pos))
-            pos = e13
-            v6.append(WritableTxnMarkerTopic(v8, v11, {}))
-        v14, = _S_i.unpack_from(buf, pos)
+            v13 = list(_unpack_from('>%di' % n14, buf, pos))
+            pos = e15
+            o9 = _new(WritableTxnMarkerTopic)
+            o9.name = v10
+            o9.partition_indexes = v13
+            o9.unknown_tagged_fields = {}
+            v7.append(o9)
+        v16, = _S_i.unpack_from(buf, pos)
         pos += 4
-        v1.append(WritableTxnMarker(v3, v4, v5, v6, v14, {}))
-    return WriteTxnMarkersRequest(v1, {}), pos
+        o3 = _new(WritableTxnMarker)
+        o3.producer_id = v4
+        o3.producer_epoch = v5
+        o3.transaction_result = v6
+        o3.topics = v7
+        o3.coordinator_epoch = v16
+        o3.unknown_tagged_fields = {}
+        v1.append(o3)
+    obj = _new(WriteTxnMarkersRequest)
+    obj.markers = v1
+    obj.unknown_tagged_fields = {}
+    return obj, pos
 
 def _d_WriteTxnMarkersRequest_v1(buf: memoryview, pos: int) -> tuple[WriteTxnMarkersRequest, int]:
     L = len(buf)
@@ -445,92 +493,106 @@ def _d_WriteTxnMarkersRequest_v1(buf: memoryview, pos: int) -> tuple[WriteTxnMar
         raise _malformed("bad count of WriteTxnMarkersRequest.markers")
     v1 = []
     for _ in range(n2):
-        v6: list[WritableTxnMarkerTopic]
-        v3, v4, v5 = _S_qho.unpack_from(buf, pos)
+        v7: list[WritableTxnMarkerTopic]
+        v4, v5, v6 = _S_qho.unpack_from(buf, pos)
         pos += 11
-        n7 = buf[pos]
-        if n7 < 128:
+        n8 = buf[pos]
+        if n8 < 128:
             pos += 1
         else:
-            n7, pos = _uvarint(buf, pos)
-        n7 -= 1
-        if n7 < 0 or n7 > L - pos:
+            n8, pos = _uvarint(buf, pos)
+        n8 -= 1
+        if n8 < 0 or n8 > L - pos:
             raise _malformed("bad count of WritableTxnMarker.topics")
-        v6 = []
-        for _ in range(n7):
-            n9 = buf[pos]
-            if n9 < 128:
+        v7 = []
+        for _ in range(n8):
+            n11 = buf[pos]
+            if n11 < 128:
                 pos += 1
             else:
-                n9, pos = _uvarint(buf, pos)
-            n9 -= 1
-            e10 = pos + n9
-            if n9 < 0 or e10 > L:
+                n11, pos = _uvarint(buf, pos)
+            n11 -= 1
+            e12 = pos + n11
+            if n11 < 0 or e12 > L:
                 raise _malformed("WritableTxnMarkerTopic.name runs past the end")
-            v8 = str(buf[pos:e10], 'utf-8')
-            pos = e10
-            v11: list[int]
-            n12 = buf[pos]
-            if n12 < 128:
+            v10 = str(buf[pos:e12], 'utf-8')
+            pos = e12
+            v13: list[int]
+            n14 = buf[pos]
+            if n14 < 128:
                 pos += 1
             else:
-                n12, pos = _uvarint(buf, pos)
-            n12 -= 1
-            e13 = pos + 4 * n12
-            if n12 < 0 or e13 > L:
+                n14, pos = _uvarint(buf, pos)
+            n14 -= 1
+            e15 = pos + 4 * n14
+            if n14 < 0 or e15 > L:
                 raise _malformed("WritableTxnMarkerTopic.partition_indexes runs past the end")
-            v11 = list(_unpack_from('>%di' % n12, buf, pos))
-            pos = e13
-            u14: dict[int, bytes] = {}
-            t15 = buf[pos]
-            if t15 < 128:
+            v13 = list(_unpack_from('>%di' % n14, buf, pos))
+            pos = e15
+            u16: dict[int, bytes] = {}
+            t17 = buf[pos]
+            if t17 < 128:
                 pos += 1
             else:
-                t15, pos = _uvarint(buf, pos)
-            if t15:
-                for _ in range(t15):
-                    g16, pos = _uvarint(buf, pos)
-                    z17, pos = _uvarint(buf, pos)
-                    e18 = pos + z17
-                    if e18 > L:
+                t17, pos = _uvarint(buf, pos)
+            if t17:
+                for _ in range(t17):
+                    g18, pos = _uvarint(buf, pos)
+                    z19, pos = _uvarint(buf, pos)
+                    e20 = pos + z19
+                    if e20 > L:
                         raise _malformed("tagged field of WritableTxnMarkerTopic runs past the end")
-                    u14[g16] = bytes(buf[pos:e18])
-                    pos = e18
-            v6.append(WritableTxnMarkerTopic(v8, v11, u14))
-        v19, = _S_i.unpack_from(buf, pos)
+                    u16[g18] = bytes(buf[pos:e20])
+                    pos = e20
+            o9 = _new(WritableTxnMarkerTopic)
+            o9.name = v10
+            o9.partition_indexes = v13
+            o9.unknown_tagged_fields = u16
+            v7.append(o9)
+        v21, = _S_i.unpack_from(buf, pos)
         pos += 4
-        u20: dict[int, bytes] = {}
-        t21 = buf[pos]
-        if t21 < 128:
+        u22: dict[int, bytes] = {}
+        t23 = buf[pos]
+        if t23 < 128:
             pos += 1
         else:
-            t21, pos = _uvarint(buf, pos)
-        if t21:
-            for _ in range(t21):
-                g22, pos = _uvarint(buf, pos)
-                z23, pos = _uvarint(buf, pos)
-                e24 = pos + z23
-                if e24 > L:
+            t23, pos = _uvarint(buf, pos)
+        if t23:
+            for _ in range(t23):
+                g24, pos = _uvarint(buf, pos)
+                z25, pos = _uvarint(buf, pos)
+                e26 = pos + z25
+                if e26 > L:
                     raise _malformed("tagged field of WritableTxnMarker runs past the end")
-                u20[g22] = bytes(buf[pos:e24])
-                pos = e24
-        v1.append(WritableTxnMarker(v3, v4, v5, v6, v19, u20))
-    u25: dict[int, bytes] = {}
-    t26 = buf[pos]
-    if t26 < 128:
+                u22[g24] = bytes(buf[pos:e26])
+                pos = e26
+        o3 = _new(WritableTxnMarker)
+        o3.producer_id = v4
+        o3.producer_epoch = v5
+        o3.transaction_result = v6
+        o3.topics = v7
+        o3.coordinator_epoch = v21
+        o3.unknown_tagged_fields = u22
+        v1.append(o3)
+    u27: dict[int, bytes] = {}
+    t28 = buf[pos]
+    if t28 < 128:
         pos += 1
     else:
-        t26, pos = _uvarint(buf, pos)
-    if t26:
-        for _ in range(t26):
-            g27, pos = _uvarint(buf, pos)
-            z28, pos = _uvarint(buf, pos)
-            e29 = pos + z28
-            if e29 > L:
+        t28, pos = _uvarint(buf, pos)
+    if t28:
+        for _ in range(t28):
+            g29, pos = _uvarint(buf, pos)
+            z30, pos = _uvarint(buf, pos)
+            e31 = pos + z30
+            if e31 > L:
                 raise _malformed("tagged field of WriteTxnMarkersRequest runs past the end")
-            u25[g27] = bytes(buf[pos:e29])
-            pos = e29
-    return WriteTxnMarkersRequest(v1, u25), pos
+            u27[g29] = bytes(buf[pos:e31])
+            pos = e31
+    obj = _new(WriteTxnMarkersRequest)
+    obj.markers = v1
+    obj.unknown_tagged_fields = u27
+    return obj, pos
 
 _DEC_WriteTxnMarkersRequest = (_d_WriteTxnMarkersRequest_v0, _d_WriteTxnMarkersRequest_v1,)
 
