@@ -53,7 +53,7 @@ def fuzz_versions(cls: Any) -> list[int]:
 
 
 @functools.cache
-def seeds(cls: Any, version: int, populated: int = 2) -> tuple[bytes, ...]:
+def seeds(cls: Any, version: int, populated: int = 3) -> tuple[bytes, ...]:
     """Valid encodings of ``cls`` at ``version``: a default object and random ones."""
     rnd = random.Random(f"{cls.__name__}/{version}")
     out = [cls().encode(version)]
