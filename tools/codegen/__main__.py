@@ -71,8 +71,8 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         print(f"generated code is up to date ({len(outputs)} files)")
         return 0
-    for p in stale:
-        p.unlink()
+    for stale_file in stale:
+        stale_file.unlink()
     for path, text in sorted(outputs.items()):
         target = REPO / path
         target.parent.mkdir(parents=True, exist_ok=True)
