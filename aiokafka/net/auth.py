@@ -91,7 +91,11 @@ async def authenticate(conn: AIOKafkaConnection, config: ConnectionConfig, host:
             f"enabled: {', '.join(handshake.mechanisms) or 'none'}"
         )
     if handshake.error_code:
-        raise for_code(handshake.error_code)(f"SaslHandshake with {conn.peer} failed")
+        error_type = for_code(handshake.error_code)
+        raise error_type(
+            f"SaslHandshake with {conn.peer} failed: {error_type.message} "
+            "(is it a SASL listener matching security_protocol?)"
+        )
     if conn.api_version(_messages.SaslHandshakeRequest.API_KEY) < 1:
         # v0 sends raw SASL tokens outside Kafka framing (pre-KIP-152, Kafka < 1.0).
         raise UnsupportedVersionError(
