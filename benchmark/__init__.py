@@ -1,0 +1,1 @@
+"""Benchmarks: our client against its peers (``run_all.py``) and micro-benchmarks."""
