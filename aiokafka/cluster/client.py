@@ -83,6 +83,9 @@ class AIOKafkaClient:
             connections_max_idle_ms=cfg.connections_max_idle_ms,
         )
         self._retry_backoff = ExponentialBackoff(cfg.retry_backoff_ms, cfg.retry_backoff_ms)
+        self._refresh_backoff = ExponentialBackoff(
+            cfg.retry_backoff_ms, max(cfg.retry_backoff_ms, cfg.reconnect_backoff_max_ms)
+        )
         self._metadata = ClusterMetadata()
         self._generation = 0
         self._topics: set[str] = set()
@@ -252,7 +255,13 @@ class AIOKafkaClient:
             task.add_done_callback(_retrieve_exception)
             self._refresh_task = task
         # Shielded: one caller giving up must not cancel the refresh for the others.
-        return await asyncio.shield(task)
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if task.cancelled() and not _being_cancelled():
+                # close() cancelled the shared refresh, not this caller.
+                raise KafkaConnectionError("the client was closed") from None
+            raise
 
     async def _refresh(self) -> ClusterMetadata:
         request = self._metadata_request()
@@ -343,19 +352,24 @@ class AIOKafkaClient:
 
     async def _maintenance_loop(self) -> None:
         max_age = self.config.metadata_max_age_ms / 1000
+        # metadata_max_age_ms=0 would otherwise refresh in a tight loop.
+        min_interval = max(self.config.retry_backoff_ms / 1000, 0.01)
         failures = 0
         while True:
-            due_in = max_age - self._metadata.age()
             if failures:
-                due_in = min(due_in, self._retry_backoff.delay(failures))
-            await asyncio.sleep(max(0.0, min(due_in, self._pool.next_idle_check())) + 0.001)
-            if self._metadata.age() >= max_age or failures:
+                wait = self._refresh_backoff.delay(failures - 1)
+            else:
+                wait = max(max_age - self._metadata.age(), min_interval)
+            await asyncio.sleep(min(wait, self._pool.next_idle_check()) + 0.001)
+            if failures or self._metadata.age() >= max_age:
                 try:
                     await self.refresh_metadata()
                     failures = 0
                 except KafkaError as exc:
                     failures += 1
-                    log.warning("Periodic metadata refresh failed: %s", exc)
+                    # Once per outage at WARNING; the retries that follow at DEBUG.
+                    level = logging.WARNING if failures == 1 else logging.DEBUG
+                    log.log(level, "Periodic metadata refresh failed: %s", exc)
             await self._pool.close_idle()
 
     # -- connections and routing ----------------------------------------------------------
@@ -579,6 +593,12 @@ class AIOKafkaClient:
                 remaining = deadline - time.monotonic()
                 await asyncio.sleep(max(0.0, min(self._retry_backoff.delay(attempt), remaining)))
                 attempt += 1
+
+
+def _being_cancelled() -> bool:
+    task = asyncio.current_task()
+    cancelling = getattr(task, "cancelling", None)  # Python 3.11+
+    return bool(cancelling()) if cancelling is not None else False
 
 
 def _retrieve_exception(task: asyncio.Task[Any]) -> None:
