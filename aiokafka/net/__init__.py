@@ -1,0 +1,8 @@
+"""The connection layer: one broker connection (framing, correlation ids,
+pipelining, a reader task), API version negotiation, SASL mechanisms (sans-I/O,
+in :mod:`aiokafka.net.sasl`), TLS error translation and back-off.
+
+:class:`~aiokafka.net.connection.AIOKafkaConnection` and
+:class:`~aiokafka.net.config.ConnectionConfig` are the entry points; most code uses
+them through :class:`aiokafka.cluster.AIOKafkaClient`.
+"""

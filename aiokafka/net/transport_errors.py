@@ -50,7 +50,7 @@ def translate_transport_error(
         )
     if isinstance(exc, ssl.SSLError) and handshake:
         return AuthenticationFailedError(
-            f"SSL handshake with {peer} failed: {exc.reason or exc} "
+            f"SSL handshake with {peer} failed: {getattr(exc, 'reason', None) or exc} "
             "(is the port a TLS listener, and does the SSL context match the broker?)"
         )
     if isinstance(exc, EOFError):
