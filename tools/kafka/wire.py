@@ -1,9 +1,12 @@
-"""Just enough of the Kafka wire protocol to probe and administer the test brokers.
+"""Just enough Kafka requests to probe and administer the test brokers.
 
-The rig must not depend on the client it is there to test, so it speaks three old,
-non-flexible request versions by hand with ``socket`` + ``struct``: ApiVersions v0,
-Metadata v1 and CreateTopics v4. All three are still accepted by Kafka 4.x (KIP-896
-removed only older versions of these APIs).
+The rig must keep working when the asyncio client it tests is broken, so it does not
+use ``AIOKafkaClient``: it sends one request per blocking ``socket`` connection. The
+bytes come from the project's generated codec (``aiokafka.protocol``), which has no
+asyncio in it and is verified on its own (golden bytes against kafka-python, round
+trips of every version). Fixed, old request versions keep the rig independent of
+version negotiation: ApiVersions v0, Metadata v1 and CreateTopics v4, all still accepted
+by Kafka 4.x (KIP-896 removed only older versions of these APIs).
 """
 
 from __future__ import annotations
@@ -11,11 +14,20 @@ from __future__ import annotations
 import socket
 import struct
 from dataclasses import dataclass, field
+from typing import Any
 
-_API_VERSIONS = 18
-_METADATA = 3
-_CREATE_TOPICS = 19
-_CLIENT_ID = b"aiokafka-test-rig"
+from aiokafka.errors import KafkaError
+from aiokafka.protocol import api
+from aiokafka.protocol.messages import (
+    ApiVersionsRequest,
+    CreatableTopic,
+    CreatableTopicConfig,
+    CreateTopicsRequest,
+    MetadataRequest,
+    MetadataRequestTopic,
+)
+
+_CLIENT_ID = "aiokafka-test-rig"
 
 
 class WireError(Exception):
@@ -65,51 +77,6 @@ class ClusterMetadata:
         return {b.node_id for b in self.brokers}
 
 
-class _Reader:
-    """Cursor over a response body; every short read becomes a WireError."""
-
-    def __init__(self, data: bytes) -> None:
-        self._data = data
-        self._pos = 0
-
-    def _take(self, fmt: str) -> int:
-        size = struct.calcsize(fmt)
-        if self._pos + size > len(self._data):
-            raise WireError("truncated response")
-        (value,) = struct.unpack_from(fmt, self._data, self._pos)
-        self._pos += size
-        return int(value)
-
-    def int8(self) -> int:
-        return self._take(">b")
-
-    def int16(self) -> int:
-        return self._take(">h")
-
-    def int32(self) -> int:
-        return self._take(">i")
-
-    def string(self) -> str | None:
-        length = self.int16()
-        if length < 0:
-            return None
-        if self._pos + length > len(self._data):
-            raise WireError("truncated string")
-        raw = self._data[self._pos : self._pos + length]
-        self._pos += length
-        return raw.decode()
-
-    def int32_array(self) -> tuple[int, ...]:
-        return tuple(self.int32() for _ in range(max(self.int32(), 0)))
-
-
-def _string(value: str | None) -> bytes:
-    if value is None:
-        return struct.pack(">h", -1)
-    raw = value.encode()
-    return struct.pack(">h", len(raw)) + raw
-
-
 def _recv_exact(sock: socket.socket, size: int) -> bytes:
     chunks = bytearray()
     while len(chunks) < size:
@@ -120,25 +87,22 @@ def _recv_exact(sock: socket.socket, size: int) -> bytes:
     return bytes(chunks)
 
 
-def roundtrip(
-    host: str, port: int, api_key: int, version: int, body: bytes, timeout: float = 5.0
-) -> bytes:
-    """Send one request (header v1) and return the response body (header v0 stripped).
+def roundtrip(host: str, port: int, request: Any, version: int, timeout: float = 5.0) -> Any:
+    """Send one request on a fresh connection and return the decoded response.
 
     Args:
         host: Broker address.
         port: Broker port (a PLAINTEXT listener).
-        api_key: Kafka API key.
-        version: API version; must be a non-flexible one.
-        body: Encoded request body.
+        request: A generated request object (``aiokafka.protocol.messages``).
+        version: API version to send it at.
         timeout: Socket timeout in seconds for connect and each read.
 
     Raises:
-        WireError: on any socket error or a mismatched correlation id.
+        WireError: on any socket error, a mismatched correlation id or an undecodable
+            response.
     """
     correlation_id = 1
-    header = struct.pack(">hhih", api_key, version, correlation_id, len(_CLIENT_ID)) + _CLIENT_ID
-    frame = header + body
+    frame = api.encode_request(request, version, correlation_id, _CLIENT_ID)
     try:
         with socket.create_connection((host, port), timeout=timeout) as sock:
             sock.sendall(struct.pack(">i", len(frame)) + frame)
@@ -146,10 +110,13 @@ def roundtrip(
             response = _recv_exact(sock, size)
     except OSError as exc:
         raise WireError(f"{host}:{port}: {exc}") from exc
-    (got,) = struct.unpack_from(">i", response)
+    got = api.read_correlation_id(response)
     if got != correlation_id:
         raise WireError(f"correlation id {got} != {correlation_id}")
-    return response[4:]
+    try:
+        return api.decode_response(request.RESPONSE_TYPE, version, response)
+    except KafkaError as exc:
+        raise WireError(f"{host}:{port}: undecodable response: {exc}") from exc
 
 
 def api_versions(host: str, port: int, timeout: float = 5.0) -> dict[int, tuple[int, int]]:
@@ -158,15 +125,10 @@ def api_versions(host: str, port: int, timeout: float = 5.0) -> dict[int, tuple[
     Raises:
         WireError: if the broker is unreachable or answers with an error code.
     """
-    reader = _Reader(roundtrip(host, port, _API_VERSIONS, 0, b"", timeout))
-    error = reader.int16()
-    if error:
-        raise WireError(f"ApiVersions error code {error}")
-    result: dict[int, tuple[int, int]] = {}
-    for _ in range(reader.int32()):
-        key = reader.int16()
-        result[key] = (reader.int16(), reader.int16())
-    return result
+    response = roundtrip(host, port, ApiVersionsRequest(), 0, timeout)
+    if response.error_code:
+        raise WireError(f"ApiVersions error code {response.error_code}")
+    return {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
 
 
 def metadata(
@@ -177,34 +139,29 @@ def metadata(
     Raises:
         WireError: if the broker is unreachable or the response is unreadable.
     """
-    if topics is None:
-        body = struct.pack(">i", -1)
-    else:
-        body = struct.pack(">i", len(topics)) + b"".join(_string(t) for t in topics)
-    reader = _Reader(roundtrip(host, port, _METADATA, 1, body, timeout))
-    brokers = []
-    for _ in range(reader.int32()):
-        node_id = reader.int32()
-        bhost = reader.string() or ""
-        bport = reader.int32()
-        reader.string()  # rack
-        brokers.append(BrokerInfo(node_id, bhost, bport))
-    controller_id = reader.int32()
+    request = MetadataRequest(
+        topics=None if topics is None else [MetadataRequestTopic(name=t) for t in topics]
+    )
+    response = roundtrip(host, port, request, 1, timeout)
+    brokers = tuple(BrokerInfo(b.node_id, b.host, b.port) for b in response.brokers)
     result: dict[str, TopicInfo] = {}
-    for _ in range(reader.int32()):
-        terror = reader.int16()
-        name = reader.string() or ""
-        reader.int8()  # is_internal
-        parts = []
-        for _ in range(reader.int32()):
-            perror = reader.int16()
-            index = reader.int32()
-            leader = reader.int32()
-            replicas = reader.int32_array()
-            isr = reader.int32_array()
-            parts.append(PartitionInfo(perror, index, leader, replicas, isr))
-        result[name] = TopicInfo(terror, name, tuple(sorted(parts, key=lambda p: p.partition)))
-    return ClusterMetadata(tuple(brokers), controller_id, result)
+    for t in response.topics:
+        parts = sorted(
+            (
+                PartitionInfo(
+                    p.error_code,
+                    p.partition_index,
+                    p.leader_id,
+                    tuple(p.replica_nodes),
+                    tuple(p.isr_nodes),
+                )
+                for p in t.partitions
+            ),
+            key=lambda p: p.partition,
+        )
+        name = t.name or ""
+        result[name] = TopicInfo(t.error_code, name, tuple(parts))
+    return ClusterMetadata(brokers, response.controller_id, result)
 
 
 @dataclass(frozen=True)
@@ -230,17 +187,15 @@ def create_topics(
     Raises:
         WireError: if the broker is unreachable or the response is unreadable.
     """
-    entries = sorted((config or {}).items())
-    body = (
-        struct.pack(">i", 1)
-        + _string(name)
-        + struct.pack(">ihi", partitions, replication_factor, 0)  # no manual assignment
-        + struct.pack(">i", len(entries))
-        + b"".join(_string(k) + _string(v) for k, v in entries)
-        + struct.pack(">ib", timeout_ms, 0)  # validate_only = false
+    topic = CreatableTopic(
+        name=name,
+        num_partitions=partitions,
+        replication_factor=replication_factor,
+        configs=[CreatableTopicConfig(name=k, value=v) for k, v in sorted((config or {}).items())],
     )
-    reader = _Reader(roundtrip(host, port, _CREATE_TOPICS, 4, body, timeout=timeout_ms / 1000 + 5))
-    reader.int32()  # throttle_time_ms
-    if reader.int32() != 1:
+    request = CreateTopicsRequest(topics=[topic], timeout_ms=timeout_ms, validate_only=False)
+    response = roundtrip(host, port, request, 4, timeout=timeout_ms / 1000 + 5)
+    if len(response.topics) != 1:
         raise WireError("CreateTopics answered for an unexpected number of topics")
-    return CreateTopicResult(reader.string() or "", reader.int16(), reader.string())
+    result = response.topics[0]
+    return CreateTopicResult(result.name, result.error_code, result.error_message)
