@@ -25,7 +25,7 @@ import sys
 import time
 from collections.abc import Sequence
 from types import TracebackType
-from typing import Any
+from typing import Any, NoReturn
 
 #: Scenario names a worker may be asked to run (``--scenario``).
 PRODUCE = "produce"
@@ -90,7 +90,7 @@ def payload(size: int) -> bytes:
     return (pattern * (size // len(pattern) + 1))[:size]
 
 
-def unsupported(reason: str) -> None:
+def unsupported(reason: str) -> NoReturn:
     """Tell the harness this worker does not do what it was asked, and exit."""
     print(reason, file=sys.stderr)
     raise SystemExit(EXIT_UNSUPPORTED)

@@ -1,0 +1,200 @@
+"""The clients the harness compares: which worker, which interpreter, which environment.
+
+Peers run under the harness's own interpreter, except aiokafka 0.14, which has our import
+name and so gets a virtualenv of its own (``benchmark/.venvs/aiokafka014``, created on first
+use). Our own workers run with the repository root on ``PYTHONPATH``; peers run without it,
+so that nothing of ours can shadow what they import.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+ROOT = BENCH_DIR.parent
+VENVS_DIR = BENCH_DIR / ".venvs"
+
+#: Seconds allowed for creating a peer's virtualenv and installing it from PyPI.
+VENV_TIMEOUT = 600.0
+
+
+class ClientUnavailable(Exception):
+    """The client cannot run here (its environment could not be made); the message says why."""
+
+
+@dataclass(frozen=True)
+class Client:
+    """One benchmarked client and how to start its workers."""
+
+    name: str
+    description: str
+    producer_worker: str
+    """File name under ``benchmark/`` of the worker for the producer scenarios."""
+    consumer_worker: str
+    """File name under ``benchmark/`` of the worker for the consumer scenarios."""
+    api: str | None = None
+    """Passed as ``--api`` (one worker serving two APIs of the same library)."""
+    venv: str | None = None
+    """Name under ``benchmark/.venvs/`` of the client's own virtualenv, if it needs one."""
+    requirement: str | None = None
+    """What to ``pip install`` into that virtualenv."""
+    ours: bool = False
+
+    def worker(self, consumer: bool) -> Path:
+        """Path of the worker script for a consumer or a producer scenario."""
+        return BENCH_DIR / (self.consumer_worker if consumer else self.producer_worker)
+
+    def env(self) -> dict[str, str]:
+        """Environment for this client's workers."""
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+        if self.ours:
+            env["PYTHONPATH"] = str(ROOT)
+        # Worker output is read after it exits; unbuffered stderr keeps the last words of a
+        # worker that is killed on timeout.
+        env["PYTHONUNBUFFERED"] = "1"
+        return env
+
+
+OURS = "ours"
+
+CLIENTS: tuple[Client, ...] = (
+    Client(
+        OURS,
+        "this repository's aiokafka",
+        producer_worker="bench_producer_ours.py",
+        consumer_worker="bench_consumer_ours.py",
+        ours=True,
+    ),
+    Client(
+        "confluent",
+        "confluent-kafka Producer/Consumer (librdkafka)",
+        producer_worker="worker_confluent.py",
+        consumer_worker="worker_confluent.py",
+        api="sync",
+    ),
+    Client(
+        "confluent-aio",
+        "confluent-kafka confluent_kafka.aio AIOProducer/AIOConsumer",
+        producer_worker="worker_confluent.py",
+        consumer_worker="worker_confluent.py",
+        api="aio",
+    ),
+    Client(
+        "kafka-python",
+        "kafka-python (threads for concurrency)",
+        producer_worker="worker_kafka_python.py",
+        consumer_worker="worker_kafka_python.py",
+    ),
+    Client(
+        "aiokafka-0.14",
+        "aiokafka 0.14.0 from PyPI, own virtualenv",
+        producer_worker="worker_aiokafka014.py",
+        consumer_worker="worker_aiokafka014.py",
+        venv="aiokafka014",
+        requirement="aiokafka==0.14.0",
+    ),
+)
+
+BY_NAME = {client.name: client for client in CLIENTS}
+
+
+def venv_python(venv: str) -> Path:
+    """Interpreter path of ``benchmark/.venvs/<venv>``."""
+    return VENVS_DIR / venv / "bin" / "python"
+
+
+def ensure_venv(venv: str, requirement: str, timeout: float = VENV_TIMEOUT) -> Path:
+    """Create ``benchmark/.venvs/<venv>`` with ``requirement`` installed, once.
+
+    A marker file records the installed requirement; a virtualenv without it (a previous
+    attempt was interrupted) or with another requirement is reinstalled.
+
+    Returns:
+        The virtualenv's interpreter.
+
+    Raises:
+        ClientUnavailable: if creating it or installing into it fails or takes too long.
+    """
+    home = VENVS_DIR / venv
+    marker = home / ".bench-installed"
+    python = venv_python(venv)
+    if marker.exists() and marker.read_text() == requirement and python.exists():
+        return python
+    steps = [
+        [sys.executable, "-m", "venv", "--clear", str(home)],
+        [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            requirement,
+        ],
+    ]
+    for step in steps:
+        try:
+            done = subprocess.run(step, capture_output=True, text=True, timeout=timeout)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise ClientUnavailable(f"virtualenv {venv}: {' '.join(step[:4])}: {exc}") from exc
+        if done.returncode != 0:
+            tail = "\n".join(done.stderr.strip().splitlines()[-5:])
+            raise ClientUnavailable(f"virtualenv {venv}: `{' '.join(step)}` failed: {tail}")
+    marker.write_text(requirement)
+    return python
+
+
+def interpreter(client: Client) -> Path:
+    """The Python that runs ``client``'s workers, creating its virtualenv if needed.
+
+    Raises:
+        ClientUnavailable: if the client's virtualenv cannot be made.
+    """
+    if client.venv is None:
+        return Path(sys.executable)
+    assert client.requirement is not None, "a client with a venv names its requirement"
+    return ensure_venv(client.venv, client.requirement)
+
+
+def worker_command(
+    client: Client,
+    python: Path,
+    *,
+    scenario: str,
+    bootstrap: str,
+    topic: str,
+    count: int,
+    size: int,
+    partitions: int,
+    concurrency: int,
+    acks: str = "1",
+) -> list[str]:
+    """The command line of the worker contract for one run."""
+    consumer = scenario.startswith("consume")
+    cmd = [
+        str(python),
+        str(client.worker(consumer)),
+        "--scenario",
+        scenario,
+        "--bootstrap",
+        bootstrap,
+        "--topic",
+        topic,
+        "--count",
+        str(count),
+        "--size",
+        str(size),
+        "--partitions",
+        str(partitions),
+        "--acks",
+        acks,
+        "--concurrency",
+        str(concurrency),
+    ]
+    if client.api is not None:
+        cmd += ["--api", client.api]
+    return cmd

@@ -1,0 +1,382 @@
+"""Compare our client with its peers against a local Apache Kafka broker (``make bench``).
+
+Starts one broker with ``tools.kafka.rig`` (or uses ``--bootstrap``), runs every selected
+client's worker for every selected scenario in a process of its own, each into a fresh
+topic, prints a table with ratios against our client and writes
+``benchmark/results/<label>.json`` and ``.md``. See ``benchmark/README.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):
+    # Started as `python benchmark/run_all.py` (make bench): make `benchmark` and `tools`
+    # importable. The workers themselves get their own sys.path (see clients.py).
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmark import report
+from benchmark.clients import (
+    BY_NAME,
+    CLIENTS,
+    OURS,
+    ROOT,
+    Client,
+    ClientUnavailable,
+    interpreter,
+    worker_command,
+)
+from benchmark.harness import FAILED, OK, SKIPPED, Outcome, run_worker
+
+RESULTS_DIR = ROOT / "benchmark" / "results"
+LOGS_DIR = ROOT / "benchmark" / "logs"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One row group of the report: which worker scenario, how many records, what topic."""
+
+    name: str
+    worker_scenario: str
+    partitions: int
+    count_option: str
+    """Which command-line count applies: ``count``, ``latency_count`` or ``concurrent_count``."""
+    description: str
+
+    @property
+    def consumer(self) -> bool:
+        return self.worker_scenario.startswith("consume")
+
+
+SCENARIOS: tuple[Scenario, ...] = (
+    Scenario("produce-1p", "produce", 1, "count", "producer throughput, 1 partition, acks=1"),
+    Scenario("produce-4p", "produce", 4, "count", "producer throughput, 4 partitions, acks=1"),
+    Scenario("latency", "latency", 1, "latency_count", "sequential send-and-wait round trips"),
+    Scenario("concurrent", "concurrent", 1, "concurrent_count", "coroutines looping send-and-wait"),
+    Scenario("consume-batch", "consume-batch", 1, "count", "consumer, batch API"),
+    Scenario("consume-iter", "consume-iter", 1, "count", "consumer, per-message iteration"),
+)
+SCENARIO_BY_NAME = {s.name: s for s in SCENARIOS}
+
+#: Who fills the consumer scenarios' topic, in order of preference (fastest first).
+FILLERS = ("confluent", "aiokafka-0.14", "kafka-python", OURS)
+
+QUICK = {"count": 20_000, "latency_count": 500, "concurrent_count": 4_000}
+
+
+def _csv(choices: Sequence[str]) -> Callable[[str], list[str]]:
+    def parse(text: str) -> list[str]:
+        names = [n.strip() for n in text.split(",") if n.strip()]
+        unknown = [n for n in names if n not in choices]
+        if unknown or not names:
+            raise argparse.ArgumentTypeError(f"choose from {', '.join(choices)}; got {text!r}")
+        return names
+
+    return parse
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    names = [c.name for c in CLIENTS]
+    parser.add_argument("--clients", type=_csv(names), default=names, help=",".join(names))
+    parser.add_argument(
+        "--scenarios",
+        type=_csv([s.name for s in SCENARIOS]),
+        default=[s.name for s in SCENARIOS],
+        help=",".join(s.name for s in SCENARIOS),
+    )
+    parser.add_argument("--count", type=int, default=None, help="default 1,000,000")
+    parser.add_argument("--latency-count", type=int, default=None, help="default 5,000")
+    parser.add_argument("--concurrent-count", type=int, default=None, help="default 40,000")
+    parser.add_argument("--concurrency", type=int, default=200)
+    parser.add_argument("--size", type=int, default=100, help="value bytes (default 100)")
+    parser.add_argument("--quick", action="store_true", help="small counts: a smoke run")
+    parser.add_argument("--timeout", type=float, default=None, help="seconds per worker")
+    parser.add_argument("--bootstrap", default=None, help="use this broker, start none")
+    parser.add_argument("--label", default=None, help="result file name (no extension)")
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR, help="results directory")
+    parser.add_argument("--list", action="store_true", help="show clients and scenarios")
+    return parser
+
+
+def resolve_counts(args: argparse.Namespace) -> dict[str, int]:
+    """Record counts per count option: explicit options, else quick or full defaults."""
+    full = {"count": 1_000_000, "latency_count": 5_000, "concurrent_count": 40_000}
+    base = QUICK if args.quick else full
+    counts = {key: getattr(args, key) or base[key] for key in full}
+    for key, value in counts.items():
+        if value < 1:
+            raise SystemExit(f"--{key.replace('_', '-')} must be at least 1")
+    return counts
+
+
+def worker_timeout(args: argparse.Namespace, count: int) -> float:
+    """Per-worker limit: ``--timeout``, else generous for the slowest client we know."""
+    if args.timeout is not None:
+        return float(args.timeout)
+    # kafka-python needs ~25 µs of CPU per produced record here and shares two cores with
+    # the broker; 600 µs per record leaves room for a far slower machine or client.
+    return 90.0 + count * 600e-6
+
+
+# --------------------------------------------------------------------------- broker
+
+
+class Broker:
+    """The broker under test: one started with the rig, or one given with ``--bootstrap``."""
+
+    def __init__(self, bootstrap: str | None) -> None:
+        self._cluster: Any = None
+        self._bootstrap = bootstrap
+        self.description = f"external {bootstrap}" if bootstrap else ""
+
+    def __enter__(self) -> Broker:
+        if self._bootstrap is None:
+            from tools.kafka.rig import KafkaCluster
+
+            print("starting Kafka (tools.kafka.rig, PLAINTEXT only)...", flush=True)
+            self._cluster = KafkaCluster(1, listeners=["PLAINTEXT"], heap="1g", label="bench")
+            self._cluster.start()
+            self._bootstrap = self._cluster.bootstrap_servers
+            self.description = f"single KRaft node via tools.kafka.rig, heap 1g, {self._bootstrap}"
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._cluster is not None:
+            self._cluster.stop()
+
+    @property
+    def bootstrap(self) -> str:
+        assert self._bootstrap is not None, "use the broker inside `with`"
+        return self._bootstrap
+
+    def create_topic(self, name: str, partitions: int) -> str:
+        """Create ``name`` and wait until its leaders are known.
+
+        Raises:
+            RuntimeError: if the broker refuses.
+        """
+        if self._cluster is not None:
+            return str(self._cluster.create_topic(name, partitions=partitions))
+        from tools.kafka import wire
+
+        host, _, port = self.bootstrap.split(",")[0].rpartition(":")
+        result = wire.create_topics(host, int(port), name, partitions, 1, None, timeout_ms=30000)
+        if result.error_code:
+            raise RuntimeError(f"CreateTopics {name!r}: error {result.error_code}")
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            topic = wire.metadata(host, int(port), [name]).topics.get(name)
+            if topic and not topic.error_code and all(p.leader >= 0 for p in topic.partitions):
+                return name
+            time.sleep(0.2)
+        raise RuntimeError(f"leaders of {name!r} not known in 30 s")
+
+
+# --------------------------------------------------------------------------- the run
+
+
+def _topic_name(scenario: str, client: str) -> str:
+    return f"bench-{scenario}-{client}-{uuid.uuid4().hex[:8]}"
+
+
+def _print_outcome(cell: Outcome) -> None:
+    if cell.status == OK:
+        m = cell.metrics
+        extra = f", p50 {m['p50_us']:,.0f} µs, p99 {m['p99_us']:,.0f} µs" if "p50_us" in m else ""
+        print(
+            f"  {cell.client:<14} {m['msgs_per_s']:>12,.0f} msgs/s "
+            f"{m['cpu_us_per_msg']:>8.1f} CPU µs/msg{extra}",
+            flush=True,
+        )
+    else:
+        reason = cell.reason.replace("\n", " | ")
+        print(f"  {cell.client:<14} {cell.status.upper()}: {reason[:300]}", flush=True)
+
+
+class Runner:
+    """Runs the selected (scenario, client) pairs against one broker."""
+
+    def __init__(self, args: argparse.Namespace, broker: Broker, log_dir: Path) -> None:
+        self.args = args
+        self.broker = broker
+        self.log_dir = log_dir
+        self.counts = resolve_counts(args)
+        self.pythons: dict[str, Path | ClientUnavailable] = {}
+        self.consume_topic: str | None = None
+        self.consume_error = ""
+
+    def python_for(self, client: Client) -> Path | ClientUnavailable:
+        if client.name not in self.pythons:
+            try:
+                if client.venv is not None:
+                    print(f"preparing virtualenv for {client.name}...", flush=True)
+                self.pythons[client.name] = interpreter(client)
+            except ClientUnavailable as exc:
+                self.pythons[client.name] = exc
+        return self.pythons[client.name]
+
+    def run_one(
+        self, scenario: Scenario, client: Client, topic: str, count: int, label: str
+    ) -> Outcome:
+        python = self.python_for(client)
+        if isinstance(python, ClientUnavailable):
+            return Outcome(label, client.name, SKIPPED, str(python))
+        cmd = worker_command(
+            client,
+            python,
+            scenario=scenario.worker_scenario,
+            bootstrap=self.broker.bootstrap,
+            topic=topic,
+            count=count,
+            size=self.args.size,
+            partitions=scenario.partitions,
+            concurrency=self.args.concurrency,
+        )
+        cell = run_worker(
+            label,
+            client.name,
+            cmd,
+            expected_count=count,
+            size=self.args.size,
+            timeout=worker_timeout(self.args, count),
+            env=client.env(),
+            cwd=ROOT,
+            log_dir=self.log_dir,
+        )
+        cell.metrics.setdefault("load_avg_1m_after", round(os.getloadavg()[0], 2))
+        return cell
+
+    def fill_consume_topic(self) -> None:
+        """Produce the consumer scenarios' records once, with the first filler that works."""
+        count = self.counts["count"]
+        topic = self.broker.create_topic(_topic_name("consume", "data"), 1)
+        tried = []
+        for name in FILLERS:
+            if name not in BY_NAME:
+                continue
+            print(f"filling {topic} with {count:,} records using {name}...", flush=True)
+            cell = self.run_one(SCENARIO_BY_NAME["produce-1p"], BY_NAME[name], topic, count, "fill")
+            if cell.status == OK:
+                self.consume_topic = topic
+                return
+            tried.append(f"{name}: {cell.reason}")
+        self.consume_error = "could not fill the consumer topic: " + "; ".join(tried)
+
+    def run(self) -> list[Outcome]:
+        outcomes: list[Outcome] = []
+        for name in self.args.scenarios:
+            scenario = SCENARIO_BY_NAME[name]
+            count = self.counts[scenario.count_option]
+            print(f"== {name}: {scenario.description}, {count:,} records", flush=True)
+            if scenario.consumer and self.consume_topic is None and not self.consume_error:
+                self.fill_consume_topic()
+            for client_name in self.args.clients:
+                client = BY_NAME[client_name]
+                if scenario.consumer:
+                    if self.consume_topic is None:
+                        cell = Outcome(name, client_name, FAILED, self.consume_error)
+                    else:
+                        cell = self.run_one(scenario, client, self.consume_topic, count, name)
+                else:
+                    topic = self.broker.create_topic(
+                        _topic_name(name, client_name), scenario.partitions
+                    )
+                    cell = self.run_one(scenario, client, topic, count, name)
+                _print_outcome(cell)
+                outcomes.append(cell)
+        return outcomes
+
+
+# --------------------------------------------------------------------------- metadata
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _kafka_version() -> str:
+    try:
+        text = (ROOT / "tools" / "kafka" / "pom.xml").read_text()
+    except OSError:
+        return "unknown"
+    start = text.find("<kafka.version>")
+    end = text.find("</kafka.version>")
+    return text[start + len("<kafka.version>") : end] if 0 <= start < end else "unknown"
+
+
+def run_meta(args: argparse.Namespace, counts: dict[str, int], label: str) -> dict[str, Any]:
+    """What a reader needs to judge the numbers: machine, versions, settings."""
+    return {
+        "label": label,
+        "started": time.strftime("%Y-%m-%d %H:%M:%S %z"),
+        "machine": {
+            "cpu": _cpu_model(),
+            "cores": os.cpu_count(),
+            "os": f"{platform.system()} {platform.release()}",
+        },
+        "python": platform.python_version(),
+        "kafka": f"Apache Kafka {_kafka_version()}",
+        "settings": {
+            **counts,
+            "size": args.size,
+            "concurrency": args.concurrency,
+            "acks": "1",
+            "quick": args.quick,
+        },
+        "load": {"avg_1m_at_start": round(os.getloadavg()[0], 2)},
+    }
+
+
+def list_clients() -> str:
+    lines = ["clients:"]
+    for client in CLIENTS:
+        workers = {client.producer_worker, client.consumer_worker}
+        state = ", ".join(
+            f"{w} {'ok' if (ROOT / 'benchmark' / w).exists() else 'MISSING'}"
+            for w in sorted(workers)
+        )
+        lines.append(f"  {client.name:<14} {client.description} [{state}]")
+    lines.append("scenarios:")
+    lines += [f"  {s.name:<14} {s.description}" for s in SCENARIOS]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the process exit status (1 if nothing could be measured)."""
+    args = build_parser().parse_args(argv)
+    if args.list:
+        print(list_clients())
+        return 0
+    counts = resolve_counts(args)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    label = args.label or f"{'quick' if args.quick else 'run'}-{stamp}"
+    meta = run_meta(args, counts, label)
+    with Broker(args.bootstrap) as broker:
+        meta["broker"] = broker.description
+        outcomes = Runner(args, broker, LOGS_DIR / label).run()
+    meta["load"]["avg_1m_at_end"] = round(os.getloadavg()[0], 2)
+    print()
+    print(report.text_table(outcomes))
+    path = report.write(outcomes, meta, args.out, label)
+    print(f"\nwrote {path} and {path.with_suffix('.md')}")
+    return 0 if any(o.status == OK for o in outcomes) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
