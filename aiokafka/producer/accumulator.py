@@ -1,0 +1,536 @@
+"""Per-partition record batches waiting to be sent, and the memory they hold.
+
+``send()`` appends a record to the last open batch of its partition
+(:meth:`RecordAccumulator.append`, synchronous, no task and no lock). The sender task
+asks which brokers have something to send (:meth:`RecordAccumulator.ready`), takes at
+most one batch per partition for each of them (:meth:`RecordAccumulator.drain`) and
+hands failed batches back in their original order (:meth:`RecordAccumulator.reenqueue`).
+
+Memory: every batch reserves ``max(max_batch_size, size of its first record)``
+bytes of ``buffer_memory`` when it is created and returns them when its outcome is
+known. ``send()`` waits in FIFO order for space (:meth:`RecordAccumulator.wait_for_memory`).
+
+Record futures are plain ``asyncio.Future`` objects resolved in bulk when the batch
+completes (:meth:`ProducerBatch.complete` / :meth:`ProducerBatch.fail`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+
+from aiokafka.cluster.metadata import ClusterMetadata
+from aiokafka.errors import KafkaError, KafkaTimeoutError
+from aiokafka.producer.idempotence import NO_SEQUENCE
+from aiokafka.record import DefaultRecordBatchBuilder, DefaultRecordMetadata
+from aiokafka.structs import RecordMetadata, TopicPartition
+
+__all__ = ["ProducerBatch", "RecordAccumulator"]
+
+_CREATE_TIME = 0
+_LOG_APPEND_TIME = 1
+
+
+class ProducerBatch:
+    """One record batch for one partition, with the futures of its records.
+
+    Attributes:
+        tp: The partition.
+        builder: Encodes the records.
+        closed: No more records are appended (full, drained or sent).
+        created: ``time.monotonic()`` at creation (linger and expiry start here).
+        deadline: ``time.monotonic()`` after which it fails with KafkaTimeoutError.
+        attempts: Produce requests that carried it so far.
+        retry_at: Not sendable before this ``time.monotonic()`` (retry back-off).
+        base_sequence: Idempotent sequence of its first record, or -1 before the
+            first drain.
+        order: Creation order (keeps retried batches in send order).
+        reserved: Bytes of ``buffer_memory`` it holds.
+        in_flight: A request carrying it has not been answered yet.
+        last_error: The error of the last failed attempt.
+    """
+
+    __slots__ = (
+        "_batch_future",
+        "_futures",
+        "_metas",
+        "attempts",
+        "base_sequence",
+        "builder",
+        "closed",
+        "created",
+        "deadline",
+        "done",
+        "in_flight",
+        "last_error",
+        "order",
+        "producer_epoch",
+        "reserved",
+        "retry_at",
+        "tp",
+    )
+
+    def __init__(
+        self,
+        tp: TopicPartition,
+        builder: DefaultRecordBatchBuilder,
+        now: float,
+        deadline: float,
+        order: int,
+        reserved: int,
+        done: asyncio.Future[None],
+    ) -> None:
+        self.tp = tp
+        self.builder = builder
+        self._futures: list[asyncio.Future[RecordMetadata]] = []
+        self._metas: list[DefaultRecordMetadata] = []
+        self._batch_future: asyncio.Future[RecordMetadata] | None = None
+        self.closed = False
+        self.created = now
+        self.deadline = deadline
+        self.attempts = 0
+        self.retry_at = 0.0
+        self.base_sequence = NO_SEQUENCE
+        self.producer_epoch = -1
+        self.order = order
+        self.reserved = reserved
+        self.in_flight = False
+        self.last_error: KafkaError | None = None
+        #: Resolved (never failed) once every record future has its outcome.
+        self.done = done
+
+    @property
+    def record_count(self) -> int:
+        """Records in the batch."""
+        return self.builder.record_count
+
+    def try_append(
+        self,
+        timestamp: int | None,
+        key: bytes | None,
+        value: bytes | None,
+        headers: Iterable[tuple[str, bytes | None]] | None,
+        future: asyncio.Future[RecordMetadata],
+    ) -> bool:
+        """Append a record whose outcome ``future`` will get; False if it does not fit."""
+        meta = self.builder.append(len(self._metas), timestamp, key, value, headers)
+        if meta is None:
+            return False
+        self._metas.append(meta)
+        self._futures.append(future)
+        return True
+
+    def complete(self, base_offset: int, log_append_time: int, log_start_offset: int) -> None:
+        """Resolve every record future with its :class:`RecordMetadata`."""
+        tp = self.tp
+        topic, partition = tp
+        lso = None if log_start_offset < 0 else log_start_offset
+        for fut, meta in zip(self._futures, self._metas, strict=True):
+            if fut.done():  # the caller cancelled it; the record was still sent
+                continue
+            if log_append_time >= 0:
+                ts, ts_type = log_append_time, _LOG_APPEND_TIME
+            else:
+                ts, ts_type = meta.timestamp, _CREATE_TIME
+            offset = base_offset + meta.offset if base_offset >= 0 else -1
+            fut.set_result(RecordMetadata(topic, partition, tp, offset, ts, ts_type, lso))
+        whole = self._batch_future
+        if whole is not None and not whole.done():
+            ts_type = _LOG_APPEND_TIME if log_append_time >= 0 else _CREATE_TIME
+            whole.set_result(
+                RecordMetadata(topic, partition, tp, base_offset, log_append_time, ts_type, lso)
+            )
+        self._finish()
+
+    def fail(self, exc: BaseException) -> None:
+        """Fail every record future with ``exc``."""
+        for fut in self._futures:
+            if not fut.done():
+                fut.set_exception(exc)
+        whole = self._batch_future
+        if whole is not None and not whole.done():
+            whole.set_exception(exc)
+        self._finish()
+
+    def _finish(self) -> None:
+        self._futures = []
+        if not self.done.done():
+            self.done.set_result(None)
+
+    def __repr__(self) -> str:
+        return (
+            f"ProducerBatch({self.tp.topic}-{self.tp.partition}, records={self.record_count}, "
+            f"seq={self.base_sequence}, attempts={self.attempts})"
+        )
+
+
+class RecordAccumulator:
+    """Batches per partition, memory accounting and the decisions of what to send.
+
+    Args:
+        batch_size: ``max_batch_size``.
+        buffer_memory: Bytes all unsent/unanswered batches may reserve.
+        linger_ms: How long a batch that is not full waits.
+        delivery_timeout_ms: Time from a batch's creation to its failure.
+        retry_backoff_ms: Pause before a failed batch is sent again.
+        codec: Compression codec id.
+        compression_level: Codec level or ``None``.
+        is_transactional: Set the transactional bit of batches.
+        wakeup: Called when the sender should look again (a batch was created or
+            filled up, memory is short, a flush began).
+        on_batch_closed: Called with a partition whose open batch stopped taking
+            records (sticky partitioning moves on).
+    """
+
+    def __init__(
+        self,
+        *,
+        batch_size: int,
+        buffer_memory: int,
+        linger_ms: int,
+        delivery_timeout_ms: int,
+        retry_backoff_ms: int,
+        codec: int,
+        compression_level: int | None = None,
+        is_transactional: bool = False,
+        wakeup: Callable[[], None] = lambda: None,
+        on_batch_closed: Callable[[TopicPartition], None] = lambda tp: None,
+    ) -> None:
+        self.batch_size = batch_size
+        self.buffer_memory = buffer_memory
+        self.linger = linger_ms / 1000
+        self.delivery_timeout = delivery_timeout_ms / 1000
+        self.retry_backoff = retry_backoff_ms / 1000
+        self._codec = codec
+        self._level = compression_level
+        self._transactional = is_transactional
+        self._wakeup = wakeup
+        self._on_batch_closed = on_batch_closed
+        self._batches: dict[TopicPartition, deque[ProducerBatch]] = {}
+        self._incomplete: set[ProducerBatch] = set()
+        self._used = 0
+        self._mem_waiters: deque[object] = deque()
+        self._mem_changed: asyncio.Future[None] | None = None
+        self._closed_error: KafkaError | None = None
+        self._order = itertools.count()
+        self._flushing = 0
+        self._closing = False
+        self._drain_start: dict[int, int] = {}
+
+    # -- appending ----------------------------------------------------------------------
+
+    @property
+    def used_memory(self) -> int:
+        """Bytes reserved by batches whose outcome is not known yet."""
+        return self._used
+
+    def append(
+        self,
+        tp: TopicPartition,
+        timestamp: int | None,
+        key: bytes | None,
+        value: bytes | None,
+        headers: list[tuple[str, bytes | None]] | None,
+        future: asyncio.Future[RecordMetadata],
+    ) -> bool:
+        """Append a record to ``tp``'s open batch, creating one if needed.
+
+        Returns:
+            False if a new batch was needed and ``buffer_memory`` has no room for it
+            (the caller waits with :meth:`wait_for_memory` and tries again).
+        """
+        dq = self._batches.get(tp)
+        if dq:
+            batch = dq[-1]
+            if not batch.closed:
+                if batch.try_append(timestamp, key, value, headers, future):
+                    return True
+                batch.closed = True
+                self._on_batch_closed(tp)
+        size = DefaultRecordBatchBuilder.estimate_size_in_bytes(key, value, headers)
+        reserve = size if size > self.batch_size else self.batch_size
+        # Waiters go first, so a stream of small appends cannot starve them.
+        if self._used + reserve > self.buffer_memory or self._mem_waiters:
+            return False
+        batch = self._new_batch(tp, reserve)
+        batch.try_append(timestamp, key, value, headers, future)
+        if dq is None:
+            dq = self._batches[tp] = deque()
+        dq.append(batch)
+        self._wakeup()
+        return True
+
+    def _new_batch(self, tp: TopicPartition, reserve: int) -> ProducerBatch:
+        builder = DefaultRecordBatchBuilder(
+            2,
+            self._codec,
+            self._transactional,
+            batch_size=self.batch_size,
+            compression_level=self._level,
+        )
+        now = time.monotonic()
+        self._used += reserve
+        batch = ProducerBatch(
+            tp,
+            builder,
+            now,
+            now + self.delivery_timeout,
+            next(self._order),
+            reserve,
+            asyncio.get_running_loop().create_future(),
+        )
+        self._incomplete.add(batch)
+        return batch
+
+    def add_batch(
+        self, tp: TopicPartition, builder: DefaultRecordBatchBuilder
+    ) -> asyncio.Future[RecordMetadata]:
+        """Queue a batch built by the caller (``send_batch``); its memory is
+        reserved even beyond ``buffer_memory`` (the records exist already).
+
+        Returns:
+            A future for the batch's :class:`RecordMetadata` (offset of its first
+            record).
+        """
+        dq = self._batches.setdefault(tp, deque())
+        if dq and not dq[-1].closed:
+            # Records appended later must not overtake this batch.
+            dq[-1].closed = True
+            self._on_batch_closed(tp)
+        batch = self._new_batch(tp, builder.size_in_bytes())
+        batch.builder = builder
+        future: asyncio.Future[RecordMetadata] = asyncio.get_running_loop().create_future()
+        batch._batch_future = future
+        batch.closed = True
+        dq.append(batch)
+        self._wakeup()
+        return future
+
+    async def wait_for_memory(self, size: int, timeout: float) -> None:
+        """Wait (FIFO) until a batch of ``size`` bytes fits in ``buffer_memory``.
+
+        Raises:
+            aiokafka.errors.KafkaTimeoutError: no room within ``timeout`` seconds.
+            aiokafka.errors.ProducerClosed: the producer closed meanwhile.
+        """
+        reserve = max(size, self.batch_size)
+        loop = asyncio.get_running_loop()
+        deadline = time.monotonic() + timeout
+        ticket = object()
+        self._mem_waiters.append(ticket)
+        # Batches waiting for linger are sent now: memory is what we are short of.
+        self._wakeup()
+        try:
+            while True:
+                if self._closed_error is not None:
+                    raise self._closed_error
+                if self._mem_waiters[0] is ticket and self._used + reserve <= self.buffer_memory:
+                    return
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise KafkaTimeoutError(
+                        f"buffer_memory ({self.buffer_memory} bytes) stayed full for "
+                        f"{timeout * 1000:.0f} ms (max_block_ms)"
+                    )
+                if self._mem_changed is None:
+                    self._mem_changed = loop.create_future()
+                # Shielded: the future is shared by all waiters; one timing out must
+                # not cancel it for the others.
+                try:
+                    await asyncio.wait_for(asyncio.shield(self._mem_changed), remaining)
+                except asyncio.TimeoutError:
+                    continue  # the loop raises KafkaTimeoutError (or returns if it fits)
+        finally:
+            self._mem_waiters.remove(ticket)
+            self._notify_memory()
+
+    def _notify_memory(self) -> None:
+        # Broadcast: every waiter re-checks; only the first in line may take memory.
+        changed = self._mem_changed
+        if changed is not None:
+            self._mem_changed = None
+            if not changed.done():
+                changed.set_result(None)
+
+    # -- completing ---------------------------------------------------------------------
+
+    def release(self, batch: ProducerBatch) -> None:
+        """Return ``batch``'s memory; call after completing or failing it."""
+        if batch in self._incomplete:
+            self._incomplete.discard(batch)
+            self._used -= batch.reserved
+            self._notify_memory()
+
+    def complete(
+        self, batch: ProducerBatch, base_offset: int, log_append_time: int, log_start_offset: int
+    ) -> None:
+        """Resolve ``batch``'s futures and release it."""
+        self.release(batch)
+        batch.complete(base_offset, log_append_time, log_start_offset)
+
+    def fail(self, batch: ProducerBatch, exc: BaseException) -> None:
+        """Fail ``batch``'s futures and release it."""
+        self.release(batch)
+        batch.fail(exc)
+
+    # -- sending decisions --------------------------------------------------------------
+
+    def has_unsent(self) -> bool:
+        """True if some batch waits in a queue."""
+        return any(self._batches.values())
+
+    def has_incomplete(self) -> bool:
+        """True if some batch has no outcome yet."""
+        return bool(self._incomplete)
+
+    def ready(self, cluster: ClusterMetadata, now: float) -> tuple[set[int], float, bool]:
+        """Which brokers have a batch that may be sent now.
+
+        Returns:
+            ``(nodes, next_check, unknown_leader)``: the leader ids with a sendable
+            batch; seconds until some other batch becomes sendable (linger, back-off
+            or expiry), ``inf`` if none; whether a batch waits for a partition whose
+            leader is unknown (metadata should be refreshed).
+        """
+        nodes: set[int] = set()
+        next_check = float("inf")
+        unknown = False
+        eager = self._flushing > 0 or self._closing or bool(self._mem_waiters)
+        linger = self.linger
+        for tp, dq in self._batches.items():
+            if not dq:
+                continue
+            batch = dq[0]
+            leader = cluster.leader_for(tp)
+            if leader is None:
+                unknown = True
+                next_check = min(next_check, batch.deadline - now)
+                continue
+            if leader in nodes:
+                continue
+            if batch.retry_at > now:
+                next_check = min(next_check, batch.retry_at - now)
+                continue
+            if eager or batch.closed or len(dq) > 1 or batch.attempts:
+                nodes.add(leader)
+                continue
+            wait = batch.created + linger - now
+            if wait <= 0:
+                nodes.add(leader)
+            else:
+                next_check = min(next_check, wait, batch.deadline - now)
+        return nodes, max(next_check, 0.0), unknown
+
+    def drain(
+        self,
+        cluster: ClusterMetadata,
+        nodes: Iterable[int],
+        max_request_size: int,
+        now: float,
+        can_send: Callable[[ProducerBatch], bool] = lambda b: True,
+    ) -> dict[int, list[ProducerBatch]]:
+        """Take at most one sendable batch per partition for each node in ``nodes``,
+        up to ``max_request_size`` bytes per node (at least one batch).
+
+        ``can_send(batch)`` may veto a batch (e.g. sequenced batches while an epoch
+        bump is pending). Drained batches are closed; the caller owns them until it
+        completes, fails or re-enqueues them.
+        """
+        wanted = set(nodes)
+        by_node: dict[int, list[TopicPartition]] = {}
+        for tp, dq in self._batches.items():
+            if dq:
+                leader = cluster.leader_for(tp)
+                if leader is not None and leader in wanted:
+                    by_node.setdefault(leader, []).append(tp)
+        result: dict[int, list[ProducerBatch]] = {}
+        for node, tps in by_node.items():
+            # Start where the last drain of this node stopped, so one busy partition
+            # cannot keep the others out of size-limited requests.
+            start = self._drain_start.get(node, 0) % len(tps)
+            size = 0
+            taken: list[ProducerBatch] = []
+            for i in range(len(tps)):
+                tp = tps[(start + i) % len(tps)]
+                dq = self._batches[tp]
+                batch = dq[0]
+                if batch.retry_at > now or not can_send(batch):
+                    continue
+                batch_size = batch.builder.size_in_bytes()
+                if taken and size + batch_size > max_request_size:
+                    self._drain_start[node] = start + i
+                    break
+                dq.popleft()
+                if not batch.closed:
+                    batch.closed = True
+                    self._on_batch_closed(tp)
+                size += batch_size
+                taken.append(batch)
+            if taken:
+                result[node] = taken
+        return result
+
+    def reenqueue(self, batch: ProducerBatch, now: float) -> None:
+        """Put a failed batch back for a retry after the back-off, before every batch
+        created after it (record order within the partition is kept)."""
+        batch.in_flight = False
+        batch.retry_at = now + self.retry_backoff
+        dq = self._batches.setdefault(batch.tp, deque())
+        index = 0
+        for index, queued in enumerate(dq):  # noqa: B007 - index is used after the loop
+            if queued.order > batch.order:
+                break
+        else:
+            index = len(dq)
+        dq.insert(index, batch)
+
+    def expired(self, now: float) -> list[ProducerBatch]:
+        """Remove and return queued batches whose delivery deadline passed."""
+        out: list[ProducerBatch] = []
+        for dq in self._batches.values():
+            while dq and dq[0].deadline <= now:
+                out.append(dq.popleft())
+            # Later batches are younger, except re-enqueued ones, which sit first.
+        return out
+
+    def unsent_batches(self, tp: TopicPartition) -> list[ProducerBatch]:
+        """Queued batches of ``tp`` (read-only view for sequence resets)."""
+        return list(self._batches.get(tp, ()))
+
+    def all_queued(self) -> list[ProducerBatch]:
+        """Every queued batch."""
+        return [b for dq in self._batches.values() for b in dq]
+
+    # -- flush and close ----------------------------------------------------------------
+
+    def begin_flush(self) -> list[asyncio.Future[None]]:
+        """Make every batch sendable now; return the ``done`` futures to wait for."""
+        self._flushing += 1
+        self._wakeup()
+        return [b.done for b in self._incomplete]
+
+    def end_flush(self) -> None:
+        """Undo one :meth:`begin_flush`."""
+        self._flushing -= 1
+
+    def begin_close(self) -> None:
+        """From now on batches are sent without lingering."""
+        self._closing = True
+        self._wakeup()
+
+    def abort_all(self, exc: KafkaError) -> None:
+        """Fail every batch without an outcome (queued or in flight) with ``exc``."""
+        for dq in self._batches.values():
+            dq.clear()
+        for batch in list(self._incomplete):
+            self.fail(batch, exc)
+        self._closed_error = exc
+        self._notify_memory()
+
+    def drop_empty_queues(self) -> None:
+        """Forget partitions without queued batches (bounded memory for many topics)."""
+        for tp in [tp for tp, dq in self._batches.items() if not dq]:
+            del self._batches[tp]

@@ -1,0 +1,608 @@
+"""``AIOKafkaProducer``: the public producer facade.
+
+Tasks (see ``docs/DESIGN.md``): the constructor starts nothing. :meth:`start`
+connects the cluster client (metadata, its maintenance task), starts the sender task
+and fetches a producer id when idempotent. :meth:`stop` then, in this order: refuses
+new sends, sends everything buffered (bounded by ``delivery_timeout_ms`` or the
+``timeout`` argument), cancels the sender and its request tasks, fails whatever is
+left with :class:`~aiokafka.errors.ProducerClosed`, and closes the connections.
+
+Hot path: ``send()`` serializes, picks a partition from a per-topic cache, and
+appends to the partition's open batch synchronously (no task, no lock, no await
+unless metadata or buffer memory is missing). Record futures are resolved in bulk
+when the batch's response arrives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+from aiokafka.cluster.client import AIOKafkaClient
+from aiokafka.cluster.metadata import ClusterMetadata
+from aiokafka.errors import (
+    IllegalStateError,
+    InvalidTopicError,
+    KafkaError,
+    KafkaTimeoutError,
+    MessageSizeTooLargeError,
+    ProducerClosed,
+    TopicAuthorizationFailedError,
+    UnknownTopicOrPartitionError,
+    for_code,
+)
+from aiokafka.producer.accumulator import RecordAccumulator
+from aiokafka.producer.config import ProducerConfig
+from aiokafka.producer.idempotence import ProducerIdState
+from aiokafka.producer.partitioner import StickyPartitionState, murmur2_partition
+from aiokafka.producer.sender import Sender
+from aiokafka.record import DefaultRecordBatchBuilder, DefaultRecordMetadata
+from aiokafka.structs import RecordMetadata, TopicPartition
+
+__all__ = ["AIOKafkaProducer", "BatchBuilder"]
+
+log = logging.getLogger(__name__)
+
+_BATCH_HEADER = 61
+_UNKNOWN_TOPIC = UnknownTopicOrPartitionError.errno
+
+
+def _to_bytes(data: Any, name: str) -> bytes | None:
+    if data is None or type(data) is bytes:
+        return data
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return bytes(data)
+    raise TypeError(
+        f"{name} must be bytes (or bytes after the {name}_serializer), not {type(data).__name__}"
+    )
+
+
+def _check_headers(headers: Any) -> list[tuple[str, bytes | None]]:
+    out: list[tuple[str, bytes | None]] = []
+    try:
+        items = list(headers)
+    except TypeError:
+        raise TypeError("headers must be a list of (str, bytes) pairs") from None
+    for item in items:
+        if not isinstance(item, tuple) or len(item) != 2:
+            raise TypeError(f"headers must be (str, bytes) pairs, got {item!r}")
+        key, value = item
+        if not isinstance(key, str):
+            raise TypeError(f"header key must be str, not {type(key).__name__}")
+        out.append((key, _to_bytes(value, "header value")))
+    return out
+
+
+@dataclass(slots=True)
+class _TopicEntry:
+    """Partition lists of one topic, valid for one metadata snapshot."""
+
+    cluster: ClusterMetadata
+    all_partitions: tuple[int, ...]
+    available: tuple[int, ...]
+    tps: dict[int, TopicPartition]
+
+
+class BatchBuilder:
+    """Records collected by the caller and sent as one batch with
+    :meth:`AIOKafkaProducer.send_batch` (aiokafka's API).
+
+    Create with :meth:`AIOKafkaProducer.create_batch`.
+    """
+
+    def __init__(self, producer: AIOKafkaProducer, builder: DefaultRecordBatchBuilder) -> None:
+        self._producer = producer
+        self._builder = builder
+        self._closed = False
+
+    def append(
+        self,
+        *,
+        key: Any = None,
+        value: Any = None,
+        timestamp: int | None = None,
+        headers: Iterable[tuple[str, bytes | None]] | None = None,
+    ) -> DefaultRecordMetadata | None:
+        """Add a record (serializers of the producer apply).
+
+        Returns:
+            The record's metadata within the batch (offset, size, timestamp), or
+            ``None`` if the batch is full.
+
+        Raises:
+            TypeError: key, value, headers or timestamp of the wrong type.
+            IllegalStateError: the batch was already sent.
+        """
+        if self._closed:
+            raise IllegalStateError("this batch was already passed to send_batch()")
+        p = self._producer
+        key_bytes, value_bytes, header_list = p._serialize(key, value, headers, timestamp)
+        offset = self._builder.record_count
+        return self._builder.append(offset, timestamp, key_bytes, value_bytes, header_list)
+
+    def size(self) -> int:
+        """Bytes in the batch so far (before compression)."""
+        return self._builder.size_in_bytes()
+
+    def record_count(self) -> int:
+        """Records in the batch."""
+        return self._builder.record_count
+
+    def close(self) -> None:
+        """No more records can be added."""
+        self._closed = True
+
+
+class AIOKafkaProducer:
+    """An asyncio Kafka producer (aiokafka-compatible).
+
+    Every option is a keyword; see :class:`~aiokafka.producer.config.ProducerConfig`
+    for the full list, defaults and the idempotence rules (idempotence and
+    ``acks="all"`` are on unless disabled or incompatible options are given).
+
+    Example::
+
+        async with AIOKafkaProducer(bootstrap_servers="localhost:9092") as producer:
+            fut = await producer.send("topic", b"value", key=b"key")
+            metadata = await fut
+
+    Raises:
+        TypeError, ValueError: an option is unknown or invalid (the message names it).
+    """
+
+    def __init__(self, **configs: Any) -> None:
+        self._config = config = ProducerConfig.from_kwargs(**configs)
+        self._key_serializer = config.key_serializer
+        self._value_serializer = config.value_serializer
+        self._partitioner = config.partitioner
+        self._sticky = StickyPartitionState()
+        self._max_request_size = config.max_request_size
+        self._max_record = min(config.max_request_size, config.buffer_memory)
+        self._max_block = config.max_block_ms / 1000
+        self._topics: dict[str, _TopicEntry] = {}
+        self._ids = (
+            ProducerIdState(config.transactional_id, config.transaction_timeout_ms)
+            if config.enable_idempotence
+            else None
+        )
+        self._state = "new"  # new -> running -> closing -> closed
+        self._client: AIOKafkaClient | None = None
+        self._sender: Sender | None = None
+        self._acc: RecordAccumulator | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._close_task: asyncio.Task[None] | None = None
+
+    @property
+    def config(self) -> ProducerConfig:
+        """The validated configuration."""
+        return self._config
+
+    @property
+    def client(self) -> AIOKafkaClient:
+        """The cluster client (after :meth:`start`)."""
+        if self._client is None:
+            raise IllegalStateError("AIOKafkaProducer.start() was not called")
+        return self._client
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Connect to the cluster and start the sender task.
+
+        Raises:
+            aiokafka.errors.KafkaConnectionError: no bootstrap server answered within
+                ``request_timeout_ms``.
+            aiokafka.errors.IllegalStateError: called twice.
+        """
+        if self._state != "new":
+            raise IllegalStateError(f"AIOKafkaProducer.start(): the producer is {self._state}")
+        self._loop = asyncio.get_running_loop()
+        config = self._config
+        self._client = AIOKafkaClient(config.client)
+        self._state = "running"
+        try:
+            await self._client.start()
+        except BaseException:
+            self._state = "closed"
+            raise
+        self._acc = RecordAccumulator(
+            batch_size=config.max_batch_size,
+            buffer_memory=config.buffer_memory,
+            linger_ms=config.linger_ms,
+            delivery_timeout_ms=config.delivery_timeout_ms,
+            retry_backoff_ms=config.retry_backoff_ms,
+            codec=config.codec,
+            compression_level=config.compression_level,
+            is_transactional=config.transactional_id is not None,
+            wakeup=self._wakeup,
+            on_batch_closed=self._on_batch_closed,
+        )
+        self._sender = Sender(self._client, self._acc, config, self._ids)
+        self._sender.start()
+        log.debug("Producer started (idempotent=%s, acks=%s)", self._ids is not None, config.acks)
+
+    def _wakeup(self) -> None:
+        if self._sender is not None:
+            self._sender.wakeup()
+
+    async def stop(self, timeout: float | None = None) -> None:
+        """Send buffered records, then close (see the module docstring for the order).
+
+        Args:
+            timeout: Seconds to wait for buffered records; default
+                ``delivery_timeout_ms``. Records without an outcome after it fail
+                with :class:`~aiokafka.errors.ProducerClosed`.
+        """
+        if self._state == "new":
+            self._state = "closed"
+            return
+        if self._close_task is None:
+            self._state = "closing"
+            wait = self._config.delivery_timeout_ms / 1000 if timeout is None else timeout
+            self._close_task = asyncio.create_task(self._close(wait))
+        # Shielded: a caller giving up on stop() must not leave connections open; the
+        # close itself is bounded by the timeout above.
+        await asyncio.shield(self._close_task)
+
+    async def _close(self, timeout: float) -> None:
+        try:
+            if self._sender is not None:
+                await self._sender.close(
+                    timeout, ProducerClosed("the producer was stopped before delivery")
+                )
+        finally:
+            if self._client is not None:
+                await self._client.close()
+            self._state = "closed"
+
+    async def __aenter__(self) -> AIOKafkaProducer:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    def _check_running(self) -> None:
+        if self._state == "running":
+            fatal = self._sender.fatal_error if self._sender is not None else None
+            if fatal is not None:
+                raise fatal
+            return
+        if self._state == "new":
+            raise IllegalStateError("AIOKafkaProducer.start() was not called")
+        raise ProducerClosed("the producer is stopped")
+
+    # -- sending ------------------------------------------------------------------------
+
+    def _serialize(
+        self, key: Any, value: Any, headers: Any, timestamp_ms: Any
+    ) -> tuple[bytes | None, bytes | None, list[tuple[str, bytes | None]] | None]:
+        if self._key_serializer is not None:
+            key = self._key_serializer(key)
+        if self._value_serializer is not None:
+            value = self._value_serializer(value)
+        if key is not None and type(key) is not bytes:
+            key = _to_bytes(key, "key")
+        if value is not None and type(value) is not bytes:
+            value = _to_bytes(value, "value")
+        if headers is not None:
+            headers = _check_headers(headers) or None
+        if timestamp_ms is not None and (
+            type(timestamp_ms) is not int or not 0 <= timestamp_ms < 2**63
+        ):
+            if not isinstance(timestamp_ms, int) or isinstance(timestamp_ms, bool):
+                raise TypeError(f"timestamp_ms must be an int, not {type(timestamp_ms).__name__}")
+            raise ValueError(f"timestamp_ms must be >= 0, got {timestamp_ms}")
+        return key, value, headers
+
+    async def send(
+        self,
+        topic: str,
+        value: Any = None,
+        key: Any = None,
+        partition: int | None = None,
+        timestamp_ms: int | None = None,
+        headers: Iterable[tuple[str, bytes | None]] | None = None,
+    ) -> asyncio.Future[RecordMetadata]:
+        """Queue a record; return a future of its :class:`~aiokafka.structs.RecordMetadata`.
+
+        Waits only when the topic's metadata is not known yet or ``buffer_memory``
+        is full (at most ``max_block_ms`` for each). Cancelling this coroutine before
+        it returns leaves nothing queued; cancelling the returned future does not
+        stop the record from being sent.
+
+        Args:
+            topic: Topic name.
+            value: Value (bytes, or anything the ``value_serializer`` takes).
+            key: Key (bytes, or anything the ``key_serializer`` takes).
+            partition: Explicit partition; otherwise the partitioner chooses.
+            timestamp_ms: Record timestamp (ms since the epoch); default now.
+            headers: ``(str, bytes)`` pairs.
+
+        Returns:
+            A future resolved when the broker acknowledged the record (offset -1 with
+            ``acks=0``), or failed with the typed error.
+
+        Raises:
+            TypeError: key/value/headers/timestamp of the wrong type.
+            ValueError: ``partition`` out of range.
+            aiokafka.errors.MessageSizeTooLargeError: the record is larger than
+                ``max_request_size`` (or ``buffer_memory``).
+            aiokafka.errors.UnknownTopicOrPartitionError: the topic does not exist
+                after ``max_block_ms``.
+            aiokafka.errors.KafkaTimeoutError: no buffer space within ``max_block_ms``.
+            aiokafka.errors.ProducerClosed: the producer is stopped.
+        """
+        if self._state != "running" or self._sender.fatal_error is not None:  # type: ignore[union-attr]
+            self._check_running()
+        if self._ids is not None and self._ids.transactional_id is not None:
+            raise IllegalStateError(
+                "transactional sends need begin_transaction(), which this version does not "
+                "implement yet; drop transactional_id for idempotent sends"
+            )
+        # Serialization inlined (see _serialize): this is the per-record hot path.
+        if self._key_serializer is not None:
+            key = self._key_serializer(key)
+        if self._value_serializer is not None:
+            value = self._value_serializer(value)
+        if key is not None and type(key) is not bytes:
+            key = _to_bytes(key, "key")
+        if value is not None and type(value) is not bytes:
+            value = _to_bytes(value, "value")
+        if headers is not None:
+            headers = _check_headers(headers) or None
+        if timestamp_ms is not None and (
+            type(timestamp_ms) is not int or not 0 <= timestamp_ms < 2**63
+        ):
+            self._serialize(None, None, None, timestamp_ms)  # raises the right error
+        size = (len(value) if value is not None else 0) + (len(key) if key is not None else 0)
+        if size + 100 > self._max_record or headers:
+            self._check_size(key, value, headers)
+
+        entry = self._topics.get(topic)
+        if entry is None or entry.cluster is not self._client.cluster:  # type: ignore[union-attr]
+            entry = await self._topic_entry(topic)
+        if partition is None:
+            if self._partitioner is not None:
+                partition = self._partitioner(
+                    key, list(entry.all_partitions), list(entry.available)
+                )
+                if partition not in entry.tps:
+                    raise ValueError(
+                        f"partitioner returned {partition!r}, not a partition of {topic!r}"
+                    )
+            elif key is not None:
+                partition = murmur2_partition(key, len(entry.all_partitions))
+            else:
+                partition = self._sticky.partition(topic, entry.all_partitions, entry.available)
+        elif partition not in entry.tps:
+            entry = await self._check_partition(topic, partition)
+        tp = entry.tps[partition]
+        future: asyncio.Future[RecordMetadata] = self._loop.create_future()  # type: ignore[union-attr]
+        acc = self._acc
+        if not acc.append(tp, timestamp_ms, key, value, headers, future):  # type: ignore[union-attr]
+            await self._append_when_memory(tp, timestamp_ms, key, value, headers, future)
+        return future
+
+    def _check_size(
+        self, key: bytes | None, value: bytes | None, headers: list[tuple[str, bytes | None]] | None
+    ) -> None:
+        size = DefaultRecordBatchBuilder.estimate_size_in_bytes(key, value, headers)
+        if size > self._max_request_size:
+            raise MessageSizeTooLargeError(
+                f"the record is {size} bytes, more than max_request_size ({self._max_request_size})"
+            )
+        if size > self._config.buffer_memory:
+            raise MessageSizeTooLargeError(
+                f"the record is {size} bytes, more than buffer_memory "
+                f"({self._config.buffer_memory})"
+            )
+
+    async def _append_when_memory(
+        self,
+        tp: TopicPartition,
+        timestamp_ms: int | None,
+        key: bytes | None,
+        value: bytes | None,
+        headers: list[tuple[str, bytes | None]] | None,
+        future: asyncio.Future[RecordMetadata],
+    ) -> None:
+        acc = self._acc
+        assert acc is not None
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._max_block
+        size = DefaultRecordBatchBuilder.estimate_size_in_bytes(key, value, headers)
+        while True:
+            await acc.wait_for_memory(size, max(0.0, deadline - loop.time()))
+            self._check_running()
+            if acc.append(tp, timestamp_ms, key, value, headers, future):
+                return
+
+    async def send_and_wait(
+        self,
+        topic: str,
+        value: Any = None,
+        key: Any = None,
+        partition: int | None = None,
+        timestamp_ms: int | None = None,
+        headers: Iterable[tuple[str, bytes | None]] | None = None,
+    ) -> RecordMetadata:
+        """:meth:`send` and wait for the record's metadata (same arguments/errors)."""
+        future = await self.send(topic, value, key, partition, timestamp_ms, headers)
+        return await future
+
+    def create_batch(self) -> BatchBuilder:
+        """An empty :class:`BatchBuilder` of ``max_batch_size`` bytes (compressed with
+        the producer's codec) for :meth:`send_batch`."""
+        config = self._config
+        builder = DefaultRecordBatchBuilder(
+            2,
+            config.codec,
+            config.transactional_id is not None,
+            batch_size=config.max_batch_size,
+            compression_level=config.compression_level,
+        )
+        return BatchBuilder(self, builder)
+
+    async def send_batch(
+        self, batch: BatchBuilder, topic: str, *, partition: int
+    ) -> asyncio.Future[RecordMetadata]:
+        """Queue a batch made with :meth:`create_batch` for ``topic``/``partition``.
+
+        Returns:
+            A future of the :class:`RecordMetadata` of the batch's first record.
+
+        Raises:
+            ValueError: ``partition`` out of range, or the batch is empty.
+            aiokafka.errors.MessageSizeTooLargeError: larger than ``max_request_size``.
+        """
+        self._check_running()
+        if not isinstance(batch, BatchBuilder):
+            raise TypeError("batch must come from create_batch()")
+        if batch.record_count() == 0:
+            raise ValueError("batch: an empty batch cannot be sent")
+        if batch.size() > self._max_request_size:
+            raise MessageSizeTooLargeError(
+                f"the batch is {batch.size()} bytes, more than max_request_size "
+                f"({self._max_request_size})"
+            )
+        entry = self._topics.get(topic)
+        if entry is None or entry.cluster is not self.client.cluster:
+            entry = await self._topic_entry(topic)
+        if partition not in entry.tps:
+            entry = await self._check_partition(topic, partition)
+        batch.close()
+        assert self._acc is not None
+        return self._acc.add_batch(entry.tps[partition], batch._builder)
+
+    async def flush(self, timeout: float | None = None) -> None:
+        """Send every buffered record now and wait for all their outcomes.
+
+        Args:
+            timeout: Seconds to wait at most; ``None`` waits until done (records
+                still fail by ``delivery_timeout_ms``).
+
+        Raises:
+            aiokafka.errors.KafkaTimeoutError: ``timeout`` passed first.
+        """
+        if self._acc is None:
+            return
+        waiters = self._acc.begin_flush()
+        try:
+            if waiters:
+                _, pending = await asyncio.wait(waiters, timeout=timeout)
+                if pending:
+                    raise KafkaTimeoutError(f"flush() did not finish within {timeout} s")
+        finally:
+            self._acc.end_flush()
+
+    # -- metadata -----------------------------------------------------------------------
+
+    async def partitions_for(self, topic: str) -> set[int]:
+        """All partitions of ``topic`` (waits up to ``max_block_ms`` for metadata).
+
+        Raises:
+            aiokafka.errors.UnknownTopicOrPartitionError: the topic does not exist.
+        """
+        self._check_running()
+        entry = await self._topic_entry(topic)
+        return set(entry.all_partitions)
+
+    async def _topic_entry(self, topic: str) -> _TopicEntry:
+        if not isinstance(topic, str):
+            raise TypeError(f"topic must be a str, not {type(topic).__name__}")
+        if not topic:
+            raise ValueError("topic must not be empty")
+        client = self.client
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._max_block
+        if topic not in client.topics:
+            await asyncio.wait_for(client.add_topic(topic), self._max_block)
+        while True:
+            cluster = client.cluster
+            entry = self._entry_from(topic, cluster)
+            if entry is not None:
+                return entry
+            code = cluster.topic_error(topic)
+            if code in (InvalidTopicError.errno, TopicAuthorizationFailedError.errno):
+                await self._forget_topic(topic)
+                raise for_code(code)(f"topic {topic!r}")
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                await self._forget_topic(topic)
+                if code == _UNKNOWN_TOPIC or code is None:
+                    raise UnknownTopicOrPartitionError(
+                        f"topic {topic!r} not found in the cluster metadata within max_block_ms "
+                        f"({self._config.max_block_ms} ms)"
+                    )
+                raise KafkaTimeoutError(
+                    f"no metadata for topic {topic!r} within max_block_ms (last error code {code})"
+                )
+            await asyncio.sleep(min(self._config.retry_backoff_ms / 1000, remaining))
+            try:
+                await asyncio.wait_for(client.refresh_metadata(), max(remaining, 0.001))
+            except (KafkaError, asyncio.TimeoutError) as exc:
+                log.debug("Metadata refresh for %r failed: %s", topic, exc)
+
+    async def _forget_topic(self, topic: str) -> None:
+        # An unknown topic must not stay in every later metadata request.
+        client = self.client
+        if topic in client.topics and topic not in self._topics:
+            await client.set_topics(client.topics - {topic})
+
+    def _entry_from(self, topic: str, cluster: ClusterMetadata) -> _TopicEntry | None:
+        parts = cluster.partitions_for_topic(topic)
+        if not parts:
+            return None
+        available = cluster.available_partitions_for_topic(topic) or frozenset()
+        old = self._topics.get(topic)
+        all_partitions = tuple(sorted(parts))
+        if old is not None and old.all_partitions == all_partitions:
+            tps = old.tps
+        else:
+            tps = {p: TopicPartition(topic, p) for p in all_partitions}
+        entry = _TopicEntry(cluster, all_partitions, tuple(sorted(available)), tps)
+        self._topics[topic] = entry
+        return entry
+
+    async def _check_partition(self, topic: str, partition: Any) -> _TopicEntry:
+        if not isinstance(partition, int) or isinstance(partition, bool):
+            raise TypeError(f"partition must be an int, not {type(partition).__name__}")
+        if partition < 0:
+            raise ValueError(f"partition must be >= 0, got {partition}")
+        # Maybe partitions were added since the last metadata: look once more.
+        try:
+            await asyncio.wait_for(self.client.refresh_metadata(), self._max_block)
+        except (KafkaError, asyncio.TimeoutError) as exc:
+            log.debug("Metadata refresh for %r failed: %s", topic, exc)
+        entry = self._entry_from(topic, self.client.cluster)
+        if entry is None or partition not in entry.tps:
+            count = 0 if entry is None else len(entry.all_partitions)
+            raise ValueError(
+                f"partition {partition} is out of range: topic {topic!r} has {count} partitions"
+            )
+        return entry
+
+    def _on_batch_closed(self, tp: TopicPartition) -> None:
+        if self._partitioner is None:
+            entry = self._topics.get(tp.topic)
+            if entry is not None:
+                self._sticky.on_batch_complete(
+                    tp.topic, tp.partition, entry.all_partitions, entry.available
+                )
+
+    # -- introspection ------------------------------------------------------------------
+
+    @property
+    def buffered_bytes(self) -> int:
+        """Bytes of ``buffer_memory`` currently reserved by unfinished batches."""
+        return 0 if self._acc is None else self._acc.used_memory

@@ -1,0 +1,434 @@
+"""The producer's one background task: turn ready batches into Produce requests.
+
+Loop (:meth:`Sender._run`): fail expired batches; make sure a producer id exists
+(idempotence); ask the accumulator which brokers have sendable batches; drain them,
+one Produce request per broker; sleep until woken (a batch was created or filled
+up, a response arrived, a flush began) or until the next linger/back-off deadline.
+Nothing runs while there is nothing to do.
+
+Each Produce request runs in its own short task (owned by the sender, cancelled by
+:meth:`Sender.close`) so several can be in flight per broker. Requests to one broker
+are written in the order they were drained, which is what keeps sequence numbers in
+order on the wire.
+
+What happens to a partition's batch after a response is decided by one table
+(:func:`classify`), not by ``if`` chains spread over the code:
+
+* success / DUPLICATE_SEQUENCE_NUMBER: resolve the record futures.
+* OUT_OF_ORDER_SEQUENCE_NUMBER / UNKNOWN_PRODUCER_ID: if the batch is the first
+  unacknowledged one of its partition the broker lost its state: bump the epoch
+  (KIP-360) and retry with fresh sequences; otherwise an earlier batch is missing
+  and the retry in order fixes it. (aiokafka treated these as fatal and stalled.)
+* retriable errors: retry after ``retry_backoff_ms`` until ``delivery_timeout_ms``;
+  invalid-metadata errors first apply the KIP-951 leader hint or refresh metadata.
+* anything else: fail only that batch's futures with the typed error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import logging
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from aiokafka.cluster.client import AIOKafkaClient, CoordinatorType
+from aiokafka.errors import (
+    KafkaConnectionError,
+    KafkaError,
+    KafkaTimeoutError,
+    NoBrokersAvailable,
+    for_code,
+)
+from aiokafka.producer.accumulator import ProducerBatch, RecordAccumulator
+from aiokafka.producer.config import ProducerConfig
+from aiokafka.producer.idempotence import ProducerIdState
+from aiokafka.protocol.messages import (
+    InitProducerIdRequest,
+    PartitionProduceData,
+    ProduceRequest,
+    TopicProduceData,
+)
+from aiokafka.structs import BrokerMetadata
+
+__all__ = ["Outcome", "Sender", "classify"]
+
+log = logging.getLogger(__name__)
+
+_DUPLICATE_SEQUENCE = 46
+_OUT_OF_ORDER_SEQUENCE = 45
+_UNKNOWN_PRODUCER_ID = 59
+
+
+class Outcome(enum.Enum):
+    """What to do with a batch after its partition's result."""
+
+    SUCCESS = "success"
+    SEQUENCE_CHECK = "sequence-check"  # out of order / unknown producer id
+    RETRY = "retry"
+    RETRY_REFRESH = "retry-refresh"  # retry after new metadata
+    FAIL = "fail"
+
+
+def classify(error_code: int, idempotent: bool) -> Outcome:
+    """The action table for a Produce partition error code."""
+    if error_code == 0:
+        return Outcome.SUCCESS
+    if error_code == _DUPLICATE_SEQUENCE and idempotent:
+        # The broker has this batch already (sent before a lost response).
+        return Outcome.SUCCESS
+    if error_code in (_OUT_OF_ORDER_SEQUENCE, _UNKNOWN_PRODUCER_ID) and idempotent:
+        return Outcome.SEQUENCE_CHECK
+    cls = for_code(error_code)
+    if cls.retriable:
+        return Outcome.RETRY_REFRESH if cls.invalid_metadata else Outcome.RETRY
+    return Outcome.FAIL
+
+
+class Sender:
+    """Owns the sender task and the Produce request tasks.
+
+    Args:
+        client: The started cluster client.
+        accumulator: Where batches wait.
+        config: The producer's config.
+        id_state: Producer id and sequences, or ``None`` without idempotence.
+    """
+
+    def __init__(
+        self,
+        client: AIOKafkaClient,
+        accumulator: RecordAccumulator,
+        config: ProducerConfig,
+        id_state: ProducerIdState | None,
+    ) -> None:
+        self._client = client
+        self._acc = accumulator
+        self._config = config
+        self._ids = id_state
+        self._acks: int = config.acks
+        self._request_timeout_ms = config.request_timeout_ms
+        self._max_in_flight = config.max_in_flight_requests_per_connection
+        self._retry_backoff = config.retry_backoff_ms / 1000
+        self._event = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._requests: set[asyncio.Task[None]] = set()
+        self._in_flight: dict[int, int] = {}
+        self._metadata_task: asyncio.Task[None] | None = None
+        self._next_metadata_at = 0.0
+        self._next_init_at = 0.0
+        #: Set when the producer cannot go on (e.g. not authorized for idempotence).
+        self.fatal_error: KafkaError | None = None
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the sender task."""
+        self._task = asyncio.create_task(self._run(), name="aiokafka-producer-sender")
+
+    def wakeup(self) -> None:
+        """Make the sender look at the accumulator again."""
+        self._event.set()
+
+    async def close(self, timeout: float, error: KafkaError) -> None:
+        """Send what is buffered (waiting at most ``timeout`` seconds), then cancel
+        every task and fail whatever has no outcome yet with ``error``."""
+        self._acc.begin_close()
+        if self._task is not None and not self._task.done():
+            waiters = self._acc.begin_flush()
+            try:
+                if waiters:
+                    await asyncio.wait(waiters, timeout=timeout)
+            finally:
+                self._acc.end_flush()
+        tasks = [t for t in (self._task, self._metadata_task, *self._requests) if t is not None]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks)
+        self._task = self._metadata_task = None
+        self._requests.clear()
+        self._acc.abort_all(error)
+
+    # -- the loop -----------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            self._event.clear()
+            try:
+                delay = await self._run_once()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # a bug must not silently stop delivery for good
+                log.exception("Unexpected error in the producer's sender; continuing")
+                delay = self._retry_backoff
+            if self._event.is_set():
+                continue
+            timer = loop.call_later(delay, self._event.set) if delay != float("inf") else None
+            try:
+                await self._event.wait()
+            finally:
+                if timer is not None:
+                    timer.cancel()
+
+    async def _run_once(self) -> float:
+        """One pass; returns how long to sleep unless woken earlier."""
+        now = time.monotonic()
+        for batch in self._acc.expired(now):
+            self._fail(batch, self._timeout_error(batch))
+        ids = self._ids
+        if ids is not None and not ids.has_producer_id:
+            if self.fatal_error is not None:
+                self._fail_queued(self.fatal_error)
+                return float("inf")
+            # A bump waits for every in-flight request: their outcomes decide which
+            # sequences are acknowledged before all partitions restart at 0.
+            if sum(self._in_flight.values()):
+                return float("inf")
+            if now < self._next_init_at:
+                return self._next_init_at - now
+            if not self._acc.has_unsent():
+                return float("inf")
+            await self._init_producer_id()
+            now = time.monotonic()
+            if not ids.has_producer_id:
+                return max(0.0, self._next_init_at - now)
+        cluster = self._client.cluster
+        nodes, next_check, unknown_leader = self._acc.ready(cluster, now)
+        if unknown_leader:
+            wait = self._request_metadata(now)
+            next_check = min(next_check, max(wait, 0.001))
+        limit = self._max_in_flight
+        nodes = {n for n in nodes if self._in_flight.get(n, 0) < limit}
+        if nodes:
+            for node, batches in self._acc.drain(
+                cluster, nodes, self._config.max_request_size, now
+            ).items():
+                self._dispatch(node, batches)
+        return next_check
+
+    # -- producer id --------------------------------------------------------------------
+
+    async def _init_producer_id(self) -> None:
+        ids = self._ids
+        assert ids is not None
+        client = self._client
+
+        async def attempt() -> Any:
+            if ids.transactional_id is not None:
+                node = await client.coordinator_for(
+                    ids.transactional_id, CoordinatorType.TRANSACTION
+                )
+            else:
+                least = client.least_loaded_node()
+                if least is None:
+                    raise NoBrokersAvailable("no broker known")
+                node = least
+            version = await client.api_version(node, InitProducerIdRequest.API_KEY)
+            response = await client.send(node, ids.init_request(version))
+            if response.error_code:
+                raise for_code(response.error_code)(
+                    f"InitProducerId failed with error {response.error_code}"
+                )
+            return response
+
+        deadline = time.monotonic() + self._request_timeout_ms / 1000
+        coordinator = (
+            (ids.transactional_id, CoordinatorType.TRANSACTION)
+            if ids.transactional_id is not None
+            else None
+        )
+        try:
+            response = await client.call_with_retry(attempt, deadline, coordinator=coordinator)
+        except KafkaTimeoutError as exc:
+            log.warning("Could not get a producer id (will retry): %s", exc)
+            self._next_init_at = time.monotonic() + self._retry_backoff
+            return
+        except KafkaError as exc:
+            log.error("Producer id request failed for good: %s", exc)
+            self.fatal_error = exc
+            self._fail_queued(exc)
+            return
+        log.debug(
+            "Producer id %d epoch %d (was %d/%d)",
+            response.producer_id,
+            response.producer_epoch,
+            ids.producer_id,
+            ids.producer_epoch,
+        )
+        ids.set_producer_id(response.producer_id, response.producer_epoch)
+
+    # -- requests -----------------------------------------------------------------------
+
+    def _dispatch(self, node: int, batches: list[ProducerBatch]) -> None:
+        ids = self._ids
+        topics: dict[str, list[Any]] = {}
+        for batch in batches:
+            if ids is not None and batch.producer_epoch != ids.producer_epoch:
+                # First send, or the first after an epoch bump: sequences are
+                # assigned here, before encoding, and kept by later retries.
+                batch.producer_epoch = ids.producer_epoch
+                batch.base_sequence = ids.assign_sequence(batch.tp, batch.record_count)
+                batch.builder.set_producer_state(
+                    ids.producer_id, ids.producer_epoch, batch.base_sequence
+                )
+            batch.in_flight = True
+            batch.attempts += 1
+            topics.setdefault(batch.tp.topic, []).append(
+                PartitionProduceData(index=batch.tp.partition, records=batch.builder.build())
+            )
+        request = ProduceRequest(
+            transactional_id=ids.transactional_id if ids is not None else None,
+            acks=self._acks,
+            timeout_ms=self._request_timeout_ms,
+            topic_data=[TopicProduceData(name=t, partition_data=p) for t, p in topics.items()],
+        )
+        self._in_flight[node] = self._in_flight.get(node, 0) + 1
+        task = asyncio.create_task(self._produce(node, batches, request))
+        self._requests.add(task)
+        task.add_done_callback(self._requests.discard)
+
+    async def _produce(self, node: int, batches: list[ProducerBatch], request: Any) -> None:
+        try:
+            if self._acks == 0:
+                await self._client.send(node, request, expect_response=False)
+                for batch in batches:
+                    self._acc.complete(batch, -1, -1, -1)
+                return
+            response = await self._client.send(node, request)
+        except KafkaError as exc:
+            self._on_request_error(batches, exc)
+        except asyncio.CancelledError:
+            raise  # close() fails the batches
+        except Exception as exc:  # a bug; the futures must not hang
+            log.exception("Produce request to node %s failed unexpectedly", node)
+            for batch in batches:
+                self._fail(batch, exc)
+        else:
+            self._on_response(node, batches, response)
+        finally:
+            self._in_flight[node] -= 1
+            self.wakeup()
+
+    def _on_request_error(self, batches: Iterable[ProducerBatch], exc: KafkaError) -> None:
+        # The outcome is unknown (possibly persisted); a retry with the same
+        # sequence lets the broker drop it as a duplicate.
+        if exc.retriable:
+            if exc.invalid_metadata or isinstance(exc, KafkaConnectionError):
+                self._request_metadata(time.monotonic())
+            for batch in batches:
+                self._retry(batch, exc)
+        else:
+            for batch in batches:
+                self._fail(batch, exc)
+
+    def _on_response(self, node: int, batches: list[ProducerBatch], response: Any) -> None:
+        results: dict[tuple[str, int], Any] = {}
+        for topic in response.responses:
+            for part in topic.partition_responses:
+                results[(topic.name, part.index)] = part
+        endpoints = [
+            BrokerMetadata(e.node_id, e.host, e.port, e.rack) for e in response.node_endpoints
+        ]
+        idempotent = self._ids is not None
+        for batch in batches:
+            part = results.get(batch.tp)
+            if part is None:
+                self._retry(batch, KafkaError(f"no result for {batch.tp} in the Produce response"))
+                continue
+            code = part.error_code
+            outcome = classify(code, idempotent)
+            if outcome is Outcome.SUCCESS:
+                if self._ids is not None:
+                    self._ids.on_acked(batch.tp, batch.base_sequence, batch.record_count)
+                batch.in_flight = False
+                self._acc.complete(
+                    batch, part.base_offset, part.log_append_time_ms, part.log_start_offset
+                )
+                continue
+            exc = for_code(code)(part.error_message or f"Produce to {batch.tp} failed")
+            if outcome is Outcome.SEQUENCE_CHECK:
+                self._on_sequence_error(batch, exc)
+            elif outcome is Outcome.RETRY_REFRESH:
+                leader = part.current_leader
+                hinted = leader.leader_id >= 0 and self._client.apply_leader_hint(
+                    batch.tp, leader.leader_id, leader.leader_epoch, endpoints
+                )
+                if not hinted:
+                    self._request_metadata(time.monotonic())
+                self._retry(batch, exc)
+            elif outcome is Outcome.RETRY:
+                self._retry(batch, exc)
+            else:
+                self._fail(batch, exc)
+
+    def _on_sequence_error(self, batch: ProducerBatch, exc: KafkaError) -> None:
+        ids = self._ids
+        assert ids is not None
+        if batch.producer_epoch == ids.producer_epoch and ids.is_next_expected(
+            batch.tp, batch.base_sequence
+        ):
+            log.warning(
+                "%s for the first unacknowledged batch of %s: bumping the producer epoch",
+                type(exc).__name__,
+                batch.tp,
+            )
+            ids.request_bump()
+        self._retry(batch, exc)
+
+    # -- outcomes -----------------------------------------------------------------------
+
+    def _retry(self, batch: ProducerBatch, exc: KafkaError) -> None:
+        batch.last_error = exc
+        now = time.monotonic()
+        if now >= batch.deadline:
+            self._fail(batch, self._timeout_error(batch))
+            return
+        log.debug("Retrying %r after %s", batch, exc)
+        self._acc.reenqueue(batch, now)
+
+    def _fail(self, batch: ProducerBatch, exc: BaseException) -> None:
+        batch.in_flight = False
+        if self._ids is not None and batch.base_sequence >= 0 and batch.attempts:
+            # Its sequence will never reach the broker: later batches of the
+            # partition would be out of order forever without a new epoch.
+            self._ids.request_bump()
+        self._acc.fail(batch, exc)
+
+    def _fail_queued(self, exc: KafkaError) -> None:
+        for batch in self._acc.expired(float("inf")):
+            self._acc.fail(batch, exc)
+
+    @staticmethod
+    def _timeout_error(batch: ProducerBatch) -> KafkaTimeoutError:
+        err = KafkaTimeoutError(
+            f"{batch.record_count} record(s) for {batch.tp.topic}-{batch.tp.partition} not "
+            f"delivered within delivery_timeout_ms (attempts: {batch.attempts}, last error: "
+            f"{batch.last_error!r})"
+        )
+        err.__cause__ = batch.last_error
+        return err
+
+    # -- metadata -----------------------------------------------------------------------
+
+    def _request_metadata(self, now: float) -> float:
+        """Start a metadata refresh unless one runs or ran less than
+        ``retry_backoff_ms`` ago; returns seconds until one may start."""
+        task = self._metadata_task
+        if task is not None and not task.done():
+            return self._retry_backoff
+        if now < self._next_metadata_at:
+            return self._next_metadata_at - now
+        self._next_metadata_at = now + self._retry_backoff
+        self._metadata_task = asyncio.create_task(self._refresh_metadata())
+        return self._retry_backoff
+
+    async def _refresh_metadata(self) -> None:
+        try:
+            await self._client.refresh_metadata()
+        except KafkaError as exc:
+            log.debug("Metadata refresh for the producer failed: %s", exc)
+        finally:
+            self.wakeup()
