@@ -1,0 +1,362 @@
+"""Fetched data of one partition, turned into records lazily, batch by batch.
+
+No I/O and no asyncio here. A :class:`PartitionRecords` wraps the ``records`` blob
+of one partition from one Fetch response. Constructing it reads only batch headers
+(to know where the next fetch starts); a batch's records are decoded, filtered and
+turned into :class:`~aiokafka.structs.ConsumerRecord` objects only when the user pulls
+from it, so ``max_poll_records`` never forces decoding the whole response.
+
+Under ``read_committed`` :class:`AbortedTransactionFilter` drops the batches of
+aborted transactions using the response's ``aborted_transactions`` list, the way
+Kafka's own consumer does: an aborted transaction starts at its ``first_offset`` and
+ends at the producer's ABORT control marker. Control batches are never returned.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import struct
+from collections.abc import Callable, Iterable
+from typing import Any, cast
+
+from aiokafka.errors import KafkaError
+from aiokafka.record import MemoryRecords, RecordBatch
+from aiokafka.record.default_records import CONTROL_ABORT, DefaultRecordBatch
+from aiokafka.record.legacy_records import LegacyRecordBatch
+from aiokafka.structs import ConsumerRecord, TopicPartition
+
+from .subscription import PartitionState
+
+__all__ = ["AbortedTransactionFilter", "PartitionRecords"]
+
+_CONTROL_KEY = struct.Struct(">hh")
+
+Deserializer = Callable[[bytes], Any]
+
+
+class AbortedTransactionFilter:
+    """Decides which transactional batches of one fetch belong to aborted transactions.
+
+    Args:
+        aborted: ``(producer_id, first_offset)`` of every aborted transaction the
+            broker listed for the fetched range.
+
+    Batches must be passed to :meth:`skip` in offset order.
+    """
+
+    __slots__ = ("_aborted_pids", "_pending")
+
+    def __init__(self, aborted: Iterable[tuple[int, int]]) -> None:
+        # Ordered by first offset: a transaction becomes "open and aborted" once the
+        # reader passes its first offset.
+        self._pending = [(first, pid) for pid, first in aborted]
+        heapq.heapify(self._pending)
+        self._aborted_pids: set[int] = set()
+
+    def skip(self, batch: DefaultRecordBatch) -> bool:
+        """True if no record of ``batch`` may be returned.
+
+        Control batches are always skipped; an ABORT marker also ends the aborted
+        transaction of its producer, so later batches of that producer (a new
+        transaction) are returned again.
+        """
+        pending = self._pending
+        last = batch.last_offset
+        while pending and pending[0][0] <= last:
+            self._aborted_pids.add(heapq.heappop(pending)[1])
+        if batch.is_control_batch:
+            if batch.has_producer_id and _is_abort_marker(batch):
+                self._aborted_pids.discard(batch.producer_id)
+            return True
+        return batch.is_transactional and batch.producer_id in self._aborted_pids
+
+
+def _is_abort_marker(batch: DefaultRecordBatch) -> bool:
+    for _offset, _ts, key, _value, _headers, _size in batch.record_tuples():
+        if key is None or len(key) < 4:
+            return False
+        _version, control_type = _CONTROL_KEY.unpack_from(key, 0)
+        return bool(control_type == CONTROL_ABORT)
+    return False
+
+
+class PartitionRecords:
+    """Records of one partition from one Fetch response, consumed in order.
+
+    Args:
+        tp: The partition.
+        state: Its subscription state; the position is advanced as records are
+            taken (per batch, plus once at the end of a ``take``).
+        fetch_offset: The offset the fetch asked for.
+        data: The response's ``records`` blob.
+        check_crcs: Verify batch checksums before decoding.
+        aborted: ``(producer_id, first_offset)`` pairs under ``read_committed``;
+            ``None`` under ``read_uncommitted`` (nothing is filtered but control
+            batches).
+        key_deserializer, value_deserializer: Applied per record if set.
+        error: An error to raise once the records before it are consumed.
+    """
+
+    __slots__ = (
+        "_batch_idx",
+        "_batches",
+        "_filter",
+        "_key_deserializer",
+        "_recs",
+        "_recs_idx",
+        "_value_deserializer",
+        "epoch",
+        "error",
+        "fetch_offset",
+        "next_fetch_offset",
+        "size",
+        "state",
+        "tp",
+    )
+
+    def __init__(
+        self,
+        tp: TopicPartition,
+        state: PartitionState,
+        fetch_offset: int,
+        data: bytes | bytearray | memoryview | None,
+        *,
+        check_crcs: bool = True,
+        aborted: Iterable[tuple[int, int]] | None = None,
+        key_deserializer: Deserializer | None = None,
+        value_deserializer: Deserializer | None = None,
+        error: KafkaError | None = None,
+    ) -> None:
+        self.tp = tp
+        self.state = state
+        self.epoch = state.epoch
+        self.fetch_offset = fetch_offset
+        self.error = error
+        self._key_deserializer = key_deserializer
+        self._value_deserializer = value_deserializer
+        self._filter = AbortedTransactionFilter(aborted) if aborted is not None else None
+        batches: list[RecordBatch] = []
+        memory = MemoryRecords(data, check_crc=check_crcs)
+        try:
+            # Headers only: the records of each batch stay encoded until taken.
+            for batch in memory:
+                if batch.next_offset > fetch_offset:
+                    batches.append(batch)
+        except KafkaError as exc:  # an impossible batch header
+            self.error = exc
+        self._batches = batches
+        self._batch_idx = 0
+        self._recs: list[ConsumerRecord[Any, Any]] = []
+        self._recs_idx = 0
+        self.size = memory.valid_bytes()
+        self.next_fetch_offset = batches[-1].next_offset if batches else fetch_offset
+
+    @property
+    def is_stale(self) -> bool:
+        """The position was moved (seek, reset, reassignment) since the fetch."""
+        return self.epoch != self.state.epoch
+
+    @property
+    def has_records(self) -> bool:
+        """Undelivered records may remain (a batch may still turn out to be empty)."""
+        return self._recs_idx < len(self._recs) or self._batch_idx < len(self._batches)
+
+    @property
+    def is_drained(self) -> bool:
+        """Nothing left: no records and no error to raise."""
+        return self.error is None and not self.has_records
+
+    def drop(self) -> None:
+        """Discard what is left (seek, pause of a stale buffer, unassignment)."""
+        self._batches = []
+        self._batch_idx = 0
+        self._recs = []
+        self._recs_idx = 0
+        self.error = None
+
+    def take(self, max_records: int | None) -> list[ConsumerRecord[Any, Any]]:
+        """Return up to ``max_records`` records (all if ``None``), advancing the position.
+
+        Raises:
+            KafkaError: the stored error (e.g. ``CorruptRecordError``,
+                ``OffsetOutOfRangeError``) once every record before it was taken and
+                none is taken in this call. It stays stored, so it is raised again
+                until the user seeks.
+        """
+        out: list[ConsumerRecord[Any, Any]] = []
+        need = max_records if max_records is not None else -1
+        state = self.state
+        while need != 0:
+            recs = self._recs
+            idx = self._recs_idx
+            if idx >= len(recs):
+                if not self._load_next_batch():
+                    break
+                continue
+            if need < 0 or len(recs) - idx <= need:
+                chunk = recs[idx:] if idx else recs
+                self._recs_idx = len(recs)
+                # Whole batch consumed: the position moves past it, which also
+                # skips compacted-away offsets and a trailing control record.
+                state.position = self._batches[self._batch_idx - 1].next_offset
+            else:
+                chunk = recs[idx : idx + need]
+                self._recs_idx = idx + need
+                state.position = chunk[-1].offset + 1
+            if out:
+                out.extend(chunk)
+            else:
+                out = chunk
+            if need > 0:
+                need -= len(chunk)
+            state.position_epoch = chunk[-1].leader_epoch
+        if not out and self.error is not None and not self.has_records:
+            raise self.error
+        return out
+
+    def take_one(self) -> ConsumerRecord[Any, Any] | None:
+        """One record, or ``None`` if none is left (``getone()``'s fast path)."""
+        while self._recs_idx >= len(self._recs):
+            if not self._load_next_batch():
+                if self.error is not None:
+                    raise self.error
+                return None
+        rec = self._recs[self._recs_idx]
+        self._recs_idx += 1
+        state = self.state
+        if self._recs_idx == len(self._recs):
+            state.position = self._batches[self._batch_idx - 1].next_offset
+        else:
+            state.position = rec.offset + 1
+        state.position_epoch = rec.leader_epoch
+        return rec
+
+    def _load_next_batch(self) -> bool:
+        """Decode the next batch into ``_recs``; False when no batch is left.
+
+        Filtered batches (control, aborted) move the position past them right away
+        so that a ``take`` ending on them does not fetch them again.
+        """
+        batches = self._batches
+        state = self.state
+        while self._batch_idx < len(batches):
+            batch = batches[self._batch_idx]
+            self._batch_idx += 1
+            try:
+                if batch.magic == 2:
+                    v2 = cast(DefaultRecordBatch, batch)
+                    flt = self._filter
+                    if (flt is not None and flt.skip(v2)) or v2.is_control_batch:
+                        state.position = v2.next_offset
+                        continue
+                    recs = self._decode_v2(v2)
+                else:
+                    recs = self._decode_legacy(cast(LegacyRecordBatch, batch))
+            except KafkaError as exc:
+                # The position stays at this batch: the error is raised (again and
+                # again) until the user seeks past it; other partitions keep flowing.
+                self.error = exc
+                self._batch_idx = len(batches)
+                self._recs = []
+                self._recs_idx = 0
+                return False
+            except BaseException:
+                # A deserializer failed (or the task was cancelled): leave the batch
+                # in place so the next take decodes it again.
+                self._batch_idx -= 1
+                raise
+            position = state.position
+            start = 0
+            if recs and position is not None and recs[0].offset < position:
+                # A (compressed) batch may start before the fetch offset.
+                start = bisect.bisect_left([r.offset for r in recs], position)
+            if start >= len(recs):
+                state.position = batch.next_offset
+                continue
+            self._recs = recs
+            self._recs_idx = start
+            return True
+        self._recs = []
+        self._recs_idx = 0
+        return False
+
+    def _decode_v2(self, batch: DefaultRecordBatch) -> list[ConsumerRecord[Any, Any]]:
+        tuples = batch.record_tuples()
+        topic, partition = self.tp
+        ts_type = batch.timestamp_type
+        epoch: int | None = batch.partition_leader_epoch
+        if epoch is not None and epoch < 0:
+            epoch = None
+        # Headers may hold None values (the record format allows it); the struct's
+        # annotation is narrower, hence Any.
+        cr: Any = ConsumerRecord
+        kd = self._key_deserializer
+        vd = self._value_deserializer
+        if kd is None and vd is None:
+            return [
+                cr(
+                    topic,
+                    partition,
+                    o,
+                    ts,
+                    ts_type,
+                    k,
+                    v,
+                    None,
+                    -1 if k is None else len(k),
+                    -1 if v is None else len(v),
+                    h,
+                    epoch,
+                )
+                for o, ts, k, v, h, _ in tuples
+            ]
+        return [
+            cr(
+                topic,
+                partition,
+                o,
+                ts,
+                ts_type,
+                k if kd is None or k is None else kd(k),
+                v if vd is None or v is None else vd(v),
+                None,
+                -1 if k is None else len(k),
+                -1 if v is None else len(v),
+                h,
+                epoch,
+            )
+            for o, ts, k, v, h, _ in tuples
+        ]
+
+    def _decode_legacy(self, batch: LegacyRecordBatch) -> list[ConsumerRecord[Any, Any]]:
+        topic, partition = self.tp
+        kd = self._key_deserializer
+        vd = self._value_deserializer
+        out: list[ConsumerRecord[Any, Any]] = []
+        for r in batch:
+            k = r.key
+            v = r.value
+            out.append(
+                ConsumerRecord(
+                    topic,
+                    partition,
+                    r.offset,
+                    r.timestamp,
+                    r.timestamp_type,
+                    k if kd is None or k is None else kd(k),
+                    v if vd is None or v is None else vd(v),
+                    r.checksum,
+                    -1 if k is None else len(k),
+                    -1 if v is None else len(v),
+                    [],
+                    None,
+                )
+            )
+        return out
+
+    def __repr__(self) -> str:
+        return (
+            f"PartitionRecords({self.tp}, fetch_offset={self.fetch_offset}, "
+            f"next_fetch_offset={self.next_fetch_offset}, error={self.error!r})"
+        )

@@ -1,0 +1,350 @@
+"""What the consumer reads: subscription or manual assignment, and per-partition state.
+
+:class:`SubscriptionState` is plain state with no I/O (and no asyncio), shared by the
+consumer facade, the fetcher and, in a later stage, the group coordinator:
+
+* the *mode*: nothing yet, manual assignment (``assign()``), a topic list or a
+  pattern (``subscribe()``, partitions then assigned by the group);
+* the *assignment*: one :class:`PartitionState` per partition with the fetch
+  position (and the leader epoch of the record before it), pause flag, the
+  highwater / last stable / log start offsets seen in the last fetch, and a pending
+  offset reset.
+
+Every change that can invalidate fetched-but-unreturned data (a new assignment, a
+seek, a reset) bumps :attr:`PartitionState.epoch` and calls the registered change
+listeners, so the fetcher drops stale buffers and wakes up without polling.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from aiokafka.abc import ConsumerRebalanceListener
+from aiokafka.errors import IllegalStateError
+from aiokafka.structs import TopicPartition
+
+__all__ = ["PartitionState", "SubscriptionState", "SubscriptionType"]
+
+
+class SubscriptionType(enum.Enum):
+    """How the consumer got its partitions."""
+
+    NONE = "none"
+    USER_ASSIGNED = "user_assigned"
+    AUTO_TOPICS = "auto_topics"
+    AUTO_PATTERN = "auto_pattern"
+
+
+class PartitionState:
+    """Fetch state of one assigned partition.
+
+    Attributes:
+        position: Offset of the next record to return, or ``None`` until it is
+            known (committed offset looked up or reset).
+        position_epoch: Leader epoch of the batch of the last returned record
+            (sent with commits for truncation detection, KIP-320), or ``None``.
+        paused: ``pause()`` was called.
+        reset_strategy: Pending reset (``"earliest"``/``"latest"``) or ``None``.
+        highwater: High watermark from the last fetch response.
+        last_stable_offset: LSO from the last fetch response (-1 if the broker sent
+            none).
+        log_start_offset: Log start offset from the last fetch response.
+        last_poll_ms: Wall time (ms) the last fetch response for it was handled.
+        preferred_read_replica: KIP-392 replica to fetch from, or -1 for the leader.
+        preferred_until: ``time.monotonic()`` after which the leader is asked again.
+        epoch: Bumped whenever ``position`` is moved from outside the fetch path;
+            data fetched under an older epoch is dropped.
+    """
+
+    __slots__ = (
+        "epoch",
+        "highwater",
+        "last_poll_ms",
+        "last_stable_offset",
+        "log_start_offset",
+        "paused",
+        "position",
+        "position_epoch",
+        "preferred_read_replica",
+        "preferred_until",
+        "reset_strategy",
+    )
+
+    def __init__(self) -> None:
+        self.position: int | None = None
+        self.position_epoch: int | None = None
+        self.paused = False
+        self.reset_strategy: str | None = None
+        self.highwater: int | None = None
+        self.last_stable_offset: int | None = None
+        self.log_start_offset: int | None = None
+        self.last_poll_ms: int | None = None
+        self.preferred_read_replica = -1
+        self.preferred_until = 0.0
+        self.epoch = 0
+
+    @property
+    def has_valid_position(self) -> bool:
+        """A position is known and no reset is pending."""
+        return self.position is not None and self.reset_strategy is None
+
+    @property
+    def is_fetchable(self) -> bool:
+        """Records may be fetched now (valid position, not paused)."""
+        return self.position is not None and self.reset_strategy is None and not self.paused
+
+    def seek(self, offset: int, leader_epoch: int | None = None) -> None:
+        """Move the position (from outside the fetch path)."""
+        self.position = offset
+        self.position_epoch = leader_epoch
+        self.reset_strategy = None
+        self.epoch += 1
+
+    def __repr__(self) -> str:
+        return (
+            f"PartitionState(position={self.position}, paused={self.paused}, "
+            f"reset={self.reset_strategy}, highwater={self.highwater})"
+        )
+
+
+ChangeListener = Callable[[], None]
+
+
+class SubscriptionState:
+    """Subscription mode, assigned partitions and their fetch state.
+
+    Args:
+        default_reset: ``auto_offset_reset`` (``"earliest"``, ``"latest"`` or
+            ``"none"``), used when a partition has no committed offset or its
+            position fell out of range.
+    """
+
+    def __init__(self, default_reset: str = "latest") -> None:
+        self.default_reset = default_reset
+        self.type = SubscriptionType.NONE
+        self.subscribed_topics: frozenset[str] = frozenset()
+        self.subscribed_pattern: re.Pattern[str] | None = None
+        self.listener: ConsumerRebalanceListener | None = None
+        self._assignment: dict[TopicPartition, PartitionState] = {}
+        self._listeners: list[ChangeListener] = []
+        #: Bumped on every change of the assigned set (not on seeks).
+        self.assignment_version = 0
+
+    # -- change notification ------------------------------------------------------------
+
+    def add_listener(self, callback: ChangeListener) -> None:
+        """Call ``callback()`` after every assignment, position, pause or reset change."""
+        self._listeners.append(callback)
+
+    def remove_listener(self, callback: ChangeListener) -> None:
+        """Stop calling ``callback``."""
+        if callback in self._listeners:
+            self._listeners.remove(callback)
+
+    def _changed(self) -> None:
+        for callback in list(self._listeners):
+            callback()
+
+    # -- mode ---------------------------------------------------------------------------
+
+    def _set_type(self, new: SubscriptionType) -> None:
+        if self.type is SubscriptionType.NONE:
+            self.type = new
+        elif self.type is not new:
+            raise IllegalStateError(
+                "Subscription to topics, partitions and pattern are mutually exclusive"
+            )
+
+    def assign_from_user(self, partitions: Iterable[TopicPartition]) -> None:
+        """Manual assignment; replaces the previous one.
+
+        Raises:
+            IllegalStateError: the consumer subscribed (use one or the other).
+            TypeError: an element is not a TopicPartition.
+        """
+        parts = _check_partitions(partitions, "partitions")
+        self._set_type(SubscriptionType.USER_ASSIGNED)
+        self._set_assignment(parts)
+
+    def subscribe(
+        self, topics: Iterable[str], listener: ConsumerRebalanceListener | None = None
+    ) -> None:
+        """Subscribe to a topic list (partitions come from the group)."""
+        names = frozenset(topics)
+        for t in names:
+            if not isinstance(t, str) or not t:
+                raise TypeError(f"topics: invalid topic name {t!r}")
+        self._set_type(SubscriptionType.AUTO_TOPICS)
+        self.subscribed_topics = names
+        self.listener = listener
+        self._changed()
+
+    def subscribe_pattern(
+        self, pattern: str | re.Pattern[str], listener: ConsumerRebalanceListener | None = None
+    ) -> None:
+        """Subscribe to every topic matching ``pattern``."""
+        self._set_type(SubscriptionType.AUTO_PATTERN)
+        self.subscribed_pattern = re.compile(pattern) if isinstance(pattern, str) else pattern
+        self.listener = listener
+        self._changed()
+
+    def change_subscription(self, topics: Iterable[str]) -> None:
+        """Replace the subscribed topics (pattern subscriptions resolving to topics)."""
+        if self.type not in (SubscriptionType.AUTO_TOPICS, SubscriptionType.AUTO_PATTERN):
+            raise IllegalStateError("not subscribed to topics")
+        self.subscribed_topics = frozenset(topics)
+        self._changed()
+
+    def assign_from_subscribed(self, partitions: Iterable[TopicPartition]) -> None:
+        """Install the assignment a group rebalance produced (group coordinator only).
+
+        Raises:
+            IllegalStateError: not subscribed, or a partition is not of a
+                subscribed topic.
+        """
+        parts = _check_partitions(partitions, "partitions")
+        if self.type not in (SubscriptionType.AUTO_TOPICS, SubscriptionType.AUTO_PATTERN):
+            raise IllegalStateError("assign_from_subscribed needs a subscription")
+        for tp in parts:
+            if tp.topic not in self.subscribed_topics:
+                raise IllegalStateError(f"{tp} is not of a subscribed topic")
+        self._set_assignment(parts)
+
+    def unsubscribe(self) -> None:
+        """Drop the subscription or manual assignment; back to mode NONE."""
+        self.type = SubscriptionType.NONE
+        self.subscribed_topics = frozenset()
+        self.subscribed_pattern = None
+        self.listener = None
+        self._set_assignment([])
+
+    def _set_assignment(self, partitions: list[TopicPartition]) -> None:
+        old = self._assignment
+        # Partitions kept across a reassignment keep their position (as aiokafka).
+        self._assignment = {tp: old.get(tp) or PartitionState() for tp in partitions}
+        self.assignment_version += 1
+        self._changed()
+
+    # -- queries ------------------------------------------------------------------------
+
+    @property
+    def partitions_auto_assigned(self) -> bool:
+        """Partitions come from group membership (``subscribe()``)."""
+        return self.type in (SubscriptionType.AUTO_TOPICS, SubscriptionType.AUTO_PATTERN)
+
+    def assigned_partitions(self) -> frozenset[TopicPartition]:
+        """The assigned partitions."""
+        return frozenset(self._assignment)
+
+    def is_assigned(self, tp: TopicPartition) -> bool:
+        """``tp`` is assigned."""
+        return tp in self._assignment
+
+    def state(self, tp: TopicPartition) -> PartitionState:
+        """The state of an assigned partition.
+
+        Raises:
+            IllegalStateError: ``tp`` is not assigned.
+        """
+        try:
+            return self._assignment[tp]
+        except KeyError:
+            raise IllegalStateError(f"No current assignment for partition {tp}") from None
+
+    def get(self, tp: TopicPartition) -> PartitionState | None:
+        """The state of ``tp``, or ``None`` if it is not assigned (fast path)."""
+        return self._assignment.get(tp)
+
+    def items(self) -> list[tuple[TopicPartition, PartitionState]]:
+        """``(tp, state)`` of every assigned partition (a copy, safe to mutate around)."""
+        return list(self._assignment.items())
+
+    def fetchable_partitions(self) -> list[TopicPartition]:
+        """Assigned partitions with a valid position that are not paused."""
+        return [tp for tp, s in self._assignment.items() if s.is_fetchable]
+
+    def missing_positions(self) -> list[TopicPartition]:
+        """Assigned partitions whose position is unknown or awaiting a reset."""
+        return [tp for tp, s in self._assignment.items() if not s.has_valid_position]
+
+    def paused_partitions(self) -> frozenset[TopicPartition]:
+        """Paused assigned partitions."""
+        return frozenset(tp for tp, s in self._assignment.items() if s.paused)
+
+    def all_consumed_offsets(self) -> dict[TopicPartition, tuple[int, int | None]]:
+        """``{tp: (position, leader_epoch)}`` of partitions with a known position."""
+        return {
+            tp: (s.position, s.position_epoch)
+            for tp, s in self._assignment.items()
+            if s.position is not None
+        }
+
+    # -- changes ------------------------------------------------------------------------
+
+    def seek(self, tp: TopicPartition, offset: int, leader_epoch: int | None = None) -> None:
+        """Set the next offset to return for ``tp``.
+
+        Raises:
+            IllegalStateError: ``tp`` is not assigned.
+        """
+        self.state(tp).seek(offset, leader_epoch)
+        self._changed()
+
+    def request_reset(self, tps: Iterable[TopicPartition], strategy: str | None = None) -> None:
+        """Mark partitions for an offset reset (``earliest``/``latest``; default policy)."""
+        strategy = strategy or self.default_reset
+        for tp in tps:
+            state = self.state(tp)
+            state.reset_strategy = strategy
+            state.epoch += 1
+        self._changed()
+
+    def clear_position(self, tp: TopicPartition) -> None:
+        """Forget the position so it is looked up again (committed offset or reset)."""
+        state = self.state(tp)
+        state.position = None
+        state.position_epoch = None
+        state.reset_strategy = None
+        state.epoch += 1
+        self._changed()
+
+    def pause(self, tps: Iterable[TopicPartition]) -> None:
+        """Stop fetching and returning records of ``tps``."""
+        for tp in tps:
+            self.state(tp).paused = True
+        self._changed()
+
+    def resume(self, tps: Iterable[TopicPartition]) -> None:
+        """Undo :meth:`pause`."""
+        for tp in tps:
+            self.state(tp).paused = False
+        self._changed()
+
+    def update_fetch_metadata(
+        self,
+        state: PartitionState,
+        highwater: int,
+        last_stable_offset: int,
+        log_start_offset: int,
+    ) -> None:
+        """Record the offsets a fetch response reported for a partition."""
+        state.highwater = highwater
+        state.last_stable_offset = last_stable_offset
+        if log_start_offset >= 0:
+            state.log_start_offset = log_start_offset
+        state.last_poll_ms = int(time.time() * 1000)
+
+
+def _check_partitions(partitions: Iterable[Any], name: str) -> list[TopicPartition]:
+    if isinstance(partitions, str | bytes):
+        raise TypeError(f"{name} must be an iterable of TopicPartition")
+    result: list[TopicPartition] = []
+    for tp in partitions:
+        if not isinstance(tp, TopicPartition):
+            raise TypeError(f"{name}: expected TopicPartition, got {tp!r}")
+        result.append(tp)
+    return list(dict.fromkeys(result))
