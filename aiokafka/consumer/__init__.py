@@ -1,0 +1,1 @@
+"""The Kafka consumer: subscription state, fetching and consumer-group membership."""

@@ -1,0 +1,1 @@
+"""Consumer-group membership: join/sync state machine, heartbeats, offsets and assignors."""
