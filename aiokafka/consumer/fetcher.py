@@ -1,0 +1,679 @@
+"""The fetcher: one background loop prefetching from every broker into a bounded buffer.
+
+Tasks (see ``docs/DESIGN.md``): :meth:`Fetcher.start` starts the *fetch loop*. The
+loop owns one request task per broker with a Fetch in flight (at most one per
+broker, which incremental fetch sessions require) and awaits them in
+:meth:`Fetcher.close`. Each turn the loop
+
+1. makes sure the client tracks the metadata of the assigned topics;
+2. resolves missing positions (committed offset, else ``auto_offset_reset``);
+3. sends a Fetch to every broker that leads fetchable partitions and has none in
+   flight, listing only partitions with room in the buffer;
+4. sleeps on an event until a response arrives, the user drains the buffer, the
+   assignment/positions/pause state change, or a back-off expires. It never polls.
+
+The buffer holds, per partition, at most :data:`MAX_CHUNKS_PER_PARTITION` fetched
+:class:`~aiokafka.consumer.fetch_records.PartitionRecords`, so at most that many
+``max_partition_fetch_bytes`` per partition (and ``fetch_max_bytes`` per request).
+Data fetched for a position that has since moved (seek, reset, reassignment) is
+dropped, both on arrival and when the user pulls it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import deque
+from collections.abc import Iterable
+from typing import Any
+
+from aiokafka.cluster import AIOKafkaClient
+from aiokafka.errors import (
+    ConsumerStoppedError,
+    CorruptRecordError,
+    FetchSessionIdNotFound,
+    InvalidFetchSessionEpoch,
+    KafkaError,
+    KafkaTimeoutError,
+    NoOffsetForPartitionError,
+    OffsetOutOfRangeError,
+    StaleMetadata,
+    for_code,
+)
+from aiokafka.protocol import messages as m
+from aiokafka.structs import BrokerMetadata, ConsumerRecord, TopicPartition
+
+from .config import ConsumerConfig
+from .fetch_records import PartitionRecords
+from .fetch_session import FetchPlan, FetchSession, PartitionFetch
+from .offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, OffsetsClient
+from .subscription import PartitionState, SubscriptionState
+
+__all__ = ["MAX_CHUNKS_PER_PARTITION", "Fetcher"]
+
+log = logging.getLogger(__name__)
+
+#: Fetched responses buffered per partition: one being consumed, one prefetched, so
+#: the next fetch overlaps with the user's processing.
+MAX_CHUNKS_PER_PARTITION = 2
+# Fetch versions from 13 name topics by id; we need the ids from metadata for them.
+_FIRST_TOPIC_ID_VERSION = 13
+_OFFSET_OUT_OF_RANGE = OffsetOutOfRangeError.errno
+_CORRUPT = CorruptRecordError.errno
+
+Records = dict[TopicPartition, list[ConsumerRecord[Any, Any]]]
+
+
+class Fetcher:
+    """Prefetches records of the assigned partitions.
+
+    Args:
+        client: The started cluster client.
+        subscriptions: The consumer's subscription state.
+        config: The consumer config.
+        offsets: Offset look-ups (positions of partitions without one).
+    """
+
+    def __init__(
+        self,
+        client: AIOKafkaClient,
+        subscriptions: SubscriptionState,
+        config: ConsumerConfig,
+        offsets: OffsetsClient,
+    ) -> None:
+        self._client = client
+        self._subs = subscriptions
+        self._config = config
+        self._offsets = offsets
+        self._buffer: dict[TopicPartition, deque[PartitionRecords]] = {}
+        self._sessions: dict[int, FetchSession] = {}
+        self._in_flight: dict[int, asyncio.Task[None]] = {}
+        self._node_backoff: dict[int, float] = {}
+        self._tp_backoff: dict[TopicPartition, float] = {}
+        self._wakeup = asyncio.Event()  # wakes the fetch loop
+        self._data_ready = asyncio.Event()  # wakes getmany/getone waiters
+        self._task: asyncio.Task[None] | None = None
+        self._fatal: BaseException | None = None
+        self._closed = False
+        self._tracked_version = -1
+        self._refresh_wanted = False
+        self._retry_backoff = config.client.retry_backoff_ms / 1000
+        subscriptions.add_listener(self._on_subscription_change)
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the fetch loop (call once, from the running event loop)."""
+        if self._task is None:
+            self._task = asyncio.create_task(self._fetch_loop(), name="aiokafka-fetcher")
+
+    async def close(self) -> None:
+        """Cancel the loop and its in-flight fetches and wait for them; wake waiters."""
+        self._closed = True
+        self._subs.remove_listener(self._on_subscription_change)
+        tasks = [t for t in (self._task, *self._in_flight.values()) if t is not None]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks)
+        self._in_flight.clear()
+        self._buffer.clear()
+        self._data_ready.set()
+
+    def _on_subscription_change(self) -> None:
+        # Called synchronously by SubscriptionState; stale chunks are dropped lazily.
+        self._wakeup.set()
+        self._data_ready.set()
+
+    @property
+    def in_flight_nodes(self) -> frozenset[int]:
+        """Brokers with a Fetch in flight (for tests and diagnostics)."""
+        return frozenset(self._in_flight)
+
+    def session(self, node_id: int) -> FetchSession | None:
+        """The fetch session with ``node_id``, if any (for tests and diagnostics)."""
+        return self._sessions.get(node_id)
+
+    # -- the loop -----------------------------------------------------------------------
+
+    async def _fetch_loop(self) -> None:
+        try:
+            while True:
+                self._wakeup.clear()
+                await self._track_topics()
+                await self._update_positions()
+                self._send_fetches()
+                timeout = self._next_backoff_expiry()
+                if timeout is None:
+                    await self._wakeup.wait()
+                else:
+                    try:
+                        await asyncio.wait_for(self._wakeup.wait(), timeout)
+                    except asyncio.TimeoutError:
+                        pass
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:
+            # A bug, not a Kafka error (those are handled per partition): surface it
+            # to the user instead of letting getmany() wait forever.
+            log.exception("Fetcher loop crashed")
+            self._fatal = exc
+            self._data_ready.set()
+            raise
+
+    def _next_backoff_expiry(self) -> float | None:
+        now = time.monotonic()
+        expiries = [t for t in (*self._node_backoff.values(), *self._tp_backoff.values())]
+        if not expiries:
+            return None
+        # Expired back-offs are removed when fetches are planned.
+        return max(0.0, min(expiries) - now) + 0.001
+
+    async def _track_topics(self) -> None:
+        version = self._subs.assignment_version
+        if version != self._tracked_version or self._refresh_wanted:
+            wanted = {tp.topic for tp in self._subs.assigned_partitions()}
+            self._tracked_version = version
+            try:
+                if self._refresh_wanted:
+                    self._refresh_wanted = False
+                    await self._client.set_topics(self._client.topics | wanted)
+                    await self._client.refresh_metadata()
+                elif not wanted <= self._client.topics:
+                    await self._client.set_topics(self._client.topics | wanted)
+            except KafkaError as exc:
+                log.debug("Metadata refresh for the fetcher failed: %s", exc)
+                self._refresh_wanted = True
+                self._node_backoff[-1] = time.monotonic() + self._retry_backoff
+
+    # -- positions ----------------------------------------------------------------------
+
+    async def _update_positions(self) -> None:
+        subs = self._subs
+        missing = [tp for tp in subs.missing_positions() if not self._has_error(tp)]
+        if not missing:
+            return
+        now = time.monotonic()
+        if self._node_backoff.get(-2, 0.0) > now:
+            return  # a failed look-up is waiting out its back-off
+        self._node_backoff.pop(-2, None)
+        try:
+            lookup = [tp for tp in missing if subs.state(tp).reset_strategy is None]
+            if lookup:
+                await self._use_committed(lookup)
+            await self._reset_offsets()
+        except KafkaError as exc:
+            if exc.retriable or isinstance(exc, KafkaTimeoutError):
+                log.debug("Offset look-up failed, retrying: %s", exc)
+                self._node_backoff[-2] = time.monotonic() + self._retry_backoff
+                return
+            for tp in missing:
+                if subs.is_assigned(tp):
+                    self._push_error(tp, exc)
+
+    async def _use_committed(self, tps: list[TopicPartition]) -> None:
+        subs = self._subs
+        epochs = {tp: subs.state(tp).epoch for tp in tps}
+        committed: dict[TopicPartition, Any] = {}
+        if self._config.group_id is not None:
+            committed = await self._offsets.fetch_committed(tps)
+        for tp in tps:
+            state = subs.get(tp)
+            if state is None or state.epoch != epochs[tp] or state.position is not None:
+                continue  # moved while we waited
+            found = committed.get(tp)
+            if found is not None:
+                log.debug("Starting %s at committed offset %d", tp, found.offset)
+                state.seek(found.offset, found.leader_epoch)
+            else:
+                state.reset_strategy = subs.default_reset
+                state.epoch += 1
+
+    async def _reset_offsets(self) -> None:
+        subs = self._subs
+        targets: dict[TopicPartition, int] = {}
+        epochs: dict[TopicPartition, int] = {}
+        for tp, state in subs.items():
+            strategy = state.reset_strategy
+            if strategy is None or self._has_error(tp):
+                continue
+            if strategy == "none":
+                self._push_error(
+                    tp,
+                    NoOffsetForPartitionError(
+                        f"no committed offset for {tp} and auto_offset_reset='none'"
+                    ),
+                )
+                continue
+            targets[tp] = EARLIEST_TIMESTAMP if strategy == "earliest" else LATEST_TIMESTAMP
+            epochs[tp] = state.epoch
+        if not targets:
+            return
+        found = await self._offsets.list_offsets(
+            targets, isolation_level=self._config.isolation_level_code
+        )
+        for tp, value in found.items():
+            current = subs.get(tp)
+            if current is None or current.epoch != epochs[tp] or value is None:
+                continue
+            log.debug("Reset %s to offset %d", tp, value.offset)
+            current.position = value.offset
+            current.position_epoch = None
+            current.reset_strategy = None
+
+    def _has_error(self, tp: TopicPartition) -> bool:
+        chunks = self._buffer.get(tp)
+        if not chunks:
+            return False
+        last = chunks[-1]
+        return last.error is not None and not last.is_stale
+
+    def _push_error(self, tp: TopicPartition, exc: KafkaError) -> None:
+        state = self._subs.get(tp)
+        if state is None:
+            return
+        offset = state.position if state.position is not None else -1
+        self._buffer.setdefault(tp, deque()).append(
+            PartitionRecords(tp, state, offset, None, error=exc)
+        )
+        self._data_ready.set()
+
+    # -- sending ------------------------------------------------------------------------
+
+    def _fetch_offset(self, tp: TopicPartition, state: PartitionState) -> int | None:
+        """Where the next fetch of ``tp`` starts, or ``None`` if it has no room."""
+        chunks = self._buffer.get(tp)
+        if chunks:
+            while chunks and chunks[0].is_stale:
+                chunks.popleft().drop()
+            if chunks:
+                last = chunks[-1]
+                if len(chunks) >= MAX_CHUNKS_PER_PARTITION or last.error is not None:
+                    return None
+                return last.next_fetch_offset
+        return state.position
+
+    def _send_fetches(self) -> None:
+        now = time.monotonic()
+        for node_key in [k for k, t in self._node_backoff.items() if t <= now]:
+            del self._node_backoff[node_key]
+        for tp_key in [k for k, t in self._tp_backoff.items() if t <= now]:
+            del self._tp_backoff[tp_key]
+        cluster = self._client.cluster
+        per_node: dict[int, dict[TopicPartition, PartitionFetch]] = {}
+        max_bytes = self._config.max_partition_fetch_bytes
+        need_metadata = False
+        for tp, state in self._subs.items():
+            if not state.is_fetchable or tp in self._tp_backoff:
+                continue
+            offset = self._fetch_offset(tp, state)
+            if offset is None:
+                continue
+            node: int | None
+            if state.preferred_read_replica >= 0 and state.preferred_until > now:
+                node = state.preferred_read_replica
+            else:
+                state.preferred_read_replica = -1
+                node = cluster.leader_for(tp)
+            if node is None:
+                need_metadata = True
+                continue
+            if node in self._in_flight or node in self._node_backoff:
+                continue
+            per_node.setdefault(node, {})[tp] = PartitionFetch(
+                offset, cluster.leader_epoch(tp), max_bytes
+            )
+        if need_metadata:
+            self._want_metadata()
+        for node, wanted in per_node.items():
+            session = self._sessions.setdefault(node, FetchSession())
+            self._in_flight[node] = asyncio.create_task(
+                self._fetch_node(node, session, wanted), name=f"aiokafka-fetch-{node}"
+            )
+
+    def _want_metadata(self) -> None:
+        if not self._refresh_wanted:
+            self._refresh_wanted = True
+            self._wakeup.set()
+
+    async def _fetch_node(
+        self, node: int, session: FetchSession, wanted: dict[TopicPartition, PartitionFetch]
+    ) -> None:
+        try:
+            version = await self._client.api_version(node, m.FetchRequest.API_KEY)
+            cluster = self._client.cluster
+            if version >= _FIRST_TOPIC_ID_VERSION and any(
+                cluster.topic_id(tp.topic) is None for tp in wanted
+            ):
+                # Topic ids unknown (older metadata): use the last version with names.
+                version = _FIRST_TOPIC_ID_VERSION - 1
+            plan = session.plan(wanted)
+            request, ids = self._build_request(plan, version)
+            epochs = {tp: state.epoch for tp in wanted if (state := self._subs.get(tp))}
+            # The broker may hold the request up to max_wait; allow for it.
+            timeout = self._config.client.request_timeout_ms + self._config.fetch_max_wait_ms
+            response = await self._client.send(
+                node, request, max_version=version, timeout_ms=timeout
+            )
+            self._handle_response(node, session, plan, version, response, ids, epochs)
+        except asyncio.CancelledError:
+            session.reset()
+            raise
+        except KafkaError as exc:
+            session.reset()
+            log.debug("Fetch from node %s failed: %s", node, exc)
+            self._node_backoff[node] = time.monotonic() + self._retry_backoff
+            if exc.invalid_metadata or exc.retriable:
+                self._want_metadata()
+        finally:
+            self._in_flight.pop(node, None)
+            self._wakeup.set()
+
+    def _build_request(self, plan: FetchPlan, version: int) -> tuple[Any, dict[Any, str]]:
+        cfg = self._config
+        cluster = self._client.cluster
+        use_ids = version >= _FIRST_TOPIC_ID_VERSION
+        ids: dict[Any, str] = {}
+        topics: dict[str, list[Any]] = {}
+        for tp, pf in plan.to_send.items():
+            topics.setdefault(tp.topic, []).append(
+                m.FetchRequestFetchPartition(
+                    partition=tp.partition,
+                    current_leader_epoch=pf.current_leader_epoch if version >= 9 else -1,
+                    fetch_offset=pf.fetch_offset,
+                    partition_max_bytes=pf.max_bytes,
+                )
+            )
+        fetch_topics = []
+        for topic, parts in topics.items():
+            if use_ids:
+                topic_id = cluster.topic_id(topic)
+                if topic_id is None:  # checked by the caller on the same snapshot
+                    raise StaleMetadata(f"no topic id known for {topic!r}")
+                ids[topic_id] = topic
+                fetch_topics.append(m.FetchRequestFetchTopic(topic_id=topic_id, partitions=parts))
+            else:
+                fetch_topics.append(m.FetchRequestFetchTopic(topic=topic, partitions=parts))
+        forgotten: dict[str, list[int]] = {}
+        for tp in plan.forgotten:
+            forgotten.setdefault(tp.topic, []).append(tp.partition)
+        forgotten_data = []
+        for topic, parts_ in forgotten.items():
+            if use_ids:
+                topic_id = cluster.topic_id(topic)
+                if topic_id is None:
+                    continue
+                ids[topic_id] = topic
+                forgotten_data.append(
+                    m.FetchRequestForgottenTopic(topic_id=topic_id, partitions=parts_)
+                )
+            else:
+                forgotten_data.append(m.FetchRequestForgottenTopic(topic=topic, partitions=parts_))
+        if use_ids:
+            for tp in plan.wanted:  # partitions the session holds answer by id too
+                topic_id = cluster.topic_id(tp.topic)
+                if topic_id is not None:
+                    ids[topic_id] = tp.topic
+        request = m.FetchRequest(
+            replica_id=-1,
+            max_wait_ms=cfg.fetch_max_wait_ms,
+            min_bytes=cfg.fetch_min_bytes,
+            max_bytes=cfg.fetch_max_bytes if version >= 3 else 2147483647,
+            isolation_level=cfg.isolation_level_code if version >= 4 else 0,
+            session_id=plan.session_id if version >= 7 else 0,
+            session_epoch=plan.epoch if version >= 7 else -1,
+            topics=fetch_topics,
+            forgotten_topics_data=forgotten_data if version >= 7 else [],
+            rack_id=(cfg.client.client_rack or "") if version >= 11 else "",
+        )
+        return request, ids
+
+    # -- responses ----------------------------------------------------------------------
+
+    def _handle_response(
+        self,
+        node: int,
+        session: FetchSession,
+        plan: FetchPlan,
+        version: int,
+        response: Any,
+        ids: dict[Any, str],
+        epochs: dict[TopicPartition, int],
+    ) -> None:
+        if response.error_code:
+            exc = for_code(response.error_code)(f"Fetch from node {node}")
+            session.reset()
+            if isinstance(exc, FetchSessionIdNotFound | InvalidFetchSessionEpoch):
+                log.debug("Fetch session with node %s lost (%r); next fetch is full", node, exc)
+            else:
+                log.warning("Fetch from node %s failed: %r", node, exc)
+                self._node_backoff[node] = time.monotonic() + self._retry_backoff
+            return
+        if version >= 7:
+            session.on_response(plan, response.session_id)
+        endpoints = [
+            BrokerMetadata(e.node_id, e.host, e.port, e.rack)
+            for e in getattr(response, "node_endpoints", ())
+        ]
+        use_ids = version >= _FIRST_TOPIC_ID_VERSION
+        for topic_data in response.responses:
+            topic = ids.get(topic_data.topic_id) if use_ids else topic_data.topic
+            if topic is None:
+                continue
+            for p in topic_data.partitions:
+                self._handle_partition(
+                    TopicPartition(topic, p.partition_index), p, plan, epochs, endpoints
+                )
+
+    def _handle_partition(
+        self,
+        tp: TopicPartition,
+        p: Any,
+        plan: FetchPlan,
+        epochs: dict[TopicPartition, int],
+        endpoints: list[BrokerMetadata],
+    ) -> None:
+        sent = plan.wanted.get(tp)
+        state = self._subs.get(tp)
+        if sent is None or state is None or state.epoch != epochs.get(tp):
+            return  # unassigned or moved while the fetch was in flight
+        if self._fetch_offset(tp, state) != sent.fetch_offset:
+            return
+        code = p.error_code
+        if code == 0:
+            self._subs.update_fetch_metadata(
+                state, p.high_watermark, p.last_stable_offset, p.log_start_offset
+            )
+            if p.preferred_read_replica >= 0:
+                state.preferred_read_replica = p.preferred_read_replica
+                state.preferred_until = (
+                    time.monotonic() + self._config.client.metadata_max_age_ms / 1000
+                )
+            records = p.records
+            if records is None or len(records) == 0:
+                return
+            aborted = None
+            if self._config.read_committed:
+                aborted = [(a.producer_id, a.first_offset) for a in p.aborted_transactions or ()]
+            chunk = PartitionRecords(
+                tp,
+                state,
+                sent.fetch_offset,
+                records,
+                check_crcs=self._config.check_crcs,
+                aborted=aborted,
+                key_deserializer=self._config.key_deserializer,
+                value_deserializer=self._config.value_deserializer,
+            )
+            if chunk.is_drained and chunk.next_fetch_offset == sent.fetch_offset:
+                return  # only a partial batch: the broker cut it; nothing to add
+            self._buffer.setdefault(tp, deque()).append(chunk)
+            self._data_ready.set()
+            return
+        if code == _OFFSET_OUT_OF_RANGE:
+            if state.position != sent.fetch_offset:
+                return  # the prefetch ran past a truncated log; the current chunk still holds
+            if self._subs.default_reset == "none":
+                self._push_error(
+                    tp,
+                    OffsetOutOfRangeError(
+                        f"fetch offset {sent.fetch_offset} is out of range for {tp}"
+                    ),
+                )
+            else:
+                log.info(
+                    "Fetch offset %d out of range for %s; resetting to %s",
+                    sent.fetch_offset,
+                    tp,
+                    self._subs.default_reset,
+                )
+                self._subs.request_reset([tp])
+            return
+        exc = for_code(code)(f"Fetch {tp}")
+        if code == _CORRUPT or not exc.retriable:
+            self._push_error(tp, exc)
+            return
+        # Leadership moved, topic recreated, epoch fenced, replica not ready...
+        state.preferred_read_replica = -1
+        leader = p.current_leader
+        hinted = False
+        if leader is not None and leader.leader_id >= 0:
+            hinted = self._client.apply_leader_hint(
+                tp, leader.leader_id, leader.leader_epoch, endpoints
+            )
+        if not hinted:
+            self._tp_backoff[tp] = time.monotonic() + self._retry_backoff
+            if exc.invalid_metadata:
+                self._want_metadata()
+        log.debug("Fetch %s: %r (leader hint applied: %s)", tp, exc, hinted)
+
+    # -- consuming ----------------------------------------------------------------------
+
+    def _check_usable(self) -> None:
+        if self._fatal is not None:
+            raise ConsumerStoppedError(f"the fetcher failed: {self._fatal!r}") from self._fatal
+        if self._closed:
+            raise ConsumerStoppedError("the consumer was stopped")
+
+    def drain(
+        self, partitions: frozenset[TopicPartition] | None, max_records: int | None
+    ) -> Records:
+        """Take buffered records without waiting.
+
+        Raises:
+            KafkaError: a partition's stored error, if no record was taken before it
+                in this call (otherwise the records are returned and the error is
+                raised by the next call).
+        """
+        self._check_usable()
+        result: Records = {}
+        remaining = max_records
+        buffer = self._buffer
+        freed = False
+        for tp in list(buffer):
+            if partitions is not None and tp not in partitions:
+                continue
+            chunks = buffer[tp]
+            state = chunks[0].state if chunks else None
+            if state is None or self._subs.get(tp) is not state:
+                for c in chunks:
+                    c.drop()
+                del buffer[tp]
+                freed = True
+                continue
+            if state.paused:
+                continue
+            taken: list[ConsumerRecord[Any, Any]] | None = None
+            while chunks:
+                chunk = chunks[0]
+                if chunk.is_stale:
+                    chunks.popleft().drop()
+                    freed = True
+                    continue
+                try:
+                    recs = chunk.take(remaining)
+                except KafkaError:
+                    if result or taken:
+                        break
+                    raise
+                if recs:
+                    if taken is None:
+                        taken = recs
+                    else:
+                        taken.extend(recs)
+                    if remaining is not None:
+                        remaining -= len(recs)
+                if chunk.is_drained:
+                    chunks.popleft()
+                    freed = True
+                elif not recs:
+                    break  # an error waits behind
+                if remaining == 0:
+                    break
+            if taken:
+                result[tp] = taken
+            if not chunks:
+                del buffer[tp]
+            else:
+                # Round-robin: a partition with more data goes to the back, so a small
+                # max_records cannot starve the others.
+                buffer[tp] = buffer.pop(tp)
+            if remaining == 0:
+                break
+        if freed:
+            self._wakeup.set()
+        return result
+
+    def next_record(
+        self, partitions: frozenset[TopicPartition] | None
+    ) -> ConsumerRecord[Any, Any] | None:
+        """One buffered record, or ``None`` (``getone()``'s fast path)."""
+        self._check_usable()
+        buffer = self._buffer
+        for tp, chunks in buffer.items():
+            if partitions is not None and tp not in partitions:
+                continue
+            while chunks:
+                chunk = chunks[0]
+                if chunk.is_stale or self._subs.get(tp) is not chunk.state:
+                    chunks.popleft().drop()
+                    self._wakeup.set()
+                    continue
+                if chunk.state.paused:
+                    break
+                rec = chunk.take_one()
+                if rec is not None:
+                    return rec
+                chunks.popleft()
+                self._wakeup.set()
+        # Nothing found: drop emptied partitions (not while iterating).
+        for tp in [tp for tp, c in buffer.items() if not c]:
+            del buffer[tp]
+        return None
+
+    async def wait_for_data(self, timeout: float | None) -> bool:
+        """Wait until new data (or a state change) may be available; False on timeout."""
+        self._check_usable()
+        self._data_ready.clear()
+        try:
+            if timeout is None:
+                await self._data_ready.wait()
+            else:
+                await asyncio.wait_for(self._data_ready.wait(), timeout)
+        except asyncio.TimeoutError:
+            return False
+        self._check_usable()
+        return True
+
+    def forget(self, partitions: Iterable[TopicPartition]) -> None:
+        """Drop buffered data of ``partitions`` (e.g. revoked by a rebalance)."""
+        for tp in partitions:
+            chunks = self._buffer.pop(tp, None)
+            for c in chunks or ():
+                c.drop()
+        self._wakeup.set()
+
+    def buffered_partitions(self) -> frozenset[TopicPartition]:
+        """Partitions with buffered chunks (for tests and diagnostics)."""
+        return frozenset(tp for tp, c in self._buffer.items() if c)

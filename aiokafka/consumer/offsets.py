@@ -1,0 +1,326 @@
+"""Offset look-ups and commits: ListOffsets, OffsetFetch and OffsetCommit.
+
+Every call runs inside :meth:`AIOKafkaClient.call_with_retry`, so retriable errors
+(leader moved, coordinator loading or moved, connection lost) refresh what needs
+refreshing and try again until ``request_timeout_ms``. Each attempt only covers
+the partitions still missing, so a partial success is not repeated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from aiokafka.cluster import AIOKafkaClient, CoordinatorType
+from aiokafka.errors import (
+    CommitFailedError,
+    IllegalGenerationError,
+    KafkaError,
+    RebalanceInProgressError,
+    UnknownMemberIdError,
+    for_code,
+)
+from aiokafka.protocol import messages as m
+from aiokafka.structs import OffsetAndMetadata, OffsetAndTimestamp, TopicPartition
+
+__all__ = ["EARLIEST_TIMESTAMP", "LATEST_TIMESTAMP", "OffsetsClient"]
+
+#: ListOffsets' special timestamps.
+LATEST_TIMESTAMP = -1
+EARLIEST_TIMESTAMP = -2
+
+# Errors meaning "this member no longer owns what it commits": retrying cannot help.
+_COMMIT_FAILED = (IllegalGenerationError, UnknownMemberIdError, RebalanceInProgressError)
+
+
+def _by_topic(tps: Mapping[TopicPartition, Any] | list[TopicPartition]) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for tp in tps:
+        out.setdefault(tp.topic, []).append(tp.partition)
+    return out
+
+
+class OffsetsClient:
+    """Offset requests of one consumer.
+
+    Args:
+        client: The started cluster client.
+        group_id: The consumer group (``None`` disables commits and committed look-ups).
+        group_instance_id: Static member id, sent with commits.
+    """
+
+    def __init__(
+        self,
+        client: AIOKafkaClient,
+        group_id: str | None,
+        group_instance_id: str | None = None,
+    ) -> None:
+        self._client = client
+        self._group_id = group_id
+        self._group_instance_id = group_instance_id
+
+    def _deadline(self, timeout_ms: int | None) -> float:
+        if timeout_ms is None:
+            timeout_ms = self._client.config.request_timeout_ms
+        return time.monotonic() + timeout_ms / 1000
+
+    # -- ListOffsets --------------------------------------------------------------------
+
+    async def list_offsets(
+        self,
+        timestamps: Mapping[TopicPartition, int],
+        *,
+        isolation_level: int = 0,
+        timeout_ms: int | None = None,
+    ) -> dict[TopicPartition, OffsetAndTimestamp | None]:
+        """Offsets by timestamp (or ``LATEST_TIMESTAMP``/``EARLIEST_TIMESTAMP``).
+
+        Returns:
+            ``{tp: OffsetAndTimestamp}``; ``None`` where no record has a timestamp at
+            or after the target.
+
+        Raises:
+            aiokafka.errors.KafkaTimeoutError: not done within ``timeout_ms``
+                (default ``request_timeout_ms``).
+            aiokafka.errors.KafkaError: a non-retriable error (e.g. authorization).
+        """
+        result: dict[TopicPartition, OffsetAndTimestamp | None] = {}
+        missing = dict(timestamps)
+
+        async def attempt() -> None:
+            by_node: dict[int, dict[TopicPartition, int]] = {}
+            for tp, ts in missing.items():
+                by_node.setdefault(self._client.leader_for(tp), {})[tp] = ts
+            outcomes = await asyncio.gather(
+                *(self._list_node(node, tps, isolation_level) for node, tps in by_node.items()),
+                return_exceptions=True,
+            )
+            error: BaseException | None = None
+            for outcome in outcomes:
+                if isinstance(outcome, BaseException):
+                    error = error or outcome
+                    continue
+                found, failed = outcome
+                for tp, value in found.items():
+                    result[tp] = value
+                    missing.pop(tp, None)
+                error = error or failed
+            if error is not None:
+                raise error
+
+        if missing:
+            await self._client.call_with_retry(attempt, self._deadline(timeout_ms))
+        return result
+
+    async def _list_node(
+        self, node: int, tps: dict[TopicPartition, int], isolation_level: int
+    ) -> tuple[dict[TopicPartition, OffsetAndTimestamp | None], KafkaError | None]:
+        version = await self._client.api_version(node, m.ListOffsetsRequest.API_KEY)
+        topics = [
+            m.ListOffsetsTopic(
+                name=topic,
+                partitions=[
+                    m.ListOffsetsPartition(
+                        partition_index=p,
+                        current_leader_epoch=(
+                            self._client.cluster.leader_epoch(TopicPartition(topic, p))
+                            if version >= 4
+                            else -1
+                        ),
+                        timestamp=tps[TopicPartition(topic, p)],
+                    )
+                    for p in parts
+                ],
+            )
+            for topic, parts in _by_topic(tps).items()
+        ]
+        request = m.ListOffsetsRequest(
+            replica_id=-1,
+            isolation_level=isolation_level if version >= 2 else 0,
+            topics=topics,
+        )
+        response = await self._client.send(node, request, max_version=version)
+        found: dict[TopicPartition, OffsetAndTimestamp | None] = {}
+        error: KafkaError | None = None
+        for t in response.topics:
+            for p in t.partitions:
+                tp = TopicPartition(t.name, p.partition_index)
+                if p.error_code:
+                    error = error or for_code(p.error_code)(f"ListOffsets {tp}")
+                    continue
+                offset = p.offset
+                if version == 0:
+                    offset = p.old_style_offsets[0] if p.old_style_offsets else -1
+                if offset < 0:
+                    found[tp] = None
+                else:
+                    epoch = p.leader_epoch if p.leader_epoch >= 0 else None
+                    ts = p.timestamp if p.timestamp >= 0 else None
+                    found[tp] = OffsetAndTimestamp(offset, ts, leader_epoch=epoch)
+        return found, error
+
+    # -- OffsetFetch --------------------------------------------------------------------
+
+    def _require_group(self) -> str:
+        if self._group_id is None:
+            from aiokafka.errors import IllegalOperation
+
+            raise IllegalOperation("Requires group_id")
+        return self._group_id
+
+    async def fetch_committed(
+        self, partitions: list[TopicPartition], *, timeout_ms: int | None = None
+    ) -> dict[TopicPartition, OffsetAndMetadata | None]:
+        """The group's committed offsets (``None`` where nothing is committed).
+
+        Raises:
+            aiokafka.errors.IllegalOperation: no ``group_id``.
+            aiokafka.errors.KafkaTimeoutError: not done within the timeout.
+        """
+        group = self._require_group()
+        if not partitions:
+            return {}
+
+        async def attempt() -> dict[TopicPartition, OffsetAndMetadata | None]:
+            node = await self._client.coordinator_for(group)
+            version = await self._client.api_version(node, m.OffsetFetchRequest.API_KEY)
+            by_topic = _by_topic(partitions)
+            if version >= 8:
+                request = m.OffsetFetchRequest(
+                    groups=[
+                        m.OffsetFetchRequestGroup(
+                            group_id=group,
+                            topics=[
+                                m.OffsetFetchRequestTopics(name=t, partition_indexes=ps)
+                                for t, ps in by_topic.items()
+                            ],
+                        )
+                    ],
+                    require_stable=True,
+                )
+            else:
+                request = m.OffsetFetchRequest(
+                    group_id=group,
+                    topics=[
+                        m.OffsetFetchRequestTopic(name=t, partition_indexes=ps)
+                        for t, ps in by_topic.items()
+                    ],
+                    # Wait for pending transactional commits (KIP-447) where supported.
+                    require_stable=version >= 7,
+                )
+            response = await self._client.send(node, request, max_version=version)
+            if version >= 8:
+                if not response.groups:
+                    raise for_code(-1)("OffsetFetch: empty response")
+                g = response.groups[0]
+                code, topics = g.error_code, g.topics
+            else:
+                code, topics = response.error_code, response.topics
+            if code:
+                raise for_code(code)(f"OffsetFetch for group {group!r}")
+            out: dict[TopicPartition, OffsetAndMetadata | None] = {}
+            for t in topics:
+                for p in t.partitions:
+                    tp = TopicPartition(t.name, p.partition_index)
+                    if p.error_code:
+                        raise for_code(p.error_code)(f"OffsetFetch {tp} for group {group!r}")
+                    if p.committed_offset < 0:
+                        out[tp] = None
+                    else:
+                        epoch = p.committed_leader_epoch
+                        out[tp] = OffsetAndMetadata(
+                            p.committed_offset,
+                            p.metadata or "",
+                            leader_epoch=epoch if epoch >= 0 else None,
+                        )
+            return out
+
+        return await self._client.call_with_retry(
+            attempt, self._deadline(timeout_ms), coordinator=(group, CoordinatorType.GROUP)
+        )
+
+    # -- OffsetCommit -------------------------------------------------------------------
+
+    async def commit(
+        self,
+        offsets: Mapping[TopicPartition, OffsetAndMetadata],
+        *,
+        generation: int = -1,
+        member_id: str = "",
+        timeout_ms: int | None = None,
+    ) -> None:
+        """Commit ``offsets`` for the group.
+
+        With ``generation=-1`` and an empty ``member_id`` (the defaults) the commit
+        is a standalone one, as Kafka allows for consumers that assign partitions
+        themselves; the broker refuses it while the group has active members.
+
+        Raises:
+            aiokafka.errors.IllegalOperation: no ``group_id``.
+            aiokafka.errors.CommitFailedError: the broker says this member no longer
+                owns the partitions (generation/member unknown, rebalance running,
+                or an active group refuses a standalone commit).
+            aiokafka.errors.KafkaError: other non-retriable errors (e.g. metadata
+                too large, authorization).
+        """
+        group = self._require_group()
+        remaining = dict(offsets)
+        if not remaining:
+            return
+
+        async def attempt() -> None:
+            node = await self._client.coordinator_for(group)
+            version = await self._client.api_version(node, m.OffsetCommitRequest.API_KEY)
+            topics = [
+                m.OffsetCommitRequestTopic(
+                    name=topic,
+                    partitions=[
+                        m.OffsetCommitRequestPartition(
+                            partition_index=p,
+                            committed_offset=remaining[TopicPartition(topic, p)].offset,
+                            committed_leader_epoch=(
+                                _epoch(remaining[TopicPartition(topic, p)]) if version >= 6 else -1
+                            ),
+                            committed_metadata=remaining[TopicPartition(topic, p)].metadata,
+                        )
+                        for p in parts
+                    ],
+                )
+                for topic, parts in _by_topic(remaining).items()
+            ]
+            request = m.OffsetCommitRequest(
+                group_id=group,
+                generation_id_or_member_epoch=generation,
+                member_id=member_id,
+                group_instance_id=self._group_instance_id if version >= 7 else None,
+                topics=topics,
+            )
+            response = await self._client.send(node, request, max_version=version)
+            error: KafkaError | None = None
+            for t in response.topics:
+                for p in t.partitions:
+                    tp = TopicPartition(t.name, p.partition_index)
+                    if not p.error_code:
+                        remaining.pop(tp, None)
+                        continue
+                    exc = for_code(p.error_code)(f"OffsetCommit {tp} for group {group!r}")
+                    if isinstance(exc, _COMMIT_FAILED):
+                        raise CommitFailedError(
+                            f"Commit cannot be completed: {exc!r}. The group has active "
+                            "members or rebalanced; the partitions may belong to another "
+                            "member now."
+                        ) from exc
+                    error = error or exc
+            if error is not None:
+                raise error
+
+        await self._client.call_with_retry(
+            attempt, self._deadline(timeout_ms), coordinator=(group, CoordinatorType.GROUP)
+        )
+
+
+def _epoch(offset: OffsetAndMetadata) -> int:
+    epoch = offset.leader_epoch
+    return -1 if epoch is None else epoch
