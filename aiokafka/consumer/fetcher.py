@@ -194,15 +194,11 @@ class Fetcher:
         missing = [tp for tp in subs.missing_positions() if not self._has_error(tp)]
         if not missing:
             return
-        now = time.monotonic()
-        if self._node_backoff.get(-2, 0.0) > now:
+        if self._node_backoff.get(-2, 0.0) > time.monotonic():
             return  # a failed look-up is waiting out its back-off
         self._node_backoff.pop(-2, None)
         try:
-            lookup = [tp for tp in missing if subs.state(tp).reset_strategy is None]
-            if lookup:
-                await self._use_committed(lookup)
-            await self._reset_offsets()
+            await self.resolve_positions(missing, raise_errors=False)
         except KafkaError as exc:
             if exc.retriable or isinstance(exc, KafkaTimeoutError):
                 log.debug("Offset look-up failed, retrying: %s", exc)
@@ -211,6 +207,32 @@ class Fetcher:
             for tp in missing:
                 if subs.is_assigned(tp):
                     self._push_error(tp, exc)
+
+    async def resolve_positions(
+        self, partitions: Iterable[TopicPartition], *, raise_errors: bool = True
+    ) -> None:
+        """Find positions of ``partitions`` that have none: the committed offset, else
+        ``auto_offset_reset``; pending resets (seek_to_beginning/end) are applied.
+
+        Safe to run concurrently with the fetch loop doing the same: results are
+        applied only if the partition's state did not change meanwhile.
+
+        Raises:
+            NoOffsetForPartitionError: ``auto_offset_reset="none"`` and nothing is
+                committed (only with ``raise_errors``; otherwise the error is stored
+                and raised by getone/getmany).
+            aiokafka.errors.KafkaError: a look-up failed.
+        """
+        subs = self._subs
+        tps = [tp for tp in partitions if subs.is_assigned(tp)]
+        lookup = [
+            tp
+            for tp in tps
+            if subs.state(tp).position is None and subs.state(tp).reset_strategy is None
+        ]
+        if lookup:
+            await self._use_committed(lookup)
+        await self._reset_offsets([tp for tp in tps if subs.is_assigned(tp)], raise_errors)
 
     async def _use_committed(self, tps: list[TopicPartition]) -> None:
         subs = self._subs
@@ -230,21 +252,23 @@ class Fetcher:
                 state.reset_strategy = subs.default_reset
                 state.epoch += 1
 
-    async def _reset_offsets(self) -> None:
+    async def _reset_offsets(self, tps: list[TopicPartition], raise_errors: bool) -> None:
         subs = self._subs
         targets: dict[TopicPartition, int] = {}
         epochs: dict[TopicPartition, int] = {}
-        for tp, state in subs.items():
+        for tp in tps:
+            state = subs.state(tp)
             strategy = state.reset_strategy
-            if strategy is None or self._has_error(tp):
+            if strategy is None:
                 continue
             if strategy == "none":
-                self._push_error(
-                    tp,
-                    NoOffsetForPartitionError(
-                        f"no committed offset for {tp} and auto_offset_reset='none'"
-                    ),
+                exc = NoOffsetForPartitionError(
+                    f"no committed offset for {tp} and auto_offset_reset='none'"
                 )
+                if raise_errors:
+                    raise exc
+                if not self._has_error(tp):
+                    self._push_error(tp, exc)
                 continue
             targets[tp] = EARLIEST_TIMESTAMP if strategy == "earliest" else LATEST_TIMESTAMP
             epochs[tp] = state.epoch
@@ -261,6 +285,7 @@ class Fetcher:
             current.position = value.offset
             current.position_epoch = None
             current.reset_strategy = None
+        self._wakeup.set()
 
     def _has_error(self, tp: TopicPartition) -> bool:
         chunks = self._buffer.get(tp)

@@ -1,0 +1,673 @@
+"""``AIOKafkaConsumer``: the consumer facade.
+
+Tasks owned by a started consumer (see ``docs/DESIGN.md``): the client's maintenance
+task, the fetcher's loop (which owns one request task per broker with a Fetch in
+flight) and, with ``group_id`` and ``enable_auto_commit``, the auto-commit task.
+:meth:`AIOKafkaConsumer.stop` runs, in order: cancel auto-commit, cancel and await
+the fetcher, commit the consumed offsets (group + auto-commit only, bounded by
+``request_timeout_ms``), close the client. Nothing is left running.
+
+Group membership (``subscribe()`` with a ``group_id``) is a later stage:
+``subscribe()`` without a ``group_id`` assigns every partition of the topics (as
+aiokafka does without a group); with a ``group_id`` it raises
+:class:`~aiokafka.errors.IllegalStateError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+from collections.abc import AsyncIterator, Iterable, Mapping
+from types import TracebackType
+from typing import Any, Generic
+
+from aiokafka.abc import ConsumerRebalanceListener
+from aiokafka.cluster import AIOKafkaClient
+from aiokafka.errors import (
+    ConsumerStoppedError,
+    IllegalOperation,
+    IllegalStateError,
+    KafkaError,
+)
+from aiokafka.structs import (
+    KT,
+    VT,
+    ConsumerRecord,
+    OffsetAndMetadata,
+    OffsetAndTimestamp,
+    TopicPartition,
+)
+
+from .config import ConsumerConfig
+from .fetcher import Fetcher
+from .offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, OffsetsClient
+from .subscription import SubscriptionState, SubscriptionType
+
+__all__ = ["AIOKafkaConsumer"]
+
+log = logging.getLogger(__name__)
+
+
+def _check_tps(partitions: Iterable[Any], name: str = "partitions") -> list[TopicPartition]:
+    out = []
+    for tp in partitions:
+        if not isinstance(tp, TopicPartition):
+            raise TypeError(f"{name}: expected TopicPartition, got {tp!r}")
+        out.append(tp)
+    return out
+
+
+class AIOKafkaConsumer(Generic[KT, VT]):
+    """A client that consumes records from a Kafka cluster.
+
+    Args:
+        *topics: Topics to subscribe to (same as calling :meth:`subscribe`).
+        **config: aiokafka's options (``bootstrap_servers``, ``group_id``,
+            ``auto_offset_reset``, ``isolation_level``, ...); see
+            :class:`~aiokafka.consumer.config.ConsumerConfig`.
+
+    Raises:
+        TypeError, ValueError: an unknown option or an invalid value (names it).
+
+    Example::
+
+        async with AIOKafkaConsumer(bootstrap_servers="localhost:9092") as consumer:
+            consumer.assign([TopicPartition("events", 0)])
+            await consumer.seek_to_beginning()
+            async for record in consumer:
+                print(record.offset, record.value)
+    """
+
+    def __init__(self, *topics: str, **config: Any) -> None:
+        self._config = ConsumerConfig.from_options(**config)
+        self._subscriptions = SubscriptionState(self._config.auto_offset_reset)
+        self._client: AIOKafkaClient | None = None
+        self._fetcher: Fetcher | None = None
+        self._offsets: OffsetsClient | None = None
+        self._auto_commit_task: asyncio.Task[None] | None = None
+        self._last_committed: dict[TopicPartition, int] = {}
+        self._resolved_subscription = -1
+        self._subscription_version = 0
+        self._state = "new"  # new -> started -> stopped
+        if topics:
+            self.subscribe(topics=list(topics))
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Connect to the cluster and start prefetching.
+
+        Raises:
+            IllegalStateError: called twice, or subscribed with a ``group_id``
+                (group membership is not implemented yet).
+            aiokafka.errors.KafkaConnectionError: no bootstrap server answered.
+        """
+        if self._state != "new":
+            raise IllegalStateError(f"AIOKafkaConsumer.start() on a {self._state} consumer")
+        self._check_group_subscription()
+        self._state = "started"
+        client = AIOKafkaClient(self._config.client)
+        try:
+            await client.start()
+        except BaseException:
+            self._state = "stopped"
+            raise
+        self._client = client
+        self._offsets = OffsetsClient(client, self._config.group_id, self._config.group_instance_id)
+        self._fetcher = Fetcher(client, self._subscriptions, self._config, self._offsets)
+        try:
+            await self._ensure_subscription()
+        except BaseException:
+            await self.stop()
+            raise
+        self._fetcher.start()
+        if self._config.group_id is not None and self._config.enable_auto_commit:
+            self._auto_commit_task = asyncio.create_task(
+                self._auto_commit_loop(), name="aiokafka-consumer-autocommit"
+            )
+
+    async def stop(self) -> None:
+        """Stop fetching, commit consumed offsets (group + auto-commit) and disconnect.
+
+        Idempotent. Leaves no task behind.
+        """
+        if self._state == "stopped":
+            return
+        self._state = "stopped"
+        if self._auto_commit_task is not None:
+            self._auto_commit_task.cancel()
+            await asyncio.wait([self._auto_commit_task])
+            self._auto_commit_task = None
+        if self._fetcher is not None:
+            await self._fetcher.close()
+        try:
+            if self._config.group_id is not None and self._config.enable_auto_commit:
+                await self._commit_consumed(final=True)
+        finally:
+            if self._client is not None:
+                await self._client.close()
+
+    async def __aenter__(self) -> AIOKafkaConsumer[KT, VT]:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    def _started(self) -> tuple[AIOKafkaClient, Fetcher, OffsetsClient]:
+        if self._state == "stopped":
+            raise ConsumerStoppedError("the consumer was stopped")
+        if self._client is None or self._fetcher is None or self._offsets is None:
+            raise IllegalStateError("call AIOKafkaConsumer.start() first")
+        return self._client, self._fetcher, self._offsets
+
+    # -- subscription -------------------------------------------------------------------
+
+    def assign(self, partitions: Iterable[TopicPartition]) -> None:
+        """Manually assign partitions, replacing the previous assignment.
+
+        Raises:
+            IllegalStateError: the consumer subscribed with :meth:`subscribe`.
+            TypeError: an element is not a TopicPartition.
+        """
+        self._subscriptions.assign_from_user(partitions)
+
+    def assignment(self) -> frozenset[TopicPartition]:
+        """The partitions currently assigned to this consumer."""
+        return self._subscriptions.assigned_partitions()
+
+    def subscribe(
+        self,
+        topics: Iterable[str] = (),
+        pattern: str | None = None,
+        listener: ConsumerRebalanceListener | None = None,
+    ) -> None:
+        """Subscribe to a list of topics or a pattern.
+
+        Without a ``group_id`` every partition of the matching topics is assigned
+        (resolved on :meth:`start` and on the next getone/getmany). With a
+        ``group_id`` partitions come from group membership, which this version does
+        not implement yet.
+
+        Raises:
+            IllegalStateError: after :meth:`assign`, or with a ``group_id``.
+            ValueError: neither or both of ``topics`` and ``pattern``.
+            TypeError: ``listener`` is not a ConsumerRebalanceListener.
+        """
+        names = [topics] if isinstance(topics, str) else list(topics)
+        if bool(names) == (pattern is not None):
+            raise ValueError("subscribe: pass either topics or pattern, not both or neither")
+        if listener is not None and not isinstance(listener, ConsumerRebalanceListener):
+            raise TypeError("listener must be a ConsumerRebalanceListener")
+        self._check_group_subscription(subscribing=True)
+        if pattern is not None:
+            self._subscriptions.subscribe_pattern(pattern, listener)
+        else:
+            self._subscriptions.subscribe(names, listener)
+        self._subscription_version += 1
+
+    def _check_group_subscription(self, subscribing: bool = False) -> None:
+        if self._config.group_id is None:
+            return
+        if subscribing or self._subscriptions.partitions_auto_assigned:
+            raise IllegalStateError(
+                "subscribe() with a group_id needs group membership, which this version "
+                "does not implement yet; use assign() (commits still go to the group)"
+            )
+
+    def unsubscribe(self) -> None:
+        """Drop the subscription (or manual assignment) and every assigned partition."""
+        self._subscriptions.unsubscribe()
+        self._subscription_version += 1
+
+    def subscription(self) -> frozenset[str]:
+        """The subscribed topics (for a pattern, the topics it matched so far)."""
+        return self._subscriptions.subscribed_topics
+
+    async def _ensure_subscription(self) -> None:
+        subs = self._subscriptions
+        if self._resolved_subscription == self._subscription_version:
+            return
+        if subs.type not in (SubscriptionType.AUTO_TOPICS, SubscriptionType.AUTO_PATTERN):
+            self._resolved_subscription = self._subscription_version
+            return
+        client = self._client
+        if client is None:
+            return
+        if subs.type is SubscriptionType.AUTO_PATTERN:
+            pattern = subs.subscribed_pattern
+            metadata = await client.fetch_all_metadata()
+            matched = [
+                t.name
+                for t in metadata.topics.values()
+                if pattern is not None
+                and pattern.match(t.name)
+                and not (t.is_internal and self._config.exclude_internal_topics)
+            ]
+            subs.change_subscription(matched)
+        topics = subs.subscribed_topics
+        await client.set_topics(client.topics | topics)
+        partitions = []
+        for topic in sorted(topics):
+            for p in sorted(client.cluster.partitions_for_topic(topic) or ()):
+                partitions.append(TopicPartition(topic, p))
+        subs.assign_from_subscribed(partitions)
+        self._resolved_subscription = self._subscription_version
+
+    # -- consuming ----------------------------------------------------------------------
+
+    def _partitions_arg(self, partitions: tuple[Any, ...]) -> frozenset[TopicPartition] | None:
+        if not partitions:
+            return None
+        tps = frozenset(_check_tps(partitions))
+        for tp in tps:
+            if not self._subscriptions.is_assigned(tp):
+                raise IllegalStateError(f"No current assignment for partition {tp}")
+        return tps
+
+    async def getone(self, *partitions: TopicPartition) -> ConsumerRecord[KT, VT]:
+        """Return one record, waiting until one is available.
+
+        Args:
+            *partitions: Only return records of these partitions (default: all
+                assigned).
+
+        Raises:
+            aiokafka.errors.ConsumerStoppedError: the consumer was stopped.
+            aiokafka.errors.OffsetOutOfRangeError: the position is out of range and
+                ``auto_offset_reset="none"``.
+            aiokafka.errors.CorruptRecordError: the partition's next batch is corrupt.
+        """
+        _, fetcher, _ = self._started()
+        if self._resolved_subscription != self._subscription_version:
+            await self._ensure_subscription()
+        tps = self._partitions_arg(partitions)
+        while True:
+            record = fetcher.next_record(tps)
+            if record is not None:
+                return record
+            await fetcher.wait_for_data(None)
+
+    async def getmany(
+        self,
+        *partitions: TopicPartition,
+        timeout_ms: int = 0,
+        max_records: int | None = None,
+    ) -> dict[TopicPartition, list[ConsumerRecord[KT, VT]]]:
+        """Return buffered records by partition, waiting up to ``timeout_ms`` for some.
+
+        Args:
+            *partitions: Only return records of these partitions (default: all).
+            timeout_ms: How long to wait when nothing is buffered (0: do not wait).
+            max_records: At most this many records in total (default
+                ``max_poll_records``, unlimited if that is ``None``).
+
+        Raises:
+            ValueError: ``timeout_ms`` negative or ``max_records`` < 1.
+            aiokafka.errors.ConsumerStoppedError: the consumer was stopped.
+            aiokafka.errors.KafkaError: a partition's error (out of range with
+                ``auto_offset_reset="none"``, corrupt batch, authorization).
+        """
+        _, fetcher, _ = self._started()
+        if not isinstance(timeout_ms, int | float) or timeout_ms < 0:
+            raise ValueError(f"timeout_ms must be a number >= 0, got {timeout_ms!r}")
+        if max_records is None:
+            max_records = self._config.max_poll_records
+        elif not isinstance(max_records, int) or isinstance(max_records, bool) or max_records < 1:
+            raise ValueError(f"max_records must be a positive int, got {max_records!r}")
+        if self._resolved_subscription != self._subscription_version:
+            await self._ensure_subscription()
+        tps = self._partitions_arg(partitions)
+        records = fetcher.drain(tps, max_records)
+        if records or timeout_ms == 0:
+            return records
+        deadline = time.monotonic() + timeout_ms / 1000
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not await fetcher.wait_for_data(remaining):
+                return fetcher.drain(tps, max_records)
+            records = fetcher.drain(tps, max_records)
+            if records:
+                return records
+
+    def __aiter__(self) -> AsyncIterator[ConsumerRecord[KT, VT]]:
+        return self
+
+    async def __anext__(self) -> ConsumerRecord[KT, VT]:
+        try:
+            return await self.getone()
+        except ConsumerStoppedError:
+            raise StopAsyncIteration from None
+
+    # -- positions ----------------------------------------------------------------------
+
+    def seek(self, partition: TopicPartition, offset: int) -> None:
+        """Set the offset of the next record returned for ``partition``.
+
+        Raises:
+            ValueError: ``offset`` is not an int >= 0.
+            TypeError: ``partition`` is not a TopicPartition.
+            IllegalStateError: ``partition`` is not assigned.
+        """
+        _check_tps([partition], "partition")
+        if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+            raise ValueError(f"offset must be an int >= 0, got {offset!r}")
+        self._subscriptions.seek(partition, offset)
+
+    def _assigned_args(self, partitions: tuple[Any, ...]) -> list[TopicPartition]:
+        if not partitions:
+            return sorted(self._subscriptions.assigned_partitions())
+        tps = _check_tps(partitions)
+        for tp in tps:
+            if not self._subscriptions.is_assigned(tp):
+                raise IllegalStateError(f"Partitions {tp} are not assigned")
+        return tps
+
+    async def seek_to_beginning(self, *partitions: TopicPartition) -> None:
+        """Seek to the oldest available offset (default: all assigned partitions).
+
+        Raises:
+            IllegalStateError: a partition is not assigned.
+            TypeError: an argument is not a TopicPartition.
+        """
+        tps = self._assigned_args(partitions)
+        self._subscriptions.request_reset(tps, "earliest")
+        await self._resolve(tps)
+
+    async def seek_to_end(self, *partitions: TopicPartition) -> None:
+        """Seek to the end (the LSO under ``read_committed``) of partitions.
+
+        Raises:
+            IllegalStateError: a partition is not assigned.
+            TypeError: an argument is not a TopicPartition.
+        """
+        tps = self._assigned_args(partitions)
+        self._subscriptions.request_reset(tps, "latest")
+        await self._resolve(tps)
+
+    async def _resolve(self, tps: list[TopicPartition]) -> None:
+        if self._fetcher is not None and tps:
+            await self._fetcher.resolve_positions(tps)
+
+    async def seek_to_committed(
+        self, *partitions: TopicPartition
+    ) -> dict[TopicPartition, int | None]:
+        """Seek to the group's committed offsets (default: all assigned partitions).
+
+        Partitions without a committed offset are reset by ``auto_offset_reset``.
+
+        Returns:
+            ``{tp: committed offset or None}``.
+
+        Raises:
+            IllegalOperation: no ``group_id``.
+            IllegalStateError: a partition is not assigned.
+        """
+        _, _, offsets = self._started()
+        if self._config.group_id is None:
+            raise IllegalOperation("seek_to_committed requires group_id")
+        tps = self._assigned_args(partitions)
+        committed = await offsets.fetch_committed(tps)
+        result: dict[TopicPartition, int | None] = {}
+        reset = []
+        for tp in tps:
+            found = committed.get(tp)
+            result[tp] = None if found is None else found.offset
+            if found is None:
+                reset.append(tp)
+            elif self._subscriptions.is_assigned(tp):
+                self._subscriptions.seek(tp, found.offset, found.leader_epoch)
+        if reset:
+            self._subscriptions.request_reset(reset)
+            await self._resolve(reset)
+        return result
+
+    async def position(self, partition: TopicPartition) -> int:
+        """The offset of the next record that will be returned for ``partition``.
+
+        Looks up the committed offset (or resets) first if the position is unknown.
+
+        Raises:
+            IllegalStateError: ``partition`` is not assigned.
+            aiokafka.errors.NoOffsetForPartitionError: nothing committed and
+                ``auto_offset_reset="none"``.
+        """
+        _, fetcher, _ = self._started()
+        _check_tps([partition], "partition")
+        while True:
+            state = self._subscriptions.state(partition)
+            if state.has_valid_position and state.position is not None:
+                return state.position
+            await fetcher.resolve_positions([partition])
+
+    def highwater(self, partition: TopicPartition) -> int | None:
+        """The high watermark from the last fetch of ``partition`` (None before one)."""
+        return self._subscriptions.state(partition).highwater
+
+    def last_stable_offset(self, partition: TopicPartition) -> int | None:
+        """The last stable offset from the last fetch (-1 from brokers that send none
+        under read_uncommitted; None before the first fetch)."""
+        return self._subscriptions.state(partition).last_stable_offset
+
+    def last_poll_timestamp(self, partition: TopicPartition) -> int | None:
+        """Wall time (ms) highwater/LSO of ``partition`` were last updated, or None."""
+        return self._subscriptions.state(partition).last_poll_ms
+
+    def pause(self, *partitions: TopicPartition) -> None:
+        """Stop fetching and returning records of ``partitions`` until :meth:`resume`.
+
+        Raises:
+            IllegalStateError: a partition is not assigned.
+        """
+        self._subscriptions.pause(_check_tps(partitions))
+
+    def resume(self, *partitions: TopicPartition) -> None:
+        """Resume fetching ``partitions``."""
+        self._subscriptions.resume(_check_tps(partitions))
+
+    def paused(self) -> frozenset[TopicPartition]:
+        """The paused partitions."""
+        return self._subscriptions.paused_partitions()
+
+    # -- offset look-ups ----------------------------------------------------------------
+
+    async def _ensure_topics(self, topics: Iterable[str]) -> None:
+        client, _, _ = self._started()
+        missing = set(topics) - set(client.cluster.topics)
+        if missing:
+            await client.set_topics(client.topics | missing)
+
+    async def beginning_offsets(
+        self, partitions: Iterable[TopicPartition]
+    ) -> dict[TopicPartition, int]:
+        """The first available offset of each partition (positions are not changed).
+
+        Raises:
+            aiokafka.errors.KafkaTimeoutError: not answered within request_timeout_ms.
+        """
+        return await self._list_special(partitions, EARLIEST_TIMESTAMP)
+
+    async def end_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        """The offset after the last record (the LSO under read_committed).
+
+        Raises:
+            aiokafka.errors.KafkaTimeoutError: not answered within request_timeout_ms.
+        """
+        return await self._list_special(partitions, LATEST_TIMESTAMP)
+
+    async def _list_special(
+        self, partitions: Iterable[TopicPartition], ts: int
+    ) -> dict[TopicPartition, int]:
+        _, _, offsets = self._started()
+        tps = _check_tps(partitions)
+        await self._ensure_topics(tp.topic for tp in tps)
+        found = await offsets.list_offsets(
+            dict.fromkeys(tps, ts), isolation_level=self._config.isolation_level_code
+        )
+        return {tp: v.offset for tp, v in found.items() if v is not None}
+
+    async def offsets_for_times(
+        self, timestamps: Mapping[TopicPartition, int]
+    ) -> dict[TopicPartition, OffsetAndTimestamp | None]:
+        """The earliest offset whose timestamp is >= the given one, per partition.
+
+        Args:
+            timestamps: ``{tp: timestamp in ms since the epoch}``.
+
+        Returns:
+            ``{tp: OffsetAndTimestamp}``, ``None`` where no such record exists.
+
+        Raises:
+            ValueError: a timestamp is negative or not an int.
+            aiokafka.errors.KafkaTimeoutError: not answered within request_timeout_ms.
+        """
+        _, _, offsets = self._started()
+        for tp, ts in timestamps.items():
+            _check_tps([tp], "timestamps")
+            if not isinstance(ts, int) or isinstance(ts, bool) or ts < 0:
+                raise ValueError(f"timestamps: the target timestamp of {tp} must be >= 0")
+        await self._ensure_topics(tp.topic for tp in timestamps)
+        found = await offsets.list_offsets(
+            dict(timestamps), isolation_level=self._config.isolation_level_code
+        )
+        return {tp: found.get(tp) for tp in timestamps}
+
+    async def topics(self) -> set[str]:
+        """All topics the user may see."""
+        client, _, _ = self._started()
+        metadata = await client.fetch_all_metadata()
+        return set(metadata.topics)
+
+    def partitions_for_topic(self, topic: str) -> set[int] | None:
+        """Partition numbers of ``topic`` from cached metadata, or None if unknown."""
+        if self._client is None:
+            return None
+        parts = self._client.cluster.partitions_for_topic(topic)
+        return None if parts is None else set(parts)
+
+    # -- commits ------------------------------------------------------------------------
+
+    async def committed(self, partition: TopicPartition) -> int | None:
+        """The group's last committed offset of ``partition``, or None.
+
+        Raises:
+            IllegalOperation: no ``group_id``.
+        """
+        _, _, offsets = self._started()
+        _check_tps([partition], "partition")
+        if self._config.group_id is None:
+            raise IllegalOperation("committed() requires group_id")
+        found = (await offsets.fetch_committed([partition])).get(partition)
+        return None if found is None else found.offset
+
+    async def commit(self, offsets: Mapping[TopicPartition, Any] | None = None) -> None:
+        """Commit offsets to the group.
+
+        Args:
+            offsets: ``{tp: offset}``, ``{tp: (offset, metadata)}`` or
+                ``{tp: OffsetAndMetadata}``: the offset of the *next* record to read.
+                Default: the current position of every assigned partition.
+
+        Raises:
+            IllegalOperation: no ``group_id``.
+            IllegalStateError: a partition is not assigned.
+            ValueError: ``offsets`` is malformed.
+            aiokafka.errors.CommitFailedError: the group refused the commit.
+        """
+        _, _, client_offsets = self._started()
+        if self._config.group_id is None:
+            raise IllegalOperation("commit() requires group_id")
+        if offsets is None:
+            to_commit = self._consumed_offsets()
+        else:
+            to_commit = self._normalize_offsets(offsets)
+        await client_offsets.commit(to_commit)
+        for tp, om in to_commit.items():
+            self._last_committed[tp] = om.offset
+
+    def _consumed_offsets(self) -> dict[TopicPartition, OffsetAndMetadata]:
+        return {
+            tp: OffsetAndMetadata(pos, "", leader_epoch=epoch)
+            for tp, (pos, epoch) in self._subscriptions.all_consumed_offsets().items()
+        }
+
+    def _normalize_offsets(
+        self, offsets: Mapping[TopicPartition, Any]
+    ) -> dict[TopicPartition, OffsetAndMetadata]:
+        if not isinstance(offsets, Mapping):
+            raise ValueError("offsets must be a dict of TopicPartition to offset")
+        out: dict[TopicPartition, OffsetAndMetadata] = {}
+        for tp, value in offsets.items():
+            if not isinstance(tp, TopicPartition):
+                raise ValueError(f"offsets: key {tp!r} is not a TopicPartition")
+            if not self._subscriptions.is_assigned(tp):
+                raise IllegalStateError(f"Partition {tp} is not assigned")
+            if isinstance(value, OffsetAndMetadata):
+                om = value
+            elif isinstance(value, int) and not isinstance(value, bool):
+                om = OffsetAndMetadata(value, "")
+            elif (
+                isinstance(value, tuple)
+                and len(value) == 2
+                and isinstance(value[0], int)
+                and isinstance(value[1], str)
+            ):
+                om = OffsetAndMetadata(value[0], value[1])
+            else:
+                raise ValueError(
+                    f"offsets: value for {tp} must be an offset or (offset, metadata), "
+                    f"got {value!r}"
+                )
+            if om.offset < 0:
+                raise ValueError(f"offsets: offset for {tp} must be >= 0, got {om.offset}")
+            out[tp] = om
+        return out
+
+    async def _commit_consumed(self, final: bool = False) -> None:
+        offsets = self._offsets
+        if offsets is None:
+            return
+        changed = {
+            tp: om
+            for tp, om in self._consumed_offsets().items()
+            if self._last_committed.get(tp) != om.offset
+        }
+        if not changed:
+            return
+        try:
+            await offsets.commit(changed)
+        except KafkaError as exc:
+            level = logging.WARNING if final else logging.INFO
+            log.log(level, "Auto-commit of %d partitions failed: %r", len(changed), exc)
+            return
+        for tp, om in changed.items():
+            self._last_committed[tp] = om.offset
+
+    async def _auto_commit_loop(self) -> None:
+        interval = self._config.auto_commit_interval_ms / 1000
+        while True:
+            await asyncio.sleep(interval)
+            await self._commit_consumed()
+
+    # -- misc ---------------------------------------------------------------------------
+
+    @property
+    def config(self) -> ConsumerConfig:
+        """The validated configuration."""
+        return self._config
+
+    def __repr__(self) -> str:
+        pattern = self._subscriptions.subscribed_pattern
+        what = (
+            f"pattern={pattern.pattern!r}"
+            if isinstance(pattern, re.Pattern)
+            else f"assignment={sorted(self.assignment())}"
+        )
+        return f"AIOKafkaConsumer({self._state}, group_id={self._config.group_id!r}, {what})"
