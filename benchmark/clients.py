@@ -107,6 +107,18 @@ def venv_python(venv: str) -> Path:
     return VENVS_DIR / venv / "bin" / "python"
 
 
+_MARKER = ".bench-installed"
+
+
+def venv_ready(venv: str, requirement: str | None) -> bool:
+    """Whether ``benchmark/.venvs/<venv>`` exists with ``requirement`` installed."""
+    marker = VENVS_DIR / venv / _MARKER
+    try:
+        return marker.read_text() == requirement and venv_python(venv).exists()
+    except OSError:
+        return False
+
+
 def ensure_venv(venv: str, requirement: str, timeout: float = VENV_TIMEOUT) -> Path:
     """Create ``benchmark/.venvs/<venv>`` with ``requirement`` installed, once.
 
@@ -120,9 +132,8 @@ def ensure_venv(venv: str, requirement: str, timeout: float = VENV_TIMEOUT) -> P
         ClientUnavailable: if creating it or installing into it fails or takes too long.
     """
     home = VENVS_DIR / venv
-    marker = home / ".bench-installed"
     python = venv_python(venv)
-    if marker.exists() and marker.read_text() == requirement and python.exists():
+    if venv_ready(venv, requirement):
         return python
     steps = [
         [sys.executable, "-m", "venv", "--clear", str(home)],
@@ -144,7 +155,7 @@ def ensure_venv(venv: str, requirement: str, timeout: float = VENV_TIMEOUT) -> P
         if done.returncode != 0:
             tail = "\n".join(done.stderr.strip().splitlines()[-5:])
             raise ClientUnavailable(f"virtualenv {venv}: `{' '.join(step)}` failed: {tail}")
-    marker.write_text(requirement)
+    (home / _MARKER).write_text(requirement)
     return python
 
 

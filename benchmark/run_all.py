@@ -33,6 +33,7 @@ from benchmark.clients import (
     Client,
     ClientUnavailable,
     interpreter,
+    venv_ready,
     worker_command,
 )
 from benchmark.harness import FAILED, OK, SKIPPED, Outcome, run_worker
@@ -69,6 +70,9 @@ SCENARIO_BY_NAME = {s.name: s for s in SCENARIOS}
 
 #: Who fills the consumer scenarios' topic, in order of preference (fastest first).
 FILLERS = ("confluent", "aiokafka-0.14", "kafka-python", OURS)
+
+#: Records sent to warm the broker up when no consumer topic has to be filled first.
+WARM_UP_RECORDS = 200_000
 
 QUICK = {"count": 20_000, "latency_count": 500, "concurrent_count": 4_000}
 
@@ -218,8 +222,8 @@ class Runner:
     def python_for(self, client: Client) -> Path | ClientUnavailable:
         if client.name not in self.pythons:
             try:
-                if client.venv is not None:
-                    print(f"preparing virtualenv for {client.name}...", flush=True)
+                if client.venv is not None and not venv_ready(client.venv, client.requirement):
+                    print(f"creating the virtualenv of {client.name}...", flush=True)
                 self.pythons[client.name] = interpreter(client)
             except ClientUnavailable as exc:
                 self.pythons[client.name] = exc
@@ -272,7 +276,25 @@ class Runner:
             tried.append(f"{name}: {cell.reason}")
         self.consume_error = "could not fill the consumer topic: " + "; ".join(tried)
 
+    def warm_up_broker(self) -> None:
+        """Give the broker's JIT a first workload, so the first client measured is not
+        penalised by a cold broker: fill the consumer topic now if it will be needed,
+        else send a throwaway batch of records."""
+        if any(SCENARIO_BY_NAME[n].consumer for n in self.args.scenarios):
+            self.fill_consume_topic()
+            return
+        count = min(self.counts["count"], WARM_UP_RECORDS)
+        topic = self.broker.create_topic(_topic_name("warmup", "data"), 1)
+        for name in FILLERS:
+            print(f"warming the broker up: {count:,} records using {name}...", flush=True)
+            cell = self.run_one(
+                SCENARIO_BY_NAME["produce-1p"], BY_NAME[name], topic, count, "warmup"
+            )
+            if cell.status == OK:
+                return
+
     def run(self) -> list[Outcome]:
+        self.warm_up_broker()
         outcomes: list[Outcome] = []
         for name in self.args.scenarios:
             scenario = SCENARIO_BY_NAME[name]
