@@ -25,11 +25,12 @@ from collections.abc import Callable, Iterable
 from aiokafka.cluster.metadata import ClusterMetadata
 from aiokafka.errors import KafkaError, KafkaTimeoutError
 from aiokafka.producer.idempotence import NO_SEQUENCE
-from aiokafka.record import DefaultRecordBatchBuilder, DefaultRecordMetadata
+from aiokafka.record import DefaultRecordBatchBuilder
 from aiokafka.structs import RecordMetadata, TopicPartition
 
 __all__ = ["ProducerBatch", "RecordAccumulator"]
 
+_new_tuple = tuple.__new__
 _CREATE_TIME = 0
 _LOG_APPEND_TIME = 1
 
@@ -56,7 +57,7 @@ class ProducerBatch:
     __slots__ = (
         "_batch_future",
         "_futures",
-        "_metas",
+        "_timestamps",
         "attempts",
         "base_sequence",
         "builder",
@@ -86,7 +87,9 @@ class ProducerBatch:
         self.tp = tp
         self.builder = builder
         self._futures: list[asyncio.Future[RecordMetadata]] = []
-        self._metas: list[DefaultRecordMetadata] = []
+        # Timestamps as plain ints (not the builder's metadata objects): fewer
+        # objects for the garbage collector to walk while batches wait.
+        self._timestamps: list[int] = []
         self._batch_future: asyncio.Future[RecordMetadata] | None = None
         self.closed = False
         self.created = now
@@ -116,10 +119,10 @@ class ProducerBatch:
         future: asyncio.Future[RecordMetadata],
     ) -> bool:
         """Append a record whose outcome ``future`` will get; False if it does not fit."""
-        meta = self.builder.append(len(self._metas), timestamp, key, value, headers)
+        meta = self.builder.append(len(self._futures), timestamp, key, value, headers)
         if meta is None:
             return False
-        self._metas.append(meta)
+        self._timestamps.append(meta.timestamp)
         self._futures.append(future)
         return True
 
@@ -128,15 +131,28 @@ class ProducerBatch:
         tp = self.tp
         topic, partition = tp
         lso = None if log_start_offset < 0 else log_start_offset
-        for fut, meta in zip(self._futures, self._metas, strict=True):
-            if fut.done():  # the caller cancelled it; the record was still sent
-                continue
-            if log_append_time >= 0:
-                ts, ts_type = log_append_time, _LOG_APPEND_TIME
-            else:
-                ts, ts_type = meta.timestamp, _CREATE_TIME
-            offset = base_offset + meta.offset if base_offset >= 0 else -1
-            fut.set_result(RecordMetadata(topic, partition, tp, offset, ts, ts_type, lso))
+        append_time = log_append_time >= 0
+        ts_type = _LOG_APPEND_TIME if append_time else _CREATE_TIME
+        offset = base_offset if base_offset >= 0 else -1
+        step = 1 if base_offset >= 0 else 0  # acks=0: every offset is -1
+        for fut, ts in zip(self._futures, self._timestamps, strict=True):
+            if not fut.done():  # done: the caller cancelled it; the record was still sent
+                # tuple.__new__ skips the NamedTuple's Python-level __new__ (per record).
+                fut.set_result(
+                    _new_tuple(
+                        RecordMetadata,
+                        (
+                            topic,
+                            partition,
+                            tp,
+                            offset,
+                            log_append_time if append_time else ts,
+                            ts_type,
+                            lso,
+                        ),
+                    )
+                )
+            offset += step
         whole = self._batch_future
         if whole is not None and not whole.done():
             ts_type = _LOG_APPEND_TIME if log_append_time >= 0 else _CREATE_TIME
@@ -157,6 +173,7 @@ class ProducerBatch:
 
     def _finish(self) -> None:
         self._futures = []
+        self._timestamps = []
         if not self.done.done():
             self.done.set_result(None)
 
@@ -246,7 +263,12 @@ class RecordAccumulator:
         if dq:
             batch = dq[-1]
             if not batch.closed:
-                if batch.try_append(timestamp, key, value, headers, future):
+                # ProducerBatch.try_append inlined: this runs once per record.
+                futures = batch._futures
+                meta = batch.builder.append(len(futures), timestamp, key, value, headers)
+                if meta is not None:
+                    batch._timestamps.append(meta.timestamp)
+                    futures.append(future)
                     return True
                 batch.closed = True
                 self._on_batch_closed(tp)

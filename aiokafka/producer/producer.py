@@ -170,6 +170,9 @@ class AIOKafkaProducer:
             else None
         )
         self._state = "new"  # new -> running -> closing -> closed
+        # One flag for the hot path: running, and no transactional_id (transactions
+        # are not implemented yet). Everything else is checked by _check_running().
+        self._accepting = False
         self._client: AIOKafkaClient | None = None
         self._sender: Sender | None = None
         self._acc: RecordAccumulator | None = None
@@ -223,6 +226,7 @@ class AIOKafkaProducer:
         )
         self._sender = Sender(self._client, self._acc, config, self._ids)
         self._sender.start()
+        self._accepting = config.transactional_id is None
         log.debug("Producer started (idempotent=%s, acks=%s)", self._ids is not None, config.acks)
 
     def _wakeup(self) -> None:
@@ -242,6 +246,7 @@ class AIOKafkaProducer:
             return
         if self._close_task is None:
             self._state = "closing"
+            self._accepting = False
             wait = self._config.delivery_timeout_ms / 1000 if timeout is None else timeout
             self._close_task = asyncio.create_task(self._close(wait))
         # Shielded: a caller giving up on stop() must not leave connections open; the
@@ -271,7 +276,12 @@ class AIOKafkaProducer:
     ) -> None:
         await self.stop()
 
-    def _check_running(self) -> None:
+    def _check_running(self, sending: bool = False) -> None:
+        if sending and self._config.transactional_id is not None:
+            raise IllegalStateError(
+                "transactional sends need begin_transaction(), which this version does not "
+                "implement yet; drop transactional_id for idempotent sends"
+            )
         if self._state == "running":
             fatal = self._sender.fatal_error if self._sender is not None else None
             if fatal is not None:
@@ -342,13 +352,8 @@ class AIOKafkaProducer:
             aiokafka.errors.KafkaTimeoutError: no buffer space within ``max_block_ms``.
             aiokafka.errors.ProducerClosed: the producer is stopped.
         """
-        if self._state != "running" or self._sender.fatal_error is not None:  # type: ignore[union-attr]
-            self._check_running()
-        if self._ids is not None and self._ids.transactional_id is not None:
-            raise IllegalStateError(
-                "transactional sends need begin_transaction(), which this version does not "
-                "implement yet; drop transactional_id for idempotent sends"
-            )
+        if not self._accepting:
+            self._check_running(sending=True)
         # Serialization inlined (see _serialize): this is the per-record hot path.
         if self._key_serializer is not None:
             key = self._key_serializer(key)
@@ -465,7 +470,7 @@ class AIOKafkaProducer:
             ValueError: ``partition`` out of range, or the batch is empty.
             aiokafka.errors.MessageSizeTooLargeError: larger than ``max_request_size``.
         """
-        self._check_running()
+        self._check_running(sending=True)
         if not isinstance(batch, BatchBuilder):
             raise TypeError("batch must come from create_batch()")
         if batch.record_count() == 0:

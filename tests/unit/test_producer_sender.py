@@ -1,0 +1,275 @@
+"""The sender's response table, sequence state and retry/epoch-bump behaviour
+(against a scripted stand-in for AIOKafkaClient; the real broker is in
+tests/integration/test_producer_*.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from types import MappingProxyType
+from typing import Any
+
+import pytest
+
+from aiokafka.cluster.metadata import ClusterMetadata, TopicMetadata
+from aiokafka.errors import (
+    KafkaConnectionError,
+    KafkaTimeoutError,
+    TopicAuthorizationFailedError,
+)
+from aiokafka.producer.accumulator import RecordAccumulator
+from aiokafka.producer.config import ProducerConfig
+from aiokafka.producer.idempotence import ProducerIdState
+from aiokafka.producer.sender import Outcome, Sender, classify
+from aiokafka.protocol._gen.produce import (
+    LeaderIdAndEpoch,
+    PartitionProduceResponse,
+    ProduceResponse,
+    TopicProduceResponse,
+)
+from aiokafka.protocol.messages import InitProducerIdResponse
+from aiokafka.record import CODEC_NONE, MemoryRecords
+from aiokafka.structs import BrokerMetadata, PartitionMetadata, TopicPartition
+
+TP = TopicPartition("t", 0)
+
+
+@pytest.mark.parametrize(
+    ("code", "idempotent", "outcome"),
+    [
+        (0, True, Outcome.SUCCESS),
+        (46, True, Outcome.SUCCESS),  # duplicate sequence: already written
+        (45, True, Outcome.SEQUENCE_CHECK),
+        (59, True, Outcome.SEQUENCE_CHECK),
+        (45, False, Outcome.FAIL),
+        (6, False, Outcome.RETRY_REFRESH),  # NOT_LEADER_OR_FOLLOWER
+        (3, True, Outcome.RETRY_REFRESH),  # UNKNOWN_TOPIC_OR_PARTITION
+        (7, True, Outcome.RETRY),  # REQUEST_TIMED_OUT
+        (19, True, Outcome.RETRY),  # NOT_ENOUGH_REPLICAS
+        (10, True, Outcome.FAIL),  # MESSAGE_TOO_LARGE
+        (29, True, Outcome.FAIL),  # TOPIC_AUTHORIZATION_FAILED
+        (87, True, Outcome.FAIL),  # INVALID_RECORD
+    ],
+)
+def test_classify_table(code: int, idempotent: bool, outcome: Outcome) -> None:
+    assert classify(code, idempotent) is outcome
+
+
+def test_sequence_state() -> None:
+    ids = ProducerIdState()
+    assert not ids.has_producer_id
+    ids.set_producer_id(5, 0)
+    assert ids.has_producer_id
+    assert ids.assign_sequence(TP, 3) == 0
+    assert ids.assign_sequence(TP, 2) == 3
+    assert ids.assign_sequence(TopicPartition("t", 1), 1) == 0
+    assert ids.is_next_expected(TP, 0)
+    ids.on_acked(TP, 0, 3)
+    assert ids.last_acked(TP) == 2
+    assert ids.is_next_expected(TP, 3) and not ids.is_next_expected(TP, 5)
+    # A bump restarts every partition at 0.
+    ids.request_bump()
+    assert not ids.has_producer_id
+    ids.set_producer_id(5, 1)
+    assert ids.assign_sequence(TP, 1) == 0 and ids.last_acked(TP) == -1
+
+
+def test_sequence_wraps_at_int32() -> None:
+    ids = ProducerIdState()
+    ids.set_producer_id(1, 0)
+    ids._next_sequence[TP] = 2**31 - 2
+    assert ids.assign_sequence(TP, 5) == 2**31 - 2
+    assert ids.assign_sequence(TP, 1) == 3
+
+
+def test_init_request_bumps_with_current_id_at_v3() -> None:
+    ids = ProducerIdState()
+    first = ids.init_request(4)
+    assert (first.producer_id, first.producer_epoch) == (-1, -1)
+    ids.set_producer_id(77, 3)
+    ids.request_bump()
+    bump = ids.init_request(4)
+    assert (bump.producer_id, bump.producer_epoch) == (77, 3)
+    old_broker = ids.init_request(2)  # no KIP-360: a new producer id instead
+    assert old_broker.producer_id == -1
+
+
+# -- the sender against a scripted client ---------------------------------------------
+
+
+def metadata() -> ClusterMetadata:
+    part = PartitionMetadata("t", 0, 1, (1,), (1,), 0, 0)
+    topic = TopicMetadata("t", partitions=MappingProxyType({0: part}))
+    return ClusterMetadata(
+        MappingProxyType({1: BrokerMetadata(1, "h", 1, None)}),
+        MappingProxyType({"t": topic}),
+        created_at=time.monotonic(),
+    )
+
+
+Handler = Callable[[Any], Awaitable[Any]]
+
+
+class ScriptedClient:
+    """Answers Produce requests with ``produce(request)``; records what was sent."""
+
+    def __init__(self, produce: Handler) -> None:
+        self.cluster = metadata()
+        self.produce = produce
+        self.sent: list[tuple[int, int, int, int]] = []  # (epoch, base seq, count, attempt)
+        self.init_calls = 0
+        self.epoch = 0
+        self.refreshes = 0
+
+    def least_loaded_node(self) -> int:
+        return 1
+
+    async def api_version(self, node: Any, api_key: int, max_version: int | None = None) -> int:
+        return 4
+
+    async def call_with_retry(self, fn: Any, deadline: Any = None, **kw: Any) -> Any:
+        return await fn()
+
+    async def refresh_metadata(self) -> ClusterMetadata:
+        self.refreshes += 1
+        return self.cluster
+
+    def apply_leader_hint(self, *args: Any) -> bool:
+        return False
+
+    async def send(self, node: Any, request: Any, **kw: Any) -> Any:
+        if type(request).__name__ == "InitProducerIdRequest":
+            self.init_calls += 1
+            if request.producer_id >= 0:
+                self.epoch = request.producer_epoch + 1
+            return InitProducerIdResponse(producer_id=9, producer_epoch=self.epoch)
+        for topic in request.topic_data:
+            for part in topic.partition_data:
+                (batch,) = list(MemoryRecords(bytes(part.records)))
+                self.sent.append(
+                    (batch.producer_epoch, batch.base_sequence, len(list(batch)), 0)
+                )
+        return await self.produce(request)
+
+
+def response(code: int = 0, base_offset: int = 0) -> ProduceResponse:
+    part = PartitionProduceResponse(
+        index=0, error_code=code, base_offset=base_offset, current_leader=LeaderIdAndEpoch()
+    )
+    return ProduceResponse(responses=[TopicProduceResponse(name="t", partition_responses=[part])])
+
+
+async def run_sender(
+    client: ScriptedClient, records: int, **options: Any
+) -> tuple[list[asyncio.Future[Any]], Sender, RecordAccumulator]:
+    config = ProducerConfig.from_kwargs(
+        retry_backoff_ms=1, request_timeout_ms=1000, delivery_timeout_ms=2000, **options
+    )
+    sender: Sender
+    acc = RecordAccumulator(
+        batch_size=config.max_batch_size,
+        buffer_memory=config.buffer_memory,
+        linger_ms=0,
+        delivery_timeout_ms=config.delivery_timeout_ms,
+        retry_backoff_ms=config.retry_backoff_ms,
+        codec=CODEC_NONE,
+        wakeup=lambda: sender.wakeup(),
+    )
+    ids = ProducerIdState() if config.enable_idempotence else None
+    sender = Sender(client, acc, config, ids)  # type: ignore[arg-type]
+    loop = asyncio.get_running_loop()
+    futures = []
+    for i in range(records):
+        fut = loop.create_future()
+        assert acc.append(TP, None, None, str(i).encode(), None, fut)
+        futures.append(fut)
+    sender.start()
+    return futures, sender, acc
+
+
+async def test_out_of_order_on_first_unacked_batch_bumps_epoch_and_recovers() -> None:
+    answers = [response(45)]  # then success
+
+    async def produce(request: Any) -> Any:
+        return answers.pop(0) if answers else response(0, base_offset=100)
+
+    client = ScriptedClient(produce)
+    futures, sender, acc = await run_sender(client, 5)
+    results = await asyncio.wait_for(asyncio.gather(*futures), 5)
+    await sender.close(1, KafkaConnectionError("closed"))
+    assert [r.offset for r in results] == [100, 101, 102, 103, 104]
+    assert client.init_calls == 2  # first id, then the KIP-360 bump
+    assert client.sent[0][:2] == (0, 0)
+    assert client.sent[-1][:2] == (1, 0)  # new epoch, sequence restarted
+
+
+async def test_out_of_order_behind_an_unacked_batch_just_retries() -> None:
+    ids = ProducerIdState()
+    ids.set_producer_id(9, 0)
+    ids.assign_sequence(TP, 10)  # sequences 0..9 were sent and are unresolved
+    # A batch with base sequence 10 is not the next expected one (0 is).
+    assert not ids.is_next_expected(TP, 10)
+
+
+async def test_retriable_connection_errors_resend_same_sequence() -> None:
+    failures = [KafkaConnectionError("reset"), KafkaConnectionError("reset")]
+
+    async def produce(request: Any) -> Any:
+        if failures:
+            raise failures.pop(0)
+        return response(0, base_offset=7)
+
+    client = ScriptedClient(produce)
+    futures, sender, _ = await run_sender(client, 3)
+    results = await asyncio.wait_for(asyncio.gather(*futures), 5)
+    await sender.close(1, KafkaConnectionError("closed"))
+    assert [r.offset for r in results] == [7, 8, 9]
+    # Three attempts, all with epoch 0 / sequence 0: the broker can drop duplicates.
+    assert [s[:2] for s in client.sent] == [(0, 0)] * 3
+    assert client.init_calls == 1
+    assert client.refreshes >= 1
+
+
+async def test_non_retriable_error_fails_only_that_batch_with_typed_error() -> None:
+    async def produce(request: Any) -> Any:
+        return response(29)
+
+    client = ScriptedClient(produce)
+    futures, sender, _ = await run_sender(client, 2, enable_idempotence=False)
+    for fut in futures:
+        with pytest.raises(TopicAuthorizationFailedError):
+            await asyncio.wait_for(fut, 5)
+    await sender.close(1, KafkaConnectionError("closed"))
+
+
+async def test_retries_stop_at_delivery_timeout() -> None:
+    async def produce(request: Any) -> Any:
+        return response(7)  # REQUEST_TIMED_OUT, retriable forever
+
+    client = ScriptedClient(produce)
+    t0 = time.monotonic()
+    futures, sender, _ = await run_sender(client, 1, enable_idempotence=False)
+    with pytest.raises(KafkaTimeoutError, match="delivery_timeout_ms"):
+        await asyncio.wait_for(futures[0], 5)
+    assert 1.9 <= time.monotonic() - t0 < 4
+    assert len(client.sent) > 3
+    await sender.close(1, KafkaConnectionError("closed"))
+
+
+async def test_close_fails_undelivered_records() -> None:
+    never: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+
+    async def produce(request: Any) -> Any:
+        return await never
+
+    client = ScriptedClient(produce)
+    futures, sender, acc = await run_sender(client, 2, enable_idempotence=False)
+    await asyncio.sleep(0.05)
+    t0 = time.monotonic()
+    await sender.close(0.1, KafkaConnectionError("producer closed"))
+    assert time.monotonic() - t0 < 1
+    for fut in futures:
+        with pytest.raises(KafkaConnectionError, match="producer closed"):
+            fut.result()
+    assert acc.used_memory == 0
