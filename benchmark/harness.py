@@ -186,6 +186,78 @@ def latency_summary(latencies_us: Sequence[float]) -> dict[str, float]:
     return out
 
 
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def system_busy_s() -> float | None:
+    """CPU seconds all cores have spent not idle since boot (``/proc/stat``), or None.
+
+    Steal time counts as busy: on a VM it is CPU the benchmark could not have.
+    """
+    try:
+        with open("/proc/stat") as stat:
+            fields = stat.readline().split()
+    except OSError:
+        return None
+    if not fields or fields[0] != "cpu":
+        return None
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(v) for v in fields[1:9])
+    return (user + nice + system + irq + softirq + steal) / _TICKS
+
+
+def process_cpu_s(pid: int) -> float | None:
+    """User + system CPU seconds of a running process (``/proc/<pid>/stat``), or None."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            # The command name (field 2) may contain spaces; fields after it are fixed.
+            rest = stat.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(rest[11]) + int(rest[12])) / _TICKS
+
+
+@dataclass
+class CpuWindow:
+    """CPU used on the machine while one worker ran, split by who used it."""
+
+    system_s: float | None
+    watched_s: float | None
+    """CPU of the watched process (the broker), if one was given."""
+
+    @classmethod
+    def start(cls, watch_pid: int | None) -> CpuWindow:
+        """Readings at the start of the window."""
+        watched = process_cpu_s(watch_pid) if watch_pid is not None else None
+        return cls(system_busy_s(), watched)
+
+    def close(self, watch_pid: int | None) -> CpuWindow:
+        """The deltas from this start reading to now."""
+        end = CpuWindow.start(watch_pid)
+        return CpuWindow(_delta(self.system_s, end.system_s), _delta(self.watched_s, end.watched_s))
+
+
+def _delta(before: float | None, after: float | None) -> float | None:
+    return after - before if before is not None and after is not None else None
+
+
+def add_cpu_window(metrics: dict[str, Any], window: CpuWindow, run: ProcessRun) -> None:
+    """Add the broker's CPU (total and per message) and everybody else's to ``metrics``.
+
+    ``other_cores_busy`` is the average number of cores kept busy by processes other than
+    the worker and the broker while the worker ran: with two cores, anything near 1
+    means the wall-clock numbers of that run are not comparable with a quiet one.
+    """
+    count = metrics.get("count") or 0
+    if window.watched_s is not None:
+        metrics["broker_cpu_s"] = window.watched_s
+        if count:
+            metrics["broker_cpu_us_per_msg"] = window.watched_s / count * 1e6
+    if window.system_s is not None and run.wall_s > 0:
+        other = window.system_s - run.cpu_total_s - (window.watched_s or 0.0)
+        metrics["other_cpu_s"] = max(0.0, other)
+        metrics["other_cores_busy"] = max(0.0, other) / run.wall_s
+
+
 @dataclass
 class Outcome:
     """One (scenario, client) cell of the report."""
@@ -294,24 +366,28 @@ def run_worker(
     env: Mapping[str, str] | None = None,
     cwd: str | Path | None = None,
     log_dir: Path | None = None,
+    watch_pid: int | None = None,
 ) -> Outcome:
     """Run one worker and judge it; never raises for a worker's own failure.
 
     A worker script that does not exist gives a ``skipped`` outcome. With ``log_dir`` the
     worker's stdout and stderr are kept there as ``<scenario>-<client>.out``/``.err``.
+    With ``watch_pid`` (the broker) the CPU that process used meanwhile is reported too.
     """
     script = next((Path(a) for a in cmd if a.endswith(".py")), None)
     if script is not None and not script.exists():
         return Outcome(scenario, client, SKIPPED, f"worker {script.name} does not exist", cmd=[])
+    window = CpuWindow.start(watch_pid)
     try:
         run = run_process(cmd, timeout=timeout, env=env, cwd=cwd)
     except OSError as exc:
         return Outcome(scenario, client, FAILED, f"could not start worker: {exc}", cmd=list(cmd))
+    window = window.close(watch_pid)
     if log_dir is not None:
         log_dir.mkdir(parents=True, exist_ok=True)
         (log_dir / f"{scenario}-{client}.out").write_text(run.stdout)
         (log_dir / f"{scenario}-{client}.err").write_text(run.stderr)
-    return judge(
+    cell = judge(
         scenario,
         client,
         run,
@@ -320,3 +396,30 @@ def run_worker(
         timeout=timeout,
         cmd=cmd,
     )
+    if cell.metrics:
+        add_cpu_window(cell.metrics, window, run)
+    return cell
+
+
+def pick_median(cells: Sequence[Outcome]) -> Outcome:
+    """One outcome standing for repeated runs of the same (scenario, client).
+
+    If every run is ok: the run with the median msgs/s (the lower middle one for an even
+    number), with every run's msgs/s and CPU µs/msg listed in its metrics as ``runs_*``.
+    Otherwise the first run that was not ok, so a flaky client is not hidden.
+
+    Raises:
+        ValueError: if ``cells`` is empty.
+    """
+    if not cells:
+        raise ValueError("cells must not be empty")
+    bad = [c for c in cells if c.status != OK]
+    if bad:
+        return bad[0]
+    if len(cells) == 1:
+        return cells[0]
+    ordered = sorted(cells, key=lambda c: c.metrics.get("msgs_per_s") or 0.0)
+    chosen = ordered[(len(ordered) - 1) // 2]
+    chosen.metrics["runs_msgs_per_s"] = [c.metrics.get("msgs_per_s") for c in cells]
+    chosen.metrics["runs_cpu_us_per_msg"] = [c.metrics.get("cpu_us_per_msg") for c in cells]
+    return chosen

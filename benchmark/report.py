@@ -25,6 +25,8 @@ _COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("CPU µs/msg", "cpu_us_per_msg", "{:.1f}"),
     ("CPU s (process)", "cpu_total_s", "{:.2f}"),
     ("peak RSS MB", "max_rss_mb", "{:.0f}"),
+    ("broker CPU µs/msg", "broker_cpu_us_per_msg", "{:.1f}"),
+    ("other cores busy", "other_cores_busy", "{:.2f}"),
     ("p50 µs", "p50_us", "{:,.0f}"),
     ("p99 µs", "p99_us", "{:,.0f}"),
 )
@@ -169,6 +171,13 @@ def markdown(outcomes: Sequence[Outcome], meta: dict[str, Any]) -> str:
         ]
         if notes:
             lines += ["", "Settings: " + "; ".join(notes) + "."]
+        spreads = [
+            f"{o.client} " + " / ".join(f"{v:,.0f}" for v in o.metrics["runs_msgs_per_s"])
+            for o in outcomes
+            if o.scenario == scenario and o.metrics.get("runs_msgs_per_s")
+        ]
+        if spreads:
+            lines += ["", "msgs/s of every run (the median run is shown): " + "; ".join(spreads)]
         lines.append("")
     problems = _problems(outcomes)
     if problems:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import textwrap
 import time
@@ -21,16 +22,21 @@ from benchmark.harness import (
     FAILED,
     OK,
     SKIPPED,
+    CpuWindow,
     Outcome,
     ProcessRun,
     ResultError,
+    add_cpu_window,
     derive_metrics,
     judge,
     latency_summary,
     parse_result,
     percentile,
+    pick_median,
+    process_cpu_s,
     run_process,
     run_worker,
+    system_busy_s,
 )
 from benchmark.run_all import build_parser, resolve_counts, worker_timeout
 
@@ -400,3 +406,59 @@ def test_worker_commands_and_environments() -> None:
     ours = BY_NAME["ours"]
     assert ours.worker(consumer=False).name == "bench_producer_ours.py"
     assert ours.worker(consumer=True).name == "bench_consumer_ours.py"
+
+
+# --------------------------------------------------------------------------- CPU accounting
+
+
+def test_process_and_system_cpu_readings(tmp_path: Path) -> None:
+    script = _script(
+        tmp_path,
+        """
+        import sys, time
+        deadline = time.process_time() + 0.4
+        while time.process_time() < deadline:
+            pass
+        print("burnt", flush=True)
+        time.sleep(30)
+        """,
+    )
+    busy0 = system_busy_s()
+    with subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True) as proc:
+        try:
+            assert proc.stdout is not None
+            assert proc.stdout.readline() == "burnt\n"
+            used = process_cpu_s(proc.pid)
+            busy1 = system_busy_s()
+        finally:
+            proc.kill()
+    assert used is not None and used >= 0.35
+    assert busy0 is not None and busy1 is not None and busy1 - busy0 >= 0.35
+    assert process_cpu_s(proc.pid) is None  # gone
+
+
+def test_cpu_window_splits_broker_and_others() -> None:
+    metrics: dict[str, Any] = {"count": 1000}
+    run = _run(wall_s=2.0, cpu_total_s=1.5)
+    add_cpu_window(metrics, CpuWindow(system_s=4.0, watched_s=0.5), run)
+    assert metrics["broker_cpu_s"] == 0.5
+    assert metrics["broker_cpu_us_per_msg"] == 500
+    assert metrics["other_cpu_s"] == 2.0  # 4.0 - worker 1.5 - broker 0.5
+    assert metrics["other_cores_busy"] == 1.0
+    unknown: dict[str, Any] = {"count": 1}
+    add_cpu_window(unknown, CpuWindow(system_s=None, watched_s=None), run)
+    assert unknown == {"count": 1}
+
+
+def test_pick_median_of_repeats() -> None:
+    runs = [_ok("p", "c", msgs_per_s=v, cpu_us_per_msg=v / 10) for v in (30.0, 10.0, 20.0)]
+    chosen = pick_median(runs)
+    assert chosen.metrics["msgs_per_s"] == 20.0
+    assert chosen.metrics["runs_msgs_per_s"] == [30.0, 10.0, 20.0]
+    assert chosen.metrics["runs_cpu_us_per_msg"] == [3.0, 1.0, 2.0]
+    assert pick_median(runs[:2]).metrics["msgs_per_s"] == 10.0  # lower middle
+    failed = Outcome("p", "c", FAILED, "boom")
+    assert pick_median([runs[0], failed]) is failed
+    with pytest.raises(ValueError):
+        pick_median([])
+    assert "msgs/s of every run" in report.markdown([chosen], {"label": "x"})
