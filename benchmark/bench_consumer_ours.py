@@ -1,32 +1,21 @@
-"""Benchmark worker for our consumer (contract: benchmark/README.md, "The worker contract").
+"""Benchmark worker for our consumer (``AIOKafkaConsumer``): the consumer scenarios.
 
-Scenarios ``consume-batch`` (``getmany``) and ``consume-iter`` (``async for``); the
-topic is pre-filled by the harness. Producer scenarios exit 3 (``bench_producer_ours.py``
-implements them).
-
-Extra options for manual runs (not used by the harness):
-
-* ``--profile FILE``: run the measured loop under cProfile and write the stats to
-  FILE (a summary of the top functions goes to stderr);
-* ``--self-broker``: start a broker with ``tools.kafka.rig``, fill a topic with
-  ``--count`` records of ``--size`` bytes using confluent-kafka, run, stop it
-  (``--bootstrap``/``--topic`` are then ignored).
+Started by ``benchmark/run_all.py`` with the repository root on ``PYTHONPATH``; the
+command line and the result line are the worker contract of ``benchmark/README.md``.
+Manual assignment from offset 0, no group and no commits, as for every peer.
 """
 
 from __future__ import annotations
 
 import asyncio
-import cProfile
-import io
-import pstats
-import sys
+import time
 from argparse import Namespace
 from typing import Any
 
 try:
     from benchmark import workerlib
-except ImportError:  # run as a script without the repository root on sys.path
-    import workerlib  # type: ignore[no-redef]
+except ModuleNotFoundError:  # started as a script: benchmark/ itself is on sys.path
+    import workerlib  # type: ignore[no-redef,import-not-found]
 
 import aiokafka
 from aiokafka.consumer.consumer import AIOKafkaConsumer
@@ -35,40 +24,34 @@ from aiokafka.structs import TopicPartition
 CLIENT = "ours"
 
 
-async def consume(
-    args: Namespace, batch: bool, profiler: cProfile.Profile | None
-) -> dict[str, Any]:
+async def consume(args: Namespace, batch: bool) -> dict[str, Any]:
+    """Read ``args.count`` records with ``getmany()`` or ``async for``."""
     consumer: AIOKafkaConsumer[bytes, bytes] = AIOKafkaConsumer(
         bootstrap_servers=args.bootstrap,
         enable_auto_commit=False,
         auto_offset_reset="earliest",
     )
     await consumer.start()
-    tps = [TopicPartition(args.topic, p) for p in range(args.partitions)]
-    consumer.assign(tps)
-    for tp in tps:
-        consumer.seek(tp, 0)
+    consumer.assign([TopicPartition(args.topic, p) for p in range(args.partitions)])
+    await consumer.seek_to_beginning()
     count = nbytes = 0
     target = args.count
     try:
         with workerlib.Meter() as meter:
-            if profiler is not None:
-                profiler.enable()
             if batch:
-                while count < target:
+                deadline = time.monotonic() + 300
+                while count < target and time.monotonic() < deadline:
                     batches = await consumer.getmany(timeout_ms=1000, max_records=target - count)
                     for records in batches.values():
-                        for msg in records:
-                            nbytes += len(msg.value)  # type: ignore[arg-type]
+                        for record in records:
+                            nbytes += len(record.value or b"")
                         count += len(records)
             else:
-                async for msg in consumer:
-                    nbytes += len(msg.value)  # type: ignore[arg-type]
+                async for record in consumer:
+                    nbytes += len(record.value or b"")
                     count += 1
                     if count >= target:
                         break
-            if profiler is not None:
-                profiler.disable()
     finally:
         await consumer.stop()
     if count != target or nbytes != count * args.size:
@@ -78,57 +61,18 @@ async def consume(
         client_version=aiokafka.__version__,
         count=count,
         size=args.size,
-        notes="getmany(timeout_ms=1000)" if batch else "async for msg in consumer",
+        notes="getmany()" if batch else "async for record in consumer",
     )
 
 
-def _fill(bootstrap: str, topic: str, count: int, size: int) -> None:
-    import confluent_kafka
-
-    producer = confluent_kafka.Producer(
-        {"bootstrap.servers": bootstrap, "linger.ms": 20, "batch.size": 1000000}
-    )
-    value = workerlib.payload(size)
-    for _ in range(count):
-        while True:
-            try:
-                producer.produce(topic, value=value, partition=0)
-                break
-            except BufferError:
-                producer.poll(0.1)
-    producer.flush()
-
-
-def main() -> int:
-    parser = workerlib.build_parser(__doc__)
-    parser.add_argument("--profile", default=None)
-    parser.add_argument("--self-broker", action="store_true")
-    args = parser.parse_args()
+def run(args: Namespace) -> dict[str, Any]:
+    """Run ``args.scenario`` (consumer scenarios only)."""
+    if args.api not in (None, "aio"):
+        workerlib.unsupported(f"no --api {args.api!r}")
     if args.scenario not in (workerlib.CONSUME_BATCH, workerlib.CONSUME_ITER):
-        workerlib.unsupported(f"{args.scenario}: see bench_producer_ours.py")
-    profiler = cProfile.Profile() if args.profile else None
-    cluster = None
-    if args.self_broker:
-        from tools.kafka.rig import KafkaCluster
-
-        cluster = KafkaCluster(1).start(timeout=120)
-        args.bootstrap = cluster.bootstrap_servers
-        args.topic = cluster.create_topic("bench-consumer", 1)
-        args.partitions = 1
-        _fill(args.bootstrap, args.topic, args.count, args.size)
-    try:
-        result = asyncio.run(consume(args, args.scenario == workerlib.CONSUME_BATCH, profiler))
-    finally:
-        if cluster is not None:
-            cluster.stop()
-    if profiler is not None:
-        profiler.dump_stats(args.profile)
-        out = io.StringIO()
-        pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(15)
-        print(out.getvalue(), file=sys.stderr)
-    workerlib.emit(result)
-    return 0
+        workerlib.unsupported("the consumer worker runs only the consumer scenarios")
+    return asyncio.run(consume(args, batch=args.scenario == workerlib.CONSUME_BATCH))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    workerlib.emit(run(workerlib.parse_args()))
