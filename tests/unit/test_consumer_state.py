@@ -1,0 +1,176 @@
+"""SubscriptionState, FetchSession and ConsumerConfig: pure state, no broker."""
+
+from __future__ import annotations
+
+import pytest
+
+from aiokafka.consumer.config import ConsumerConfig
+from aiokafka.consumer.fetch_session import FetchSession, PartitionFetch
+from aiokafka.consumer.subscription import SubscriptionState, SubscriptionType
+from aiokafka.errors import IllegalStateError
+from aiokafka.structs import TopicPartition
+
+A0 = TopicPartition("a", 0)
+A1 = TopicPartition("a", 1)
+B0 = TopicPartition("b", 0)
+
+
+# -- SubscriptionState ----------------------------------------------------------------
+
+
+def test_manual_assignment_and_mutual_exclusion() -> None:
+    s = SubscriptionState()
+    changes: list[int] = []
+    s.add_listener(lambda: changes.append(1))
+    s.assign_from_user([A0, A1, A0])
+    assert s.type is SubscriptionType.USER_ASSIGNED
+    assert s.assigned_partitions() == {A0, A1}
+    assert changes
+    with pytest.raises(IllegalStateError):
+        s.subscribe(["a"])
+    with pytest.raises(TypeError):
+        s.assign_from_user([("a", 0)])  # type: ignore[list-item]
+    s.unsubscribe()
+    assert s.type is SubscriptionType.NONE and not s.assigned_partitions()
+    s.subscribe(["a"])
+    with pytest.raises(IllegalStateError):
+        s.assign_from_user([A0])
+
+
+def test_positions_resets_pause_and_epochs() -> None:
+    s = SubscriptionState(default_reset="earliest")
+    s.assign_from_user([A0, A1])
+    assert s.missing_positions() == [A0, A1]
+    assert s.fetchable_partitions() == []
+    s.seek(A0, 5)
+    st = s.state(A0)
+    e = st.epoch
+    assert st.position == 5 and s.fetchable_partitions() == [A0]
+    s.request_reset([A0])
+    assert st.reset_strategy == "earliest" and st.epoch > e
+    assert A0 in s.missing_positions()
+    s.seek(A0, 7)
+    s.pause([A0])
+    assert s.paused_partitions() == {A0} and s.fetchable_partitions() == []
+    s.resume([A0])
+    assert s.fetchable_partitions() == [A0]
+    assert s.all_consumed_offsets() == {A0: (7, None)}
+    with pytest.raises(IllegalStateError):
+        s.seek(B0, 1)
+
+
+def test_reassignment_keeps_positions_of_kept_partitions() -> None:
+    s = SubscriptionState()
+    s.assign_from_user([A0, A1])
+    s.seek(A0, 3)
+    old = s.state(A0)
+    v = s.assignment_version
+    s.assign_from_user([A0, B0])
+    assert s.state(A0) is old and s.state(A0).position == 3
+    assert not s.is_assigned(A1) and s.assignment_version == v + 1
+
+
+def test_group_assignment_requires_subscribed_topics() -> None:
+    s = SubscriptionState()
+    s.subscribe(["a"])
+    s.assign_from_subscribed([A0])
+    with pytest.raises(IllegalStateError):
+        s.assign_from_subscribed([B0])
+    s2 = SubscriptionState()
+    s2.subscribe_pattern("^a")
+    s2.change_subscription(["a"])
+    s2.assign_from_subscribed([A1])
+    assert s2.assigned_partitions() == {A1}
+
+
+def test_fetch_metadata_update() -> None:
+    s = SubscriptionState()
+    s.assign_from_user([A0])
+    st = s.state(A0)
+    s.update_fetch_metadata(st, 10, 8, 2)
+    assert (st.highwater, st.last_stable_offset, st.log_start_offset) == (10, 8, 2)
+    assert st.last_poll_ms is not None and st.last_poll_ms > 0
+
+
+# -- FetchSession ---------------------------------------------------------------------
+
+
+def pf(offset: int) -> PartitionFetch:
+    return PartitionFetch(offset, -1, 1024)
+
+
+def test_session_full_then_incremental_then_forgotten() -> None:
+    s = FetchSession()
+    plan = s.plan({A0: pf(0), A1: pf(0)})
+    assert plan.is_full and (plan.session_id, plan.epoch) == (0, 0)
+    assert set(plan.to_send) == {A0, A1}
+    s.on_response(plan, 77)
+    assert (s.session_id, s.epoch) == (77, 1)
+    # A0 advanced, A1 unchanged: only A0 is sent; B0 new; nothing forgotten.
+    plan = s.plan({A0: pf(10), A1: pf(0), B0: pf(0)})
+    assert not plan.is_full and (plan.session_id, plan.epoch) == (77, 1)
+    assert set(plan.to_send) == {A0, B0} and plan.forgotten == []
+    s.on_response(plan, 77)
+    assert s.epoch == 2
+    plan = s.plan({A0: pf(10)})
+    assert plan.to_send == {} and sorted(plan.forgotten) == [A1, B0]
+    s.on_response(plan, 77)
+    assert s.incremental_fetches == 2 and s.full_fetches == 1
+
+
+def test_session_reset_and_no_session_from_broker() -> None:
+    s = FetchSession()
+    plan = s.plan({A0: pf(0)})
+    s.on_response(plan, 0)  # the broker did not create a session
+    assert s.plan({A0: pf(5)}).is_full
+    plan = s.plan({A0: pf(5)})
+    s.on_response(plan, 9)
+    s.reset()  # e.g. FETCH_SESSION_ID_NOT_FOUND
+    plan = s.plan({A0: pf(6)})
+    assert plan.is_full and plan.session_id == 0 and set(plan.to_send) == {A0}
+
+
+def test_session_epoch_wraps_to_one() -> None:
+    s = FetchSession()
+    s.on_response(s.plan({A0: pf(0)}), 3)
+    s.epoch = 2**31 - 1
+    s.on_response(s.plan({A0: pf(1)}), 3)
+    assert s.epoch == 1
+
+
+# -- ConsumerConfig -------------------------------------------------------------------
+
+
+def test_config_defaults() -> None:
+    c = ConsumerConfig.from_options(bootstrap_servers="h:1")
+    assert (c.fetch_max_wait_ms, c.fetch_min_bytes, c.fetch_max_bytes) == (500, 1, 52428800)
+    assert c.max_partition_fetch_bytes == 1048576 and c.max_poll_records is None
+    assert (c.auto_offset_reset, c.enable_auto_commit, c.check_crcs) == ("latest", True, True)
+    assert c.isolation_level_code == 0 and c.group_protocol == "classic"
+    assert c.client.bootstrap_addresses == (("h", 1),)
+    assert c.client.client_id.startswith("aiokafka-")  # type: ignore[union-attr]
+    assert c.effective_rebalance_timeout_ms == c.session_timeout_ms
+
+
+@pytest.mark.parametrize(
+    ("options", "exc", "name"),
+    [
+        ({"no_such_option": 1}, TypeError, "no_such_option"),
+        ({"fetch_min_bytes": 0}, ValueError, "fetch_min_bytes"),
+        ({"fetch_max_wait_ms": "5"}, TypeError, "fetch_max_wait_ms"),
+        ({"auto_offset_reset": "smallest"}, ValueError, "auto_offset_reset"),
+        ({"isolation_level": "committed"}, ValueError, "isolation_level"),
+        ({"enable_auto_commit": 1}, TypeError, "enable_auto_commit"),
+        ({"max_poll_records": 0}, ValueError, "max_poll_records"),
+        ({"heartbeat_interval_ms": 10000}, ValueError, "heartbeat_interval_ms"),
+        ({"group_protocol": "x"}, ValueError, "group_protocol"),
+        ({"value_deserializer": 3}, TypeError, "value_deserializer"),
+        ({"group_instance_id": "i"}, ValueError, "group_instance_id"),
+        ({"fetch_max_wait_ms": 40000}, ValueError, "fetch_max_wait_ms"),
+        ({"request_timeout_ms": -1}, ValueError, "request_timeout_ms"),
+        ({"loop": object()}, TypeError, "loop"),
+    ],
+)
+def test_config_rejects(options: dict[str, object], exc: type[Exception], name: str) -> None:
+    with pytest.raises(exc, match=name):
+        ConsumerConfig.from_options(**options)
