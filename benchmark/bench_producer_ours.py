@@ -23,8 +23,8 @@ import json
 import resource
 import sys
 import time
-from collections import deque
 from argparse import Namespace
+from collections import deque
 from typing import Any
 
 try:
@@ -40,9 +40,7 @@ CLIENT = "ours"
 
 
 def _result(meter: workerlib.Meter, args: Namespace, **kw: Any) -> dict[str, Any]:
-    return meter.result(
-        client=CLIENT, client_version=aiokafka.__version__, size=args.size, **kw
-    )
+    return meter.result(client=CLIENT, client_version=aiokafka.__version__, size=args.size, **kw)
 
 
 async def _producer(args: Namespace, **options: Any) -> AIOKafkaProducer:
@@ -79,7 +77,10 @@ async def produce(args: Namespace) -> dict[str, Any]:
     finally:
         await producer.stop()
     return _result(
-        meter, args, count=outcome[0], errors=outcome[1] + args.count - sum(outcome),
+        meter,
+        args,
+        count=outcome[0],
+        errors=outcome[1] + args.count - sum(outcome),
         notes="send() without awaiting each future, linger_ms=5",
     )
 
@@ -112,7 +113,10 @@ async def produce_batches(args: Namespace) -> dict[str, Any]:
         await producer.stop()
     errors = sum(1 for r in results if isinstance(r, BaseException))
     return _result(
-        meter, args, count=sent if not errors else 0, errors=errors,
+        meter,
+        args,
+        count=sent if not errors else 0,
+        errors=errors,
         notes="create_batch/send_batch",
     )
 
@@ -142,8 +146,12 @@ async def send_and_wait(args: Namespace, concurrency: int) -> dict[str, Any]:
     finally:
         await producer.stop()
     return _result(
-        meter, args, count=len(latencies) - failed[0], errors=failed[0],
-        latencies_us=latencies, notes=f"send_and_wait, {concurrency} coroutine(s)",
+        meter,
+        args,
+        count=len(latencies) - failed[0],
+        errors=failed[0],
+        latencies_us=latencies,
+        notes=f"send_and_wait, {concurrency} coroutine(s)",
     )
 
 
@@ -191,26 +199,41 @@ def standalone(argv: list[str]) -> None:
                 continue
             topic = cluster.create_topic(f"bench-{name}-{time.time_ns()}", 1)
             args = Namespace(
-                scenario=scenario, bootstrap=cluster.bootstrap_servers, topic=topic,
-                count=count, size=100, partitions=1, acks="1", concurrency=200, api=api,
+                scenario=scenario,
+                bootstrap=cluster.bootstrap_servers,
+                topic=topic,
+                count=count,
+                size=100,
+                partitions=1,
+                acks="1",
+                concurrency=200,
+                api=api,
             )
             result = run(args)
             result["max_rss_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
             rows.append((name, result))
-            print(json.dumps({"scenario": name, **{k: v for k, v in result.items()
-                                                  if k != "latencies_us"}}), flush=True)
+            print(
+                json.dumps(
+                    {"scenario": name, **{k: v for k, v in result.items() if k != "latencies_us"}}
+                ),
+                flush=True,
+            )
     finally:
         cluster.stop()
-    print(f"{'scenario':<11} {'msgs/s':>10} {'MB/s':>7} {'CPU us/msg':>10} "
-          f"{'p50 us':>8} {'p99 us':>8} {'RSS MB':>7}")
+    print(
+        f"{'scenario':<11} {'msgs/s':>10} {'MB/s':>7} {'CPU us/msg':>10} "
+        f"{'p50 us':>8} {'p99 us':>8} {'RSS MB':>7}"
+    )
     for name, r in rows:
         lat = r.get("latencies_us") or []
         p50 = f"{_percentile(lat, 50):8.0f}" if lat else f"{'':>8}"
         p99 = f"{_percentile(lat, 99):8.0f}" if lat else f"{'':>8}"
-        print(f"{name:<11} {r['count'] / r['seconds']:>10.0f} "
-              f"{r['count'] * 100 / r['seconds'] / 1e6:>7.1f} "
-              f"{r['cpu_s'] / r['count'] * 1e6:>10.2f} {p50} {p99} "
-              f"{r['max_rss_kb'] / 1024:>7.0f}")
+        print(
+            f"{name:<11} {r['count'] / r['seconds']:>10.0f} "
+            f"{r['count'] * 100 / r['seconds'] / 1e6:>7.1f} "
+            f"{r['cpu_s'] / r['count'] * 1e6:>10.2f} {p50} {p99} "
+            f"{r['max_rss_kb'] / 1024:>7.0f}"
+        )
 
 
 if __name__ == "__main__":

@@ -147,9 +147,7 @@ class ScriptedClient:
         for topic in request.topic_data:
             for part in topic.partition_data:
                 (batch,) = list(MemoryRecords(bytes(part.records)))
-                self.sent.append(
-                    (batch.producer_epoch, batch.base_sequence, len(list(batch)), 0)
-                )
+                self.sent.append((batch.producer_epoch, batch.base_sequence, len(list(batch)), 0))
         return await self.produce(request)
 
 
@@ -195,7 +193,7 @@ async def test_out_of_order_on_first_unacked_batch_bumps_epoch_and_recovers() ->
         return answers.pop(0) if answers else response(0, base_offset=100)
 
     client = ScriptedClient(produce)
-    futures, sender, acc = await run_sender(client, 5)
+    futures, sender, _ = await run_sender(client, 5)
     results = await asyncio.wait_for(asyncio.gather(*futures), 5)
     await sender.close(1, KafkaConnectionError("closed"))
     assert [r.offset for r in results] == [100, 101, 102, 103, 104]
