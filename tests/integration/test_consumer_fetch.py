@@ -119,7 +119,7 @@ async def test_kafka_python_produced(kafka: KafkaCluster, new_topic: NewTopic, c
     async with consumer(kafka, value_deserializer=lambda v: v.decode()) as c:
         c.assign([TopicPartition(topic, 0)])
         recs = await read(c, 50)
-    assert [r.value for r in recs] == ["kp-%d" % i for i in range(50)]
+    assert [r.value for r in recs] == [f"kp-{i}" for i in range(50)]
 
 
 async def test_multiple_partitions_and_max_records(
