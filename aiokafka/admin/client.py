@@ -1,0 +1,170 @@
+"""``AIOKafkaAdminClient``: the admin facade over the shared cluster client.
+
+The operations live in mixins by responsibility (``topics.py``, ``configs.py``,
+``groups.py``, ``offsets.py``, ``acls.py``, ``users.py``, ``replicas.py``,
+``transactions.py``, ``quotas.py``); this module adds the lifecycle and the feature
+description.
+
+Error policy (each method's docstring says which applies):
+
+* **Raise** (most methods): a per-item broker error is raised as its typed class
+  from :mod:`aiokafka.errors`. Items of a batch are independent, so the others have
+  taken effect; the exception's class is that of the first failure and its message
+  names every failed item.
+* **Per item** (naturally partial operations: ``describe_consumer_groups``,
+  ``delete_consumer_groups``, ``elect_leaders``, ``describe_log_dirs``): the result
+  carries an error (or ``None``) per item, and nothing is raised for them.
+
+Retriable errors (NOT_CONTROLLER, NOT_COORDINATOR, NOT_LEADER_OR_FOLLOWER, lost
+connections, ...) are retried transparently by the shared client's retry policy
+until ``request_timeout_ms`` (plus the operation's ``timeout_ms``) has passed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Any
+
+from aiokafka.admin.acls import AclsMixin
+from aiokafka.admin.config import admin_config
+from aiokafka.admin.configs import ConfigsMixin
+from aiokafka.admin.groups import GroupsMixin
+from aiokafka.admin.offsets import OffsetsMixin
+from aiokafka.admin.quotas import QuotasMixin
+from aiokafka.admin.replicas import ReplicasMixin
+from aiokafka.admin.results import FeatureMetadata, GroupOffsetDescription
+from aiokafka.admin.topics import TopicsMixin
+from aiokafka.admin.transactions import TransactionsMixin
+from aiokafka.admin.types import IsolationLevel, OffsetSpec
+from aiokafka.admin.users import UsersMixin
+from aiokafka.cluster import AIOKafkaClient, ClientConfig
+from aiokafka.errors import IllegalStateError
+from aiokafka.protocol._gen import api_versions as _av
+from aiokafka.structs import TopicPartition
+
+__all__ = ["AIOKafkaAdminClient"]
+
+
+class AIOKafkaAdminClient(
+    TopicsMixin,
+    ConfigsMixin,
+    GroupsMixin,
+    OffsetsMixin,
+    AclsMixin,
+    UsersMixin,
+    ReplicasMixin,
+    TransactionsMixin,
+    QuotasMixin,
+):
+    """Administer a Kafka cluster: topics, configs, groups, offsets, ACLs, users,
+    quotas, replicas and transactions.
+
+    ``AIOKafkaAdminClient(bootstrap_servers="host:9092", request_timeout_ms=30000)``
+    takes the shared client options (:class:`aiokafka.cluster.ClientConfig`: servers,
+    ``client_id``, timeouts, back-offs, security/SASL). The constructor only
+    validates; :meth:`start` (or ``async with``) connects, :meth:`close` disconnects.
+
+    Raises:
+        ValueError: an unknown option or a value out of range (names the option).
+        TypeError: a value of the wrong type.
+    """
+
+    def __init__(self, **config: Any) -> None:
+        self._config: ClientConfig = admin_config(config)
+        self._client = AIOKafkaClient(self._config)
+        self._started = False
+
+    @property
+    def config(self) -> ClientConfig:
+        """The validated configuration."""
+        return self._config
+
+    async def start(self) -> None:
+        """Connect to the cluster and fetch its metadata.
+
+        Raises:
+            aiokafka.errors.KafkaConnectionError: no bootstrap server answered.
+            aiokafka.errors.IllegalStateError: already started or closed.
+        """
+        if self._started:
+            raise IllegalStateError("AIOKafkaAdminClient.start() may be called once")
+        self._started = True
+        await self._client.start()
+
+    async def close(self) -> None:
+        """Close every connection. Idempotent; operations still running fail with
+        :class:`~aiokafka.errors.KafkaConnectionError`."""
+        await self._client.close()
+
+    async def __aenter__(self) -> AIOKafkaAdminClient:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def describe_features(self) -> FeatureMetadata:
+        """Supported and finalized feature flags (KIP-584), e.g. ``metadata.version``.
+
+        Read from an ApiVersions (v3+) response of any broker.
+
+        Brokers without ApiVersions v3 report no features (empty mappings).
+        """
+        response = await self._send_any(
+            _av.ApiVersionsRequest(
+                client_software_name="aiokafka-admin", client_software_version="1"
+            )
+        )
+        return FeatureMetadata(
+            {f.name: (f.min_version, f.max_version) for f in response.supported_features or ()},
+            {
+                f.name: (f.min_version_level, f.max_version_level)
+                for f in response.finalized_features or ()
+            },
+            response.finalized_features_epoch,
+        )
+
+    async def describe_consumer_group_offsets(
+        self,
+        group_id: str,
+        partitions: Sequence[TopicPartition] | None = None,
+        isolation_level: IsolationLevel = IsolationLevel.READ_UNCOMMITTED,
+    ) -> dict[TopicPartition, GroupOffsetDescription]:
+        """A group's committed offsets with each partition's end offset and lag.
+
+        Combines :meth:`list_consumer_group_offsets` (coordinator) with
+        :meth:`list_offsets` latest (partition leaders).
+
+        Args:
+            group_id: The group.
+            partitions: Only these partitions; default those with a commit.
+            isolation_level: ``READ_COMMITTED`` measures lag to the last stable
+                offset, as a read-committed consumer sees it.
+
+        Raises:
+            aiokafka.errors.KafkaError: as the two calls above raise.
+        """
+        committed = await self.list_consumer_group_offsets(group_id, partitions=partitions)
+        if not committed:
+            return {}
+        ends = await self.list_offsets(
+            dict.fromkeys(committed, OffsetSpec.latest()), isolation_level
+        )
+        out: dict[TopicPartition, GroupOffsetDescription] = {}
+        for tp, oam in committed.items():
+            end = ends[tp].offset
+            has_commit = oam.offset >= 0
+            out[tp] = GroupOffsetDescription(
+                oam.offset,
+                oam.metadata,
+                oam.leader_epoch,
+                end,
+                max(0, end - oam.offset) if has_commit else None,
+            )
+        return out

@@ -1,0 +1,261 @@
+"""Config operations: describe, alter (whole set) and incrementally alter configs.
+
+Routing: a ``BROKER`` or ``BROKER_LOGGER`` resource naming a broker id goes to that
+broker (only it knows its static and per-broker configs); everything else (topics,
+the cluster-wide broker default ``""``, groups, client metrics) goes to any broker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from aiokafka.admin._base import AdminBase, error_for, raise_first
+from aiokafka.admin.results import ConfigDescription, ConfigEntry, ConfigSynonym
+from aiokafka.admin.types import (
+    AlterConfigOp,
+    ConfigResource,
+    ConfigResourceType,
+    ConfigSource,
+    ConfigType,
+)
+from aiokafka.errors import KafkaError, UnknownTopicOrPartitionError
+from aiokafka.protocol._gen import alter_configs as _ac
+from aiokafka.protocol._gen import describe_configs as _dc
+from aiokafka.protocol._gen import incremental_alter_configs as _iac
+
+__all__ = ["ConfigsMixin"]
+
+_PER_BROKER = (ConfigResourceType.BROKER, ConfigResourceType.BROKER_LOGGER)
+
+
+def _resources(arg: str, values: Iterable[object]) -> list[ConfigResource]:
+    out: list[ConfigResource] = []
+    for r in values:
+        if not isinstance(r, ConfigResource):
+            raise TypeError(f"{arg} must be ConfigResource instances, got {r!r}")
+        if r.resource_type in _PER_BROKER and r.name and not r.name.isdigit():
+            raise ValueError(f"{arg}: a {r.resource_type.name} name must be a broker id")
+        out.append(r)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{arg}: the same resource is listed twice")
+    return out
+
+
+def _enum(cls: Any, value: int, default: Any) -> Any:
+    try:
+        return cls(value)
+    except ValueError:
+        return default
+
+
+class ConfigsMixin(AdminBase):
+    """Config operations of :class:`~aiokafka.admin.AIOKafkaAdminClient`."""
+
+    def _config_node(self, resource: ConfigResource) -> int | None:
+        if resource.resource_type in _PER_BROKER and resource.name:
+            return int(resource.name)
+        return None
+
+    async def _by_node(
+        self,
+        resources: list[ConfigResource],
+        send: Callable[[int, list[ConfigResource]], Awaitable[dict[ConfigResource, Any]]],
+    ) -> dict[ConfigResource, Any]:
+        """Send each group of resources to its broker concurrently; retry per item."""
+
+        async def attempt(pending: list[ConfigResource]) -> dict[ConfigResource, Any]:
+            groups: dict[int | None, list[ConfigResource]] = {}
+            for r in pending:
+                groups.setdefault(self._config_node(r), []).append(r)
+            nodes = list(groups)
+            answers = await asyncio.gather(
+                *(send(self._any_node() if n is None else n, groups[n]) for n in nodes),
+                return_exceptions=True,
+            )
+            out: dict[ConfigResource, Any] = {}
+            for node, answer in zip(nodes, answers, strict=True):
+                if isinstance(answer, KafkaError):
+                    out.update(dict.fromkeys(groups[node], answer))
+                elif isinstance(answer, BaseException):
+                    raise answer
+                else:
+                    out.update(answer)
+            return out
+
+        return await self._retry_items(
+            resources, attempt, deadline=self._deadline(), final=(UnknownTopicOrPartitionError,)
+        )
+
+    async def describe_configs(
+        self,
+        config_resources: Sequence[ConfigResource],
+        include_synonyms: bool = False,
+        include_documentation: bool = False,
+    ) -> list[ConfigDescription]:
+        """Describe the configs of topics, brokers, groups, ...
+
+        Args:
+            config_resources: What to describe; a resource's ``configs`` keys, if
+                given, restrict the answer to those names.
+            include_synonyms: Also report lower-precedence values (e.g. the static
+                broker value under a dynamic one).
+            include_documentation: Also report each config's documentation.
+
+        Returns:
+            One description per resource, in order.
+
+        Raises:
+            aiokafka.errors.UnknownTopicOrPartitionError: a topic does not exist.
+            aiokafka.errors.InvalidRequestError: e.g. a bad broker logger name;
+                per resource: the exception names every failure.
+        """
+        resources = _resources("config_resources", config_resources)
+
+        async def send(node: int, group: list[ConfigResource]) -> dict[ConfigResource, Any]:
+            request = _dc.DescribeConfigsRequest(
+                resources=[
+                    _dc.DescribeConfigsResource(
+                        resource_type=int(r.resource_type),
+                        resource_name=r.name,
+                        configuration_keys=None if r.configs is None else list(r.configs),
+                    )
+                    for r in group
+                ],
+                include_synonyms=bool(include_synonyms),
+                include_documentation=bool(include_documentation),
+            )
+            response = await self._client.send(node, request)
+            out: dict[ConfigResource, Any] = {}
+            for res in response.results:
+                key = ConfigResource(res.resource_type, res.resource_name)
+                what = f"describe configs of {key.resource_type.name} {res.resource_name!r}"
+                out[key] = error_for(res.error_code, res.error_message, what) or (
+                    ConfigDescription(
+                        key.resource_type,
+                        res.resource_name,
+                        {c.name: _entry(c) for c in res.configs},
+                    )
+                )
+            return out
+
+        outcome = await self._by_node(resources, send)
+        raise_first(outcome)
+        return [outcome[r] for r in resources]
+
+    async def alter_configs(
+        self, config_resources: Sequence[ConfigResource], validate_only: bool = False
+    ) -> None:
+        """Replace the dynamic configs of resources (legacy AlterConfigs).
+
+        Every dynamic config of a resource not listed in its ``configs`` is reset to
+        its default; prefer :meth:`incremental_alter_configs` to change a few.
+
+        Raises:
+            aiokafka.errors.InvalidConfigurationError: unknown name or bad value.
+            aiokafka.errors.UnknownTopicOrPartitionError: a topic does not exist.
+                Per resource: the others still change; the exception names every
+                failure.
+        """
+        resources = _resources("config_resources", config_resources)
+        for r in resources:
+            if r.configs is None:
+                raise ValueError(f"config_resources: {r.name!r} has no configs to set")
+
+        async def send(node: int, group: list[ConfigResource]) -> dict[ConfigResource, Any]:
+            request = _ac.AlterConfigsRequest(
+                resources=[
+                    _ac.AlterConfigsResource(
+                        resource_type=int(r.resource_type),
+                        resource_name=r.name,
+                        configs=[
+                            _ac.AlterableConfig(name=k, value=v)
+                            for k, v in (r.configs or {}).items()
+                        ],
+                    )
+                    for r in group
+                ],
+                validate_only=bool(validate_only),
+            )
+            response = await self._client.send(node, request)
+            return _alter_outcome(response.responses, "alter configs")
+
+        outcome = await self._by_node(resources, send)
+        raise_first(outcome)
+
+    async def incremental_alter_configs(
+        self,
+        alterations: Mapping[ConfigResource, Sequence[AlterConfigOp]],
+        validate_only: bool = False,
+    ) -> None:
+        """Change individual configs (KIP-339): ``SET``, ``DELETE`` (revert to the
+        default), ``APPEND``/``SUBTRACT`` (list-valued configs).
+
+        Args:
+            alterations: Resource -> operations on it.
+            validate_only: Check without changing anything.
+
+        Raises:
+            aiokafka.errors.InvalidConfigurationError: unknown name, bad value, or an
+                APPEND/SUBTRACT on a non-list config.
+            aiokafka.errors.UnknownTopicOrPartitionError: a topic does not exist.
+                Per resource: the others still change; the exception names every
+                failure.
+        """
+        resources = _resources("alterations", alterations)
+        for r in resources:
+            ops = list(alterations[r])
+            if not ops or not all(isinstance(op, AlterConfigOp) for op in ops):
+                raise TypeError(
+                    f"alterations[{r.name!r}] must be a non-empty list of AlterConfigOp"
+                )
+
+        async def send(node: int, group: list[ConfigResource]) -> dict[ConfigResource, Any]:
+            request = _iac.IncrementalAlterConfigsRequest(
+                resources=[
+                    _iac.AlterConfigsResource(
+                        resource_type=int(r.resource_type),
+                        resource_name=r.name,
+                        configs=[
+                            _iac.AlterableConfig(
+                                name=op.name, config_operation=int(op.op_type), value=op.value
+                            )
+                            for op in alterations[r]
+                        ],
+                    )
+                    for r in group
+                ],
+                validate_only=bool(validate_only),
+            )
+            response = await self._client.send(node, request)
+            return _alter_outcome(response.responses, "incrementally alter configs")
+
+        outcome = await self._by_node(resources, send)
+        raise_first(outcome)
+
+
+def _alter_outcome(responses: Iterable[Any], verb: str) -> dict[ConfigResource, Any]:
+    out: dict[ConfigResource, Any] = {}
+    for res in responses:
+        key = ConfigResource(res.resource_type, res.resource_name)
+        what = f"{verb} of {key.resource_type.name} {res.resource_name!r}"
+        out[key] = error_for(res.error_code, res.error_message, what)
+    return out
+
+
+def _entry(c: Any) -> ConfigEntry:
+    return ConfigEntry(
+        c.name,
+        c.value,
+        bool(c.read_only),
+        bool(c.is_default) or c.config_source == ConfigSource.DEFAULT_CONFIG,
+        _enum(ConfigSource, c.config_source, ConfigSource.UNKNOWN),
+        bool(c.is_sensitive),
+        [
+            ConfigSynonym(s.name, s.value, _enum(ConfigSource, s.source, ConfigSource.UNKNOWN))
+            for s in c.synonyms or ()
+        ],
+        _enum(ConfigType, c.config_type, ConfigType.UNKNOWN),
+        c.documentation,
+    )

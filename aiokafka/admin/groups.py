@@ -1,0 +1,435 @@
+"""Consumer group operations, sent to each group's coordinator.
+
+A group's coordinator is looked up with FindCoordinator (cached by the shared
+client); NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE / COORDINATOR_LOAD_IN_PROGRESS
+make the retry loop forget the cached coordinator and try again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from aiokafka.admin._base import AdminBase, check, error_for, raise_first
+from aiokafka.admin.results import ConsumerGroupListing, GroupDescription, MemberDescription
+from aiokafka.admin.topics import authorized_operations
+from aiokafka.cluster import CoordinatorType
+from aiokafka.errors import (
+    CoordinatorNotAvailableError,
+    KafkaError,
+    KafkaProtocolError,
+    NotCoordinatorError,
+)
+from aiokafka.protocol._gen import consumer_protocol_assignment as _cpa
+from aiokafka.protocol._gen import delete_groups as _dg
+from aiokafka.protocol._gen import describe_groups as _dsg
+from aiokafka.protocol._gen import list_groups as _lg
+from aiokafka.protocol._gen import offset_commit as _oc
+from aiokafka.protocol._gen import offset_delete as _od
+from aiokafka.protocol._gen import offset_fetch as _of
+from aiokafka.structs import OffsetAndMetadata, TopicPartition
+
+__all__ = ["GroupsMixin", "decode_assignment"]
+
+_GROUP = CoordinatorType.GROUP
+# OffsetFetch moved the group id into a ``Groups`` array in v8 (KIP-709).
+_OFFSET_FETCH_GROUPS_MIN = 8
+
+
+def _group_ids(arg: str, values: object) -> list[str]:
+    if isinstance(values, str) or not isinstance(values, Iterable):
+        raise TypeError(f"{arg} must be a list of group ids")
+    out = list(dict.fromkeys(values))
+    for g in out:
+        if not isinstance(g, str) or not g:
+            raise ValueError(f"{arg}: invalid group id {g!r}")
+    return out
+
+
+def _group_id(value: object) -> str:
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"group_id must be a non-empty str, got {value!r}")
+    return value
+
+
+def _by_topic(partitions: Iterable[TopicPartition]) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for tp in partitions:
+        if not isinstance(tp, TopicPartition):
+            raise TypeError(f"partitions must be TopicPartition, got {tp!r}")
+        out.setdefault(tp.topic, []).append(tp.partition)
+    return out
+
+
+def decode_assignment(data: bytes) -> list[TopicPartition]:
+    """Decode a ``consumer`` protocol assignment (version prefix + body).
+
+    Returns an empty list for empty or undecodable bytes (a non-Java assignor may
+    write its own format).
+    """
+    if len(data) < 2:
+        return []
+    (version,) = struct.unpack_from(">h", data)
+    try:
+        assignment = _cpa.ConsumerProtocolAssignment.decode(
+            memoryview(data)[2:], min(version, _cpa.ConsumerProtocolAssignment.MAX_VERSION)
+        )
+    except KafkaProtocolError:
+        return []
+    return [
+        TopicPartition(t.topic, p)
+        for t in assignment.assigned_partitions
+        for p in sorted(t.partitions)
+    ]
+
+
+class GroupsMixin(AdminBase):
+    """Consumer group operations of :class:`~aiokafka.admin.AIOKafkaAdminClient`."""
+
+    async def list_consumer_groups(
+        self,
+        broker_ids: Sequence[int] | None = None,
+        states: Sequence[str] | None = None,
+        types: Sequence[str] | None = None,
+    ) -> list[ConsumerGroupListing]:
+        """List groups known to the brokers (each coordinator knows its own).
+
+        Args:
+            broker_ids: Ask only these brokers; default all.
+            states: Only groups in these states, e.g. ``["Stable", "Empty"]``
+                (ListGroups v4+).
+            types: Only groups of these types: ``"classic"``, ``"consumer"``
+                (ListGroups v5+).
+
+        Returns:
+            Groups sorted by id; ``(group_id, protocol_type)`` unpack as in aiokafka.
+
+        Raises:
+            aiokafka.errors.KafkaError: a broker failed to answer or reported an error.
+        """
+        nodes = list(self._client.cluster.brokers) if broker_ids is None else list(broker_ids)
+        request = _lg.ListGroupsRequest(
+            states_filter=list(states or ()), types_filter=list(types or ())
+        )
+
+        async def one(node: int) -> Any:
+            response = await self._send_node(node, request)
+            check(response.error_code, None, f"list groups on broker {node}")
+            return response
+
+        responses = await asyncio.gather(*(one(n) for n in nodes))
+        found: dict[str, ConsumerGroupListing] = {}
+        for response in responses:
+            for g in response.groups:
+                found[g.group_id] = ConsumerGroupListing(
+                    g.group_id, g.protocol_type, g.group_state or None, g.group_type or None
+                )
+        return [found[k] for k in sorted(found)]
+
+    async def _group_coordinators(
+        self, group_ids: list[str], forced: int | None
+    ) -> dict[int, list[str]]:
+        if forced is not None:
+            return {forced: list(group_ids)}
+        coordinators = await self._client.coordinators_for(group_ids, _GROUP)
+        by_node: dict[int, list[str]] = {}
+        for g in group_ids:
+            by_node.setdefault(coordinators[g], []).append(g)
+        return by_node
+
+    def _forget_moved(self, outcome: Mapping[str, Any]) -> None:
+        # The retry loop only knows one coordinator key; for a batch, forget each
+        # group whose coordinator moved so the next attempt looks it up again.
+        for group, value in outcome.items():
+            if isinstance(value, (NotCoordinatorError, CoordinatorNotAvailableError)):
+                self._client.invalidate_coordinator(group, _GROUP)
+
+    async def describe_consumer_groups(
+        self,
+        group_ids: Sequence[str],
+        group_coordinator_id: int | None = None,
+        include_authorized_operations: bool = False,
+    ) -> list[GroupDescription]:
+        """Describe groups: state, assignor and members with their assignments.
+
+        Per item: a group the broker could not describe (e.g. not authorized) comes
+        back with ``error`` set instead of raising. A group that does not exist is
+        described with state ``"Dead"``.
+
+        Args:
+            group_ids: Groups to describe.
+            group_coordinator_id: Send to this broker instead of looking up each
+                group's coordinator (aiokafka's argument).
+            include_authorized_operations: Also report what the caller may do.
+        """
+        groups = _group_ids("group_ids", group_ids)
+
+        async def attempt(pending: list[str]) -> dict[str, Any]:
+            out: dict[str, Any] = {}
+            by_node = await self._group_coordinators(pending, group_coordinator_id)
+            for node, names in by_node.items():
+                request = _dsg.DescribeGroupsRequest(
+                    groups=names, include_authorized_operations=bool(include_authorized_operations)
+                )
+                try:
+                    response = await self._client.send(node, request)
+                except KafkaError as exc:
+                    out.update(dict.fromkeys(names, exc))
+                    continue
+                for g in response.groups:
+                    err = error_for(g.error_code, None, f"describe group {g.group_id!r}")
+                    out[g.group_id] = err or _describe_group(g, node)
+            self._forget_moved(out)
+            return out
+
+        outcome = await self._retry_items(groups, attempt, deadline=self._deadline())
+        return [
+            GroupDescription(g, "", "", "", [], error=v) if isinstance(v, KafkaError) else v
+            for g, v in outcome.items()
+        ]
+
+    async def delete_consumer_groups(
+        self, group_ids: Sequence[str], group_coordinator_id: int | None = None
+    ) -> dict[str, KafkaError | None]:
+        """Delete groups (and their committed offsets).
+
+        Per item: returns each group's error or ``None``; e.g. ``NonEmptyGroup``
+        for a group with active members, ``GroupIdNotFound`` for an unknown group.
+        """
+        groups = _group_ids("group_ids", group_ids)
+
+        async def attempt(pending: list[str]) -> dict[str, Any]:
+            out: dict[str, Any] = {}
+            by_node = await self._group_coordinators(pending, group_coordinator_id)
+            for node, names in by_node.items():
+                try:
+                    response = await self._client.send(
+                        node, _dg.DeleteGroupsRequest(groups_names=names)
+                    )
+                except KafkaError as exc:
+                    out.update(dict.fromkeys(names, exc))
+                    continue
+                for r in response.results:
+                    out[r.group_id] = error_for(r.error_code, None, f"delete group {r.group_id!r}")
+            self._forget_moved(out)
+            return out
+
+        return await self._retry_items(groups, attempt, deadline=self._deadline())
+
+    async def list_consumer_group_offsets(
+        self,
+        group_id: str,
+        group_coordinator_id: int | None = None,
+        partitions: Sequence[TopicPartition] | None = None,
+        *,
+        require_stable: bool = False,
+    ) -> dict[TopicPartition, OffsetAndMetadata]:
+        """Committed offsets of a group.
+
+        Args:
+            group_id: The group.
+            group_coordinator_id: Send to this broker instead of the looked-up
+                coordinator (aiokafka's argument).
+            partitions: Only these partitions (a partition without a commit maps to
+                offset -1); default all partitions with a commit.
+            require_stable: Fail with ``UnstableOffsetCommitError`` (retried) while
+                a transactional commit is pending (KIP-447).
+
+        Raises:
+            aiokafka.errors.GroupAuthorizationFailedError: and other group errors.
+            aiokafka.errors.UnknownTopicOrPartitionError: per-partition errors
+                (the exception names every failed partition).
+        """
+        group = _group_id(group_id)
+        topics = None if partitions is None else _by_topic(partitions)
+
+        async def attempt() -> dict[TopicPartition, Any]:
+            if group_coordinator_id is None:
+                node = await self._client.coordinator_for(group, _GROUP)
+            else:
+                node = group_coordinator_id
+            version = await self._client.api_version(node, _of.OffsetFetchRequest.API_KEY)
+            if version >= _OFFSET_FETCH_GROUPS_MIN:
+                request = _of.OffsetFetchRequest(
+                    groups=[
+                        _of.OffsetFetchRequestGroup(
+                            group_id=group,
+                            topics=None
+                            if topics is None
+                            else [
+                                _of.OffsetFetchRequestTopics(name=t, partition_indexes=p)
+                                for t, p in topics.items()
+                            ],
+                        )
+                    ],
+                    require_stable=bool(require_stable),
+                )
+            else:
+                request = _of.OffsetFetchRequest(
+                    group_id=group,
+                    topics=None
+                    if topics is None
+                    else [
+                        _of.OffsetFetchRequestTopic(name=t, partition_indexes=p)
+                        for t, p in topics.items()
+                    ],
+                    require_stable=bool(require_stable),
+                )
+            response = await self._client.send(node, request, max_version=version)
+            if version >= _OFFSET_FETCH_GROUPS_MIN:
+                (g,) = response.groups
+                check(g.error_code, None, f"fetch offsets of group {group!r}")
+                result_topics = g.topics
+            else:
+                check(response.error_code, None, f"fetch offsets of group {group!r}")
+                result_topics = response.topics
+            out: dict[TopicPartition, Any] = {}
+            for t in result_topics:
+                for p in t.partitions:
+                    tp = TopicPartition(t.name, p.partition_index)
+                    what = f"committed offset of {t.name}[{p.partition_index}]"
+                    epoch = p.committed_leader_epoch
+                    out[tp] = error_for(p.error_code, None, what) or OffsetAndMetadata(
+                        p.committed_offset,
+                        p.metadata or "",
+                        leader_epoch=epoch if epoch >= 0 else None,
+                    )
+            return out
+
+        outcome = await self._client.call_with_retry(
+            attempt, self._deadline(), coordinator=(group, _GROUP)
+        )
+        raise_first(outcome)
+        return outcome
+
+    async def alter_consumer_group_offsets(
+        self,
+        group_id: str,
+        offsets: Mapping[TopicPartition, OffsetAndMetadata | int],
+    ) -> None:
+        """Set a group's committed offsets (the group must have no active members).
+
+        Args:
+            group_id: The group.
+            offsets: Partition -> offset, or :class:`OffsetAndMetadata` to also set
+                the metadata string and leader epoch.
+
+        Raises:
+            aiokafka.errors.UnknownMemberIdError: the group has active members.
+            aiokafka.errors.UnknownTopicOrPartitionError: and other per-partition
+                errors; the other partitions are committed, the exception names every
+                failure.
+        """
+        group = _group_id(group_id)
+        commits: dict[TopicPartition, OffsetAndMetadata] = {}
+        for tp, value in offsets.items():
+            if not isinstance(tp, TopicPartition):
+                raise TypeError(f"offsets keys must be TopicPartition, got {tp!r}")
+            oam = value if isinstance(value, OffsetAndMetadata) else OffsetAndMetadata(value, "")
+            if not isinstance(oam.offset, int) or oam.offset < 0:
+                raise ValueError(f"offsets[{tp}] must be a non-negative offset")
+            commits[tp] = oam
+
+        async def attempt(pending: list[TopicPartition]) -> dict[TopicPartition, Any]:
+            node = await self._client.coordinator_for(group, _GROUP)
+            by_topic = _by_topic(pending)
+            request = _oc.OffsetCommitRequest(
+                group_id=group,
+                topics=[
+                    _oc.OffsetCommitRequestTopic(
+                        name=t,
+                        partitions=[
+                            _oc.OffsetCommitRequestPartition(
+                                partition_index=p,
+                                committed_offset=commits[TopicPartition(t, p)].offset,
+                                committed_leader_epoch=_epoch(commits[TopicPartition(t, p)]),
+                                committed_metadata=commits[TopicPartition(t, p)].metadata,
+                            )
+                            for p in parts
+                        ],
+                    )
+                    for t, parts in by_topic.items()
+                ],
+            )
+            response = await self._client.send(node, request)
+            return {
+                TopicPartition(t.name, p.partition_index): error_for(
+                    p.error_code, None, f"commit offset of {t.name}[{p.partition_index}]"
+                )
+                for t in response.topics
+                for p in t.partitions
+            }
+
+        outcome = await self._retry_items(
+            commits, attempt, deadline=self._deadline(), coordinator=(group, _GROUP)
+        )
+        raise_first(outcome)
+
+    async def delete_consumer_group_offsets(
+        self, group_id: str, partitions: Sequence[TopicPartition]
+    ) -> None:
+        """Delete a group's committed offsets for some partitions (KIP-496).
+
+        Raises:
+            aiokafka.errors.GroupSubscribedToTopicError: the group is actively
+                consuming the topic (per partition; the exception names all).
+            aiokafka.errors.GroupIdNotFound: the group does not exist.
+        """
+        group = _group_id(group_id)
+        by_topic = _by_topic(partitions)
+        request = _od.OffsetDeleteRequest(
+            group_id=group,
+            topics=[
+                _od.OffsetDeleteRequestTopic(
+                    name=t,
+                    partitions=[_od.OffsetDeleteRequestPartition(partition_index=p) for p in parts],
+                )
+                for t, parts in by_topic.items()
+            ],
+        )
+
+        def check_top(response: Any) -> None:
+            check(response.error_code, None, f"delete offsets of group {group!r}")
+
+        _, response = await self._send_coordinator(group, _GROUP, request, check_top)
+        raise_first(
+            {
+                TopicPartition(t.name, p.partition_index): error_for(
+                    p.error_code, None, f"delete offset of {t.name}[{p.partition_index}]"
+                )
+                for t in response.topics
+                for p in t.partitions
+            }
+        )
+
+
+def _epoch(oam: OffsetAndMetadata) -> int:
+    epoch = oam.leader_epoch
+    return -1 if epoch is None else epoch
+
+
+def _describe_group(g: Any, node: int) -> GroupDescription:
+    consumer = g.protocol_type == "consumer"
+    members = [
+        MemberDescription(
+            m.member_id,
+            m.group_instance_id,
+            m.client_id,
+            m.client_host,
+            decode_assignment(m.member_assignment) if consumer else [],
+            bytes(m.member_metadata),
+            bytes(m.member_assignment),
+        )
+        for m in g.members
+    ]
+    return GroupDescription(
+        g.group_id,
+        g.group_state,
+        g.protocol_type,
+        g.protocol_data,
+        members,
+        node,
+        authorized_operations(g.authorized_operations),
+    )

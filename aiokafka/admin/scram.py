@@ -1,0 +1,111 @@
+"""SCRAM credential alterations (KIP-554).
+
+The client salts and hashes the password itself (RFC 5802 ``Hi()``, i.e.
+PBKDF2-HMAC) so the clear password never travels to the broker. No I/O here.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import os
+from dataclasses import dataclass, field
+
+from aiokafka.admin.types import check_count, check_name
+
+__all__ = [
+    "ScramMechanism",
+    "UserScramCredentialDeletion",
+    "UserScramCredentialUpsertion",
+    "salted_password",
+]
+
+# Kafka's bounds (ScramMechanism.minIterations / maxIterations).
+MIN_ITERATIONS = 4096
+MAX_ITERATIONS = 16384
+
+
+class ScramMechanism(enum.IntEnum):
+    """SCRAM mechanisms by Kafka's wire code."""
+
+    UNKNOWN = 0
+    SCRAM_SHA_256 = 1
+    SCRAM_SHA_512 = 2
+
+    @property
+    def hash_name(self) -> str:
+        """The hashlib name of the mechanism's hash."""
+        return {1: "sha256", 2: "sha512"}[int(self)]
+
+    @property
+    def mechanism_name(self) -> str:
+        """The SASL name, e.g. ``SCRAM-SHA-256``."""
+        return self.name.replace("_", "-")
+
+
+def _mechanism(value: ScramMechanism | str | int) -> ScramMechanism:
+    try:
+        if isinstance(value, str):
+            mech = ScramMechanism[value.upper().replace("-", "_")]
+        else:
+            mech = ScramMechanism(value)
+    except (KeyError, ValueError):
+        mech = ScramMechanism.UNKNOWN
+    if mech is ScramMechanism.UNKNOWN:
+        raise ValueError(f"mechanism must be SCRAM-SHA-256 or SCRAM-SHA-512, got {value!r}")
+    return mech
+
+
+def salted_password(
+    mechanism: ScramMechanism, password: str, salt: bytes, iterations: int
+) -> bytes:
+    """RFC 5802 ``SaltedPassword := Hi(Normalize(password), salt, i)``.
+
+    Kafka does not apply SASLprep; the password is used as UTF-8.
+    """
+    return hashlib.pbkdf2_hmac(mechanism.hash_name, password.encode(), salt, iterations)
+
+
+@dataclass(frozen=True)
+class UserScramCredentialUpsertion:
+    """Create or replace ``user``'s credential for ``mechanism``.
+
+    Args:
+        user: The user name.
+        mechanism: ``ScramMechanism`` or ``"SCRAM-SHA-256"``/``"SCRAM-SHA-512"``.
+        password: The clear password (hashed locally, never sent).
+        iterations: PBKDF2 iterations, 4096..16384 (Kafka's bounds).
+        salt: Random salt; default 32 random bytes.
+    """
+
+    user: str
+    mechanism: ScramMechanism
+    password: str = field(repr=False)
+    iterations: int = MIN_ITERATIONS
+    salt: bytes = field(default_factory=lambda: os.urandom(32), repr=False)
+
+    def __post_init__(self) -> None:
+        check_name("user", self.user)
+        object.__setattr__(self, "mechanism", _mechanism(self.mechanism))
+        check_name("password", self.password)
+        check_count("iterations", self.iterations, MIN_ITERATIONS)
+        if self.iterations > MAX_ITERATIONS:
+            raise ValueError(f"iterations must be <= {MAX_ITERATIONS}, got {self.iterations}")
+        if not isinstance(self.salt, bytes) or not self.salt:
+            raise ValueError("salt must be non-empty bytes")
+
+    def salted_password(self) -> bytes:
+        """The salted password sent to the broker."""
+        return salted_password(self.mechanism, self.password, self.salt, self.iterations)
+
+
+@dataclass(frozen=True)
+class UserScramCredentialDeletion:
+    """Delete ``user``'s credential for ``mechanism``."""
+
+    user: str
+    mechanism: ScramMechanism
+
+    def __post_init__(self) -> None:
+        check_name("user", self.user)
+        object.__setattr__(self, "mechanism", _mechanism(self.mechanism))

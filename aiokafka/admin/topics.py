@@ -1,0 +1,333 @@
+"""Topic and cluster operations: create/delete/list/describe topics, partitions,
+cluster description."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from aiokafka.admin._base import AdminBase, check, error_for, raise_first
+from aiokafka.admin.acl_types import AclOperation
+from aiokafka.admin.results import (
+    ClusterDescription,
+    PartitionDescription,
+    TopicCreationResult,
+    TopicDescription,
+)
+from aiokafka.admin.types import NewPartitions, NewTopic, check_count
+from aiokafka.errors import (
+    LeaderNotAvailableError,
+    UnknownTopicOrPartitionError,
+    UnsupportedVersionError,
+)
+from aiokafka.protocol._gen import create_partitions as _cp
+from aiokafka.protocol._gen import create_topics as _ct
+from aiokafka.protocol._gen import delete_topics as _dt
+from aiokafka.protocol._gen import describe_cluster as _dc
+from aiokafka.protocol._gen import metadata as _md
+from aiokafka.structs import BrokerMetadata
+
+__all__ = ["TopicsMixin", "authorized_operations"]
+
+# Kafka sends INT32_MIN when authorized operations were not requested.
+_OPS_NOT_REQUESTED = -(2**31)
+
+
+def authorized_operations(bits: int) -> frozenset[AclOperation] | None:
+    """Decode an authorized-operations bit field (bit ``n`` = ``AclOperation(n)``)."""
+    if bits == _OPS_NOT_REQUESTED:
+        return None
+    return frozenset(op for op in AclOperation if bits & (1 << int(op)))
+
+
+def _timeout(arg: str, value: int | None, default: int) -> int:
+    if value is None:
+        return default
+    return check_count(arg, value, 0)
+
+
+def _names(arg: str, values: object) -> list[str]:
+    if isinstance(values, str) or not isinstance(values, Iterable):
+        raise TypeError(f"{arg} must be a list of str")
+    out = list(values)
+    for v in out:
+        if not isinstance(v, str) or not v:
+            raise ValueError(f"{arg}: invalid name {v!r}")
+    if len(set(out)) != len(out):
+        raise ValueError(f"{arg}: duplicate names")
+    return out
+
+
+class TopicsMixin(AdminBase):
+    """Topic and cluster operations of :class:`~aiokafka.admin.AIOKafkaAdminClient`."""
+
+    async def create_topics(
+        self,
+        new_topics: Sequence[NewTopic],
+        timeout_ms: int | None = None,
+        validate_only: bool = False,
+    ) -> dict[str, TopicCreationResult]:
+        """Create topics (sent to the controller).
+
+        Args:
+            new_topics: What to create.
+            timeout_ms: How long the controller may wait for the topics to be
+                created; default ``request_timeout_ms``.
+            validate_only: Check the request (names, configs, replication factor
+                against live brokers) without creating anything.
+
+        Returns:
+            Per topic, what was (or would be) created.
+
+        Raises:
+            aiokafka.errors.TopicAlreadyExistsError: a topic exists.
+            aiokafka.errors.InvalidReplicationFactorError: more replicas than brokers.
+            aiokafka.errors.InvalidConfigurationError: an unknown or invalid config.
+            aiokafka.errors.InvalidTopicError, aiokafka.errors.PolicyViolationError:
+                and other per-topic errors. Topics are independent: the others are
+                created; the exception (class of the first failure) names every
+                failed topic.
+            ValueError, TypeError: bad arguments (duplicate names, not NewTopic).
+        """
+        topics = list(new_topics)
+        for t in topics:
+            if not isinstance(t, NewTopic):
+                raise TypeError(f"new_topics must be NewTopic instances, got {t!r}")
+        _names("new_topics", [t.name for t in topics])
+        timeout = _timeout("timeout_ms", timeout_ms, self._request_timeout_ms)
+        by_name = {t.name: t for t in topics}
+
+        async def attempt(pending: list[str]) -> dict[str, Any]:
+            request = _ct.CreateTopicsRequest(
+                topics=[_creatable(by_name[n]) for n in pending],
+                timeout_ms=timeout,
+                validate_only=bool(validate_only),
+            )
+            response = await self._client.send_to_controller(
+                request, timeout_ms=self._send_timeout(timeout)
+            )
+            out: dict[str, Any] = {}
+            for r in response.topics:
+                err = error_for(r.error_code, r.error_message, f"create topic {r.name!r}")
+                out[r.name] = err or TopicCreationResult(
+                    r.name,
+                    r.topic_id,
+                    r.num_partitions,
+                    r.replication_factor,
+                    {c.name: c.value for c in r.configs or ()},
+                )
+            return out
+
+        outcome = await self._retry_items(by_name, attempt, deadline=self._deadline(timeout))
+        raise_first(outcome)
+        return outcome
+
+    async def delete_topics(self, topics: Sequence[str], timeout_ms: int | None = None) -> None:
+        """Delete topics (sent to the controller).
+
+        Args:
+            topics: Topic names.
+            timeout_ms: How long the controller may wait; default
+                ``request_timeout_ms``.
+
+        Raises:
+            aiokafka.errors.UnknownTopicOrPartitionError: a topic does not exist.
+            aiokafka.errors.TopicAuthorizationFailedError: and other per-topic errors;
+                the other topics are still deleted, the exception names every
+                failure.
+        """
+        names = _names("topics", topics)
+        timeout = _timeout("timeout_ms", timeout_ms, self._request_timeout_ms)
+
+        async def attempt(pending: list[str]) -> dict[str, Any]:
+            request = _dt.DeleteTopicsRequest(
+                topic_names=pending,
+                topics=[_dt.DeleteTopicState(name=n) for n in pending],
+                timeout_ms=timeout,
+            )
+            response = await self._client.send_to_controller(
+                request, timeout_ms=self._send_timeout(timeout)
+            )
+            return {
+                r.name: error_for(r.error_code, r.error_message, f"delete topic {r.name!r}")
+                for r in response.responses
+            }
+
+        outcome = await self._retry_items(
+            names,
+            attempt,
+            deadline=self._deadline(timeout),
+            final=(UnknownTopicOrPartitionError,),
+        )
+        raise_first(outcome)
+
+    async def list_topics(self) -> list[str]:
+        """Names of all topics, internal ones included, sorted."""
+        response = await self._metadata(None, False)
+        return sorted(t.name for t in response.topics if t.name is not None)
+
+    async def describe_topics(
+        self,
+        topics: Sequence[str] | None = None,
+        include_authorized_operations: bool = False,
+    ) -> list[TopicDescription]:
+        """Describe topics (partitions, leaders, replicas) from cluster metadata.
+
+        Args:
+            topics: Names, or ``None`` for all topics.
+            include_authorized_operations: Also report what the caller may do.
+
+        Returns:
+            One description per topic, in the order asked (sorted for ``None``).
+
+        Raises:
+            aiokafka.errors.UnknownTopicOrPartitionError: a named topic does not exist
+                (the message names all missing topics).
+        """
+        names = None if topics is None else _names("topics", topics)
+        response = await self._metadata(names, bool(include_authorized_operations))
+        found: dict[str, Any] = {}
+        for t in response.topics:
+            if t.name is None:
+                continue
+            found[t.name] = error_for(t.error_code, None, f"topic {t.name!r}")
+            # A topic just created may have no leaders yet; it still exists.
+            if found[t.name] is None or isinstance(found[t.name], LeaderNotAvailableError):
+                found[t.name] = _describe_topic(t)
+        if names is not None:
+            for n in names:
+                found.setdefault(n, UnknownTopicOrPartitionError(f"topic {n!r}"))
+            found = {n: found[n] for n in names}
+        raise_first(found)
+        return [found[n] for n in (names if names is not None else sorted(found))]
+
+    async def describe_cluster(
+        self, include_authorized_operations: bool = False
+    ) -> ClusterDescription:
+        """The cluster id, the controller and the live brokers.
+
+        Uses DescribeCluster (KIP-700), or Metadata on brokers without it.
+        """
+        request = _dc.DescribeClusterRequest(
+            include_cluster_authorized_operations=bool(include_authorized_operations)
+        )
+        try:
+            response = await self._send_any(request)
+        except UnsupportedVersionError:
+            md = await self._metadata([], bool(include_authorized_operations))
+            brokers = [BrokerMetadata(b.node_id, b.host, b.port, b.rack) for b in md.brokers]
+            return ClusterDescription(
+                md.cluster_id,
+                md.controller_id if md.controller_id >= 0 else None,
+                sorted(brokers, key=lambda b: int(b.nodeId)),
+                authorized_operations(md.cluster_authorized_operations),
+            )
+        check(response.error_code, response.error_message, "describe cluster")
+        brokers = [BrokerMetadata(b.broker_id, b.host, b.port, b.rack) for b in response.brokers]
+        return ClusterDescription(
+            response.cluster_id,
+            response.controller_id if response.controller_id >= 0 else None,
+            sorted(brokers, key=lambda b: int(b.nodeId)),
+            authorized_operations(response.cluster_authorized_operations),
+        )
+
+    async def create_partitions(
+        self,
+        topic_partitions: Mapping[str, NewPartitions],
+        timeout_ms: int | None = None,
+        validate_only: bool = False,
+    ) -> None:
+        """Add partitions to existing topics (sent to the controller).
+
+        Args:
+            topic_partitions: Topic name -> its new total partition count.
+            timeout_ms: How long the controller may wait; default
+                ``request_timeout_ms``.
+            validate_only: Check without changing anything.
+
+        Raises:
+            aiokafka.errors.InvalidPartitionsError: the count does not grow.
+            aiokafka.errors.UnknownTopicOrPartitionError: a topic does not exist.
+                Per-topic errors: the other topics still change; the exception
+                names every failure.
+        """
+        names = _names("topic_partitions", topic_partitions)
+        for n in names:
+            if not isinstance(topic_partitions[n], NewPartitions):
+                raise TypeError(f"topic_partitions[{n!r}] must be a NewPartitions")
+        timeout = _timeout("timeout_ms", timeout_ms, self._request_timeout_ms)
+
+        async def attempt(pending: list[str]) -> dict[str, Any]:
+            request = _cp.CreatePartitionsRequest(
+                topics=[_partitions_topic(n, topic_partitions[n]) for n in pending],
+                timeout_ms=timeout,
+                validate_only=bool(validate_only),
+            )
+            response = await self._client.send_to_controller(
+                request, timeout_ms=self._send_timeout(timeout)
+            )
+            return {
+                r.name: error_for(r.error_code, r.error_message, f"create partitions of {r.name!r}")
+                for r in response.results
+            }
+
+        outcome = await self._retry_items(
+            names,
+            attempt,
+            deadline=self._deadline(timeout),
+            final=(UnknownTopicOrPartitionError,),
+        )
+        raise_first(outcome)
+
+    async def _metadata(self, topics: list[str] | None, authorized: bool) -> Any:
+        request = _md.MetadataRequest(
+            topics=None if topics is None else [_md.MetadataRequestTopic(name=n) for n in topics],
+            allow_auto_topic_creation=False,
+            include_topic_authorized_operations=authorized and topics != [],
+            include_cluster_authorized_operations=authorized and topics == [],
+        )
+        return await self._send_any(request)
+
+
+def _creatable(topic: NewTopic) -> _ct.CreatableTopic:
+    return _ct.CreatableTopic(
+        name=topic.name,
+        num_partitions=topic.num_partitions,
+        replication_factor=topic.replication_factor,
+        assignments=[
+            _ct.CreatableReplicaAssignment(partition_index=p, broker_ids=list(b))
+            for p, b in sorted(topic.replica_assignments.items())
+        ],
+        configs=[_ct.CreatableTopicConfig(name=k, value=v) for k, v in topic.topic_configs.items()],
+    )
+
+
+def _partitions_topic(name: str, spec: NewPartitions) -> _cp.CreatePartitionsTopic:
+    return _cp.CreatePartitionsTopic(
+        name=name,
+        count=spec.total_count,
+        assignments=None
+        if spec.new_assignments is None
+        else [_cp.CreatePartitionsAssignment(broker_ids=list(a)) for a in spec.new_assignments],
+    )
+
+
+def _describe_topic(t: Any) -> TopicDescription:
+    return TopicDescription(
+        t.name,
+        t.topic_id if isinstance(t.topic_id, uuid.UUID) else uuid.UUID(int=0),
+        bool(t.is_internal),
+        [
+            PartitionDescription(
+                p.partition_index,
+                p.leader_id,
+                p.leader_epoch,
+                list(p.replica_nodes),
+                list(p.isr_nodes),
+                list(p.offline_replicas),
+            )
+            for p in sorted(t.partitions, key=lambda p: p.partition_index)
+        ],
+        authorized_operations(t.topic_authorized_operations),
+    )
