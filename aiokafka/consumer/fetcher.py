@@ -95,6 +95,8 @@ class Fetcher:
         self._data_ready = asyncio.Event()  # wakes getmany/getone waiters
         self._task: asyncio.Task[None] | None = None
         self._fatal: BaseException | None = None
+        # A partition whose error was skipped so others' records could be returned.
+        self._deferred_error: TopicPartition | None = None
         self._closed = False
         self._tracked_version = -1
         self._refresh_wanted = False
@@ -581,21 +583,42 @@ class Fetcher:
         if self._closed:
             raise ConsumerStoppedError("the consumer was stopped")
 
+    def _raise_deferred(self, partitions: frozenset[TopicPartition] | None) -> None:
+        """Raise the error a previous call skipped to return other partitions' records."""
+        tp = self._deferred_error
+        if tp is None:
+            return
+        self._deferred_error = None
+        if partitions is not None and tp not in partitions:
+            return
+        chunks = self._buffer.get(tp)
+        if not chunks:
+            return
+        chunk = chunks[0]
+        if chunk.is_stale or chunk.state.paused or chunk.has_records or chunk.error is None:
+            return
+        raise chunk.error
+
     def drain(
         self, partitions: frozenset[TopicPartition] | None, max_records: int | None
     ) -> Records:
         """Take buffered records without waiting.
 
+        A partition's stored error (corrupt batch, out of range with
+        ``auto_offset_reset="none"``, authorization) does not hold up the others:
+        their records are returned first and the error is raised by the next call
+        (or by this one when no other partition has records).
+
         Raises:
-            KafkaError: a partition's stored error, if no record was taken before it
-                in this call (otherwise the records are returned and the error is
-                raised by the next call).
+            KafkaError: a partition's stored error, see above.
         """
         self._check_usable()
+        self._raise_deferred(partitions)
         result: Records = {}
         remaining = max_records
         buffer = self._buffer
         freed = False
+        error: tuple[TopicPartition, KafkaError] | None = None
         for tp in list(buffer):
             if partitions is not None and tp not in partitions:
                 continue
@@ -618,10 +641,10 @@ class Fetcher:
                     continue
                 try:
                     recs = chunk.take(remaining)
-                except KafkaError:
-                    if result or taken:
-                        break
-                    raise
+                except KafkaError as exc:
+                    if error is None:
+                        error = (tp, exc)
+                    break
                 if recs:
                     if taken is None:
                         taken = recs
@@ -633,7 +656,7 @@ class Fetcher:
                     chunks.popleft()
                     freed = True
                 elif not recs:
-                    break  # an error waits behind
+                    break  # an error waits behind the records taken
                 if remaining == 0:
                     break
             if taken:
@@ -648,14 +671,25 @@ class Fetcher:
                 break
         if freed:
             self._wakeup.set()
+        if error is not None:
+            if not result:
+                raise error[1]
+            self._deferred_error = error[0]
         return result
 
     def next_record(
         self, partitions: frozenset[TopicPartition] | None
     ) -> ConsumerRecord[Any, Any] | None:
-        """One buffered record, or ``None`` (``getone()``'s fast path)."""
+        """One buffered record, or ``None`` (``getone()``'s fast path).
+
+        Raises:
+            KafkaError: a partition's stored error, as in :meth:`drain`.
+        """
         self._check_usable()
+        if self._deferred_error is not None:
+            self._raise_deferred(partitions)
         buffer = self._buffer
+        error: tuple[TopicPartition, KafkaError] | None = None
         for tp, chunks in buffer.items():
             if partitions is not None and tp not in partitions:
                 continue
@@ -667,14 +701,23 @@ class Fetcher:
                     continue
                 if chunk.state.paused:
                     break
-                rec = chunk.take_one()
+                try:
+                    rec = chunk.take_one()
+                except KafkaError as exc:
+                    if error is None:
+                        error = (tp, exc)
+                    break
                 if rec is not None:
+                    if error is not None:
+                        self._deferred_error = error[0]
                     return rec
                 chunks.popleft()
                 self._wakeup.set()
         # Nothing found: drop emptied partitions (not while iterating).
         for tp in [tp for tp, c in buffer.items() if not c]:
             del buffer[tp]
+        if error is not None:
+            raise error[1]
         return None
 
     async def wait_for_data(self, timeout: float | None) -> bool:
