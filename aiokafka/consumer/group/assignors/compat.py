@@ -12,7 +12,8 @@ which translates both ways:
   (``version, subscription, user_data``), a kafka-python or generated
   ``ConsumerProtocolSubscription`` (``topics, user_data, owned_partitions, ...``) or
   encoded bytes.
-* ``assign(cluster, members)`` gets the cluster view unchanged. aiokafka 0.x style
+* ``assign(cluster, members)`` gets the cluster as a :class:`LegacyClusterView`
+  (``topics()``, ``partitions_for_topic()``, ...). aiokafka 0.x style
   assignors (``on_assignment(assignment)``) get ``members`` as a dict of member id to
   :class:`GroupMember`, which answers ``.subscription`` and ``.user_data``.
   kafka-python 3 style assignors (``on_assignment(assignment, generation)``) get a
@@ -47,6 +48,7 @@ __all__ = [
     "ConsumerProtocol",
     "ConsumerProtocolMemberAssignment",
     "ConsumerProtocolMemberMetadata",
+    "LegacyClusterView",
     "LegacyPartitionAssignor",
     "as_assignor",
     "to_assignment",
@@ -200,7 +202,21 @@ def _expand(items: Iterable[Any]) -> list[TopicPartition]:
 
 
 def _opt_bytes(value: Any) -> bytes | None:
-    return None if value is None else bytes(value)
+    """User data as bytes; kafka-python's sticky assignor puts an unencoded struct there."""
+    if value is None or isinstance(value, bytes):
+        return value
+    if isinstance(value, bytearray | memoryview):
+        return bytes(value)
+    encode = getattr(value, "encode", None)
+    if callable(encode):
+        # kafka-python structs prefix a version header unless told not to; the user
+        # data formats (e.g. Java's StickyAssignor one) have none.
+        try:
+            takes_header = "header" in inspect.signature(encode).parameters
+        except (TypeError, ValueError):
+            takes_header = False
+        return bytes(encode(header=False) if takes_header else encode())
+    raise TypeError(f"user_data must be bytes, got {type(value).__name__}")
 
 
 def to_subscription(value: Any) -> Subscription:
@@ -261,6 +277,40 @@ def _takes_generation(on_assignment: Any) -> bool:
     return positional >= 2
 
 
+class LegacyClusterView:
+    """The cluster as aiokafka 0.x / kafka-python assignors read it.
+
+    Those call ``cluster.topics()`` besides ``partitions_for_topic``; here it lists
+    the topics the group subscribes to that the cluster knows. Every other attribute
+    is looked up on the wrapped view.
+    """
+
+    def __init__(self, cluster: ClusterView, members: Mapping[str, GroupMember]) -> None:
+        self._cluster = cluster
+        subscribed = {t for m in members.values() for t in m.topics}
+        self._topics = {t for t in subscribed if cluster.partitions_for_topic(t) is not None}
+
+    def topics(self, exclude_internal_topics: bool = True) -> set[str]:
+        """Subscribed topics the cluster knows (the argument is accepted and ignored)."""
+        return set(self._topics)
+
+    def partitions_for_topic(self, topic: str) -> set[int] | None:
+        """Partition ids of ``topic``, or ``None`` if unknown."""
+        partitions = self._cluster.partitions_for_topic(topic)
+        return None if partitions is None else set(partitions)
+
+    def available_partitions_for_topic(self, topic: str) -> set[int] | None:
+        """Partitions with a leader if the wrapped view can tell, else all of them."""
+        available = getattr(self._cluster, "available_partitions_for_topic", None)
+        if callable(available):
+            result = available(topic)
+            return None if result is None else set(result)
+        return self.partitions_for_topic(topic)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._cluster, name)
+
+
 class AssignorAdapter(AbstractPartitionAssignor):
     """Runs an aiokafka 0.x or kafka-python style assignor as a native one.
 
@@ -312,7 +362,7 @@ class AssignorAdapter(AbstractPartitionAssignor):
     ) -> dict[str, Assignment]:
         """The wrapped ``assign``, with members in the shape it expects."""
         arg: Any = list(members.values()) if self._as_list else dict(members)
-        result = self._legacy.assign(cluster, arg)
+        result = self._legacy.assign(LegacyClusterView(cluster, members), arg)
         return {str(mid): to_assignment(value) for mid, value in result.items()}
 
     def on_assignment(self, assignment: Assignment) -> None:
