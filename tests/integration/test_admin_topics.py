@@ -1,0 +1,228 @@
+"""Admin client against a real broker: topics, cluster, configs, features."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Callable
+
+import pytest
+
+from aiokafka.admin import (
+    AIOKafkaAdminClient,
+    AlterConfigOp,
+    AlterConfigOpType,
+    ConfigResource,
+    ConfigResourceType,
+    ConfigSource,
+    NewPartitions,
+    NewTopic,
+)
+from aiokafka.errors import (
+    InvalidConfigurationError,
+    InvalidPartitionsError,
+    InvalidReplicationFactorError,
+    TopicAlreadyExistsError,
+    UnknownTopicOrPartitionError,
+)
+from tools.kafka.rig import KafkaCluster
+
+
+@pytest.fixture
+async def admin(kafka: KafkaCluster) -> AsyncIterator[AIOKafkaAdminClient]:
+    async with AIOKafkaAdminClient(
+        bootstrap_servers=kafka.bootstrap_servers, request_timeout_ms=15000
+    ) as client:
+        yield client
+
+
+def _name(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+async def test_create_describe_delete_topic(
+    admin: AIOKafkaAdminClient, kafka: KafkaCluster
+) -> None:
+    name = _name("admin-create")
+    created = await admin.create_topics(
+        [NewTopic(name, 3, 1, topic_configs={"cleanup.policy": "compact"})]
+    )
+    assert created[name].num_partitions == 3
+    assert created[name].replication_factor == 1
+    assert created[name].configs["cleanup.policy"] == "compact"
+    assert created[name].topic_id.int != 0
+
+    # Second path: the rig's own metadata client sees the topic and its partitions.
+    def visible() -> bool:
+        topic = kafka.metadata([name]).topics.get(name)
+        return topic is not None and not topic.error_code and len(topic.partitions) == 3
+
+    kafka.wait_for("topic in metadata", visible)
+    assert name in await admin.list_topics()
+    (desc,) = await admin.describe_topics([name])
+    assert desc.name == name and not desc.is_internal
+    assert [p.partition for p in desc.partitions] == [0, 1, 2]
+    assert all(p.replicas == [kafka.nodes[0].node_id] for p in desc.partitions)
+    assert desc.topic_id == created[name].topic_id
+
+    await admin.delete_topics([name])
+    with pytest.raises(UnknownTopicOrPartitionError, match=name):
+        await admin.describe_topics([name])
+    assert name not in await admin.list_topics()
+
+
+async def test_validate_only_creates_nothing(admin: AIOKafkaAdminClient) -> None:
+    name = _name("admin-validate")
+    result = await admin.create_topics([NewTopic(name, 2, 1)], validate_only=True)
+    assert result[name].num_partitions == 2
+    assert name not in await admin.list_topics()
+    with pytest.raises(UnknownTopicOrPartitionError):
+        await admin.describe_topics([name])
+
+
+async def test_bad_create_input_gives_typed_errors(
+    admin: AIOKafkaAdminClient, new_topic: Callable[..., str]
+) -> None:
+    existing = new_topic()
+    with pytest.raises(TopicAlreadyExistsError, match=existing):
+        await admin.create_topics([NewTopic(existing, 1, 1)])
+    with pytest.raises(InvalidReplicationFactorError):
+        await admin.create_topics([NewTopic(_name("admin-rf"), 1, 3)])
+    with pytest.raises(InvalidConfigurationError, match=r"no\.such\.config"):
+        await admin.create_topics(
+            [NewTopic(_name("admin-cfg"), 1, 1, topic_configs={"no.such.config": "1"})]
+        )
+    with pytest.raises(ValueError, match="duplicate"):
+        await admin.create_topics([NewTopic("x", 1, 1), NewTopic("x", 1, 1)])
+
+
+async def test_partial_create_names_every_failure(
+    admin: AIOKafkaAdminClient, new_topic: Callable[..., str]
+) -> None:
+    existing = new_topic()
+    fresh = _name("admin-partial")
+    with pytest.raises(TopicAlreadyExistsError) as info:
+        await admin.create_topics(
+            [NewTopic(existing, 1, 1), NewTopic(fresh, 1, 1), NewTopic(_name("bad"), 1, 5)]
+        )
+    assert existing in str(info.value) and "2 of 3 failed" in str(info.value)
+    # The valid topic of the batch was created anyway.
+    assert fresh in await admin.list_topics()
+    await admin.delete_topics([fresh])
+
+
+async def test_delete_unknown_topic_fails_fast(admin: AIOKafkaAdminClient) -> None:
+    with pytest.raises(UnknownTopicOrPartitionError):
+        await admin.delete_topics([_name("admin-missing")])
+
+
+async def test_create_partitions(admin: AIOKafkaAdminClient, new_topic: Callable[..., str]) -> None:
+    name = new_topic(partitions=1)
+    await admin.create_partitions({name: NewPartitions(4)}, validate_only=True)
+    (desc,) = await admin.describe_topics([name])
+    assert len(desc.partitions) == 1
+    await admin.create_partitions({name: NewPartitions(4)})
+    (desc,) = await admin.describe_topics([name])
+    assert len(desc.partitions) == 4
+    with pytest.raises(InvalidPartitionsError):
+        await admin.create_partitions({name: NewPartitions(2)})
+
+
+async def test_describe_cluster_and_features(
+    admin: AIOKafkaAdminClient, kafka: KafkaCluster
+) -> None:
+    cluster = await admin.describe_cluster()
+    assert cluster.cluster_id == kafka.cluster_id
+    assert [b.nodeId for b in cluster.brokers] == [n.node_id for n in kafka.nodes]
+    assert cluster.brokers[0].port == kafka.nodes[0].ports["PLAINTEXT"]
+    features = await admin.describe_features()
+    assert "metadata.version" in features.finalized
+    assert "metadata.version" in features.supported
+    _low, high = features.finalized["metadata.version"]
+    assert 0 < high <= features.supported["metadata.version"][1]
+
+
+async def test_incremental_alter_configs_is_described(
+    admin: AIOKafkaAdminClient, new_topic: Callable[..., str]
+) -> None:
+    name = new_topic()
+    res = ConfigResource(ConfigResourceType.TOPIC, name)
+    await admin.incremental_alter_configs(
+        {
+            res: [
+                AlterConfigOp("retention.ms", "123456"),
+                AlterConfigOp("cleanup.policy", "compact", AlterConfigOpType.APPEND),
+            ]
+        }
+    )
+    (desc,) = await admin.describe_configs([ConfigResource("topic", name)])
+    entry = desc.configs["retention.ms"]
+    assert entry.value == "123456" and entry.source is ConfigSource.DYNAMIC_TOPIC_CONFIG
+    assert set(desc.configs["cleanup.policy"].value.split(",")) == {"delete", "compact"}
+
+    await admin.incremental_alter_configs(
+        {
+            res: [
+                AlterConfigOp("retention.ms", op_type=AlterConfigOpType.DELETE),
+                AlterConfigOp("cleanup.policy", "delete", AlterConfigOpType.SUBTRACT),
+            ]
+        }
+    )
+    (desc,) = await admin.describe_configs(
+        [ConfigResource("TOPIC", name, {"retention.ms": None, "cleanup.policy": None})],
+        include_synonyms=True,
+    )
+    assert set(desc.configs) == {"retention.ms", "cleanup.policy"}
+    assert desc.configs["retention.ms"].is_default
+    assert desc.configs["retention.ms"].value == "604800000"
+    assert desc.configs["cleanup.policy"].value == "compact"
+
+    with pytest.raises(InvalidConfigurationError):
+        await admin.incremental_alter_configs({res: [AlterConfigOp("no.such.config", "1")]})
+
+
+async def test_alter_configs_replaces_dynamic_set(
+    admin: AIOKafkaAdminClient, new_topic: Callable[..., str]
+) -> None:
+    name = new_topic()
+    await admin.alter_configs([ConfigResource("TOPIC", name, {"retention.ms": "1000"})])
+    (desc,) = await admin.describe_configs([ConfigResource("TOPIC", name)])
+    assert desc.configs["retention.ms"].value == "1000"
+    # validate_only changes nothing
+    await admin.alter_configs(
+        [ConfigResource("TOPIC", name, {"retention.ms": "2000"})], validate_only=True
+    )
+    (desc,) = await admin.describe_configs([ConfigResource("TOPIC", name)])
+    assert desc.configs["retention.ms"].value == "1000"
+
+
+async def test_broker_config_goes_to_that_broker(
+    admin: AIOKafkaAdminClient, kafka: KafkaCluster
+) -> None:
+    node = str(kafka.nodes[0].node_id)
+    (desc,) = await admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, node)])
+    assert desc.configs["node.id"].value == node
+    assert desc.configs["num.io.threads"].source is ConfigSource.STATIC_BROKER_CONFIG
+    # A dynamic per-broker change is seen, then reverted.
+    res = ConfigResource(ConfigResourceType.BROKER, node)
+    await admin.incremental_alter_configs({res: [AlterConfigOp("log.cleaner.threads", "2")]})
+    try:
+        # The controller commits the change; the broker applies it from the metadata
+        # log a moment later, so poll.
+        query = [ConfigResource("BROKER", node, {"log.cleaner.threads": None})]
+        for _ in range(100):
+            (desc,) = await admin.describe_configs(query)
+            if desc.configs["log.cleaner.threads"].value == "2":
+                break
+            await asyncio.sleep(0.1)
+        assert desc.configs["log.cleaner.threads"].value == "2"
+        assert desc.configs["log.cleaner.threads"].source is ConfigSource.DYNAMIC_BROKER_CONFIG
+    finally:
+        await admin.incremental_alter_configs(
+            {res: [AlterConfigOp("log.cleaner.threads", op_type=AlterConfigOpType.DELETE)]}
+        )
+
+
+async def test_describe_unknown_topic_config(admin: AIOKafkaAdminClient) -> None:
+    with pytest.raises(UnknownTopicOrPartitionError):
+        await admin.describe_configs([ConfigResource("TOPIC", _name("admin-nope"))])
