@@ -24,9 +24,11 @@ Steps:
    loaded one. Each move strictly lowers the sum of squared member counts, so the
    loop ends. Partitions the giver received in step 2 or 3 move first, then ones
    whose previous owner is the taker, so that partitions stay where they were.
-   A batch never moves the giver below the next most loaded member or the taker
-   above the next least loaded one, which keeps the number of moved partitions
-   minimal when subscriptions are identical.
+   A batch of several moves never takes the giver below the next most loaded
+   member or the taker above the next least loaded one, so batching gives the same
+   counts as single moves; with identical subscriptions the number of partitions
+   that change owner is then the minimum any balanced assignment needs (the unit
+   tests check this against the computed lower bound).
 """
 
 from __future__ import annotations
