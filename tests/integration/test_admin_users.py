@@ -1,0 +1,205 @@
+"""Admin client against a real broker: SCRAM users, client quotas, log dirs."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Callable
+
+import pytest
+
+from aiokafka.admin import (
+    AIOKafkaAdminClient,
+    ClientQuotaAlteration,
+    ClientQuotaEntity,
+    ClientQuotaFilterComponent,
+    ClientQuotaOp,
+    ScramMechanism,
+    UserScramCredentialDeletion,
+    UserScramCredentialUpsertion,
+)
+from aiokafka.errors import (
+    DuplicateResourceError,
+    ResourceNotFoundError,
+    SaslAuthenticationFailed,
+)
+from aiokafka.structs import TopicPartition
+from tools.kafka.rig import KafkaCluster
+
+
+@pytest.fixture
+async def admin(kafka: KafkaCluster) -> AsyncIterator[AIOKafkaAdminClient]:
+    async with AIOKafkaAdminClient(
+        bootstrap_servers=kafka.bootstrap_servers, request_timeout_ms=15000
+    ) as client:
+        yield client
+
+
+async def _can_login(kafka: KafkaCluster, mechanism: str, user: str, password: str) -> bool:
+    client = AIOKafkaAdminClient(
+        bootstrap_servers=kafka.bootstrap("SASL_PLAINTEXT"),
+        security_protocol="SASL_PLAINTEXT",
+        sasl_mechanism=mechanism,
+        sasl_plain_username=user,
+        sasl_plain_password=password,
+        request_timeout_ms=5000,
+    )
+    try:
+        await client.start()
+    except SaslAuthenticationFailed:
+        return False
+    try:
+        return bool((await client.describe_cluster()).brokers)
+    finally:
+        await client.close()
+
+
+async def _eventually_login(
+    kafka: KafkaCluster, mechanism: str, user: str, password: str, expect: bool
+) -> bool:
+    # Credentials reach the broker through the metadata log, a moment after the
+    # controller accepted them.
+    for _ in range(50):
+        if await _can_login(kafka, mechanism, user, password) == expect:
+            return expect
+        await asyncio.sleep(0.2)
+    return not expect
+
+
+async def test_scram_user_created_authenticates_then_deleted(
+    admin: AIOKafkaAdminClient, kafka: KafkaCluster
+) -> None:
+    user = f"admin-user-{uuid.uuid4().hex[:8]}"
+    password = "s3cret-" + uuid.uuid4().hex
+    # The broker refuses two alterations of one user in a request.
+    with pytest.raises(DuplicateResourceError, match=user):
+        await admin.alter_user_scram_credentials(
+            [
+                UserScramCredentialUpsertion(user, ScramMechanism.SCRAM_SHA_256, password),
+                UserScramCredentialUpsertion(user, "SCRAM-SHA-512", password),
+            ]
+        )
+    with pytest.raises(ResourceNotFoundError):
+        await admin.describe_user_scram_credentials([user])
+    await admin.alter_user_scram_credentials(
+        [UserScramCredentialUpsertion(user, ScramMechanism.SCRAM_SHA_256, password)]
+    )
+    await admin.alter_user_scram_credentials(
+        [UserScramCredentialUpsertion(user, "SCRAM-SHA-512", password, iterations=8192)]
+    )
+    described = await admin.describe_user_scram_credentials([user])
+    assert sorted((c.mechanism, c.iterations) for c in described[user]) == [
+        (ScramMechanism.SCRAM_SHA_256, 4096),
+        (ScramMechanism.SCRAM_SHA_512, 8192),
+    ]
+    assert user in await admin.describe_user_scram_credentials()
+
+    # Second path: the new user authenticates with both mechanisms, not with a bad
+    # password.
+    assert await _eventually_login(kafka, "SCRAM-SHA-256", user, password, True)
+    assert await _eventually_login(kafka, "SCRAM-SHA-512", user, password, True)
+    assert not await _can_login(kafka, "SCRAM-SHA-256", user, password + "x")
+
+    await admin.alter_user_scram_credentials(
+        [UserScramCredentialDeletion(user, ScramMechanism.SCRAM_SHA_256)]
+    )
+    assert not await _eventually_login(kafka, "SCRAM-SHA-256", user, password, False)
+    remaining = await admin.describe_user_scram_credentials([user])
+    assert [c.mechanism for c in remaining[user]] == [ScramMechanism.SCRAM_SHA_512]
+
+    await admin.alter_user_scram_credentials([UserScramCredentialDeletion(user, "SCRAM-SHA-512")])
+    with pytest.raises(ResourceNotFoundError, match=user):
+        await admin.describe_user_scram_credentials([user])
+    with pytest.raises(ResourceNotFoundError):
+        await admin.alter_user_scram_credentials(
+            [UserScramCredentialDeletion(user, "SCRAM-SHA-512")]
+        )
+
+
+def test_scram_input_validation() -> None:
+    with pytest.raises(ValueError, match="iterations"):
+        UserScramCredentialUpsertion("u", "SCRAM-SHA-256", "p", iterations=10)
+    with pytest.raises(ValueError, match="mechanism"):
+        UserScramCredentialDeletion("u", "SCRAM-SHA-1")
+
+
+async def test_client_quotas_set_describe_remove(admin: AIOKafkaAdminClient) -> None:
+    user = f"quota-user-{uuid.uuid4().hex[:8]}"
+    entity = ClientQuotaEntity.of({"user": user})
+    both = ClientQuotaEntity.of({"user": user, "client-id": "app"})
+    await admin.alter_client_quotas(
+        [
+            ClientQuotaAlteration(
+                entity,
+                [
+                    ClientQuotaOp("producer_byte_rate", 1024),
+                    ClientQuotaOp("consumer_byte_rate", 2048.0),
+                ],
+            ),
+            ClientQuotaAlteration(both, [ClientQuotaOp("request_percentage", 50)]),
+        ]
+    )
+
+    async def described(strict: bool) -> dict[ClientQuotaEntity, dict[str, float]]:
+        return await admin.describe_client_quotas(
+            [ClientQuotaFilterComponent.of_entity("user", user)], strict=strict
+        )
+
+    # Quotas reach the brokers' view through the metadata log; poll briefly.
+    for _ in range(50):
+        got = await described(False)
+        if len(got) == 2:
+            break
+        await asyncio.sleep(0.1)
+    assert got == {
+        entity: {"producer_byte_rate": 1024.0, "consumer_byte_rate": 2048.0},
+        both: {"request_percentage": 50.0},
+    }
+    assert await described(True) == {entity: got[entity]}
+
+    # validate_only changes nothing; removing a key removes it.
+    await admin.alter_client_quotas(
+        [ClientQuotaAlteration(entity, [ClientQuotaOp("producer_byte_rate", 1)])],
+        validate_only=True,
+    )
+    await admin.alter_client_quotas(
+        [
+            ClientQuotaAlteration(entity, [ClientQuotaOp("producer_byte_rate", None)]),
+            ClientQuotaAlteration(both, [ClientQuotaOp("request_percentage", None)]),
+        ]
+    )
+    for _ in range(50):
+        got = await described(False)
+        if len(got) == 1 and len(got[entity]) == 1:
+            break
+        await asyncio.sleep(0.1)
+    assert got == {entity: {"consumer_byte_rate": 2048.0}}
+    await admin.alter_client_quotas(
+        [ClientQuotaAlteration(entity, [ClientQuotaOp("consumer_byte_rate", None)])]
+    )
+
+
+async def test_describe_log_dirs(
+    admin: AIOKafkaAdminClient, kafka: KafkaCluster, new_topic: Callable[..., str]
+) -> None:
+    import kafka as kafka_python
+
+    topic = new_topic(partitions=2)
+    producer = kafka_python.KafkaProducer(bootstrap_servers=kafka.bootstrap_servers)
+    for _ in range(20):
+        producer.send(topic, value=b"x" * 100, partition=1)
+    producer.flush()
+    producer.close()
+
+    node = kafka.nodes[0].node_id
+    dirs = await admin.describe_log_dirs(
+        topic_partitions=[TopicPartition(topic, 0), TopicPartition(topic, 1)]
+    )
+    assert list(dirs) == [node]
+    (log_dir,) = dirs[node].values()
+    assert log_dir.error is None and log_dir.total_bytes > 0 and log_dir.usable_bytes > 0
+    assert log_dir.replicas[TopicPartition(topic, 1)].size > 2000
+    assert log_dir.replicas[TopicPartition(topic, 0)].size == 0
+    assert not log_dir.replicas[TopicPartition(topic, 1)].is_future
+    everything = await admin.describe_log_dirs([node])
+    assert TopicPartition(topic, 1) in everything[node][log_dir.path].replicas
