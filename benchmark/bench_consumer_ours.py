@@ -3,11 +3,19 @@
 Started by ``benchmark/run_all.py`` with the repository root on ``PYTHONPATH``; the
 command line and the result line are the worker contract of ``benchmark/README.md``.
 Manual assignment from offset 0, no group and no commits, as for every peer.
+
+Set ``AIOKAFKA_BENCH_PROFILE=FILE`` to run the measured loop under cProfile: the stats
+go to FILE and the top functions by own time to stderr (the harness never sets it).
 """
 
 from __future__ import annotations
 
 import asyncio
+import cProfile
+import io
+import os
+import pstats
+import sys
 import time
 from argparse import Namespace
 from typing import Any
@@ -36,8 +44,12 @@ async def consume(args: Namespace, batch: bool) -> dict[str, Any]:
     await consumer.seek_to_beginning()
     count = nbytes = 0
     target = args.count
+    profile_path = os.environ.get("AIOKAFKA_BENCH_PROFILE")
+    profiler = cProfile.Profile() if profile_path else None
     try:
         with workerlib.Meter() as meter:
+            if profiler is not None:
+                profiler.enable()
             if batch:
                 deadline = time.monotonic() + 300
                 while count < target and time.monotonic() < deadline:
@@ -52,8 +64,15 @@ async def consume(args: Namespace, batch: bool) -> dict[str, Any]:
                     count += 1
                     if count >= target:
                         break
+            if profiler is not None:
+                profiler.disable()
     finally:
         await consumer.stop()
+    if profiler is not None and profile_path:
+        profiler.dump_stats(profile_path)
+        out = io.StringIO()
+        pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(12)
+        print(out.getvalue(), file=sys.stderr)
     if count != target or nbytes != count * args.size:
         raise RuntimeError(f"read {count} records / {nbytes} bytes, expected {target}")
     return meter.result(

@@ -341,6 +341,11 @@ class AIOKafkaConsumer(Generic[KT, VT]):
         return self
 
     async def __anext__(self) -> ConsumerRecord[KT, VT]:
+        fetcher = self._fetcher
+        if fetcher is not None:
+            record = fetcher.next_record_fast()
+            if record is not None:
+                return record
         try:
             return await self.getone()
         except ConsumerStoppedError:

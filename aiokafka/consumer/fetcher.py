@@ -97,6 +97,8 @@ class Fetcher:
         self._fatal: BaseException | None = None
         # A partition whose error was skipped so others' records could be returned.
         self._deferred_error: TopicPartition | None = None
+        # The chunk getone() took from last, for next_record_fast().
+        self._current: PartitionRecords | None = None
         self._closed = False
         self._tracked_version = -1
         self._refresh_wanted = False
@@ -121,6 +123,7 @@ class Fetcher:
             await asyncio.wait(tasks)
         self._in_flight.clear()
         self._buffer.clear()
+        self._current = None
         self._data_ready.set()
 
     def _on_subscription_change(self) -> None:
@@ -614,6 +617,7 @@ class Fetcher:
         """
         self._check_usable()
         self._raise_deferred(partitions)
+        self._current = None
         result: Records = {}
         remaining = max_records
         buffer = self._buffer
@@ -677,15 +681,37 @@ class Fetcher:
             self._deferred_error = error[0]
         return result
 
+    def next_record_fast(self) -> ConsumerRecord[Any, Any] | None:
+        """The next record of the chunk the last :meth:`next_record` used, if that is
+        trivially safe (``async for``'s hot path); ``None`` means "ask next_record".
+
+        Only records that are not the last of their batch are served here, so the
+        position is always the record's offset + 1.
+        """
+        chunk = self._current
+        if chunk is None or self._deferred_error is not None or self._closed:
+            return None
+        state = chunk.state
+        recs = chunk._recs
+        i = chunk._recs_idx
+        if i >= len(recs) - 1 or chunk.epoch != state.epoch or state.paused:
+            return None
+        rec = recs[i]
+        chunk._recs_idx = i + 1
+        state.position = rec.offset + 1
+        state.position_epoch = rec.leader_epoch
+        return rec
+
     def next_record(
         self, partitions: frozenset[TopicPartition] | None
     ) -> ConsumerRecord[Any, Any] | None:
-        """One buffered record, or ``None`` (``getone()``'s fast path).
+        """One buffered record, or ``None`` (``getone()``'s path).
 
         Raises:
             KafkaError: a partition's stored error, as in :meth:`drain`.
         """
         self._check_usable()
+        self._current = None
         if self._deferred_error is not None:
             self._raise_deferred(partitions)
         buffer = self._buffer
@@ -710,6 +736,8 @@ class Fetcher:
                 if rec is not None:
                     if error is not None:
                         self._deferred_error = error[0]
+                    elif partitions is None:
+                        self._current = chunk
                     return rec
                 chunks.popleft()
                 self._wakeup.set()
@@ -736,6 +764,7 @@ class Fetcher:
 
     def forget(self, partitions: Iterable[TopicPartition]) -> None:
         """Drop buffered data of ``partitions`` (e.g. revoked by a rebalance)."""
+        self._current = None
         for tp in partitions:
             chunks = self._buffer.pop(tp, None)
             for c in chunks or ():

@@ -226,6 +226,9 @@ class SubscriptionState:
         old = self._assignment
         # Partitions kept across a reassignment keep their position (as aiokafka).
         self._assignment = {tp: old.get(tp) or PartitionState() for tp in partitions}
+        for tp, state in old.items():
+            if tp not in self._assignment:
+                state.epoch += 1  # fetched data of a removed partition is now stale
         self.assignment_version += 1
         self._changed()
 
