@@ -1,0 +1,156 @@
+"""Admin client ACLs against a broker with an authorizer.
+
+The shared single-node broker has no authorizer (ACL calls give SECURITY_DISABLED
+there), so this module starts its own node through the rig with KRaft's
+StandardAuthorizer; PLAINTEXT connections (ANONYMOUS, used by the brokers too) are
+super users, the SASL PLAIN user is not and is denied unless an ACL allows it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+
+import pytest
+
+from aiokafka.admin import (
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
+    AIOKafkaAdminClient,
+    NewTopic,
+    ResourcePattern,
+    ResourcePatternType,
+    ResourceType,
+)
+from aiokafka.errors import (
+    ClusterAuthorizationFailedError,
+    SecurityDisabled,
+    TopicAuthorizationFailedError,
+)
+from tests.conftest import START_TIMEOUT
+from tools.kafka.fetch import ensure_jars
+from tools.kafka.rig import KafkaCluster
+
+
+@pytest.fixture(scope="module")
+def secured() -> Iterator[KafkaCluster]:
+    ensure_jars()
+    cluster = KafkaCluster(
+        1,
+        listeners=["PLAINTEXT", "SASL_PLAINTEXT"],
+        extra_config={
+            "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+            "super.users": "User:ANONYMOUS",
+        },
+        label="admin-acl",
+    ).start(timeout=START_TIMEOUT)
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
+async def admin(secured: KafkaCluster) -> AsyncIterator[AIOKafkaAdminClient]:
+    async with AIOKafkaAdminClient(
+        bootstrap_servers=secured.bootstrap_servers, request_timeout_ms=15000
+    ) as client:
+        yield client
+
+
+@pytest.fixture
+async def user_admin(secured: KafkaCluster) -> AsyncIterator[AIOKafkaAdminClient]:
+    user, password = secured.users["PLAIN"]
+    async with AIOKafkaAdminClient(
+        bootstrap_servers=secured.bootstrap("SASL_PLAINTEXT"),
+        security_protocol="SASL_PLAINTEXT",
+        sasl_mechanism="PLAIN",
+        sasl_plain_username=user,
+        sasl_plain_password=password,
+        request_timeout_ms=15000,
+    ) as client:
+        yield client
+
+
+async def _eventually(check: Callable[[], Awaitable[bool]], expect: bool) -> bool:
+    # ACLs reach the broker's authorizer through the metadata log, just after the
+    # controller accepted them.
+    for _ in range(50):
+        if await check() == expect:
+            return expect
+        await asyncio.sleep(0.1)
+    return not expect
+
+
+async def test_acl_create_describe_enforce_delete(
+    admin: AIOKafkaAdminClient, user_admin: AIOKafkaAdminClient, secured: KafkaCluster
+) -> None:
+    topic = f"acl-topic-{uuid.uuid4().hex[:8]}"
+    await admin.create_topics([NewTopic(topic, 1, 1)])
+    principal = f"User:{secured.users['PLAIN'][0]}"
+
+    async def user_can_describe() -> bool:
+        try:
+            await user_admin.describe_topics([topic])
+        except TopicAuthorizationFailedError:
+            return False
+        return True
+
+    assert not await user_can_describe()
+
+    allow = AclBinding(
+        ResourcePattern(ResourceType.TOPIC, topic), principal, "*", AclOperation.DESCRIBE
+    )
+    prefixed = AclBinding(
+        ResourcePattern(ResourceType.TOPIC, "acl-", ResourcePatternType.PREFIXED),
+        principal,
+        "*",
+        AclOperation.READ,
+        AclPermissionType.DENY,
+    )
+    await admin.create_acls([allow, prefixed])
+
+    listed = await admin.describe_acls(AclBindingFilter(principal=principal))
+    assert set(listed) == {allow, prefixed}
+    by_match = await admin.describe_acls(
+        AclBindingFilter(ResourceType.TOPIC, topic, ResourcePatternType.MATCH)
+    )
+    assert set(by_match) == {allow, prefixed}
+    only_literal = await admin.describe_acls(
+        AclBindingFilter(ResourceType.TOPIC, topic, ResourcePatternType.LITERAL)
+    )
+    assert only_literal == [allow]
+
+    # Second path: the authorizer now lets the SASL user describe the topic.
+    assert await _eventually(user_can_describe, True)
+    # ...but it may not administer ACLs itself.
+    with pytest.raises(ClusterAuthorizationFailedError):
+        await user_admin.describe_acls()
+
+    deleted = await admin.delete_acls(
+        [allow.to_filter(), AclBindingFilter(principal="User:nobody")]
+    )
+    assert deleted == [[allow], []]
+    assert await admin.describe_acls(AclBindingFilter(principal=principal)) == [prefixed]
+    assert not await _eventually(user_can_describe, False)
+
+    deleted = await admin.delete_acls([AclBindingFilter(principal=principal)])
+    assert deleted == [[prefixed]]
+    assert await admin.describe_acls(AclBindingFilter(principal=principal)) == []
+    await admin.delete_topics([topic])
+
+
+def test_acl_input_validation() -> None:
+    with pytest.raises(ValueError, match="only valid in a filter"):
+        ResourcePattern(ResourceType.ANY, "t")
+    with pytest.raises(ValueError, match="only valid in a filter"):
+        AclBinding(ResourcePattern(ResourceType.TOPIC, "t"), "User:a", "*", AclOperation.ANY)
+    with pytest.raises(ValueError, match="principal"):
+        AclBinding(ResourcePattern(ResourceType.TOPIC, "t"), "", "*", AclOperation.READ)
+
+
+async def test_acls_without_authorizer(kafka: KafkaCluster) -> None:
+    async with AIOKafkaAdminClient(bootstrap_servers=kafka.bootstrap_servers) as admin:
+        with pytest.raises(SecurityDisabled):
+            await admin.describe_acls()
