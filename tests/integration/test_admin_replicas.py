@@ -1,0 +1,98 @@
+"""Admin client on the three-broker cluster: reassignments and leader election."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+
+from aiokafka.admin import AIOKafkaAdminClient, ElectionType, NewTopic
+from aiokafka.admin.results import PartitionDescription
+from aiokafka.errors import (
+    ElectionNotNeededError,
+    InvalidReplicaAssignmentError,
+    NoReassignmentInProgressError,
+)
+from aiokafka.structs import TopicPartition
+from tools.kafka.rig import KafkaCluster
+
+pytestmark = pytest.mark.cluster
+
+
+@pytest.fixture
+async def admin(kafka_cluster: KafkaCluster) -> AsyncIterator[AIOKafkaAdminClient]:
+    async with AIOKafkaAdminClient(
+        bootstrap_servers=kafka_cluster.bootstrap_servers, request_timeout_ms=20000
+    ) as client:
+        yield client
+
+
+async def _partition(admin: AIOKafkaAdminClient, topic: str) -> PartitionDescription:
+    (desc,) = await admin.describe_topics([topic])
+    return desc.partitions[0]
+
+
+async def _wait_partition(
+    admin: AIOKafkaAdminClient, topic: str, replicas: list[int], leader: int | None = None
+) -> PartitionDescription:
+    for _ in range(150):
+        p = await _partition(admin, topic)
+        if p.replicas == replicas and sorted(p.isr) == sorted(replicas):
+            if leader is None or p.leader == leader:
+                return p
+        await asyncio.sleep(0.2)
+    return p
+
+
+async def test_reassign_then_elect_preferred_leader(
+    admin: AIOKafkaAdminClient, kafka_cluster: KafkaCluster
+) -> None:
+    a, b, c = (n.node_id for n in kafka_cluster.nodes)
+    topic = f"admin-reassign-{uuid.uuid4().hex[:8]}"
+    await admin.create_topics([NewTopic(topic, -1, -1, replica_assignments={0: [a]})])
+    tp = TopicPartition(topic, 0)
+    p = await _wait_partition(admin, topic, [a], a)
+    assert p.leader == a
+
+    # Move the single replica to b, then widen to [a, b, c] with a preferred.
+    await admin.alter_partition_reassignments({tp: [b]})
+    p = await _wait_partition(admin, topic, [b], b)
+    assert (p.replicas, p.leader) == ([b], b)
+    assert tp not in await admin.list_partition_reassignments([tp])
+
+    await admin.alter_partition_reassignments({tp: [a, b, c]})
+    p = await _wait_partition(admin, topic, [a, b, c])
+    assert p.replicas == [a, b, c]
+    assert tp not in await admin.list_partition_reassignments()
+
+    # b still leads although a is preferred: a preferred election moves it to a.
+    assert p.leader == b
+    result = await admin.elect_leaders(ElectionType.PREFERRED, [tp])
+    assert result == {tp: None}
+    p = await _wait_partition(admin, topic, [a, b, c], a)
+    assert p.leader == a
+    again = await admin.elect_leaders(ElectionType.PREFERRED, [tp])
+    assert isinstance(again[tp], ElectionNotNeededError)
+
+    with pytest.raises(NoReassignmentInProgressError):
+        await admin.alter_partition_reassignments({tp: None})
+    with pytest.raises(InvalidReplicaAssignmentError):
+        await admin.alter_partition_reassignments({tp: [a, a]})
+    await admin.delete_topics([topic])
+
+
+async def test_describe_log_dirs_of_every_broker(
+    admin: AIOKafkaAdminClient, kafka_cluster: KafkaCluster
+) -> None:
+    topic = f"admin-logdirs-{uuid.uuid4().hex[:8]}"
+    await admin.create_topics([NewTopic(topic, 1, 3)])
+    tp = TopicPartition(topic, 0)
+    dirs = await admin.describe_log_dirs(topic_partitions=[tp])
+    assert sorted(dirs) == sorted(n.node_id for n in kafka_cluster.nodes)
+    for per_dir in dirs.values():
+        assert any(tp in d.replicas for d in per_dir.values())
+    cluster = await admin.describe_cluster()
+    assert len(cluster.brokers) == 3 and cluster.controller_id is not None
+    await admin.delete_topics([topic])
