@@ -89,10 +89,18 @@ async def test_describe_log_dirs_of_every_broker(
     topic = f"admin-logdirs-{uuid.uuid4().hex[:8]}"
     await admin.create_topics([NewTopic(topic, 1, 3)])
     tp = TopicPartition(topic, 0)
-    dirs = await admin.describe_log_dirs(topic_partitions=[tp])
+    # Each broker creates its replica when it applies the new topic from the
+    # metadata log; poll until all three report it.
+    for _ in range(100):
+        dirs = await admin.describe_log_dirs(topic_partitions=[tp])
+        holders = {
+            n for n, per_dir in dirs.items() if any(tp in d.replicas for d in per_dir.values())
+        }
+        if len(holders) == 3:
+            break
+        await asyncio.sleep(0.1)
     assert sorted(dirs) == sorted(n.node_id for n in kafka_cluster.nodes)
-    for per_dir in dirs.values():
-        assert any(tp in d.replicas for d in per_dir.values())
+    assert holders == set(dirs)
     cluster = await admin.describe_cluster()
     assert len(cluster.brokers) == 3 and cluster.controller_id is not None
     await admin.delete_topics([topic])
