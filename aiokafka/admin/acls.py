@@ -82,6 +82,10 @@ class AclsMixin(AdminBase):
     async def create_acls(self, acls: Sequence[AclBinding]) -> None:
         """Create ACLs (creating an existing one is not an error).
 
+        The controller has committed them when this returns; brokers apply them from
+        the metadata log a moment later, so an immediate ``describe_acls`` or access
+        check may not reflect them yet.
+
         Raises:
             aiokafka.errors.SecurityDisabled: the cluster has no authorizer.
             aiokafka.errors.InvalidRequestError: and other per-binding errors; the
@@ -119,6 +123,9 @@ class AclsMixin(AdminBase):
 
     async def delete_acls(self, filters: Sequence[AclBindingFilter]) -> list[list[AclBinding]]:
         """Delete the ACLs matching each filter.
+
+        As with :meth:`create_acls`, brokers apply the deletion shortly after the
+        call returns.
 
         Returns:
             Per filter (in order), the ACLs it deleted.

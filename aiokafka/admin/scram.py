@@ -66,7 +66,7 @@ def salted_password(
     return hashlib.pbkdf2_hmac(mechanism.hash_name, password.encode(), salt, iterations)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class UserScramCredentialUpsertion:
     """Create or replace ``user``'s credential for ``mechanism``.
 
@@ -76,36 +76,53 @@ class UserScramCredentialUpsertion:
         password: The clear password (hashed locally, never sent).
         iterations: PBKDF2 iterations, 4096..16384 (Kafka's bounds).
         salt: Random salt; default 32 random bytes.
+
+    Raises:
+        ValueError, TypeError: an argument is invalid (the message names it).
     """
 
     user: str
     mechanism: ScramMechanism
     password: str = field(repr=False)
     iterations: int = MIN_ITERATIONS
-    salt: bytes = field(default_factory=lambda: os.urandom(32), repr=False)
+    salt: bytes = field(repr=False, default=b"")
 
-    def __post_init__(self) -> None:
-        check_name("user", self.user)
-        object.__setattr__(self, "mechanism", _mechanism(self.mechanism))
-        check_name("password", self.password)
-        check_count("iterations", self.iterations, MIN_ITERATIONS)
-        if self.iterations > MAX_ITERATIONS:
-            raise ValueError(f"iterations must be <= {MAX_ITERATIONS}, got {self.iterations}")
-        if not isinstance(self.salt, bytes) or not self.salt:
+    def __init__(
+        self,
+        user: str,
+        mechanism: ScramMechanism | str | int,
+        password: str,
+        iterations: int = MIN_ITERATIONS,
+        salt: bytes | None = None,
+    ) -> None:
+        check_name("user", user)
+        check_name("password", password)
+        check_count("iterations", iterations, MIN_ITERATIONS)
+        if iterations > MAX_ITERATIONS:
+            raise ValueError(f"iterations must be <= {MAX_ITERATIONS}, got {iterations}")
+        if salt is None:
+            salt = os.urandom(32)
+        if not isinstance(salt, bytes) or not salt:
             raise ValueError("salt must be non-empty bytes")
+        object.__setattr__(self, "user", user)
+        object.__setattr__(self, "mechanism", _mechanism(mechanism))
+        object.__setattr__(self, "password", password)
+        object.__setattr__(self, "iterations", iterations)
+        object.__setattr__(self, "salt", salt)
 
     def salted_password(self) -> bytes:
         """The salted password sent to the broker."""
         return salted_password(self.mechanism, self.password, self.salt, self.iterations)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class UserScramCredentialDeletion:
-    """Delete ``user``'s credential for ``mechanism``."""
+    """Delete ``user``'s credential for ``mechanism`` (a ``ScramMechanism`` or its
+    SASL name)."""
 
     user: str
     mechanism: ScramMechanism
 
-    def __post_init__(self) -> None:
-        check_name("user", self.user)
-        object.__setattr__(self, "mechanism", _mechanism(self.mechanism))
+    def __init__(self, user: str, mechanism: ScramMechanism | str | int) -> None:
+        object.__setattr__(self, "user", check_name("user", user))
+        object.__setattr__(self, "mechanism", _mechanism(mechanism))

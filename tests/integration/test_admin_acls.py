@@ -83,6 +83,19 @@ async def _eventually(check: Callable[[], Awaitable[bool]], expect: bool) -> boo
     return not expect
 
 
+async def _acls(
+    admin: AIOKafkaAdminClient, acl_filter: AclBindingFilter, expected: set[AclBinding]
+) -> set[AclBinding]:
+    # DescribeAcls reads the broker's copy, updated from the metadata log just after
+    # the controller committed the change; poll until it caught up.
+    for _ in range(50):
+        got = set(await admin.describe_acls(acl_filter))
+        if got == expected:
+            break
+        await asyncio.sleep(0.1)
+    return got
+
+
 async def test_acl_create_describe_enforce_delete(
     admin: AIOKafkaAdminClient, user_admin: AIOKafkaAdminClient, secured: KafkaCluster
 ) -> None:
@@ -111,8 +124,8 @@ async def test_acl_create_describe_enforce_delete(
     )
     await admin.create_acls([allow, prefixed])
 
-    listed = await admin.describe_acls(AclBindingFilter(principal=principal))
-    assert set(listed) == {allow, prefixed}
+    by_principal = AclBindingFilter(principal=principal)
+    assert await _acls(admin, by_principal, {allow, prefixed}) == {allow, prefixed}
     by_match = await admin.describe_acls(
         AclBindingFilter(ResourceType.TOPIC, topic, ResourcePatternType.MATCH)
     )
@@ -132,12 +145,12 @@ async def test_acl_create_describe_enforce_delete(
         [allow.to_filter(), AclBindingFilter(principal="User:nobody")]
     )
     assert deleted == [[allow], []]
-    assert await admin.describe_acls(AclBindingFilter(principal=principal)) == [prefixed]
+    assert await _acls(admin, by_principal, {prefixed}) == {prefixed}
     assert not await _eventually(user_can_describe, False)
 
     deleted = await admin.delete_acls([AclBindingFilter(principal=principal)])
     assert deleted == [[prefixed]]
-    assert await admin.describe_acls(AclBindingFilter(principal=principal)) == []
+    assert await _acls(admin, by_principal, set()) == set()
     await admin.delete_topics([topic])
 
 

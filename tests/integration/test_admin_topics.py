@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TypeVar
 
 import pytest
 
@@ -27,6 +28,8 @@ from aiokafka.errors import (
 )
 from tools.kafka.rig import KafkaCluster
 
+T = TypeVar("T")
+
 
 @pytest.fixture
 async def admin(kafka: KafkaCluster) -> AsyncIterator[AIOKafkaAdminClient]:
@@ -34,6 +37,20 @@ async def admin(kafka: KafkaCluster) -> AsyncIterator[AIOKafkaAdminClient]:
         bootstrap_servers=kafka.bootstrap_servers, request_timeout_ms=15000
     ) as client:
         yield client
+
+
+async def eventually(read: Callable[[], Awaitable[T]], ok: Callable[[T], bool]) -> T:
+    """Poll ``read()`` until ``ok`` holds (5 s at most) and return the last value.
+
+    Brokers apply a change the controller committed from the metadata log a moment
+    after the admin call returns, so reads that follow a change poll.
+    """
+    for _ in range(50):
+        value = await read()
+        if ok(value):
+            break
+        await asyncio.sleep(0.1)
+    return value
 
 
 def _name(prefix: str) -> str:
@@ -66,16 +83,22 @@ async def test_create_describe_delete_topic(
     assert desc.topic_id == created[name].topic_id
 
     await admin.delete_topics([name])
+    assert name not in await eventually(admin.list_topics, lambda names: name not in names)
     with pytest.raises(UnknownTopicOrPartitionError, match=name):
         await admin.describe_topics([name])
-    assert name not in await admin.list_topics()
 
 
 async def test_validate_only_creates_nothing(admin: AIOKafkaAdminClient) -> None:
     name = _name("admin-validate")
     result = await admin.create_topics([NewTopic(name, 2, 1)], validate_only=True)
     assert result[name].num_partitions == 2
-    assert name not in await admin.list_topics()
+    # A topic created afterwards becomes visible; the metadata log is ordered, so the
+    # validated one would be visible by then too had it been created.
+    later = _name("admin-after-validate")
+    await admin.create_topics([NewTopic(later, 1, 1)])
+    names = await eventually(admin.list_topics, lambda names: later in names)
+    assert later in names and name not in names
+    await admin.delete_topics([later])
     with pytest.raises(UnknownTopicOrPartitionError):
         await admin.describe_topics([name])
 
@@ -107,7 +130,7 @@ async def test_partial_create_names_every_failure(
         )
     assert existing in str(info.value) and "2 of 3 failed" in str(info.value)
     # The valid topic of the batch was created anyway.
-    assert fresh in await admin.list_topics()
+    assert fresh in await eventually(admin.list_topics, lambda names: fresh in names)
     await admin.delete_topics([fresh])
 
 
@@ -119,13 +142,15 @@ async def test_delete_unknown_topic_fails_fast(admin: AIOKafkaAdminClient) -> No
 async def test_create_partitions(admin: AIOKafkaAdminClient, new_topic: Callable[..., str]) -> None:
     name = new_topic(partitions=1)
     await admin.create_partitions({name: NewPartitions(4)}, validate_only=True)
-    (desc,) = await admin.describe_topics([name])
-    assert len(desc.partitions) == 1
+    # Growing to 2 succeeds only if the validation left the topic at 1 partition.
+    await admin.create_partitions({name: NewPartitions(2)})
     await admin.create_partitions({name: NewPartitions(4)})
-    (desc,) = await admin.describe_topics([name])
+    (desc,) = await eventually(
+        lambda: admin.describe_topics([name]), lambda d: len(d[0].partitions) == 4
+    )
     assert len(desc.partitions) == 4
     with pytest.raises(InvalidPartitionsError):
-        await admin.create_partitions({name: NewPartitions(2)})
+        await admin.create_partitions({name: NewPartitions(3)})
 
 
 async def test_describe_cluster_and_features(
@@ -155,10 +180,13 @@ async def test_incremental_alter_configs_is_described(
             ]
         }
     )
-    (desc,) = await admin.describe_configs([ConfigResource("topic", name)])
+    (desc,) = await eventually(
+        lambda: admin.describe_configs([ConfigResource("topic", name)]),
+        lambda d: d[0].configs["cleanup.policy"].value != "delete",
+    )
     entry = desc.configs["retention.ms"]
     assert entry.value == "123456" and entry.source is ConfigSource.DYNAMIC_TOPIC_CONFIG
-    assert set(desc.configs["cleanup.policy"].value.split(",")) == {"delete", "compact"}
+    assert set(str(desc.configs["cleanup.policy"].value).split(",")) == {"delete", "compact"}
 
     await admin.incremental_alter_configs(
         {
@@ -168,9 +196,12 @@ async def test_incremental_alter_configs_is_described(
             ]
         }
     )
-    (desc,) = await admin.describe_configs(
-        [ConfigResource("TOPIC", name, {"retention.ms": None, "cleanup.policy": None})],
-        include_synonyms=True,
+    (desc,) = await eventually(
+        lambda: admin.describe_configs(
+            [ConfigResource("TOPIC", name, {"retention.ms": None, "cleanup.policy": None})],
+            include_synonyms=True,
+        ),
+        lambda d: d[0].configs["cleanup.policy"].value == "compact",
     )
     assert set(desc.configs) == {"retention.ms", "cleanup.policy"}
     assert desc.configs["retention.ms"].is_default
@@ -185,15 +216,32 @@ async def test_alter_configs_replaces_dynamic_set(
     admin: AIOKafkaAdminClient, new_topic: Callable[..., str]
 ) -> None:
     name = new_topic()
+    res = ConfigResource("TOPIC", name)
     await admin.alter_configs([ConfigResource("TOPIC", name, {"retention.ms": "1000"})])
-    (desc,) = await admin.describe_configs([ConfigResource("TOPIC", name)])
+    (desc,) = await eventually(
+        lambda: admin.describe_configs([res]),
+        lambda d: d[0].configs["retention.ms"].value == "1000",
+    )
     assert desc.configs["retention.ms"].value == "1000"
-    # validate_only changes nothing
+    # validate_only changes nothing: a later real change shows up, the validated
+    # value never does.
     await admin.alter_configs(
         [ConfigResource("TOPIC", name, {"retention.ms": "2000"})], validate_only=True
     )
-    (desc,) = await admin.describe_configs([ConfigResource("TOPIC", name)])
+    await admin.incremental_alter_configs({res: [AlterConfigOp("segment.ms", "3600000")]})
+    (desc,) = await eventually(
+        lambda: admin.describe_configs([res]),
+        lambda d: d[0].configs["segment.ms"].value == "3600000",
+    )
+    assert desc.configs["segment.ms"].value == "3600000"
     assert desc.configs["retention.ms"].value == "1000"
+    # The legacy call replaces the whole dynamic set: retention.ms reverts.
+    await admin.alter_configs([ConfigResource("TOPIC", name, {"segment.ms": "7200000"})])
+    (desc,) = await eventually(
+        lambda: admin.describe_configs([res]),
+        lambda d: d[0].configs["segment.ms"].value == "7200000",
+    )
+    assert desc.configs["retention.ms"].is_default
 
 
 async def test_broker_config_goes_to_that_broker(

@@ -141,7 +141,7 @@ def test_quota_types() -> None:
 def test_authorized_operations_bits() -> None:
     assert authorized_operations(-(2**31)) is None
     bits = (1 << AclOperation.READ) | (1 << AclOperation.DESCRIBE)
-    assert authorized_operations(bits) == {AclOperation.READ, AclOperation.DESCRIBE}
+    assert authorized_operations(bits) == frozenset({AclOperation.READ, AclOperation.DESCRIBE})
     assert authorized_operations(0) == frozenset()
 
 
