@@ -104,3 +104,31 @@ async def test_describe_log_dirs_of_every_broker(
     cluster = await admin.describe_cluster()
     assert len(cluster.brokers) == 3 and cluster.controller_id is not None
     await admin.delete_topics([topic])
+
+
+async def test_group_ops_follow_a_coordinator_failover(kafka_cluster: KafkaCluster) -> None:
+    topic = f"admin-failover-{uuid.uuid4().hex[:8]}"
+    group = f"admin-failover-{uuid.uuid4().hex[:8]}"
+    tp = TopicPartition(topic, 0)
+    async with AIOKafkaAdminClient(
+        bootstrap_servers=kafka_cluster.bootstrap_servers, request_timeout_ms=40000
+    ) as admin:
+        await admin.create_topics([NewTopic(topic, 1, 3)])
+        await admin.alter_consumer_group_offsets(group, {tp: 5})
+        (desc,) = await admin.describe_consumer_groups([group])
+        coordinator = desc.coordinator
+        assert coordinator is not None
+        kafka_cluster.kill(coordinator)
+        try:
+            # The cached coordinator is gone: the request fails (connection refused,
+            # then NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS from the others)
+            # and is retried until the group's new coordinator answers.
+            offsets = await admin.list_consumer_group_offsets(group)
+            assert offsets[tp].offset == 5
+            await admin.alter_consumer_group_offsets(group, {tp: 7})
+            (moved,) = await admin.describe_consumer_groups([group])
+            assert moved.error is None and moved.coordinator not in (None, coordinator)
+            assert (await admin.list_consumer_group_offsets(group))[tp].offset == 7
+        finally:
+            kafka_cluster.restart(coordinator)
+        await admin.delete_topics([topic])
