@@ -39,6 +39,7 @@ from benchmark.clients import (
 from benchmark.harness import FAILED, OK, SKIPPED, Outcome, pick_median, run_worker
 
 RESULTS_DIR = ROOT / "benchmark" / "results"
+BROKER_RUNS_DIR = ROOT / "benchmark" / ".kafka"
 LOGS_DIR = ROOT / "benchmark" / "logs"
 
 
@@ -148,10 +149,15 @@ class Broker:
 
     def __enter__(self) -> Broker:
         if self._bootstrap is None:
-            from tools.kafka.rig import KafkaCluster
+            from tools.kafka import rig
 
+            # The rig deletes all but the newest 20 run directories under .kafka/ whenever
+            # anyone starts a broker, running ones included; with test suites starting
+            # brokers in the same tree, a ten-minute benchmark lost its broker's data
+            # directory mid-run. A directory of our own is pruned only by our own runs.
+            rig.RUNS_DIR = BROKER_RUNS_DIR
             print("starting Kafka (tools.kafka.rig, PLAINTEXT only)...", flush=True)
-            self._cluster = KafkaCluster(1, listeners=["PLAINTEXT"], heap="1g", label="bench")
+            self._cluster = rig.KafkaCluster(1, listeners=["PLAINTEXT"], heap="1g", label="bench")
             self._cluster.start()
             self._bootstrap = self._cluster.bootstrap_servers
             self.description = f"single KRaft node via tools.kafka.rig, heap 1g, {self._bootstrap}"
@@ -168,6 +174,14 @@ class Broker:
             return None
         pid = self._cluster.nodes[0].pid
         return int(pid) if pid is not None else None
+
+    def failure(self) -> str | None:
+        """Why the broker we started is gone (with its log tail), or None while it runs."""
+        if self._cluster is None or self._cluster.live_nodes():
+            return None
+        node = self._cluster.nodes[0]
+        tail = self._cluster.log_tail(node.node_id, lines=8).replace("\n", " | ")
+        return f"the broker exited ({node.dir}): {tail}"
 
     @property
     def bootstrap(self) -> str:
@@ -229,6 +243,7 @@ class Runner:
         self.pythons: dict[str, Path | ClientUnavailable] = {}
         self.consume_topic: str | None = None
         self.consume_error = ""
+        self.outcomes: list[Outcome] = []
 
     def python_for(self, client: Client) -> Path | ClientUnavailable:
         if client.name not in self.pythons:
@@ -273,7 +288,11 @@ class Runner:
     def fill_consume_topic(self) -> None:
         """Produce the consumer scenarios' records once, with the first filler that works."""
         count = self.counts["count"]
-        topic = self.broker.create_topic(_topic_name("consume", "data"), 1)
+        try:
+            topic = self.broker.create_topic(_topic_name("consume", "data"), 1)
+        except (RuntimeError, TimeoutError, OSError, IndexError) as exc:
+            self.consume_error = self.broker.failure() or f"could not create a topic: {exc!r}"
+            return
         tried = []
         for name in FILLERS:
             if name not in BY_NAME:
@@ -303,9 +322,21 @@ class Runner:
             if cell.status == OK:
                 return
 
+    def _fresh_topic(self, scenario: Scenario, client: str) -> str | Outcome:
+        """A new topic for one producer run, or a failed outcome saying why there is none."""
+        try:
+            return self.broker.create_topic(_topic_name(scenario.name, client), scenario.partitions)
+        except (RuntimeError, TimeoutError, OSError, IndexError) as exc:
+            reason = self.broker.failure() or f"could not create a topic: {exc!r}"
+            return Outcome(scenario.name, client, FAILED, reason)
+
     def run(self) -> list[Outcome]:
-        self.warm_up_broker()
-        outcomes: list[Outcome] = []
+        """Every selected (scenario, client); results so far stay in ``self.outcomes``."""
+        try:
+            self.warm_up_broker()
+        except (RuntimeError, TimeoutError, OSError, IndexError) as exc:
+            self.consume_error = self.broker.failure() or f"warm-up failed: {exc!r}"
+        outcomes = self.outcomes
         for name in self.args.scenarios:
             scenario = SCENARIO_BY_NAME[name]
             count = self.counts[scenario.count_option]
@@ -316,15 +347,20 @@ class Runner:
                 client = BY_NAME[client_name]
                 runs = []
                 for _ in range(self.args.repeat):
+                    dead = self.broker.failure()
+                    if dead:
+                        runs.append(Outcome(name, client_name, FAILED, dead))
+                        break
                     if scenario.consumer:
                         if self.consume_topic is None:
                             runs.append(Outcome(name, client_name, FAILED, self.consume_error))
                             break
-                        topic = self.consume_topic
+                        topic: str | Outcome = self.consume_topic
                     else:
-                        topic = self.broker.create_topic(
-                            _topic_name(name, client_name), scenario.partitions
-                        )
+                        topic = self._fresh_topic(scenario, client_name)
+                    if isinstance(topic, Outcome):
+                        runs.append(topic)
+                        break
                     runs.append(self.run_one(scenario, client, topic, count, name))
                     if runs[-1].status != OK:
                         break  # a failure is reported as it is; repeating it costs time
@@ -409,7 +445,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     meta = run_meta(args, counts, label)
     with Broker(args.bootstrap) as broker:
         meta["broker"] = broker.description
-        outcomes = Runner(args, broker, LOGS_DIR / label).run()
+        runner = Runner(args, broker, LOGS_DIR / label)
+        try:
+            outcomes = runner.run()
+        except BaseException:
+            # Keep what was measured before an unexpected error or Ctrl-C.
+            if runner.outcomes:
+                path = report.write(runner.outcomes, meta, args.out, f"{label}-partial")
+                print(f"interrupted; partial results in {path}", file=sys.stderr)
+            raise
     meta["load"]["avg_1m_at_end"] = round(os.getloadavg()[0], 2)
     print()
     print(report.text_table(outcomes))
