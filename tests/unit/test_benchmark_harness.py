@@ -38,7 +38,7 @@ from benchmark.harness import (
     run_worker,
     system_busy_s,
 )
-from benchmark.run_all import build_parser, resolve_counts, worker_timeout
+from benchmark.run_all import Runner, build_parser, resolve_counts, worker_timeout
 
 
 def _script(tmp_path: Path, body: str, name: str = "worker.py") -> Path:
@@ -462,3 +462,32 @@ def test_pick_median_of_repeats() -> None:
     with pytest.raises(ValueError):
         pick_median([])
     assert "msgs/s of every run" in report.markdown([chosen], {"label": "x"})
+
+
+class _DeadBroker:
+    """A broker that has exited: every topic creation fails."""
+
+    bootstrap = "127.0.0.1:1"
+    pid = None
+
+    def failure(self) -> str:
+        return "the broker exited: log tail"
+
+    def create_topic(self, name: str, partitions: int) -> str:
+        raise RuntimeError("connection refused")
+
+
+def test_runner_reports_a_dead_broker_for_every_cell(tmp_path: Path) -> None:
+    args = build_parser().parse_args(
+        ["--quick", "--clients", "confluent,kafka-python", "--scenarios", "produce-1p,consume-iter"]
+    )
+    runner = Runner(args, _DeadBroker(), tmp_path)  # type: ignore[arg-type]
+    outcomes = runner.run()
+    assert [(o.scenario, o.client) for o in outcomes] == [
+        ("produce-1p", "confluent"),
+        ("produce-1p", "kafka-python"),
+        ("consume-iter", "confluent"),
+        ("consume-iter", "kafka-python"),
+    ]
+    assert all(o.status == FAILED and "broker exited" in o.reason for o in outcomes)
+    assert runner.outcomes == outcomes
