@@ -118,6 +118,7 @@ class Sender:
         self._metadata_task: asyncio.Task[None] | None = None
         self._next_metadata_at = 0.0
         self._next_init_at = 0.0
+        self._closing = False
         #: Set when the producer cannot go on (e.g. not authorized for idempotence).
         self.fatal_error: KafkaError | None = None
 
@@ -134,6 +135,7 @@ class Sender:
     async def close(self, timeout: float, error: KafkaError) -> None:
         """Send what is buffered (waiting at most ``timeout`` seconds), then cancel
         every task and fail whatever has no outcome yet with ``error``."""
+        self._closing = True
         self._acc.begin_close()
         if self._task is not None and not self._task.done():
             waiters = self._acc.begin_flush()
@@ -247,6 +249,8 @@ class Sender:
             self._next_init_at = time.monotonic() + self._retry_backoff
             return
         except KafkaError as exc:
+            if self._closing:
+                return  # the client is being closed under us; close() fails the batches
             log.error("Producer id request failed for good: %s", exc)
             self.fatal_error = exc
             self._fail_queued(exc)

@@ -1,0 +1,134 @@
+"""The producer behind a fault proxy (tests/support/fault_proxy.py): a stalled broker
+makes send() block on buffer_memory and then raise KafkaTimeoutError; memory stays
+bounded; cut connections are retried without duplicates; stop() is bounded."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from collections.abc import AsyncIterator, Callable
+from types import MappingProxyType
+from typing import Any
+
+import pytest
+
+from aiokafka.cluster.metadata import ClusterMetadata
+from aiokafka.errors import KafkaTimeoutError, ProducerClosed
+from aiokafka.producer import AIOKafkaProducer
+from tests.integration.test_producer_basic import read_confluent
+from tests.support.fault_proxy import FaultProxy
+from tools.kafka.rig import KafkaCluster
+
+NewTopic = Callable[..., str]
+
+pytestmark = pytest.mark.timeout(120)
+
+
+@pytest.fixture
+async def proxy(kafka: KafkaCluster, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FaultProxy]:
+    """A proxy in front of the single broker, and metadata that points every broker at
+    it (the broker advertises its real port, which would bypass the proxy)."""
+    host, port = kafka.bootstrap_servers.split(",")[0].rsplit(":", 1)
+    async with FaultProxy(host, int(port)) as p:
+        original = ClusterMetadata.from_response.__func__  # type: ignore[attr-defined]
+
+        def through_proxy(cls: type[ClusterMetadata], response: Any, generation: int = 0) -> Any:
+            md = original(cls, response, generation)
+            brokers = {n: b._replace(host=p.host, port=p.port) for n, b in md.brokers.items()}
+            return dataclasses.replace(md, brokers=MappingProxyType(brokers))
+
+        monkeypatch.setattr(ClusterMetadata, "from_response", classmethod(through_proxy))
+        yield p
+
+
+async def test_stalled_broker_blocks_send_then_times_out(
+    proxy: FaultProxy, new_topic: NewTopic
+) -> None:
+    topic = new_topic()
+    buffer_memory = 64 * 1024
+    producer = AIOKafkaProducer(
+        bootstrap_servers=proxy.address,
+        buffer_memory=buffer_memory,
+        max_batch_size=16384,
+        max_block_ms=1000,
+        request_timeout_ms=30000,
+        linger_ms=0,
+    )
+    await producer.start()
+    try:
+        await producer.send_and_wait(topic, b"before")
+        proxy.stall()
+        value = b"x" * 1000
+        futures = []
+        t0 = time.monotonic()
+        with pytest.raises(KafkaTimeoutError, match="buffer_memory"):
+            for _ in range(1000):
+                futures.append(await producer.send(topic, value))
+                assert producer.buffered_bytes <= buffer_memory
+        blocked = time.monotonic() - t0
+        # It blocked for max_block_ms on the full buffer, not longer.
+        assert 0.9 <= blocked < 3
+        assert 40 <= len(futures) <= 70  # ~64 KiB of 1 KB records
+        assert producer.buffered_bytes <= buffer_memory
+        assert not any(f.done() for f in futures)
+        # Another send times out the same way: nothing is corrupted by the failure.
+        with pytest.raises(KafkaTimeoutError):
+            await producer.send(topic, value)
+        proxy.resume()
+        results = await asyncio.wait_for(asyncio.gather(*futures), 60)
+        assert [r.offset for r in results] == list(range(1, len(futures) + 1))
+        # Usable again.
+        md = await asyncio.wait_for(producer.send_and_wait(topic, b"after"), 30)
+        assert md.offset == len(futures) + 1
+    finally:
+        proxy.resume()
+        await producer.stop()
+
+
+async def test_cut_connections_are_retried_without_duplicates(
+    kafka: KafkaCluster, proxy: FaultProxy, new_topic: NewTopic
+) -> None:
+    topic = new_topic()
+    count = 3000
+    async with AIOKafkaProducer(
+        bootstrap_servers=proxy.address,
+        linger_ms=2,
+        retry_backoff_ms=50,
+        request_timeout_ms=5000,
+        delivery_timeout_ms=30000,
+    ) as producer:
+        # Connected (and a producer id) before the first cut.
+        await producer.send_and_wait(topic, b"warm-up")
+        futures = []
+        for i in range(count):
+            futures.append(await producer.send(topic, b"%06d" % i))
+            if i % 300 == 150:
+                await asyncio.sleep(0.01)  # let requests get in flight ...
+                proxy.cut()  # ... and kill them
+        results = await asyncio.wait_for(asyncio.gather(*futures), 60)
+    assert proxy.connections_total > 3
+    assert [r.offset for r in results] == list(range(1, count + 1))
+    msgs = await asyncio.to_thread(read_confluent, kafka.bootstrap_servers, topic, 1, count + 1)
+    assert [m.value() for m in msgs] == [b"warm-up"] + [b"%06d" % i for i in range(count)]
+
+
+async def test_stop_with_stalled_broker_is_bounded(proxy: FaultProxy, new_topic: NewTopic) -> None:
+    topic = new_topic()
+    producer = AIOKafkaProducer(bootstrap_servers=proxy.address, request_timeout_ms=30000)
+    await producer.start()
+    before = asyncio.all_tasks()
+    try:
+        await producer.send_and_wait(topic, b"before")
+        proxy.stall()
+        futures = [await producer.send(topic, b"v") for _ in range(10)]
+        t0 = time.monotonic()
+        await producer.stop(timeout=0.5)
+        assert time.monotonic() - t0 < 3
+    finally:
+        proxy.resume()
+    for f in futures:
+        with pytest.raises(ProducerClosed):
+            f.result()
+    await asyncio.sleep(0)
+    assert not (asyncio.all_tasks() - before)
