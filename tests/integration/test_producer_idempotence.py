@@ -99,3 +99,52 @@ async def test_leader_killed_and_restarted_mid_stream(
         for m in in_partition:
             md = acked[m.value()]
             assert (md.partition, md.offset) == (p, m.offset())
+
+
+async def test_partition_offline_while_its_only_broker_restarts(
+    kafka_cluster: KafkaCluster, new_topic: NewTopic, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Replication factor 1: no failover, the partition is offline until its broker is
+    # back. The producer must wait and then resume on its own, with no duplicates and
+    # no sequence deadlock (aiokafka raised OutOfOrderSequenceNumber here and stalled).
+    caplog.set_level(logging.DEBUG, logger="aiokafka.producer")
+    topic = new_topic(partitions=1, replication_factor=1, cluster=kafka_cluster)
+    count = 3000
+    producer = AIOKafkaProducer(
+        bootstrap_servers=kafka_cluster.bootstrap_servers,
+        linger_ms=5,
+        request_timeout_ms=5000,
+        retry_backoff_ms=200,
+        delivery_timeout_ms=120000,
+    )
+    await producer.start()
+    killed: int | None = None
+    try:
+        await producer.send_and_wait(topic, b"warm-up")
+        leader = producer.client.cluster.leader_for(TopicPartition(topic, 0))
+        assert leader is not None
+        stream = asyncio.create_task(_stream(producer, topic, count, seconds=6.0))
+        await asyncio.sleep(1.5)
+        killed = leader
+        await asyncio.to_thread(kafka_cluster.kill, leader)
+        await asyncio.sleep(3.0)
+        await asyncio.to_thread(kafka_cluster.restart, leader)
+        killed = None
+        futures = await stream
+        results = await asyncio.wait_for(
+            asyncio.gather(*futures, return_exceptions=True), timeout=150
+        )
+    finally:
+        if killed is not None:
+            await asyncio.to_thread(kafka_cluster.restart, killed)
+        await producer.stop()
+
+    assert [r for r in caplog.records if r.getMessage().startswith("Retrying")]
+    errors = [r for r in results if isinstance(r, BaseException)]
+    assert not errors, f"{len(errors)} records failed, first: {errors[0]!r}"
+    msgs = await asyncio.to_thread(
+        read_confluent, kafka_cluster.bootstrap_servers, topic, 1, count + 1
+    )
+    values = [m.value() for m in msgs]
+    assert values == [b"warm-up"] + [b"%08d" % i for i in range(count)]
+    assert [r.offset for r in results] == list(range(1, count + 1))
