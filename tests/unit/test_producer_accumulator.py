@@ -11,7 +11,7 @@ import pytest
 
 from aiokafka.cluster.metadata import ClusterMetadata, TopicMetadata
 from aiokafka.errors import KafkaTimeoutError, ProducerClosed
-from aiokafka.producer.accumulator import RecordAccumulator
+from aiokafka.producer.accumulator import RECORD_OVERHEAD, RecordAccumulator
 from aiokafka.record import CODEC_NONE, MemoryRecords
 from aiokafka.structs import BrokerMetadata, PartitionMetadata, TopicPartition
 
@@ -38,7 +38,7 @@ def make(**kw: Any) -> tuple[RecordAccumulator, list[str], list[TopicPartition]]
     closed: list[TopicPartition] = []
     options: dict[str, Any] = {
         "batch_size": 1000,
-        "buffer_memory": 10000,
+        "buffer_memory": 1_000_000,
         "linger_ms": 0,
         "delivery_timeout_ms": 60000,
         "retry_backoff_ms": 100,
@@ -130,6 +130,8 @@ async def test_complete_resolves_futures_with_offsets_and_releases_memory() -> N
         acc.append(T0, 1000 + i, b"k", b"v", [("h", b"1")], f)
     assert acc.used_memory == 1000
     (batch,) = acc.drain(cluster({0: 1}), {1}, 10**6, time.monotonic())[1]
+    # Closing the batch counts its records' Python objects too.
+    assert acc.used_memory == 1000 + 3 * RECORD_OVERHEAD
     data = bytes(batch.builder.build())
     (rbatch,) = list(MemoryRecords(data))
     assert [r[3] for r in rbatch.record_tuples()] == [b"v"] * 3
@@ -226,7 +228,7 @@ async def test_reenqueue_keeps_creation_order_and_backoff() -> None:
     assert [b.order for b in queued] == sorted(b.order for b in queued)
     # Back-off: nothing of T0 is ready until retry_at.
     nodes, next_check, _ = acc.ready(meta, now)
-    assert nodes == set() and 0 < next_check <= 0.1
+    assert nodes == set() and 0 < next_check <= 0.1 + 1e-6
     assert acc.ready(meta, now + 0.11)[0] == {1}
 
 
