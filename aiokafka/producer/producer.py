@@ -533,6 +533,8 @@ class AIOKafkaProducer:
         if topic not in client.topics:
             await asyncio.wait_for(client.add_topic(topic), self._max_block)
         while True:
+            if self._state != "running":
+                raise ProducerClosed("the producer was stopped while waiting for metadata")
             cluster = client.cluster
             entry = self._entry_from(topic, cluster)
             if entry is not None:

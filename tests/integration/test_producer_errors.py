@@ -147,3 +147,15 @@ async def test_cancelling_send_waiting_for_metadata(kafka: KafkaCluster) -> None
         with pytest.raises(asyncio.CancelledError):
             await task
         assert p.buffered_bytes == 0
+
+
+async def test_stop_releases_send_waiting_for_metadata(kafka: KafkaCluster) -> None:
+    p = make(kafka, max_block_ms=30000, allow_auto_topic_creation=False)
+    await p.start()
+    task = asyncio.create_task(p.send(f"missing-{time.time_ns()}", b"v"))
+    await asyncio.sleep(0.3)
+    t0 = time.monotonic()
+    await p.stop()
+    with pytest.raises(ProducerClosed):
+        await asyncio.wait_for(task, 5)
+    assert time.monotonic() - t0 < 5
