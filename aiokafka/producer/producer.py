@@ -61,6 +61,12 @@ def _to_bytes(data: Any, name: str) -> bytes | None:
     )
 
 
+def _bad_timestamp(timestamp_ms: Any) -> None:
+    if not isinstance(timestamp_ms, int) or isinstance(timestamp_ms, bool):
+        raise TypeError(f"timestamp_ms must be an int, not {type(timestamp_ms).__name__}")
+    raise ValueError(f"timestamp_ms must be in [0, 2**63), got {timestamp_ms}")
+
+
 def _check_headers(headers: Any) -> list[tuple[str, bytes | None]]:
     out: list[tuple[str, bytes | None]] = []
     try:
@@ -309,9 +315,7 @@ class AIOKafkaProducer:
         if timestamp_ms is not None and (
             type(timestamp_ms) is not int or not 0 <= timestamp_ms < 2**63
         ):
-            if not isinstance(timestamp_ms, int) or isinstance(timestamp_ms, bool):
-                raise TypeError(f"timestamp_ms must be an int, not {type(timestamp_ms).__name__}")
-            raise ValueError(f"timestamp_ms must be >= 0, got {timestamp_ms}")
+            _bad_timestamp(timestamp_ms)
         return key, value, headers
 
     async def send(
@@ -368,7 +372,7 @@ class AIOKafkaProducer:
         if timestamp_ms is not None and (
             type(timestamp_ms) is not int or not 0 <= timestamp_ms < 2**63
         ):
-            self._serialize(None, None, None, timestamp_ms)  # raises the right error
+            _bad_timestamp(timestamp_ms)
         size = (len(value) if value is not None else 0) + (len(key) if key is not None else 0)
         if size + 100 > self._max_record or headers:
             self._check_size(key, value, headers)
