@@ -116,11 +116,18 @@ class Fetcher:
         """Cancel the loop and its in-flight fetches and wait for them; wake waiters."""
         self._closed = True
         self._subs.remove_listener(self._on_subscription_change)
-        tasks = [t for t in (self._task, *self._in_flight.values()) if t is not None]
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            await asyncio.wait(tasks)
+        while True:
+            # Re-collected each round: a cancellation swallowed by a library call
+            # (asyncio.wait_for before 3.12) may let the loop start a new fetch; the
+            # loop also returns by itself once it sees _closed.
+            pending = [
+                t for t in (self._task, *self._in_flight.values()) if t is not None and not t.done()
+            ]
+            if not pending:
+                break
+            for task in pending:
+                task.cancel()
+            await asyncio.wait(pending, timeout=1.0)
         self._in_flight.clear()
         self._buffer.clear()
         self._current = None
@@ -144,19 +151,14 @@ class Fetcher:
 
     async def _fetch_loop(self) -> None:
         try:
-            while True:
+            while not self._closed:
                 self._wakeup.clear()
                 await self._track_topics()
                 await self._update_positions()
+                if self._closed:
+                    break
                 self._send_fetches()
-                timeout = self._next_backoff_expiry()
-                if timeout is None:
-                    await self._wakeup.wait()
-                else:
-                    try:
-                        await asyncio.wait_for(self._wakeup.wait(), timeout)
-                    except asyncio.TimeoutError:
-                        pass
+                await _wait_event(self._wakeup, self._next_backoff_expiry())
         except asyncio.CancelledError:
             raise
         except BaseException as exc:
@@ -749,16 +751,17 @@ class Fetcher:
         return None
 
     async def wait_for_data(self, timeout: float | None) -> bool:
-        """Wait until new data (or a state change) may be available; False on timeout."""
+        """Wait until new data (or a state change) may be available, or ``timeout``.
+
+        Returns:
+            False if ``timeout`` was already used up; True otherwise (the caller
+            checks its own deadline: a wake-up may also be another waiter's timer).
+        """
         self._check_usable()
         self._data_ready.clear()
-        try:
-            if timeout is None:
-                await self._data_ready.wait()
-            else:
-                await asyncio.wait_for(self._data_ready.wait(), timeout)
-        except asyncio.TimeoutError:
+        if timeout is not None and timeout <= 0:
             return False
+        await _wait_event(self._data_ready, timeout)
         self._check_usable()
         return True
 
@@ -774,3 +777,21 @@ class Fetcher:
     def buffered_partitions(self) -> frozenset[TopicPartition]:
         """Partitions with buffered chunks (for tests and diagnostics)."""
         return frozenset(tp for tp, c in self._buffer.items() if c)
+
+
+async def _wait_event(event: asyncio.Event, timeout: float | None) -> None:
+    """``await event.wait()``, woken after ``timeout`` seconds at the latest.
+
+    Not ``asyncio.wait_for``: on Python < 3.12 it can swallow a cancellation that
+    arrives just as the inner wait completes, which left the fetch loop running
+    after ``close()`` cancelled it (and ``close()`` waiting forever). A timer that
+    sets the event has no such race; a spurious wake-up only costs a loop turn.
+    """
+    if timeout is None:
+        await event.wait()
+        return
+    handle = asyncio.get_running_loop().call_later(timeout, event.set)
+    try:
+        await event.wait()
+    finally:
+        handle.cancel()
