@@ -82,7 +82,7 @@ async def test_leader_killed_and_restarted_mid_stream(
     assert retries, "no batch was retried: the kill did not disturb the stream"
     errors = [r for r in results if isinstance(r, BaseException)]
     assert not errors, f"{len(errors)} records failed, first: {errors[0]!r}"
-    acked = {b"%08d" % i: r for i, r in enumerate(results)}
+    acked: dict[bytes, Any] = {b"%08d" % i: r for i, r in enumerate(results)}
 
     msgs = await asyncio.to_thread(
         read_confluent, kafka_cluster.bootstrap_servers, topic, partitions, count + 1
@@ -147,4 +147,4 @@ async def test_partition_offline_while_its_only_broker_restarts(
     )
     values = [m.value() for m in msgs]
     assert values == [b"warm-up"] + [b"%08d" % i for i in range(count)]
-    assert [r.offset for r in results] == list(range(1, count + 1))
+    assert [r.offset for r in results] == list(range(1, count + 1))  # type: ignore[union-attr]
