@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import shutil
 import sys
 import time
 import uuid
@@ -166,6 +167,9 @@ class Broker:
     def __exit__(self, *exc: object) -> None:
         if self._cluster is not None:
             self._cluster.stop()
+            # A full run leaves gigabytes of records; the logs stay for diagnosis.
+            for node in self._cluster.nodes:
+                shutil.rmtree(node.dir / "data", ignore_errors=True)
 
     @property
     def pid(self) -> int | None:
