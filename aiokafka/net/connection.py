@@ -200,6 +200,11 @@ class AIOKafkaConnection:
         except BaseException as exc:
             await self._close_quietly(KafkaConnectionError(f"connecting to {self.peer}: {exc!r}"))
             raise
+        if self._close_error is not None:
+            # The reader task can fail the connection while the handshake's last response
+            # is being processed (EOF right after it); marking it ready then would hand out
+            # a closed connection that fails every send.
+            raise self._close_error
         self._state = "ready"
         log.debug("Connected to %s", self.peer)
 

@@ -151,10 +151,27 @@ def _tail(path: Path, lines: int) -> str:
     return "\n".join(content[-lines:])
 
 
+def _live_run_dirs() -> set[Path]:
+    """Run directories whose broker JVMs are still running (found in /proc cmdlines)."""
+    live: set[Path] = set()
+    prefix = str(RUNS_DIR) + os.sep
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            args = cmdline.read_bytes().split(b"\0")
+        except OSError:
+            continue
+        for arg in args:
+            text = arg.decode(errors="replace")
+            if text.startswith(prefix):
+                live.add(RUNS_DIR / Path(text[len(prefix) :]).parts[0])
+    return live
+
+
 def _prune_runs() -> None:
     keep: set[Path] = set()
     with contextlib.suppress(OSError, ValueError, KeyError):
         keep.add(Path(json.loads(STATE_FILE.read_text())["work_dir"]))  # the CLI's brokers
+    keep |= _live_run_dirs()  # brokers of another test session or a benchmark still use them
     runs = sorted((p for p in RUNS_DIR.iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime)
     for old in runs[:-KEEP_RUNS]:
         if old not in keep:
