@@ -20,6 +20,7 @@ __all__ = [
     "KT",
     "VT",
     "BrokerMetadata",
+    "ConsumerGroupMetadata",
     "ConsumerRecord",
     "OffsetAndMetadata",
     "OffsetAndTimestamp",
@@ -226,3 +227,25 @@ class OffsetAndTimestamp(_LeaderEpochTuple, _OffsetAndTimestampFields):
         epoch = changes.pop("leader_epoch", self.leader_epoch)
         fields = {"offset": self.offset, "timestamp": self.timestamp, **changes}
         return type(self)(**fields, leader_epoch=epoch)
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupMetadata:
+    """A consumer's group membership, for ``send_offsets_to_transaction`` (KIP-447).
+
+    Returned by ``AIOKafkaConsumer.group_metadata()``. The transaction coordinator
+    checks ``generation_id`` and ``member_id`` when it commits offsets, so a consumer
+    that was dropped from the group (a zombie) cannot commit through a transaction.
+
+    Attributes:
+        group_id: The consumer group.
+        generation_id: The group generation (classic protocol) or the member epoch
+            (KIP-848); -1 when not known.
+        member_id: The member id given by the coordinator; empty when not known.
+        group_instance_id: The static member id (KIP-345), or None.
+    """
+
+    group_id: str
+    generation_id: int = -1
+    member_id: str = ""
+    group_instance_id: str | None = None

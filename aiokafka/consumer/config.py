@@ -74,6 +74,9 @@ class ConsumerConfig:
     partition_assignment_strategy: Sequence[Any] = field(default_factory=_default_assignors)
     exclude_internal_topics: bool = True
     group_protocol: str = "classic"
+    #: KIP-848 only: the server-side assignor to ask for (``"uniform"`` or
+    #: ``"range"`` on Kafka 4.x); None lets the broker choose.
+    group_remote_assignor: str | None = None
 
     @classmethod
     def from_options(cls, **options: Any) -> ConsumerConfig:
@@ -156,6 +159,11 @@ class ConsumerConfig:
             raise ValueError(
                 f"group_protocol must be one of {GROUP_PROTOCOLS}, got {self.group_protocol!r}"
             )
+        if self.group_remote_assignor is not None:
+            if not isinstance(self.group_remote_assignor, str) or not self.group_remote_assignor:
+                raise TypeError("group_remote_assignor must be a non-empty str or None")
+            if self.group_protocol != "consumer":
+                raise ValueError('group_remote_assignor needs group_protocol="consumer"')
         # The whole Fetch must fit the request timeout, or every long-poll that
         # returns nothing would look like a dead connection.
         if self.fetch_max_wait_ms >= self.client.request_timeout_ms:

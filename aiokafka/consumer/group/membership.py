@@ -1,0 +1,154 @@
+"""What the consumer facade needs from group membership, whatever the protocol.
+
+Two implementations: the classic protocol (JoinGroup/SyncGroup/Heartbeat, client-side
+assignors, eager or cooperative) in ``classic.py`` and the KIP-848 consumer protocol
+(ConsumerGroupHeartbeat, server-side assignors) in ``consumer_protocol.py``.
+:func:`create_membership` picks one by ``group_protocol``.
+
+A membership owns one background task (joining, heartbeats, reconciliation) started by
+:meth:`GroupMembership.start` and stopped by :meth:`GroupMembership.close`. It installs
+assignments into the :class:`~aiokafka.consumer.subscription.SubscriptionState`
+(``assign_from_subscribed``), runs the user's rebalance listener in the documented
+order, and commits the consumed offsets of partitions it is about to give up (through
+``MembershipHooks.commit_revoked``) while it still owns them.
+"""
+
+from __future__ import annotations
+
+import abc
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from aiokafka.structs import ConsumerGroupMetadata, TopicPartition
+
+if TYPE_CHECKING:
+    from aiokafka.cluster import AIOKafkaClient
+    from aiokafka.consumer.config import ConsumerConfig
+    from aiokafka.consumer.offsets import OffsetsClient
+    from aiokafka.consumer.subscription import SubscriptionState
+
+__all__ = ["GroupMembership", "MembershipHooks", "create_membership", "run_listener"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class MembershipHooks:
+    """Callbacks from the membership into the consumer facade.
+
+    Attributes:
+        commit_revoked: With auto-commit, commit the consumed offsets of these
+            partitions (called before they are revoked, while still owned). Must
+            not raise for commit failures; it logs them.
+        stop_fetching: Drop buffered records and in-flight fetch results of these
+            partitions (called before the listener's revoke callback).
+    """
+
+    commit_revoked: Callable[[list[TopicPartition]], Awaitable[None]]
+    stop_fetching: Callable[[list[TopicPartition]], None]
+
+
+async def run_listener(
+    callback: Callable[[list[TopicPartition]], Awaitable[None] | None],
+    partitions: Iterable[TopicPartition],
+    what: str,
+) -> None:
+    """Call a rebalance listener method (plain or coroutine) and await its result.
+
+    A listener that raises is logged and does not stop the rebalance, as in the Java
+    client; ``CancelledError`` is never swallowed.
+    """
+    tps = sorted(partitions)
+    try:
+        result = callback(tps)
+        if inspect.isawaitable(result):
+            await result
+    except Exception:
+        log.exception("Rebalance listener %s(%s) raised", what, tps)
+
+
+class GroupMembership(abc.ABC):
+    """One consumer's membership of its group.
+
+    Args:
+        client: The started cluster client.
+        subscriptions: The consumer's subscription state (mode AUTO_TOPICS or
+            AUTO_PATTERN).
+        config: The consumer's validated config (group id, timeouts, assignors).
+        offsets: Offset requests of this consumer (commits go through it).
+        hooks: Callbacks into the consumer facade.
+    """
+
+    def __init__(
+        self,
+        client: AIOKafkaClient,
+        subscriptions: SubscriptionState,
+        config: ConsumerConfig,
+        offsets: OffsetsClient,
+        hooks: MembershipHooks,
+    ) -> None:
+        self._client = client
+        self._subscriptions = subscriptions
+        self._config = config
+        self._offsets = offsets
+        self._hooks = hooks
+
+    @abc.abstractmethod
+    def start(self) -> None:
+        """Start the background task that joins the group and keeps the membership."""
+
+    @abc.abstractmethod
+    async def close(self) -> None:
+        """Stop the task; leave the group unless the member is static (KIP-345).
+
+        The facade commits consumed offsets before calling this. Bounded by
+        ``request_timeout_ms``; never raises a broker error.
+        """
+
+    @abc.abstractmethod
+    def poll_called(self) -> None:
+        """Note that the application polled (``max_poll_interval_ms`` bookkeeping)."""
+
+    @abc.abstractmethod
+    def subscription_changed(self) -> None:
+        """The subscribed topics changed: rejoin with the new subscription."""
+
+    @abc.abstractmethod
+    def group_metadata(self) -> ConsumerGroupMetadata:
+        """The current group id, generation (or member epoch), member id, instance id."""
+
+    @abc.abstractmethod
+    async def commit(self, offsets: dict[TopicPartition, object]) -> None:
+        """Commit offsets with this member's generation and member id.
+
+        Raises:
+            aiokafka.errors.CommitFailedError: the member lost the partitions.
+        """
+
+    @abc.abstractmethod
+    def check_errors(self) -> None:
+        """Raise a fatal membership error (e.g. authorization, fenced instance) once."""
+
+    @abc.abstractmethod
+    async def wait_until_assigned(self, timeout: float | None) -> bool:
+        """Wait until the member has joined and holds an assignment; False on timeout."""
+
+
+def create_membership(
+    client: AIOKafkaClient,
+    subscriptions: SubscriptionState,
+    config: ConsumerConfig,
+    offsets: OffsetsClient,
+    hooks: MembershipHooks,
+) -> GroupMembership:
+    """The membership implementation for ``config.group_protocol``."""
+    if config.group_protocol == "consumer":
+        from .consumer_protocol import ConsumerProtocolMembership
+
+        return ConsumerProtocolMembership(client, subscriptions, config, offsets, hooks)
+    from .classic import ClassicMembership
+
+    return ClassicMembership(client, subscriptions, config, offsets, hooks)
