@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from types import TracebackType
 from typing import Any, TypeVar
 
+from aiokafka._timeout import wait_for
 from aiokafka.cluster.config import ClientConfig
 from aiokafka.cluster.connections import ConnectionPool, NodeId
 from aiokafka.cluster.metadata import ClusterMetadata
@@ -112,7 +113,7 @@ class AIOKafkaClient:
         self._state = "started"
         try:
             timeout = self.config.request_timeout_ms / 1000
-            metadata = await asyncio.wait_for(self._bootstrap(), timeout)
+            metadata = await wait_for(self._bootstrap(), timeout)
         except asyncio.TimeoutError:
             await self.close()
             raise KafkaConnectionError(
@@ -587,7 +588,7 @@ class AIOKafkaClient:
                     self.invalidate_coordinator(*coordinator)
                 if action & Action.REFRESH_METADATA:
                     try:
-                        await asyncio.wait_for(self.refresh_metadata(), remaining)
+                        await wait_for(self.refresh_metadata(), remaining)
                     except (KafkaError, asyncio.TimeoutError) as refresh_exc:
                         log.debug("Metadata refresh during retry failed: %s", refresh_exc)
                 remaining = deadline - time.monotonic()

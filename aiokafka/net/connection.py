@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aiokafka import __version__
+from aiokafka._timeout import wait_for
 from aiokafka.errors import (
     CorrelationIdError,
     IllegalStateError,
@@ -184,7 +185,7 @@ class AIOKafkaConnection:
         self._state = "connecting"
         timeout = self.config.request_timeout_ms / 1000
         try:
-            await asyncio.wait_for(self._connect_steps(), timeout)
+            await wait_for(self._connect_steps(), timeout)
         except asyncio.CancelledError:
             await self._close_quietly(KafkaConnectionError(f"connecting to {self.peer} cancelled"))
             raise
@@ -516,7 +517,7 @@ class AIOKafkaConnection:
             writer.close()
             try:
                 # Aborted already, so this only waits for connection_lost to run.
-                await asyncio.wait_for(writer.wait_closed(), 1.0)
+                await wait_for(writer.wait_closed(), 1.0)
             except asyncio.TimeoutError:
                 pass
             except TRANSPORT_ERRORS:
