@@ -30,6 +30,18 @@ async def admin(kafka_cluster: KafkaCluster) -> AsyncIterator[AIOKafkaAdminClien
         yield client
 
 
+async def _create(admin: AIOKafkaAdminClient, cluster: KafkaCluster, topic: NewTopic) -> None:
+    """Create ``topic`` and wait until every broker's metadata has it and its leaders.
+
+    CreateTopics is answered once the controller committed the topic; each broker
+    applies it to its metadata cache a little later, and a Metadata request (which
+    describe_topics sends to any broker) reaching a lagging one answers
+    UNKNOWN_TOPIC_OR_PARTITION. The Java admin client behaves the same; callers wait.
+    """
+    await admin.create_topics([topic])
+    await asyncio.to_thread(cluster.wait_topic, topic.name, None, 30.0)
+
+
 async def _partition(admin: AIOKafkaAdminClient, topic: str) -> PartitionDescription:
     (desc,) = await admin.describe_topics([topic])
     return desc.partitions[0]
@@ -52,7 +64,7 @@ async def test_reassign_then_elect_preferred_leader(
 ) -> None:
     a, b, c = (n.node_id for n in kafka_cluster.nodes)
     topic = f"admin-reassign-{uuid.uuid4().hex[:8]}"
-    await admin.create_topics([NewTopic(topic, -1, -1, replica_assignments={0: [a]})])
+    await _create(admin, kafka_cluster, NewTopic(topic, -1, -1, replica_assignments={0: [a]}))
     tp = TopicPartition(topic, 0)
     p = await _wait_partition(admin, topic, [a], a)
     assert p.leader == a
@@ -88,7 +100,7 @@ async def test_describe_log_dirs_of_every_broker(
     admin: AIOKafkaAdminClient, kafka_cluster: KafkaCluster
 ) -> None:
     topic = f"admin-logdirs-{uuid.uuid4().hex[:8]}"
-    await admin.create_topics([NewTopic(topic, 1, 3)])
+    await _create(admin, kafka_cluster, NewTopic(topic, 1, 3))
     tp = TopicPartition(topic, 0)
     # Each broker creates its replica when it applies the new topic from the
     # metadata log; poll until all three report it.
@@ -114,7 +126,7 @@ async def test_group_ops_follow_a_coordinator_failover(kafka_cluster: KafkaClust
     async with AIOKafkaAdminClient(
         bootstrap_servers=kafka_cluster.bootstrap_servers, request_timeout_ms=40000
     ) as admin:
-        await admin.create_topics([NewTopic(topic, 1, 3)])
+        await _create(admin, kafka_cluster, NewTopic(topic, 1, 3))
         await admin.alter_consumer_group_offsets(group, {tp: 5})
         (desc,) = await admin.describe_consumer_groups([group])
         coordinator = desc.coordinator

@@ -594,17 +594,38 @@ class KafkaCluster:
                 )
             break
 
-        def leaders_known() -> bool:
+        self.wait_topic(name, partitions, max(1.0, deadline - time.monotonic()))
+        return name
+
+    def wait_topic(self, name: str, partitions: int | None = None, timeout: float = 30.0) -> None:
+        """Wait until every live broker's metadata has ``name`` with a leader for each partition.
+
+        A topic created through any client (CreateTopics is answered once the controller
+        committed it) reaches each broker's metadata cache a little later; a client asking
+        another broker in between gets UNKNOWN_TOPIC_OR_PARTITION. Call this after creating
+        a topic on a multi-node cluster by other means than :meth:`create_topic`.
+
+        Args:
+            name: The topic.
+            partitions: Expected partition count; ``None`` accepts any (at least one).
+            timeout: Seconds to wait.
+
+        Raises:
+            TimeoutError: if some broker does not know the topic and its leaders in time.
+        """
+
+        def known() -> bool:
             for node in self.live_nodes():
                 topic = wire.metadata(node.host, node.ports["PLAINTEXT"], [name]).topics.get(name)
-                if topic is None or topic.error_code or len(topic.partitions) != partitions:
+                if topic is None or topic.error_code or not topic.partitions:
+                    return False
+                if partitions is not None and len(topic.partitions) != partitions:
                     return False
                 if any(p.leader < 0 for p in topic.partitions):
                     return False
             return True
 
-        self.wait_for(f"leaders of {name!r}", leaders_known, max(1.0, deadline - time.monotonic()))
-        return name
+        self.wait_for(f"leaders of {name!r} on every broker", known, timeout)
 
     def describe(self) -> dict[str, Any]:
         """JSON-able summary: addresses, PIDs, paths (the CLI's state file)."""
