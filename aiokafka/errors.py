@@ -26,6 +26,7 @@ with ``[code flags]``, where the flags are ``R`` retriable, ``M`` invalid_metada
     |   |   `-- UnrecognizedErrorCode
     |   +-- NoError [0]
     |   +-- OffsetOutOfRangeError [1]
+    |   |   `-- LogTruncationError
     |   +-- CorruptRecordError [2 R]
     |   |         = CorruptRecordException
     |   |         = InvalidMessageError
@@ -254,6 +255,7 @@ __all__ = [
     "KafkaProtocolError",
     "KafkaTimeoutError",
     "KafkaUnavailableError",
+    "LogTruncationError",
     "MetadataEmptyBrokerList",
     "NoBrokersAvailable",
     "NoError",
@@ -475,6 +477,35 @@ class NoOffsetForPartitionError(KafkaError):
     """No committed offset exists and ``auto_offset_reset`` is ``"none"``."""
 
     message = "No offset for the partition and no reset policy."
+
+
+class LogTruncationError(OffsetOutOfRangeError):  # noqa: F405 - a generated class
+    """The leader's log was truncated below the consumer's position (KIP-320).
+
+    Raised for one partition when ``auto_offset_reset="none"`` and the new leader no
+    longer has the records the consumer already read (an unclean election, or a
+    leader change that lost unreplicated writes). Seek the partition to continue;
+    :attr:`divergent_offsets` says where the logs diverge.
+
+    A subclass of :class:`OffsetOutOfRangeError`, as in the Java client.
+
+    Attributes:
+        divergent_offsets: Partition -> first offset whose records may differ from
+            what was consumed (the leader's end offset for the consumed epoch).
+    """
+
+    message = "The log was truncated below the consumer's position."
+
+    def __init__(self, *args: Any, divergent_offsets: dict[Any, int] | None = None) -> None:
+        super().__init__(*args)
+        self.divergent_offsets: dict[Any, int] = dict(divergent_offsets or {})
+
+    def __reduce__(self) -> Any:
+        return (_rebuild_log_truncation, (self.args, self.divergent_offsets))
+
+
+def _rebuild_log_truncation(args: tuple[Any, ...], divergent: dict[Any, int]) -> Any:
+    return LogTruncationError(*args, divergent_offsets=divergent)
 
 
 class CommitFailedError(KafkaError):

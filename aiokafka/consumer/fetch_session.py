@@ -1,5 +1,7 @@
 """Incremental fetch sessions (KIP-227), one per broker; no I/O, no asyncio.
 
+The request itself is built by :func:`build_fetch_request`.
+
 A full fetch with ``session_id=0, epoch=0`` asks the broker to create a session;
 later requests name the session and the next epoch and carry only the partitions
 whose fetch parameters changed, plus the partitions to drop
@@ -11,11 +13,27 @@ failed request the session is forgotten and the next fetch is a full one.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from aiokafka.errors import StaleMetadata
+from aiokafka.protocol import messages as m
 from aiokafka.structs import TopicPartition
 
-__all__ = ["FetchPlan", "FetchSession", "PartitionFetch"]
+if TYPE_CHECKING:
+    from aiokafka.cluster.metadata import ClusterMetadata
+
+    from .config import ConsumerConfig
+
+__all__ = [
+    "FIRST_TOPIC_ID_VERSION",
+    "FetchPlan",
+    "FetchSession",
+    "PartitionFetch",
+    "build_fetch_request",
+]
+
+#: Fetch versions from 13 name topics by id (taken from the metadata).
+FIRST_TOPIC_ID_VERSION = 13
 
 _INITIAL_EPOCH = 0
 _MAX_EPOCH = 2**31 - 1
@@ -104,3 +122,76 @@ class FetchSession:
 
     def __repr__(self) -> str:
         return f"FetchSession(id={self.session_id}, epoch={self.epoch}, parts={len(self._sent)})"
+
+
+def build_fetch_request(
+    plan: FetchPlan, version: int, cluster: ClusterMetadata, cfg: ConsumerConfig
+) -> tuple[Any, dict[Any, str]]:
+    """The Fetch request (at ``version``) for ``plan``.
+
+    Every partition carries the leader epoch the metadata has for it
+    (``current_leader_epoch``, v9+), so a broker that is no longer its leader, or leads
+    under another epoch, fences the fetch instead of serving a stale log (KIP-320);
+    ``rack_id`` (v11+) lets the leader pick a replica in the client's rack (KIP-392).
+
+    Returns:
+        ``(request, {topic_id: topic name})``; the map is empty below v13.
+
+    Raises:
+        StaleMetadata: a topic has no known id at a version that needs one.
+    """
+    use_ids = version >= FIRST_TOPIC_ID_VERSION
+    ids: dict[Any, str] = {}
+    topics: dict[str, list[Any]] = {}
+    for tp, pf in plan.to_send.items():
+        topics.setdefault(tp.topic, []).append(
+            m.FetchRequestFetchPartition(
+                partition=tp.partition,
+                current_leader_epoch=pf.current_leader_epoch if version >= 9 else -1,
+                fetch_offset=pf.fetch_offset,
+                partition_max_bytes=pf.max_bytes,
+            )
+        )
+    fetch_topics = []
+    for topic, parts in topics.items():
+        if use_ids:
+            topic_id = cluster.topic_id(topic)
+            if topic_id is None:  # checked by the caller on the same snapshot
+                raise StaleMetadata(f"no topic id known for {topic!r}")
+            ids[topic_id] = topic
+            fetch_topics.append(m.FetchRequestFetchTopic(topic_id=topic_id, partitions=parts))
+        else:
+            fetch_topics.append(m.FetchRequestFetchTopic(topic=topic, partitions=parts))
+    forgotten: dict[str, list[int]] = {}
+    for tp in plan.forgotten:
+        forgotten.setdefault(tp.topic, []).append(tp.partition)
+    forgotten_data = []
+    for topic, parts_ in forgotten.items():
+        if use_ids:
+            topic_id = cluster.topic_id(topic)
+            if topic_id is None:
+                continue
+            ids[topic_id] = topic
+            forgotten_data.append(
+                m.FetchRequestForgottenTopic(topic_id=topic_id, partitions=parts_)
+            )
+        else:
+            forgotten_data.append(m.FetchRequestForgottenTopic(topic=topic, partitions=parts_))
+    if use_ids:
+        for tp in plan.wanted:  # partitions the session holds answer by id too
+            topic_id = cluster.topic_id(tp.topic)
+            if topic_id is not None:
+                ids[topic_id] = tp.topic
+    request = m.FetchRequest(
+        replica_id=-1,
+        max_wait_ms=cfg.fetch_max_wait_ms,
+        min_bytes=cfg.fetch_min_bytes,
+        max_bytes=cfg.fetch_max_bytes if version >= 3 else 2147483647,
+        isolation_level=cfg.isolation_level_code if version >= 4 else 0,
+        session_id=plan.session_id if version >= 7 else 0,
+        session_epoch=plan.epoch if version >= 7 else -1,
+        topics=fetch_topics,
+        forgotten_topics_data=forgotten_data if version >= 7 else [],
+        rack_id=(cfg.client.client_rack or "") if version >= 11 else "",
+    )
+    return request, ids

@@ -7,9 +7,13 @@ broker, which incremental fetch sessions require) and awaits them in
 
 1. makes sure the client tracks the metadata of the assigned topics;
 2. resolves missing positions (committed offset, else ``auto_offset_reset``);
-3. sends a Fetch to every broker that leads fetchable partitions and has none in
-   flight, listing only partitions with room in the buffer;
-4. sleeps on an event until a response arrives, the user drains the buffer, the
+3. starts the *validation task* if partitions whose leader changed wait for
+   their position to be checked against the new leader's log (KIP-320, see
+   :mod:`aiokafka.consumer.validation`); they are not fetched until then;
+4. sends a Fetch to every broker that leads fetchable partitions (or to the
+   replica the leader preferred for them, KIP-392) and has none in flight,
+   listing only partitions with room in the buffer;
+5. sleeps on an event until a response arrives, the user drains the buffer, the
    assignment/positions/pause state change, or a back-off expires. It never polls.
 
 The buffer holds, per partition, at most :data:`MAX_CHUNKS_PER_PARTITION` fetched
@@ -36,9 +40,7 @@ from aiokafka.errors import (
     InvalidFetchSessionEpoch,
     KafkaError,
     KafkaTimeoutError,
-    NoOffsetForPartitionError,
     OffsetOutOfRangeError,
-    StaleMetadata,
     for_code,
 )
 from aiokafka.protocol import messages as m
@@ -46,9 +48,17 @@ from aiokafka.structs import BrokerMetadata, ConsumerRecord, TopicPartition
 
 from .config import ConsumerConfig
 from .fetch_records import PartitionRecords
-from .fetch_session import FetchPlan, FetchSession, PartitionFetch
-from .offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, OffsetsClient
+from .fetch_session import (
+    FIRST_TOPIC_ID_VERSION,
+    FetchPlan,
+    FetchSession,
+    PartitionFetch,
+    build_fetch_request,
+)
+from .offsets import OffsetsClient
+from .positions import resolve_positions
 from .subscription import PartitionState, SubscriptionState
+from .validation import PositionValidator
 
 __all__ = ["MAX_CHUNKS_PER_PARTITION", "Fetcher"]
 
@@ -57,8 +67,8 @@ log = logging.getLogger(__name__)
 #: Fetched responses buffered per partition: one being consumed, one prefetched, so
 #: the next fetch overlaps with the user's processing.
 MAX_CHUNKS_PER_PARTITION = 2
-# Fetch versions from 13 name topics by id; we need the ids from metadata for them.
-_FIRST_TOPIC_ID_VERSION = 13
+# Back-off key of the validation task in _node_backoff (-1 metadata, -2 positions).
+_VALIDATION_KEY = -3
 _OFFSET_OUT_OF_RANGE = OffsetOutOfRangeError.errno
 _CORRUPT = CorruptRecordError.errno
 
@@ -103,6 +113,12 @@ class Fetcher:
         self._tracked_version = -1
         self._refresh_wanted = False
         self._retry_backoff = config.client.retry_backoff_ms / 1000
+        self._validator = PositionValidator(subscriptions)
+        self._validating: asyncio.Task[None] | None = None
+        # KIP-392: the leader epoch under which the leader named a preferred replica;
+        # a new epoch (leader change) sends fetches back to the leader.
+        self._preferred_epoch: dict[TopicPartition, int] = {}
+        self._fetched_from: dict[TopicPartition, int] = {}
         subscriptions.add_listener(self._on_subscription_change)
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -120,9 +136,8 @@ class Fetcher:
             # Re-collected each round: a cancellation swallowed by a library call
             # (asyncio.wait_for before 3.12) may let the loop start a new fetch; the
             # loop also returns by itself once it sees _closed.
-            pending = [
-                t for t in (self._task, *self._in_flight.values()) if t is not None and not t.done()
-            ]
+            tasks = (self._task, self._validating, *self._in_flight.values())
+            pending = [t for t in tasks if t is not None and not t.done()]
             if not pending:
                 break
             for task in pending:
@@ -147,6 +162,16 @@ class Fetcher:
         """The fetch session with ``node_id``, if any (for tests and diagnostics)."""
         return self._sessions.get(node_id)
 
+    @property
+    def validator(self) -> PositionValidator:
+        """Leader-epoch validation state and counters (for tests and diagnostics)."""
+        return self._validator
+
+    def fetched_from(self, tp: TopicPartition) -> int | None:
+        """The node the last successful Fetch of ``tp`` went to (leader or preferred
+        replica), if any (for tests and diagnostics)."""
+        return self._fetched_from.get(tp)
+
     # -- the loop -----------------------------------------------------------------------
 
     async def _fetch_loop(self) -> None:
@@ -158,6 +183,7 @@ class Fetcher:
                 if self._closed:
                     break
                 self._send_fetches()
+                self._start_validation()
                 await _wait_event(self._wakeup, self._next_backoff_expiry())
         except asyncio.CancelledError:
             raise
@@ -230,68 +256,14 @@ class Fetcher:
                 and raised by getone/getmany).
             aiokafka.errors.KafkaError: a look-up failed.
         """
-        subs = self._subs
-        tps = [tp for tp in partitions if subs.is_assigned(tp)]
-        lookup = [
-            tp
-            for tp in tps
-            if subs.state(tp).position is None and subs.state(tp).reset_strategy is None
-        ]
-        if lookup:
-            await self._use_committed(lookup)
-        await self._reset_offsets([tp for tp in tps if subs.is_assigned(tp)], raise_errors)
 
-    async def _use_committed(self, tps: list[TopicPartition]) -> None:
-        subs = self._subs
-        epochs = {tp: subs.state(tp).epoch for tp in tps}
-        committed: dict[TopicPartition, Any] = {}
-        if self._config.group_id is not None:
-            committed = await self._offsets.fetch_committed(tps)
-        for tp in tps:
-            state = subs.get(tp)
-            if state is None or state.epoch != epochs[tp] or state.position is not None:
-                continue  # moved while we waited
-            found = committed.get(tp)
-            if found is not None:
-                log.debug("Starting %s at committed offset %d", tp, found.offset)
-                state.seek(found.offset, found.leader_epoch)
-            else:
-                state.reset_strategy = subs.default_reset
-                state.epoch += 1
+        def store(tp: TopicPartition, exc: KafkaError) -> None:
+            if not self._has_error(tp):
+                self._push_error(tp, exc)
 
-    async def _reset_offsets(self, tps: list[TopicPartition], raise_errors: bool) -> None:
-        subs = self._subs
-        targets: dict[TopicPartition, int] = {}
-        epochs: dict[TopicPartition, int] = {}
-        for tp in tps:
-            state = subs.state(tp)
-            strategy = state.reset_strategy
-            if strategy is None:
-                continue
-            if strategy == "none":
-                exc = NoOffsetForPartitionError(
-                    f"no committed offset for {tp} and auto_offset_reset='none'"
-                )
-                if raise_errors:
-                    raise exc
-                if not self._has_error(tp):
-                    self._push_error(tp, exc)
-                continue
-            targets[tp] = EARLIEST_TIMESTAMP if strategy == "earliest" else LATEST_TIMESTAMP
-            epochs[tp] = state.epoch
-        if not targets:
-            return
-        found = await self._offsets.list_offsets(
-            targets, isolation_level=self._config.isolation_level_code
+        await resolve_positions(
+            self._subs, self._offsets, self._config, partitions, None if raise_errors else store
         )
-        for tp, value in found.items():
-            current = subs.get(tp)
-            if current is None or current.epoch != epochs[tp] or value is None:
-                continue
-            log.debug("Reset %s to offset %d", tp, value.offset)
-            current.position = value.offset
-            current.position_epoch = None
-            current.reset_strategy = None
         self._wakeup.set()
 
     def _has_error(self, tp: TopicPartition) -> bool:
@@ -337,17 +309,17 @@ class Fetcher:
         max_bytes = self._config.max_partition_fetch_bytes
         need_metadata = False
         for tp, state in self._subs.items():
-            if not state.is_fetchable or tp in self._tp_backoff:
+            if not state.is_fetchable or tp in self._tp_backoff or self._has_error(tp):
+                continue
+            if self._validator.needs_validation(tp, state, cluster.leader_epoch(tp)):
+                # Data fetched from the old leader may lie beyond the new leader's
+                # log end; it is fetched again once the position is validated.
+                self._drop_buffered(tp)
                 continue
             offset = self._fetch_offset(tp, state)
             if offset is None:
                 continue
-            node: int | None
-            if state.preferred_read_replica >= 0 and state.preferred_until > now:
-                node = state.preferred_read_replica
-            else:
-                state.preferred_read_replica = -1
-                node = cluster.leader_for(tp)
+            node = self._read_replica(tp, state, now)
             if node is None:
                 need_metadata = True
                 continue
@@ -364,6 +336,72 @@ class Fetcher:
                 self._fetch_node(node, session, wanted), name=f"aiokafka-fetch-{node}"
             )
 
+    def _drop_buffered(self, tp: TopicPartition) -> None:
+        chunks = self._buffer.pop(tp, None)
+        for chunk in chunks or ():
+            chunk.drop()
+        if self._current is not None and self._current.tp == tp:
+            self._current = None
+
+    def _read_replica(self, tp: TopicPartition, state: PartitionState, now: float) -> int | None:
+        """Where to fetch ``tp`` from: the replica the leader preferred (KIP-392) while
+        that lasts, else the leader (``None`` if unknown)."""
+        cluster = self._client.cluster
+        replica = state.preferred_read_replica
+        if replica >= 0:
+            part = cluster.partition(tp)
+            if (
+                state.preferred_until > now
+                and part is not None
+                and replica in part.replicas
+                and cluster.broker(replica) is not None
+                and self._preferred_epoch.get(tp) == part.leader_epoch
+            ):
+                return replica
+            # Expired, or the metadata changed (new leader epoch, replica gone).
+            self._clear_preferred(tp, state)
+        return cluster.leader_for(tp)
+
+    def _clear_preferred(self, tp: TopicPartition, state: PartitionState) -> None:
+        if state.preferred_read_replica >= 0:
+            log.debug("%s: back to the leader (was replica %d)", tp, state.preferred_read_replica)
+        state.preferred_read_replica = -1
+        self._preferred_epoch.pop(tp, None)
+
+    def _leave_replica(self, node: int, tps: Iterable[TopicPartition]) -> None:
+        """A fetch from ``node`` failed: partitions it served as preferred replica go
+        back to their leader."""
+        for tp in tps:
+            state = self._subs.get(tp)
+            if state is not None and state.preferred_read_replica == node:
+                self._clear_preferred(tp, state)
+
+    # -- validation (KIP-320) -----------------------------------------------------------
+
+    def _start_validation(self) -> None:
+        if self._validating is not None and not self._validating.done():
+            return
+        if self._node_backoff.get(_VALIDATION_KEY, 0.0) > time.monotonic():
+            return
+        tps = [tp for tp in self._validator.pending() if not self._has_error(tp)]
+        if tps:
+            self._validating = asyncio.create_task(
+                self._validate(tps), name="aiokafka-fetcher-validation"
+            )
+
+    async def _validate(self, tps: list[TopicPartition]) -> None:
+        try:
+            errors, refresh = await self._validator.validate(self._client, tps)
+            for tp, error in errors.items():
+                self._push_error(tp, error)
+            if refresh:
+                self._want_metadata()
+            if self._validator.pending():
+                # Some must be asked again (after a metadata refresh): not in a loop.
+                self._node_backoff[_VALIDATION_KEY] = time.monotonic() + self._retry_backoff
+        finally:
+            self._wakeup.set()
+
     def _want_metadata(self) -> None:
         if not self._refresh_wanted:
             self._refresh_wanted = True
@@ -375,13 +413,13 @@ class Fetcher:
         try:
             version = await self._client.api_version(node, m.FetchRequest.API_KEY)
             cluster = self._client.cluster
-            if version >= _FIRST_TOPIC_ID_VERSION and any(
+            if version >= FIRST_TOPIC_ID_VERSION and any(
                 cluster.topic_id(tp.topic) is None for tp in wanted
             ):
                 # Topic ids unknown (older metadata): use the last version with names.
-                version = _FIRST_TOPIC_ID_VERSION - 1
+                version = FIRST_TOPIC_ID_VERSION - 1
             plan = session.plan(wanted)
-            request, ids = self._build_request(plan, version)
+            request, ids = build_fetch_request(plan, version, cluster, self._config)
             epochs = {tp: state.epoch for tp in wanted if (state := self._subs.get(tp))}
             # The broker may hold the request up to max_wait; allow for it.
             timeout = self._config.client.request_timeout_ms + self._config.fetch_max_wait_ms
@@ -394,6 +432,7 @@ class Fetcher:
             raise
         except KafkaError as exc:
             session.reset()
+            self._leave_replica(node, wanted)
             log.debug("Fetch from node %s failed: %s", node, exc)
             self._node_backoff[node] = time.monotonic() + self._retry_backoff
             if exc.invalid_metadata or exc.retriable:
@@ -401,65 +440,6 @@ class Fetcher:
         finally:
             self._in_flight.pop(node, None)
             self._wakeup.set()
-
-    def _build_request(self, plan: FetchPlan, version: int) -> tuple[Any, dict[Any, str]]:
-        cfg = self._config
-        cluster = self._client.cluster
-        use_ids = version >= _FIRST_TOPIC_ID_VERSION
-        ids: dict[Any, str] = {}
-        topics: dict[str, list[Any]] = {}
-        for tp, pf in plan.to_send.items():
-            topics.setdefault(tp.topic, []).append(
-                m.FetchRequestFetchPartition(
-                    partition=tp.partition,
-                    current_leader_epoch=pf.current_leader_epoch if version >= 9 else -1,
-                    fetch_offset=pf.fetch_offset,
-                    partition_max_bytes=pf.max_bytes,
-                )
-            )
-        fetch_topics = []
-        for topic, parts in topics.items():
-            if use_ids:
-                topic_id = cluster.topic_id(topic)
-                if topic_id is None:  # checked by the caller on the same snapshot
-                    raise StaleMetadata(f"no topic id known for {topic!r}")
-                ids[topic_id] = topic
-                fetch_topics.append(m.FetchRequestFetchTopic(topic_id=topic_id, partitions=parts))
-            else:
-                fetch_topics.append(m.FetchRequestFetchTopic(topic=topic, partitions=parts))
-        forgotten: dict[str, list[int]] = {}
-        for tp in plan.forgotten:
-            forgotten.setdefault(tp.topic, []).append(tp.partition)
-        forgotten_data = []
-        for topic, parts_ in forgotten.items():
-            if use_ids:
-                topic_id = cluster.topic_id(topic)
-                if topic_id is None:
-                    continue
-                ids[topic_id] = topic
-                forgotten_data.append(
-                    m.FetchRequestForgottenTopic(topic_id=topic_id, partitions=parts_)
-                )
-            else:
-                forgotten_data.append(m.FetchRequestForgottenTopic(topic=topic, partitions=parts_))
-        if use_ids:
-            for tp in plan.wanted:  # partitions the session holds answer by id too
-                topic_id = cluster.topic_id(tp.topic)
-                if topic_id is not None:
-                    ids[topic_id] = tp.topic
-        request = m.FetchRequest(
-            replica_id=-1,
-            max_wait_ms=cfg.fetch_max_wait_ms,
-            min_bytes=cfg.fetch_min_bytes,
-            max_bytes=cfg.fetch_max_bytes if version >= 3 else 2147483647,
-            isolation_level=cfg.isolation_level_code if version >= 4 else 0,
-            session_id=plan.session_id if version >= 7 else 0,
-            session_epoch=plan.epoch if version >= 7 else -1,
-            topics=fetch_topics,
-            forgotten_topics_data=forgotten_data if version >= 7 else [],
-            rack_id=(cfg.client.client_rack or "") if version >= 11 else "",
-        )
-        return request, ids
 
     # -- responses ----------------------------------------------------------------------
 
@@ -476,6 +456,7 @@ class Fetcher:
         if response.error_code:
             exc = for_code(response.error_code)(f"Fetch from node {node}")
             session.reset()
+            self._leave_replica(node, plan.wanted)
             if isinstance(exc, FetchSessionIdNotFound | InvalidFetchSessionEpoch):
                 log.debug("Fetch session with node %s lost (%r); next fetch is full", node, exc)
             else:
@@ -488,18 +469,19 @@ class Fetcher:
             BrokerMetadata(e.node_id, e.host, e.port, e.rack)
             for e in getattr(response, "node_endpoints", ())
         ]
-        use_ids = version >= _FIRST_TOPIC_ID_VERSION
+        use_ids = version >= FIRST_TOPIC_ID_VERSION
         for topic_data in response.responses:
             topic = ids.get(topic_data.topic_id) if use_ids else topic_data.topic
             if topic is None:
                 continue
             for p in topic_data.partitions:
                 self._handle_partition(
-                    TopicPartition(topic, p.partition_index), p, plan, epochs, endpoints
+                    node, TopicPartition(topic, p.partition_index), p, plan, epochs, endpoints
                 )
 
     def _handle_partition(
         self,
+        node: int,
         tp: TopicPartition,
         p: Any,
         plan: FetchPlan,
@@ -510,18 +492,25 @@ class Fetcher:
         state = self._subs.get(tp)
         if sent is None or state is None or state.epoch != epochs.get(tp):
             return  # unassigned or moved while the fetch was in flight
+        if self._validator.is_pending(tp, state):
+            return  # the leader changed meanwhile: this data waits for validation
         if self._fetch_offset(tp, state) != sent.fetch_offset:
             return
         code = p.error_code
         if code == 0:
+            self._fetched_from[tp] = node
             self._subs.update_fetch_metadata(
                 state, p.high_watermark, p.last_stable_offset, p.log_start_offset
             )
-            if p.preferred_read_replica >= 0:
+            if p.preferred_read_replica >= 0 and p.preferred_read_replica != node:
+                # KIP-392: the leader names a replica closer to client_rack; fetch
+                # there until it fails, the leader changes or metadata_max_age_ms.
+                log.debug("%s: leader prefers replica %d", tp, p.preferred_read_replica)
                 state.preferred_read_replica = p.preferred_read_replica
                 state.preferred_until = (
                     time.monotonic() + self._config.client.metadata_max_age_ms / 1000
                 )
+                self._preferred_epoch[tp] = self._client.cluster.leader_epoch(tp)
             records = p.records
             if records is None or len(records) == 0:
                 return
@@ -544,6 +533,10 @@ class Fetcher:
             self._data_ready.set()
             return
         if code == _OFFSET_OUT_OF_RANGE:
+            if state.preferred_read_replica == node:
+                # A follower behind the leader's high watermark: ask the leader.
+                self._clear_preferred(tp, state)
+                return
             if state.position != sent.fetch_offset:
                 return  # the prefetch ran past a truncated log; the current chunk still holds
             if self._subs.default_reset == "none":
@@ -567,7 +560,7 @@ class Fetcher:
             self._push_error(tp, exc)
             return
         # Leadership moved, topic recreated, epoch fenced, replica not ready...
-        state.preferred_read_replica = -1
+        self._clear_preferred(tp, state)
         leader = p.current_leader
         hinted = False
         if leader is not None and leader.leader_id >= 0:

@@ -27,6 +27,10 @@ DEFAULT_USERS: dict[str, tuple[str, str]] = {
 }
 
 
+#: The broker-side replica selector that honours a consumer's ``client.rack`` (KIP-392).
+RACK_AWARE_SELECTOR = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
+
+
 @dataclass(frozen=True)
 class NodeSpec:
     """Everything needed to write one node's configuration."""
@@ -36,6 +40,9 @@ class NodeSpec:
     ports: dict[str, int]
     """Listener name -> port; always has PLAINTEXT and CONTROLLER."""
     data_dir: Path
+    rack: str | None = None
+    """``broker.rack``; with a rack the broker also lets consumers fetch from the
+    replica in their own rack (KIP-392's ``RackAwareReplicaSelector``)."""
 
 
 def _java_escape(value: str) -> str:
@@ -109,6 +116,9 @@ def server_properties(
         "controlled.shutdown.enable": "true",
         "delete.topic.enable": "true",
     }
+    if node.rack is not None:
+        props["broker.rack"] = node.rack
+        props["replica.selector.class"] = RACK_AWARE_SELECTOR
     sasl_listeners = [name for name in node.ports if name.startswith("SASL_")]
     if sasl_listeners:
         props["sasl.enabled.mechanisms"] = ",".join(SASL_MECHANISMS)

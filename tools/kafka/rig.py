@@ -31,7 +31,7 @@ import socket
 import subprocess
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -178,6 +178,21 @@ def _prune_runs() -> None:
             shutil.rmtree(old, ignore_errors=True)
 
 
+def _racks(racks: bool | Sequence[str] | None, num_nodes: int) -> list[str] | None:
+    if racks is None:
+        racks = num_nodes >= 3
+    if racks is True:
+        return [f"r{i}" for i in range(num_nodes)]
+    if racks is False:
+        return None
+    if isinstance(racks, str):
+        raise TypeError("racks must be a bool or a sequence of str")
+    names = list(racks)
+    if len(names) != num_nodes or not all(isinstance(r, str) and r for r in names):
+        raise ValueError(f"racks must name one non-empty rack per node ({num_nodes})")
+    return names
+
+
 def _wait(what: str, predicate: Callable[[], bool], deadline: float, interval: float = 0.2) -> None:
     while True:
         if predicate():
@@ -203,6 +218,10 @@ class KafkaCluster:
         heap: JVM ``-Xmx`` per node.
         label: Part of the run directory name.
         detach: Leave the brokers running at interpreter exit (for the CLI).
+        racks: ``broker.rack`` per node, in node order; ``True`` gives ``"r0"``,
+            ``"r1"``, ...; ``False`` none. Default: racks for clusters of three or more
+            nodes. Racked brokers use ``RackAwareReplicaSelector``, so a consumer with
+            ``client_rack`` fetches from the replica in its rack (KIP-392).
     """
 
     def __init__(
@@ -216,6 +235,7 @@ class KafkaCluster:
         heap: str = "512m",
         label: str | None = None,
         detach: bool = False,
+        racks: bool | Sequence[str] | None = None,
     ) -> None:
         if num_nodes < 1:
             raise ValueError("num_nodes must be at least 1")
@@ -235,6 +255,7 @@ class KafkaCluster:
         self.heap = heap
         self.detach = detach
         self.label = label or ("single" if num_nodes == 1 else f"cluster{num_nodes}")
+        self.racks: list[str] | None = _racks(racks, num_nodes)
         self.nodes: list[KafkaNode] = []
         self.work_dir: Path | None = None
         self.cluster_id: str | None = None
@@ -268,6 +289,11 @@ class KafkaCluster:
         if self.tls is None:
             raise RuntimeError("this cluster has no SSL/SASL_SSL listener, hence no CA")
         return str(self.tls.ca_file)
+
+    def rack(self, node_id: int) -> str | None:
+        """``broker.rack`` of node ``node_id`` (``None`` without racks)."""
+        index = self.nodes.index(self.node(node_id))
+        return None if self.racks is None else self.racks[index]
 
     def node(self, node_id: int) -> KafkaNode:
         """The node with id ``node_id``."""
@@ -311,7 +337,16 @@ class KafkaCluster:
             node_dir = self.work_dir / f"node-{node_id}"
             (node_dir / "logs").mkdir(parents=True)
             self.nodes.append(KafkaNode(node_id, HOST, node_ports, node_dir))
-        specs = [NodeSpec(n.node_id, n.host, n.ports, n.dir / "data") for n in self.nodes]
+        specs = [
+            NodeSpec(
+                n.node_id,
+                n.host,
+                n.ports,
+                n.dir / "data",
+                None if self.racks is None else self.racks[i],
+            )
+            for i, n in enumerate(self.nodes)
+        ]
         for spec, node in zip(specs, self.nodes, strict=True):
             node.config_file.write_text(
                 server_properties(
@@ -642,6 +677,7 @@ class KafkaCluster:
                     "ports": n.ports,
                     "dir": str(n.dir),
                     "config": str(n.config_file),
+                    "rack": self.rack(n.node_id),
                 }
                 for n in self.nodes
             ],
