@@ -2,15 +2,19 @@
 
 Tasks owned by a started consumer (see ``docs/DESIGN.md``): the client's maintenance
 task, the fetcher's loop (which owns one request task per broker with a Fetch in
-flight) and, with ``group_id`` and ``enable_auto_commit``, the auto-commit task.
+flight), with ``group_id`` and ``enable_auto_commit`` the auto-commit task, and with
+``group_id`` and :meth:`~AIOKafkaConsumer.subscribe` the group membership's task
+(joining, heartbeats; see :mod:`aiokafka.consumer.group.membership`).
 :meth:`AIOKafkaConsumer.stop` runs, in order: cancel auto-commit, cancel and await
 the fetcher, commit the consumed offsets (group + auto-commit only, bounded by
-``request_timeout_ms``), close the client. Nothing is left running.
+``request_timeout_ms``), close the membership (LeaveGroup unless static), close the
+client. Nothing is left running.
 
-Group membership (``subscribe()`` with a ``group_id``) is a later stage:
 ``subscribe()`` without a ``group_id`` assigns every partition of the topics (as
-aiokafka does without a group); with a ``group_id`` it raises
-:class:`~aiokafka.errors.IllegalStateError`.
+aiokafka does without a group); with a ``group_id`` the group assigns them
+(``group_protocol="classic"``: JoinGroup/SyncGroup with client-side assignors;
+``"consumer"``: KIP-848). Until the first assignment getmany() returns nothing and
+getone()/``async for`` wait.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from aiokafka.errors import (
 from aiokafka.structs import (
     KT,
     VT,
+    ConsumerGroupMetadata,
     ConsumerRecord,
     OffsetAndMetadata,
     OffsetAndTimestamp,
@@ -42,6 +47,7 @@ from aiokafka.structs import (
 
 from .config import ConsumerConfig
 from .fetcher import Fetcher
+from .group.membership import GroupMembership, MembershipHooks, create_membership
 from .offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, OffsetsClient
 from .subscription import SubscriptionState, SubscriptionType
 
@@ -87,6 +93,9 @@ class AIOKafkaConsumer(Generic[KT, VT]):
         self._fetcher: Fetcher | None = None
         self._offsets: OffsetsClient | None = None
         self._auto_commit_task: asyncio.Task[None] | None = None
+        self._membership: GroupMembership | None = None
+        # unsubscribe() closes the membership in the background; stop() awaits it.
+        self._closing_memberships: list[asyncio.Task[None]] = []
         self._last_committed: dict[TopicPartition, int] = {}
         self._resolved_subscription = -1
         self._subscription_version = 0
@@ -100,13 +109,11 @@ class AIOKafkaConsumer(Generic[KT, VT]):
         """Connect to the cluster and start prefetching.
 
         Raises:
-            IllegalStateError: called twice, or subscribed with a ``group_id``
-                (group membership is not implemented yet).
+            IllegalStateError: called twice.
             aiokafka.errors.KafkaConnectionError: no bootstrap server answered.
         """
         if self._state != "new":
             raise IllegalStateError(f"AIOKafkaConsumer.start() on a {self._state} consumer")
-        self._check_group_subscription()
         self._state = "started"
         client = AIOKafkaClient(self._config.client)
         try:
@@ -123,15 +130,17 @@ class AIOKafkaConsumer(Generic[KT, VT]):
             await self.stop()
             raise
         self._fetcher.start()
+        self._maybe_start_membership()
         if self._config.group_id is not None and self._config.enable_auto_commit:
             self._auto_commit_task = asyncio.create_task(
                 self._auto_commit_loop(), name="aiokafka-consumer-autocommit"
             )
 
     async def stop(self) -> None:
-        """Stop fetching, commit consumed offsets (group + auto-commit) and disconnect.
+        """Stop fetching, commit consumed offsets (group + auto-commit), leave the
+        group (a static member does not send LeaveGroup, KIP-345) and disconnect.
 
-        Idempotent. Leaves no task behind.
+        Idempotent. Leaves no task behind. The rebalance listener is not called.
         """
         if self._state == "stopped":
             return
@@ -146,8 +155,63 @@ class AIOKafkaConsumer(Generic[KT, VT]):
             if self._config.group_id is not None and self._config.enable_auto_commit:
                 await self._commit_consumed(final=True)
         finally:
-            if self._client is not None:
-                await self._client.close()
+            try:
+                await self._close_membership()
+            finally:
+                if self._client is not None:
+                    await self._client.close()
+
+    async def _close_membership(self) -> None:
+        membership, self._membership = self._membership, None
+        if membership is not None:
+            await membership.close()
+        closing, self._closing_memberships = self._closing_memberships, []
+        if closing:
+            await asyncio.wait(closing)
+
+    def _maybe_start_membership(self) -> None:
+        """Start group membership once started, subscribed and with a ``group_id``."""
+        if (
+            self._membership is not None
+            or self._state != "started"
+            or self._config.group_id is None
+            or self._client is None
+            or self._offsets is None
+            or not self._subscriptions.partitions_auto_assigned
+        ):
+            return
+        hooks = MembershipHooks(
+            commit_revoked=self._commit_revoked, stop_fetching=self._stop_fetching
+        )
+        self._membership = create_membership(
+            self._client, self._subscriptions, self._config, self._offsets, hooks
+        )
+        self._membership.start()
+
+    async def _commit_revoked(self, partitions: list[TopicPartition]) -> None:
+        # MembershipHooks.commit_revoked: with auto-commit, commit what was consumed
+        # of partitions about to be revoked, while this member still owns them.
+        if not self._config.enable_auto_commit:
+            return
+        wanted = set(partitions)
+        changed = {
+            tp: om
+            for tp, om in self._consumed_offsets().items()
+            if tp in wanted and self._last_committed.get(tp) != om.offset
+        }
+        if changed:
+            await self._commit_offsets(changed, log_failure=True)
+
+    def _stop_fetching(self, partitions: list[TopicPartition]) -> None:
+        if self._fetcher is not None:
+            self._fetcher.forget(partitions)
+
+    def _poll(self) -> None:
+        # getone/getmany/__anext__: max_poll_interval_ms bookkeeping and fatal errors.
+        membership = self._membership
+        if membership is not None:
+            membership.poll_called()
+            membership.check_errors()
 
     async def __aenter__(self) -> AIOKafkaConsumer[KT, VT]:
         await self.start()
@@ -193,11 +257,11 @@ class AIOKafkaConsumer(Generic[KT, VT]):
 
         Without a ``group_id`` every partition of the matching topics is assigned
         (resolved on :meth:`start` and on the next getone/getmany). With a
-        ``group_id`` partitions come from group membership, which this version does
-        not implement yet.
+        ``group_id`` the group assigns partitions (see the module docstring) and
+        ``listener`` is told about every change.
 
         Raises:
-            IllegalStateError: after :meth:`assign`, or with a ``group_id``.
+            IllegalStateError: after :meth:`assign`.
             ValueError: neither or both of ``topics`` and ``pattern``.
             TypeError: ``listener`` is not a ConsumerRebalanceListener.
         """
@@ -206,24 +270,25 @@ class AIOKafkaConsumer(Generic[KT, VT]):
             raise ValueError("subscribe: pass either topics or pattern, not both or neither")
         if listener is not None and not isinstance(listener, ConsumerRebalanceListener):
             raise TypeError("listener must be a ConsumerRebalanceListener")
-        self._check_group_subscription(subscribing=True)
         if pattern is not None:
             self._subscriptions.subscribe_pattern(pattern, listener)
         else:
             self._subscriptions.subscribe(names, listener)
         self._subscription_version += 1
-
-    def _check_group_subscription(self, subscribing: bool = False) -> None:
-        if self._config.group_id is None:
-            return
-        if subscribing or self._subscriptions.partitions_auto_assigned:
-            raise IllegalStateError(
-                "subscribe() with a group_id needs group membership, which this version "
-                "does not implement yet; use assign() (commits still go to the group)"
-            )
+        if self._membership is None:
+            self._maybe_start_membership()
 
     def unsubscribe(self) -> None:
-        """Drop the subscription (or manual assignment) and every assigned partition."""
+        """Drop the subscription (or manual assignment) and every assigned partition.
+
+        A group member leaves the group (in the background; :meth:`stop` waits for
+        it). The rebalance listener is not called.
+        """
+        membership, self._membership = self._membership, None
+        if membership is not None:
+            self._closing_memberships.append(
+                asyncio.create_task(membership.close(), name="aiokafka-leave-group")
+            )
         self._subscriptions.unsubscribe()
         self._subscription_version += 1
 
@@ -254,6 +319,12 @@ class AIOKafkaConsumer(Generic[KT, VT]):
             subs.change_subscription(matched)
         topics = subs.subscribed_topics
         await client.set_topics(client.topics | topics)
+        if self._config.group_id is not None:
+            # The group assigns the partitions.
+            self._resolved_subscription = self._subscription_version
+            if self._membership is not None:
+                self._membership.subscription_changed()
+            return
         partitions = []
         for topic in sorted(topics):
             for p in sorted(client.cluster.partitions_for_topic(topic) or ()):
@@ -286,6 +357,7 @@ class AIOKafkaConsumer(Generic[KT, VT]):
             aiokafka.errors.CorruptRecordError: the partition's next batch is corrupt.
         """
         _, fetcher, _ = self._started()
+        self._poll()
         if self._resolved_subscription != self._subscription_version:
             await self._ensure_subscription()
         tps = self._partitions_arg(partitions)
@@ -293,7 +365,9 @@ class AIOKafkaConsumer(Generic[KT, VT]):
             record = fetcher.next_record(tps)
             if record is not None:
                 return record
-            await fetcher.wait_for_data(None)
+            await fetcher.wait_for_data(self._wait_slice())
+            # Waiting in getone counts as polling; group errors surface here.
+            self._poll()
 
     async def getmany(
         self,
@@ -322,6 +396,7 @@ class AIOKafkaConsumer(Generic[KT, VT]):
             max_records = self._config.max_poll_records
         elif not isinstance(max_records, int) or isinstance(max_records, bool) or max_records < 1:
             raise ValueError(f"max_records must be a positive int, got {max_records!r}")
+        self._poll()
         if self._resolved_subscription != self._subscription_version:
             await self._ensure_subscription()
         tps = self._partitions_arg(partitions)
@@ -331,11 +406,25 @@ class AIOKafkaConsumer(Generic[KT, VT]):
         deadline = time.monotonic() + timeout_ms / 1000
         while True:
             remaining = deadline - time.monotonic()
-            if remaining <= 0 or not await fetcher.wait_for_data(remaining):
+            if remaining <= 0:
                 return fetcher.drain(tps, max_records)
+            slice_ = self._wait_slice()
+            waited = await fetcher.wait_for_data(
+                remaining if slice_ is None else min(remaining, slice_)
+            )
+            if not waited:
+                return fetcher.drain(tps, max_records)
+            self._poll()
             records = fetcher.drain(tps, max_records)
             if records:
                 return records
+
+    def _wait_slice(self) -> float | None:
+        # A group member wakes up now and then while waiting for records, to note
+        # the poll (max_poll_interval_ms) and to raise fatal group errors.
+        if self._membership is None:
+            return None
+        return min(1.0, self._config.heartbeat_interval_ms / 1000)
 
     def __aiter__(self) -> AsyncIterator[ConsumerRecord[KT, VT]]:
         return self
@@ -343,6 +432,8 @@ class AIOKafkaConsumer(Generic[KT, VT]):
     async def __anext__(self) -> ConsumerRecord[KT, VT]:
         fetcher = self._fetcher
         if fetcher is not None:
+            if self._membership is not None:
+                self._membership.poll_called()
             record = fetcher.next_record_fast()
             if record is not None:
                 return record
@@ -586,16 +677,49 @@ class AIOKafkaConsumer(Generic[KT, VT]):
             ValueError: ``offsets`` is malformed.
             aiokafka.errors.CommitFailedError: the group refused the commit.
         """
-        _, _, client_offsets = self._started()
+        self._started()
         if self._config.group_id is None:
             raise IllegalOperation("commit() requires group_id")
         if offsets is None:
             to_commit = self._consumed_offsets()
         else:
             to_commit = self._normalize_offsets(offsets)
-        await client_offsets.commit(to_commit)
+        await self._commit_offsets(to_commit)
+
+    async def _commit_offsets(
+        self, to_commit: dict[TopicPartition, OffsetAndMetadata], log_failure: bool = False
+    ) -> None:
+        # Group members commit with their generation and member id (the membership
+        # waits for a running rebalance); others make standalone commits.
+        try:
+            if self._membership is not None:
+                generic: dict[TopicPartition, object] = dict(to_commit)
+                await self._membership.commit(generic)
+            elif self._offsets is not None:
+                await self._offsets.commit(to_commit)
+        except KafkaError as exc:
+            if not log_failure:
+                raise
+            log.warning("Commit of %d partitions failed: %r", len(to_commit), exc)
+            return
         for tp, om in to_commit.items():
             self._last_committed[tp] = om.offset
+
+    def group_metadata(self) -> ConsumerGroupMetadata:
+        """The group membership as known now, for ``send_offsets_to_transaction``.
+
+        Without a subscription (``assign()``) or before joining, the generation is
+        -1 and the member id empty.
+
+        Raises:
+            IllegalOperation: no ``group_id``.
+        """
+        group_id = self._config.group_id
+        if group_id is None:
+            raise IllegalOperation("group_metadata() requires group_id")
+        if self._membership is not None:
+            return self._membership.group_metadata()
+        return ConsumerGroupMetadata(group_id, -1, "", self._config.group_instance_id)
 
     def _consumed_offsets(self) -> dict[TopicPartition, OffsetAndMetadata]:
         return {
@@ -636,8 +760,7 @@ class AIOKafkaConsumer(Generic[KT, VT]):
         return out
 
     async def _commit_consumed(self, final: bool = False) -> None:
-        offsets = self._offsets
-        if offsets is None:
+        if self._offsets is None:
             return
         changed = {
             tp: om
@@ -647,13 +770,10 @@ class AIOKafkaConsumer(Generic[KT, VT]):
         if not changed:
             return
         try:
-            await offsets.commit(changed)
+            await self._commit_offsets(changed)
         except KafkaError as exc:
             level = logging.WARNING if final else logging.INFO
             log.log(level, "Auto-commit of %d partitions failed: %r", len(changed), exc)
-            return
-        for tp, om in changed.items():
-            self._last_committed[tp] = om.offset
 
     async def _auto_commit_loop(self) -> None:
         interval = self._config.auto_commit_interval_ms / 1000

@@ -307,11 +307,7 @@ class OffsetsClient:
                         continue
                     exc = for_code(p.error_code)(f"OffsetCommit {tp} for group {group!r}")
                     if isinstance(exc, _COMMIT_FAILED):
-                        raise CommitFailedError(
-                            f"Commit cannot be completed: {exc!r}. The group has active "
-                            "members or rebalanced; the partitions may belong to another "
-                            "member now."
-                        ) from exc
+                        raise CommitFailedError(_commit_failed_text(exc, member_id)) from exc
                     error = error or exc
             if error is not None:
                 raise error
@@ -319,6 +315,21 @@ class OffsetsClient:
         await self._client.call_with_retry(
             attempt, self._deadline(timeout_ms), coordinator=(group, CoordinatorType.GROUP)
         )
+
+
+def _commit_failed_text(exc: KafkaError, member_id: str) -> str:
+    if not member_id:
+        return (
+            f"Commit cannot be completed: {exc!r}. The group has active members or "
+            "rebalanced; the partitions may belong to another member now."
+        )
+    return (
+        f"Commit cannot be completed: {exc!r}. The consumer was removed from the group "
+        "or the group rebalanced, so the partitions may belong to another member now. "
+        "If getone()/getmany() were not called for longer than max_poll_interval_ms, "
+        "increase max_poll_interval_ms or reduce max_poll_records; then poll again to "
+        "rejoin."
+    )
 
 
 def _epoch(offset: OffsetAndMetadata) -> int:
