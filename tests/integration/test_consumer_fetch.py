@@ -319,5 +319,3 @@ async def test_subscribe_without_group_assigns_all_partitions(
         assert c.subscription() == {topic}
         with pytest.raises(IllegalStateError):
             c.assign([TopicPartition(topic, 0)])
-    with pytest.raises(IllegalStateError, match="group membership"):
-        consumer(kafka, group_id="g").subscribe([topic])
