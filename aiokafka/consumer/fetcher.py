@@ -2,8 +2,8 @@
 
 Tasks (see ``docs/DESIGN.md``): :meth:`Fetcher.start` starts the *fetch loop*. The
 loop owns one request task per broker with a Fetch in flight (at most one per
-broker, which incremental fetch sessions require) and awaits them in
-:meth:`Fetcher.close`. Each turn the loop
+broker, which incremental fetch sessions require) and at most one validation
+task, and :meth:`Fetcher.close` cancels and awaits them all. Each turn the loop
 
 1. makes sure the client tracks the metadata of the assigned topics;
 2. resolves missing positions (committed offset, else ``auto_offset_reset``);
@@ -206,8 +206,13 @@ class Fetcher:
     async def _track_topics(self) -> None:
         version = self._subs.assignment_version
         if version != self._tracked_version or self._refresh_wanted:
-            wanted = {tp.topic for tp in self._subs.assigned_partitions()}
+            assigned = self._subs.assigned_partitions()
+            wanted = {tp.topic for tp in assigned}
             self._tracked_version = version
+            self._validator.retain(assigned)
+            for table in (self._preferred_epoch, self._fetched_from):
+                for tp in [tp for tp in table if tp not in assigned]:
+                    del table[tp]
             try:
                 if self._refresh_wanted:
                     self._refresh_wanted = False

@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import logging
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from aiokafka.errors import (
@@ -96,6 +96,7 @@ class Check(NamedTuple):
     """One partition in an OffsetForLeaderEpoch request."""
 
     tp: TopicPartition
+    state: PartitionState
     state_epoch: int
     position: int
     position_epoch: int
@@ -115,11 +116,12 @@ class PositionValidator:
 
     def __init__(self, subscriptions: SubscriptionState) -> None:
         self._subs = subscriptions
-        # tp -> (PartitionState.epoch, leader epoch) the position was last checked
-        # under; a new PartitionState.epoch means the position was moved from outside.
-        self._checked: dict[TopicPartition, tuple[int, int]] = {}
-        # tp -> PartitionState.epoch when validation became necessary.
-        self._pending: dict[TopicPartition, int] = {}
+        # tp -> (state, state.epoch, leader epoch) the position was last checked
+        # under; another state object or epoch means the position was moved from
+        # outside (seek, reset, reassignment).
+        self._checked: dict[TopicPartition, tuple[PartitionState, int, int]] = {}
+        # tp -> (state, state.epoch) when validation became necessary.
+        self._pending: dict[TopicPartition, tuple[PartitionState, int]] = {}
         self.requests_sent = 0
         self.truncations = 0
 
@@ -135,47 +137,48 @@ class PositionValidator:
         """
         pending = self._pending.get(tp)
         if pending is not None:
-            if pending == state.epoch:
+            if pending == (state, state.epoch):
                 return True
             del self._pending[tp]  # the user moved the position: judge it afresh
         seen = self._checked.get(tp)
-        if seen is not None and seen[0] == state.epoch and leader_epoch <= seen[1]:
+        if seen is not None and seen[:2] == (state, state.epoch) and leader_epoch <= seen[2]:
             return False
         # New position, or the leader changed since the position was checked.
         if state.position_epoch is None or state.position_epoch < 0 or leader_epoch < 0:
-            self._checked[tp] = (state.epoch, leader_epoch)
+            self._checked[tp] = (state, state.epoch, leader_epoch)
             return False
-        self._pending[tp] = state.epoch
+        self._pending[tp] = (state, state.epoch)
         return True
 
     def is_pending(self, tp: TopicPartition, state: PartitionState) -> bool:
         """``tp`` waits for validation (its fetched data must not be used)."""
-        return self._pending.get(tp) == state.epoch
+        return self._pending.get(tp) == (state, state.epoch)
 
     def pending(self) -> list[TopicPartition]:
         """Partitions waiting for validation whose position did not move meanwhile."""
         out = []
-        for tp, epoch in list(self._pending.items()):
+        for tp, mark in list(self._pending.items()):
             state = self._subs.get(tp)
-            if state is None or state.epoch != epoch:
+            if state is None or mark != (state, state.epoch):
                 del self._pending[tp]
             else:
                 out.append(tp)
         return out
 
-    def forget(self, partitions: Iterable[TopicPartition]) -> None:
-        """Drop the bookkeeping of ``partitions`` (unassigned)."""
-        for tp in partitions:
-            self._checked.pop(tp, None)
-            self._pending.pop(tp, None)
+    def retain(self, assigned: Collection[TopicPartition]) -> None:
+        """Drop the bookkeeping of partitions no longer assigned (a partition assigned
+        again gets a fresh state whose epochs must not match old entries)."""
+        for table in (self._checked, self._pending):
+            for tp in [tp for tp in table if tp not in assigned]:
+                del table[tp]
 
     def skip(self, tps: Iterable[TopicPartition], cluster: ClusterMetadata) -> None:
         """Take the positions of ``tps`` as valid (the broker cannot validate them)."""
         for tp in tps:
             state = self._subs.get(tp)
-            if state is not None and self._pending.get(tp) == state.epoch:
+            if state is not None and self._pending.get(tp) == (state, state.epoch):
                 del self._pending[tp]
-                self._checked[tp] = (state.epoch, cluster.leader_epoch(tp))
+                self._checked[tp] = (state, state.epoch, cluster.leader_epoch(tp))
 
     # -- requests -----------------------------------------------------------------------
 
@@ -243,7 +246,12 @@ class PositionValidator:
                 continue
             per_node.setdefault(leader, []).append(
                 Check(
-                    tp, state.epoch, state.position, state.position_epoch, cluster.leader_epoch(tp)
+                    tp,
+                    state,
+                    state.epoch,
+                    state.position,
+                    state.position_epoch,
+                    cluster.leader_epoch(tp),
                 )
             )
         return per_node, leaderless
@@ -291,7 +299,7 @@ class PositionValidator:
                     continue
                 answered.add(tp)
                 state = self._subs.get(tp)
-                if state is None or state.epoch != check.state_epoch:
+                if state is not check.state or state.epoch != check.state_epoch:
                     continue  # moved or unassigned while we asked
                 verdict = judge(check.position, p.error_code, p.end_offset, p.leader_epoch)
                 if verdict is Verdict.RETRY:
@@ -300,7 +308,7 @@ class PositionValidator:
                     continue
                 self._pending.pop(tp, None)
                 if verdict is Verdict.VALID:
-                    self._checked[tp] = (state.epoch, check.current_leader_epoch)
+                    self._checked[tp] = (state, state.epoch, check.current_leader_epoch)
                 elif verdict is Verdict.FAILED:
                     errors[tp] = for_code(p.error_code)(f"OffsetForLeaderEpoch {tp}")
                 else:
@@ -349,5 +357,5 @@ class PositionValidator:
         )
         self._subs.seek(tp, end_offset, end_epoch)
         state = self._subs.state(tp)
-        self._checked[tp] = (state.epoch, check.current_leader_epoch)
+        self._checked[tp] = (state, state.epoch, check.current_leader_epoch)
         return None
