@@ -22,6 +22,14 @@ What happens to a partition's batch after a response is decided by one table
 * retriable errors: retry after ``retry_backoff_ms`` until ``delivery_timeout_ms``;
   invalid-metadata errors first apply the KIP-951 leader hint or refresh metadata.
 * anything else: fail only that batch's futures with the typed error.
+
+Transactional producers (``txn`` given): the transaction manager owns the producer
+id (no InitProducerId here). Before draining, partitions with queued batches that
+the coordinator does not know yet are added with one AddPartitionsToTxn, and
+:meth:`RecordAccumulator.drain` vetoes batches of partitions still not added. A
+batch that fails for good makes the transaction abortable (or the producer fenced);
+while the transaction is abortable or aborting, queued batches fail with
+:class:`~aiokafka.errors.TransactionAbortedError` instead of being sent.
 """
 
 from __future__ import annotations
@@ -39,11 +47,14 @@ from aiokafka.errors import (
     KafkaError,
     KafkaTimeoutError,
     NoBrokersAvailable,
+    TransactionAbortedError,
     for_code,
 )
 from aiokafka.producer.accumulator import ProducerBatch, RecordAccumulator
 from aiokafka.producer.config import ProducerConfig
 from aiokafka.producer.idempotence import ProducerIdState
+from aiokafka.producer.transactions import TransactionManager
+from aiokafka.producer.txn_state import TxnState
 from aiokafka.protocol.messages import (
     InitProducerIdRequest,
     PartitionProduceData,
@@ -94,6 +105,7 @@ class Sender:
         accumulator: Where batches wait.
         config: The producer's config.
         id_state: Producer id and sequences, or ``None`` without idempotence.
+        txn: The transaction manager of a transactional producer.
     """
 
     def __init__(
@@ -102,11 +114,13 @@ class Sender:
         accumulator: RecordAccumulator,
         config: ProducerConfig,
         id_state: ProducerIdState | None,
+        txn: TransactionManager | None = None,
     ) -> None:
         self._client = client
         self._acc = accumulator
         self._config = config
         self._ids = id_state
+        self._txn = txn
         self._acks: int = config.acks
         self._request_timeout_ms = config.request_timeout_ms
         self._max_in_flight = config.max_in_flight_requests_per_connection
@@ -181,7 +195,13 @@ class Sender:
         for batch in self._acc.expired(now):
             self._fail(batch, self._timeout_error(batch))
         ids = self._ids
-        if ids is not None and not ids.has_producer_id:
+        can_send = None
+        if self._txn is not None:
+            wait = await self._transaction_step()
+            if wait is not None:
+                return wait
+            can_send = self._txn_can_send
+        elif ids is not None and not ids.has_producer_id:
             if self.fatal_error is not None:
                 self._fail_queued(self.fatal_error)
                 return float("inf")
@@ -205,11 +225,56 @@ class Sender:
         limit = self._max_in_flight
         nodes = {n for n in nodes if self._in_flight.get(n, 0) < limit}
         if nodes:
-            for node, batches in self._acc.drain(
-                cluster, nodes, self._config.max_request_size, now
-            ).items():
+            max_size = self._config.max_request_size
+            drained = (
+                self._acc.drain(cluster, nodes, max_size, now)
+                if can_send is None
+                else self._acc.drain(cluster, nodes, max_size, now, can_send)
+            )
+            for node, batches in drained.items():
                 self._dispatch(node, batches)
+        if self._txn is not None and self._txn.state.pending:
+            # Partitions that arrived while AddPartitionsToTxn was in flight, or
+            # whose add timed out: the next pass adds them.
+            next_check = min(next_check, self._retry_backoff)
         return next_check
+
+    # -- transactions -------------------------------------------------------------------
+
+    def _txn_can_send(self, batch: ProducerBatch) -> bool:
+        txn = self._txn
+        assert txn is not None
+        return txn.state.is_added(batch.tp)
+
+    async def _transaction_step(self) -> float | None:
+        """Transactional duties before draining; a delay to sleep, or ``None`` to go
+        on and drain."""
+        txn = self._txn
+        ids = self._ids
+        assert txn is not None and ids is not None
+        state = txn.state
+        if state.fatal_error is not None:
+            self._fail_queued(state.fatal_error)
+            return float("inf")
+        if state.state in (TxnState.ABORTABLE_ERROR, TxnState.ABORTING):
+            self.abort_queued(state.abortable_error)
+            return float("inf")
+        if not ids.has_producer_id:
+            return float("inf")  # the abort bumps the epoch; nothing may go out before
+        queued = self._acc.all_queued()
+        if queued and (state.maybe_add({b.tp for b in queued}) or state.pending):
+            await txn.add_pending_partitions()
+        return None
+
+    def abort_queued(self, cause: BaseException | None) -> None:
+        """Fail every queued (not in flight) batch: its transaction is being aborted."""
+        for batch in self._acc.expired(float("inf")):
+            exc = TransactionAbortedError(
+                f"{batch.record_count} record(s) for {batch.tp} were not sent: the "
+                f"transaction is aborted ({cause!r})"
+            )
+            exc.__cause__ = cause
+            self._fail(batch, exc)
 
     # -- producer id --------------------------------------------------------------------
 
@@ -374,6 +439,11 @@ class Sender:
         if batch.producer_epoch == ids.producer_epoch and ids.is_next_expected(
             batch.tp, batch.base_sequence
         ):
+            if self._txn is not None:
+                # A transactional producer bumps its epoch only when it aborts: the
+                # transaction cannot commit without this batch.
+                self._fail(batch, exc)
+                return
             log.warning(
                 "%s for the first unacknowledged batch of %s: bumping the producer epoch",
                 type(exc).__name__,
@@ -399,6 +469,8 @@ class Sender:
             # Its sequence will never reach the broker: later batches of the
             # partition would be out of order forever without a new epoch.
             self._ids.request_bump()
+        if self._txn is not None and not isinstance(exc, TransactionAbortedError):
+            self._txn.on_produce_error(exc)
         self._acc.fail(batch, exc)
 
     def _fail_queued(self, exc: KafkaError) -> None:

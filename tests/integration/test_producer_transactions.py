@@ -1,0 +1,317 @@
+"""Transactional producer against a real broker: commit/abort visibility for three
+read_committed consumers (ours, confluent-kafka, kafka-python), fencing, illegal
+transitions, the context manager and send_offsets_to_transaction."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+
+from aiokafka.consumer.consumer import AIOKafkaConsumer
+from aiokafka.errors import (
+    IllegalStateError,
+    KafkaError,
+    ProducerFenced,
+    TransactionAbortedError,
+    TransactionErrorKind,
+    transaction_error_kind,
+)
+from aiokafka.producer import AIOKafkaProducer
+from aiokafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
+from tools.kafka.rig import KafkaCluster
+
+NewTopic = Callable[..., str]
+
+pytestmark = pytest.mark.timeout(180)
+
+
+def txn_id() -> str:
+    return f"txn-{uuid.uuid4().hex}"
+
+
+async def txn_producer(kafka: KafkaCluster, tid: str | None = None, **kw: Any) -> AIOKafkaProducer:
+    kw.setdefault("linger_ms", 2)
+    producer = AIOKafkaProducer(
+        bootstrap_servers=kafka.bootstrap_servers, transactional_id=tid or txn_id(), **kw
+    )
+    await producer.start()
+    return producer
+
+
+@pytest.fixture
+async def producer(kafka: KafkaCluster) -> AsyncIterator[AIOKafkaProducer]:
+    p = await txn_producer(kafka)
+    yield p
+    await p.stop()
+
+
+async def read_ours(
+    kafka: KafkaCluster, topic: str, partitions: int, isolation: str, until: int
+) -> dict[int, list[bytes]]:
+    """Values per partition, read from the start until every partition's position
+    reaches its end offset and ``until`` records were seen (bounded)."""
+    tps = [TopicPartition(topic, p) for p in range(partitions)]
+    out: dict[int, list[bytes]] = {p: [] for p in range(partitions)}
+    async with AIOKafkaConsumer(
+        bootstrap_servers=kafka.bootstrap_servers,
+        isolation_level=isolation,
+        auto_offset_reset="earliest",
+        fetch_max_wait_ms=100,
+    ) as consumer:
+        consumer.assign(tps)
+        ends = await consumer.end_offsets(tps)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            for tp, records in (await consumer.getmany(timeout_ms=200)).items():
+                out[tp.partition].extend(r.value for r in records if r.value is not None)
+            positions = [await consumer.position(tp) for tp in tps]
+            if sum(map(len, out.values())) >= until and all(
+                pos >= ends[tp] for pos, tp in zip(positions, tps, strict=True)
+            ):
+                break
+    return out
+
+
+def read_confluent(
+    kafka: KafkaCluster, topic: str, partitions: int, until: int
+) -> dict[int, list[bytes]]:
+    from confluent_kafka import Consumer
+    from confluent_kafka import TopicPartition as CTopicPartition
+
+    consumer = Consumer(
+        {
+            "bootstrap.servers": kafka.bootstrap_servers,
+            "group.id": f"reader-{uuid.uuid4().hex}",
+            "enable.auto.commit": False,
+            "isolation.level": "read_committed",
+            "enable.partition.eof": True,
+        }
+    )
+    out: dict[int, list[bytes]] = {p: [] for p in range(partitions)}
+    try:
+        consumer.assign([CTopicPartition(topic, p, 0) for p in range(partitions)])
+        eof: set[int] = set()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            for msg in consumer.consume(num_messages=1000, timeout=0.3):
+                if msg.error():
+                    if msg.error().code() == -191:  # _PARTITION_EOF
+                        eof.add(msg.partition())
+                        continue
+                    raise RuntimeError(str(msg.error()))
+                out[msg.partition()].append(msg.value())
+            if len(eof) == partitions and sum(map(len, out.values())) >= until:
+                break
+        return out
+    finally:
+        consumer.close()
+
+
+def read_kafka_python(
+    kafka: KafkaCluster, topic: str, partitions: int, until: int
+) -> dict[int, list[bytes]]:
+    from kafka import KafkaConsumer
+    from kafka import TopicPartition as KTopicPartition
+
+    consumer = KafkaConsumer(
+        bootstrap_servers=kafka.bootstrap_servers,
+        enable_auto_commit=False,
+        isolation_level="read_committed",
+    )
+    out: dict[int, list[bytes]] = {p: [] for p in range(partitions)}
+    try:
+        tps = [KTopicPartition(topic, p) for p in range(partitions)]
+        consumer.assign(tps)
+        consumer.seek_to_beginning(*tps)
+        ends = consumer.end_offsets(tps)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            for tp, records in consumer.poll(timeout_ms=300).items():
+                out[tp.partition].extend(r.value for r in records)
+            if sum(map(len, out.values())) >= until and all(
+                consumer.position(tp) >= ends[tp] for tp in tps
+            ):
+                break
+        return out
+    finally:
+        consumer.close()
+
+
+async def test_commit_visible_abort_invisible_to_read_committed(
+    kafka: KafkaCluster, new_topic: NewTopic, producer: AIOKafkaProducer
+) -> None:
+    topic = new_topic(partitions=2)
+    committed = {p: [b"c-%d-%d" % (p, i) for i in range(20)] for p in range(2)}
+    aborted = {p: [b"a-%d-%d" % (p, i) for i in range(20)] for p in range(2)}
+    after = {p: [b"after-%d" % p] for p in range(2)}
+
+    producer.begin_transaction()
+    futures = [await producer.send(topic, v, partition=p) for p in range(2) for v in committed[p]]
+    await producer.commit_transaction()
+    assert all(f.done() and f.exception() is None for f in futures)
+
+    producer.begin_transaction()
+    for p in range(2):
+        for v in aborted[p]:
+            await producer.send(topic, v, partition=p)
+    await producer.flush()  # the aborted records are really in the log
+    await producer.abort_transaction()
+
+    # A committed transaction after the aborted one: readers see where the log ends.
+    producer.begin_transaction()
+    for p in range(2):
+        await producer.send(topic, after[p][0], partition=p)
+    await producer.commit_transaction()
+
+    expected = {p: committed[p] + after[p] for p in range(2)}
+    total = sum(map(len, expected.values()))
+    assert await read_ours(kafka, topic, 2, "read_committed", total) == expected
+    uncommitted = await read_ours(kafka, topic, 2, "read_uncommitted", 82)
+    assert uncommitted == {p: committed[p] + aborted[p] + after[p] for p in range(2)}
+    assert await asyncio.to_thread(read_confluent, kafka, topic, 2, total) == expected
+    assert await asyncio.to_thread(read_kafka_python, kafka, topic, 2, total) == expected
+
+
+async def test_abort_fails_buffered_records(
+    kafka: KafkaCluster, new_topic: NewTopic
+) -> None:
+    topic = new_topic()
+    producer = await txn_producer(kafka, linger_ms=60000, max_batch_size=1 << 20)
+    try:
+        producer.begin_transaction()
+        fut = await producer.send(topic, b"never", partition=0)
+        await producer.abort_transaction()
+        with pytest.raises(TransactionAbortedError):
+            await fut
+        async with producer.transaction():
+            await producer.send(topic, b"kept", partition=0)
+    finally:
+        await producer.stop()
+    assert await read_ours(kafka, topic, 1, "read_committed", 1) == {0: [b"kept"]}
+    assert await read_ours(kafka, topic, 1, "read_uncommitted", 1) == {0: [b"kept"]}
+
+
+async def test_illegal_transitions(
+    kafka: KafkaCluster, new_topic: NewTopic, producer: AIOKafkaProducer
+) -> None:
+    topic = new_topic()
+    with pytest.raises(IllegalStateError, match="begin_transaction"):
+        await producer.send(topic, b"x")
+    with pytest.raises(IllegalStateError, match="commit_transaction"):
+        await producer.commit_transaction()
+    with pytest.raises(IllegalStateError, match="abort_transaction"):
+        await producer.abort_transaction()
+    with pytest.raises(IllegalStateError, match="send_offsets_to_transaction"):
+        await producer.send_offsets_to_transaction({TopicPartition(topic, 0): 1}, "g")
+    producer.begin_transaction()
+    with pytest.raises(IllegalStateError, match="already open"):
+        producer.begin_transaction()
+    with pytest.raises(TypeError, match="group_id"):
+        await producer.send_offsets_to_transaction({}, 42)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="offsets"):
+        await producer.send_offsets_to_transaction({TopicPartition(topic, 0): "1"}, "g")  # type: ignore[dict-item]
+    with pytest.raises(ValueError, match="offsets"):
+        await producer.send_offsets_to_transaction({TopicPartition(topic, 0): -1}, "g")
+    await producer.send(topic, b"ok")
+    await producer.commit_transaction()
+    # Idempotent (not transactional) producers have no transactions.
+    async with AIOKafkaProducer(bootstrap_servers=kafka.bootstrap_servers) as plain:
+        with pytest.raises(IllegalStateError, match="transactional_id"):
+            plain.begin_transaction()
+    not_started = AIOKafkaProducer(bootstrap_servers=kafka.bootstrap_servers, transactional_id="x")
+    with pytest.raises(IllegalStateError, match="start"):
+        not_started.begin_transaction()
+
+
+async def test_context_manager_commits_and_aborts(
+    kafka: KafkaCluster, new_topic: NewTopic, producer: AIOKafkaProducer
+) -> None:
+    topic = new_topic()
+    async with producer.transaction():
+        await producer.send(topic, b"one", partition=0)
+    with pytest.raises(RuntimeError, match="boom"):
+        async with producer.transaction():
+            await producer.send(topic, b"two", partition=0)
+            await producer.flush()
+            raise RuntimeError("boom")
+    async with producer.transaction():
+        await producer.send(topic, b"three", partition=0)
+    assert await read_ours(kafka, topic, 1, "read_committed", 2) == {0: [b"one", b"three"]}
+    uncommitted = await read_ours(kafka, topic, 1, "read_uncommitted", 3)
+    assert uncommitted == {0: [b"one", b"two", b"three"]}
+
+
+async def test_second_producer_fences_the_first(kafka: KafkaCluster, new_topic: NewTopic) -> None:
+    topic = new_topic()
+    tid = txn_id()
+    first = await txn_producer(kafka, tid)
+    second: AIOKafkaProducer | None = None
+    try:
+        first.begin_transaction()
+        for i in range(5):
+            await first.send(topic, b"zombie-%d" % i, partition=0)
+        await first.flush()
+        second = await txn_producer(kafka, tid)
+        with pytest.raises(ProducerFenced) as info:
+            await first.commit_transaction()
+        assert transaction_error_kind(info.value) is TransactionErrorKind.FATAL
+        # Fenced is final: every later call fails fast with it.
+        with pytest.raises(ProducerFenced):
+            first.begin_transaction()
+        with pytest.raises(ProducerFenced):
+            await first.send(topic, b"later", partition=0)
+        with pytest.raises(ProducerFenced):
+            await first.abort_transaction()
+        async with second.transaction():
+            await second.send(topic, b"new", partition=0)
+    finally:
+        await first.stop()
+        if second is not None:
+            await second.stop()
+    # The first producer's open transaction was aborted by the second's start.
+    assert await read_ours(kafka, topic, 1, "read_committed", 1) == {0: [b"new"]}
+    uncommitted = await read_ours(kafka, topic, 1, "read_uncommitted", 6)
+    assert uncommitted[0][:5] == [b"zombie-%d" % i for i in range(5)]
+
+
+async def _committed(
+    kafka: KafkaCluster, group: str, tps: list[TopicPartition]
+) -> dict[TopicPartition, int | None]:
+    async with AIOKafkaConsumer(
+        bootstrap_servers=kafka.bootstrap_servers, group_id=group, enable_auto_commit=False
+    ) as consumer:
+        consumer.assign(tps)
+        return {tp: await consumer.committed(tp) for tp in tps}
+
+
+@pytest.mark.parametrize("as_metadata", [False, True], ids=["group-id", "group-metadata"])
+async def test_send_offsets_to_transaction(
+    kafka: KafkaCluster, new_topic: NewTopic, producer: AIOKafkaProducer, as_metadata: bool
+) -> None:
+    src = new_topic(partitions=2)
+    out = new_topic()
+    group = f"g-{uuid.uuid4().hex}"
+    tps = [TopicPartition(src, 0), TopicPartition(src, 1)]
+    arg: str | ConsumerGroupMetadata = ConsumerGroupMetadata(group) if as_metadata else group
+
+    async with producer.transaction():
+        await producer.send(out, b"r", partition=0)
+        await producer.send_offsets_to_transaction(
+            {tps[0]: 5, tps[1]: OffsetAndMetadata(7, "meta")}, arg
+        )
+    assert await _committed(kafka, group, tps) == {tps[0]: 5, tps[1]: 7}
+
+    producer.begin_transaction()
+    await producer.send_offsets_to_transaction({tps[0]: 50, tps[1]: 70}, arg)
+    await producer.abort_transaction()
+    assert await _committed(kafka, group, tps) == {tps[0]: 5, tps[1]: 7}
+
+    # Offsets alone (no records) still commit.
+    async with producer.transaction():
+        await producer.send_offsets_to_transaction({tps[0]: 9}, arg)
+    assert await _committed(kafka, group, tps) == {tps[0]: 9, tps[1]: 7}
