@@ -7,6 +7,12 @@ new sends, sends everything buffered (bounded by ``delivery_timeout_ms`` or the
 ``timeout`` argument), cancels the sender and its request tasks, fails whatever is
 left with :class:`~aiokafka.errors.ProducerClosed`, and closes the connections.
 
+Transactions (``transactional_id``): :meth:`start` also runs InitProducerId (which
+fences older producers with the same id); then records are sent only between
+:meth:`begin_transaction` and :meth:`commit_transaction`/:meth:`abort_transaction`
+(or inside ``async with producer.transaction():``). The requests and states live in
+``transactions.py`` and ``txn_state.py``.
+
 Hot path: ``send()`` serializes, picks a partition from a per-topic cache, and
 appends to the partition's open batch synchronously (no task, no lock, no await
 unless metadata or buffer memory is missing). Record futures are resolved in bulk
@@ -17,7 +23,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -40,8 +47,14 @@ from aiokafka.producer.config import ProducerConfig
 from aiokafka.producer.idempotence import ProducerIdState
 from aiokafka.producer.partitioner import StickyPartitionState, murmur2_partition
 from aiokafka.producer.sender import Sender
+from aiokafka.producer.transactions import TransactionManager
 from aiokafka.record import DefaultRecordBatchBuilder, DefaultRecordMetadata
-from aiokafka.structs import RecordMetadata, TopicPartition
+from aiokafka.structs import (
+    ConsumerGroupMetadata,
+    OffsetAndMetadata,
+    RecordMetadata,
+    TopicPartition,
+)
 
 __all__ = ["AIOKafkaProducer", "BatchBuilder"]
 
@@ -176,9 +189,11 @@ class AIOKafkaProducer:
             else None
         )
         self._state = "new"  # new -> running -> closing -> closed
-        # One flag for the hot path: running, and no transactional_id (transactions
-        # are not implemented yet). Everything else is checked by _check_running().
+        # One flag for the hot path: running, and no transactional_id (transactional
+        # sends also check the transaction state). Everything else is checked by
+        # _check_running().
         self._accepting = False
+        self._txn: TransactionManager | None = None
         self._client: AIOKafkaClient | None = None
         self._sender: Sender | None = None
         self._acc: RecordAccumulator | None = None
@@ -230,8 +245,24 @@ class AIOKafkaProducer:
             wakeup=self._wakeup,
             on_batch_closed=self._on_batch_closed,
         )
-        self._sender = Sender(self._client, self._acc, config, self._ids)
+        if config.transactional_id is not None:
+            assert self._ids is not None  # transactional_id requires idempotence
+            self._txn = TransactionManager(
+                self._client,
+                self._ids,
+                config.transactional_id,
+                config.transaction_timeout_ms,
+                config.max_block_ms,
+            )
+        self._sender = Sender(self._client, self._acc, config, self._ids, self._txn)
         self._sender.start()
+        if self._txn is not None:
+            try:
+                await self._txn.initialize()
+            except BaseException:
+                # Shielded and bounded: a failed start must not leave tasks behind.
+                await asyncio.shield(self.stop(timeout=0))
+                raise
         self._accepting = config.transactional_id is None
         log.debug("Producer started (idempotent=%s, acks=%s)", self._ids is not None, config.acks)
 
@@ -283,15 +314,12 @@ class AIOKafkaProducer:
         await self.stop()
 
     def _check_running(self, sending: bool = False) -> None:
-        if sending and self._config.transactional_id is not None:
-            raise IllegalStateError(
-                "transactional sends need begin_transaction(), which this version does not "
-                "implement yet; drop transactional_id for idempotent sends"
-            )
         if self._state == "running":
             fatal = self._sender.fatal_error if self._sender is not None else None
             if fatal is not None:
                 raise fatal
+            if sending and self._txn is not None:
+                self._txn.state.check_send()
             return
         if self._state == "new":
             raise IllegalStateError("AIOKafkaProducer.start() was not called")
@@ -513,6 +541,143 @@ class AIOKafkaProducer:
                     raise KafkaTimeoutError(f"flush() did not finish within {timeout} s")
         finally:
             self._acc.end_flush()
+
+    # -- transactions -------------------------------------------------------------------
+
+    def _transactions(self) -> TransactionManager:
+        if self._txn is None:
+            if self._config.transactional_id is None:
+                raise IllegalStateError(
+                    "transactions need a transactional_id (AIOKafkaProducer(transactional_id=...))"
+                )
+            raise IllegalStateError("AIOKafkaProducer.start() was not called")
+        if self._state != "running":
+            raise ProducerClosed("the producer is stopped")
+        return self._txn
+
+    def begin_transaction(self) -> None:
+        """Open a transaction; records sent until commit/abort belong to it.
+
+        Raises:
+            aiokafka.errors.IllegalStateError: no ``transactional_id``, not started, or
+                a transaction is already open.
+            aiokafka.errors.KafkaError: the fatal error that ended this producer
+                (e.g. :class:`~aiokafka.errors.ProducerFenced`).
+        """
+        self._transactions().begin()
+
+    async def commit_transaction(self) -> None:
+        """Send everything buffered, wait until every record is acknowledged, then
+        commit (EndTxn).
+
+        After a :class:`~aiokafka.errors.KafkaTimeoutError` the outcome is unknown:
+        call ``commit_transaction()`` again (abort is refused then).
+
+        Raises:
+            aiokafka.errors.IllegalStateError: no open transaction.
+            aiokafka.errors.TransactionAbortableError: a record or request of this
+                transaction failed (``__cause__``): call :meth:`abort_transaction`.
+            aiokafka.errors.KafkaError: fatal errors (see
+                :func:`~aiokafka.errors.transaction_error_kind`): close the producer.
+        """
+        txn = self._transactions()
+        txn.state.begin_commit()
+        await self.flush()
+        txn.state.check_commit_ok()
+        await txn.add_pending_partitions()
+        txn.state.check_commit_ok()
+        await txn.end(commit=True)
+
+    async def abort_transaction(self) -> None:
+        """Abort the open transaction: buffered records fail with
+        :class:`~aiokafka.errors.TransactionAbortedError`, sent ones are never shown
+        to ``read_committed`` consumers. Also the way out of an abortable error.
+
+        Raises:
+            aiokafka.errors.IllegalStateError: no open transaction.
+            aiokafka.errors.KafkaError: fatal errors: close the producer.
+        """
+        txn = self._transactions()
+        txn.state.begin_abort()
+        assert self._sender is not None
+        self._sender.abort_queued(txn.state.abortable_error)
+        # Records in flight must have their outcome before EndTxn: a Produce
+        # arriving after the abort marker would start a new transaction.
+        await self.flush()
+        await txn.end(commit=False)
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[None]:
+        """``async with producer.transaction():`` begins a transaction, commits it
+        when the block ends normally, aborts it when the block raises (then the
+        exception propagates)."""
+        self.begin_transaction()
+        try:
+            yield
+        except BaseException:
+            txn = self._txn
+            if txn is not None and txn.state.in_transaction and txn.state.fatal_error is None:
+                # Shielded: a cancelled block must still end its transaction; the abort
+                # itself is bounded by max_block_ms.
+                await asyncio.shield(self.abort_transaction())
+            raise
+        await self.commit_transaction()
+
+    async def send_offsets_to_transaction(
+        self,
+        offsets: Mapping[TopicPartition, int | OffsetAndMetadata],
+        group_id: str | ConsumerGroupMetadata,
+    ) -> None:
+        """Commit consumer offsets as part of the open transaction (the
+        consume-process-produce pattern).
+
+        Args:
+            offsets: Partition -> the next offset to consume (an ``int`` or an
+                :class:`~aiokafka.structs.OffsetAndMetadata`).
+            group_id: The consumer group id, or ``consumer.group_metadata()``
+                (KIP-447: the broker then rejects the commit of a consumer that is no
+                longer a current member of the group).
+
+        Raises:
+            TypeError, ValueError: ``offsets`` or ``group_id`` is malformed.
+            aiokafka.errors.IllegalStateError: no open transaction.
+            aiokafka.errors.CommitFailedError: the consumer's generation/member is no
+                longer current (a zombie): abort the transaction.
+            aiokafka.errors.KafkaError: other errors; the transaction is then abortable
+                or the producer fenced (see ``transaction_error_kind``).
+        """
+        if isinstance(group_id, ConsumerGroupMetadata):
+            group = group_id
+        elif isinstance(group_id, str):
+            group = ConsumerGroupMetadata(group_id)
+        else:
+            raise TypeError(
+                f"group_id must be a str or a ConsumerGroupMetadata, not {type(group_id).__name__}"
+            )
+        if not group.group_id:
+            raise ValueError("group_id must not be empty")
+        checked: dict[TopicPartition, OffsetAndMetadata] = {}
+        if not isinstance(offsets, Mapping):
+            raise TypeError(f"offsets must be a mapping, not {type(offsets).__name__}")
+        for tp, value in offsets.items():
+            if not isinstance(tp, TopicPartition):
+                raise TypeError(f"offsets keys must be TopicPartition, not {type(tp).__name__}")
+            if isinstance(value, OffsetAndMetadata):
+                om = value
+            elif isinstance(value, int) and not isinstance(value, bool):
+                om = OffsetAndMetadata(value, "")
+            else:
+                raise TypeError(
+                    f"offsets[{tp}] must be an int or OffsetAndMetadata, not {type(value).__name__}"
+                )
+            if om.offset < 0:
+                raise ValueError(f"offsets[{tp}] must be >= 0, got {om.offset}")
+            checked[tp] = om
+        txn = self._transactions()
+        if not checked:
+            txn.state.check_offsets()
+            return
+        await txn.send_offsets(checked, group)
 
     # -- metadata -----------------------------------------------------------------------
 
