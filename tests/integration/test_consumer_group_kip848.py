@@ -1,0 +1,417 @@
+"""KIP-848 consumer group protocol against a real Kafka 4.x broker.
+
+The membership (:class:`ConsumerProtocolMembership`) runs on a cluster client, a
+subscription state and an offsets client, as the consumer facade wires it; records are
+read by a manually assigned consumer over the partitions the membership holds.
+Each test group gets a 500 ms heartbeat interval (a group config, KIP-848) so
+rebalances finish in seconds; every wait is bounded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from aiokafka.abc import ConsumerRebalanceListener
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.admin.types import AlterConfigOp, ConfigResource, ConfigResourceType
+from aiokafka.cluster import AIOKafkaClient
+from aiokafka.consumer.config import ConsumerConfig
+from aiokafka.consumer.consumer import AIOKafkaConsumer
+from aiokafka.consumer.group.consumer_protocol import ConsumerProtocolMembership
+from aiokafka.consumer.group.membership import MembershipHooks
+from aiokafka.consumer.group.reconcile import MemberState
+from aiokafka.consumer.offsets import OffsetsClient
+from aiokafka.consumer.subscription import SubscriptionState
+from aiokafka.errors import (
+    CommitFailedError,
+    UnreleasedInstanceIdError,
+    UnsupportedAssignorError,
+)
+from aiokafka.producer.producer import AIOKafkaProducer
+from aiokafka.structs import OffsetAndMetadata, TopicPartition
+from tools.kafka.rig import KafkaCluster
+
+NewTopic = Callable[..., str]
+WAIT = 60.0
+
+
+class Log(ConsumerRebalanceListener):
+    """Records every listener call as (what, partitions)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, frozenset[TopicPartition]]] = []
+
+    def on_partitions_revoked(self, revoked: list[TopicPartition]) -> None:
+        self.calls.append(("revoked", frozenset(revoked)))
+
+    def on_partitions_assigned(self, assigned: list[TopicPartition]) -> None:
+        self.calls.append(("assigned", frozenset(assigned)))
+
+    def on_partitions_lost(self, lost: list[TopicPartition]) -> None:
+        self.calls.append(("lost", frozenset(lost)))
+
+
+class Member:
+    """A membership with its own client, subscription and offsets client."""
+
+    def __init__(self, kafka: KafkaCluster, group: str, topics: list[str], **options: Any) -> None:
+        options.setdefault("group_protocol", "consumer")
+        self.config = ConsumerConfig.from_options(
+            bootstrap_servers=kafka.bootstrap_servers, group_id=group, **options
+        )
+        self.client = AIOKafkaClient(self.config.client)
+        self.subs = SubscriptionState("earliest")
+        self.log = Log()
+        self.subs.subscribe(topics, listener=self.log)
+        self.topics = topics
+        self.committed_on_revoke: list[TopicPartition] = []
+        self.stopped: list[TopicPartition] = []
+        self.offsets = OffsetsClient(self.client, group, self.config.group_instance_id)
+
+        async def commit_revoked(tps: list[TopicPartition]) -> None:
+            self.committed_on_revoke.extend(tps)
+
+        self.membership = ConsumerProtocolMembership(
+            self.client,
+            self.subs,
+            self.config,
+            self.offsets,
+            MembershipHooks(commit_revoked, self.stopped.extend),
+        )
+
+    async def start(self) -> Member:
+        await self.client.start()
+        await self.client.set_topics(self.topics)
+        self.membership.start()
+        return self
+
+    async def close(self) -> None:
+        await self.membership.close()
+        await self.client.close()
+
+    @property
+    def assigned(self) -> frozenset[TopicPartition]:
+        return self.subs.assigned_partitions()
+
+
+async def eventually(what: str, check: Callable[[], bool], timeout: float = WAIT) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}")
+        await asyncio.sleep(0.1)
+
+
+async def fast_group(kafka: KafkaCluster, group: str, session_ms: int = 6000) -> None:
+    """Shorter heartbeat interval and session timeout for one group (KIP-848 group configs)."""
+    async with AIOKafkaAdminClient(bootstrap_servers=kafka.bootstrap_servers) as admin:
+        await admin.incremental_alter_configs(
+            {
+                ConfigResource(ConfigResourceType.GROUP, group): [
+                    AlterConfigOp("consumer.heartbeat.interval.ms", "500"),
+                    AlterConfigOp("consumer.session.timeout.ms", str(session_ms)),
+                ]
+            }
+        )
+
+
+async def new_group(kafka: KafkaCluster, session_ms: int = 6000) -> str:
+    group = f"kip848-{uuid.uuid4().hex[:10]}"
+    await fast_group(kafka, group, session_ms)
+    return group
+
+
+async def produce(kafka: KafkaCluster, topic: str, partitions: int, per_partition: int) -> None:
+    async with AIOKafkaProducer(bootstrap_servers=kafka.bootstrap_servers) as producer:
+        futures = [
+            await producer.send(topic, f"{p}-{i}".encode(), partition=p)
+            for p in range(partitions)
+            for i in range(per_partition)
+        ]
+        await asyncio.gather(*futures)
+
+
+async def drain(kafka: KafkaCluster, member: Member) -> list[bytes]:
+    """Read the member's partitions from the committed offset to the end and commit
+    through the membership (member id + epoch)."""
+    tps = sorted(member.assigned)
+    if not tps:
+        return []
+    committed = await member.offsets.fetch_committed(tps)
+    reader: AIOKafkaConsumer[bytes, bytes] = AIOKafkaConsumer(
+        bootstrap_servers=kafka.bootstrap_servers,
+        auto_offset_reset="earliest",
+        fetch_max_wait_ms=100,
+    )
+    await reader.start()
+    try:
+        reader.assign(tps)
+        for tp in tps:
+            c = committed.get(tp)
+            reader.seek(tp, c.offset if c is not None else 0)
+        ends = await reader.end_offsets(tps)
+        values: list[bytes] = []
+        deadline = time.monotonic() + WAIT
+        while [tp for tp in tps if await reader.position(tp) < ends[tp]]:
+            assert time.monotonic() < deadline, "reading timed out"
+            for records in (await reader.getmany(timeout_ms=500)).values():
+                values.extend(r.value for r in records if r.value is not None)
+        await member.membership.commit({tp: OffsetAndMetadata(ends[tp]) for tp in tps})
+        return values
+    finally:
+        await reader.stop()
+
+
+async def test_two_members_split_partitions_each_record_once(
+    kafka: KafkaCluster, new_topic: NewTopic
+) -> None:
+    topic = new_topic(partitions=6)
+    await produce(kafka, topic, 6, 10)
+    group = await new_group(kafka)
+    a = await Member(kafka, group, [topic]).start()
+    b = await Member(kafka, group, [topic]).start()
+    try:
+        await eventually(
+            "a 3+3 split",
+            lambda: (
+                len(a.assigned) == 3
+                and len(b.assigned) == 3
+                and a.membership.state is MemberState.STABLE
+                and b.membership.state is MemberState.STABLE
+            ),
+        )
+        assert not a.assigned & b.assigned
+        assert a.membership.member_epoch > 0 and b.membership.member_epoch > 0
+        meta = a.membership.group_metadata()
+        assert meta.generation_id == a.membership.member_epoch
+        assert meta.member_id == a.membership.member_id and meta.group_id == group
+        values = await drain(kafka, a) + await drain(kafka, b)
+        assert sorted(values) == sorted(f"{p}-{i}".encode() for p in range(6) for i in range(10))
+        # The commits went through with member id and epoch: the group has them.
+        committed = await a.offsets.fetch_committed([TopicPartition(topic, p) for p in range(6)])
+        assert {tp.partition: o.offset for tp, o in committed.items() if o} == dict.fromkeys(
+            range(6), 10
+        )
+        # A second pass reads nothing: each record once.
+        assert await drain(kafka, a) == [] and await drain(kafka, b) == []
+    finally:
+        await b.close()
+        await a.close()
+
+
+async def test_leaving_member_gives_only_its_partitions_to_the_other(
+    kafka: KafkaCluster, new_topic: NewTopic
+) -> None:
+    topic = new_topic(partitions=4)
+    group = await new_group(kafka)
+    a = await Member(kafka, group, [topic]).start()
+    try:
+        assert await a.membership.wait_until_assigned(WAIT)
+        await eventually("a owns all four", lambda: len(a.assigned) == 4)
+        everything = frozenset(TopicPartition(topic, p) for p in range(4))
+        assert a.log.calls == [("assigned", everything)]
+        b = await Member(kafka, group, [topic]).start()
+        try:
+            await eventually(
+                "a 2+2 split",
+                lambda: (
+                    len(a.assigned) == 2
+                    and len(b.assigned) == 2
+                    and b.membership.state is MemberState.STABLE
+                ),
+            )
+            moved = b.assigned
+            # Only the moved partitions were revoked (committed first, fetching stopped);
+            # nothing was added (the assigned callback runs anyway, as in Java).
+            assert a.log.calls[1:] == [("revoked", moved), ("assigned", frozenset())]
+            assert set(a.committed_on_revoke) == moved == set(a.stopped)
+            assert b.log.calls == [("assigned", moved)]
+        finally:
+            await b.close()
+        await eventually("a owns all four again", lambda: a.assigned == everything)
+        await eventually("a's assigned callback", lambda: len(a.log.calls) == 4)
+        assert a.log.calls[3] == ("assigned", moved)
+        assert b.membership.state is MemberState.UNSUBSCRIBED
+    finally:
+        await a.close()
+
+
+async def test_static_member_restart_keeps_assignment_without_rebalance(
+    kafka: KafkaCluster, new_topic: NewTopic
+) -> None:
+    topic = new_topic(partitions=4)
+    group = await new_group(kafka, session_ms=30000)
+    a = await Member(kafka, group, [topic], group_instance_id="static-a").start()
+    b = await Member(kafka, group, [topic]).start()
+    try:
+        await eventually(
+            "a 2+2 split",
+            lambda: (
+                len(a.assigned) == 2
+                and len(b.assigned) == 2
+                and a.membership.state is MemberState.STABLE
+                and b.membership.state is MemberState.STABLE
+            ),
+        )
+        before = a.assigned
+        b_calls = list(b.log.calls)
+        b_epoch = b.membership.member_epoch
+        await a.close()  # leaves with epoch -2: the coordinator keeps a's partitions
+        # While a is away, the same instance id cannot join twice.
+        a2 = await Member(kafka, group, [topic], group_instance_id="static-a").start()
+        try:
+            assert await a2.membership.wait_until_assigned(WAIT)
+            await eventually("a2 owns a's partitions", lambda: a2.assigned == before)
+            await asyncio.sleep(2)  # several heartbeat intervals: b must see nothing
+            assert b.log.calls == b_calls
+            assert b.assigned != before and len(b.assigned) == 2
+            assert b.membership.member_epoch == b_epoch
+            dup = await Member(kafka, group, [topic], group_instance_id="static-a").start()
+            try:
+                with pytest.raises(UnreleasedInstanceIdError):
+                    await dup.membership.wait_until_assigned(WAIT)
+                assert dup.membership.state is MemberState.FATAL
+            finally:
+                await dup.close()
+            assert a2.assigned == before
+        finally:
+            await a2.close()
+    finally:
+        await b.close()
+
+
+async def test_commit_with_member_epoch_and_stale_epoch_fails(
+    kafka: KafkaCluster, new_topic: NewTopic
+) -> None:
+    topic = new_topic(partitions=2)
+    group = await new_group(kafka)
+    a = await Member(kafka, group, [topic]).start()
+    try:
+        assert await a.membership.wait_until_assigned(WAIT)
+        await eventually("a owns both", lambda: len(a.assigned) == 2)
+        tp0 = TopicPartition(topic, 0)
+        await a.membership.commit({tp0: OffsetAndMetadata(5, "m")})
+        got = await a.offsets.fetch_committed([tp0])
+        assert got[tp0] is not None and got[tp0].offset == 5
+        # The coordinator refuses an epoch other than the member's current one.
+        current = a.membership.member_epoch
+        a.membership._machine.member_epoch = current + 5
+        try:
+            with pytest.raises(CommitFailedError):
+                await a.membership.commit({tp0: OffsetAndMetadata(7)})
+        finally:
+            a.membership._machine.member_epoch = current
+        got = await a.offsets.fetch_committed([tp0])
+        assert got[tp0] is not None and got[tp0].offset == 5
+    finally:
+        await a.close()
+    # Not a member any more: refused before anything is sent.
+    with pytest.raises(CommitFailedError):
+        await a.membership.commit({TopicPartition(topic, 0): 9})
+
+
+async def test_fenced_member_loses_partitions_and_rejoins(
+    kafka: KafkaCluster, new_topic: NewTopic
+) -> None:
+    topic = new_topic(partitions=2)
+    group = await new_group(kafka)
+    a = await Member(kafka, group, [topic]).start()
+    try:
+        assert await a.membership.wait_until_assigned(WAIT)
+        await eventually("a owns both", lambda: len(a.assigned) == 2)
+        owned = a.assigned
+        # A wrong epoch in the next heartbeat: the coordinator answers
+        # FENCED_MEMBER_EPOCH, as after a missed session.
+        a.membership._machine.member_epoch += 100
+        await eventually("partitions lost", lambda: ("lost", owned) in a.log.calls)
+        await eventually(
+            "rejoined", lambda: a.assigned == owned and a.membership.state is MemberState.STABLE
+        )
+        lost_at = a.log.calls.index(("lost", owned))
+        assert a.log.calls[lost_at + 1 :] == [("assigned", owned)]
+        assert a.membership.member_epoch > 0
+    finally:
+        await a.close()
+
+
+async def test_unsupported_server_assignor_is_fatal(
+    kafka: KafkaCluster, new_topic: NewTopic
+) -> None:
+    topic = new_topic(partitions=1)
+    group = await new_group(kafka)
+    a = await Member(kafka, group, [topic], group_remote_assignor="no-such-assignor").start()
+    try:
+        with pytest.raises(UnsupportedAssignorError):
+            await a.membership.wait_until_assigned(WAIT)
+        assert a.membership.state is MemberState.FATAL
+        a.membership.check_errors()  # raised once already
+    finally:
+        await a.close()
+
+
+async def test_range_assignor_and_subscription_change(
+    kafka: KafkaCluster, new_topic: NewTopic
+) -> None:
+    t1 = new_topic(partitions=2)
+    t2 = new_topic(partitions=2)
+    group = await new_group(kafka)
+    a = await Member(kafka, group, [t1], group_remote_assignor="range").start()
+    try:
+        assert await a.membership.wait_until_assigned(WAIT)
+        await eventually("t1 assigned", lambda: {tp.topic for tp in a.assigned} == {t1})
+        a.subs.change_subscription([t1, t2])
+        await a.client.set_topics([t1, t2])
+        a.membership.subscription_changed()
+        await eventually("t1+t2 assigned", lambda: len(a.assigned) == 4)
+        assert a.log.calls[-1] == (
+            "assigned",
+            frozenset({TopicPartition(t2, 0), TopicPartition(t2, 1)}),
+        )
+        a.subs.change_subscription([t2])
+        a.membership.subscription_changed()
+        await eventually("only t2", lambda: {tp.topic for tp in a.assigned} == {t2})
+        assert ("revoked", frozenset({TopicPartition(t1, 0), TopicPartition(t1, 1)})) in (
+            a.log.calls
+        )
+    finally:
+        await a.close()
+
+
+async def test_max_poll_interval_leaves_and_next_poll_rejoins(
+    kafka: KafkaCluster, new_topic: NewTopic
+) -> None:
+    topic = new_topic(partitions=2)
+    group = await new_group(kafka)
+    a = await Member(kafka, group, [topic], max_poll_interval_ms=3000).start()
+    b = await Member(kafka, group, [topic], max_poll_interval_ms=600000).start()
+
+    async def keep_polling() -> None:
+        while True:
+            a.membership.poll_called()
+            await asyncio.sleep(0.2)
+
+    poller = asyncio.create_task(keep_polling())
+    try:
+        try:
+            await eventually("a 1+1 split", lambda: len(a.assigned) == 1 and len(b.assigned) == 1)
+        finally:
+            poller.cancel()
+            await asyncio.wait({poller})
+        a_owned = a.assigned
+        # a never polls: after 3 s it leaves, its partition is lost, b gets both.
+        await eventually("a stale", lambda: a.membership.state is MemberState.STALE)
+        assert ("lost", a_owned) in a.log.calls and a.assigned == frozenset()
+        await eventually("b owns both", lambda: len(b.assigned) == 2)
+        a.membership.poll_called()
+        await eventually(
+            "a back", lambda: len(a.assigned) == 1 and len(b.assigned) == 1, timeout=WAIT
+        )
+    finally:
+        await b.close()
+        await a.close()
