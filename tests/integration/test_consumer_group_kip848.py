@@ -286,6 +286,11 @@ async def test_static_member_restart_keeps_assignment_without_rebalance(
         await b.close()
 
 
+async def committed_offset(member: Member, tp: TopicPartition) -> int | None:
+    found = (await member.offsets.fetch_committed([tp]))[tp]
+    return None if found is None else found.offset
+
+
 async def test_commit_with_member_epoch_and_stale_epoch_fails(
     kafka: KafkaCluster, new_topic: NewTopic
 ) -> None:
@@ -297,8 +302,7 @@ async def test_commit_with_member_epoch_and_stale_epoch_fails(
         await eventually("a owns both", lambda: len(a.assigned) == 2)
         tp0 = TopicPartition(topic, 0)
         await a.membership.commit({tp0: OffsetAndMetadata(5, "m")})
-        got = await a.offsets.fetch_committed([tp0])
-        assert got[tp0] is not None and got[tp0].offset == 5
+        assert await committed_offset(a, tp0) == 5
         # The coordinator refuses an epoch other than the member's current one.
         current = a.membership.member_epoch
         a.membership._machine.member_epoch = current + 5
@@ -307,8 +311,7 @@ async def test_commit_with_member_epoch_and_stale_epoch_fails(
                 await a.membership.commit({tp0: OffsetAndMetadata(7)})
         finally:
             a.membership._machine.member_epoch = current
-        got = await a.offsets.fetch_committed([tp0])
-        assert got[tp0] is not None and got[tp0].offset == 5
+        assert await committed_offset(a, tp0) == 5
     finally:
         await a.close()
     # Not a member any more: refused before anything is sent.
