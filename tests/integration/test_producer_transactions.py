@@ -15,7 +15,6 @@ import pytest
 from aiokafka.consumer.consumer import AIOKafkaConsumer
 from aiokafka.errors import (
     IllegalStateError,
-    KafkaError,
     ProducerFenced,
     TransactionAbortedError,
     TransactionErrorKind,
@@ -177,9 +176,7 @@ async def test_commit_visible_abort_invisible_to_read_committed(
     assert await asyncio.to_thread(read_kafka_python, kafka, topic, 2, total) == expected
 
 
-async def test_abort_fails_buffered_records(
-    kafka: KafkaCluster, new_topic: NewTopic
-) -> None:
+async def test_abort_fails_buffered_records(kafka: KafkaCluster, new_topic: NewTopic) -> None:
     topic = new_topic()
     producer = await txn_producer(kafka, linger_ms=60000, max_batch_size=1 << 20)
     try:
