@@ -148,3 +148,166 @@ async def committed_offsets(kafka: KafkaCluster, group: str) -> dict[TopicPartit
     finally:
         await admin.close()
     return {tp: om.offset for tp, om in found.items() if om is not None}
+
+
+class AsyncLog(Log):
+    """The same log, with coroutine callbacks."""
+
+    async def on_partitions_revoked(self, revoked: list[TopicPartition]) -> None:  # type: ignore[override]
+        await asyncio.sleep(0)
+        self.events.append(("revoked", sorted(revoked)))
+
+    async def on_partitions_assigned(self, assigned: list[TopicPartition]) -> None:  # type: ignore[override]
+        await asyncio.sleep(0)
+        self.events.append(("assigned", sorted(assigned)))
+
+    async def on_partitions_lost(self, lost: list[TopicPartition]) -> None:  # type: ignore[override]
+        await asyncio.sleep(0)
+        self.events.append(("lost", sorted(lost)))
+
+
+class Member:
+    """A consumer polling in its own task and recording what it gets."""
+
+    def __init__(self, name: str, consumer: AIOKafkaConsumer[Any, Any]) -> None:
+        self.name = name
+        self.consumer = consumer
+        self.records: list[tuple[TopicPartition, int]] = []
+        self._task: asyncio.Task[None] | None = None
+        self._running = False
+
+    async def start(self) -> None:
+        await self.consumer.start()
+        self._running = True
+        self._task = asyncio.create_task(self._loop())
+
+    async def _loop(self) -> None:
+        while self._running:
+            batch = await self.consumer.getmany(timeout_ms=100)
+            for tp, recs in batch.items():
+                self.records.extend((tp, r.offset) for r in recs)
+
+    async def stop(self) -> None:
+        self._running = False
+        if self._task is not None:
+            await asyncio.wait_for(self._task, 30)
+        await self.consumer.stop()
+
+
+def stable(members: list[Member], partitions: set[TopicPartition]) -> bool:
+    """Every member owns something, nobody shares, and all partitions are owned."""
+    owned = [m.consumer.assignment() for m in members]
+    union: set[TopicPartition] = set().union(*owned)
+    return all(owned) and union == partitions and sum(map(len, owned)) == len(partitions)
+
+
+@pytest.mark.parametrize("assignor", ["range", "roundrobin", "sticky", "cooperative-sticky"])
+async def test_members_join_and_leave(
+    kafka: KafkaCluster, new_topic: NewTopic, assignor: str
+) -> None:
+    topic = new_topic(partitions=6)
+    group = f"g-{assignor}-{uuid.uuid4().hex[:8]}"
+    all_tps = {TopicPartition(topic, p) for p in range(6)}
+    per_round = 120
+
+    def member(name: str) -> Member:
+        c = group_consumer(
+            kafka,
+            group,
+            partition_assignment_strategy=[assignor],
+            auto_commit_interval_ms=500,
+        )
+        c.subscribe([topic])
+        return Member(name, c)
+
+    produced = 0
+
+    def produce_round() -> None:
+        nonlocal produced
+        produce(kafka.bootstrap_servers, topic, [b"x"] * per_round, 6)
+        produced += per_round
+
+    a, b, c, d = member("a"), member("b"), member("c"), member("d")
+    live = [a, b]
+    try:
+        produce_round()
+        await a.start()
+        await b.start()
+        await wait_until("a, b stable", lambda: stable(live, all_tps))
+        produce_round()
+        await c.start()
+        live.append(c)
+        await wait_until("a, b, c stable", lambda: stable(live, all_tps))
+        produce_round()
+        live.remove(a)
+        await a.stop()
+        await d.start()
+        live.append(d)
+        produce_round()
+        await wait_until("b, c, d stable", lambda: stable(live, all_tps))
+        produce_round()
+
+        def consumed() -> set[tuple[TopicPartition, int]]:
+            return {r for m in (a, b, c, d) for r in m.records}
+
+        await wait_until("every record consumed", lambda: len(consumed()) == produced)
+        ends = await b.consumer.end_offsets(sorted(all_tps))
+        assert sum(ends.values()) == produced
+        committed: dict[TopicPartition, int] = {}
+        for _ in range(100):
+            committed = await committed_offsets(kafka, group)
+            if committed == ends:
+                break
+            await asyncio.sleep(0.3)
+        assert committed == ends
+    finally:
+        for m in live:
+            await m.stop()
+    counts: dict[tuple[TopicPartition, int], int] = {}
+    for m in (a, b, c, d):
+        for r in m.records:
+            counts[r] = counts.get(r, 0) + 1
+    duplicates = {r for r, n in counts.items() if n > 1}
+    # Only records the member that left consumed after its last commit may come twice.
+    a_last = a.consumer._last_committed
+    allowed = {(tp, o) for tp, o in a.records if o >= a_last.get(tp, 0)}
+    assert duplicates <= allowed, sorted(duplicates - allowed)[:10]
+
+
+async def test_cooperative_keeps_unmoved_partitions(
+    kafka: KafkaCluster, new_topic: NewTopic
+) -> None:
+    topic = new_topic(partitions=6)
+    group = f"g-coop-{uuid.uuid4().hex[:8]}"
+    all_tps = {TopicPartition(topic, p) for p in range(6)}
+    logs = [Log(), AsyncLog(), Log()]
+    members = []
+    for i in range(3):
+        c = group_consumer(kafka, group, partition_assignment_strategy=["cooperative-sticky"])
+        c.subscribe([topic], listener=logs[i])
+        members.append(Member(str(i), c))
+    live: list[Member] = []
+    try:
+        for m in members:
+            await m.start()
+            live.append(m)
+            await wait_until(f"{len(live)} stable", lambda: stable(live, all_tps))
+        # Both follow-up rebalances of KIP-429 done: every member has its final share.
+        await wait_until("2 each", lambda: all(len(m.consumer.assignment()) == 2 for m in live))
+        finals = [m.consumer.assignment() for m in members]
+    finally:
+        for m in live:
+            await m.stop()
+    assert logs[0].events[0] == ("assigned", sorted(all_tps))
+    for log, final in zip(logs, finals, strict=True):
+        revoked = [tp for kind, tps in log.events if kind == "revoked" for tp in tps]
+        assigned = [tp for kind, tps in log.events if kind == "assigned" for tp in tps]
+        # A partition is revoked at most once, never one the member keeps, and
+        # on_partitions_assigned only names partitions the member did not have.
+        assert sorted(revoked) == sorted(set(revoked))
+        assert not final & set(revoked)
+        assert sorted(assigned) == sorted(set(assigned))
+        assert set(assigned) - set(revoked) == final
+        assert all(kind != "lost" for kind, _ in log.events)
+    # The first member kept two partitions through both rebalances and gave up four.
+    assert len([tp for kind, tps in logs[0].events if kind == "revoked" for tp in tps]) == 4
