@@ -418,3 +418,158 @@ async def test_max_poll_interval_leaves_and_next_poll_rejoins(
     finally:
         await b.close()
         await a.close()
+
+
+# -- end to end through AIOKafkaConsumer(group_protocol="consumer") --------------------
+
+
+def group_consumer(
+    kafka: KafkaCluster, group: str, **config: Any
+) -> AIOKafkaConsumer[bytes, bytes]:
+    config.setdefault("auto_offset_reset", "earliest")
+    config.setdefault("fetch_max_wait_ms", 100)
+    return AIOKafkaConsumer(
+        bootstrap_servers=kafka.bootstrap_servers,
+        group_id=group,
+        group_protocol="consumer",
+        **config,
+    )
+
+
+async def poll_all(
+    consumers: list[AIOKafkaConsumer[bytes, bytes]],
+    what: str,
+    done: Callable[[], bool],
+    sink: dict[str, list[tuple[int, int]]] | None = None,
+    names: list[str] | None = None,
+) -> None:
+    """Poll every consumer (records into ``sink[name]`` as (partition, offset)) until
+    ``done()``; commits what each consumer read after every poll."""
+    deadline = time.monotonic() + WAIT
+    while not done():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}")
+        for i, c in enumerate(consumers):
+            batch = await c.getmany(timeout_ms=200)
+            if sink is not None and names is not None:
+                for tp, records in batch.items():
+                    sink[names[i]].extend((tp.partition, r.offset) for r in records)
+            if batch:
+                await c.commit()
+
+
+async def test_consumer_facade_two_members_each_record_once(
+    kafka: KafkaCluster, new_topic: NewTopic
+) -> None:
+    topic = new_topic(partitions=4)
+    await produce(kafka, topic, 4, 25)
+    group = await new_group(kafka)
+    logs = {"a": Log(), "b": Log()}
+    a = group_consumer(kafka, group, enable_auto_commit=False)
+    b = group_consumer(kafka, group, enable_auto_commit=False)
+    a.subscribe([topic], listener=logs["a"])
+    b.subscribe([topic], listener=logs["b"])
+    seen: dict[str, list[tuple[int, int]]] = {"a": [], "b": []}
+    await a.start()
+    await b.start()
+    try:
+        await poll_all(
+            [a, b],
+            "both members own 2 partitions and everything is read",
+            lambda: (
+                len(a.assignment()) == 2
+                and len(b.assignment()) == 2
+                and len(seen["a"]) + len(seen["b"]) >= 100
+            ),
+            seen,
+            ["a", "b"],
+        )
+        # Drain what is left, then check: every record once (no partition was read by
+        # both members past the committed offsets).
+        polls = iter(range(5))
+        await poll_all(
+            [a, b], "five more polls", lambda: next(polls, None) is None, seen, ["a", "b"]
+        )
+        every = seen["a"] + seen["b"]
+        assert sorted(set(every)) == [(p, o) for p in range(4) for o in range(25)]
+        assert len(every) == 100, "a record was delivered twice"
+        assert a.assignment().isdisjoint(b.assignment())
+        meta = a.group_metadata()
+        assert meta.generation_id > 0 and meta.member_id
+        committed = {p: await a.committed(TopicPartition(topic, p)) for p in range(4)}
+        assert committed == dict.fromkeys(range(4), 25)
+    finally:
+        await b.stop()
+        await a.stop()
+    # A new member of the group starts at the committed offsets: nothing left.
+    c = group_consumer(kafka, group)
+    c.subscribe([topic])
+    await c.start()
+    try:
+        await poll_all([c], "c owns everything", lambda: len(c.assignment()) == 4)
+        assert await c.getmany(timeout_ms=1000) == {}
+    finally:
+        await c.stop()
+
+
+async def test_consumer_facade_stop_moves_only_its_partitions(
+    kafka: KafkaCluster, new_topic: NewTopic
+) -> None:
+    topic = new_topic(partitions=4)
+    group = await new_group(kafka)
+    log_a, log_b = Log(), Log()
+    a = group_consumer(kafka, group)
+    b = group_consumer(kafka, group)
+    a.subscribe([topic], listener=log_a)
+    b.subscribe([topic], listener=log_b)
+    await a.start()
+    try:
+        await poll_all([a], "a owns all", lambda: len(a.assignment()) == 4)
+        await b.start()
+        try:
+            await poll_all(
+                [a, b],
+                "2+2",
+                lambda: len(a.assignment()) == 2 and len(b.assignment()) == 2,
+            )
+            moved = frozenset(b.assignment())
+            await poll_all([a, b], "b's callback", lambda: ("assigned", moved) in log_b.calls)
+            assert ("revoked", moved) in log_a.calls
+            assert all(kind != "revoked" or tps == moved for kind, tps in log_a.calls)
+        finally:
+            await b.stop()
+        n = len(log_a.calls)
+        await poll_all([a], "a owns all again", lambda: len(a.assignment()) == 4)
+        await poll_all([a], "a's callback", lambda: len(log_a.calls) > n)
+        assert log_a.calls[n:] == [("assigned", moved)]
+    finally:
+        await a.stop()
+
+
+async def test_consumer_facade_static_member_restart(
+    kafka: KafkaCluster, new_topic: NewTopic
+) -> None:
+    topic = new_topic(partitions=4)
+    group = await new_group(kafka, session_ms=30000)
+    log_b = Log()
+    a = group_consumer(kafka, group, group_instance_id="facade-static")
+    b = group_consumer(kafka, group)
+    a.subscribe([topic])
+    b.subscribe([topic], listener=log_b)
+    await a.start()
+    await b.start()
+    try:
+        await poll_all([a, b], "2+2", lambda: len(a.assignment()) == 2 and len(b.assignment()) == 2)
+        await poll_all([a, b], "settled", lambda: len(log_b.calls) >= 1)
+        before, calls = frozenset(a.assignment()), list(log_b.calls)
+        await a.stop()
+        a = group_consumer(kafka, group, group_instance_id="facade-static")
+        a.subscribe([topic])
+        await a.start()
+        await poll_all([a, b], "a back", lambda: frozenset(a.assignment()) == before)
+        polls = iter(range(10))  # several heartbeat intervals
+        await poll_all([a, b], "ten polls", lambda: next(polls, None) is None)
+        assert log_b.calls == calls
+    finally:
+        await b.stop()
+        await a.stop()

@@ -174,7 +174,10 @@ class ConsumerProtocolMembership(GroupMembership):
                 if task is not None:
                     await _cancel_and_wait(task)
             machine = self._machine
-            if machine.in_group and machine.member_epoch > 0:
+            # LEAVING: the heartbeat task was cancelled in the middle of a leave.
+            if (machine.in_group and machine.member_epoch > 0) or (
+                machine.state is MemberState.LEAVING
+            ):
                 epoch = machine.leave(self._config.group_instance_id is not None)
                 try:
                     await wait_for(
