@@ -349,8 +349,7 @@ class Fetcher:
             self._current = None
 
     def _read_replica(self, tp: TopicPartition, state: PartitionState, now: float) -> int | None:
-        """Where to fetch ``tp`` from: the replica the leader preferred (KIP-392) while
-        that lasts, else the leader (``None`` if unknown)."""
+        """The replica the leader preferred (KIP-392) while valid, else the leader."""
         cluster = self._client.cluster
         replica = state.preferred_read_replica
         if replica >= 0:
@@ -374,8 +373,7 @@ class Fetcher:
         self._preferred_epoch.pop(tp, None)
 
     def _leave_replica(self, node: int, tps: Iterable[TopicPartition]) -> None:
-        """A fetch from ``node`` failed: partitions it served as preferred replica go
-        back to their leader."""
+        """A fetch from ``node`` failed: the partitions it served go back to the leader."""
         for tp in tps:
             state = self._subs.get(tp)
             if state is not None and state.preferred_read_replica == node:
@@ -404,6 +402,13 @@ class Fetcher:
             if self._validator.pending():
                 # Some must be asked again (after a metadata refresh): not in a loop.
                 self._node_backoff[_VALIDATION_KEY] = time.monotonic() + self._retry_backoff
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            # A bug: the partitions would wait forever; surface it like the loop does.
+            log.exception("Fetcher validation crashed")
+            self._fatal = exc
+            self._data_ready.set()
         finally:
             self._wakeup.set()
 
