@@ -56,12 +56,13 @@ async def read_ours(
     reaches its end offset and ``until`` records were seen (bounded)."""
     tps = [TopicPartition(topic, p) for p in range(partitions)]
     out: dict[int, list[bytes]] = {p: [] for p in range(partitions)}
-    async with AIOKafkaConsumer(
+    consumer: AIOKafkaConsumer[Any, Any] = AIOKafkaConsumer(
         bootstrap_servers=kafka.bootstrap_servers,
         isolation_level=isolation,
         auto_offset_reset="earliest",
         fetch_max_wait_ms=100,
-    ) as consumer:
+    )
+    async with consumer:
         consumer.assign(tps)
         ends = await consumer.end_offsets(tps)
         deadline = time.monotonic() + 30
@@ -97,6 +98,7 @@ def read_confluent(
         eof: set[int] = set()
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
+            msg: Any
             for msg in consumer.consume(num_messages=1000, timeout=0.3):
                 if msg.error():
                     if msg.error().code() == -191:  # _PARTITION_EOF
@@ -279,9 +281,10 @@ async def test_second_producer_fences_the_first(kafka: KafkaCluster, new_topic: 
 async def _committed(
     kafka: KafkaCluster, group: str, tps: list[TopicPartition]
 ) -> dict[TopicPartition, int | None]:
-    async with AIOKafkaConsumer(
+    consumer: AIOKafkaConsumer[Any, Any] = AIOKafkaConsumer(
         bootstrap_servers=kafka.bootstrap_servers, group_id=group, enable_auto_commit=False
-    ) as consumer:
+    )
+    async with consumer:
         consumer.assign(tps)
         return {tp: await consumer.committed(tp) for tp in tps}
 
