@@ -311,3 +311,188 @@ async def test_cooperative_keeps_unmoved_partitions(
         assert all(kind != "lost" for kind, _ in log.events)
     # The first member kept two partitions through both rebalances and gave up four.
     assert len([tp for kind, tps in logs[0].events if kind == "revoked" for tp in tps]) == 4
+
+
+async def test_static_member_restart_causes_no_rebalance(
+    kafka: KafkaCluster, new_topic: NewTopic
+) -> None:
+    topic = new_topic(partitions=4)
+    group = f"g-static-{uuid.uuid4().hex[:8]}"
+    all_tps = {TopicPartition(topic, p) for p in range(4)}
+    log1 = Log()
+
+    def static(instance: str, listener: ConsumerRebalanceListener | None = None) -> Member:
+        c = group_consumer(kafka, group, group_instance_id=instance, session_timeout_ms=20000)
+        c.subscribe([topic], listener=listener)
+        return Member(instance, c)
+
+    m1, m2 = static("s1", log1), static("s2")
+    live = [m1]
+    try:
+        await m1.start()
+        await wait_until("m1 owns all", lambda: stable(live, all_tps))
+        await m2.start()
+        live.append(m2)
+        await wait_until("m1, m2 stable", lambda: stable(live, all_tps))
+        before_events = list(log1.events)
+        generation = m1.consumer.group_metadata().generation_id
+        owned2 = m2.consumer.assignment()
+        live.remove(m2)
+        await m2.stop()  # static: no LeaveGroup
+        m3 = static("s2")
+        await m3.start()
+        live.append(m3)
+        await wait_until("m3 assigned", lambda: bool(m3.consumer.assignment()))
+        assert m3.consumer.assignment() == owned2
+        # Give a rebalance, if one were coming, time to show.
+        await asyncio.sleep(3)
+        assert log1.events == before_events
+        assert m1.consumer.group_metadata().generation_id == generation
+        assert m3.consumer.group_metadata().group_instance_id == "s2"
+    finally:
+        for m in live:
+            await m.stop()
+
+
+@pytest.mark.parametrize("partitions", [2, 1])
+async def test_poll_timeout_leaves_and_next_poll_rejoins(
+    kafka: KafkaCluster, new_topic: NewTopic, partitions: int
+) -> None:
+    # One partition for two members: the idle one owns nothing, and must still leave
+    # when it stops polling and rejoin when it polls again.
+    topic = new_topic(partitions=partitions)
+    group = f"g-poll-{uuid.uuid4().hex[:8]}"
+    all_tps = {TopicPartition(topic, p) for p in range(partitions)}
+    c1 = group_consumer(kafka, group, max_poll_interval_ms=3000)
+    c2 = group_consumer(kafka, group, max_poll_interval_ms=3000)
+    c1.subscribe([topic])
+    c2.subscribe([topic])
+    await c1.start()
+    await c2.start()
+    try:
+        await poll_until(
+            [c1, c2],
+            "both joined",
+            lambda: (
+                c1.assignment() | c2.assignment() == all_tps
+                and c1.group_metadata().generation_id == c2.group_metadata().generation_id
+                and c2.group_metadata().generation_id > 0
+                and c1.group_metadata().generation_id > 0
+            ),
+        )
+        # The idle member owns nothing when there is one partition.
+        busy, idle = (c1, c2) if len(c1.assignment()) >= len(c2.assignment()) else (c2, c1)
+        assert len(idle.assignment()) == partitions - 1
+        idle_id = idle.group_metadata().member_id
+        generation = busy.group_metadata().generation_id
+        # idle stops polling; busy keeps polling and sees the group rebalance.
+        await poll_until(
+            [busy],
+            "idle left",
+            lambda: (
+                idle.group_metadata().member_id == ""
+                and busy.group_metadata().generation_id > generation
+                and busy.assignment() == all_tps
+            ),
+        )
+        assert idle.assignment() == frozenset()
+        await poll_until(
+            [busy, idle],
+            "idle back",
+            lambda: (
+                idle.group_metadata().member_id not in ("", idle_id)
+                and busy.group_metadata().generation_id == idle.group_metadata().generation_id
+                and len(idle.assignment()) == partitions - 1
+            ),
+        )
+    finally:
+        await c1.stop()
+        await c2.stop()
+
+
+async def test_stop_commits_and_leaves_no_tasks(kafka: KafkaCluster, new_topic: NewTopic) -> None:
+    topic = new_topic(partitions=2)
+    group = f"g-stop-{uuid.uuid4().hex[:8]}"
+    produce(kafka.bootstrap_servers, topic, [b"%d" % i for i in range(40)], 2)
+    before = asyncio.all_tasks()
+    c = group_consumer(kafka, group, auto_commit_interval_ms=600000)
+    c.subscribe([topic])
+    await c.start()
+    got = 0
+    try:
+        deadline = asyncio.get_running_loop().time() + 60
+        while got < 25 and asyncio.get_running_loop().time() < deadline:
+            batch = await c.getmany(timeout_ms=100, max_records=5)
+            got += sum(len(v) for v in batch.values())
+        positions = {tp: await c.position(tp) for tp in c.assignment()}
+    finally:
+        await c.stop()
+    assert got >= 25
+    assert asyncio.all_tasks() == before
+    committed = await committed_offsets(kafka, group)
+    assert committed == {tp: p for tp, p in positions.items() if p > 0}
+    assert sum(committed.values()) == got
+
+
+async def test_partitions_lost_when_session_expires(
+    kafka: KafkaCluster, new_topic: NewTopic
+) -> None:
+    topic = new_topic(partitions=2)
+    group = f"g-lost-{uuid.uuid4().hex[:8]}"
+    all_tps = {TopicPartition(topic, p) for p in range(2)}
+    log1, log2 = AsyncLog(), Log()
+    c1 = group_consumer(kafka, group, session_timeout_ms=3000, heartbeat_interval_ms=300)
+    c2 = group_consumer(kafka, group, session_timeout_ms=3000, heartbeat_interval_ms=300)
+    c1.subscribe([topic], listener=log1)
+    c2.subscribe([topic], listener=log2)
+    await c1.start()
+    await c2.start()
+    try:
+        await poll_until(
+            [c1, c2],
+            "shared",
+            lambda: len(c1.assignment()) == 1 and len(c2.assignment()) == 1,
+        )
+        owned1 = sorted(c1.assignment())
+        membership = c1._membership
+        assert membership is not None
+        # Silence c1's heartbeats (as a long GC pause or network partition would) until
+        # the coordinator expires its session and gives everything to c2.
+        original = membership._heartbeat_once  # type: ignore[attr-defined]
+
+        async def silent(interval: float, retry: float) -> float:
+            return interval
+
+        membership._heartbeat_once = silent  # type: ignore[attr-defined]
+        await poll_until([c1, c2], "c2 owns all", lambda: c2.assignment() == all_tps)
+        membership._heartbeat_once = original  # type: ignore[attr-defined]
+        await poll_until([c1, c2], "c1 notices", lambda: ("lost", owned1) in log1.events)
+        await poll_until(
+            [c1, c2],
+            "shared again",
+            lambda: len(c1.assignment()) == 1 and len(c2.assignment()) == 1,
+        )
+    finally:
+        await c1.stop()
+        await c2.stop()
+    assert all(kind != "lost" for kind, _ in log2.events)
+
+
+async def test_pattern_subscription_picks_up_new_topics(
+    kafka: KafkaCluster, new_topic: NewTopic
+) -> None:
+    prefix = f"pat{uuid.uuid4().hex[:6]}"
+    group = f"g-{prefix}"
+    first = kafka.create_topic(f"{prefix}-a", 2, 1, None)
+    c = group_consumer(kafka, group, metadata_max_age_ms=1000)
+    c.subscribe(pattern=f"{prefix}-.*")
+    await c.start()
+    try:
+        await poll_until([c], "first topic", lambda: {tp.topic for tp in c.assignment()} == {first})
+        second = kafka.create_topic(f"{prefix}-b", 1, 1, None)
+        await poll_until(
+            [c], "second topic", lambda: {tp.topic for tp in c.assignment()} == {first, second}
+        )
+        assert c.subscription() == {first, second}
+    finally:
+        await c.stop()
