@@ -14,8 +14,10 @@ import pytest
 
 from aiokafka.consumer.consumer import AIOKafkaConsumer
 from aiokafka.errors import (
+    CommitFailedError,
     IllegalStateError,
     ProducerFenced,
+    TransactionAbortableError,
     TransactionAbortedError,
     TransactionErrorKind,
     transaction_error_kind,
@@ -315,3 +317,103 @@ async def test_send_offsets_to_transaction(
     async with producer.transaction():
         await producer.send_offsets_to_transaction({tps[0]: 9}, arg)
     assert await _committed(kafka, group, tps) == {tps[0]: 9, tps[1]: 7}
+
+
+async def test_zombie_generation_is_fenced_at_txn_offset_commit(
+    kafka: KafkaCluster, new_topic: NewTopic, producer: AIOKafkaProducer
+) -> None:
+    src = new_topic(partitions=2)
+    group = f"g-{uuid.uuid4().hex}"
+    tps = [TopicPartition(src, 0), TopicPartition(src, 1)]
+
+    def member() -> AIOKafkaConsumer[Any, Any]:
+        return AIOKafkaConsumer(
+            bootstrap_servers=kafka.bootstrap_servers,
+            group_id=group,
+            enable_auto_commit=False,
+            session_timeout_ms=6000,
+            heartbeat_interval_ms=500,
+        )
+
+    async def poll_until(check: Callable[[], bool], *consumers: Any) -> None:
+        deadline = time.monotonic() + 60
+        while not check():
+            assert time.monotonic() < deadline, "the group did not settle"
+            for c in consumers:
+                await c.getmany(timeout_ms=100)
+
+    first = member()
+    second = member()
+    await first.start()
+    try:
+        first.subscribe([src])
+        await poll_until(lambda: len(first.assignment()) == 2, first)
+        old = first.group_metadata()
+        assert old.generation_id >= 0 and old.member_id
+        # The member's own metadata is accepted.
+        async with producer.transaction():
+            await producer.send_offsets_to_transaction({tps[0]: 1}, old)
+        assert (await _committed(kafka, group, tps))[tps[0]] == 1
+
+        # A second member joins: a new generation; ``old`` is now a zombie's.
+        await second.start()
+        second.subscribe([src])
+        await poll_until(
+            lambda: (
+                first.group_metadata().generation_id > old.generation_id
+                and len(first.assignment()) + len(second.assignment()) == 2
+            ),
+            first,
+            second,
+        )
+        producer.begin_transaction()
+        with pytest.raises(CommitFailedError, match="no longer current") as info:
+            await producer.send_offsets_to_transaction({tps[0]: 2}, old)
+        assert transaction_error_kind(info.value) is TransactionErrorKind.ABORTABLE
+        with pytest.raises(TransactionAbortableError):
+            await producer.commit_transaction()
+        await producer.abort_transaction()
+        # An unknown member id is fenced the same way.
+        producer.begin_transaction()
+        bogus = ConsumerGroupMetadata(group, first.group_metadata().generation_id, "nobody")
+        with pytest.raises(CommitFailedError):
+            await producer.send_offsets_to_transaction({tps[0]: 3}, bogus)
+        await producer.abort_transaction()
+        # The current generation commits.
+        async with producer.transaction():
+            await producer.send_offsets_to_transaction({tps[0]: 4}, first.group_metadata())
+    finally:
+        await second.stop()
+        await first.stop()
+    assert (await _committed(kafka, group, tps))[tps[0]] == 4
+
+
+async def test_transaction_timeout_is_reported_and_recoverable(
+    kafka: KafkaCluster, new_topic: NewTopic
+) -> None:
+    """The coordinator aborts a transaction older than transaction_timeout_ms (it
+    looks every 10 s by default); the producer says so, and after abort_transaction()
+    it can go on (KIP-588 epoch bump)."""
+    topic = new_topic()
+    producer = await txn_producer(kafka, transaction_timeout_ms=1000)
+    try:
+        producer.begin_transaction()
+        await (await producer.send(topic, b"too-slow", partition=0))
+        fut = None
+        deadline = time.monotonic() + 40
+        # Bounded: keep writing until the broker rejects the old epoch.
+        while time.monotonic() < deadline:
+            await asyncio.sleep(1)
+            fut = await producer.send(topic, b"late", partition=0)
+            await producer.flush()
+            if fut.exception() is not None:
+                break
+        assert fut is not None and fut.exception() is not None
+        with pytest.raises(TransactionAbortableError, match="transaction_timeout_ms"):
+            await producer.commit_transaction()
+        await producer.abort_transaction()
+        async with producer.transaction():
+            await producer.send(topic, b"next", partition=0)
+    finally:
+        await producer.stop()
+    assert await read_ours(kafka, topic, 1, "read_committed", 1) == {0: [b"next"]}
