@@ -1,0 +1,1 @@
+"""Tests against the second peers: librdkafka's mock cluster and Tansu (not Kafka)."""
