@@ -135,7 +135,7 @@ async def test_group_metadata_without_subscription(
         assert (meta.generation_id, meta.member_id) == (-1, "")
     finally:
         await c.stop()
-    c2 = AIOKafkaConsumer(bootstrap_servers=kafka.bootstrap_servers)
+    c2: AIOKafkaConsumer[Any, Any] = AIOKafkaConsumer(bootstrap_servers=kafka.bootstrap_servers)
     with pytest.raises(IllegalOperation):
         c2.group_metadata()
 

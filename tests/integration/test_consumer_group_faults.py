@@ -51,7 +51,7 @@ class Poller:
         while self._running:
             for c in self.consumers:
                 batch = await c.getmany(timeout_ms=50)
-                self.values.extend(r.value for recs in batch.values() for r in recs)
+                self.values.extend(r.value or b"" for recs in batch.values() for r in recs)
 
     async def wait(self, what: str, predicate: Callable[[], bool], timeout: float = 120) -> None:
         deadline = asyncio.get_running_loop().time() + timeout

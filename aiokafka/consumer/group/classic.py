@@ -247,7 +247,7 @@ class ClassicMembership(GroupMembership):
         """Wait until a rebalance completed and installed an assignment."""
         try:
             await wait_for(self._assigned.wait(), timeout)
-        except TimeoutError:
+        except asyncio.TimeoutError:
             return False
         return True
 
@@ -269,7 +269,7 @@ class ClassicMembership(GroupMembership):
             timeout = self._config.effective_rebalance_timeout_ms / 1000
             try:
                 await wait_for(self._not_rebalancing.wait(), timeout)
-            except TimeoutError:
+            except asyncio.TimeoutError:
                 raise CommitFailedError(
                     f"Commit cannot be completed: a rebalance is in progress; {_REMOVED_HINT}"
                 ) from None
@@ -660,7 +660,7 @@ class ClassicMembership(GroupMembership):
                 self._client.coordinator_for(self._group_id, CoordinatorType.GROUP), timeout
             )
             response = await self._client.send(node, request)
-        except (KafkaError, TimeoutError) as exc:
+        except (KafkaError, asyncio.TimeoutError) as exc:
             log.info("Group %s: LeaveGroup failed: %r", self._group_id, exc)
             return
         code = response.error_code or next(

@@ -29,6 +29,7 @@ from aiokafka.errors import (
     MemberIdRequired,
     NotCoordinatorError,
     RebalanceInProgressError,
+    RequestTimedOutError,
     UnknownMemberIdError,
 )
 from aiokafka.structs import TopicPartition
@@ -242,8 +243,11 @@ def error_action(exc: BaseException) -> ErrorAction:
         NotCoordinatorError
         | CoordinatorNotAvailableError
         | KafkaConnectionError
-        | KafkaTimeoutError,
+        | KafkaTimeoutError
+        | RequestTimedOutError,
     ):
+        # No answer from the coordinator is treated like a lost connection to it
+        # (Java marks the coordinator unknown after a disconnect or timeout).
         return ErrorAction.FIND_COORDINATOR
     if isinstance(exc, CoordinatorLoadInProgressError):
         return ErrorAction.RETRY
