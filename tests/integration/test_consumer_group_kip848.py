@@ -32,6 +32,7 @@ from aiokafka.errors import (
     CommitFailedError,
     UnreleasedInstanceIdError,
     UnsupportedAssignorError,
+    UnsupportedVersionError,
 )
 from aiokafka.producer.producer import AIOKafkaProducer
 from aiokafka.structs import OffsetAndMetadata, TopicPartition
@@ -297,22 +298,44 @@ async def test_commit_with_member_epoch_and_stale_epoch_fails(
     topic = new_topic(partitions=2)
     group = await new_group(kafka)
     a = await Member(kafka, group, [topic]).start()
+    b: Member | None = None
     try:
         assert await a.membership.wait_until_assigned(WAIT)
         await eventually("a owns both", lambda: len(a.assigned) == 2)
-        tp0 = TopicPartition(topic, 0)
-        await a.membership.commit({tp0: OffsetAndMetadata(5, "m")})
-        assert await committed_offset(a, tp0) == 5
-        # The coordinator refuses an epoch other than the member's current one.
+        old_epoch = a.membership.member_epoch
+        for tp in a.assigned:
+            await a.membership.commit({tp: OffsetAndMetadata(5, "m")})
+            assert await committed_offset(a, tp) == 5
+        b = await Member(kafka, group, [topic]).start()
+        await eventually(
+            "a 1+1 split",
+            lambda: (
+                len(a.assigned) == 1
+                and len(b is not None and b.assigned) == 1
+                and a.membership.state is MemberState.STABLE
+            ),
+        )
+        assert a.membership.member_epoch > old_epoch
+        (kept,) = a.assigned
+        (moved,) = b.assigned
+        # The current epoch commits what the member owns.
+        await a.membership.commit({kept: OffsetAndMetadata(6)})
+        assert await committed_offset(a, kept) == 6
+        # A zombie's commit: the epoch the member had when it owned the moved
+        # partition is refused (Kafka 4.x accepts an older epoch only for partitions
+        # still assigned since then), and so is an epoch from the future.
         current = a.membership.member_epoch
-        a.membership._machine.member_epoch = current + 5
-        try:
-            with pytest.raises(CommitFailedError):
-                await a.membership.commit({tp0: OffsetAndMetadata(7)})
-        finally:
-            a.membership._machine.member_epoch = current
-        assert await committed_offset(a, tp0) == 5
+        for epoch in (old_epoch, current + 5):
+            a.membership._machine.member_epoch = epoch
+            try:
+                with pytest.raises(CommitFailedError):
+                    await a.membership.commit({moved: OffsetAndMetadata(8)})
+            finally:
+                a.membership._machine.member_epoch = current
+        assert await committed_offset(a, moved) == 5
     finally:
+        if b is not None:
+            await b.close()
         await a.close()
     # Not a member any more: refused before anything is sent.
     with pytest.raises(CommitFailedError):
@@ -356,6 +379,39 @@ async def test_unsupported_server_assignor_is_fatal(
         a.membership.check_errors()  # raised once already
     finally:
         await a.close()
+
+
+async def test_broker_without_consumer_protocol_says_use_classic(
+    new_topic: NewTopic,
+) -> None:
+    # A broker that only speaks the classic protocol (as before Kafka 4.0).
+    with KafkaCluster(
+        listeners=["PLAINTEXT"],
+        extra_config={"group.coordinator.rebalance.protocols": "classic"},
+        label="kip848-classic-only",
+    ).start() as classic_only:
+        topic = new_topic(partitions=1, cluster=classic_only)
+        a = await Member(classic_only, f"g-{uuid.uuid4().hex[:8]}", [topic]).start()
+        try:
+            with pytest.raises(UnsupportedVersionError, match='group_protocol="classic"'):
+                await a.membership.wait_until_assigned(WAIT)
+            assert a.membership.state is MemberState.FATAL
+        finally:
+            await a.close()
+        c: AIOKafkaConsumer[bytes, bytes] = AIOKafkaConsumer(
+            bootstrap_servers=classic_only.bootstrap_servers,
+            group_id="g-facade",
+            group_protocol="consumer",
+        )
+        c.subscribe([topic])
+        await c.start()
+        try:
+            with pytest.raises(UnsupportedVersionError, match='group_protocol="classic"'):
+                deadline = time.monotonic() + WAIT
+                while time.monotonic() < deadline:
+                    await c.getmany(timeout_ms=200)
+        finally:
+            await c.stop()
 
 
 async def test_range_assignor_and_subscription_change(

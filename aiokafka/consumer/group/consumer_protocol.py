@@ -431,8 +431,13 @@ class ConsumerProtocolMembership(GroupMembership):
                 machine.member_id,
                 type(exc).__name__,
             )
+            joining = machine.member_epoch == 0
             await self._lose_partitions(machine.fence)
             machine.join()
+            if joining:
+                # Refused while joining: rejoining at once would spin.
+                await self._sleep_at_least(self._backoff.delay(self._failures))
+                self._failures += 1
             return
         if isinstance(exc, _FATAL) or (not exc.retriable and not _is_coordinator_error(exc)):
             if isinstance(exc, UnsupportedVersionError) and _NO_KIP848 not in str(exc):
@@ -492,11 +497,11 @@ class ConsumerProtocolMembership(GroupMembership):
             self._group_id,
             self._config.max_poll_interval_ms,
         )
-        epoch_before = machine.member_epoch
-        await self._lose_partitions(machine.stale)
-        if epoch_before > 0:
-            # Always -1, also for static members: the partitions must move now.
+        if machine.member_epoch > 0:
+            # Leave first so the partitions move at once; always -1, also for static
+            # members, since this member cannot process them.
             await self._send_leave_quietly(-1)
+        await self._lose_partitions(machine.stale)
         return True
 
     async def _leave_for_unsubscribe(self) -> None:
