@@ -629,3 +629,23 @@ async def test_consumer_facade_static_member_restart(
     finally:
         await b.stop()
         await a.stop()
+
+
+async def test_consumer_facade_pattern_subscription_picks_up_new_topics(
+    kafka: KafkaCluster,
+) -> None:
+    prefix = f"kip848pat{uuid.uuid4().hex[:8]}"
+    first = kafka.create_topic(f"{prefix}-a", 2, 1, None)
+    group = await new_group(kafka)
+    log = Log()
+    c = group_consumer(kafka, group, metadata_max_age_ms=1000)
+    c.subscribe(pattern=rf"{prefix}-.*", listener=log)
+    await c.start()
+    try:
+        await poll_all([c], "first topic", lambda: {tp.topic for tp in c.assignment()} == {first})
+        second = kafka.create_topic(f"{prefix}-b", 1, 1, None)
+        await poll_all([c], "second topic", lambda: len(c.assignment()) == 3)
+        assert c.subscription() == {first, second}
+        assert ("assigned", frozenset({TopicPartition(second, 0)})) in log.calls
+    finally:
+        await c.stop()
