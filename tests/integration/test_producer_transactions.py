@@ -5,6 +5,7 @@ transitions, the context manager and send_offsets_to_transaction."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -12,10 +13,13 @@ from typing import Any
 
 import pytest
 
+from aiokafka.cluster.client import CoordinatorType
 from aiokafka.consumer.consumer import AIOKafkaConsumer
 from aiokafka.errors import (
     CommitFailedError,
     IllegalStateError,
+    KafkaError,
+    KafkaTimeoutError,
     ProducerFenced,
     TransactionAbortableError,
     TransactionAbortedError,
@@ -417,3 +421,89 @@ async def test_transaction_timeout_is_reported_and_recoverable(
     finally:
         await producer.stop()
     assert await read_ours(kafka, topic, 1, "read_committed", 1) == {0: [b"next"]}
+
+
+@pytest.mark.cluster
+@pytest.mark.timeout(360)
+async def test_transactional_stream_survives_broker_restart(
+    kafka_cluster: KafkaCluster, new_topic: NewTopic, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The documented pattern: abortable errors -> abort and redo the transaction,
+    timeouts of commit -> commit again, fatal -> give up. The transaction
+    coordinator's broker is killed mid-stream and restarted; every transaction ends
+    up committed exactly once."""
+    topic = new_topic(
+        partitions=3,
+        replication_factor=3,
+        cluster=kafka_cluster,
+        config={"min.insync.replicas": "2"},
+    )
+    caplog.set_level(logging.DEBUG, logger="aiokafka.cluster")
+    tid = txn_id()
+    producer = await txn_producer(
+        kafka_cluster,
+        tid,
+        request_timeout_ms=5000,
+        delivery_timeout_ms=30000,
+        max_block_ms=30000,
+        metadata_max_age_ms=5000,
+    )
+    count, per_txn = 60, 15
+    aborted_attempts = 0
+    killed: int | None = None
+    try:
+        coordinator = await producer.client.coordinator_for(tid, CoordinatorType.TRANSACTION)
+        for n in range(count):
+            if n == count // 3:
+                killed = coordinator
+                await asyncio.to_thread(kafka_cluster.kill, coordinator)
+            if n == count // 2 and killed is not None:
+                await asyncio.to_thread(kafka_cluster.restart, killed)
+                killed = None
+            for _attempt in range(10):
+                try:
+                    await run_transaction(producer, topic, n, per_txn)
+                    break
+                except KafkaError as exc:
+                    if transaction_error_kind(exc) is TransactionErrorKind.FATAL:
+                        raise
+                    aborted_attempts += 1
+            else:
+                pytest.fail(f"transaction {n} never committed")
+    finally:
+        if killed is not None:
+            await asyncio.to_thread(kafka_cluster.restart, killed)
+        await producer.stop()
+
+    expected = {
+        p: [b"%05d-%02d" % (n, i) for n in range(count) for i in range(per_txn) if i % 3 == p]
+        for p in range(3)
+    }
+    got = await read_ours(kafka_cluster, topic, 3, "read_committed", count * per_txn)
+    assert got == expected
+    # The kill really disturbed the transactions (otherwise this proves nothing).
+    retried = [r for r in caplog.records if r.getMessage().startswith("Retrying after")]
+    assert retried or aborted_attempts, "the broker kill went unnoticed"
+    print(f"aborted attempts: {aborted_attempts}, retried requests: {len(retried)}")
+
+
+async def run_transaction(producer: AIOKafkaProducer, topic: str, n: int, per_txn: int) -> None:
+    """One transaction, the documented way: the context manager aborts on any error;
+    a commit that timed out is committed again (its outcome is unknown)."""
+    producer.begin_transaction()
+    try:
+        for i in range(per_txn):
+            await producer.send(topic, b"%05d-%02d" % (n, i), partition=i % 3)
+    except BaseException:
+        await producer.abort_transaction()
+        raise
+    for _ in range(5):
+        try:
+            await producer.commit_transaction()
+            return
+        except KafkaTimeoutError:
+            continue  # the same commit again
+        except KafkaError:
+            await producer.abort_transaction()
+            raise
+    await producer.commit_transaction()
