@@ -15,7 +15,8 @@ import pytest
 from aiokafka.abc import ConsumerRebalanceListener
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.consumer.consumer import AIOKafkaConsumer
-from aiokafka.errors import IllegalOperation
+from aiokafka.consumer.group.assignors import RebalanceProtocol
+from aiokafka.errors import FencedInstanceIdError, IllegalOperation
 from aiokafka.structs import TopicPartition
 from tools.kafka.rig import KafkaCluster
 
@@ -496,3 +497,74 @@ async def test_pattern_subscription_picks_up_new_topics(
         assert c.subscription() == {first, second}
     finally:
         await c.stop()
+
+
+async def test_mixed_eager_and_cooperative_members(
+    kafka: KafkaCluster, new_topic: NewTopic
+) -> None:
+    # "range" first makes the second member eager (Java's rule); the group can only
+    # agree on cooperative-sticky, which the cooperative member alone supports.
+    topic = new_topic(partitions=4)
+    group = f"g-mixed-{uuid.uuid4().hex[:8]}"
+    all_tps = {TopicPartition(topic, p) for p in range(4)}
+    produce(kafka.bootstrap_servers, topic, [b"m"] * 80, 4)
+    coop = group_consumer(kafka, group, partition_assignment_strategy=["cooperative-sticky"])
+    eager = group_consumer(
+        kafka, group, partition_assignment_strategy=["range", "cooperative-sticky"]
+    )
+    log_coop, log_eager = Log(), Log()
+    coop.subscribe([topic], listener=log_coop)
+    eager.subscribe([topic], listener=log_eager)
+    seen: list[tuple[str, int, int]] = []
+    await coop.start()
+    await eager.start()
+    try:
+        await poll_until(
+            [coop, eager],
+            "shared",
+            lambda: (
+                len(coop.assignment()) == 2
+                and len(eager.assignment()) == 2
+                and coop.assignment() | eager.assignment() == all_tps
+            ),
+            seen,
+        )
+        await poll_until([coop, eager], "all records", lambda: len(set(seen)) == 80, seen)
+        assert coop._membership.rebalance_protocol is RebalanceProtocol.COOPERATIVE  # type: ignore[union-attr]
+        assert eager._membership.rebalance_protocol is RebalanceProtocol.EAGER  # type: ignore[union-attr]
+    finally:
+        await coop.stop()
+        await eager.stop()
+    assert all(kind != "lost" for kind, _ in log_coop.events + log_eager.events)
+
+
+async def test_fenced_static_member_gets_the_error(
+    kafka: KafkaCluster, new_topic: NewTopic
+) -> None:
+    topic = new_topic(partitions=2)
+    group = f"g-fenced-{uuid.uuid4().hex[:8]}"
+    first = group_consumer(kafka, group, group_instance_id="same")
+    second = group_consumer(kafka, group, group_instance_id="same")
+    first.subscribe([topic])
+    second.subscribe([topic])
+    await first.start()
+    try:
+        await poll_until([first], "first joined", lambda: len(first.assignment()) == 2)
+        await second.start()
+        try:
+            await poll_until([second], "second took over", lambda: len(second.assignment()) == 2)
+            generation = second.group_metadata().generation_id
+            # The first one's next heartbeat (or commit) finds it fenced: a poll raises.
+            with pytest.raises(FencedInstanceIdError):
+                await poll_until([first], "first fenced", lambda: False, timeout=30)
+            assert first.assignment() == frozenset()
+            # It stays out (no ping-pong with the new owner of the instance id).
+            with pytest.raises(FencedInstanceIdError):
+                await first.getmany(timeout_ms=100)
+            await asyncio.sleep(3)
+            assert len(second.assignment()) == 2
+            assert second.group_metadata().generation_id == generation
+        finally:
+            await second.stop()
+    finally:
+        await first.stop()

@@ -48,6 +48,7 @@ from aiokafka._timeout import wait_for
 from aiokafka.cluster import CoordinatorType
 from aiokafka.errors import (
     CommitFailedError,
+    FencedInstanceIdError,
     IllegalStateError,
     InconsistentGroupProtocolError,
     KafkaError,
@@ -167,6 +168,9 @@ class ClassicMembership(GroupMembership):
         self._not_rebalancing.set()
         self._assigned = asyncio.Event()
         self._fatal: KafkaError | None = None
+        # Another consumer took over our group_instance_id: rejoining would fence it
+        # in turn (a ping-pong of rebalances), so this one stays out for good.
+        self._fenced: KafkaError | None = None
         self._last_poll = time.monotonic()
         self._poll_event = asyncio.Event()
         self._waiting_for_poll = False
@@ -231,7 +235,13 @@ class ClassicMembership(GroupMembership):
         )
 
     def check_errors(self) -> None:
-        """Raise a stored fatal error once; the next poll tries to join again."""
+        """Raise a stored fatal error once; the next poll tries to join again.
+
+        A fenced static member (FENCED_INSTANCE_ID) raises on every poll and never
+        rejoins: close it.
+        """
+        if self._fenced is not None:
+            raise self._fenced
         exc = self._fatal
         if exc is not None:
             self._fatal = None
@@ -305,7 +315,7 @@ class ClassicMembership(GroupMembership):
             self._heartbeat_loop(), name=f"aiokafka-heartbeat-{self._group_id}"
         )
         failures = 0
-        while True:
+        while self._fenced is None:
             if self._waiting_for_poll:
                 await self._poll_event.wait()
                 self._poll_event.clear()
@@ -336,6 +346,12 @@ class ClassicMembership(GroupMembership):
                     action.value,
                 )
                 await asyncio.sleep(delay)
+        # Fenced: the heartbeat task stops too; close() still awaits both.
+        self._heartbeat_enabled = False
+        hb = self._hb_task
+        if hb is not None:
+            hb.cancel()
+            await asyncio.wait([hb])
 
     async def _handle_error(self, exc: KafkaError) -> ErrorAction:
         """Apply the error table to ``exc`` (state changes only; the caller backs off)."""
@@ -354,7 +370,11 @@ class ClassicMembership(GroupMembership):
             if self._generation.valid:
                 self._generation = self._generation.without_generation()
             await self._lose_partitions(f"fatal error: {exc!r}")
-            self._fatal = exc
+            if isinstance(exc, FencedInstanceIdError):
+                self._fenced = exc
+                self._generation = NO_GENERATION
+            else:
+                self._fatal = exc
             self._poll_event.clear()
             self._waiting_for_poll = True
         # After a fatal error the rejoin waits for the next poll (see _run).
@@ -376,7 +396,11 @@ class ClassicMembership(GroupMembership):
             return
         if now >= self._next_metadata_check:
             self._next_metadata_check = now + self._client.config.metadata_max_age_ms / 1000
-            await self._check_metadata()
+            try:
+                await self._check_metadata()
+            except KafkaError as exc:
+                # Not a membership problem: try again at the next check, no rebalance.
+                log.debug("Group %s: metadata check failed: %r", self._group_id, exc)
             return
         self._wakeup.clear()
         timeout = min(poll_deadline, self._next_metadata_check) - now
