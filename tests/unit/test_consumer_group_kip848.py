@@ -247,3 +247,17 @@ def test_after_a_failed_heartbeat_everything_is_sent_again() -> None:
     assert fields.rebalance_timeout_ms == 30000
     assert fields.subscribed_topics == ["a", "b"]
     assert fields.owned == {A: frozenset({0})}
+
+
+def test_plan_restricted_after_a_subscription_change() -> None:
+    machine = joined({A: frozenset({0}), B: frozenset({0})})
+    machine.on_heartbeat("m1", 2, {A: frozenset({0, 1}), B: frozenset({0, 1})})
+    plan = machine.plan(names)
+    assert plan is not None and plan.added == tps("a", 1) | tps("b", 1)
+    # "b" was unsubscribed while the revoke listener ran.
+    narrowed = plan.restricted(lambda t: t == "a")
+    assert narrowed.assignment == tps("a", 0, 1)
+    assert narrowed.assignment_ids == {A: frozenset({0, 1})}
+    assert narrowed.revoked == tps("b", 0)  # owned: now revoked too
+    assert narrowed.added == tps("a", 1)
+    assert plan.restricted(lambda t: True) is plan

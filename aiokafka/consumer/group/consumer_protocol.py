@@ -303,7 +303,18 @@ class ConsumerProtocolMembership(GroupMembership):
                 await self._step()
             except KafkaError as exc:
                 await self._heartbeat_failed(exc)
-            # Any other exception is a bug; it ends the task and close() logs it.
+            except Exception as exc:
+                self._internal_error(exc)
+
+    def _internal_error(self, exc: Exception) -> None:
+        # A bug, not a broker error: stop the membership and surface it through
+        # check_errors() instead of heartbeating on with a broken state.
+        log.error("Group %s: membership failed", self._group_id, exc_info=exc)
+        error = KafkaError(f"group membership of {self._group_id!r} failed: {exc!r}")
+        error.__cause__ = exc
+        self._fatal = self._fatal or error
+        self._machine.fatal()
+        self._closed.set()
 
     async def _step(self) -> None:
         machine = self._machine
@@ -583,6 +594,21 @@ class ConsumerProtocolMembership(GroupMembership):
             self._reconcile(), name=f"aiokafka-kip848-reconcile-{self._group_id}"
         )
 
+    async def _revoke(self, partitions: frozenset[TopicPartition]) -> None:
+        if not partitions:
+            return
+        revoked = sorted(partitions)
+        # Commit while the partitions are still ours (the epoch stays valid for them
+        # until the acknowledgment), then stop fetching, then the listener.
+        await self._hooks.commit_revoked(revoked)
+        self._hooks.stop_fetching(revoked)
+        listener = self._subscriptions.listener
+        if listener is not None:
+            await run_listener(listener.on_partitions_revoked, revoked, "on_partitions_revoked")
+
+    def _is_subscribed(self, topic: str) -> bool:
+        return topic in self._subscriptions.subscribed_topics
+
     def _topic_name(self, topic_id: uuid.UUID) -> str | None:
         return self._client.cluster.topic_name(topic_id)
 
@@ -592,16 +618,15 @@ class ConsumerProtocolMembership(GroupMembership):
         except KafkaError as exc:
             # Metadata could not be refreshed: the next heartbeat tries again.
             log.warning("Group %s: reconciliation postponed: %r", self._group_id, exc)
+        except Exception as exc:
+            self._internal_error(exc)
         finally:
             self._reconcile_task = None
             self._wake.set()
 
     async def _reconcile_step(self) -> None:
         machine = self._machine
-
-        def subscribed(topic: str) -> bool:
-            return topic in self._subscriptions.subscribed_topics
-
+        subscribed = self._is_subscribed
         try:
             plan = machine.plan(self._topic_name, subscribed)
         except LookupError:
@@ -634,16 +659,13 @@ class ConsumerProtocolMembership(GroupMembership):
             sorted(plan.revoked),
             sorted(plan.added),
         )
-        if plan.revoked:
-            revoked = sorted(plan.revoked)
-            # Commit while the partitions are still ours (the epoch is still valid for
-            # them until the acknowledgment), then stop fetching, then the listener.
-            await self._hooks.commit_revoked(revoked)
-            self._hooks.stop_fetching(revoked)
-            if listener is not None:
-                await run_listener(listener.on_partitions_revoked, revoked, "on_partitions_revoked")
-        if not machine.reconciled(plan):
-            return  # fenced, stale or closing meanwhile
+        await self._revoke(plan.revoked)
+        # The application may have changed its subscription while the listener ran.
+        narrowed = plan.restricted(self._is_subscribed)
+        await self._revoke(narrowed.revoked - plan.revoked)
+        plan = narrowed
+        if self._closing or not self._subscribed() or not machine.reconciled(plan):
+            return  # fenced, stale, unsubscribed or closing meanwhile
         self._subscriptions.assign_from_subscribed(sorted(plan.assignment))
         # Acknowledge now: the coordinator can hand the revoked partitions on while the
         # assigned callback runs.

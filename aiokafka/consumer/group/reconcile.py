@@ -83,6 +83,7 @@ class ReconcilePlan:
         revoked: Owned partitions to give up, in this step.
         added: Partitions new to this member.
         epoch: The member epoch the target came with.
+        names: Topic id -> name for the topics of ``assignment_ids``.
     """
 
     assignment: frozenset[TopicPartition]
@@ -90,6 +91,27 @@ class ReconcilePlan:
     revoked: frozenset[TopicPartition]
     added: frozenset[TopicPartition]
     epoch: int
+    names: dict[uuid.UUID, str]
+
+    def restricted(self, subscribed: Callable[[str], bool]) -> ReconcilePlan:
+        """This plan without topics that are no longer subscribed.
+
+        The application may change its subscription while a listener runs; owned
+        partitions of dropped topics join the revoked ones.
+        """
+        ids = {tid: ps for tid, ps in self.assignment_ids.items() if subscribed(self.names[tid])}
+        if ids == self.assignment_ids:
+            return self
+        assignment = frozenset(tp for tp in self.assignment if subscribed(tp.topic))
+        dropped = self.assignment - assignment
+        return ReconcilePlan(
+            assignment=assignment,
+            assignment_ids=ids,
+            revoked=self.revoked | (dropped - self.added),
+            added=self.added - dropped,
+            epoch=self.epoch,
+            names=self.names,
+        )
 
 
 class MemberStateMachine:
@@ -247,6 +269,7 @@ class MemberStateMachine:
             revoked=self.owned - assignment,
             added=assignment - self.owned,
             epoch=self.target_epoch,
+            names={tid: names[tid] for tid in ids},
         )
 
     def reconciled(self, plan: ReconcilePlan) -> bool:
