@@ -20,7 +20,7 @@ import pytest
 from aiokafka.abc import ConsumerRebalanceListener
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.types import AlterConfigOp, ConfigResource, ConfigResourceType
-from aiokafka.cluster import AIOKafkaClient
+from aiokafka.cluster import AIOKafkaClient, CoordinatorType
 from aiokafka.consumer.config import ConsumerConfig
 from aiokafka.consumer.consumer import AIOKafkaConsumer
 from aiokafka.consumer.group.consumer_protocol import ConsumerProtocolMembership
@@ -649,3 +649,48 @@ async def test_consumer_facade_pattern_subscription_picks_up_new_topics(
         assert ("assigned", frozenset({TopicPartition(second, 0)})) in log.calls
     finally:
         await c.stop()
+
+
+async def test_coordinator_killed_members_find_the_new_one(
+    kafka_cluster: KafkaCluster, new_topic: NewTopic
+) -> None:
+    topic = new_topic(partitions=4, replication_factor=3, cluster=kafka_cluster)
+    group = await new_group(kafka_cluster, session_ms=30000)
+    a = await Member(kafka_cluster, group, [topic]).start()
+    b = await Member(kafka_cluster, group, [topic]).start()
+    victim: int | None = None
+    try:
+
+        def split() -> bool:
+            return (
+                len(a.assigned) == 2
+                and len(b.assigned) == 2
+                and not a.assigned & b.assigned
+                and a.membership.state is MemberState.STABLE
+                and b.membership.state is MemberState.STABLE
+            )
+
+        await eventually("a 2+2 split", split)
+        victim = await a.client.coordinator_for(group)
+        epoch_before = a.membership.member_epoch
+        kafka_cluster.kill(victim)
+        # Heartbeats fail, the coordinator is looked up again (with back-off) and the
+        # members carry on with the new one.
+        await eventually(
+            "a heartbeat to a new coordinator",
+            lambda: (
+                a.membership.member_epoch >= epoch_before
+                and a.membership._next_heartbeat > time.monotonic()
+                and a.client._coordinators.get((CoordinatorType.GROUP, group)) is not None
+                and a.client._coordinators[(CoordinatorType.GROUP, group)].nodeId != victim
+            ),
+            timeout=90,
+        )
+        await eventually("members stable again", split, timeout=90)
+        a.membership.check_errors()  # no fatal error
+        b.membership.check_errors()
+    finally:
+        await b.close()
+        await a.close()
+        if victim is not None:
+            kafka_cluster.restart(victim)
