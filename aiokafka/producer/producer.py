@@ -47,7 +47,7 @@ from aiokafka.producer.config import ProducerConfig
 from aiokafka.producer.idempotence import ProducerIdState
 from aiokafka.producer.partitioner import StickyPartitionState, murmur2_partition
 from aiokafka.producer.sender import Sender
-from aiokafka.producer.transactions import TransactionManager
+from aiokafka.producer.transactions import TransactionManager, check_offsets_args
 from aiokafka.record import DefaultRecordBatchBuilder, DefaultRecordMetadata
 from aiokafka.structs import (
     ConsumerGroupMetadata,
@@ -609,19 +609,34 @@ class AIOKafkaProducer:
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[None]:
         """``async with producer.transaction():`` begins a transaction, commits it
-        when the block ends normally, aborts it when the block raises (then the
-        exception propagates)."""
+        when the block ends normally, aborts it when the block or the commit raises
+        (then the exception propagates).
+
+        A commit that raised :class:`~aiokafka.errors.KafkaTimeoutError` is not
+        aborted (its outcome is unknown): call :meth:`commit_transaction` again.
+        """
         self.begin_transaction()
         try:
             yield
         except BaseException:
-            txn = self._txn
-            if txn is not None and txn.state.in_transaction and txn.state.fatal_error is None:
-                # Shielded: a cancelled block must still end its transaction; the abort
-                # itself is bounded by max_block_ms.
-                await asyncio.shield(self.abort_transaction())
+            await self._abort_after_error()
             raise
-        await self.commit_transaction()
+        try:
+            await self.commit_transaction()
+        except KafkaTimeoutError:
+            raise  # the outcome is unknown: only commit_transaction() again may follow
+        except KafkaError:
+            await self._abort_after_error()
+            raise
+
+    async def _abort_after_error(self) -> None:
+        txn = self._txn
+        state = txn.state if txn is not None else None
+        if state is None or state.fatal_error is not None or not state.in_transaction:
+            return
+        # Shielded: a cancelled block must still end its transaction; the abort itself
+        # is bounded by max_block_ms.
+        await asyncio.shield(self.abort_transaction())
 
     async def send_offsets_to_transaction(
         self,
@@ -646,33 +661,7 @@ class AIOKafkaProducer:
             aiokafka.errors.KafkaError: other errors; the transaction is then abortable
                 or the producer fenced (see ``transaction_error_kind``).
         """
-        if isinstance(group_id, ConsumerGroupMetadata):
-            group = group_id
-        elif isinstance(group_id, str):
-            group = ConsumerGroupMetadata(group_id)
-        else:
-            raise TypeError(
-                f"group_id must be a str or a ConsumerGroupMetadata, not {type(group_id).__name__}"
-            )
-        if not group.group_id:
-            raise ValueError("group_id must not be empty")
-        checked: dict[TopicPartition, OffsetAndMetadata] = {}
-        if not isinstance(offsets, Mapping):
-            raise TypeError(f"offsets must be a mapping, not {type(offsets).__name__}")
-        for tp, value in offsets.items():
-            if not isinstance(tp, TopicPartition):
-                raise TypeError(f"offsets keys must be TopicPartition, not {type(tp).__name__}")
-            if isinstance(value, OffsetAndMetadata):
-                om = value
-            elif isinstance(value, int) and not isinstance(value, bool):
-                om = OffsetAndMetadata(value, "")
-            else:
-                raise TypeError(
-                    f"offsets[{tp}] must be an int or OffsetAndMetadata, not {type(value).__name__}"
-                )
-            if om.offset < 0:
-                raise ValueError(f"offsets[{tp}] must be >= 0, got {om.offset}")
-            checked[tp] = om
+        checked, group = check_offsets_args(offsets, group_id)
         txn = self._transactions()
         if not checked:
             txn.state.check_offsets()

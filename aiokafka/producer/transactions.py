@@ -62,7 +62,7 @@ from aiokafka.protocol.messages import (
 )
 from aiokafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
 
-__all__ = ["TransactionManager"]
+__all__ = ["TransactionManager", "check_offsets_args"]
 
 log = logging.getLogger(__name__)
 
@@ -372,7 +372,12 @@ class TransactionManager:
                     raise self._fail(exc) from None
         if state.epoch_bump_needed or ids.bump_required:
             state.state = TxnState.ABORTING  # (already) ending; initialize() moves on
-            await self.initialize(bump=True)
+            try:
+                await self.initialize(bump=True)
+            except KafkaTimeoutError:
+                # The abort may be called again; it then retries the bump.
+                state.state = TxnState.ABORTING
+                raise
         else:
             state.end_done()
 
@@ -415,3 +420,42 @@ def _raise_txn_offset_commit_error(response: Any, group: ConsumerGroupMetadata) 
                 err.__cause__ = exc
                 raise err
             raise exc
+
+
+def check_offsets_args(
+    offsets: Mapping[TopicPartition, int | OffsetAndMetadata],
+    group_id: str | ConsumerGroupMetadata,
+) -> tuple[dict[TopicPartition, OffsetAndMetadata], ConsumerGroupMetadata]:
+    """Validate the arguments of ``send_offsets_to_transaction``.
+
+    Raises:
+        TypeError, ValueError: naming the bad argument.
+    """
+    if isinstance(group_id, ConsumerGroupMetadata):
+        group = group_id
+    elif isinstance(group_id, str):
+        group = ConsumerGroupMetadata(group_id)
+    else:
+        raise TypeError(
+            f"group_id must be a str or a ConsumerGroupMetadata, not {type(group_id).__name__}"
+        )
+    if not group.group_id:
+        raise ValueError("group_id must not be empty")
+    checked: dict[TopicPartition, OffsetAndMetadata] = {}
+    if not isinstance(offsets, Mapping):
+        raise TypeError(f"offsets must be a mapping, not {type(offsets).__name__}")
+    for tp, value in offsets.items():
+        if not isinstance(tp, TopicPartition):
+            raise TypeError(f"offsets keys must be TopicPartition, not {type(tp).__name__}")
+        if isinstance(value, OffsetAndMetadata):
+            om = value
+        elif isinstance(value, int) and not isinstance(value, bool):
+            om = OffsetAndMetadata(value, "")
+        else:
+            raise TypeError(
+                f"offsets[{tp}] must be an int or OffsetAndMetadata, not {type(value).__name__}"
+            )
+        if om.offset < 0:
+            raise ValueError(f"offsets[{tp}] must be >= 0, got {om.offset}")
+        checked[tp] = om
+    return checked, group
