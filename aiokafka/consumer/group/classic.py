@@ -442,6 +442,9 @@ class ClassicMembership(GroupMembership):
         await self._prepare_join()
         node = await self._client.coordinator_for(self._group_id, CoordinatorType.GROUP)
         reason = self._rejoin_reason or "rejoin"
+        # Cleared before JoinGroup: a rejoin requested while this round runs (e.g. the
+        # subscription changed) needs another round; a failure requests one again.
+        self._rejoin_reason = None
         self._rebalancing = True
         self._not_rebalancing.clear()
         self._heartbeat_enabled = False
@@ -454,8 +457,6 @@ class ClassicMembership(GroupMembership):
         finally:
             self._rebalancing = False
             self._not_rebalancing.set()
-        # The rejoin is done; a request arriving from here on needs another round.
-        self._rejoin_reason = None
         await self._complete(assignment)
 
     async def _prepare_join(self) -> None:
