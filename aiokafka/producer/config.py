@@ -91,9 +91,12 @@ class ProducerConfig:
             record's outcome, retries included. Must be at least ``linger_ms +
             request_timeout_ms`` (a request must be able to complete once).
         enable_idempotence: See the module docstring; resolved to a bool.
-        transactional_id: Transactions are a later addition; accepted, and it
-            turns idempotence on.
-        transaction_timeout_ms: Transaction timeout sent to the coordinator.
+        transactional_id: Makes the producer transactional (records are sent only
+            inside transactions; see ``AIOKafkaProducer.begin_transaction``); it
+            turns idempotence on. A new producer with the same id fences the old one.
+        transaction_timeout_ms: Sent to the coordinator with InitProducerId: a
+            transaction open longer than this is aborted by the coordinator (at most
+            the broker's ``transaction.max.timeout.ms``).
         client: The shared :class:`~aiokafka.cluster.config.ClientConfig`.
     """
 
