@@ -137,7 +137,8 @@ class ConsumerProtocolMembership(GroupMembership):
         self._fatal: KafkaError | None = None
         self._fatal_raised = False
         self._closing = False
-        self._closed = asyncio.Event()
+        self._closed = asyncio.Event()  # close() finished
+        self._stopped = asyncio.Event()  # closing or fatal: no assignment will come
         self._interval = config.heartbeat_interval_ms / 1000
         self._next_heartbeat = 0.0
         self._last_poll = time.monotonic()
@@ -147,6 +148,7 @@ class ConsumerProtocolMembership(GroupMembership):
             cfg.retry_backoff_ms, max(cfg.retry_backoff_ms, cfg.reconnect_backoff_max_ms)
         )
         self._failures = 0
+        self._join_sent = False
 
     # -- GroupMembership ----------------------------------------------------------------
 
@@ -168,16 +170,18 @@ class ConsumerProtocolMembership(GroupMembership):
             await self._closed.wait()
             return
         self._closing = True
+        self._stopped.set()
         self._wake.set()
         try:
             for task in (self._task, self._reconcile_task):
                 if task is not None:
                     await _cancel_and_wait(task)
             machine = self._machine
+            # A joining member leaves too once a join went out: the coordinator may
+            # have registered it (the member id is the client's own since v1).
             # LEAVING: the heartbeat task was cancelled in the middle of a leave.
-            if (machine.in_group and machine.member_epoch > 0) or (
-                machine.state is MemberState.LEAVING
-            ):
+            registered = machine.member_epoch > 0 or (self._join_sent and bool(machine.member_id))
+            if (machine.in_group and registered) or machine.state is MemberState.LEAVING:
                 epoch = machine.leave(self._config.group_instance_id is not None)
                 try:
                     await wait_for(
@@ -233,20 +237,18 @@ class ConsumerProtocolMembership(GroupMembership):
             else:
                 raise TypeError(f"offsets: {tp} has {value!r}, not an int or OffsetAndMetadata")
         machine = self._machine
-        if not machine.in_group or machine.member_epoch <= 0:
+        epoch = machine.member_epoch
+        if not machine.in_group or epoch <= 0:
             raise CommitFailedError(
                 f"Commit cannot be completed: the consumer is not a member of group "
                 f"{self._group_id!r} now ({machine.state.value})"
             )
         try:
-            await self._offsets.commit(
-                converted, generation=machine.member_epoch, member_id=machine.member_id
-            )
+            await self._offsets.commit(converted, generation=epoch, member_id=machine.member_id)
         except _COMMIT_FENCED as exc:
             raise CommitFailedError(
-                f"Commit cannot be completed: {exc!r}. The member epoch "
-                f"{machine.member_epoch} is no longer current; the partitions may "
-                "belong to another member now."
+                f"Commit cannot be completed: {exc!r}. The member epoch {epoch} does not "
+                "own these partitions (any more); they may belong to another member now."
             ) from exc
 
     def check_errors(self) -> None:
@@ -262,7 +264,7 @@ class ConsumerProtocolMembership(GroupMembership):
             aiokafka.errors.KafkaError: the fatal error that stopped the membership.
         """
         waiter = asyncio.ensure_future(self._assigned.wait())
-        closed = asyncio.ensure_future(self._closed.wait())
+        closed = asyncio.ensure_future(self._stopped.wait())
         try:
             await asyncio.wait({waiter, closed}, timeout=timeout, return_when="FIRST_COMPLETED")
         finally:
@@ -314,7 +316,7 @@ class ConsumerProtocolMembership(GroupMembership):
         error.__cause__ = exc
         self._fatal = self._fatal or error
         self._machine.fatal()
-        self._closed.set()
+        self._stopped.set()
 
     async def _step(self) -> None:
         machine = self._machine
@@ -380,6 +382,7 @@ class ConsumerProtocolMembership(GroupMembership):
             server_assignor=self._config.group_remote_assignor,
         )
         request = self._request(fields)
+        self._join_sent = True
         # Changed-only fields are relative to what the coordinator saw; until this one
         # is answered, assume it saw nothing (a failed heartbeat resends full state).
         sent, self._sent = self._sent, SentFields()
@@ -456,7 +459,7 @@ class ConsumerProtocolMembership(GroupMembership):
             log.error("Group %s: fatal membership error: %r", self._group_id, exc)
             self._fatal = exc
             machine.fatal()
-            self._closed.set()  # wakes wait_until_assigned
+            self._stopped.set()  # wakes wait_until_assigned
             return
         if _is_coordinator_error(exc):
             self._client.invalidate_coordinator(self._group_id, CoordinatorType.GROUP)
@@ -547,6 +550,10 @@ class ConsumerProtocolMembership(GroupMembership):
             instance_id=self._config.group_instance_id,
         )
         response = await self._client.send(node, request)
+        if response.error_code == UnknownMemberIdError.errno:
+            # A join that never registered (or an expired session): nothing to leave.
+            log.debug("Group %s: member %s was not registered", self._group_id, member_id)
+            return
         if response.error_code:
             raise for_code(response.error_code)(f"leaving group {self._group_id!r}")
         log.info("Group %s: member %s left (epoch %d)", self._group_id, member_id, epoch)
