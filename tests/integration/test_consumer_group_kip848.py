@@ -498,9 +498,10 @@ async def poll_all(
     done: Callable[[], bool],
     sink: dict[str, list[tuple[int, int]]] | None = None,
     names: list[str] | None = None,
+    commit: bool = True,
 ) -> None:
     """Poll every consumer (records into ``sink[name]`` as (partition, offset)) until
-    ``done()``; commits what each consumer read after every poll."""
+    ``done()``; commits what each consumer read after every poll unless told not to."""
     deadline = time.monotonic() + WAIT
     while not done():
         if time.monotonic() > deadline:
@@ -510,7 +511,7 @@ async def poll_all(
             if sink is not None and names is not None:
                 for tp, records in batch.items():
                     sink[names[i]].extend((tp.partition, r.offset) for r in records)
-            if batch:
+            if batch and commit:
                 await c.commit()
 
 
@@ -694,3 +695,46 @@ async def test_coordinator_killed_members_find_the_new_one(
         await a.close()
         if victim is not None:
             kafka_cluster.restart(victim)
+
+
+async def test_consumer_facade_kept_partitions_keep_their_position(
+    kafka: KafkaCluster, new_topic: NewTopic
+) -> None:
+    topic = new_topic(partitions=4)
+    await produce(kafka, topic, 4, 10)
+    group = await new_group(kafka)
+    seen: dict[str, list[tuple[int, int]]] = {"a": [], "b": []}
+    a = group_consumer(kafka, group, enable_auto_commit=False)
+    b = group_consumer(kafka, group, enable_auto_commit=False)
+    a.subscribe([topic])
+    b.subscribe([topic])
+    await a.start()
+    try:
+        # a alone reads everything and commits nothing.
+        await poll_all([a], "a read all", lambda: len(seen["a"]) == 40, seen, ["a"], False)
+        seen["a"].clear()
+    except BaseException:
+        await a.stop()
+        raise
+    await b.start()
+    try:
+        await poll_all(
+            [a, b],
+            "2+2 and b read its partitions",
+            lambda: len(a.assignment()) == 2 and len(seen["b"]) == 20,
+            seen,
+            ["a", "b"],
+            False,
+        )
+        # b starts from the (absent) committed offsets: everything of its partitions.
+        b_parts = {tp.partition for tp in b.assignment()}
+        assert sorted(seen["b"]) == [(p, o) for p in sorted(b_parts) for o in range(10)]
+        # a's kept partitions kept their positions through the rebalance: nothing of
+        # them was delivered again.
+        kept = {tp.partition for tp in a.assignment()}
+        assert not [r for r in seen["a"] if r[0] in kept]
+        for tp in a.assignment():
+            assert await a.position(tp) == 10
+    finally:
+        await b.stop()
+        await a.stop()
