@@ -10,8 +10,11 @@ Memory: every batch reserves ``max(max_batch_size, size of its first record)``
 bytes of ``buffer_memory`` when it is created and returns them when its outcome is
 known. ``send()`` waits in FIFO order for space (:meth:`RecordAccumulator.wait_for_memory`).
 
-Record futures are plain ``asyncio.Future`` objects resolved in bulk when the batch
-completes (:meth:`ProducerBatch.complete` / :meth:`ProducerBatch.fail`).
+Record futures are :class:`~aiokafka.producer.futures.RecordFuture` views on their
+batch's :class:`~aiokafka.producer.futures.BatchResults`: completing a batch is one
+operation, not one per record (:meth:`ProducerBatch.complete` / :meth:`ProducerBatch.fail`).
+A batch the broker refuses as too large is rebuilt as smaller batches that keep those
+futures (:meth:`RecordAccumulator.split`).
 """
 
 from __future__ import annotations
@@ -24,19 +27,19 @@ from collections.abc import Callable, Iterable
 
 from aiokafka.cluster.metadata import ClusterMetadata
 from aiokafka.errors import KafkaError, KafkaTimeoutError
+from aiokafka.producer.futures import BatchResults, RecordFuture
 from aiokafka.producer.idempotence import NO_SEQUENCE
-from aiokafka.record import DefaultRecordBatchBuilder
+from aiokafka.record import DefaultRecordBatch, DefaultRecordBatchBuilder
 from aiokafka.structs import RecordMetadata, TopicPartition
 
 __all__ = ["RECORD_OVERHEAD", "ProducerBatch", "RecordAccumulator"]
 
-_new_tuple = tuple.__new__
-
 #: Bytes of Python objects a buffered record holds besides its encoded bytes: its
-#: future (~144), its RecordMetadata once resolved (~96), two list slots and a
-#: timestamp int. Counted in ``buffer_memory`` so that the bound is on real memory
-#: and (for small records) on the number of live objects the garbage collector
-#: walks: with 100-byte records, 32 MiB holds ~90k records instead of ~300k.
+#: future (~56, usually kept by the caller until the outcome is known), its
+#: timestamp int and list slot, the RecordMetadata a caller asks for. Counted in
+#: ``buffer_memory`` so that the bound is on real memory and (for small records) on
+#: the number of live objects the garbage collector walks: with 100-byte records,
+#: 32 MiB holds ~90k records instead of ~300k.
 RECORD_OVERHEAD = 256
 _CREATE_TIME = 0
 _LOG_APPEND_TIME = 1
@@ -55,7 +58,10 @@ class ProducerBatch:
         retry_at: Not sendable before this ``time.monotonic()`` (retry back-off).
         base_sequence: Idempotent sequence of its first record, or -1 before the
             first drain.
-        order: Creation order (keeps retried batches in send order).
+        order: Creation order (keeps retried batches in send order); the parts of a
+            split batch extend their batch's order: ``(7,) < (7, 0) < (7, 1) < (8,)``.
+        results: Outcomes of its records (shared with the batch it was split from).
+        first: Index in ``results`` of its first record.
         reserved: Bytes of ``buffer_memory`` it holds.
         in_flight: A request carrying it has not been answered yet.
         last_error: The error of the last failed attempt.
@@ -63,8 +69,6 @@ class ProducerBatch:
 
     __slots__ = (
         "_batch_future",
-        "_futures",
-        "_timestamps",
         "attempts",
         "base_sequence",
         "builder",
@@ -72,11 +76,13 @@ class ProducerBatch:
         "created",
         "deadline",
         "done",
+        "first",
         "in_flight",
         "last_error",
         "order",
         "producer_epoch",
         "reserved",
+        "results",
         "retry_at",
         "tp",
     )
@@ -87,16 +93,16 @@ class ProducerBatch:
         builder: DefaultRecordBatchBuilder,
         now: float,
         deadline: float,
-        order: int,
+        order: tuple[int, ...],
         reserved: int,
         done: asyncio.Future[None],
+        results: BatchResults,
+        first: int = 0,
     ) -> None:
         self.tp = tp
         self.builder = builder
-        self._futures: list[asyncio.Future[RecordMetadata]] = []
-        # Timestamps as plain ints (not the builder's metadata objects): fewer
-        # objects for the garbage collector to walk while batches wait.
-        self._timestamps: list[int] = []
+        self.results = results
+        self.first = first
         self._batch_future: asyncio.Future[RecordMetadata] | None = None
         self.closed = False
         self.created = now
@@ -123,66 +129,47 @@ class ProducerBatch:
         key: bytes | None,
         value: bytes | None,
         headers: Iterable[tuple[str, bytes | None]] | None,
-        future: asyncio.Future[RecordMetadata],
-    ) -> bool:
-        """Append a record whose outcome ``future`` will get; False if it does not fit."""
-        meta = self.builder.append(len(self._futures), timestamp, key, value, headers)
-        if meta is None:
-            return False
-        self._timestamps.append(meta.timestamp)
-        self._futures.append(future)
-        return True
+    ) -> RecordFuture | None:
+        """Append a record; its future, or None if it does not fit."""
+        builder = self.builder
+        count = builder.record_count
+        ts = builder.add(count, timestamp, key, value, headers)
+        if ts is None:
+            return None
+        results = self.results
+        results.timestamps.append(ts)
+        return RecordFuture(results, self.first + count)
 
     def complete(self, base_offset: int, log_append_time: int, log_start_offset: int) -> None:
-        """Resolve every record future with its :class:`RecordMetadata`."""
-        tp = self.tp
-        topic, partition = tp
-        lso = None if log_start_offset < 0 else log_start_offset
-        append_time = log_append_time >= 0
-        ts_type = _LOG_APPEND_TIME if append_time else _CREATE_TIME
-        offset = base_offset if base_offset >= 0 else -1
-        step = 1 if base_offset >= 0 else 0  # acks=0: every offset is -1
-        for fut, ts in zip(self._futures, self._timestamps, strict=True):
-            if not fut.done():  # done: the caller cancelled it; the record was still sent
-                # tuple.__new__ skips the NamedTuple's Python-level __new__ (per record).
-                fut.set_result(
-                    _new_tuple(
-                        RecordMetadata,
-                        (
-                            topic,
-                            partition,
-                            tp,
-                            offset,
-                            log_append_time if append_time else ts,
-                            ts_type,
-                            lso,
-                        ),
-                    )
-                )
-            offset += step
+        """Resolve every record future (the metadata is made when asked for)."""
+        if self.done.done():
+            return
+        first = self.first
+        self.results.resolve(
+            first, first + self.builder.record_count, base_offset, log_append_time, log_start_offset
+        )
         whole = self._batch_future
         if whole is not None and not whole.done():
+            tp = self.tp
+            lso = None if log_start_offset < 0 else log_start_offset
             ts_type = _LOG_APPEND_TIME if log_append_time >= 0 else _CREATE_TIME
             whole.set_result(
-                RecordMetadata(topic, partition, tp, base_offset, log_append_time, ts_type, lso)
+                RecordMetadata(
+                    tp.topic, tp.partition, tp, base_offset, log_append_time, ts_type, lso
+                )
             )
-        self._finish()
+        self.done.set_result(None)
 
     def fail(self, exc: BaseException) -> None:
         """Fail every record future with ``exc``."""
-        for fut in self._futures:
-            if not fut.done():
-                fut.set_exception(exc)
+        if self.done.done():
+            return
+        first = self.first
+        self.results.fail(first, first + self.builder.record_count, exc)
         whole = self._batch_future
         if whole is not None and not whole.done():
             whole.set_exception(exc)
-        self._finish()
-
-    def _finish(self) -> None:
-        self._futures = []
-        self._timestamps = []
-        if not self.done.done():
-            self.done.set_result(None)
+        self.done.set_result(None)
 
     def __repr__(self) -> str:
         return (
@@ -258,38 +245,39 @@ class RecordAccumulator:
         key: bytes | None,
         value: bytes | None,
         headers: list[tuple[str, bytes | None]] | None,
-        future: asyncio.Future[RecordMetadata],
-    ) -> bool:
+    ) -> RecordFuture | None:
         """Append a record to ``tp``'s open batch, creating one if needed.
 
         Returns:
-            False if a new batch was needed and ``buffer_memory`` has no room for it
-            (the caller waits with :meth:`wait_for_memory` and tries again).
+            The record's future, or None if a new batch was needed and
+            ``buffer_memory`` has no room for it (the caller waits with
+            :meth:`wait_for_memory` and tries again).
         """
         dq = self._batches.get(tp)
         if dq:
             batch = dq[-1]
             if not batch.closed:
                 # ProducerBatch.try_append inlined: this runs once per record.
-                futures = batch._futures
-                meta = batch.builder.append(len(futures), timestamp, key, value, headers)
-                if meta is not None:
-                    batch._timestamps.append(meta.timestamp)
-                    futures.append(future)
-                    return True
+                builder = batch.builder
+                count = builder._count
+                ts = builder.add(count, timestamp, key, value, headers)
+                if ts is not None:
+                    results = batch.results
+                    results.timestamps.append(ts)
+                    return RecordFuture(results, count)
                 self._close(batch)
         size = DefaultRecordBatchBuilder.estimate_size_in_bytes(key, value, headers)
         reserve = size if size > self.batch_size else self.batch_size
         # Waiters go first, so a stream of small appends cannot starve them.
         if self._used + reserve > self.buffer_memory or self._mem_waiters:
-            return False
+            return None
         batch = self._new_batch(tp, reserve)
-        batch.try_append(timestamp, key, value, headers, future)
+        future = batch.try_append(timestamp, key, value, headers)
         if dq is None:
             dq = self._batches[tp] = deque()
         dq.append(batch)
         self._wakeup()
-        return True
+        return future
 
     def _close(self, batch: ProducerBatch) -> None:
         """Stop appending to ``batch``; account for its records' Python objects."""
@@ -297,29 +285,33 @@ class RecordAccumulator:
         # Done per batch, not per record, to keep append() cheap; until a batch
         # closes, its record overhead is not counted (at most one open batch per
         # partition).
-        overhead = len(batch._futures) * RECORD_OVERHEAD
+        overhead = batch.builder.record_count * RECORD_OVERHEAD
         batch.reserved += overhead
         self._used += overhead
         self._on_batch_closed(batch.tp)
 
-    def _new_batch(self, tp: TopicPartition, reserve: int) -> ProducerBatch:
-        builder = DefaultRecordBatchBuilder(
+    def _new_builder(self, batch_size: int) -> DefaultRecordBatchBuilder:
+        return DefaultRecordBatchBuilder(
             2,
             self._codec,
             self._transactional,
-            batch_size=self.batch_size,
+            batch_size=batch_size,
             compression_level=self._level,
         )
+
+    def _new_batch(self, tp: TopicPartition, reserve: int) -> ProducerBatch:
         now = time.monotonic()
         self._used += reserve
+        loop = asyncio.get_running_loop()
         batch = ProducerBatch(
             tp,
-            builder,
+            self._new_builder(self.batch_size),
             now,
             now + self.delivery_timeout,
-            next(self._order),
+            (next(self._order),),
             reserve,
-            asyncio.get_running_loop().create_future(),
+            loop.create_future(),
+            BatchResults(loop, tp),
         )
         self._incomplete.add(batch)
         return batch
@@ -515,6 +507,9 @@ class RecordAccumulator:
         created after it (record order within the partition is kept)."""
         batch.in_flight = False
         batch.retry_at = now + self.retry_backoff
+        self._insert_in_order(batch)
+
+    def _insert_in_order(self, batch: ProducerBatch) -> None:
         dq = self._batches.setdefault(batch.tp, deque())
         index = 0
         for index, queued in enumerate(dq):  # noqa: B007 - index is used after the loop
@@ -523,6 +518,82 @@ class RecordAccumulator:
         else:
             index = len(dq)
         dq.insert(index, batch)
+
+    def split(self, batch: ProducerBatch) -> list[ProducerBatch]:
+        """Rebuild a batch the broker refused as too large (MESSAGE_TOO_LARGE) as
+        batches of at most half its size, queued first for its partition.
+
+        The parts are sendable at once. Each record keeps its future, timestamp,
+        headers and place in the partition's order. The parts carry no producer id
+        or sequence (``base_sequence`` -1): the sender assigns them when it drains
+        them. ``batch`` itself must not be sent, completed or failed afterwards: its
+        memory is released, and its ``done`` resolves once every part has an outcome.
+
+        Args:
+            batch: A batch drained earlier and not completed, failed or re-enqueued.
+
+        Returns:
+            The parts in order, or an empty list if ``batch`` cannot be split (a
+            single record, or a batch from ``send_batch``, which has no record
+            futures): the caller then fails it.
+        """
+        count = batch.builder.record_count
+        if count < 2 or batch._batch_future is not None or batch.done.done():
+            return []
+        records = DefaultRecordBatch(batch.builder.build()).record_tuples()
+        limit = max(batch.builder.size_in_bytes() // 2, 1)
+        loop = asyncio.get_running_loop()
+        parts: list[ProducerBatch] = []
+        builder: DefaultRecordBatchBuilder | None = None
+        first = batch.first
+        for index, (_, timestamp, key, value, headers, _) in enumerate(records):
+            record = (timestamp, key, value, headers or None)
+            if builder is None or builder.add(builder.record_count, *record) is None:
+                builder = self._new_builder(limit)
+                builder.add(0, *record)  # the first record always fits
+                parts.append(
+                    ProducerBatch(
+                        batch.tp,
+                        builder,
+                        batch.created,
+                        batch.deadline,
+                        (*batch.order, len(parts)),
+                        0,
+                        loop.create_future(),
+                        batch.results,
+                        first + index,
+                    )
+                )
+        queue = self._batches.get(batch.tp)
+        if queue and batch in queue:  # not drained after all: the parts replace it
+            queue.remove(batch)
+        # The old batch's reservation is returned; each part reserves its size.
+        self.release(batch)
+        for part in parts:
+            part.closed = True
+            part.last_error = batch.last_error
+            part.reserved = part.builder.size_in_bytes() + part.builder.record_count * (
+                RECORD_OVERHEAD
+            )
+            self._used += part.reserved
+            self._incomplete.add(part)
+            self._insert_in_order(part)
+        self._chain_done(batch, parts)
+        self._wakeup()
+        return parts
+
+    @staticmethod
+    def _chain_done(batch: ProducerBatch, parts: list[ProducerBatch]) -> None:
+        # flush() may already wait on the old batch's ``done``.
+        remaining = [len(parts)]
+
+        def part_done(_: asyncio.Future[None]) -> None:
+            remaining[0] -= 1
+            if not remaining[0] and not batch.done.done():
+                batch.done.set_result(None)
+
+        for part in parts:
+            part.done.add_done_callback(part_done)
 
     def expired(self, now: float) -> list[ProducerBatch]:
         """Remove and return queued batches whose delivery deadline passed."""

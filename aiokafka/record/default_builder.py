@@ -322,54 +322,80 @@ class DefaultRecordBatchBuilder:
             raise ValueError(
                 f"offset must increase and fit in int32: got {offset} after {self._last_offset}"
             )
+        if timestamp is not None and not _MIN_INT64 <= timestamp <= _MAX_INT64:
+            raise ValueError(f"timestamp must fit in int64, got {timestamp}")
+        before = len(self._buffer)
+        appended = self.add(offset, timestamp, key, value, headers)
+        if appended is None:
+            return None
+        return DefaultRecordMetadata(offset, len(self._buffer) - before, appended)
+
+    def add(
+        self,
+        offset: int,
+        timestamp: int | None,
+        key: bytes | bytearray | memoryview | None,
+        value: bytes | bytearray | memoryview | None,
+        headers: Iterable[tuple[str, bytes | None]] | None = None,
+    ) -> int | None:
+        """:meth:`append` for callers that already checked ``offset`` (greater than
+        the last one, at most 2**31 - 1) and ``timestamp`` (int64): the producer's
+        per-record path, which needs no metadata object.
+
+        Returns:
+            The record's timestamp, or None if the batch is full.
+
+        Raises:
+            TypeError: a field has the wrong type (nothing is appended).
+            IllegalStateError: the batch was already built.
+        """
+        if self._built:
+            raise IllegalStateError("cannot append to a record batch after build()")
         if timestamp is None:
             timestamp = time.time_ns() // 1_000_000
-        elif not _MIN_INT64 <= timestamp <= _MAX_INT64:
-            raise ValueError(f"timestamp must fit in int64, got {timestamp}")
-        if self._count:
-            ts_delta = timestamp - self._first_timestamp
-        else:
-            ts_delta = 0
+        count = self._count
         cache = _VARINTS
-
         if key is None:
             key = b""
-            key_len = cache[-1]
+            key_len = b"\x01"  # varint(-1)
         else:
             if type(key) is not bytes:
                 key = _as_bytes(key, "key")
             key_len = cache.get(len(key)) or _varint(len(key))
         if value is None:
             value = b""
-            value_len = cache[-1]
+            value_len = b"\x01"
         else:
             if type(value) is not bytes:
                 value = _as_bytes(value, "value")
             value_len = cache.get(len(value)) or _varint(len(value))
         encoded_headers = b"\x00" if not headers else _encode_headers(headers)
-        ts_bytes = cache.get(ts_delta) or _varint(ts_delta)
+        if count:
+            ts_delta = timestamp - self._first_timestamp
+            ts_bytes = cache.get(ts_delta) or _varint(ts_delta)
+        else:
+            ts_bytes = b"\x00"
         offset_bytes = cache.get(offset) or _varint(offset)
 
         body = b"".join(
             (b"\x00", ts_bytes, offset_bytes, key_len, key, value_len, value, encoded_headers)
         )
         length = cache.get(len(body)) or _varint(len(body))
-        size = len(length) + len(body)
         buffer = self._buffer
-        if self._count and len(buffer) + size > self._batch_size:
+        if count and len(buffer) + len(length) + len(body) > self._batch_size:
             return None
         buffer += length
         buffer += body
 
-        if not self._count:
+        if not count:
             self._first_timestamp = timestamp
             self._max_timestamp = timestamp
         elif timestamp > self._max_timestamp:
             self._max_timestamp = timestamp
-        self._count += 1
+        self._count = count + 1
         self._last_offset = offset
         self._compressed = None
-        return DefaultRecordMetadata(offset, size, timestamp)
+        return timestamp
 
     # ------------------------------------------------------------------------- sizes
 

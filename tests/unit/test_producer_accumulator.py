@@ -12,6 +12,7 @@ import pytest
 from aiokafka.cluster.metadata import ClusterMetadata, TopicMetadata
 from aiokafka.errors import KafkaTimeoutError, ProducerClosed
 from aiokafka.producer.accumulator import RECORD_OVERHEAD, RecordAccumulator
+from aiokafka.producer.futures import RecordFuture
 from aiokafka.record import CODEC_NONE, MemoryRecords
 from aiokafka.structs import BrokerMetadata, PartitionMetadata, TopicPartition
 
@@ -50,15 +51,15 @@ def make(**kw: Any) -> tuple[RecordAccumulator, list[str], list[TopicPartition]]
     return RecordAccumulator(**options), wakes, closed
 
 
-def future() -> asyncio.Future[Any]:
-    return asyncio.get_running_loop().create_future()
+def must(fut: RecordFuture | None) -> RecordFuture:
+    assert fut is not None, "append() found no room"
+    return fut
 
 
 async def test_records_fill_one_batch_then_roll_over() -> None:
     acc, wakes, closed = make()
-    futs = [future() for _ in range(30)]
-    for f in futs:
-        assert acc.append(T0, None, None, b"v" * 90, None, f)
+    for _ in range(30):
+        assert acc.append(T0, None, None, b"v" * 90, None)
     batches = acc.all_queued()
     assert len(batches) > 1
     assert all(b.closed for b in batches[:-1]) and not batches[-1].closed
@@ -71,7 +72,7 @@ async def test_records_fill_one_batch_then_roll_over() -> None:
 async def test_linger_decides_readiness() -> None:
     acc, _, _ = make(linger_ms=50)
     meta = cluster({0: 1, 1: 2})
-    acc.append(T0, None, None, b"x", None, future())
+    acc.append(T0, None, None, b"x", None)
     now = time.monotonic()
     nodes, next_check, unknown = acc.ready(meta, now)
     assert nodes == set() and not unknown
@@ -90,7 +91,7 @@ async def test_full_batch_ready_without_linger() -> None:
     acc, _, _ = make(linger_ms=10000)
     meta = cluster({0: 1})
     for _ in range(12):
-        acc.append(T0, None, None, b"v" * 90, None, future())
+        acc.append(T0, None, None, b"v" * 90, None)
     assert acc.ready(meta, time.monotonic())[0] == {1}
 
 
@@ -99,7 +100,7 @@ async def test_drain_groups_by_leader_one_batch_per_partition() -> None:
     meta = cluster({0: 1, 1: 2, 2: 1})
     for tp in (T0, T1, T2):
         for _ in range(25):  # several batches each
-            acc.append(tp, None, b"k", b"v" * 90, None, future())
+            acc.append(tp, None, b"k", b"v" * 90, None)
     now = time.monotonic()
     nodes, _, _ = acc.ready(meta, now)
     assert nodes == {1, 2}
@@ -111,23 +112,21 @@ async def test_drain_groups_by_leader_one_batch_per_partition() -> None:
     acc2, _, _ = make()
     for tp in (T0, T2):
         for _ in range(5):
-            acc2.append(tp, None, None, b"v" * 90, None, future())
+            acc2.append(tp, None, None, b"v" * 90, None)
     drained = acc2.drain(meta, {1}, 10, now)
     assert len(drained[1]) == 1
 
 
 async def test_unknown_leader_reported() -> None:
     acc, _, _ = make()
-    acc.append(T0, None, None, b"x", None, future())
+    acc.append(T0, None, None, b"x", None)
     nodes, _, unknown = acc.ready(cluster({0: -1}), time.monotonic())
     assert nodes == set() and unknown
 
 
 async def test_complete_resolves_futures_with_offsets_and_releases_memory() -> None:
     acc, _, _ = make()
-    futs = [future() for _ in range(3)]
-    for i, f in enumerate(futs):
-        acc.append(T0, 1000 + i, b"k", b"v", [("h", b"1")], f)
+    futs = [must(acc.append(T0, 1000 + i, b"k", b"v", [("h", b"1")])) for i in range(3)]
     assert acc.used_memory == 1000
     (batch,) = acc.drain(cluster({0: 1}), {1}, 10**6, time.monotonic())[1]
     # Closing the batch counts its records' Python objects too.
@@ -148,9 +147,7 @@ async def test_complete_resolves_futures_with_offsets_and_releases_memory() -> N
 
 async def test_log_append_time_and_acks0_offsets() -> None:
     acc, _, _ = make()
-    futs = [future(), future()]
-    for f in futs:
-        acc.append(T0, 5, None, b"v", None, f)
+    futs = [must(acc.append(T0, 5, None, b"v", None)) for _ in range(2)]
     (batch,) = acc.all_queued()
     acc.complete(batch, -1, 99, -1)
     assert [(f.result().offset, f.result().timestamp) for f in futs] == [(-1, 99), (-1, 99)]
@@ -160,9 +157,7 @@ async def test_log_append_time_and_acks0_offsets() -> None:
 
 async def test_cancelled_record_future_does_not_break_completion() -> None:
     acc, _, _ = make()
-    futs = [future(), future()]
-    for f in futs:
-        acc.append(T0, None, None, b"v", None, f)
+    futs = [must(acc.append(T0, None, None, b"v", None)) for _ in range(2)]
     futs[0].cancel()
     (batch,) = acc.all_queued()
     acc.complete(batch, 0, -1, 0)
@@ -171,23 +166,23 @@ async def test_cancelled_record_future_does_not_break_completion() -> None:
 
 async def test_buffer_memory_blocks_then_times_out() -> None:
     acc, _, _ = make(buffer_memory=2000)
-    assert acc.append(T0, None, None, b"x", None, future())
-    assert acc.append(T1, None, None, b"x", None, future())
+    assert acc.append(T0, None, None, b"x", None)
+    assert acc.append(T1, None, None, b"x", None)
     # A third batch does not fit.
-    assert not acc.append(T2, None, None, b"x", None, future())
+    assert acc.append(T2, None, None, b"x", None) is None
     assert acc.used_memory == 2000
     t0 = time.monotonic()
     with pytest.raises(KafkaTimeoutError, match="buffer_memory"):
         await acc.wait_for_memory(10, 0.05)
     assert 0.04 <= time.monotonic() - t0 < 1.0
     # Existing batches still take records (no new memory needed).
-    assert acc.append(T0, None, None, b"x", None, future())
+    assert acc.append(T0, None, None, b"x", None)
 
 
 async def test_waiter_wakes_when_memory_is_released() -> None:
     acc, _, _ = make(buffer_memory=2000)
-    acc.append(T0, None, None, b"x", None, future())
-    acc.append(T1, None, None, b"x", None, future())
+    acc.append(T0, None, None, b"x", None)
+    acc.append(T1, None, None, b"x", None)
     waiter = asyncio.create_task(acc.wait_for_memory(10, 5))
     await asyncio.sleep(0.01)
     assert not waiter.done()
@@ -195,13 +190,12 @@ async def test_waiter_wakes_when_memory_is_released() -> None:
     first = acc.all_queued()[0]
     acc.complete(first, 0, -1, 0)
     await asyncio.wait_for(waiter, 1)
-    assert acc.append(T2, None, None, b"x", None, future())
+    assert acc.append(T2, None, None, b"x", None)
 
 
 async def test_abort_fails_everything_and_wakes_waiters() -> None:
     acc, _, _ = make(buffer_memory=1000)
-    f = future()
-    acc.append(T0, None, None, b"x", None, f)
+    f = must(acc.append(T0, None, None, b"x", None))
     waiter = asyncio.create_task(acc.wait_for_memory(10, 5))
     await asyncio.sleep(0.01)
     acc.abort_all(ProducerClosed("closed"))
@@ -216,7 +210,7 @@ async def test_reenqueue_keeps_creation_order_and_backoff() -> None:
     acc, _, _ = make(retry_backoff_ms=100)
     meta = cluster({0: 1})
     for _ in range(40):
-        acc.append(T0, None, None, b"v" * 90, None, future())
+        acc.append(T0, None, None, b"v" * 90, None)
     now = time.monotonic()
     first = acc.drain(meta, {1}, 10**6, now)[1][0]
     second = acc.drain(meta, {1}, 10**6, now)[1][0]
@@ -234,7 +228,7 @@ async def test_reenqueue_keeps_creation_order_and_backoff() -> None:
 
 async def test_expiry_of_queued_batches() -> None:
     acc, _, _ = make(delivery_timeout_ms=10)
-    acc.append(T0, None, None, b"x", None, future())
+    acc.append(T0, None, None, b"x", None)
     assert acc.expired(time.monotonic()) == []
     expired = acc.expired(time.monotonic() + 0.02)
     assert len(expired) == 1 and not acc.has_unsent()
@@ -244,13 +238,172 @@ async def test_add_batch_closes_open_batch_to_keep_order() -> None:
     from aiokafka.record import DefaultRecordBatchBuilder
 
     acc, _, closed = make()
-    acc.append(T0, None, None, b"a", None, future())
+    acc.append(T0, None, None, b"a", None)
     builder = DefaultRecordBatchBuilder(batch_size=1000)
     builder.append(0, None, None, b"b")
     fut = acc.add_batch(T0, builder)
-    acc.append(T0, None, None, b"c", None, future())
+    acc.append(T0, None, None, b"c", None)
     assert [b.record_count for b in acc.all_queued()] == [1, 1, 1]
     assert closed == [T0]
     batches = acc.all_queued()
     acc.complete(batches[1], 10, -1, 0)
     assert fut.result().offset == 10
+
+
+# -- record futures ------------------------------------------------------------------------
+
+
+async def test_record_futures_follow_the_asyncio_future_protocol() -> None:
+    acc, _, _ = make()
+    futs = [must(acc.append(T0, 1000 + i, None, b"v", None)) for i in range(4)]
+    assert all(asyncio.isfuture(f) and not f.done() for f in futs)
+    assert futs[0].get_loop() is asyncio.get_running_loop()
+    with pytest.raises(asyncio.InvalidStateError):
+        futs[0].result()
+    called: list[int] = []
+    futs[1].add_done_callback(lambda f: called.append(f.result().offset))
+    futs[2].add_done_callback(called.append)  # type: ignore[arg-type]
+    assert futs[2].remove_done_callback(called.append) == 1  # type: ignore[arg-type]
+    awaited = asyncio.create_task(_await(futs[0]))
+    gathered = asyncio.ensure_future(asyncio.gather(*futs))
+    waited = asyncio.create_task(asyncio.wait(futs))
+    await asyncio.sleep(0)
+    assert not (awaited.done() or gathered.done() or waited.done())
+    (batch,) = acc.all_queued()
+    acc.complete(batch, 100, -1, 0)
+    assert (await asyncio.wait_for(awaited, 1)).offset == 100
+    assert [m.offset for m in await asyncio.wait_for(gathered, 1)] == [100, 101, 102, 103]
+    done, pending = await asyncio.wait_for(waited, 1)
+    assert done == set(futs) and not pending
+    assert called == [101]
+    assert futs[3].result().timestamp == 1003 and futs[3].exception() is None
+    # A callback added after completion still runs, on the loop.
+    late: list[object] = []
+    futs[0].add_done_callback(late.append)
+    assert late == []
+    await asyncio.sleep(0)
+    assert late == [futs[0]]
+    assert "offset=100" in repr(futs[0])
+
+
+async def _await(fut: RecordFuture) -> Any:
+    return await fut
+
+
+async def test_failed_and_cancelled_record_futures() -> None:
+    acc, _, _ = make()
+    futs = [must(acc.append(T0, None, None, b"v", None)) for _ in range(3)]
+    # wait_for's timeout cancels the record future itself, as with asyncio.Future.
+    with pytest.raises(asyncio.TimeoutError):
+        await asyncio.wait_for(futs[0], 0.01)
+    assert futs[0].cancelled() and futs[0].done()
+    assert not futs[0].cancel()
+    with pytest.raises(asyncio.CancelledError):
+        futs[0].result()
+    # Cancelling a task awaiting a record leaves the record pending.
+    task = asyncio.create_task(_await(futs[1]))
+    await asyncio.sleep(0)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert not futs[1].done()
+    results = asyncio.ensure_future(asyncio.gather(*futs[1:], return_exceptions=True))
+    (batch,) = acc.all_queued()
+    acc.fail(batch, ProducerClosed("gone"))
+    assert [type(r) for r in await asyncio.wait_for(results, 1)] == [ProducerClosed] * 2
+    assert isinstance(futs[2].exception(), ProducerClosed)
+    with pytest.raises(ProducerClosed):
+        await futs[2]
+    assert futs[0].cancelled()  # the cancelled one stays cancelled
+    # A batch has one outcome: a late complete() changes nothing.
+    acc.complete(batch, 5, -1, 0)
+    assert isinstance(futs[1].exception(), ProducerClosed)
+
+
+# -- splitting a batch the broker refused as too large --------------------------------------
+
+
+async def test_split_rebuilds_records_in_order_with_their_futures() -> None:
+    acc, wakes, _ = make(batch_size=100_000)
+    meta = cluster({0: 1})
+    futs = [
+        must(acc.append(T0, 2000 + i, b"k%d" % i, b"v" * 50, [("h", b"%d" % i)] if i % 3 else None))
+        for i in range(40)
+    ]
+    (batch,) = acc.drain(meta, {1}, 10**6, time.monotonic())[1]
+    younger = must(acc.append(T0, 3000, None, b"later", None))
+    flushed = acc.begin_flush()
+    size = batch.builder.size_in_bytes()
+    used_before = acc.used_memory
+
+    parts = acc.split(batch)
+
+    assert len(parts) >= 2
+    assert all(p.builder.size_in_bytes() <= max(size // 2, 1) for p in parts)
+    assert sum(p.record_count for p in parts) == 40
+    assert all(p.closed and p.base_sequence == -1 and p.attempts == 0 for p in parts)
+    # Queued first for the partition, in order, before the younger batch.
+    queued = acc.all_queued()
+    assert queued[: len(parts)] == parts and queued[-1].record_count == 1
+    assert acc.used_memory != used_before and wakes
+    # The rebuilt records are the original ones (keys, values, headers, timestamps).
+    rebuilt = [
+        (r[1], r[2], r[3], r[4])
+        for p in parts
+        for r in next(iter(MemoryRecords(bytes(p.builder.build())))).record_tuples()
+    ]
+    assert rebuilt == [
+        (2000 + i, b"k%d" % i, b"v" * 50, [("h", b"%d" % i)] if i % 3 else []) for i in range(40)
+    ]
+    # Each part resolves its own records' futures; offsets follow each part's base.
+    drained = acc.drain(meta, {1}, 10**6, time.monotonic())[1]
+    assert drained == [parts[0]]
+    acc.complete(parts[0], 500, -1, 0)
+    n0 = parts[0].record_count
+    assert [f.result().offset for f in futs[:n0]] == list(range(500, 500 + n0))
+    assert not futs[n0].done() and not batch.done.done()
+    for part in parts[1:]:
+        acc.complete(part, 1000 + part.first, -1, 0)
+    assert [f.result().offset for f in futs[n0:]] == [1000 + i for i in range(n0, 40)]
+    assert futs[7].result().timestamp == 2007
+    # flush() waited on the split batch: it is done once every part is.
+    await asyncio.sleep(0)
+    assert batch.done.done() and all(f.done() for f in flushed if f is not queued[-1].done)
+    acc.end_flush()
+    assert not younger.done()
+
+
+async def test_split_twice_and_failures_per_part() -> None:
+    acc, _, _ = make(batch_size=100_000)
+    futs = [must(acc.append(T0, None, None, b"x" * 100, None)) for _ in range(16)]
+    (batch,) = acc.drain(cluster({0: 1}), {1}, 10**6, time.monotonic())[1]
+    first, *rest = acc.split(batch)
+    again = acc.split(first)
+    assert len(again) >= 2 and [p.first for p in again] == sorted(p.first for p in again)
+    assert acc.all_queued()[: len(again)] == again  # before the first split's other parts
+    assert [b.order for b in acc.all_queued()] == sorted(b.order for b in acc.all_queued())
+    for part in again:
+        acc.complete(part, 10 * part.first, -1, 0)
+    for part in rest:
+        acc.fail(part, ProducerClosed("x"))
+    n = sum(p.record_count for p in again)
+    for part in again:
+        for j in range(part.record_count):
+            assert futs[part.first + j].result().offset == 10 * part.first + j
+    assert all(isinstance(f.exception(), ProducerClosed) for f in futs[n:])
+    assert acc.used_memory == 0 and not acc.has_incomplete()
+
+
+async def test_split_refuses_single_records_and_send_batch_batches() -> None:
+    from aiokafka.record import DefaultRecordBatchBuilder
+
+    acc, _, _ = make()
+    acc.append(T0, None, None, b"x", None)
+    (single,) = acc.all_queued()
+    assert acc.split(single) == []
+    builder = DefaultRecordBatchBuilder(batch_size=1000)
+    builder.append(0, None, None, b"a")
+    builder.append(1, None, None, b"b")
+    acc.add_batch(T1, builder)
+    (whole,) = [b for b in acc.all_queued() if b.tp == T1]
+    assert acc.split(whole) == []

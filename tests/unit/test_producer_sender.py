@@ -176,11 +176,10 @@ async def run_sender(
     )
     ids = ProducerIdState() if config.enable_idempotence else None
     sender = Sender(client, acc, config, ids)  # type: ignore[arg-type]
-    loop = asyncio.get_running_loop()
     futures = []
     for i in range(records):
-        fut = loop.create_future()
-        assert acc.append(TP, None, None, str(i).encode(), None, fut)
+        fut = acc.append(TP, None, None, str(i).encode(), None)
+        assert fut is not None
         futures.append(fut)
     sender.start()
     return futures, sender, acc

@@ -1,0 +1,278 @@
+"""The per-record future that :meth:`AIOKafkaProducer.send` returns.
+
+A batch of records has one outcome: a base offset or an error. Giving each record its
+own ``asyncio.Future`` and resolving them one by one cost more than encoding the
+record (a future, a ``RecordMetadata`` and a ``set_result`` call per record, plus the
+garbage collector walking every pending future again and again). Instead every batch
+has one :class:`BatchResults` and each record gets a :class:`RecordFuture`, a
+two-slot view ``(results, index)`` whose ``RecordMetadata`` is built only when asked
+for. Nothing is done per record when a batch completes, except for records someone
+is waiting on (``await``, ``add_done_callback``).
+
+:class:`RecordFuture` follows the ``asyncio.Future`` protocol (``asyncio.isfuture`` is
+true), so ``await fut``, ``fut.add_done_callback``, ``asyncio.gather``,
+``asyncio.wait``, ``asyncio.wait_for``, ``asyncio.shield`` and ``fut.result()`` work
+as with aiokafka's futures. It cannot be resolved from outside (no ``set_result``).
+Differences: a failed future nobody looked at is not logged at garbage collection,
+and cancelling a task that awaits it does not cancel the record future itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+from collections.abc import Callable, Generator
+from typing import Any
+
+from aiokafka.structs import RecordMetadata, TopicPartition
+
+__all__ = ["BatchResults", "RecordFuture"]
+
+_new_tuple = tuple.__new__
+_CREATE_TIME = 0
+_LOG_APPEND_TIME = 1
+
+# One resolved range of records: (start, end, base_offset, log_append_time,
+# log_start_offset, error). base_offset -1 means acks=0 (every offset is -1).
+_Segment = tuple[int, int, int, int, "int | None", "BaseException | None"]
+# A registered done-callback: (future, callback or None for a waiter, context or
+# the waiter future).
+_Callback = tuple["RecordFuture", Any, Any]
+
+
+class BatchResults:
+    """Outcomes of the records of one batch, by their index in the batch.
+
+    A batch that is split (too large for the broker) keeps its ``BatchResults``: each
+    part resolves its own range of indexes, so the futures already handed out stay
+    valid.
+
+    Attributes:
+        loop: The event loop callbacks run on.
+        tp: The partition.
+        timestamps: Every record's timestamp, by index (CreateTime).
+    """
+
+    __slots__ = ("_callbacks", "_cancelled", "_segments", "loop", "timestamps", "tp")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, tp: TopicPartition) -> None:
+        self.loop = loop
+        self.tp = tp
+        self.timestamps: list[int] = []
+        self._segments: list[_Segment] = []
+        self._callbacks: list[_Callback] | None = None
+        self._cancelled: set[int] | None = None
+
+    def resolve(
+        self, start: int, end: int, base_offset: int, log_append_time: int, log_start_offset: int
+    ) -> None:
+        """Records ``start`` to ``end - 1`` were written from ``base_offset`` on
+        (-1 with ``acks=0``)."""
+        lso = None if log_start_offset < 0 else log_start_offset
+        self._settle((start, end, base_offset, log_append_time, lso, None))
+
+    def fail(self, start: int, end: int, error: BaseException) -> None:
+        """Records ``start`` to ``end - 1`` failed with ``error``."""
+        self._settle((start, end, -1, -1, None, error))
+
+    def _settle(self, segment: _Segment) -> None:
+        self._segments.append(segment)
+        callbacks = self._callbacks
+        if not callbacks:
+            return
+        start, end = segment[0], segment[1]
+        keep: list[_Callback] = []
+        for entry in callbacks:
+            fut = entry[0]
+            if start <= fut._index < end:
+                self._run_callback(entry)
+            else:
+                keep.append(entry)
+        self._callbacks = keep or None
+
+    def _run_callback(self, entry: _Callback) -> None:
+        fut, fn, ctx = entry
+        if fn is None:  # a waiter of __await__: wake its task directly
+            if not ctx.done():
+                ctx.set_result(None)
+        else:
+            self.loop.call_soon(fn, fut, context=ctx)
+
+    def _segment(self, index: int) -> _Segment | None:
+        for segment in self._segments:
+            if segment[0] <= index < segment[1]:
+                return segment
+        return None
+
+    def _add_callback(self, entry: _Callback) -> None:
+        if self._callbacks is None:
+            self._callbacks = [entry]
+        else:
+            self._callbacks.append(entry)
+
+
+class RecordFuture:
+    """The outcome of one record: an ``asyncio``-compatible future of its
+    :class:`~aiokafka.structs.RecordMetadata`.
+
+    Resolved when the broker acknowledged the record's batch, or failed with the
+    batch's typed error. Cancelling it does not stop the record from being sent.
+    """
+
+    __slots__ = ("_index", "_results")
+
+    # asyncio.isfuture() looks for this class attribute (not None).
+    _asyncio_future_blocking = False
+
+    def __init__(self, results: BatchResults, index: int) -> None:
+        self._results = results
+        self._index = index
+
+    # -- state --------------------------------------------------------------------------
+
+    def done(self) -> bool:
+        """True once the record has an outcome (or the future was cancelled)."""
+        results = self._results
+        index = self._index
+        for segment in results._segments:
+            if segment[0] <= index < segment[1]:
+                return True
+        cancelled = results._cancelled
+        return cancelled is not None and index in cancelled
+
+    def cancelled(self) -> bool:
+        """True if :meth:`cancel` was called before the record had an outcome."""
+        cancelled = self._results._cancelled
+        return cancelled is not None and self._index in cancelled
+
+    def result(self) -> RecordMetadata:
+        """The record's metadata.
+
+        Raises:
+            asyncio.InvalidStateError: no outcome yet.
+            asyncio.CancelledError: the future was cancelled.
+            KafkaError: the record's batch failed.
+        """
+        segment = self._outcome()
+        error = segment[5]
+        if error is not None:
+            raise error
+        results = self._results
+        tp = results.tp
+        start, _, base_offset, log_append_time, lso, _ = segment
+        index = self._index
+        if log_append_time >= 0:
+            timestamp, ts_type = log_append_time, _LOG_APPEND_TIME
+        else:
+            timestamp, ts_type = results.timestamps[index], _CREATE_TIME
+        offset = base_offset + index - start if base_offset >= 0 else -1
+        # tuple.__new__ skips the NamedTuple's Python-level __new__.
+        return _new_tuple(
+            RecordMetadata, (tp.topic, tp.partition, tp, offset, timestamp, ts_type, lso)
+        )
+
+    def exception(self) -> BaseException | None:
+        """The error the record failed with, or None if it succeeded.
+
+        Raises:
+            asyncio.InvalidStateError: no outcome yet.
+            asyncio.CancelledError: the future was cancelled.
+        """
+        # _outcome() inlined: callers check every future this way after a bulk send.
+        results = self._results
+        index = self._index
+        if results._cancelled is None:
+            for segment in results._segments:
+                if segment[0] <= index < segment[1]:
+                    return segment[5]
+        return self._outcome()[5]
+
+    def _outcome(self) -> _Segment:
+        results = self._results
+        cancelled = results._cancelled
+        if cancelled is not None and self._index in cancelled:
+            raise self._make_cancelled_error()
+        segment = results._segment(self._index)
+        if segment is None:
+            raise asyncio.InvalidStateError("the record has no outcome yet")
+        return segment
+
+    # -- callbacks ----------------------------------------------------------------------
+
+    def get_loop(self) -> asyncio.AbstractEventLoop:
+        """The event loop the future belongs to."""
+        return self._results.loop
+
+    def add_done_callback(
+        self,
+        fn: Callable[[RecordFuture], object],
+        *,
+        context: contextvars.Context | None = None,
+    ) -> None:
+        """Call ``fn(self)`` on the loop once the future is done."""
+        if context is None:
+            context = contextvars.copy_context()
+        entry = (self, fn, context)
+        if self.done():
+            self._results._run_callback(entry)
+        else:
+            self._results._add_callback(entry)
+
+    def remove_done_callback(self, fn: Callable[[RecordFuture], object]) -> int:
+        """Forget every registration of ``fn``; returns how many there were."""
+        results = self._results
+        callbacks = results._callbacks
+        if not callbacks:
+            return 0
+        keep = [e for e in callbacks if not (e[0] is self and e[1] == fn)]
+        results._callbacks = keep or None
+        return len(callbacks) - len(keep)
+
+    def cancel(self, msg: Any | None = None) -> bool:
+        """Mark the future cancelled (the record is still sent); False if already done."""
+        if self.done():
+            return False
+        results = self._results
+        if results._cancelled is None:
+            results._cancelled = set()
+        results._cancelled.add(self._index)
+        callbacks = results._callbacks
+        if callbacks:
+            mine = [e for e in callbacks if e[0] is self]
+            results._callbacks = [e for e in callbacks if e[0] is not self] or None
+            for entry in mine:
+                results._run_callback(entry)
+        return True
+
+    # Read by asyncio.gather() for cancelled children.
+    _cancel_message = None
+
+    def _make_cancelled_error(self) -> asyncio.CancelledError:
+        return asyncio.CancelledError()
+
+    # -- awaiting -----------------------------------------------------------------------
+
+    def __await__(self) -> Generator[Any, None, RecordMetadata]:
+        if not self.done():
+            waiter: asyncio.Future[None] = self._results.loop.create_future()
+            self._results._add_callback((self, None, waiter))
+            try:
+                yield from waiter
+            except asyncio.CancelledError:
+                # The awaiting task was cancelled: forget the waiter, keep the record.
+                self.remove_done_callback(None)  # type: ignore[arg-type]
+                raise
+        return self.result()
+
+    __iter__ = __await__
+
+    def __repr__(self) -> str:
+        tp = self._results.tp
+        if self.cancelled():
+            state = "cancelled"
+        elif not self.done():
+            state = "pending"
+        else:
+            error = self.exception()
+            state = f"error={error!r}" if error is not None else f"result={self.result()!r}"
+        return f"<RecordFuture {tp.topic}-{tp.partition} #{self._index} {state}>"
