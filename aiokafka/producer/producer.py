@@ -583,6 +583,12 @@ class AIOKafkaProducer:
         txn = self._transactions()
         txn.state.begin_commit()
         await self.flush()
+        # A send() that passed its state check before the commit began but appended
+        # after the flush started (it waited for metadata or memory) belongs to this
+        # transaction too: EndTxn must not overtake it.
+        while self._acc is not None and self._acc.has_incomplete():
+            txn.state.check_commit_ok()
+            await self.flush()
         txn.state.check_commit_ok()
         await txn.add_pending_partitions()
         txn.state.check_commit_ok()

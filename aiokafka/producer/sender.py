@@ -43,6 +43,7 @@ from typing import Any
 
 from aiokafka.cluster.client import AIOKafkaClient, CoordinatorType
 from aiokafka.errors import (
+    IllegalStateError,
     KafkaConnectionError,
     KafkaError,
     KafkaTimeoutError,
@@ -258,6 +259,12 @@ class Sender:
             return float("inf")
         if state.state in (TxnState.ABORTABLE_ERROR, TxnState.ABORTING):
             self.abort_queued(state.abortable_error)
+            return float("inf")
+        if not state.in_transaction:
+            # Appended by a send() that passed its state check while the transaction
+            # was open and then waited (metadata, memory) until after its end.
+            late = IllegalStateError("the record's transaction ended before it was queued")
+            self._fail_queued(late)
             return float("inf")
         if not ids.has_producer_id:
             return float("inf")  # the abort bumps the epoch; nothing may go out before

@@ -507,3 +507,28 @@ async def run_transaction(producer: AIOKafkaProducer, topic: str, n: int, per_tx
             await producer.abort_transaction()
             raise
     await producer.commit_transaction()
+
+
+async def test_send_racing_commit_is_committed_or_refused(
+    kafka: KafkaCluster, new_topic: NewTopic, producer: AIOKafkaProducer
+) -> None:
+    """A send() that passed its state check and then waited for metadata while the
+    transaction committed: its record is either in that transaction or refused with
+    IllegalStateError, never left hanging or sent outside a transaction."""
+    topic = new_topic()
+    producer.begin_transaction()
+    sending = asyncio.create_task(producer.send(topic, b"racer", partition=0))
+    await asyncio.sleep(0)  # the send is now waiting for the topic's metadata
+    await producer.commit_transaction()
+    try:
+        fut = await sending
+        await asyncio.wait_for(fut, 60)
+        in_txn = True
+    except IllegalStateError:
+        in_txn = False
+    async with producer.transaction():
+        await producer.send(topic, b"after", partition=0)
+    expected = [b"racer", b"after"] if in_txn else [b"after"]
+    assert await read_ours(kafka, topic, 1, "read_committed", len(expected)) == {0: expected}
+    uncommitted = await read_ours(kafka, topic, 1, "read_uncommitted", len(expected))
+    assert uncommitted == {0: expected}
