@@ -738,3 +738,39 @@ async def test_consumer_facade_kept_partitions_keep_their_position(
     finally:
         await b.stop()
         await a.stop()
+
+
+class SlowRevoke(Log):
+    """A revoke listener that takes longer than the session timeout."""
+
+    async def on_partitions_revoked(self, revoked: list[TopicPartition]) -> None:  # type: ignore[override]
+        self.calls.append(("revoking", frozenset(revoked)))
+        await asyncio.sleep(8)
+        self.calls.append(("revoked", frozenset(revoked)))
+
+
+async def test_heartbeats_continue_while_a_slow_listener_runs(
+    kafka: KafkaCluster, new_topic: NewTopic
+) -> None:
+    topic = new_topic(partitions=2)
+    group = await new_group(kafka, session_ms=6000)
+    a = Member(kafka, group, [topic])
+    a.log = SlowRevoke()
+    a.subs.listener = a.log
+    await a.start()
+    b = await Member(kafka, group, []).start()  # subscribes later
+    try:
+        await eventually("a owns both", lambda: len(a.assigned) == 2)
+        b.subs.change_subscription([topic])
+        await b.client.set_topics([topic])
+        b.membership.subscription_changed()
+        await eventually("a revoking", lambda: a.log.calls[-1][0] == "revoking")
+        # 8 s in the listener, longer than the 6 s session: still a member, because
+        # the heartbeat task kept going (the rebalance timeout bounds the listener).
+        await eventually("1+1", lambda: len(a.assigned) == 1 and len(b.assigned) == 1)
+        assert not [c for c in a.log.calls if c[0] == "lost"]
+        assert a.membership.state in (MemberState.STABLE, MemberState.ACKNOWLEDGING)
+        assert a.log.calls[-2][0] == "revoked"
+    finally:
+        await b.close()
+        await a.close()

@@ -149,6 +149,15 @@ class ConsumerProtocolMembership(GroupMembership):
         )
         self._failures = 0
         self._join_sent = False
+        # How long the coordinator waits for this member to give up partitions (the
+        # revoke listener included) before fencing it. The Java client sends
+        # max.poll.interval.ms; aiokafka's default (the session timeout, meant for the
+        # classic JoinGroup) would fence a member whose listener takes a few seconds.
+        self._rebalance_timeout_ms = (
+            config.rebalance_timeout_ms
+            if config.rebalance_timeout_ms is not None
+            else config.max_poll_interval_ms
+        )
 
     # -- GroupMembership ----------------------------------------------------------------
 
@@ -377,7 +386,7 @@ class ConsumerProtocolMembership(GroupMembership):
             self._sent,
             instance_id=self._config.group_instance_id,
             rack_id=self._client.config.client_rack,
-            rebalance_timeout_ms=self._config.effective_rebalance_timeout_ms,
+            rebalance_timeout_ms=self._rebalance_timeout_ms,
             subscribed_topics=self._subscriptions.subscribed_topics,
             server_assignor=self._config.group_remote_assignor,
         )
