@@ -230,6 +230,7 @@ class RecordAccumulator:
         self._flushing = 0
         self._closing = False
         self._drain_start: dict[int, int] = {}
+        self._resume_below = buffer_memory - max(batch_size, buffer_memory // 8)
 
     # -- appending ----------------------------------------------------------------------
 
@@ -392,7 +393,11 @@ class RecordAccumulator:
         if batch in self._incomplete:
             self._incomplete.discard(batch)
             self._used -= batch.reserved
-            self._notify_memory()
+            # A producer blocked on memory is woken once a good part of the buffer
+            # is free, not per released batch: each wake-up costs an event loop
+            # round trip through several tasks for one batch's worth of records.
+            if self._used <= self._resume_below or not self._incomplete:
+                self._notify_memory()
 
     def complete(
         self, batch: ProducerBatch, base_offset: int, log_append_time: int, log_start_offset: int

@@ -80,21 +80,46 @@ class BatchResults:
         callbacks = self._callbacks
         if not callbacks:
             return
-        start, end = segment[0], segment[1]
+        start, end, base_offset, log_append_time, lso, error = segment
+        tp = self.tp
+        topic, partition = tp
+        timestamps = self.timestamps
+        cancelled = self._cancelled
+        call_soon = self.loop.call_soon
         keep: list[_Callback] = []
+        # Per waiting record; inlined (no RecordFuture method calls) because with many
+        # concurrent ``await producer.send_and_wait(...)`` every record has a waiter.
         for entry in callbacks:
-            fut = entry[0]
-            if start <= fut._index < end:
-                self._run_callback(entry)
-            else:
+            fut, fn, ctx = entry
+            index = fut._index
+            if not start <= index < end:
                 keep.append(entry)
+            elif fn is not None:
+                call_soon(fn, fut, context=ctx)
+            elif ctx.done():
+                pass  # the awaiting task was cancelled
+            elif cancelled is not None and index in cancelled:
+                ctx.cancel()
+            elif error is not None:
+                ctx.set_exception(error)
+            else:
+                if log_append_time >= 0:
+                    timestamp, ts_type = log_append_time, _LOG_APPEND_TIME
+                else:
+                    timestamp, ts_type = timestamps[index], _CREATE_TIME
+                offset = base_offset + index - start if base_offset >= 0 else -1
+                ctx.set_result(
+                    _new_tuple(
+                        RecordMetadata, (topic, partition, tp, offset, timestamp, ts_type, lso)
+                    )
+                )
         self._callbacks = keep or None
 
     def _run_callback(self, entry: _Callback) -> None:
         fut, fn, ctx = entry
-        if fn is None:  # a waiter of __await__: wake its task directly
-            if not ctx.done():
-                ctx.set_result(None)
+        if fn is None:  # the future an ``await`` waits on: pass the outcome on
+            if not ctx.done():  # done: the awaiting task was cancelled
+                _copy_outcome(fut, ctx)
         else:
             self.loop.call_soon(fn, fut, context=ctx)
 
@@ -109,6 +134,17 @@ class BatchResults:
             self._callbacks = [entry]
         else:
             self._callbacks.append(entry)
+
+
+def _copy_outcome(fut: RecordFuture, waiter: asyncio.Future[RecordMetadata]) -> None:
+    if fut.cancelled():
+        waiter.cancel()
+        return
+    error = fut.exception()
+    if error is not None:
+        waiter.set_exception(error)
+    else:
+        waiter.set_result(fut.result())
 
 
 class RecordFuture:
@@ -253,16 +289,18 @@ class RecordFuture:
     # -- awaiting -----------------------------------------------------------------------
 
     def __await__(self) -> Generator[Any, None, RecordMetadata]:
-        if not self.done():
-            waiter: asyncio.Future[None] = self._results.loop.create_future()
-            self._results._add_callback((self, None, waiter))
-            try:
-                yield from waiter
-            except asyncio.CancelledError:
-                # The awaiting task was cancelled: forget the waiter, keep the record.
-                self.remove_done_callback(None)  # type: ignore[arg-type]
-                raise
-        return self.result()
+        # ``await`` waits on a plain asyncio.Future that gets this record's outcome:
+        # the event loop's C code then does the waiting, and cancelling the awaiting
+        # task cancels that future, not the record's.
+        results = self._results
+        waiter: asyncio.Future[RecordMetadata] = results.loop.create_future()
+        if (results._segments or results._cancelled) and self.done():
+            _copy_outcome(self, waiter)
+        elif results._callbacks is None:
+            results._callbacks = [(self, None, waiter)]
+        else:
+            results._callbacks.append((self, None, waiter))
+        return waiter.__await__()
 
     __iter__ = __await__
 
