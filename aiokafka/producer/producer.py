@@ -44,6 +44,7 @@ from aiokafka.errors import (
 )
 from aiokafka.producer.accumulator import RecordAccumulator
 from aiokafka.producer.config import ProducerConfig
+from aiokafka.producer.futures import RecordFuture
 from aiokafka.producer.idempotence import ProducerIdState
 from aiokafka.producer.partitioner import StickyPartitionState, murmur2_partition
 from aiokafka.producer.sender import Sender
@@ -354,7 +355,7 @@ class AIOKafkaProducer:
         partition: int | None = None,
         timestamp_ms: int | None = None,
         headers: Iterable[tuple[str, bytes | None]] | None = None,
-    ) -> asyncio.Future[RecordMetadata]:
+    ) -> RecordFuture:
         """Queue a record; return a future of its :class:`~aiokafka.structs.RecordMetadata`.
 
         Waits only when the topic's metadata is not known yet or ``buffer_memory``
@@ -424,10 +425,9 @@ class AIOKafkaProducer:
         elif partition not in entry.tps:
             entry = await self._check_partition(topic, partition)
         tp = entry.tps[partition]
-        future: asyncio.Future[RecordMetadata] = self._loop.create_future()  # type: ignore[union-attr]
-        acc = self._acc
-        if not acc.append(tp, timestamp_ms, key, value, headers, future):  # type: ignore[union-attr]
-            await self._append_when_memory(tp, timestamp_ms, key, value, headers, future)
+        future = self._acc.append(tp, timestamp_ms, key, value, headers)  # type: ignore[union-attr]
+        if future is None:
+            future = await self._append_when_memory(tp, timestamp_ms, key, value, headers)
         return future
 
     def _check_size(
@@ -451,8 +451,7 @@ class AIOKafkaProducer:
         key: bytes | None,
         value: bytes | None,
         headers: list[tuple[str, bytes | None]] | None,
-        future: asyncio.Future[RecordMetadata],
-    ) -> None:
+    ) -> RecordFuture:
         acc = self._acc
         assert acc is not None
         loop = asyncio.get_running_loop()
@@ -461,8 +460,9 @@ class AIOKafkaProducer:
         while True:
             await acc.wait_for_memory(size, max(0.0, deadline - loop.time()))
             self._check_running()
-            if acc.append(tp, timestamp_ms, key, value, headers, future):
-                return
+            future = acc.append(tp, timestamp_ms, key, value, headers)
+            if future is not None:
+                return future
 
     async def send_and_wait(
         self,

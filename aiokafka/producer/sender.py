@@ -21,6 +21,8 @@ What happens to a partition's batch after a response is decided by one table
   and the retry in order fixes it. (aiokafka treated these as fatal and stalled.)
 * retriable errors: retry after ``retry_backoff_ms`` until ``delivery_timeout_ms``;
   invalid-metadata errors first apply the KIP-951 leader hint or refresh metadata.
+* MESSAGE_TOO_LARGE / RECORD_LIST_TOO_LARGE for a batch of several records: split it
+  (:meth:`RecordAccumulator.split`) and send the parts, which keep its sequences.
 * anything else: fail only that batch's futures with the typed error.
 
 Transactional producers (``txn`` given): the transaction manager owns the producer
@@ -71,6 +73,8 @@ log = logging.getLogger(__name__)
 _DUPLICATE_SEQUENCE = 46
 _OUT_OF_ORDER_SEQUENCE = 45
 _UNKNOWN_PRODUCER_ID = 59
+# MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE: the batch is split and sent again.
+_TOO_LARGE = frozenset({10, 18})
 
 
 class Outcome(enum.Enum):
@@ -437,8 +441,34 @@ class Sender:
                 self._retry(batch, exc)
             elif outcome is Outcome.RETRY:
                 self._retry(batch, exc)
+            elif code in _TOO_LARGE and self._split(batch):
+                log.info("%r was too large for the broker (%s): split", batch, exc)
             else:
                 self._fail(batch, exc)
+
+    def _split(self, batch: ProducerBatch) -> bool:
+        """Re-queue a batch the broker found too large as smaller parts (as the Java
+        client does); False if it cannot be split (a single record)."""
+        batch.in_flight = False
+        parts = self._acc.split(batch)
+        if not parts:
+            return False
+        ids = self._ids
+        if (
+            ids is not None
+            and batch.base_sequence >= 0
+            and batch.producer_epoch == ids.producer_epoch
+        ):
+            # The broker never wrote the batch, so it still expects its base sequence
+            # next; the parts take its sequences in order, and later batches (which may
+            # be in flight already) keep theirs.
+            seq = batch.base_sequence
+            for part in parts:
+                part.producer_epoch = batch.producer_epoch
+                part.base_sequence = seq
+                part.builder.set_producer_state(ids.producer_id, batch.producer_epoch, seq)
+                seq = (seq + part.record_count) % 2**31  # wraps like assign_sequence
+        return True
 
     def _on_sequence_error(self, batch: ProducerBatch, exc: KafkaError) -> None:
         ids = self._ids

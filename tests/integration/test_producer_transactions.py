@@ -532,3 +532,33 @@ async def test_send_racing_commit_is_committed_or_refused(
     assert await read_ours(kafka, topic, 1, "read_committed", len(expected)) == {0: expected}
     uncommitted = await read_ours(kafka, topic, 1, "read_uncommitted", len(expected))
     assert uncommitted == {0: expected}
+
+
+@pytest.mark.parametrize("transactional", [True, False], ids=["transactional", "idempotent"])
+async def test_batch_too_large_for_topic_is_split(
+    kafka: KafkaCluster, new_topic: NewTopic, caplog: pytest.LogCaptureFixture, transactional: bool
+) -> None:
+    """MESSAGE_TOO_LARGE for a batch of many records: the sender splits it and the
+    parts keep the batch's sequences (no OUT_OF_ORDER_SEQUENCE for later batches)."""
+    caplog.set_level(logging.INFO, logger="aiokafka.producer")
+    topic = new_topic(config={"max.message.bytes": "30000"})
+    options: dict[str, Any] = {"linger_ms": 200, "max_batch_size": 200000}
+    if transactional:
+        producer = await txn_producer(kafka, **options)
+    else:
+        producer = AIOKafkaProducer(bootstrap_servers=kafka.bootstrap_servers, **options)
+        await producer.start()
+    values = [b"%04d-" % i + b"x" * 1000 for i in range(300)]
+    try:
+        if transactional:
+            producer.begin_transaction()
+        futures = [await producer.send(topic, v, partition=0) for v in values]
+        if transactional:
+            await producer.commit_transaction()
+        offsets = [(await f).offset for f in futures]
+    finally:
+        await producer.stop()
+    assert offsets == sorted(offsets) and len(set(offsets)) == len(values)
+    assert any("split" in r.getMessage() for r in caplog.records), "nothing was split"
+    got = await read_ours(kafka, topic, 1, "read_committed", len(values))
+    assert got == {0: values}
