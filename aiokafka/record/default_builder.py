@@ -394,7 +394,7 @@ class DefaultRecordBatchBuilder:
             self._max_timestamp = timestamp
         self._count = count + 1
         self._last_offset = offset
-        self._compressed = None
+        # (No need to drop self._compressed: nothing can be appended after build().)
         return timestamp
 
     # ------------------------------------------------------------------------- sizes
