@@ -87,7 +87,7 @@ async def consume(args: Namespace, batch: bool) -> dict[str, Any]:
 def run(args: Namespace) -> dict[str, Any]:
     """Run ``args.scenario`` (consumer scenarios only)."""
     if args.api not in (None, "aio"):
-        workerlib.unsupported(f"no --api {args.api!r}")
+        workerlib.unsupported(f"no --api {args.api!r}")  # e.g. "batch": producer only
     if args.scenario not in (workerlib.CONSUME_BATCH, workerlib.CONSUME_ITER):
         workerlib.unsupported("the consumer worker runs only the consumer scenarios")
     return asyncio.run(consume(args, batch=args.scenario == workerlib.CONSUME_BATCH))

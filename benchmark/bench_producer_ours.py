@@ -159,6 +159,8 @@ def run(args: Namespace) -> dict[str, Any]:
     """Run ``args.scenario`` (the harness contract)."""
     if args.api not in (None, "aio", "batch"):
         workerlib.unsupported(f"no --api {args.api!r}")
+    if args.api == "batch" and args.scenario != workerlib.PRODUCE:
+        workerlib.unsupported("the batch API is measured for throughput only")
     if args.scenario == workerlib.PRODUCE:
         return asyncio.run(produce_batches(args) if args.api == "batch" else produce(args))
     if args.scenario == workerlib.LATENCY:

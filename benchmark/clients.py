@@ -70,6 +70,14 @@ CLIENTS: tuple[Client, ...] = (
         ours=True,
     ),
     Client(
+        "ours-batch",
+        "this repository's aiokafka, create_batch()/send_batch() (producer throughput only)",
+        producer_worker="bench_producer_ours.py",
+        consumer_worker="bench_consumer_ours.py",
+        api="batch",
+        ours=True,
+    ),
+    Client(
         "confluent",
         "confluent-kafka Producer/Consumer (librdkafka)",
         producer_worker="worker_confluent.py",
