@@ -562,3 +562,35 @@ async def test_batch_too_large_for_topic_is_split(
     assert any("split" in r.getMessage() for r in caplog.records), "nothing was split"
     got = await read_ours(kafka, topic, 1, "read_committed", len(values))
     assert got == {0: values}
+
+
+async def test_commit_after_coordinator_timeout_is_fatal_and_explained(
+    kafka: KafkaCluster, new_topic: NewTopic
+) -> None:
+    """No record was sent after the coordinator aborted the transaction for its
+    timeout: EndTxn with the old epoch is fenced (fatal, as in the Java client), and
+    the error says that transaction_timeout_ms may be the reason."""
+    from aiokafka.admin import AIOKafkaAdminClient
+
+    topic = new_topic()
+    tid = txn_id()
+    producer = await txn_producer(kafka, tid, transaction_timeout_ms=1000)
+    try:
+        producer.begin_transaction()
+        await (await producer.send(topic, b"slow", partition=0))
+        async with AIOKafkaAdminClient(bootstrap_servers=kafka.bootstrap_servers) as admin:
+            deadline = time.monotonic() + 40
+            while True:  # the coordinator looks for expired transactions every 10 s
+                state = (await admin.describe_transactions([tid]))[tid].state
+                if state in ("CompleteAbort", "Empty"):
+                    break
+                assert time.monotonic() < deadline, f"not aborted by the coordinator: {state}"
+                await asyncio.sleep(0.5)
+        with pytest.raises(ProducerFenced, match="transaction_timeout_ms") as info:
+            await producer.commit_transaction()
+        assert transaction_error_kind(info.value) is TransactionErrorKind.FATAL
+        with pytest.raises(ProducerFenced):
+            producer.begin_transaction()
+    finally:
+        await producer.stop()
+    assert await read_ours(kafka, topic, 1, "read_committed", 0) == {0: []}
