@@ -2,20 +2,45 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
+from types import MappingProxyType
+from typing import Any
+
 import pytest
 
+from aiokafka.cluster.metadata import ClusterMetadata, TopicMetadata
 from aiokafka.errors import (
     ConcurrentTransactions,
     IllegalStateError,
+    KafkaConnectionError,
     KafkaTimeoutError,
     ProducerFenced,
     TopicAuthorizationFailedError,
     TransactionAbortableError,
+    TransactionAbortedError,
     TransactionErrorKind,
     transaction_error_kind,
 )
+from aiokafka.producer.accumulator import RecordAccumulator
+from aiokafka.producer.config import ProducerConfig
+from aiokafka.producer.idempotence import ProducerIdState
+from aiokafka.producer.sender import Sender
+from aiokafka.producer.transactions import TransactionManager
 from aiokafka.producer.txn_state import TxnState, TxnStateMachine
-from aiokafka.structs import TopicPartition
+from aiokafka.protocol._gen.add_partitions_to_txn import (
+    AddPartitionsToTxnPartitionResult,
+    AddPartitionsToTxnResponse,
+    AddPartitionsToTxnTopicResult,
+)
+from aiokafka.protocol._gen.produce import (
+    LeaderIdAndEpoch,
+    PartitionProduceResponse,
+    ProduceResponse,
+    TopicProduceResponse,
+)
+from aiokafka.record import CODEC_NONE
+from aiokafka.structs import BrokerMetadata, PartitionMetadata, TopicPartition
 
 TP0 = TopicPartition("t", 0)
 TP1 = TopicPartition("t", 1)
@@ -147,3 +172,120 @@ def test_error_kinds() -> None:
     assert transaction_error_kind(ConcurrentTransactions) is TransactionErrorKind.RETRIABLE
     assert transaction_error_kind(ProducerFenced) is TransactionErrorKind.FATAL
     assert transaction_error_kind(TransactionAbortableError) is TransactionErrorKind.ABORTABLE
+
+
+# -- the sender with a transaction (scripted stand-in for the cluster client) -----------
+
+
+class TxnClient:
+    """Records the order of requests; AddPartitionsToTxn answers with ``add_error``."""
+
+    def __init__(self, add_error: int = 0) -> None:
+        part = PartitionMetadata("t", 0, 1, (1,), (1,), 0, 0)
+        topic = TopicMetadata("t", partitions=MappingProxyType({0: part}))
+        self.cluster = ClusterMetadata(
+            MappingProxyType({1: BrokerMetadata(1, "h", 1, None)}),
+            MappingProxyType({"t": topic}),
+            created_at=time.monotonic(),
+        )
+        self.add_error = add_error
+        self.log: list[str] = []
+
+    def least_loaded_node(self) -> int:
+        return 1
+
+    async def coordinator_for(self, key: str, key_type: Any = None) -> int:
+        return 1
+
+    async def api_version(self, node: Any, api_key: int, max_version: int | None = None) -> int:
+        return 3
+
+    async def call_with_retry(self, fn: Any, deadline: Any = None, **kw: Any) -> Any:
+        return await fn()
+
+    async def refresh_metadata(self) -> ClusterMetadata:
+        return self.cluster
+
+    def apply_leader_hint(self, *args: Any) -> bool:
+        return False
+
+    async def send(self, node: Any, request: Any, **kw: Any) -> Any:
+        name = type(request).__name__
+        self.log.append(name)
+        if name == "AddPartitionsToTxnRequest":
+            assert kw.get("max_version") == 3  # v4+ are broker-to-broker
+            results = [
+                AddPartitionsToTxnPartitionResult(
+                    partition_index=p, partition_error_code=self.add_error
+                )
+                for t in request.v3_and_below_topics
+                for p in t.partitions
+            ]
+            return AddPartitionsToTxnResponse(
+                results_by_topic_v3_and_below=[
+                    AddPartitionsToTxnTopicResult(name="t", results_by_partition=results)
+                ]
+            )
+        assert name == "ProduceRequest"
+        assert request.transactional_id == "tid"
+        part = PartitionProduceResponse(index=0, base_offset=7, current_leader=LeaderIdAndEpoch())
+        return ProduceResponse(
+            responses=[TopicProduceResponse(name="t", partition_responses=[part])]
+        )
+
+
+async def start_txn_sender(client: TxnClient) -> tuple[Sender, RecordAccumulator, Any]:
+    config = ProducerConfig.from_kwargs(
+        transactional_id="tid", retry_backoff_ms=1, request_timeout_ms=1000
+    )
+    ids = ProducerIdState("tid")
+    ids.set_producer_id(5, 0)
+    txn = TransactionManager(client, ids, "tid", 60000, 1000)  # type: ignore[arg-type]
+    txn.state.begin_init()
+    txn.state.init_done()
+    sender: Sender
+    acc = RecordAccumulator(
+        batch_size=16384,
+        buffer_memory=1 << 20,
+        linger_ms=0,
+        delivery_timeout_ms=config.delivery_timeout_ms,
+        retry_backoff_ms=1,
+        codec=CODEC_NONE,
+        is_transactional=True,
+        wakeup=lambda: sender.wakeup(),
+    )
+    sender = Sender(client, acc, config, ids, txn)  # type: ignore[arg-type]
+    return sender, acc, txn
+
+
+async def test_sender_adds_the_partition_before_its_first_batch() -> None:
+    client = TxnClient()
+    sender, acc, txn = await start_txn_sender(client)
+    txn.begin()
+    fut = acc.append(TP0, None, None, b"v", None)
+    assert fut is not None
+    sender.start()
+    try:
+        meta = await asyncio.wait_for(fut, 5)
+    finally:
+        await sender.close(1, KafkaConnectionError("closed"))
+    assert meta.offset == 7
+    assert client.log == ["AddPartitionsToTxnRequest", "ProduceRequest"]
+    assert txn.state.is_added(TP0)
+
+
+async def test_partition_that_cannot_be_added_is_never_sent_and_aborts() -> None:
+    client = TxnClient(add_error=TopicAuthorizationFailedError.errno)
+    sender, acc, txn = await start_txn_sender(client)
+    txn.begin()
+    fut = acc.append(TP0, None, None, b"v", None)
+    assert fut is not None
+    sender.start()
+    try:
+        with pytest.raises(TransactionAbortedError) as info:
+            await asyncio.wait_for(fut, 5)
+    finally:
+        await sender.close(1, KafkaConnectionError("closed"))
+    assert isinstance(info.value.__cause__, TopicAuthorizationFailedError)
+    assert "ProduceRequest" not in client.log
+    assert txn.state.state is TxnState.ABORTABLE_ERROR
