@@ -48,7 +48,7 @@ from aiokafka.structs import (
 from .config import ConsumerConfig
 from .fetcher import Fetcher
 from .group.membership import GroupMembership, MembershipHooks, create_membership
-from .offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, OffsetsClient
+from .offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, OffsetsClient, normalize_offsets
 from .subscription import SubscriptionState, SubscriptionType
 
 __all__ = ["AIOKafkaConsumer"]
@@ -355,6 +355,8 @@ class AIOKafkaConsumer(Generic[KT, VT]):
             aiokafka.errors.OffsetOutOfRangeError: the position is out of range and
                 ``auto_offset_reset="none"``.
             aiokafka.errors.CorruptRecordError: the partition's next batch is corrupt.
+            aiokafka.errors.KafkaError: a fatal group error (e.g. group authorization,
+                a fenced static member), raised once.
         """
         _, fetcher, _ = self._started()
         self._poll()
@@ -387,7 +389,8 @@ class AIOKafkaConsumer(Generic[KT, VT]):
             ValueError: ``timeout_ms`` negative or ``max_records`` < 1.
             aiokafka.errors.ConsumerStoppedError: the consumer was stopped.
             aiokafka.errors.KafkaError: a partition's error (out of range with
-                ``auto_offset_reset="none"``, corrupt batch, authorization).
+                ``auto_offset_reset="none"``, corrupt batch, authorization), or a
+                fatal group error (raised once).
         """
         _, fetcher, _ = self._started()
         if not isinstance(timeout_ms, int | float) or timeout_ms < 0:
@@ -675,7 +678,13 @@ class AIOKafkaConsumer(Generic[KT, VT]):
             IllegalOperation: no ``group_id``.
             IllegalStateError: a partition is not assigned.
             ValueError: ``offsets`` is malformed.
-            aiokafka.errors.CommitFailedError: the group refused the commit.
+            aiokafka.errors.CommitFailedError: the group refused the commit: the
+                member left or was removed from the group (e.g. after
+                ``max_poll_interval_ms``), or a rebalance moved the partitions.
+
+        A group member's commit made during a rebalance waits until the rebalance
+        completes (at most the rebalance timeout) and then commits with the new
+        generation, or raises ``CommitFailedError`` if the partitions were revoked.
         """
         self._started()
         if self._config.group_id is None:
@@ -730,34 +739,7 @@ class AIOKafkaConsumer(Generic[KT, VT]):
     def _normalize_offsets(
         self, offsets: Mapping[TopicPartition, Any]
     ) -> dict[TopicPartition, OffsetAndMetadata]:
-        if not isinstance(offsets, Mapping):
-            raise ValueError("offsets must be a dict of TopicPartition to offset")
-        out: dict[TopicPartition, OffsetAndMetadata] = {}
-        for tp, value in offsets.items():
-            if not isinstance(tp, TopicPartition):
-                raise ValueError(f"offsets: key {tp!r} is not a TopicPartition")
-            if not self._subscriptions.is_assigned(tp):
-                raise IllegalStateError(f"Partition {tp} is not assigned")
-            if isinstance(value, OffsetAndMetadata):
-                om = value
-            elif isinstance(value, int) and not isinstance(value, bool):
-                om = OffsetAndMetadata(value, "")
-            elif (
-                isinstance(value, tuple)
-                and len(value) == 2
-                and isinstance(value[0], int)
-                and isinstance(value[1], str)
-            ):
-                om = OffsetAndMetadata(value[0], value[1])
-            else:
-                raise ValueError(
-                    f"offsets: value for {tp} must be an offset or (offset, metadata), "
-                    f"got {value!r}"
-                )
-            if om.offset < 0:
-                raise ValueError(f"offsets: offset for {tp} must be >= 0, got {om.offset}")
-            out[tp] = om
-        return out
+        return normalize_offsets(offsets, self._subscriptions.is_assigned)
 
     async def _commit_consumed(self, final: bool = False) -> None:
         if self._offsets is None:

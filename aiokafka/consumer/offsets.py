@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from aiokafka.cluster import AIOKafkaClient, CoordinatorType
 from aiokafka.errors import (
     CommitFailedError,
     IllegalGenerationError,
+    IllegalStateError,
     KafkaError,
     RebalanceInProgressError,
     UnknownMemberIdError,
@@ -25,7 +26,7 @@ from aiokafka.errors import (
 from aiokafka.protocol import messages as m
 from aiokafka.structs import OffsetAndMetadata, OffsetAndTimestamp, TopicPartition
 
-__all__ = ["EARLIEST_TIMESTAMP", "LATEST_TIMESTAMP", "OffsetsClient"]
+__all__ = ["EARLIEST_TIMESTAMP", "LATEST_TIMESTAMP", "OffsetsClient", "normalize_offsets"]
 
 #: ListOffsets' special timestamps.
 LATEST_TIMESTAMP = -1
@@ -335,3 +336,43 @@ def _commit_failed_text(exc: KafkaError, member_id: str) -> str:
 def _epoch(offset: OffsetAndMetadata) -> int:
     epoch = offset.leader_epoch
     return -1 if epoch is None else epoch
+
+
+def normalize_offsets(
+    offsets: Mapping[TopicPartition, Any], is_assigned: Callable[[TopicPartition], bool]
+) -> dict[TopicPartition, OffsetAndMetadata]:
+    """``commit()``'s argument as ``{tp: OffsetAndMetadata}``.
+
+    Accepts ``{tp: offset}``, ``{tp: (offset, metadata)}`` or ``{tp: OffsetAndMetadata}``.
+
+    Raises:
+        ValueError: not such a mapping, or a negative offset.
+        IllegalStateError: a partition is not assigned.
+    """
+    if not isinstance(offsets, Mapping):
+        raise ValueError("offsets must be a dict of TopicPartition to offset")
+    out: dict[TopicPartition, OffsetAndMetadata] = {}
+    for tp, value in offsets.items():
+        if not isinstance(tp, TopicPartition):
+            raise ValueError(f"offsets: key {tp!r} is not a TopicPartition")
+        if not is_assigned(tp):
+            raise IllegalStateError(f"Partition {tp} is not assigned")
+        if isinstance(value, OffsetAndMetadata):
+            om = value
+        elif isinstance(value, int) and not isinstance(value, bool):
+            om = OffsetAndMetadata(value, "")
+        elif (
+            isinstance(value, tuple)
+            and len(value) == 2
+            and isinstance(value[0], int)
+            and isinstance(value[1], str)
+        ):
+            om = OffsetAndMetadata(value[0], value[1])
+        else:
+            raise ValueError(
+                f"offsets: value for {tp} must be an offset or (offset, metadata), got {value!r}"
+            )
+        if om.offset < 0:
+            raise ValueError(f"offsets: offset for {tp} must be >= 0, got {om.offset}")
+        out[tp] = om
+    return out

@@ -91,8 +91,11 @@ async def test_two_members_share_partitions_range(kafka: KafkaCluster, new_topic
     group = f"g-{uuid.uuid4().hex[:8]}"
     produce(kafka.bootstrap_servers, topic, [b"%d" % i for i in range(200)], 4)
     log1, log2 = Log(), Log()
-    c1 = group_consumer(kafka, group, partition_assignment_strategy=["range"])
-    c2 = group_consumer(kafka, group, partition_assignment_strategy=["range"])
+    # A session far longer than the waits below: c2's departure is only noticed in
+    # time because stop() sends LeaveGroup.
+    slow = {"session_timeout_ms": 120000, "partition_assignment_strategy": ["range"]}
+    c1 = group_consumer(kafka, group, **slow)
+    c2 = group_consumer(kafka, group, **slow)
     seen: list[tuple[str, int, int]] = []
     c1.subscribe([topic], listener=log1)
     await c1.start()
@@ -114,7 +117,9 @@ async def test_two_members_share_partitions_range(kafka: KafkaCluster, new_topic
             assert meta1.member_id and meta2.member_id and meta1.member_id != meta2.member_id
         finally:
             await c2.stop()
-        await poll_until([c1], "c1 owns all again", lambda: len(c1.assignment()) == 4, seen)
+        await poll_until(
+            [c1], "c1 owns all again", lambda: len(c1.assignment()) == 4, seen, timeout=40
+        )
     finally:
         await c1.stop()
     assert {(t, p, o) for t, p, o in seen} == {(topic, p, o) for p in range(4) for o in range(50)}

@@ -44,6 +44,7 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from aiokafka._timeout import timeout as timeout_after
 from aiokafka._timeout import wait_for
 from aiokafka.cluster import CoordinatorType
 from aiokafka.errors import (
@@ -524,6 +525,9 @@ class ClassicMembership(GroupMembership):
                 self._generation.generation_id,
                 config.client.client_rack,
             )
+            # Fields a version lacks must stay at their defaults (the encoder refuses
+            # to drop them silently); Kafka 4 brokers take every field.
+            version = await self._client.api_version(node, m.JoinGroupRequest.API_KEY)
             request = m.JoinGroupRequest(
                 group_id=self._group_id,
                 session_timeout_ms=config.session_timeout_ms,
@@ -532,10 +536,12 @@ class ClassicMembership(GroupMembership):
                 group_instance_id=self._instance_id,
                 protocol_type="consumer",
                 protocols=[m.JoinGroupRequestProtocol(name=n, metadata=b) for n, b in protocols],
-                reason=reason,
+                reason=reason if version >= 8 else None,
             )
             log.debug("Group %s: JoinGroup (%s)", self._group_id, reason)
-            response = await self._client.send(node, request, timeout_ms=timeout_ms)
+            response = await self._client.send(
+                node, request, timeout_ms=timeout_ms, max_version=version
+            )
             if response.error_code:
                 exc = for_code(response.error_code)(f"JoinGroup of group {self._group_id!r}")
                 if isinstance(exc, MemberIdRequired):
@@ -582,13 +588,14 @@ class ClassicMembership(GroupMembership):
     async def _sync(self, node: int, assignments: dict[str, bytes]) -> Assignment:
         config = self._config
         gen = self._generation
+        version = await self._client.api_version(node, m.SyncGroupRequest.API_KEY)
         request = m.SyncGroupRequest(
             group_id=self._group_id,
             generation_id=gen.generation_id,
             member_id=gen.member_id,
             group_instance_id=self._instance_id,
-            protocol_type="consumer",
-            protocol_name=gen.protocol_name,
+            protocol_type="consumer" if version >= 5 else None,
+            protocol_name=gen.protocol_name if version >= 5 else None,
             assignments=[
                 m.SyncGroupRequestAssignment(member_id=mid, assignment=data)
                 for mid, data in assignments.items()
@@ -598,7 +605,9 @@ class ClassicMembership(GroupMembership):
             max(config.client.request_timeout_ms, config.effective_rebalance_timeout_ms)
             + _JOIN_GRACE_MS
         )
-        response = await self._client.send(node, request, timeout_ms=timeout_ms)
+        response = await self._client.send(
+            node, request, timeout_ms=timeout_ms, max_version=version
+        )
         if response.error_code:
             raise for_code(response.error_code)(f"SyncGroup of group {self._group_id!r}")
         return decode_assignment(response.assignment)
@@ -670,21 +679,25 @@ class ClassicMembership(GroupMembership):
 
     async def _leave_group(self, reason: str) -> None:
         member_id = self._generation.member_id
-        request = m.LeaveGroupRequest(
-            group_id=self._group_id,
-            member_id=member_id,
-            members=[
-                m.MemberIdentity(
-                    member_id=member_id, group_instance_id=self._instance_id, reason=reason
-                )
-            ],
-        )
         timeout = self._client.config.request_timeout_ms / 1000
         try:
-            node = await wait_for(
-                self._client.coordinator_for(self._group_id, CoordinatorType.GROUP), timeout
-            )
-            response = await self._client.send(node, request)
+            async with timeout_after(timeout):
+                node = await self._client.coordinator_for(self._group_id, CoordinatorType.GROUP)
+                version = await self._client.api_version(node, m.LeaveGroupRequest.API_KEY)
+                if version >= 3:  # KIP-345: a list of members (with instance id, reason)
+                    request = m.LeaveGroupRequest(
+                        group_id=self._group_id,
+                        members=[
+                            m.MemberIdentity(
+                                member_id=member_id,
+                                group_instance_id=self._instance_id,
+                                reason=reason,
+                            )
+                        ],
+                    )
+                else:
+                    request = m.LeaveGroupRequest(group_id=self._group_id, member_id=member_id)
+                response = await self._client.send(node, request, max_version=version)
         except (KafkaError, asyncio.TimeoutError) as exc:
             log.info("Group %s: LeaveGroup failed: %r", self._group_id, exc)
             return
