@@ -306,6 +306,7 @@ async def test_cooperative_keeps_unmoved_partitions(
             await m.stop()
     assert logs[0].events[0] == ("assigned", sorted(all_tps))
     for log, final in zip(logs, finals, strict=True):
+        assert all(kind != "lost" for kind, _ in log.events), log.events
         revoked = [tp for kind, tps in log.events if kind == "revoked" for tp in tps]
         assigned = [tp for kind, tps in log.events if kind == "assigned" for tp in tps]
         # A partition is revoked at most once, never one the member keeps, and
@@ -313,8 +314,7 @@ async def test_cooperative_keeps_unmoved_partitions(
         assert sorted(revoked) == sorted(set(revoked))
         assert not final & set(revoked)
         assert sorted(assigned) == sorted(set(assigned))
-        assert set(assigned) - set(revoked) == final
-        assert all(kind != "lost" for kind, _ in log.events)
+        assert set(assigned) - set(revoked) == final, log.events
     # The first member kept two partitions through both rebalances and gave up four.
     assert len([tp for kind, tps in logs[0].events if kind == "revoked" for tp in tps]) == 4
 
@@ -408,7 +408,9 @@ async def test_poll_timeout_leaves_and_next_poll_rejoins(
             lambda: (
                 idle.group_metadata().member_id not in ("", idle_id)
                 and busy.group_metadata().generation_id == idle.group_metadata().generation_id
-                and len(idle.assignment()) == partitions - 1
+                # Which member gets the one partition depends on the random member ids.
+                and len(idle.assignment()) + len(busy.assignment()) == partitions
+                and idle.assignment() | busy.assignment() == all_tps
             ),
         )
     finally:

@@ -162,7 +162,9 @@ class ClassicMembership(GroupMembership):
         self._wakeup = asyncio.Event()
         self._rejoin_reason: str | None = "initial join"
         # Set by the heartbeat task or a commit: the member id/generation is gone.
-        self._lost: KafkaError | None = None
+        # Kept with the generation it was found in: an answer about an older
+        # generation (a commit racing a rebalance) must not drop the new assignment.
+        self._lost: tuple[KafkaError, Generation] | None = None
         self._heartbeat_enabled = False
         self._rebalancing = False
         self._not_rebalancing = asyncio.Event()
@@ -300,12 +302,12 @@ class ClassicMembership(GroupMembership):
             )
         except CommitFailedError as exc:
             cause = exc.__cause__
-            if isinstance(cause, KafkaError) and gen == self._generation:
+            if isinstance(cause, KafkaError) and gen == self._generation and not self._rebalancing:
                 action = error_action(cause)
                 if action is ErrorAction.REJOIN:
                     self._request_rejoin("a commit found a rebalance in progress")
                 elif action in (ErrorAction.RESET_MEMBER, ErrorAction.RESET_GENERATION):
-                    self._lost = self._lost or cause
+                    self._lost = self._lost or (cause, gen)
                     self._wakeup.set()
             raise
 
@@ -325,8 +327,13 @@ class ClassicMembership(GroupMembership):
                 continue
             try:
                 if self._lost is not None:
-                    lost, self._lost = self._lost, None
-                    await self._handle_error(lost)
+                    (lost, lost_gen), self._lost = self._lost, None
+                    if lost_gen == self._generation:
+                        await self._handle_error(lost)
+                    else:
+                        log.debug(
+                            "Group %s: ignoring %r of an older generation", self._group_id, lost
+                        )
                     continue
                 if self._rejoin_reason is not None:
                     await self._rebalance()
@@ -750,6 +757,6 @@ class ClassicMembership(GroupMembership):
             # Member unknown, stale generation, fenced, authorization: the main task
             # acts on it (partitions lost, rejoin or fatal).
             self._heartbeat_enabled = False
-            self._lost = exc
+            self._lost = (exc, gen)
             self._wakeup.set()
         return interval
