@@ -69,6 +69,7 @@ class ProducerBatch:
 
     __slots__ = (
         "_batch_future",
+        "_split",
         "attempts",
         "base_sequence",
         "builder",
@@ -103,6 +104,9 @@ class ProducerBatch:
         self.builder = builder
         self.results = results
         self.first = first
+        # Replaced by smaller batches (RecordAccumulator.split): its records' outcomes
+        # come from those, never from this one.
+        self._split = False
         self._batch_future: asyncio.Future[RecordMetadata] | None = None
         self.closed = False
         self.created = now
@@ -142,7 +146,7 @@ class ProducerBatch:
 
     def complete(self, base_offset: int, log_append_time: int, log_start_offset: int) -> None:
         """Resolve every record future (the metadata is made when asked for)."""
-        if self.done.done():
+        if self.done.done() or self._split:
             return
         first = self.first
         self.results.resolve(
@@ -162,7 +166,7 @@ class ProducerBatch:
 
     def fail(self, exc: BaseException) -> None:
         """Fail every record future with ``exc``."""
-        if self.done.done():
+        if self.done.done() or self._split:
             return
         first = self.first
         self.results.fail(first, first + self.builder.record_count, exc)
@@ -531,8 +535,9 @@ class RecordAccumulator:
         The parts are sendable at once. Each record keeps its future, timestamp,
         headers and place in the partition's order. The parts carry no producer id
         or sequence (``base_sequence`` -1): the sender assigns them when it drains
-        them. ``batch`` itself must not be sent, completed or failed afterwards: its
-        memory is released, and its ``done`` resolves once every part has an outcome.
+        them. ``batch`` itself must not be sent again: its memory is released,
+        completing or failing it changes nothing any more, and its ``done`` resolves
+        once every part has an outcome.
 
         Args:
             batch: A batch drained earlier and not completed, failed or re-enqueued.
@@ -569,6 +574,8 @@ class RecordAccumulator:
                         first + index,
                     )
                 )
+        batch._split = True
+        batch.closed = True
         queue = self._batches.get(batch.tp)
         if queue and batch in queue:  # not drained after all: the parts replace it
             queue.remove(batch)

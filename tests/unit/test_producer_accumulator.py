@@ -359,6 +359,9 @@ async def test_split_rebuilds_records_in_order_with_their_futures() -> None:
     assert rebuilt == [
         (2000 + i, b"k%d" % i, b"v" * 50, [("h", b"%d" % i)] if i % 3 else []) for i in range(40)
     ]
+    # The replaced batch has no say any more (a late fail() from the sender is ignored).
+    acc.fail(batch, ProducerClosed("late"))
+    assert not any(f.done() for f in futs)
     # Each part resolves its own records' futures; offsets follow each part's base.
     drained = acc.drain(meta, {1}, 10**6, time.monotonic())[1]
     assert drained == [parts[0]]
