@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from aiokafka.abc import ConsumerRebalanceListener
+from aiokafka.consumer.config import ConsumerConfig
 from aiokafka.consumer.group.assignors import (
+    Assignment,
     CooperativeStickyAssignor,
     RangePartitionAssignor,
     RebalanceProtocol,
@@ -15,7 +18,7 @@ from aiokafka.consumer.group.assignors import (
     decode_assignment,
     decode_subscription,
 )
-from aiokafka.consumer.group.classic import _assignor_of
+from aiokafka.consumer.group.classic import ClassicMembership, _assignor_of
 from aiokafka.consumer.group.classic_state import (
     NO_GENERATION,
     ErrorAction,
@@ -26,7 +29,10 @@ from aiokafka.consumer.group.classic_state import (
     join_protocols,
     select_rebalance_protocol,
 )
+from aiokafka.consumer.group.membership import MembershipHooks
+from aiokafka.consumer.subscription import SubscriptionState
 from aiokafka.errors import (
+    CommitFailedError,
     CoordinatorLoadInProgressError,
     CoordinatorNotAvailableError,
     FencedInstanceIdError,
@@ -40,7 +46,7 @@ from aiokafka.errors import (
     RequestTimedOutError,
     UnknownMemberIdError,
 )
-from aiokafka.structs import TopicPartition
+from aiokafka.structs import OffsetAndMetadata, TopicPartition
 
 T = "t"
 
@@ -144,3 +150,137 @@ def test_generation_reset() -> None:
 )
 def test_error_table(exc: Exception, action: ErrorAction) -> None:
     assert error_action(exc) is action
+
+
+# -- membership state transitions, without a broker -------------------------------------
+
+
+class _FakeClient:
+    """Only what the error handling touches: coordinator invalidation and config."""
+
+    def __init__(self) -> None:
+        from aiokafka.cluster.config import ClientConfig
+
+        self.config = ClientConfig()
+        self.invalidated: list[str] = []
+
+    def invalidate_coordinator(self, key: str, key_type: object = None) -> None:
+        self.invalidated.append(key)
+
+
+class _Listener(ConsumerRebalanceListener):
+    def __init__(self) -> None:
+        self.events: list[tuple[str, list[TopicPartition]]] = []
+
+    def on_partitions_revoked(self, revoked: list[TopicPartition]) -> None:
+        self.events.append(("revoked", revoked))
+
+    def on_partitions_assigned(self, assigned: list[TopicPartition]) -> None:
+        self.events.append(("assigned", assigned))
+
+    def on_partitions_lost(self, lost: list[TopicPartition]) -> None:
+        self.events.append(("lost", lost))
+
+
+def _membership(
+    strategy: str = "range", instance_id: str | None = None
+) -> tuple[ClassicMembership, SubscriptionState, _Listener, list[str], _FakeClient]:
+    config = ConsumerConfig.from_options(
+        group_id="g", group_instance_id=instance_id, partition_assignment_strategy=[strategy]
+    )
+    subs = SubscriptionState()
+    listener = _Listener()
+    subs.subscribe([T], listener)
+    subs.assign_from_subscribed([tp(0), tp(1)])
+    calls: list[str] = []
+
+    async def commit_revoked(tps: list[TopicPartition]) -> None:
+        calls.append(f"commit {tps}")
+
+    def stop_fetching(tps: list[TopicPartition]) -> None:
+        calls.append(f"forget {tps}")
+
+    client = _FakeClient()
+    membership = ClassicMembership(
+        client,  # type: ignore[arg-type]
+        subs,
+        config,
+        None,  # type: ignore[arg-type]
+        MembershipHooks(commit_revoked, stop_fetching),
+    )
+    membership._generation = Generation(4, "m-1", strategy)
+    membership._rejoin_reason = None
+    return membership, subs, listener, calls, client
+
+
+async def test_unknown_member_loses_partitions_and_resets_member_id() -> None:
+    membership, subs, listener, calls, _ = _membership()
+    action = await membership._handle_error(UnknownMemberIdError())
+    assert action is ErrorAction.RESET_MEMBER
+    assert membership.group_metadata().member_id == ""
+    assert membership.group_metadata().generation_id == -1
+    assert listener.events == [("lost", [tp(0), tp(1)])]
+    assert calls == [f"forget {[tp(0), tp(1)]}"]  # nothing committed for lost partitions
+    assert subs.assigned_partitions() == frozenset()
+    assert membership._rejoin_reason is not None
+
+
+async def test_illegal_generation_keeps_the_member_id() -> None:
+    membership, _, listener, _, _ = _membership()
+    await membership._handle_error(IllegalGenerationError())
+    meta = membership.group_metadata()
+    assert (meta.generation_id, meta.member_id) == (-1, "m-1")
+    assert listener.events == [("lost", [tp(0), tp(1)])]
+
+
+async def test_coordinator_errors_rediscover_without_losing_partitions() -> None:
+    membership, subs, listener, _, client = _membership()
+    await membership._handle_error(NotCoordinatorError())
+    assert client.invalidated == ["g"]
+    assert listener.events == []
+    assert subs.assigned_partitions() == {tp(0), tp(1)}
+    assert membership.group_metadata().generation_id == 4
+
+
+async def test_eager_prepare_commits_then_revokes_everything() -> None:
+    membership, subs, listener, calls, _ = _membership("range")
+    await membership._prepare_join()
+    assert calls == [f"commit {[tp(0), tp(1)]}", f"forget {[tp(0), tp(1)]}"]
+    assert listener.events == [("revoked", [tp(0), tp(1)])]
+    assert subs.assigned_partitions() == frozenset()
+
+
+async def test_cooperative_prepare_keeps_partitions() -> None:
+    membership, subs, listener, calls, _ = _membership("cooperative-sticky")
+    await membership._prepare_join()
+    assert calls == [] and listener.events == []
+    assert subs.assigned_partitions() == {tp(0), tp(1)}
+
+
+async def test_cooperative_complete_revokes_only_what_moved() -> None:
+    membership, subs, listener, calls, _ = _membership("cooperative-sticky")
+    await membership._complete(Assignment.of([tp(1), tp(2)]))
+    assert listener.events == [("revoked", [tp(0)]), ("assigned", [tp(2)])]
+    assert calls == [f"commit {[tp(0)]}", f"forget {[tp(0)]}"]
+    assert subs.assigned_partitions() == {tp(1), tp(2)}
+    assert membership._rejoin_reason is not None  # tp0 goes to its new owner next round
+
+
+async def test_fatal_error_raised_once_but_fenced_every_time() -> None:
+    membership, _, _, _, _ = _membership(instance_id="static-1")
+    await membership._handle_error(GroupAuthorizationFailedError())
+    with pytest.raises(GroupAuthorizationFailedError):
+        membership.check_errors()
+    membership.check_errors()  # raised once; the next poll retries
+    await membership._handle_error(FencedInstanceIdError())
+    for _ in range(2):
+        with pytest.raises(FencedInstanceIdError):
+            membership.check_errors()
+    assert membership.group_metadata().member_id == ""
+
+
+async def test_commit_without_generation_explains_what_to_do() -> None:
+    membership, _, _, _, _ = _membership()
+    membership._generation = NO_GENERATION
+    with pytest.raises(CommitFailedError, match="max_poll_interval_ms"):
+        await membership.commit({tp(0): OffsetAndMetadata(5, "")})
