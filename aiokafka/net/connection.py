@@ -38,7 +38,7 @@ from aiokafka.errors import (
 )
 from aiokafka.net.config import ConnectionConfig
 from aiokafka.net.transport_errors import TRANSPORT_ERRORS, translate_transport_error
-from aiokafka.net.versions import ApiVersionTable, api_name
+from aiokafka.net.versions import ApiVersionTable, api_name, api_versions_fallback
 from aiokafka.protocol import api as _api
 from aiokafka.protocol import messages as _messages
 
@@ -250,9 +250,9 @@ class AIOKafkaConnection:
                 request = request_type()
             response = await self._send(request, version, True, self._api_versions_decoder(version))
             if response.error_code == unsupported:
-                # The broker answered in v0 with (at least) its ApiVersions range.
-                advertised = {k.api_key: k.max_version for k in response.api_keys}
-                fallback = min(advertised.get(request_type.API_KEY, 0), version - 1)
+                # The broker answered in v0, normally with its ApiVersions range.
+                advertised = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
+                fallback = api_versions_fallback(version, advertised.get(request_type.API_KEY))
                 if fallback in tried or fallback < 0:
                     raise UnsupportedVersionError(
                         f"{self.peer} rejected every ApiVersions version tried ({sorted(tried)})"

@@ -13,7 +13,7 @@ from typing import Any, ClassVar, Protocol
 
 from aiokafka.errors import UnsupportedVersionError
 
-__all__ = ["ApiVersionTable", "KafkaRequest", "api_name"]
+__all__ = ["ApiVersionTable", "KafkaRequest", "api_name", "api_versions_fallback"]
 
 
 class KafkaRequest(Protocol):
@@ -30,6 +30,34 @@ def api_name(request_type: type[Any]) -> str:
     """``MetadataRequest`` -> ``"Metadata"`` (for logs and error messages)."""
     name = request_type.__name__
     return name[: -len("Request")] if name.endswith("Request") else name
+
+
+def api_versions_fallback(rejected: int, advertised: tuple[int, int] | None) -> int:
+    """The ApiVersions version to retry after the broker rejected ``rejected`` with
+    UNSUPPORTED_VERSION.
+
+    Like the Java client, retry at the highest version the error response advertises
+    for ApiVersions. When it advertises nothing usable (no ApiVersions entry, a range
+    with ``min > max``, a negative maximum, or a maximum not below the version it just
+    rejected) retry at v0: every broker since 0.10 answers ApiVersions v0, while
+    stepping down one version at a time from a contradictory range would cost one
+    round trip per version.
+
+    Args:
+        rejected: The version the broker refused.
+        advertised: The ``(min, max)`` ApiVersions range in the error response, if any.
+
+    Returns:
+        A version below ``rejected``, or ``-1`` if ``rejected`` was already v0.
+    """
+    if rejected <= 0:
+        return -1
+    if advertised is None:
+        return 0
+    low, high = advertised
+    if low > high or high < 0 or high >= rejected:
+        return 0
+    return high
 
 
 class ApiVersionTable:

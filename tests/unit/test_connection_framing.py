@@ -24,6 +24,7 @@ from aiokafka.errors import (
 )
 from aiokafka.net.config import ConnectionConfig
 from aiokafka.net.connection import AIOKafkaConnection
+from aiokafka.net.versions import api_versions_fallback
 from aiokafka.protocol.api import response_header_version
 from aiokafka.protocol.messages import (
     ApiVersion,
@@ -66,6 +67,8 @@ class ScriptedBroker:
 
     ranges: dict[int, tuple[int, int]] = field(default_factory=lambda: dict(DEFAULT_RANGES))
     reject_api_versions_above: int | None = None
+    #: Ranges the UNSUPPORTED_VERSION answer advertises (default: ApiVersions 0..limit).
+    rejection_ranges: dict[int, tuple[int, int]] | None = None
     answer_api_versions: bool = True
     received: list[Frame] = field(default_factory=list)
     writer: asyncio.StreamWriter | None = None
@@ -106,7 +109,10 @@ class ScriptedBroker:
                     limit = self.reject_api_versions_above
                     if limit is not None and frame.version > limit:
                         # What Kafka does: a v0 error response carrying its range.
-                        body = api_versions_body(0, {API_VERSIONS: (0, limit)}, error=35)
+                        ranges = self.rejection_ranges
+                        if ranges is None:
+                            ranges = {API_VERSIONS: (0, limit)}
+                        body = api_versions_body(0, ranges, error=35)
                         self.respond(Frame(API_VERSIONS, 0, frame.corr), body)
                     else:
                         self.respond(frame, api_versions_body(frame.version, self.ranges))
@@ -178,6 +184,63 @@ async def test_api_versions_unsupported_version_falls_back(broker: ScriptedBroke
         assert conn.api_version(METADATA) == 9
     finally:
         await conn.close()
+
+
+@pytest.mark.parametrize(
+    "ranges",
+    [
+        pytest.param({}, id="nothing-advertised"),
+        pytest.param({METADATA: (0, 9)}, id="no-api-versions-entry"),
+        pytest.param({API_VERSIONS: (0, ApiVersionsRequest.MAX_VERSION)}, id="max-not-below"),
+        pytest.param({API_VERSIONS: (0, -1)}, id="negative-max"),
+        pytest.param({API_VERSIONS: (3, 1)}, id="min-above-max"),
+    ],
+)
+async def test_api_versions_without_usable_range_retries_at_v0(
+    broker: ScriptedBroker, ranges: dict[int, tuple[int, int]]
+) -> None:
+    # Rejects everything above v0 and advertises nothing usable: the retry must go
+    # straight to v0 (one round trip), not walk down or give up.
+    broker.reject_api_versions_above = 0
+    broker.rejection_ranges = ranges
+    conn = await connect(broker)
+    try:
+        assert [f.version for f in broker.received] == [ApiVersionsRequest.MAX_VERSION, 0]
+        assert conn.connected
+        assert conn.api_version(METADATA) == 9  # the v0 answer's table is in use
+    finally:
+        await conn.close()
+
+
+async def test_api_versions_rejected_at_v0_fails(broker: ScriptedBroker) -> None:
+    broker.reject_api_versions_above = -1  # rejects every version, v0 included
+    broker.rejection_ranges = {}
+    conn = AIOKafkaConnection("127.0.0.1", broker.port, ConnectionConfig(request_timeout_ms=5000))
+    with pytest.raises(UnsupportedVersionError, match="rejected every ApiVersions version"):
+        await conn.connect()
+    assert [f.version for f in broker.received] == [ApiVersionsRequest.MAX_VERSION, 0]
+    assert conn.closed
+
+
+@pytest.mark.parametrize(
+    ("rejected", "advertised", "expected"),
+    [
+        (4, (0, 2), 2),  # Java behaviour: the highest advertised version
+        (4, (1, 3), 3),
+        (4, None, 0),
+        (4, (0, 4), 0),
+        (4, (0, 7), 0),
+        (4, (0, -1), 0),
+        (4, (3, 1), 0),
+        (1, None, 0),
+        (0, None, -1),  # nothing below v0
+        (0, (0, 3), -1),
+    ],
+)
+def test_api_versions_fallback_choice(
+    rejected: int, advertised: tuple[int, int] | None, expected: int
+) -> None:
+    assert api_versions_fallback(rejected, advertised) == expected
 
 
 async def test_connect_times_out_when_broker_is_silent(broker: ScriptedBroker) -> None:
