@@ -20,6 +20,7 @@ import pytest
 
 from aiokafka.errors import KafkaError, UnsupportedVersionError
 from aiokafka.protocol import api, messages
+from tools.codegen.spec import SAME_LAYOUT_VERSIONS
 
 from ._golden_spec import (
     build_kp,
@@ -227,6 +228,11 @@ def test_class_metadata_matches_json(name: str) -> None:
     spec = load_spec(name)
     assert cls.API_KEY == spec["apiKey"]
     lo, hi = valid_versions(name)
+    if name in SAME_LAYOUT_VERSIONS:
+        # A version added by Kafka after these definitions, repeating the previous layout.
+        new_hi, base = SAME_LAYOUT_VERSIONS[name]
+        assert (hi, new_hi) == (base, base + 1)
+        hi = new_hi
     assert (cls.MIN_VERSION, cls.MAX_VERSION) == (lo, hi)
     flex = parse_versions(spec["flexibleVersions"])
     assert cls.FLEXIBLE_MIN == (flex[0] if flex[0] <= flex[1] else None)
@@ -463,3 +469,64 @@ def test_null_in_non_nullable_version_is_rejected() -> None:
     # MetadataRequest.topics becomes nullable only at v1.
     with pytest.raises((KafkaError, ValueError, TypeError)):
         messages.MetadataRequest(topics=None).encode(0)
+
+
+@pytest.mark.parametrize("name", sorted(SAME_LAYOUT_VERSIONS))
+def test_same_layout_version_encodes_like_the_previous_one(name: str) -> None:
+    """Produce v12 / TxnOffsetCommit v5 (KIP-890 part 2) only change what the broker
+    does: the body bytes are those of the version before."""
+    new, base = SAME_LAYOUT_VERSIONS[name]
+    cls = _ours(name)
+    value = _SAME_LAYOUT_VALUES[name]()
+    assert value.encode(new) == value.encode(base)
+    assert cls.decode(value.encode(base), new) == value
+    frame = api.encode_request(value, new, correlation_id=7, client_id="c")
+    assert int.from_bytes(frame[2:4], "big") == new  # the header: api key, then version
+
+
+_SAME_LAYOUT_VALUES: dict[str, Any] = {
+    "ProduceRequest": lambda: messages.ProduceRequest(
+        transactional_id="t",
+        acks=-1,
+        timeout_ms=30000,
+        topic_data=[
+            messages.TopicProduceData(
+                name="a", partition_data=[messages.PartitionProduceData(index=0, records=b"xyz")]
+            )
+        ],
+    ),
+    "ProduceResponse": lambda: messages.ProduceResponse(
+        responses=[
+            messages.TopicProduceResponse(
+                name="a",
+                partition_responses=[messages.PartitionProduceResponse(index=0, base_offset=5)],
+            )
+        ],
+        throttle_time_ms=3,
+    ),
+    "TxnOffsetCommitRequest": lambda: messages.TxnOffsetCommitRequest(
+        transactional_id="t",
+        group_id="g",
+        producer_id=4,
+        producer_epoch=2,
+        generation_id=9,
+        member_id="m",
+        topics=[
+            messages.TxnOffsetCommitRequestTopic(
+                name="a",
+                partitions=[
+                    messages.TxnOffsetCommitRequestPartition(partition_index=0, committed_offset=8)
+                ],
+            )
+        ],
+    ),
+    "TxnOffsetCommitResponse": lambda: messages.TxnOffsetCommitResponse(
+        throttle_time_ms=1,
+        topics=[
+            messages.TxnOffsetCommitResponseTopic(
+                name="a",
+                partitions=[messages.TxnOffsetCommitResponsePartition(partition_index=0)],
+            )
+        ],
+    ),
+}

@@ -17,6 +17,7 @@ from pathlib import Path
 __all__ = [
     "DATA_MESSAGES",
     "HEADER_MESSAGES",
+    "SAME_LAYOUT_VERSIONS",
     "FieldSpec",
     "MessageSpec",
     "StructSpec",
@@ -29,6 +30,23 @@ __all__ = [
 # Data messages carried inside other messages' bytes fields (the consumer group protocol).
 DATA_MESSAGES = ("ConsumerProtocolSubscription", "ConsumerProtocolAssignment")
 HEADER_MESSAGES = ("RequestHeader", "ResponseHeader")
+
+# Versions that Apache Kafka added after the definitions in kafka-protocol/ were taken
+# (4.0.0-SNAPSHOT, October 2024) and that repeat the previous version's layout byte for
+# byte: only what the broker does with them differs. Kafka 4.0 bumped these for
+# transaction version 2 (KIP-890 part 2): a transactional Produce v12 lets the broker add
+# the partition to the transaction itself, and TxnOffsetCommit v5 does the same for the
+# consumer group, so the client sends no AddPartitionsToTxn / AddOffsetsToTxn. A client
+# that cannot name these versions cannot use transaction version 2 at all.
+# message name -> (the new highest version, the version whose layout it repeats).
+# load_message() checks that no field, nullability, tag or flexibility changes between the
+# two, so a definitions update that makes them differ fails generation loudly.
+SAME_LAYOUT_VERSIONS: dict[str, tuple[int, int]] = {
+    "ProduceRequest": (12, 11),
+    "ProduceResponse": (12, 11),
+    "TxnOffsetCommitRequest": (5, 4),
+    "TxnOffsetCommitResponse": (5, 4),
+}
 
 # Upper bound used for open ranges ("3+"); message versions never get near it.
 _OPEN = 1 << 15
@@ -250,17 +268,46 @@ def load_message(path: Path) -> MessageSpec:
     body = StructSpec(name=name, fields=[], class_name=name, owner=name)
     body.fields = _parse_fields(raw["fields"], name, structs, common)
     api_key = raw.get("apiKey")
+    valid = Versions.parse(str(raw["validVersions"]))
+    flexible = Versions.parse(str(raw["flexibleVersions"]))
+    if name in SAME_LAYOUT_VERSIONS:
+        valid = _extend_same_layout(name, valid, flexible, body, structs)
     return MessageSpec(
         name=name,
         kind=str(raw["type"]),
         api_key=int(api_key) if api_key is not None else None,
-        valid=Versions.parse(str(raw["validVersions"])),
-        flexible=Versions.parse(str(raw["flexibleVersions"])),
+        valid=valid,
+        flexible=flexible,
         body=body,
         structs=structs,
         listeners=tuple(raw.get("listeners", ())),
         source=path.name,
     )
+
+
+def _extend_same_layout(
+    name: str, valid: Versions, flexible: Versions, body: StructSpec, structs: list[StructSpec]
+) -> Versions:
+    """Extend ``valid`` per :data:`SAME_LAYOUT_VERSIONS` after checking that the new
+    version encodes exactly like the one it repeats."""
+    new, base = SAME_LAYOUT_VERSIONS[name]
+    if valid.hi >= new:
+        return valid  # the definitions caught up; nothing to add
+    if valid.hi != base or new != base + 1:
+        raise ValueError(f"{name}: cannot add v{new} as a copy of v{base} (valid {valid})")
+    if (base in flexible) != (new in flexible):
+        raise ValueError(f"{name}: v{new} and v{base} differ in flexibility")
+    for struct in [body, *structs]:
+        for f in struct.fields:
+            same = (
+                f.present(base) == f.present(new)
+                and f.nullable(base) == f.nullable(new)
+                and f.tagged(base) == f.tagged(new)
+                and f.flexible_encoding(base, True) == f.flexible_encoding(new, True)
+            )
+            if not same:
+                raise ValueError(f"{name}.{f.name}: v{new} would not repeat v{base}'s layout")
+    return Versions(valid.lo, new)
 
 
 def load_selected(spec_dir: Path) -> list[tuple[str, list[MessageSpec]]]:

@@ -98,11 +98,11 @@ class NodeEndpoint:
 
 @dataclass(slots=True)
 class ProduceResponse:
-    """Kafka response ``ProduceResponse``, versions 0-11 (generated from ProduceResponse.json)."""
+    """Kafka response ``ProduceResponse``, versions 0-12 (generated from ProduceResponse.json)."""
 
     API_KEY: ClassVar[int] = 0
     MIN_VERSION: ClassVar[int] = 0
-    MAX_VERSION: ClassVar[int] = 11
+    MAX_VERSION: ClassVar[int] = 12
     FLEXIBLE_MIN: ClassVar[int | None] = 9
 
     responses: list[TopicProduceResponse] = _field(default_factory=list)
@@ -112,8 +112,8 @@ class ProduceResponse:
 
     def encode(self, version: int) -> bytes:
         """Encode the body (no header) at ``version``."""
-        if not 0 <= version <= 11:
-            raise _unsupported(f"ProduceResponse version {version} is not in 0-11")
+        if not 0 <= version <= 12:
+            raise _unsupported(f"ProduceResponse version {version} is not in 0-12")
         w = bytearray()
         try:
             _ENC_ProduceResponse[version - 0](w, self, version)
@@ -124,8 +124,8 @@ class ProduceResponse:
     @classmethod
     def decode(cls, data: bytes | bytearray | memoryview, version: int) -> ProduceResponse:
         """Decode a body (no header) of ``version``."""
-        if not 0 <= version <= 11:
-            raise _unsupported(f"ProduceResponse version {version} is not in 0-11")
+        if not 0 <= version <= 12:
+            raise _unsupported(f"ProduceResponse version {version} is not in 0-12")
         buf = _as_view(data)
         try:
             obj, pos = _DEC_ProduceResponse[version - 0](buf, 0)
@@ -156,11 +156,11 @@ class TopicProduceData:
 
 @dataclass(slots=True)
 class ProduceRequest:
-    """Kafka request ``ProduceRequest``, versions 0-11 (generated from ProduceRequest.json)."""
+    """Kafka request ``ProduceRequest``, versions 0-12 (generated from ProduceRequest.json)."""
 
     API_KEY: ClassVar[int] = 0
     MIN_VERSION: ClassVar[int] = 0
-    MAX_VERSION: ClassVar[int] = 11
+    MAX_VERSION: ClassVar[int] = 12
     FLEXIBLE_MIN: ClassVar[int | None] = 9
     RESPONSE_TYPE: ClassVar[type[ProduceResponse]] = ProduceResponse
 
@@ -172,8 +172,8 @@ class ProduceRequest:
 
     def encode(self, version: int) -> bytes:
         """Encode the body (no header) at ``version``."""
-        if not 0 <= version <= 11:
-            raise _unsupported(f"ProduceRequest version {version} is not in 0-11")
+        if not 0 <= version <= 12:
+            raise _unsupported(f"ProduceRequest version {version} is not in 0-12")
         w = bytearray()
         try:
             _ENC_ProduceRequest[version - 0](w, self, version)
@@ -184,8 +184,8 @@ class ProduceRequest:
     @classmethod
     def decode(cls, data: bytes | bytearray | memoryview, version: int) -> ProduceRequest:
         """Decode a body (no header) of ``version``."""
-        if not 0 <= version <= 11:
-            raise _unsupported(f"ProduceRequest version {version} is not in 0-11")
+        if not 0 <= version <= 12:
+            raise _unsupported(f"ProduceRequest version {version} is not in 0-12")
         buf = _as_view(data)
         try:
             obj, pos = _DEC_ProduceRequest[version - 0](buf, 0)
@@ -953,7 +953,7 @@ def _d_ProduceResponse_v10(buf: memoryview, pos: int) -> tuple[ProduceResponse, 
     obj.unknown_tagged_fields = u51
     return obj, pos
 
-_DEC_ProduceResponse = (_d_ProduceResponse_v0, _d_ProduceResponse_v1, _d_ProduceResponse_v2, _d_ProduceResponse_v2, _d_ProduceResponse_v2, _d_ProduceResponse_v5, _d_ProduceResponse_v5, _d_ProduceResponse_v5, _d_ProduceResponse_v8, _d_ProduceResponse_v9, _d_ProduceResponse_v10, _d_ProduceResponse_v10,)
+_DEC_ProduceResponse = (_d_ProduceResponse_v0, _d_ProduceResponse_v1, _d_ProduceResponse_v2, _d_ProduceResponse_v2, _d_ProduceResponse_v2, _d_ProduceResponse_v5, _d_ProduceResponse_v5, _d_ProduceResponse_v5, _d_ProduceResponse_v8, _d_ProduceResponse_v9, _d_ProduceResponse_v10, _d_ProduceResponse_v10, _d_ProduceResponse_v10,)
 
 def _e_ProduceResponse_v0(w: bytearray, o: ProduceResponse, version: int) -> None:
     x1 = o.responses
@@ -1298,7 +1298,7 @@ def _e_ProduceResponse_v10(w: bytearray, o: ProduceResponse, version: int) -> No
             f27[0] = w28
         _write_tagged(w, f27)
 
-_ENC_ProduceResponse = (_e_ProduceResponse_v0, _e_ProduceResponse_v1, _e_ProduceResponse_v2, _e_ProduceResponse_v2, _e_ProduceResponse_v2, _e_ProduceResponse_v5, _e_ProduceResponse_v5, _e_ProduceResponse_v5, _e_ProduceResponse_v8, _e_ProduceResponse_v9, _e_ProduceResponse_v10, _e_ProduceResponse_v10,)
+_ENC_ProduceResponse = (_e_ProduceResponse_v0, _e_ProduceResponse_v1, _e_ProduceResponse_v2, _e_ProduceResponse_v2, _e_ProduceResponse_v2, _e_ProduceResponse_v5, _e_ProduceResponse_v5, _e_ProduceResponse_v5, _e_ProduceResponse_v8, _e_ProduceResponse_v9, _e_ProduceResponse_v10, _e_ProduceResponse_v10, _e_ProduceResponse_v10,)
 
 def _d_ProduceRequest_v0(buf: memoryview, pos: int) -> tuple[ProduceRequest, int]:
     L = len(buf)
@@ -1557,7 +1557,7 @@ def _d_ProduceRequest_v9(buf: memoryview, pos: int) -> tuple[ProduceRequest, int
     obj.unknown_tagged_fields = u29
     return obj, pos
 
-_DEC_ProduceRequest = (_d_ProduceRequest_v0, _d_ProduceRequest_v0, _d_ProduceRequest_v0, _d_ProduceRequest_v3, _d_ProduceRequest_v3, _d_ProduceRequest_v3, _d_ProduceRequest_v3, _d_ProduceRequest_v3, _d_ProduceRequest_v3, _d_ProduceRequest_v9, _d_ProduceRequest_v9, _d_ProduceRequest_v9,)
+_DEC_ProduceRequest = (_d_ProduceRequest_v0, _d_ProduceRequest_v0, _d_ProduceRequest_v0, _d_ProduceRequest_v3, _d_ProduceRequest_v3, _d_ProduceRequest_v3, _d_ProduceRequest_v3, _d_ProduceRequest_v3, _d_ProduceRequest_v3, _d_ProduceRequest_v9, _d_ProduceRequest_v9, _d_ProduceRequest_v9, _d_ProduceRequest_v9,)
 
 def _e_ProduceRequest_v0(w: bytearray, o: ProduceRequest, version: int) -> None:
     if o.transactional_id != None:
@@ -1682,4 +1682,4 @@ def _e_ProduceRequest_v9(w: bytearray, o: ProduceRequest, version: int) -> None:
     else:
         _write_tagged(w, u17)
 
-_ENC_ProduceRequest = (_e_ProduceRequest_v0, _e_ProduceRequest_v0, _e_ProduceRequest_v0, _e_ProduceRequest_v3, _e_ProduceRequest_v3, _e_ProduceRequest_v3, _e_ProduceRequest_v3, _e_ProduceRequest_v3, _e_ProduceRequest_v3, _e_ProduceRequest_v9, _e_ProduceRequest_v9, _e_ProduceRequest_v9,)
+_ENC_ProduceRequest = (_e_ProduceRequest_v0, _e_ProduceRequest_v0, _e_ProduceRequest_v0, _e_ProduceRequest_v3, _e_ProduceRequest_v3, _e_ProduceRequest_v3, _e_ProduceRequest_v3, _e_ProduceRequest_v3, _e_ProduceRequest_v3, _e_ProduceRequest_v9, _e_ProduceRequest_v9, _e_ProduceRequest_v9, _e_ProduceRequest_v9,)

@@ -63,11 +63,11 @@ class TxnOffsetCommitResponseTopic:
 
 @dataclass(slots=True)
 class TxnOffsetCommitResponse:
-    """Kafka response ``TxnOffsetCommitResponse``, versions 0-4 (generated from TxnOffsetCommitResponse.json)."""
+    """Kafka response ``TxnOffsetCommitResponse``, versions 0-5 (generated from TxnOffsetCommitResponse.json)."""
 
     API_KEY: ClassVar[int] = 28
     MIN_VERSION: ClassVar[int] = 0
-    MAX_VERSION: ClassVar[int] = 4
+    MAX_VERSION: ClassVar[int] = 5
     FLEXIBLE_MIN: ClassVar[int | None] = 3
 
     throttle_time_ms: int = 0
@@ -76,8 +76,8 @@ class TxnOffsetCommitResponse:
 
     def encode(self, version: int) -> bytes:
         """Encode the body (no header) at ``version``."""
-        if not 0 <= version <= 4:
-            raise _unsupported(f"TxnOffsetCommitResponse version {version} is not in 0-4")
+        if not 0 <= version <= 5:
+            raise _unsupported(f"TxnOffsetCommitResponse version {version} is not in 0-5")
         w = bytearray()
         try:
             _ENC_TxnOffsetCommitResponse[version - 0](w, self, version)
@@ -88,8 +88,8 @@ class TxnOffsetCommitResponse:
     @classmethod
     def decode(cls, data: bytes | bytearray | memoryview, version: int) -> TxnOffsetCommitResponse:
         """Decode a body (no header) of ``version``."""
-        if not 0 <= version <= 4:
-            raise _unsupported(f"TxnOffsetCommitResponse version {version} is not in 0-4")
+        if not 0 <= version <= 5:
+            raise _unsupported(f"TxnOffsetCommitResponse version {version} is not in 0-5")
         buf = _as_view(data)
         try:
             obj, pos = _DEC_TxnOffsetCommitResponse[version - 0](buf, 0)
@@ -122,11 +122,11 @@ class TxnOffsetCommitRequestTopic:
 
 @dataclass(slots=True)
 class TxnOffsetCommitRequest:
-    """Kafka request ``TxnOffsetCommitRequest``, versions 0-4 (generated from TxnOffsetCommitRequest.json)."""
+    """Kafka request ``TxnOffsetCommitRequest``, versions 0-5 (generated from TxnOffsetCommitRequest.json)."""
 
     API_KEY: ClassVar[int] = 28
     MIN_VERSION: ClassVar[int] = 0
-    MAX_VERSION: ClassVar[int] = 4
+    MAX_VERSION: ClassVar[int] = 5
     FLEXIBLE_MIN: ClassVar[int | None] = 3
     RESPONSE_TYPE: ClassVar[type[TxnOffsetCommitResponse]] = TxnOffsetCommitResponse
 
@@ -142,8 +142,8 @@ class TxnOffsetCommitRequest:
 
     def encode(self, version: int) -> bytes:
         """Encode the body (no header) at ``version``."""
-        if not 0 <= version <= 4:
-            raise _unsupported(f"TxnOffsetCommitRequest version {version} is not in 0-4")
+        if not 0 <= version <= 5:
+            raise _unsupported(f"TxnOffsetCommitRequest version {version} is not in 0-5")
         w = bytearray()
         try:
             _ENC_TxnOffsetCommitRequest[version - 0](w, self, version)
@@ -154,8 +154,8 @@ class TxnOffsetCommitRequest:
     @classmethod
     def decode(cls, data: bytes | bytearray | memoryview, version: int) -> TxnOffsetCommitRequest:
         """Decode a body (no header) of ``version``."""
-        if not 0 <= version <= 4:
-            raise _unsupported(f"TxnOffsetCommitRequest version {version} is not in 0-4")
+        if not 0 <= version <= 5:
+            raise _unsupported(f"TxnOffsetCommitRequest version {version} is not in 0-5")
         buf = _as_view(data)
         try:
             obj, pos = _DEC_TxnOffsetCommitRequest[version - 0](buf, 0)
@@ -307,7 +307,7 @@ def _d_TxnOffsetCommitResponse_v3(buf: memoryview, pos: int) -> tuple[TxnOffsetC
     obj.unknown_tagged_fields = u23
     return obj, pos
 
-_DEC_TxnOffsetCommitResponse = (_d_TxnOffsetCommitResponse_v0, _d_TxnOffsetCommitResponse_v0, _d_TxnOffsetCommitResponse_v0, _d_TxnOffsetCommitResponse_v3, _d_TxnOffsetCommitResponse_v3,)
+_DEC_TxnOffsetCommitResponse = (_d_TxnOffsetCommitResponse_v0, _d_TxnOffsetCommitResponse_v0, _d_TxnOffsetCommitResponse_v0, _d_TxnOffsetCommitResponse_v3, _d_TxnOffsetCommitResponse_v3, _d_TxnOffsetCommitResponse_v3,)
 
 def _e_TxnOffsetCommitResponse_v0(w: bytearray, o: TxnOffsetCommitResponse, version: int) -> None:
     w += _S_i.pack(o.throttle_time_ms)
@@ -370,7 +370,7 @@ def _e_TxnOffsetCommitResponse_v3(w: bytearray, o: TxnOffsetCommitResponse, vers
     else:
         _write_tagged(w, u12)
 
-_ENC_TxnOffsetCommitResponse = (_e_TxnOffsetCommitResponse_v0, _e_TxnOffsetCommitResponse_v0, _e_TxnOffsetCommitResponse_v0, _e_TxnOffsetCommitResponse_v3, _e_TxnOffsetCommitResponse_v3,)
+_ENC_TxnOffsetCommitResponse = (_e_TxnOffsetCommitResponse_v0, _e_TxnOffsetCommitResponse_v0, _e_TxnOffsetCommitResponse_v0, _e_TxnOffsetCommitResponse_v3, _e_TxnOffsetCommitResponse_v3, _e_TxnOffsetCommitResponse_v3,)
 
 def _d_TxnOffsetCommitRequest_v0(buf: memoryview, pos: int) -> tuple[TxnOffsetCommitRequest, int]:
     L = len(buf)
@@ -695,7 +695,7 @@ def _d_TxnOffsetCommitRequest_v3(buf: memoryview, pos: int) -> tuple[TxnOffsetCo
     obj.unknown_tagged_fields = u41
     return obj, pos
 
-_DEC_TxnOffsetCommitRequest = (_d_TxnOffsetCommitRequest_v0, _d_TxnOffsetCommitRequest_v0, _d_TxnOffsetCommitRequest_v2, _d_TxnOffsetCommitRequest_v3, _d_TxnOffsetCommitRequest_v3,)
+_DEC_TxnOffsetCommitRequest = (_d_TxnOffsetCommitRequest_v0, _d_TxnOffsetCommitRequest_v0, _d_TxnOffsetCommitRequest_v2, _d_TxnOffsetCommitRequest_v3, _d_TxnOffsetCommitRequest_v3, _d_TxnOffsetCommitRequest_v3,)
 
 def _e_TxnOffsetCommitRequest_v0(w: bytearray, o: TxnOffsetCommitRequest, version: int) -> None:
     x1 = o.transactional_id
@@ -866,4 +866,4 @@ def _e_TxnOffsetCommitRequest_v3(w: bytearray, o: TxnOffsetCommitRequest, versio
     else:
         _write_tagged(w, u27)
 
-_ENC_TxnOffsetCommitRequest = (_e_TxnOffsetCommitRequest_v0, _e_TxnOffsetCommitRequest_v0, _e_TxnOffsetCommitRequest_v2, _e_TxnOffsetCommitRequest_v3, _e_TxnOffsetCommitRequest_v3,)
+_ENC_TxnOffsetCommitRequest = (_e_TxnOffsetCommitRequest_v0, _e_TxnOffsetCommitRequest_v0, _e_TxnOffsetCommitRequest_v2, _e_TxnOffsetCommitRequest_v3, _e_TxnOffsetCommitRequest_v3, _e_TxnOffsetCommitRequest_v3,)
