@@ -12,7 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from aiokafka.abc import AbstractTokenProvider
-from aiokafka.net.config import DEFAULT_CLIENT_ID, ConnectionConfig, check_int
+from aiokafka.net.config import (
+    DEFAULT_CLIENT_ID,
+    ConnectionConfig,
+    InvalidOptionError,
+    check_int,
+)
 
 __all__ = ["ClientConfig", "parse_bootstrap_servers"]
 
@@ -56,14 +61,17 @@ def parse_bootstrap_servers(value: str | Sequence[str]) -> tuple[tuple[str, int]
     Raises:
         ValueError: empty, or an entry is malformed (message names
             ``bootstrap_servers``).
-        TypeError: not a str or a sequence of str.
+        InvalidOptionError: not a str or a sequence of str (a ``TypeError`` and a
+            ``ValueError``).
     """
     if isinstance(value, str):
         entries = [e.strip() for e in value.split(",")]
     elif isinstance(value, Sequence) and all(isinstance(e, str) for e in value):
         entries = [e.strip() for e in value]
     else:
-        raise TypeError("bootstrap_servers must be a str or a list of 'host:port' strings")
+        raise InvalidOptionError(
+            "bootstrap_servers must be a str or a list of 'host:port' strings", "bootstrap_servers"
+        )
     result: list[tuple[str, int]] = []
     for entry in entries:
         if not entry:
@@ -175,9 +183,11 @@ class ClientConfig:
                 f"got {self.api_version!r}"
             )
         if self.client_rack is not None and not isinstance(self.client_rack, str):
-            raise TypeError("client_rack must be a str or None")
+            raise InvalidOptionError("client_rack must be a str or None", "client_rack")
         if not isinstance(self.allow_auto_topic_creation, bool):
-            raise TypeError("allow_auto_topic_creation must be a bool")
+            raise InvalidOptionError(
+                "allow_auto_topic_creation must be a bool", "allow_auto_topic_creation"
+            )
         # Timeout, pipelining, security and SASL rules live in ConnectionConfig.
         object.__setattr__(
             self,

@@ -7,25 +7,67 @@ one place and the error names the user-facing argument.
 
 from __future__ import annotations
 
+import difflib
 import importlib.util
 import ssl
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from aiokafka import __version__
 from aiokafka.abc import AbstractTokenProvider
 from aiokafka.net.sasl import SUPPORTED_MECHANISMS
 
-__all__ = ["DEFAULT_CLIENT_ID", "SECURITY_PROTOCOLS", "ConnectionConfig", "check_int"]
+__all__ = [
+    "DEFAULT_CLIENT_ID",
+    "SECURITY_PROTOCOLS",
+    "ConnectionConfig",
+    "InvalidOptionError",
+    "check_int",
+    "unknown_option",
+]
 
 DEFAULT_CLIENT_ID = f"aiokafka-{__version__}"
 SECURITY_PROTOCOLS = frozenset({"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"})
 
 
+class InvalidOptionError(ValueError, TypeError):
+    """A client option is unknown, or its value has the wrong type.
+
+    Both a ``ValueError`` (a bad configuration is a bad value, which is what
+    callers validating settings catch) and a ``TypeError`` (what Python raises for
+    an unexpected keyword, and what aiokafka 0.x raised, so existing ``except
+    TypeError`` code keeps working).
+
+    Attributes:
+        option: The option's name.
+        suggestion: For an unknown option, the closest valid name, or ``None``.
+    """
+
+    def __init__(self, message: str, option: str, suggestion: str | None = None) -> None:
+        super().__init__(message)
+        self.option = option
+        self.suggestion = suggestion
+
+    def __reduce__(self) -> tuple[type[InvalidOptionError], tuple[str, str, str | None]]:
+        # Keep the extra attributes through pickling (e.g. across processes).
+        return (type(self), (str(self), self.option, self.suggestion))
+
+
+def unknown_option(owner: str, name: str, known: Iterable[str]) -> InvalidOptionError:
+    """The error for an unknown keyword ``name`` of ``owner``, suggesting the closest
+    of ``known`` (a typo such as ``lingerms`` names ``linger_ms``)."""
+    close = difflib.get_close_matches(str(name), sorted(known), n=1, cutoff=0.6)
+    suggestion = close[0] if close else None
+    hint = f"; did you mean {suggestion!r}?" if suggestion else ""
+    return InvalidOptionError(f"{owner} got an unknown option {name!r}{hint}", name, suggestion)
+
+
 def check_int(name: str, value: object, low: int, high: int | None = None) -> None:
-    """Raise ``TypeError``/``ValueError`` naming ``name`` unless ``low <= value <= high``."""
+    """Raise :class:`InvalidOptionError`/``ValueError`` naming ``name`` unless
+    ``low <= value <= high``."""
     # bool is an int subclass; True as a timeout is a mistake, not 1 ms.
     if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+        raise InvalidOptionError(f"{name} must be an int, got {type(value).__name__}", name)
     if value < low or (high is not None and value > high):
         bound = f">= {low}" if high is None else f"in [{low}, {high}]"
         raise ValueError(f"{name} must be {bound}, got {value}")
@@ -68,7 +110,7 @@ class ConnectionConfig:
 
     def __post_init__(self) -> None:
         if self.client_id is not None and not isinstance(self.client_id, str):
-            raise TypeError("client_id must be a str or None")
+            raise InvalidOptionError("client_id must be a str or None", "client_id")
         # int32 milliseconds on the wire elsewhere; more than ~24 days is a typo.
         check_int("request_timeout_ms", self.request_timeout_ms, 1, 2**31 - 1)
         check_int(
@@ -82,7 +124,7 @@ class ConnectionConfig:
                 f"got {self.security_protocol!r}"
             )
         if self.ssl_context is not None and not isinstance(self.ssl_context, ssl.SSLContext):
-            raise TypeError("ssl_context must be an ssl.SSLContext")
+            raise InvalidOptionError("ssl_context must be an ssl.SSLContext", "ssl_context")
         if self.uses_ssl and self.ssl_context is None:
             raise ValueError(
                 f"ssl_context is required with security_protocol={self.security_protocol!r}; "

@@ -8,7 +8,7 @@ epoch, sequences).
 
 from __future__ import annotations
 
-from aiokafka.producer.config import ProducerConfig
+from aiokafka.producer.config import InvalidOptionError, ProducerConfig
 from aiokafka.producer.partitioner import DefaultPartitioner, murmur2, murmur2_partition
 from aiokafka.producer.producer import AIOKafkaProducer, BatchBuilder
 
@@ -16,6 +16,7 @@ __all__ = [
     "AIOKafkaProducer",
     "BatchBuilder",
     "DefaultPartitioner",
+    "InvalidOptionError",
     "ProducerConfig",
     "murmur2",
     "murmur2_partition",

@@ -1,10 +1,14 @@
 """The producer's validated configuration.
 
 :class:`ProducerConfig` holds every producer option with aiokafka's names, checks
-bounds and cross-field rules at construction and raises ``ValueError``/``TypeError``
-naming the argument. The options shared with other clients (bootstrap servers,
-security, timeouts) are validated by :class:`~aiokafka.cluster.config.ClientConfig`,
-which this config builds and keeps as :attr:`ProducerConfig.client`.
+bounds and cross-field rules at construction and raises ``ValueError`` naming the
+argument: an unknown option or a value of the wrong type raises
+:class:`~aiokafka.net.config.InvalidOptionError`, which is both a ``ValueError`` and
+a ``TypeError`` (aiokafka 0.x and Python raise ``TypeError`` for those), and an
+unknown option's message suggests the closest valid name. The options shared with
+other clients (bootstrap servers, security, timeouts) are validated by
+:class:`~aiokafka.cluster.config.ClientConfig`, which this config builds and keeps as
+:attr:`ProducerConfig.client`.
 
 Idempotence and acks follow the Java client (KIP-679) rather than aiokafka 0.8,
 whose defaults (``acks=1``, no idempotence) could lose or duplicate records:
@@ -29,10 +33,10 @@ from typing import Any
 
 from aiokafka.abc import AbstractTokenProvider
 from aiokafka.cluster.config import ClientConfig
-from aiokafka.net.config import check_int
-from aiokafka.record.compression import CODEC_NONE, check_codec, codec_from_name
+from aiokafka.net.config import InvalidOptionError, check_int, unknown_option
+from aiokafka.record.compression import CODEC_NONE, check_codec, codec_from_name, compress
 
-__all__ = ["DEFAULT_ACKS", "ProducerConfig", "Serializer"]
+__all__ = ["DEFAULT_ACKS", "InvalidOptionError", "ProducerConfig", "Serializer"]
 
 #: A key/value serializer: object in, bytes (or None) out.
 Serializer = Callable[[Any], Any]
@@ -65,7 +69,9 @@ def _parse_acks(value: Any) -> int:
 class ProducerConfig:
     """All options of :class:`~aiokafka.producer.AIOKafkaProducer`.
 
-    Construct with keywords (unknown keywords raise ``TypeError`` naming them).
+    Construct with keywords (an unknown keyword raises
+    :class:`~aiokafka.net.config.InvalidOptionError` naming it and the closest
+    valid option).
     The shared client options (``bootstrap_servers``, ``client_id``,
     ``metadata_max_age_ms``, ``request_timeout_ms``, ``retry_backoff_ms``,
     ``security_protocol``, ``ssl_context``, ``sasl_*``, ...) are documented on
@@ -159,11 +165,16 @@ class ProducerConfig:
 
     @classmethod
     def from_kwargs(cls, **kwargs: Any) -> ProducerConfig:
-        """Build from keywords; an unknown keyword raises ``TypeError`` naming it."""
-        known = {f.name for f in dataclasses.fields(cls) if f.init}
+        """Build from keywords.
+
+        Raises:
+            InvalidOptionError: an unknown keyword (named, with the closest valid
+                one) or a value of the wrong type; a ``ValueError`` and a ``TypeError``.
+            ValueError: a value out of range or conflicting with another option.
+        """
         for name in kwargs:
-            if name not in known:
-                raise TypeError(f"AIOKafkaProducer got an unknown option {name!r}")
+            if name not in _OPTIONS:
+                raise unknown_option("AIOKafkaProducer", name, _OPTIONS)
         return cls(**kwargs)
 
     # -- rules --------------------------------------------------------------------------
@@ -172,7 +183,9 @@ class ProducerConfig:
         for name in ("key_serializer", "value_serializer", "partitioner"):
             value = getattr(self, name)
             if value is not None and not callable(value):
-                raise TypeError(f"{name} must be callable or None, got {type(value).__name__}")
+                raise InvalidOptionError(
+                    f"{name} must be callable or None, got {type(value).__name__}", name
+                )
 
     def _check_sizes(self) -> None:
         # A batch must hold at least one record header; an int32 bounds every size.
@@ -196,7 +209,9 @@ class ProducerConfig:
             codec = CODEC_NONE
         else:
             if not isinstance(self.compression_type, str):
-                raise TypeError("compression_type must be a str or None")
+                raise InvalidOptionError(
+                    "compression_type must be a str or None", "compression_type"
+                )
             try:
                 codec = codec_from_name(self.compression_type)
             except ValueError:
@@ -209,9 +224,16 @@ class ProducerConfig:
         self._set("codec", codec)
         level = self.compression_level
         if level is not None and (not isinstance(level, int) or isinstance(level, bool)):
-            raise TypeError("compression_level must be an int or None")
-        if level is not None and codec == CODEC_NONE:
-            raise ValueError("compression_level needs a compression_type")
+            raise InvalidOptionError(
+                "compression_level must be an int or None", "compression_level"
+            )
+        if level is not None:
+            if codec == CODEC_NONE:
+                raise ValueError("compression_level needs a compression_type")
+            # Each codec has its own range; compressing nothing checks the level in the
+            # one place that knows the ranges, so a bad level fails here and not at the
+            # first batch (where every record of the batch would fail).
+            compress(codec, b"", level)
 
     def _resolve_idempotence(self) -> None:
         acks_given = self.acks is not _UNSET
@@ -220,7 +242,7 @@ class ProducerConfig:
         in_flight = self.max_in_flight_requests_per_connection
         idem = self.enable_idempotence
         if idem is not _UNSET and not isinstance(idem, bool):
-            raise TypeError("enable_idempotence must be a bool")
+            raise InvalidOptionError("enable_idempotence must be a bool", "enable_idempotence")
         conflicts = []
         if acks != -1:
             conflicts.append(f"acks={acks} (idempotence needs acks='all')")
@@ -253,3 +275,7 @@ class ProducerConfig:
                     f"delivery_timeout_ms ({self.delivery_timeout_ms}) must be >= linger_ms + "
                     f"request_timeout_ms ({lower})"
                 )
+
+
+# The keyword options ProducerConfig (and so AIOKafkaProducer) accepts.
+_OPTIONS = frozenset(f.name for f in dataclasses.fields(ProducerConfig) if f.init)

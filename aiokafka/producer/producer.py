@@ -171,7 +171,10 @@ class AIOKafkaProducer:
             metadata = await fut
 
     Raises:
-        TypeError, ValueError: an option is unknown or invalid (the message names it).
+        ValueError: an option is invalid (the message names it). An unknown option
+            or a value of the wrong type raises
+            :class:`~aiokafka.producer.InvalidOptionError`, which is also a
+            ``TypeError`` (as in aiokafka 0.x) and suggests the closest option name.
     """
 
     def __init__(self, **configs: Any) -> None:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import pickle
 from typing import Any
 
 import pytest
 
-from aiokafka.producer import AIOKafkaProducer, ProducerConfig
+from aiokafka.producer import AIOKafkaProducer, InvalidOptionError, ProducerConfig
 from aiokafka.record import CODEC_GZIP, CODEC_NONE
 
 
@@ -32,6 +33,68 @@ def test_unknown_option_is_named() -> None:
         make(bogus_option=1)
     with pytest.raises(TypeError, match="lingerms"):
         AIOKafkaProducer(lingerms=5)
+
+
+def test_unknown_option_is_a_value_error_and_a_type_error_with_a_suggestion() -> None:
+    # The issue asks for ValueError; aiokafka 0.x (and Python) raise TypeError for an
+    # unexpected keyword: one class satisfies both kinds of caller.
+    with pytest.raises(ValueError, match="unknown option 'lingerms'") as info:
+        AIOKafkaProducer(lingerms=5)
+    err = info.value
+    assert isinstance(err, TypeError)
+    assert isinstance(err, InvalidOptionError)
+    assert err.option == "lingerms"
+    assert err.suggestion == "linger_ms"
+    assert "did you mean 'linger_ms'?" in str(err)
+    # Nothing close: no suggestion, no "did you mean".
+    with pytest.raises(InvalidOptionError) as info:
+        make(xyzzy=1)
+    assert info.value.suggestion is None
+    assert "did you mean" not in str(info.value)
+    assert _pickles_intact(info.value)
+
+
+def _pickles_intact(err: InvalidOptionError) -> bool:
+    copy = pickle.loads(pickle.dumps(err))
+    return (type(copy), str(copy), copy.option, copy.suggestion) == (
+        type(err),
+        str(err),
+        err.option,
+        err.suggestion,
+    )
+
+
+@pytest.mark.parametrize(
+    ("kw", "name"),
+    [
+        ({"linger_ms": 1.5}, "linger_ms"),
+        ({"compression_type": 3}, "compression_type"),
+        ({"compression_level": "9"}, "compression_level"),
+        ({"key_serializer": "json"}, "key_serializer"),
+        ({"enable_idempotence": "yes"}, "enable_idempotence"),
+        ({"bootstrap_servers": 5}, "bootstrap_servers"),
+        ({"client_id": 5}, "client_id"),
+        ({"allow_auto_topic_creation": 1}, "allow_auto_topic_creation"),
+        ({"request_timeout_ms": "40000"}, "request_timeout_ms"),
+    ],
+)
+def test_wrong_typed_values_are_value_errors_too(kw: dict[str, Any], name: str) -> None:
+    with pytest.raises(ValueError, match=name) as info:
+        make(**kw)
+    assert isinstance(info.value, TypeError)
+    assert isinstance(info.value, InvalidOptionError)
+    assert info.value.option == name
+
+
+@pytest.mark.parametrize(
+    ("codec", "level"),
+    [("gzip", 10), ("gzip", -2), ("lz4", 17), ("lz4", -1), ("zstd", 23), ("snappy", 1)],
+)
+def test_compression_level_out_of_the_codecs_range(codec: str, level: int) -> None:
+    modules = {"gzip": "zlib", "lz4": "lz4", "zstd": "zstandard", "snappy": "cramjam"}
+    pytest.importorskip(modules[codec])
+    with pytest.raises(ValueError, match="compression_level"):
+        AIOKafkaProducer(compression_type=codec, compression_level=level)
 
 
 @pytest.mark.parametrize(
