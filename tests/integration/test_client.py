@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 import time
 from collections.abc import Callable
 from typing import Any
@@ -11,7 +12,9 @@ from typing import Any
 import pytest
 
 from aiokafka.cluster import AIOKafkaClient, CoordinatorType
+from aiokafka.cluster import client as client_module
 from aiokafka.errors import KafkaConnectionError, for_code
+from aiokafka.net.connection import AIOKafkaConnection
 from aiokafka.protocol.messages import (
     ListOffsetsPartition,
     ListOffsetsRequest,
@@ -76,6 +79,99 @@ async def test_unreachable_bootstrap_fails_clearly(kafka: KafkaCluster) -> None:
         assert "127.0.0.1:1" in str(info.value)
         assert proxy.address in str(info.value)
         await client.close()
+
+
+async def test_bootstrap_tries_every_resolved_address(
+    kafka: KafkaCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The bootstrap name resolves to four addresses, in this order: one refusing
+    # (bound, never listening: the kernel answers RST), the same one again (resolvers
+    # repeat an address per socket type; it is tried once), one that accepts and hangs
+    # up (EOF during ApiVersions), then the real broker. Every one is on loopback and on
+    # the broker's port, since a bootstrap name carries a single port.
+    name = "kafka-bootstrap.invalid"
+    _, port_text = kafka.bootstrap_servers.rsplit(":", 1)
+    port = int(port_text)
+    refusing = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    refusing.bind(("127.0.0.2", port))  # held, so nothing else can listen there meanwhile
+    accepted: list[str] = []
+
+    def hang_up(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        accepted.append(writer.get_extra_info("sockname")[0])
+        writer.close()
+
+    hanging_up = await asyncio.start_server(hang_up, "127.0.0.3", port)
+    loop = asyncio.get_running_loop()
+    real_getaddrinfo = loop.getaddrinfo
+    lookups: list[tuple[Any, Any]] = []
+
+    async def fake_getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        if host != name:
+            return await real_getaddrinfo(host, port, *args, **kwargs)
+        lookups.append((host, port))
+        stream = (socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "")
+        addrs = ["127.0.0.2", "127.0.0.2", "127.0.0.3", "127.0.0.1"]
+        return [(*stream, (addr, port)) for addr in addrs]
+
+    tried: list[tuple[str, int, object]] = []
+
+    class RecordingConnection(AIOKafkaConnection):
+        async def connect(self) -> None:
+            tried.append((self.host, self.port, self._server_hostname))
+            await super().connect()
+
+    monkeypatch.setattr(loop, "getaddrinfo", fake_getaddrinfo)
+    monkeypatch.setattr(client_module, "AIOKafkaConnection", RecordingConnection)
+    try:
+        async with AIOKafkaClient(
+            bootstrap_servers=f"{name}:{port}", request_timeout_ms=10000
+        ) as client:
+            assert lookups == [(name, port)]
+            assert tried == [
+                ("127.0.0.2", port, name),
+                ("127.0.0.3", port, name),
+                ("127.0.0.1", port, name),
+            ]
+            assert accepted == ["127.0.0.3"]
+            assert client.cluster.cluster_id
+            assert set(client.cluster.brokers) == {1}
+            response = await client.send(1, MetadataRequest(topics=[]))
+            assert response.cluster_id == client.cluster.cluster_id
+    finally:
+        hanging_up.close()
+        await hanging_up.wait_closed()
+        refusing.close()
+
+
+async def test_bootstrap_lists_every_resolved_address_that_failed(
+    kafka: KafkaCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = "kafka-bootstrap.invalid"
+    port = int(kafka.bootstrap_servers.rsplit(":", 1)[1])
+    refusing = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in range(2)]
+    for i, sock in enumerate(refusing):
+        sock.bind((f"127.0.0.{i + 2}", port))
+    loop = asyncio.get_running_loop()
+
+    async def fake_getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        assert host == name
+        stream = (socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "")
+        return [(*stream, ("127.0.0.2", port)), (*stream, ("127.0.0.3", port))]
+
+    monkeypatch.setattr(loop, "getaddrinfo", fake_getaddrinfo)
+    client = AIOKafkaClient(bootstrap_servers=f"{name}:{port}", request_timeout_ms=5000)
+    try:
+        start = time.monotonic()
+        with pytest.raises(KafkaConnectionError, match="Unable to bootstrap") as info:
+            await client.start()
+        assert time.monotonic() - start < 5
+        message = str(info.value)
+        assert f"{name} (127.0.0.2):{port}" in message
+        assert f"{name} (127.0.0.3):{port}" in message
+    finally:
+        await client.close()
+        for sock in refusing:
+            sock.close()
 
 
 async def test_metadata_refresh_is_coalesced_and_periodic(kafka: KafkaCluster) -> None:
