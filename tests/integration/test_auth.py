@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import time
@@ -11,8 +12,12 @@ import pytest
 
 from aiokafka.abc import AbstractTokenProvider
 from aiokafka.cluster import AIOKafkaClient
-from aiokafka.errors import IllegalSaslStateError, SaslAuthenticationFailed
+from aiokafka.cluster import connections as connections_module
+from aiokafka.cluster.connections import ConnectionPool
+from aiokafka.errors import IllegalSaslStateError, KafkaConnectionError, SaslAuthenticationFailed
 from aiokafka.helpers import create_ssl_context
+from aiokafka.net.connection import AIOKafkaConnection
+from aiokafka.protocol.messages import MetadataRequest
 from tools.kafka.rig import KafkaCluster
 
 
@@ -75,6 +80,55 @@ async def test_wrong_password_fails_fast_and_clearly(kafka: KafkaCluster, mechan
     assert not info.value.retriable
     assert mechanism in str(info.value)
     await client.close()
+
+
+@pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-512"])
+async def test_failed_authentication_closes_and_never_reuses_the_connection(
+    kafka: KafkaCluster, mechanism: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Through the pool the client routes every request by: each attempt builds a new
+    # connection, the rejected one is closed and never handed out, and a later request
+    # fails the same way (after the reconnect back-off) instead of hanging on it.
+    created: list[AIOKafkaConnection] = []
+
+    class RecordingConnection(AIOKafkaConnection):
+        async def connect(self) -> None:
+            created.append(self)
+            await super().connect()
+
+    monkeypatch.setattr(connections_module, "AIOKafkaConnection", RecordingConnection)
+    config = sasl_client(kafka, "SASL_PLAINTEXT", mechanism, sasl_plain_password="wrong").config
+    pool = ConnectionPool(
+        config.connection,
+        reconnect_backoff_ms=50,
+        reconnect_backoff_max_ms=200,
+        connections_max_idle_ms=60000,
+    )
+    host, port = kafka.bootstrap("SASL_PLAINTEXT").rsplit(":", 1)
+    start = time.monotonic()
+    try:
+        with pytest.raises(SaslAuthenticationFailed) as first:
+            await asyncio.wait_for(pool.get(1, host, int(port)), 10)
+        assert len(created) == 1
+        rejected = created[0]
+        assert rejected.closed and not rejected.connected
+        # The broker hangs up right after its answer, so the reader may have closed the
+        # connection (EOF) before connect() did with the authentication error.
+        assert rejected.close_error is not None
+        assert mechanism in str(first.value)
+        assert pool.connected(1) is None
+        with pytest.raises(KafkaConnectionError, match="is closed"):
+            await rejected.send(MetadataRequest(topics=[]))
+
+        with pytest.raises(SaslAuthenticationFailed):
+            await asyncio.wait_for(pool.get(1, host, int(port)), 10)
+        assert len(created) == 2
+        assert created[1] is not rejected
+        assert created[1].closed
+        assert pool.connected(1) is None
+    finally:
+        await pool.close()
+    assert time.monotonic() - start < 10
 
 
 async def test_unknown_scram_user(kafka: KafkaCluster) -> None:
