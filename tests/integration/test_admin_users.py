@@ -157,11 +157,7 @@ async def test_client_quotas_set_describe_remove(admin: AIOKafkaAdminClient) -> 
     }
     assert await described(True) == {entity: got[entity]}
 
-    # validate_only changes nothing; removing a key removes it.
-    await admin.alter_client_quotas(
-        [ClientQuotaAlteration(entity, [ClientQuotaOp("producer_byte_rate", 1)])],
-        validate_only=True,
-    )
+    # Removing a key removes it (validate_only and enforcement: test_admin_quotas.py).
     await admin.alter_client_quotas(
         [
             ClientQuotaAlteration(entity, [ClientQuotaOp("producer_byte_rate", None)]),
