@@ -4,14 +4,16 @@ Tasks owned by a started consumer (see ``docs/DESIGN.md``): the client's mainten
 task, the fetcher's loop (which owns one request task per broker with a Fetch in
 flight), with ``group_id`` and ``enable_auto_commit`` the auto-commit task, and with
 ``group_id`` and :meth:`~AIOKafkaConsumer.subscribe` the group membership's task
-(joining, heartbeats; see :mod:`aiokafka.consumer.group.membership`).
-:meth:`AIOKafkaConsumer.stop` runs, in order: cancel auto-commit, cancel and await
-the fetcher, commit the consumed offsets (group + auto-commit only, bounded by
-``request_timeout_ms``), close the membership (LeaveGroup unless static), close the
-client. Nothing is left running.
+(joining, heartbeats; see :mod:`aiokafka.consumer.group.membership`), without
+``group_id`` the subscription's task (:mod:`aiokafka.consumer.no_group`).
+:meth:`AIOKafkaConsumer.stop` runs, in order: cancel auto-commit and the
+subscription's task, cancel and await the fetcher, commit the consumed offsets
+(group + auto-commit only, bounded by ``request_timeout_ms``), close the membership
+(LeaveGroup unless static), close the client. Nothing is left running.
 
 ``subscribe()`` without a ``group_id`` assigns every partition of the topics (as
-aiokafka does without a group); with a ``group_id`` the group assigns them
+aiokafka does without a group), and keeps doing so as topics matching a pattern or
+partitions appear; with a ``group_id`` the group assigns them
 (``group_protocol="classic"``: JoinGroup/SyncGroup with client-side assignors;
 ``"consumer"``: KIP-848). Until the first assignment getmany() returns nothing and
 getone()/``async for`` wait.
@@ -48,6 +50,7 @@ from aiokafka.structs import (
 from .config import ConsumerConfig
 from .fetcher import Fetcher
 from .group.membership import GroupMembership, MembershipHooks, create_membership
+from .no_group import NoGroupAssigner, matching_topics
 from .offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, OffsetsClient, normalize_offsets
 from .subscription import SubscriptionState, SubscriptionType
 
@@ -94,6 +97,7 @@ class AIOKafkaConsumer(Generic[KT, VT]):
         self._offsets: OffsetsClient | None = None
         self._auto_commit_task: asyncio.Task[None] | None = None
         self._membership: GroupMembership | None = None
+        self._no_group: NoGroupAssigner | None = None
         # unsubscribe() closes the membership in the background; stop() awaits it.
         self._closing_memberships: list[asyncio.Task[None]] = []
         self._last_committed: dict[TopicPartition, int] = {}
@@ -124,12 +128,18 @@ class AIOKafkaConsumer(Generic[KT, VT]):
         self._client = client
         self._offsets = OffsetsClient(client, self._config.group_id, self._config.group_instance_id)
         self._fetcher = Fetcher(client, self._subscriptions, self._config, self._offsets)
+        if self._config.group_id is None:
+            self._no_group = NoGroupAssigner(
+                client, self._subscriptions, self._config.exclude_internal_topics
+            )
         try:
             await self._ensure_subscription()
         except BaseException:
             await self.stop()
             raise
         self._fetcher.start()
+        if self._no_group is not None:
+            self._no_group.start()
         self._maybe_start_membership()
         if self._config.group_id is not None and self._config.enable_auto_commit:
             self._auto_commit_task = asyncio.create_task(
@@ -149,6 +159,8 @@ class AIOKafkaConsumer(Generic[KT, VT]):
             self._auto_commit_task.cancel()
             await asyncio.wait([self._auto_commit_task])
             self._auto_commit_task = None
+        if self._no_group is not None:
+            await self._no_group.close()
         if self._fetcher is not None:
             await self._fetcher.close()
         try:
@@ -256,7 +268,8 @@ class AIOKafkaConsumer(Generic[KT, VT]):
         """Subscribe to a list of topics or a pattern.
 
         Without a ``group_id`` every partition of the matching topics is assigned
-        (resolved on :meth:`start` and on the next getone/getmany). With a
+        (resolved on :meth:`start` and on the next getone/getmany, then again on
+        every metadata update, so new topics and partitions are picked up). With a
         ``group_id`` the group assigns partitions (see the module docstring) and
         ``listener`` is told about every change.
 
@@ -306,31 +319,23 @@ class AIOKafkaConsumer(Generic[KT, VT]):
         client = self._client
         if client is None:
             return
-        if subs.type is SubscriptionType.AUTO_PATTERN:
-            pattern = subs.subscribed_pattern
-            metadata = await client.fetch_all_metadata()
-            matched = [
-                t.name
-                for t in metadata.topics.values()
-                if pattern is not None
-                and pattern.match(t.name)
-                and not (t.is_internal and self._config.exclude_internal_topics)
-            ]
-            subs.change_subscription(matched)
-        topics = subs.subscribed_topics
-        await client.set_topics(client.topics | topics)
-        if self._config.group_id is not None:
-            # The group assigns the partitions.
+        if self._config.group_id is None:
+            if self._no_group is not None:
+                await self._no_group.update(force=True)
             self._resolved_subscription = self._subscription_version
-            if self._membership is not None:
-                self._membership.subscription_changed()
             return
-        partitions = []
-        for topic in sorted(topics):
-            for p in sorted(client.cluster.partitions_for_topic(topic) or ()):
-                partitions.append(TopicPartition(topic, p))
-        subs.assign_from_subscribed(partitions)
+        if subs.type is SubscriptionType.AUTO_PATTERN and subs.subscribed_pattern is not None:
+            metadata = await client.fetch_all_metadata()
+            subs.change_subscription(
+                matching_topics(
+                    metadata, subs.subscribed_pattern, self._config.exclude_internal_topics
+                )
+            )
+        await client.set_topics(client.topics | subs.subscribed_topics)
+        # The group assigns the partitions.
         self._resolved_subscription = self._subscription_version
+        if self._membership is not None:
+            self._membership.subscription_changed()
 
     # -- consuming ----------------------------------------------------------------------
 
@@ -639,10 +644,12 @@ class AIOKafkaConsumer(Generic[KT, VT]):
         return {tp: found.get(tp) for tp in timestamps}
 
     async def topics(self) -> set[str]:
-        """All topics the user may see."""
+        """All topics the user may see (without internal ones such as
+        ``__consumer_offsets`` unless ``exclude_internal_topics=False``)."""
         client, _, _ = self._started()
         metadata = await client.fetch_all_metadata()
-        return set(metadata.topics)
+        exclude = self._config.exclude_internal_topics
+        return {name for name, t in metadata.topics.items() if not (t.is_internal and exclude)}
 
     def partitions_for_topic(self, topic: str) -> set[int] | None:
         """Partition numbers of ``topic`` from cached metadata, or None if unknown."""
