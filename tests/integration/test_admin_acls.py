@@ -25,11 +25,14 @@ from aiokafka.admin import (
     ResourcePatternType,
     ResourceType,
 )
+from aiokafka.consumer import AIOKafkaConsumer
 from aiokafka.errors import (
     ClusterAuthorizationFailedError,
     SecurityDisabled,
     TopicAuthorizationFailedError,
 )
+from aiokafka.producer import AIOKafkaProducer
+from aiokafka.structs import TopicPartition
 from tests.conftest import START_TIMEOUT
 from tools.kafka.fetch import ensure_jars
 from tools.kafka.rig import KafkaCluster
@@ -152,6 +155,85 @@ async def test_acl_create_describe_enforce_delete(
     assert deleted == [[prefixed]]
     assert await _acls(admin, by_principal, set()) == set()
     await admin.delete_topics([topic])
+
+
+async def _user_reads(secured: KafkaCluster, tp: TopicPartition) -> bool:
+    """Whether the SASL user's consumer (no group) fetches ``tp``'s first record.
+
+    False when the broker refuses the fetch with TOPIC_AUTHORIZATION_FAILED; neither
+    within 10 s is a test failure.
+    """
+    user, password = secured.users["PLAIN"]
+    consumer: AIOKafkaConsumer[bytes, bytes] = AIOKafkaConsumer(
+        bootstrap_servers=secured.bootstrap("SASL_PLAINTEXT"),
+        security_protocol="SASL_PLAINTEXT",
+        sasl_mechanism="PLAIN",
+        sasl_plain_username=user,
+        sasl_plain_password=password,
+        auto_offset_reset="earliest",
+        request_timeout_ms=10000,
+    )
+    await consumer.start()
+    try:
+        consumer.assign([tp])
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 10
+        while loop.time() < deadline:
+            try:
+                batches = await consumer.getmany(timeout_ms=500)
+            except TopicAuthorizationFailedError:
+                return False
+            if batches.get(tp):
+                assert batches[tp][0].value == b"secret"
+                return True
+        raise AssertionError(f"the user's fetch of {tp} neither succeeded nor was refused")
+    finally:
+        await consumer.stop()
+
+
+async def test_deny_binding_denies_the_fetch(
+    admin: AIOKafkaAdminClient, user_admin: AIOKafkaAdminClient, secured: KafkaCluster
+) -> None:
+    prefix = f"deny-{uuid.uuid4().hex[:8]}-"
+    topic = prefix + "t"
+    tp = TopicPartition(topic, 0)
+    await admin.create_topics([NewTopic(topic, 1, 1)])
+    async with AIOKafkaProducer(bootstrap_servers=secured.bootstrap_servers) as producer:
+        await producer.send_and_wait(topic, b"secret", partition=0)
+    principal = f"User:{secured.users['PLAIN'][0]}"
+    allows = [
+        AclBinding(ResourcePattern(ResourceType.TOPIC, topic), principal, "*", op)
+        for op in (AclOperation.READ, AclOperation.DESCRIBE)
+    ]
+    deny = AclBinding(
+        ResourcePattern(ResourceType.TOPIC, prefix, ResourcePatternType.PREFIXED),
+        principal,
+        "*",
+        AclOperation.READ,
+        AclPermissionType.DENY,
+    )
+
+    async def reads() -> bool:
+        return await _user_reads(secured, tp)
+
+    try:
+        await admin.create_acls(allows)
+        assert await _eventually(reads, True)
+
+        # A DENY wins over the literal ALLOW: the same fetch is now refused...
+        await admin.create_acls([deny])
+        assert not await _eventually(reads, False)
+        # ...while DESCRIBE, which the DENY does not name, is still allowed.
+        (desc,) = await user_admin.describe_topics([topic])
+        assert desc.name == topic
+        by_match = AclBindingFilter(ResourceType.TOPIC, topic, ResourcePatternType.MATCH)
+        assert await _acls(admin, by_match, {*allows, deny}) == {*allows, deny}
+
+        assert await admin.delete_acls([deny.to_filter()]) == [[deny]]
+        assert await _eventually(reads, True)
+    finally:
+        await admin.delete_acls([AclBindingFilter(principal=principal)])
+        await admin.delete_topics([topic])
 
 
 def test_acl_input_validation() -> None:
