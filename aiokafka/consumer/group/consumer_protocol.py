@@ -4,9 +4,10 @@ One background task heartbeats (ConsumerGroupHeartbeat) at the interval the
 coordinator returns; the coordinator runs the assignor and answers with the member's
 target assignment. A second, short-lived task reconciles towards that target (the
 state machine is in :mod:`aiokafka.consumer.group.reconcile`): revoked partitions are
-committed, dropped from the fetcher and passed to ``on_partitions_revoked``; then the
-new assignment is installed, acknowledged in the next heartbeat, and the added
-partitions are passed to ``on_partitions_assigned``. Heartbeats keep going while a
+paused (no record of them reaches the application any more), committed, dropped from
+the fetcher and passed to ``on_partitions_revoked``; then the new assignment is
+installed, acknowledged in the next heartbeat, and the added partitions are passed to
+``on_partitions_assigned``. Heartbeats keep going while a
 listener runs, so a slow callback costs the rebalance timeout, not the session.
 
 Errors (the table is :data:`_FATAL` plus the branches in
@@ -614,6 +615,13 @@ class ConsumerProtocolMembership(GroupMembership):
         if not partitions:
             return
         revoked = sorted(partitions)
+        subs = self._subscriptions
+        # Pause first: while the commit below is in flight the application keeps
+        # polling, and a getmany() in between would return (and advance past)
+        # records of these partitions after their offsets were taken for the
+        # commit: the next owner would read them again. Paused partitions hand out
+        # nothing, so the committed position is the last one the application saw.
+        subs.pause([tp for tp in revoked if subs.is_assigned(tp)])
         # Commit while the partitions are still ours (the epoch stays valid for them
         # until the acknowledgment), then stop fetching, then the listener.
         await self._hooks.commit_revoked(revoked)
