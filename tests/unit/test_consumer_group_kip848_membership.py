@@ -1,17 +1,27 @@
 """KIP-848 membership around its state machine, with stub client and offsets (no broker):
-the order of a revocation against a real fetcher buffer, and commit error messages."""
+the order of a revocation against a real fetcher buffer, and what commit errors say."""
 
 from __future__ import annotations
 
 from typing import Any
+
+import pytest
 
 from aiokafka.abc import ConsumerRebalanceListener
 from aiokafka.consumer.config import ConsumerConfig
 from aiokafka.consumer.fetcher import Fetcher
 from aiokafka.consumer.group.consumer_protocol import ConsumerProtocolMembership
 from aiokafka.consumer.group.membership import MembershipHooks
+from aiokafka.consumer.group.reconcile import MemberState
 from aiokafka.consumer.offsets import OffsetsClient
 from aiokafka.consumer.subscription import SubscriptionState
+from aiokafka.errors import (
+    CommitFailedError,
+    FencedMemberEpochError,
+    KafkaError,
+    StaleMemberEpochError,
+    UnknownMemberIdError,
+)
 from aiokafka.structs import ConsumerRecord, TopicPartition
 
 from .test_consumer_fetcher import FakeClient, pdata, records, respond
@@ -79,3 +89,88 @@ async def test_revoke_stops_handing_out_records_before_the_commit() -> None:
     listener = subs.listener
     assert isinstance(listener, _Listener) and listener.revoked == [[A]]
     assert not subs.state(B).paused
+
+
+class _FailingOffsets:
+    """OffsetCommit answered with ``error``."""
+
+    def __init__(self, error: KafkaError | None) -> None:
+        self.error = error
+        self.calls: list[tuple[int, str]] = []
+
+    async def commit(self, offsets: Any, *, generation: int, member_id: str) -> None:
+        self.calls.append((generation, member_id))
+        if self.error is not None:
+            raise self.error
+
+
+def _member(error: KafkaError | None = None) -> tuple[ConsumerProtocolMembership, _FailingOffsets]:
+    config = ConsumerConfig.from_options(
+        group_id="g", group_protocol="consumer", max_poll_interval_ms=45000
+    )
+    subs = SubscriptionState()
+    subs.subscribe(["t"])
+    offsets = _FailingOffsets(error)
+
+    async def commit_revoked(tps: list[TopicPartition]) -> None:
+        pass
+
+    membership = ConsumerProtocolMembership(
+        FakeClient(),  # type: ignore[arg-type]
+        subs,
+        config,
+        offsets,  # type: ignore[arg-type]
+        MembershipHooks(commit_revoked, lambda tps: None),
+    )
+    machine = membership._machine
+    machine.join()
+    machine.on_heartbeat(machine.member_id, 7, {})  # a member at epoch 7, nothing owned
+    assert machine.state is MemberState.STABLE
+    return membership, offsets
+
+
+async def test_commit_after_max_poll_interval_says_what_to_do() -> None:
+    membership, offsets = _member()
+    membership._machine.stale()
+    with pytest.raises(CommitFailedError) as info:
+        await membership.commit({A: 5})
+    text = str(info.value)
+    assert "max_poll_interval_ms (45000 ms)" in text and "max_poll_records" in text
+    assert "poll again" in text
+    assert offsets.calls == []  # refused locally, nothing sent
+
+
+async def test_commit_while_rejoining_after_fencing_says_what_to_do() -> None:
+    membership, _ = _member()
+    membership._machine.fence()
+    membership._machine.join()
+    with pytest.raises(CommitFailedError, match="fenced") as info:
+        await membership.commit({A: 5})
+    assert "max_poll_interval_ms" in str(info.value) and "rejoins" in str(info.value)
+
+
+async def test_commit_fenced_by_the_coordinator_says_what_to_do() -> None:
+    for error in (FencedMemberEpochError(), UnknownMemberIdError()):
+        membership, offsets = _member(error)
+        with pytest.raises(CommitFailedError) as info:
+            await membership.commit({A: 5})
+        text = str(info.value)
+        assert "fenced member epoch 7" in text and "another member" in text
+        assert "max_poll_interval_ms (45000 ms)" in text and "max_poll_records" in text
+        assert "group.consumer.session.timeout.ms" in text
+        assert info.value.__cause__ is error
+        assert offsets.calls == [(7, membership.member_id)]
+
+
+async def test_commit_with_a_stale_epoch_says_to_poll_and_commit_again() -> None:
+    membership, _ = _member(StaleMemberEpochError())
+    with pytest.raises(CommitFailedError, match="member epoch 7 is stale") as info:
+        await membership.commit({A: 5})
+    assert "Poll again" in str(info.value) and "revoked" in str(info.value)
+
+
+async def test_commit_after_leaving_is_refused() -> None:
+    membership, _ = _member()
+    membership._machine.leave(static=False)
+    with pytest.raises(CommitFailedError, match="left the group"):
+        await membership.commit({A: 5})

@@ -235,7 +235,9 @@ class ConsumerProtocolMembership(GroupMembership):
 
         Raises:
             aiokafka.errors.CommitFailedError: not a member now, or the coordinator
-                says the epoch is stale or the member is fenced/unknown.
+                says the epoch is stale or the member is fenced/unknown; the message
+                says why and what to do (poll again, or raise max_poll_interval_ms /
+                lower max_poll_records).
             TypeError: an offset is neither an int nor an OffsetAndMetadata.
         """
         converted: dict[TopicPartition, OffsetAndMetadata] = {}
@@ -251,15 +253,52 @@ class ConsumerProtocolMembership(GroupMembership):
         if not machine.in_group or epoch <= 0:
             raise CommitFailedError(
                 f"Commit cannot be completed: the consumer is not a member of group "
-                f"{self._group_id!r} now ({machine.state.value})"
+                f"{self._group_id!r} now ({machine.state.value}); {self._not_member_hint()}"
             )
         try:
             await self._offsets.commit(converted, generation=epoch, member_id=machine.member_id)
+        except StaleMemberEpochError as exc:
+            raise CommitFailedError(
+                f"Commit cannot be completed: member epoch {epoch} is stale ({exc}): the "
+                "group rebalanced since and these partitions may have been revoked and "
+                "given to another member. Poll again (getone()/getmany()) and commit what "
+                "is still assigned after the rebalance completes (on_partitions_assigned)."
+            ) from exc
         except _COMMIT_FENCED as exc:
             raise CommitFailedError(
-                f"Commit cannot be completed: {exc!r}. The member epoch {epoch} does not "
-                "own these partitions (any more); they may belong to another member now."
+                f"Commit cannot be completed: the coordinator fenced member epoch {epoch} "
+                f"({exc}), so its partitions belong to another member now. "
+                f"{self._fenced_hint()}"
             ) from exc
+
+    def _fenced_hint(self) -> str:
+        return (
+            # KIP-848: the session timeout is the broker's, not session_timeout_ms.
+            "The member is removed when its heartbeats stop for the group's session "
+            "timeout (broker config group.consumer.session.timeout.ms) or when "
+            "getone()/getmany() are not called for max_poll_interval_ms "
+            f"({self._config.max_poll_interval_ms} ms): "
+            "if processing a batch takes longer, increase max_poll_interval_ms or reduce "
+            "max_poll_records. The member rejoins by itself; poll again and commit after "
+            "the new assignment (on_partitions_assigned)."
+        )
+
+    def _not_member_hint(self) -> str:
+        state = self._machine.state
+        if state is MemberState.STALE:
+            return (
+                "it left the group because getone()/getmany() were not called within "
+                f"max_poll_interval_ms ({self._config.max_poll_interval_ms} ms) and its "
+                "partitions may belong to another member now. Increase "
+                "max_poll_interval_ms or reduce max_poll_records, then poll again to rejoin "
+                "and commit after the new assignment (on_partitions_assigned)."
+            )
+        if state in (MemberState.JOINING, MemberState.FENCED):
+            return (
+                "it is (re)joining: it was fenced or has not joined yet, and its "
+                f"partitions may belong to another member now. {self._fenced_hint()}"
+            )
+        return "it left the group (unsubscribe() or stop()) or stopped after a fatal error."
 
     def check_errors(self) -> None:
         """Raise the fatal membership error, once."""
