@@ -7,7 +7,10 @@ They live apart from :mod:`aiokafka.errors` so that the generated per-code class
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
+
+if TYPE_CHECKING:
+    from aiokafka.errors import TransactionErrorKind
 
 __all__ = ["AuthorizationError", "BrokerResponseError", "KafkaError", "NoError"]
 
@@ -41,6 +44,15 @@ class KafkaError(RuntimeError):
         text = super().__str__() if self.args else self.message
         name = type(self).__name__
         return f"{name}: {text}" if text else name
+
+    @property
+    def transaction_kind(self) -> TransactionErrorKind:
+        """What a transactional producer does after this error: retry the call
+        (``RETRIABLE``), abort the transaction and begin again (``ABORTABLE``), or
+        close the producer (``FATAL``); see :func:`aiokafka.errors.transaction_error_kind`."""
+        from aiokafka.errors import transaction_error_kind  # the public module imports this one
+
+        return transaction_error_kind(self)
 
 
 class BrokerResponseError(KafkaError):

@@ -377,7 +377,12 @@ class Sender:
                 for batch in batches:
                     self._acc.complete(batch, -1, -1, -1)
                 return
-            response = await self._client.send(node, request)
+            response = await self._client.send(
+                node,
+                request,
+                # A transaction of version 1 must not send Produce v12 (see transactions).
+                max_version=None if self._txn is None else self._txn.produce_max_version,
+            )
         except KafkaError as exc:
             self._on_request_error(batches, exc)
         except asyncio.CancelledError:

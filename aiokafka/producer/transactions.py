@@ -1,18 +1,32 @@
 """Transactions of a transactional producer: the requests to the coordinators.
 
 :class:`TransactionManager` owns the :class:`~aiokafka.producer.txn_state.TxnStateMachine`
-and sends the transactional requests (the "older flow", transaction version 1):
+and sends the transactional requests. Two flows exist; the one used is decided at each
+InitProducerId from the transaction coordinator's finalized ``transaction.version``
+feature (KIP-584), read with an ApiVersions request to that broker:
+
+Transaction version 1 (brokers before 4.0, or a 4.x cluster kept at version 1):
 
 * InitProducerId with the ``transactional_id`` to the transaction coordinator
   (``start()``): fences every older producer with the same id and aborts its open
   transaction.
 * AddPartitionsToTxn (v3 at most: v4+ are broker-to-broker) before the first batch of
   a partition is sent; the sender calls :meth:`TransactionManager.add_pending_partitions`
-  and never drains a batch whose partition is not added yet.
-* AddOffsetsToTxn to the transaction coordinator, then TxnOffsetCommit to the group
-  coordinator (v3+ carries generation, member id and group instance id: KIP-447).
-* EndTxn (v4 at most: v5 bumps the epoch per transaction, KIP-890 part 2, which this
-  flow does not do) after every batch was acknowledged.
+  and never drains a batch whose partition is not added yet. Produce stays at v11.
+* AddOffsetsToTxn to the transaction coordinator, then TxnOffsetCommit (v4 at most) to
+  the group coordinator (v3+ carries generation, member id and group instance id:
+  KIP-447).
+* EndTxn (v4 at most) after every batch was acknowledged.
+
+Transaction version 2 (KIP-890 part 2; the default of a Kafka 4.x cluster):
+
+* No AddPartitionsToTxn: a transactional Produce v12 makes the partition's leader add
+  the partition to the transaction itself, before it appends the batch, which closes
+  the window in which a late or hanging Produce could land outside its transaction.
+* No AddOffsetsToTxn: TxnOffsetCommit v5 adds the group the same way.
+* EndTxn v5: the coordinator bumps the producer epoch with every commit or abort and
+  returns the new id/epoch; the next transaction uses it and restarts every sequence at
+  0, so a zombie write of an ended transaction is fenced by its stale epoch.
 
 Retriable errors (CONCURRENT_TRANSACTIONS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR,
 COORDINATOR_LOAD_IN_PROGRESS, lost connections) are retried with back-off by
@@ -34,6 +48,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
+from aiokafka import __version__
 from aiokafka.cluster.client import AIOKafkaClient, CoordinatorType
 from aiokafka.errors import (
     CommitFailedError,
@@ -54,8 +69,10 @@ from aiokafka.protocol.messages import (
     AddOffsetsToTxnRequest,
     AddPartitionsToTxnRequest,
     AddPartitionsToTxnTopic,
+    ApiVersionsRequest,
     EndTxnRequest,
     InitProducerIdRequest,
+    ProduceRequest,
     TxnOffsetCommitRequest,
     TxnOffsetCommitRequestPartition,
     TxnOffsetCommitRequestTopic,
@@ -70,11 +87,19 @@ T = TypeVar("T")
 
 #: Client versions of AddPartitionsToTxn end at 3 (4+ are for brokers).
 _ADD_PARTITIONS_MAX = 3
-#: EndTxn v5 switches the coordinator to transaction version 2 (epoch bump per
-#: transaction), which needs Produce v12; this flow stays at v4.
-_END_TXN_MAX = 4
 #: TxnOffsetCommit v3 carries the group generation and member id (KIP-447).
 _TXN_OFFSET_COMMIT_GROUP_METADATA = 3
+#: The finalized feature that says which transaction protocol the cluster runs.
+TRANSACTION_VERSION_FEATURE = "transaction.version"
+#: Per API: the highest version of the transaction version 1 flow. The next version of
+#: each tells the broker the client runs version 2 (Produce v12 and TxnOffsetCommit v5
+#: add partitions and groups to the transaction implicitly; EndTxn v5 bumps the epoch),
+#: so a version 1 transaction must never use them.
+_TV1_MAX = {
+    ProduceRequest.API_KEY: 11,
+    TxnOffsetCommitRequest.API_KEY: 4,
+    EndTxnRequest.API_KEY: 4,
+}
 
 
 class TransactionManager:
@@ -105,6 +130,16 @@ class TransactionManager:
         self.state = TxnStateMachine()
         self._lock = asyncio.Lock()
         self._began_at = 0.0
+        #: 1 or 2: the transaction protocol in use (decided at each InitProducerId).
+        self.transaction_version = 1
+
+    @property
+    def produce_max_version(self) -> int | None:
+        """The cap for Produce requests of this producer (``None``: no cap)."""
+        return None if self.transaction_version >= 2 else _TV1_MAX[ProduceRequest.API_KEY]
+
+    def _max_version(self, api_key: int) -> int | None:
+        return None if self.transaction_version >= 2 else _TV1_MAX[api_key]
 
     # -- helpers ------------------------------------------------------------------------
 
@@ -132,8 +167,9 @@ class TransactionManager:
         if self.state.in_transaction and self._began_at:
             ms = (time.monotonic() - self._began_at) * 1000
             elapsed = f" (this transaction has been open for {ms:.0f} ms)"
+        what = str(error.args[0]) if error.args else error.message
         text = (
-            f"{error}: another producer with transactional_id {self.transactional_id!r} "
+            f"{what}: another producer with transactional_id {self.transactional_id!r} "
             f"fenced this one, or the transaction ran longer than transaction_timeout_ms "
             f"({self._timeout_ms} ms){elapsed} and the coordinator aborted it"
         )
@@ -165,6 +201,9 @@ class TransactionManager:
                 raise for_code(response.error_code)(
                     f"InitProducerId for transactional_id {self.transactional_id!r}"
                 )
+            # The flow is chosen between transactions only, from the coordinator that
+            # just answered: it is the one that will run this producer's transactions.
+            self.transaction_version = await self._coordinator_transaction_version(node)
             return response
 
         async with self._lock:
@@ -180,11 +219,41 @@ class TransactionManager:
         self.state.epoch_bump_needed = False
         self.state.init_done()
         log.debug(
-            "Transactional producer %r: id %d epoch %d",
+            "Transactional producer %r: id %d epoch %d, transaction version %d",
             self.transactional_id,
             response.producer_id,
             response.producer_epoch,
+            self.transaction_version,
         )
+
+    async def _coordinator_transaction_version(self, node: int) -> int:
+        """2 if the coordinator's cluster finalized ``transaction.version`` >= 2 and the
+        broker speaks the versions that flow needs, else 1."""
+        client = self._client
+        request = ApiVersionsRequest(
+            client_software_name="aiokafka", client_software_version=__version__
+        )
+        response = await client.send(node, request)
+        if response.error_code:
+            return 1  # an old broker; the connection's own negotiation already succeeded
+        level = max(
+            (
+                f.max_version_level
+                for f in response.finalized_features or ()
+                if f.name == TRANSACTION_VERSION_FEATURE
+            ),
+            default=0,
+        )
+        if level < 2:
+            return 1
+        for api_key, tv1_max in _TV1_MAX.items():
+            try:
+                version = await client.api_version(node, api_key)
+            except UnsupportedVersionError:
+                return 1
+            if version <= tv1_max:
+                return 1
+        return 2
 
     # -- begin / partitions -------------------------------------------------------------
 
@@ -202,6 +271,11 @@ class TransactionManager:
         user); partitions stay pending after a timeout and are tried again.
         """
         state = self.state
+        if self.transaction_version >= 2:
+            # The leader adds each partition when its first Produce v12 arrives.
+            if state.state in (TxnState.IN_TRANSACTION, TxnState.COMMITTING):
+                state.partitions_added(list(state.pending))
+            return
         async with self._lock:
             if not state.pending or state.state not in (
                 TxnState.IN_TRANSACTION,
@@ -249,7 +323,10 @@ class TransactionManager:
         self.state.check_offsets()
         ids = self._ids
         try:
-            if group.group_id not in self.state.groups:
+            if self.transaction_version >= 2:
+                # TxnOffsetCommit v5 adds the group to the transaction itself.
+                self.state.groups.add(group.group_id)
+            elif group.group_id not in self.state.groups:
                 add = AddOffsetsToTxnRequest(
                     transactional_id=self.transactional_id,
                     producer_id=ids.producer_id,
@@ -300,6 +377,7 @@ class TransactionManager:
             topics=[TxnOffsetCommitRequestTopic(name=t, partitions=p) for t, p in topics.items()],
         )
         has_member = group.generation_id >= 0 or bool(group.member_id)
+        max_version = self._max_version(TxnOffsetCommitRequest.API_KEY)
         client = self._client
         key = (group.group_id, CoordinatorType.GROUP)
 
@@ -311,7 +389,7 @@ class TransactionManager:
                     "the broker does not support TxnOffsetCommit v3 (KIP-447), needed to "
                     "send a consumer's group_metadata(); pass the group id string instead"
                 )
-            response = await client.send(node, request)
+            response = await client.send(node, request, max_version=max_version)
             _raise_txn_offset_commit_error(response, group)
 
         await client.call_with_retry(attempt, self._deadline(), coordinator=key)
@@ -357,19 +435,27 @@ class TransactionManager:
                     committed=commit,
                 )
 
-                async def attempt(node: int) -> None:
-                    response = await self._client.send(node, request, max_version=_END_TXN_MAX)
+                max_version = self._max_version(EndTxnRequest.API_KEY)
+
+                async def attempt(node: int) -> Any:
+                    response = await self._client.send(node, request, max_version=max_version)
                     if response.error_code:
                         raise for_code(response.error_code)(
                             f"EndTxn({'commit' if commit else 'abort'})"
                         )
+                    return response
 
                 try:
-                    await self._coordinator_call(attempt)
+                    response = await self._coordinator_call(attempt)
                 except KafkaTimeoutError:
                     raise  # state stays COMMITTING/ABORTING: the call may be repeated
                 except KafkaError as exc:
                     raise self._fail(exc) from None
+                if self.transaction_version >= 2 and response.producer_epoch >= 0:
+                    # EndTxn v5 bumped the epoch (or, when it ran out, gave a new id):
+                    # the next transaction's batches restart at sequence 0 under it.
+                    ids.set_producer_id(response.producer_id, response.producer_epoch)
+                    state.epoch_bump_needed = False
         if state.epoch_bump_needed or ids.bump_required:
             state.state = TxnState.ABORTING  # (already) ending; initialize() moves on
             try:

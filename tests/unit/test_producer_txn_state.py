@@ -172,6 +172,10 @@ def test_error_kinds() -> None:
     assert transaction_error_kind(ConcurrentTransactions) is TransactionErrorKind.RETRIABLE
     assert transaction_error_kind(ProducerFenced) is TransactionErrorKind.FATAL
     assert transaction_error_kind(TransactionAbortableError) is TransactionErrorKind.ABORTABLE
+    # Every error says its kind itself, too.
+    assert ConcurrentTransactions().transaction_kind is TransactionErrorKind.RETRIABLE
+    assert ProducerFenced("x").transaction_kind is TransactionErrorKind.FATAL
+    assert TransactionAbortableError().transaction_kind is TransactionErrorKind.ABORTABLE
 
 
 # -- the sender with a transaction (scripted stand-in for the cluster client) -----------

@@ -222,6 +222,9 @@ class KafkaCluster:
             ``"r1"``, ...; ``False`` none. Default: racks for clusters of three or more
             nodes. Racked brokers use ``RackAwareReplicaSelector``, so a consumer with
             ``client_rack`` fetches from the replica in its rack (KIP-392).
+        features: Feature levels to format the storage with (KIP-584), e.g.
+            ``{"transaction.version": 1}`` for a cluster that runs the older
+            transaction protocol; default the release's own levels.
     """
 
     def __init__(
@@ -236,6 +239,7 @@ class KafkaCluster:
         label: str | None = None,
         detach: bool = False,
         racks: bool | Sequence[str] | None = None,
+        features: dict[str, int] | None = None,
     ) -> None:
         if num_nodes < 1:
             raise ValueError("num_nodes must be at least 1")
@@ -256,6 +260,7 @@ class KafkaCluster:
         self.detach = detach
         self.label = label or ("single" if num_nodes == 1 else f"cluster{num_nodes}")
         self.racks: list[str] | None = _racks(racks, num_nodes)
+        self.features = dict(features or {})
         self.nodes: list[KafkaNode] = []
         self.work_dir: Path | None = None
         self.cluster_id: str | None = None
@@ -401,6 +406,9 @@ class KafkaCluster:
                 f"{mech}=[name={self.users[mech][0]},password={self.users[mech][1]}]",
             )
         ]
+        features = [
+            arg for name, level in self.features.items() for arg in ("--feature", f"{name}={level}")
+        ]
         assert self.cluster_id is not None
         # The formatter is a short JVM of its own; run all nodes' at once to halve the wait.
         procs = []
@@ -414,6 +422,7 @@ class KafkaCluster:
                 "-c",
                 str(node.config_file),
                 *scram,
+                *features,
                 xmx="256m",
                 xms="64m",
                 props=self._SHORT_JVM,
