@@ -9,13 +9,22 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from aiokafka.admin import AIOKafkaAdminClient, ElectionType, NewTopic
+from aiokafka.admin import (
+    AIOKafkaAdminClient,
+    AlterConfigOp,
+    AlterConfigOpType,
+    ConfigResource,
+    ConfigResourceType,
+    ElectionType,
+    NewTopic,
+)
 from aiokafka.admin.results import PartitionDescription
 from aiokafka.errors import (
     ElectionNotNeededError,
     InvalidReplicaAssignmentError,
     NoReassignmentInProgressError,
 )
+from aiokafka.producer import AIOKafkaProducer
 from aiokafka.structs import TopicPartition
 from tools.kafka.rig import KafkaCluster
 
@@ -94,6 +103,98 @@ async def test_reassign_then_elect_preferred_leader(
     with pytest.raises(InvalidReplicaAssignmentError):
         await admin.alter_partition_reassignments({tp: [a, a]})
     await admin.delete_topics([topic])
+
+
+# Replication throttles (KIP-73): a byte rate per broker, applied to the replicas a
+# topic lists ("*": all of them).
+_RATES = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
+_REPLICAS = ("leader.replication.throttled.replicas", "follower.replication.throttled.replicas")
+
+
+async def _unthrottle(admin: AIOKafkaAdminClient, topic: str, brokers: list[int]) -> None:
+    delete = AlterConfigOpType.DELETE
+    await admin.incremental_alter_configs(
+        {
+            ConfigResource(ConfigResourceType.TOPIC, topic): [
+                AlterConfigOp(k, op_type=delete) for k in _REPLICAS
+            ],
+            **{
+                ConfigResource(ConfigResourceType.BROKER, str(n)): [
+                    AlterConfigOp(k, op_type=delete) for k in _RATES
+                ]
+                for n in brokers
+            },
+        }
+    )
+
+
+async def test_throttled_reassignment_is_listed_while_in_progress(
+    admin: AIOKafkaAdminClient, kafka_cluster: KafkaCluster
+) -> None:
+    brokers = [n.node_id for n in kafka_cluster.nodes]
+    a, b, _c = brokers
+    topic = f"admin-inflight-{uuid.uuid4().hex[:8]}"
+    tp = TopicPartition(topic, 0)
+    await _create(admin, kafka_cluster, NewTopic(topic, -1, -1, replica_assignments={0: [a]}))
+    # 2.5 MB on a's replica: a follower fetch returns at most replica.fetch.max.bytes
+    # (1 MiB) before the throttle below holds the copy to b back.
+    async with AIOKafkaProducer(
+        bootstrap_servers=kafka_cluster.bootstrap_servers, linger_ms=5, request_timeout_ms=20000
+    ) as producer:
+        await asyncio.wait_for(
+            asyncio.gather(
+                *[await producer.send(topic, b"r" * 10_000, partition=0) for _ in range(250)]
+            ),
+            60,
+        )
+    try:
+        await admin.incremental_alter_configs(
+            {
+                ConfigResource(ConfigResourceType.TOPIC, topic): [
+                    AlterConfigOp(k, "*") for k in _REPLICAS
+                ],
+                **{
+                    ConfigResource(ConfigResourceType.BROKER, str(n)): [
+                        AlterConfigOp(k, "10000") for k in _RATES
+                    ]
+                    for n in brokers
+                },
+            }
+        )
+        await admin.alter_partition_reassignments({tp: [b]})
+
+        # At 10 kB/s the copy takes minutes: the controller lists it as ongoing.
+        listed = await admin.list_partition_reassignments()
+        assert tp in listed, listed
+        ongoing = listed[tp]
+        assert (ongoing.adding_replicas, ongoing.removing_replicas) == ([b], [a])
+        assert sorted(ongoing.replicas) == sorted([a, b])
+        assert await admin.list_partition_reassignments([tp]) == {tp: ongoing}
+        # Second path: the partition's metadata (from a broker, which applies the
+        # controller's change a moment later) has both replicas, b not yet in sync.
+        for _ in range(50):
+            p = await _partition(admin, topic)
+            if len(p.replicas) == 2:
+                break
+            await asyncio.sleep(0.1)
+        assert sorted(p.replicas) == sorted([a, b]) and b not in p.isr
+        await asyncio.sleep(1.0)
+        assert tp in await admin.list_partition_reassignments([tp])
+
+        # Without the throttles the copy completes: b alone, nothing listed.
+        await _unthrottle(admin, topic, brokers)
+        p = await _wait_partition(admin, topic, [b], b)
+        assert (p.replicas, p.leader) == ([b], b)
+        for _ in range(50):
+            remaining = await admin.list_partition_reassignments()
+            if tp not in remaining:
+                break
+            await asyncio.sleep(0.2)
+        assert tp not in remaining
+        assert await admin.list_partition_reassignments([tp]) == {}
+    finally:
+        await _unthrottle(admin, topic, brokers)
+        await admin.delete_topics([topic])
 
 
 async def test_describe_log_dirs_of_every_broker(
