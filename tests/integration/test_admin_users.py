@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 
@@ -87,11 +88,20 @@ async def test_scram_user_created_authenticates_then_deleted(
     await admin.alter_user_scram_credentials(
         [UserScramCredentialUpsertion(user, "SCRAM-SHA-512", password, iterations=8192)]
     )
-    described = await admin.describe_user_scram_credentials([user])
-    assert sorted((c.mechanism, c.iterations) for c in described[user]) == [
-        (ScramMechanism.SCRAM_SHA_256, 4096),
-        (ScramMechanism.SCRAM_SHA_512, 8192),
-    ]
+    want = [(ScramMechanism.SCRAM_SHA_256, 4096), (ScramMechanism.SCRAM_SHA_512, 8192)]
+    # The controller commits the alteration; the broker that answers the describe learns
+    # it from the metadata log a moment later (seen under load as RESOURCE_NOT_FOUND).
+    deadline = time.monotonic() + 15
+    while True:
+        try:
+            described = await admin.describe_user_scram_credentials([user])
+            got = sorted((c.mechanism, c.iterations) for c in described[user])
+        except ResourceNotFoundError:
+            got = []
+        if got == want or time.monotonic() > deadline:
+            break
+        await asyncio.sleep(0.2)
+    assert got == want
     assert user in await admin.describe_user_scram_credentials()
 
     # Second path: the new user authenticates with both mechanisms, not with a bad
