@@ -15,7 +15,6 @@ ends at the producer's ABORT control marker. Control batches are never returned.
 from __future__ import annotations
 
 import bisect
-import gc
 import heapq
 import struct
 from collections.abc import Callable, Iterable
@@ -27,6 +26,7 @@ from aiokafka.record.default_records import CONTROL_ABORT, DefaultRecordBatch
 from aiokafka.record.legacy_records import LegacyRecordBatch
 from aiokafka.structs import ConsumerRecord, TopicPartition
 
+from .record_decode import decode_batch
 from .subscription import PartitionState
 
 __all__ = ["AbortedTransactionFilter", "PartitionRecords"]
@@ -34,9 +34,6 @@ __all__ = ["AbortedTransactionFilter", "PartitionRecords"]
 _CONTROL_KEY = struct.Struct(">hh")
 
 Deserializer = Callable[[bytes], Any]
-
-# Below this many records a batch decodes too fast for GC pauses to matter.
-_GC_PAUSE_MIN_RECORDS = 256
 
 
 class AbortedTransactionFilter:
@@ -286,66 +283,19 @@ class PartitionRecords:
         return False
 
     def _decode_v2(self, batch: DefaultRecordBatch) -> list[ConsumerRecord[Any, Any]]:
-        if batch.records_count < _GC_PAUSE_MIN_RECORDS or not gc.isenabled():
-            return self._decode_v2_records(batch)
-        # Decoding a batch allocates a few container objects per record, all kept
-        # alive; the cyclic GC would run a collection every 700 of them and rescan
-        # the young records each time, which measured as ~40% of the decode cost for
-        # 10,000-record batches. Nothing decoded here can form a cycle, so pausing the
-        # collector for one batch (a bounded, synchronous stretch) loses nothing.
-        gc.disable()
-        try:
-            return self._decode_v2_records(batch)
-        finally:
-            gc.enable()
-
-    def _decode_v2_records(self, batch: DefaultRecordBatch) -> list[ConsumerRecord[Any, Any]]:
-        tuples = batch.record_tuples()
-        topic, partition = self.tp
-        ts_type = batch.timestamp_type
-        epoch: int | None = batch.partition_leader_epoch
-        if epoch is not None and epoch < 0:
-            epoch = None
-        # Headers may hold None values (the record format allows it); the struct's
-        # annotation is narrower, hence Any.
-        cr: Any = ConsumerRecord
+        # One tracked object per record, and no gc.disable(): see record_decode.
+        recs = decode_batch(batch, self.tp.topic, self.tp.partition)
         kd = self._key_deserializer
         vd = self._value_deserializer
-        if kd is None and vd is None:
-            return [
-                cr(
-                    topic,
-                    partition,
-                    o,
-                    ts,
-                    ts_type,
-                    k,
-                    v,
-                    None,
-                    -1 if k is None else len(k),
-                    -1 if v is None else len(v),
-                    h,
-                    epoch,
-                )
-                for o, ts, k, v, h, _ in tuples
-            ]
-        return [
-            cr(
-                topic,
-                partition,
-                o,
-                ts,
-                ts_type,
-                k if kd is None or k is None else kd(k),
-                v if vd is None or v is None else vd(v),
-                None,
-                -1 if k is None else len(k),
-                -1 if v is None else len(v),
-                h,
-                epoch,
-            )
-            for o, ts, k, v, h, _ in tuples
-        ]
+        if kd is not None:
+            for r in recs:
+                if r.key is not None:
+                    r.key = kd(r.key)
+        if vd is not None:
+            for r in recs:
+                if r.value is not None:
+                    r.value = vd(r.value)
+        return recs
 
     def _decode_legacy(self, batch: LegacyRecordBatch) -> list[ConsumerRecord[Any, Any]]:
         topic, partition = self.tp
@@ -367,7 +317,7 @@ class PartitionRecords:
                     r.checksum,
                     -1 if k is None else len(k),
                     -1 if v is None else len(v),
-                    [],
+                    (),
                     None,
                 )
             )

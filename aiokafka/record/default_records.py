@@ -411,6 +411,16 @@ class DefaultRecordBatch:
             return bytes(data)
         return decompress(codec, data, max_size=self._max_decompressed_size)
 
+    def records_data(self) -> bytes:
+        """The batch's records section, CRC-checked and decompressed (for decoders
+        that build their own record objects, e.g. the consumer's).
+
+        Raises:
+            CorruptRecordError: CRC mismatch or undecodable compressed data.
+            UnsupportedCodecError: the codec's library is not installed.
+        """
+        return self._records_data()
+
     def record_tuples(self) -> list[RecordTuple]:
         """Decode every record of the batch (the consumer's fast path).
 

@@ -16,7 +16,7 @@ from aiokafka.record import (
     DefaultRecordBatchBuilder,
     build_control_batch,
 )
-from aiokafka.structs import TopicPartition
+from aiokafka.structs import ConsumerRecord, TopicPartition
 
 TP = TopicPartition("t", 0)
 
@@ -214,3 +214,102 @@ def test_corrupt_header_surfaces_after_good_batches() -> None:
     assert values(pr.take(None)) == [b"a"]
     with pytest.raises(CorruptRecordError):
         pr.take(None)
+
+
+Header = tuple[str, bytes | None]
+
+
+def _odd_records() -> list[tuple[int, int, bytes | None, bytes | None, list[Header]]]:
+    """Records covering every varint width and null/empty case of the decoder."""
+    out: list[tuple[int, int, bytes | None, bytes | None, list[Header]]] = []
+    offset = 0
+    for i in range(300):
+        # Offset gaps (compaction) make deltas of 1, 2 and 3 varint bytes.
+        offset += 1 if i < 60 else (70 if i < 200 else 9000)
+        key = None if i % 5 == 0 else (b"" if i % 7 == 0 else b"k" * (i % 90))
+        size = (0, 1, 63, 64, 200, 8191, 8192, 20000)[i % 8]
+        value = None if i % 11 == 0 else bytes([i % 251]) * size
+        headers: list[Header] = [] if i % 3 else [(f"h{i}", b"v"), ("null", None), ("", b"")]
+        # Timestamps before and after the first one: negative and long deltas.
+        ts = 1_700_000_000_000 + (-1 if i % 4 == 0 else 1) * i * (1 if i % 2 else 100_000)
+        out.append((offset, ts, key, value, headers))
+    return out
+
+
+@pytest.mark.parametrize("codec", [CODEC_NONE, CODEC_GZIP])
+@pytest.mark.parametrize("ts_type", [0, 1])
+def test_direct_decoder_agrees_with_record_tuples(codec: int, ts_type: int) -> None:
+    """The consumer's own decoder (one object per record) gives the same records as
+    the record layer's reference decoding, field by field."""
+    import struct
+
+    from aiokafka.consumer.record_decode import decode_batch
+
+    b = DefaultRecordBatchBuilder(
+        compression_type=codec, base_offset=1000, batch_size=1 << 24, timestamp_type=ts_type
+    )
+    for offset, ts, key, value, headers in _odd_records():
+        b.append(offset, timestamp=ts, key=key, value=value, headers=headers)
+    data = bytearray(b.build())
+    struct.pack_into(">i", data, 12, 42)  # partitionLeaderEpoch (not under the CRC)
+    ref = DefaultRecordBatch(bytes(data))
+    expected = ref.record_tuples()
+    got = decode_batch(DefaultRecordBatch(bytes(data)), "topic", 7)
+    assert len(got) == len(expected) == 300
+    for rec, (offset, ts, key, value, headers, _size) in zip(got, expected, strict=True):
+        assert (rec.topic, rec.partition, rec.offset, rec.timestamp) == ("topic", 7, offset, ts)
+        assert (rec.key, rec.value, rec.timestamp_type) == (key, value, ts_type)
+        assert rec.serialized_key_size == (-1 if key is None else len(key))
+        assert rec.serialized_value_size == (-1 if value is None else len(value))
+        assert list(rec.headers) == headers and isinstance(rec.headers, tuple)
+        assert rec.leader_epoch == 42 and rec.checksum is None
+    if ts_type == 1:
+        assert {r.timestamp for r in got} == {ref.max_timestamp}
+
+
+def test_direct_decoder_rejects_truncated_and_trailing_data() -> None:
+    from aiokafka.consumer.record_decode import decode_batch
+
+    good = DefaultRecordBatch(batch(0, [b"a" * 100, b"b" * 100]))
+    records = good.records_data()
+
+    class Cut(DefaultRecordBatch):
+        payload = b""
+
+        def records_data(self) -> bytes:
+            return self.payload
+
+    def decode(payload: bytes) -> list[ConsumerRecord[bytes, bytes]]:
+        cut = Cut(batch(0, [b"a" * 100, b"b" * 100]))
+        cut.payload = payload
+        return decode_batch(cut, "t", 0)
+
+    assert [r.value for r in decode(records)] == [b"a" * 100, b"b" * 100]
+    for end in range(len(records)):  # every truncation is caught, wherever it falls
+        with pytest.raises(CorruptRecordError):
+            decode(records[:end])
+    with pytest.raises(CorruptRecordError, match="1 bytes follow"):
+        decode(records + b"\x00")
+
+
+def test_decoding_never_touches_the_garbage_collector(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Switching the collector off is the application's decision (it is process-wide):
+    decoding a large batch must leave it alone."""
+    import gc
+
+    def refuse() -> None:
+        raise AssertionError("the library changed the process-wide GC state")
+
+    monkeypatch.setattr(gc, "disable", refuse)
+    monkeypatch.setattr(gc, "enable", refuse)
+    data = batch(0, [b"v%d" % i for i in range(2000)])
+    recs = PartitionRecords(TP, state_at(0), 0, data).take(None)
+    assert len(recs) == 2000 and recs[-1].value == b"v1999"
+    # With the collector off (the application's choice) it stays off.
+    monkeypatch.undo()
+    gc.disable()
+    try:
+        PartitionRecords(TP, state_at(0), 0, data).take(None)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
