@@ -104,22 +104,69 @@ async def test_every_codec_getmany_getone_async_for(
         assert c.highwater(tp) == 300
 
 
-@pytest.mark.parametrize("codec", ["gzip", "lz4"])
+@pytest.mark.parametrize("codec", ["none", "gzip", "snappy", "lz4", "zstd"])
 async def test_kafka_python_produced(kafka: KafkaCluster, new_topic: NewTopic, codec: str) -> None:
+    """Records written by kafka-python's KafkaProducer, every codec, read intact with
+    each read style: getone(), getmany() and ``async for``."""
     import kafka as kafka_python
 
     topic = new_topic()
+    tp = TopicPartition(topic, 0)
+    base_ts = 1_600_000_000_000
+    sent = []
+    for i in range(90):
+        key = None if i % 10 == 0 else b"key-%d" % i
+        # A null value (tombstone) needs a key with kafka-python.
+        value = None if i % 17 == 5 else f"kp-{i}-".encode() + bytes(range(i % 256))
+        headers = [] if i % 3 == 0 else [("n", b"%d" % i), ("empty", b""), ("u\u00e9", b"\x00\xff")]
+        sent.append((key, value, headers, base_ts + i * 1000 - (i % 4) * 7))
     producer = kafka_python.KafkaProducer(
-        bootstrap_servers=kafka.bootstrap_servers, compression_type=codec
+        bootstrap_servers=kafka.bootstrap_servers,
+        compression_type=None if codec == "none" else codec,
+        linger_ms=20,
     )
-    for i in range(50):
-        producer.send(topic, value=b"kp-%d" % i, partition=0)
-    producer.flush()
-    producer.close()
-    async with consumer(kafka, value_deserializer=lambda v: v.decode()) as c:
-        c.assign([TopicPartition(topic, 0)])
-        recs = await read(c, 50)
-    assert [r.value for r in recs] == [f"kp-{i}" for i in range(50)]
+    try:
+        for key, value, headers, ts in sent:
+            producer.send(
+                topic, value=value, key=key, headers=headers, partition=0, timestamp_ms=ts
+            )
+        producer.flush(30)
+    finally:
+        producer.close(10)
+
+    def check(rec: ConsumerRecord[Any, Any]) -> None:
+        key, value, headers, ts = sent[rec.offset]
+        assert (rec.key, rec.value, rec.timestamp, rec.timestamp_type) == (key, value, ts, 0)
+        assert list(rec.headers) == headers
+        assert rec.serialized_value_size == (-1 if value is None else len(value))
+
+    async with consumer(kafka) as c:
+        c.assign([tp])
+        for expected in range(30):
+            rec = await asyncio.wait_for(c.getone(), 20)
+            assert rec.offset == expected
+            check(rec)
+        batch: list[ConsumerRecord[Any, Any]] = []
+        deadline = time.monotonic() + 20
+        while len(batch) < 30 and time.monotonic() < deadline:
+            got = await c.getmany(tp, timeout_ms=500, max_records=30 - len(batch))
+            batch.extend(got.get(tp, []))
+        assert [r.offset for r in batch] == list(range(30, 60))
+        for rec in batch:
+            check(rec)
+        rest: list[ConsumerRecord[Any, Any]] = []
+
+        async def iterate() -> None:
+            async for rec in c:
+                rest.append(rec)
+                if len(rest) == 30:
+                    break
+
+        await asyncio.wait_for(iterate(), 20)
+        assert [r.offset for r in rest] == list(range(60, 90))
+        for rec in rest:
+            check(rec)
+        assert c.highwater(tp) == 90
 
 
 async def test_multiple_partitions_and_max_records(
