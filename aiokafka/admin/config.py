@@ -13,6 +13,7 @@ import dataclasses
 from typing import Any
 
 from aiokafka.cluster import ClientConfig
+from aiokafka.net.config import unknown_option
 
 __all__ = ["ADMIN_OPTIONS", "admin_config"]
 
@@ -24,14 +25,12 @@ def admin_config(options: dict[str, Any]) -> ClientConfig:
     """Validate ``options`` into a :class:`ClientConfig`.
 
     Raises:
-        ValueError: an unknown option (all unknown names are listed), or a value out
-            of range (from :class:`ClientConfig`, naming the option).
-        TypeError: a value of the wrong type.
+        aiokafka.net.config.InvalidOptionError: an unknown option (with the closest
+            valid name) or a value of the wrong type; both a ``ValueError`` and a
+            ``TypeError``.
+        ValueError: a value out of range (from :class:`ClientConfig`, naming it).
     """
     unknown = sorted(set(options) - ADMIN_OPTIONS)
     if unknown:
-        raise ValueError(
-            f"unknown AIOKafkaAdminClient option(s): {', '.join(unknown)}; "
-            f"known: {', '.join(sorted(ADMIN_OPTIONS))}"
-        )
+        raise unknown_option("AIOKafkaAdminClient", unknown[0], ADMIN_OPTIONS)
     return ClientConfig(**options)

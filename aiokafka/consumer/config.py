@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiokafka.cluster.config import ClientConfig
-from aiokafka.net.config import check_int
+from aiokafka.net.config import check_int, unknown_option
 
 __all__ = ["ISOLATION_LEVELS", "OFFSET_RESET_STRATEGIES", "ConsumerConfig"]
 
@@ -83,7 +83,9 @@ class ConsumerConfig:
         """Build a config from ``AIOKafkaConsumer``'s keyword options.
 
         Raises:
-            TypeError: an unknown option, or a value of the wrong type (names it).
+            aiokafka.net.config.InvalidOptionError: an unknown option (with the closest
+                valid name) or a value of the wrong type; both a ``TypeError`` and a
+                ``ValueError``.
             ValueError: a value out of range (names it).
         """
         # aiokafka once took the event loop; None is harmless, anything else is a
@@ -99,7 +101,7 @@ class ConsumerConfig:
             elif key in _CLIENT_OPTIONS:
                 client_opts[key] = value
             else:
-                raise TypeError(f"AIOKafkaConsumer got an unknown option {key!r}")
+                raise unknown_option("AIOKafkaConsumer", key, own | _CLIENT_OPTIONS)
         client_opts.setdefault("client_id", _default_client_id())
         return cls(client=ClientConfig(**client_opts), **consumer_opts)
 

@@ -39,8 +39,10 @@ from aiokafka.structs import TopicPartition
 
 
 def test_unknown_option_is_a_value_error_naming_it() -> None:
-    with pytest.raises(ValueError, match=r"option\(s\): request_timeout;"):
+    with pytest.raises(ValueError, match=r"'request_timeout'; did you mean 'request_timeout_ms'"):
         AIOKafkaAdminClient(request_timeout=10)
+    with pytest.raises(TypeError, match="unknown option 'max_poll_records'"):  # aiokafka's kind
+        AIOKafkaAdminClient(max_poll_records=10)
     with pytest.raises(ValueError, match="request_timeout_ms"):
         AIOKafkaAdminClient(request_timeout_ms=0)
     client = AIOKafkaAdminClient(bootstrap_servers="h:1", request_timeout_ms=1234)

@@ -174,3 +174,8 @@ def test_config_defaults() -> None:
 def test_config_rejects(options: dict[str, object], exc: type[Exception], name: str) -> None:
     with pytest.raises(exc, match=name):
         ConsumerConfig.from_options(**options)
+
+
+def test_unknown_option_is_a_value_error_too_and_suggests_the_name() -> None:
+    with pytest.raises(ValueError, match="'max_poll_recods'; did you mean 'max_poll_records'"):
+        ConsumerConfig.from_options(max_poll_recods=3)
