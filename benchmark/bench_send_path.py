@@ -58,10 +58,11 @@ def _cluster(partitions: int) -> ClusterMetadata:
 
 
 class _Client:
-    """The one attribute ``send()`` reads from the cluster client."""
+    """What ``send()`` reads from the cluster client: the metadata snapshot (the
+    producer reads ``_metadata``, the property's storage, on its per-record path)."""
 
     def __init__(self, cluster: ClusterMetadata) -> None:
-        self.cluster = cluster
+        self.cluster = self._metadata = cluster
 
 
 async def _run(count: int, size: int, partitions: int, await_each: bool) -> dict[str, float]:

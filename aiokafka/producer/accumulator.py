@@ -258,6 +258,26 @@ class RecordAccumulator:
             ``buffer_memory`` has no room for it (the caller waits with
             :meth:`wait_for_memory` and tries again).
         """
+        future = self.append_to_open(tp, timestamp, key, value, headers)
+        if future is None:
+            future = self.append_to_new(tp, timestamp, key, value, headers)
+        return future
+
+    def append_to_open(
+        self,
+        tp: TopicPartition,
+        timestamp: int | None,
+        key: bytes | None,
+        value: bytes | None,
+        headers: list[tuple[str, bytes | None]] | None,
+    ) -> RecordFuture | None:
+        """Append a record to ``tp``'s open batch (the per-record path of ``send()``).
+
+        Returns:
+            The record's future, or None if ``tp`` has no open batch or the record
+            does not fit in it (the batch is then closed: it is ready to be sent);
+            the caller goes on with :meth:`append_to_new`.
+        """
         dq = self._batches.get(tp)
         if dq:
             batch = dq[-1]
@@ -271,6 +291,29 @@ class RecordAccumulator:
                     results.timestamps.append(ts)
                     return RecordFuture(results, count)
                 self._close(batch)
+        return None
+
+    def has_closed_batch(self, tp: TopicPartition) -> bool:
+        """True if ``tp``'s newest queued batch takes no more records (it filled up):
+        a batch the sender can send at once."""
+        dq = self._batches.get(tp)
+        return dq is not None and bool(dq) and dq[-1].closed
+
+    def append_to_new(
+        self,
+        tp: TopicPartition,
+        timestamp: int | None,
+        key: bytes | None,
+        value: bytes | None,
+        headers: list[tuple[str, bytes | None]] | None,
+    ) -> RecordFuture | None:
+        """Start a new batch for ``tp`` with this record (after :meth:`append_to_open`
+        found no room).
+
+        Returns:
+            The record's future, or None if ``buffer_memory`` has no room for a new
+            batch (the caller waits with :meth:`wait_for_memory` and tries again).
+        """
         size = DefaultRecordBatchBuilder.estimate_size_in_bytes(key, value, headers)
         reserve = size if size > self.batch_size else self.batch_size
         # Waiters go first, so a stream of small appends cannot starve them.
@@ -278,6 +321,7 @@ class RecordAccumulator:
             return None
         batch = self._new_batch(tp, reserve)
         future = batch.try_append(timestamp, key, value, headers)
+        dq = self._batches.get(tp)
         if dq is None:
             dq = self._batches[tp] = deque()
         dq.append(batch)

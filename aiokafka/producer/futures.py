@@ -53,13 +53,16 @@ class BatchResults:
         timestamps: Every record's timestamp, by index (CreateTime).
     """
 
-    __slots__ = ("_callbacks", "_cancelled", "_segments", "loop", "timestamps", "tp")
+    __slots__ = ("_callbacks", "_cancelled", "_segments", "_whole", "loop", "timestamps", "tp")
 
     def __init__(self, loop: asyncio.AbstractEventLoop, tp: TopicPartition) -> None:
         self.loop = loop
         self.tp = tp
         self.timestamps: list[int] = []
         self._segments: list[_Segment] = []
+        # The one segment when it covers every record (the batch was not split): the
+        # per-future checks (done(), exception()) then need no search.
+        self._whole: _Segment | None = None
         self._callbacks: list[_Callback] | None = None
         self._cancelled: set[int] | None = None
 
@@ -77,6 +80,8 @@ class BatchResults:
 
     def _settle(self, segment: _Segment) -> None:
         self._segments.append(segment)
+        if segment[0] == 0 and segment[1] == len(self.timestamps):
+            self._whole = segment
         callbacks = self._callbacks
         if not callbacks:
             return
@@ -169,6 +174,8 @@ class RecordFuture:
     def done(self) -> bool:
         """True once the record has an outcome (or the future was cancelled)."""
         results = self._results
+        if results._whole is not None:
+            return True
         index = self._index
         for segment in results._segments:
             if segment[0] <= index < segment[1]:
@@ -216,8 +223,11 @@ class RecordFuture:
         """
         # _outcome() inlined: callers check every future this way after a bulk send.
         results = self._results
-        index = self._index
         if results._cancelled is None:
+            whole = results._whole
+            if whole is not None:
+                return whole[5]
+            index = self._index
             for segment in results._segments:
                 if segment[0] <= index < segment[1]:
                     return segment[5]

@@ -105,6 +105,9 @@ class _TopicEntry:
     all_partitions: tuple[int, ...]
     available: tuple[int, ...]
     tps: dict[int, TopicPartition]
+    #: The sticky partition of keyless records while it does not change (set on
+    #: first use, cleared when its batch closes): no partitioner call per record.
+    sticky: TopicPartition | None = None
 
 
 class BatchBuilder:
@@ -410,7 +413,9 @@ class AIOKafkaProducer:
             self._check_size(key, value, headers)
 
         entry = self._topics.get(topic)
-        if entry is None or entry.cluster is not self._client.cluster:  # type: ignore[union-attr]
+        # The client's ``cluster`` property read directly: a Python call per record
+        # otherwise. A new snapshot (refreshed metadata) rebuilds the entry.
+        if entry is None or entry.cluster is not self._client._metadata:  # type: ignore[union-attr]
             entry = await self._topic_entry(topic)
         if partition is None:
             if self._partitioner is not None:
@@ -421,14 +426,47 @@ class AIOKafkaProducer:
                     raise ValueError(
                         f"partitioner returned {partition!r}, not a partition of {topic!r}"
                     )
+                tp = entry.tps[partition]
             elif key is not None:
-                partition = murmur2_partition(key, len(entry.all_partitions))
+                tp = entry.tps[murmur2_partition(key, len(entry.all_partitions))]
             else:
-                partition = self._sticky.partition(topic, entry.all_partitions, entry.available)
-        elif partition not in entry.tps:
-            entry = await self._check_partition(topic, partition)
-        tp = entry.tps[partition]
-        future = self._acc.append(tp, timestamp_ms, key, value, headers)  # type: ignore[union-attr]
+                tp = entry.sticky  # type: ignore[assignment]
+                if tp is None:
+                    partition = self._sticky.partition(topic, entry.all_partitions, entry.available)
+                    tp = entry.sticky = entry.tps[partition]
+        else:
+            if partition not in entry.tps:
+                entry = await self._check_partition(topic, partition)
+            tp = entry.tps[partition]
+        future = self._acc.append_to_open(tp, timestamp_ms, key, value, headers)  # type: ignore[union-attr]
+        if future is None:
+            future = await self._append_to_new(tp, timestamp_ms, key, value, headers)
+        return future
+
+    async def _append_to_new(
+        self,
+        tp: TopicPartition,
+        timestamp_ms: int | None,
+        key: bytes | None,
+        value: bytes | None,
+        headers: list[tuple[str, bytes | None]] | None,
+    ) -> RecordFuture:
+        """The record needs a new batch (once per batch, not per record)."""
+        acc = self._acc
+        assert acc is not None
+        if acc.has_closed_batch(tp):
+            # The partition's batch just filled up. Let the sender put it on the wire
+            # now, so the broker works while the caller goes on producing: a caller
+            # that never awaits anything else would otherwise fill all of
+            # buffer_memory before the first request goes out, then alternate with
+            # the broker (each idle while the other works). Yielding before
+            # appending keeps the cancellation contract: nothing of this record is
+            # queued yet.
+            await asyncio.sleep(0)
+            self._check_running(sending=True)
+            future = acc.append(tp, timestamp_ms, key, value, headers)
+        else:
+            future = acc.append_to_new(tp, timestamp_ms, key, value, headers)
         if future is None:
             future = await self._append_when_memory(tp, timestamp_ms, key, value, headers)
         return future
@@ -773,6 +811,7 @@ class AIOKafkaProducer:
                 self._sticky.on_batch_complete(
                     tp.topic, tp.partition, entry.all_partitions, entry.available
                 )
+                entry.sticky = None  # the next keyless record asks the sticky state
 
     # -- introspection ------------------------------------------------------------------
 

@@ -36,7 +36,7 @@ from aiokafka.record.default_records import (
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_MASK,
 )
-from aiokafka.record.util import ONE_BYTE_VARINTS, calc_crc32c, encode_varint, size_of_varint
+from aiokafka.record.util import calc_crc32c, encode_varint, size_of_varint
 
 __all__ = [
     "DefaultRecordBatchBuilder",
@@ -48,12 +48,16 @@ _CRC_STRUCT: Final = struct.Struct(">I")
 _CONTROL_KEY: Final = struct.Struct(">hh")
 _CONTROL_VALUE: Final = struct.Struct(">hi")
 
-# Encoded varints for -8192..8191 (one and two bytes), filled on first use.
-# Offset deltas, value lengths and timestamp deltas of a typical batch fall in
-# this range, and a dict hit is several times cheaper than encoding.
-_VARINTS: dict[int, bytes] = {v - 64: b for v, b in enumerate(ONE_BYTE_VARINTS)}
+# Encoded varints of -8192..8191 (one and two bytes): offset deltas, lengths and
+# timestamp deltas of a typical batch fall in this range. A tuple indexed by
+# ``value - _CACHED_MIN``, and its non-negative half indexed by the value itself
+# (lengths and offset deltas): the per-record path does a bounds check and a
+# subscript instead of encoding (or a dict lookup, a method call).
 _CACHED_MIN: Final = -8192
 _CACHED_MAX: Final = 8191
+_SIGNED: Final = tuple(encode_varint(v) for v in range(_CACHED_MIN, _CACHED_MAX + 1))
+_UNSIGNED: Final = _SIGNED[-_CACHED_MIN:]
+_time_ns = time.time_ns
 
 # Upper bounds used by the size estimators: a record length varint of a
 # record below 256 MiB takes at most 5 bytes, a timestamp delta at most 10,
@@ -68,12 +72,9 @@ _MAX_INT64: Final = (1 << 63) - 1
 
 
 def _varint(value: int) -> bytes:
-    encoded = _VARINTS.get(value)
-    if encoded is None:
-        encoded = encode_varint(value)
-        if _CACHED_MIN <= value <= _CACHED_MAX:
-            _VARINTS[value] = encoded
-    return encoded
+    if _CACHED_MIN <= value <= _CACHED_MAX:
+        return _SIGNED[value - _CACHED_MIN]
+    return encode_varint(value)
 
 
 def _as_bytes(data: object, name: str) -> bytes:
@@ -352,44 +353,57 @@ class DefaultRecordBatchBuilder:
         if self._built:
             raise IllegalStateError("cannot append to a record batch after build()")
         if timestamp is None:
-            timestamp = time.time_ns() // 1_000_000
+            timestamp = _time_ns() // 1_000_000
         count = self._count
-        cache = _VARINTS
+        # Varints of small values come from the tables (see _UNSIGNED): each lookup
+        # below is a bounds check and a subscript, this runs once per record.
         if key is None:
             key = b""
             key_len = b"\x01"  # varint(-1)
         else:
             if type(key) is not bytes:
                 key = _as_bytes(key, "key")
-            key_len = cache.get(len(key)) or _varint(len(key))
+            n = len(key)
+            key_len = _UNSIGNED[n] if n <= _CACHED_MAX else encode_varint(n)
         if value is None:
             value = b""
             value_len = b"\x01"
         else:
             if type(value) is not bytes:
                 value = _as_bytes(value, "value")
-            value_len = cache.get(len(value)) or _varint(len(value))
-        encoded_headers = b"\x00" if not headers else _encode_headers(headers)
+            n = len(value)
+            value_len = _UNSIGNED[n] if n <= _CACHED_MAX else encode_varint(n)
         if count:
-            ts_delta = timestamp - self._first_timestamp
-            ts_bytes = cache.get(ts_delta) or _varint(ts_delta)
+            delta = timestamp - self._first_timestamp
+            ts_bytes = (
+                _SIGNED[delta - _CACHED_MIN]
+                if _CACHED_MIN <= delta <= _CACHED_MAX
+                else encode_varint(delta)
+            )
         else:
             ts_bytes = b"\x00"
-        offset_bytes = cache.get(offset) or _varint(offset)
-
         body = b"".join(
-            (b"\x00", ts_bytes, offset_bytes, key_len, key, value_len, value, encoded_headers)
+            (
+                b"\x00",
+                ts_bytes,
+                _UNSIGNED[offset] if offset <= _CACHED_MAX else encode_varint(offset),
+                key_len,
+                key,
+                value_len,
+                value,
+                b"\x00" if not headers else _encode_headers(headers),
+            )
         )
-        length = cache.get(len(body)) or _varint(len(body))
+        n = len(body)
+        length = _UNSIGNED[n] if n <= _CACHED_MAX else encode_varint(n)
         buffer = self._buffer
-        if count and len(buffer) + len(length) + len(body) > self._batch_size:
+        if count and len(buffer) + len(length) + n > self._batch_size:
             return None
         buffer += length
         buffer += body
 
         if not count:
-            self._first_timestamp = timestamp
-            self._max_timestamp = timestamp
+            self._first_timestamp = self._max_timestamp = timestamp
         elif timestamp > self._max_timestamp:
             self._max_timestamp = timestamp
         self._count = count + 1
