@@ -370,6 +370,10 @@ class AIOKafkaConnection:
         self._pending[corr] = _Pending(future, decode, description, timer)
         try:
             await self._write(frame)
+            # Written (the transport or the kernel has the bytes): drop the two
+            # encoded copies before waiting, or every request in flight keeps them
+            # alive until its response (a produce request's batches three times over).
+            del body, frame
             return await future
         except asyncio.CancelledError:
             # The request stays registered so its response is read and dropped;
