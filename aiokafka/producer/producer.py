@@ -15,7 +15,9 @@ fences older producers with the same id); then records are sent only between
 
 Hot path: ``send()`` serializes, picks a partition from a per-topic cache, and
 appends to the partition's open batch synchronously (no task, no lock, no await
-unless metadata or buffer memory is missing). Record futures are resolved in bulk
+unless metadata or buffer memory is missing). Once per batch that fills up it yields
+to the event loop before starting the next one, so the sender puts the full batch on
+the wire while the caller goes on producing. Record futures are resolved in bulk
 when the batch's response arrives.
 """
 
@@ -365,9 +367,10 @@ class AIOKafkaProducer:
         """Queue a record; return a future of its :class:`~aiokafka.structs.RecordMetadata`.
 
         Waits only when the topic's metadata is not known yet or ``buffer_memory``
-        is full (at most ``max_block_ms`` for each). Cancelling this coroutine before
-        it returns leaves nothing queued; cancelling the returned future does not
-        stop the record from being sent.
+        is full (at most ``max_block_ms`` for each), and yields to the event loop
+        once when the partition's batch has just filled up. Cancelling this
+        coroutine before it returns leaves nothing queued; cancelling the returned
+        future does not stop the record from being sent.
 
         Args:
             topic: Topic name.
