@@ -394,6 +394,10 @@ class AIOKafkaClient:
         host, port, server_hostname = self._endpoint(node_id)
         return await self._pool.get(node_id, host, port, server_hostname)
 
+    def is_connected(self, node_id: NodeId) -> bool:
+        """True if a connection to ``node_id`` is open (no I/O)."""
+        return self._pool.connected(node_id) is not None
+
     async def ready(self, node_id: NodeId) -> bool:
         """Connect to ``node_id`` if needed; True if a connection is open."""
         try:

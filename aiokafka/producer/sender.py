@@ -133,6 +133,8 @@ class Sender:
         self._event = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._requests: set[asyncio.Task[None]] = set()
+        #: Connect tasks by node (in ``_requests`` too, so close() cancels them).
+        self._connecting: dict[int, asyncio.Task[None]] = {}
         self._in_flight: dict[int, int] = {}
         self._metadata_task: asyncio.Task[None] | None = None
         self._next_metadata_at = 0.0
@@ -230,6 +232,8 @@ class Sender:
         limit = self._max_in_flight
         nodes = {n for n in nodes if self._in_flight.get(n, 0) < limit}
         if nodes:
+            nodes = self._connected(nodes)
+        if nodes:
             max_size = self._config.max_request_size
             drained = (
                 self._acc.drain(cluster, nodes, max_size, now)
@@ -243,6 +247,36 @@ class Sender:
             # whose add timed out: the next pass adds them.
             next_check = min(next_check, self._retry_backoff)
         return next_check
+
+    def _connected(self, nodes: set[int]) -> set[int]:
+        """The nodes of ``nodes`` with an open connection; the others are connected to
+        in the background, and the loop is woken when that ends.
+
+        Requests to a node must reach it in the order they were drained (sequence
+        numbers). A request task that finds the connection open writes at once, but
+        one started while the connection is being made waits for the pool's lock, and
+        a later request that finds the connection just opened would overtake it: the
+        broker then answers OUT_OF_ORDER_SEQUENCE_NUMBER. So nothing is drained for a
+        node before its connection is open (as the Java client's sender does).
+        """
+        client = self._client
+        ready = {node for node in nodes if client.is_connected(node)}
+        for node in nodes - ready:
+            if node not in self._connecting:
+                task = asyncio.create_task(self._connect(node))
+                self._connecting[node] = task
+                self._requests.add(task)
+                task.add_done_callback(self._requests.discard)
+        return ready
+
+    async def _connect(self, node: int) -> None:
+        try:
+            # A failure is logged by the pool and backed off there; the batches wait
+            # for the next attempt or their delivery timeout.
+            await self._client.ready(node)
+        finally:
+            self._connecting.pop(node, None)
+            self.wakeup()
 
     # -- transactions -------------------------------------------------------------------
 

@@ -138,6 +138,9 @@ class ScriptedClient:
     def apply_leader_hint(self, *args: Any) -> bool:
         return False
 
+    def is_connected(self, node: int) -> bool:
+        return True
+
     async def send(self, node: Any, request: Any, **kw: Any) -> Any:
         if type(request).__name__ == "InitProducerIdRequest":
             self.init_calls += 1
@@ -270,3 +273,38 @@ async def test_close_fails_undelivered_records() -> None:
         with pytest.raises(KafkaConnectionError, match="producer closed"):
             fut.result()
     assert acc.used_memory == 0
+
+
+async def test_nothing_is_sent_to_a_node_before_its_connection_is_open() -> None:
+    """Produce requests started while the connection is being made would race for the
+    pool's lock against later ones (and overtake each other): the sender connects
+    first, then drains, and every request goes out in sequence order."""
+
+    async def produce(request: Any) -> Any:
+        return response(0, base_offset=0)
+
+    class Connecting(ScriptedClient):
+        connected = False
+        early = 0
+
+        def is_connected(self, node: int) -> bool:
+            return self.connected
+
+        async def ready(self, node: int) -> bool:
+            await asyncio.sleep(0.05)
+            self.connected = True
+            return True
+
+        async def send(self, node: Any, request: Any, **kw: Any) -> Any:
+            if type(request).__name__ == "ProduceRequest" and not self.connected:
+                self.early += 1
+            return await super().send(node, request, **kw)
+
+    client = Connecting(produce)
+    # Small batches: several are ready at once, with five requests allowed in flight.
+    futures, sender, _ = await run_sender(client, 40, max_batch_size=64)
+    await asyncio.wait_for(asyncio.gather(*futures), 5)
+    await sender.close(1, KafkaConnectionError("closed"))
+    assert client.early == 0
+    sequences = [seq for _, seq, _, _ in client.sent]
+    assert len(sequences) > 5 and sequences == sorted(sequences)

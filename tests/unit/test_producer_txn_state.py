@@ -213,6 +213,9 @@ class TxnClient:
     def apply_leader_hint(self, *args: Any) -> bool:
         return False
 
+    def is_connected(self, node: int) -> bool:
+        return True
+
     async def send(self, node: Any, request: Any, **kw: Any) -> Any:
         name = type(request).__name__
         self.log.append(name)

@@ -82,6 +82,9 @@ class Coordinator:
     def apply_leader_hint(self, *args: Any) -> bool:
         return False
 
+    def is_connected(self, node: int) -> bool:
+        return True
+
     async def send(self, node: Any, request: Any, **kw: Any) -> Any:
         name = type(request).__name__
         if name != "ApiVersionsRequest":
