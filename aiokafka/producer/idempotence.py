@@ -104,6 +104,17 @@ class ProducerIdState:
         """The last sequence of ``tp`` the broker confirmed, or -1."""
         return self._last_acked.get(tp, NO_SEQUENCE)
 
+    def awaiting_first_ack(self, tp: TopicPartition) -> bool:
+        """True if a batch of ``tp`` got sequences under the current epoch but none has
+        been acknowledged yet.
+
+        The broker takes any first sequence from a producer it has no state for (it
+        may have expired): if the first batch fails (say NOT_LEADER on a new
+        partition) while the second one, sent behind it, gets written, the first can
+        never follow. So a partition sends one batch until its first is acknowledged.
+        """
+        return tp not in self._last_acked and self._next_sequence.get(tp, 0) != 0
+
     def is_next_expected(self, tp: TopicPartition, base_sequence: int) -> bool:
         """True if ``base_sequence`` directly follows the last acknowledged one, i.e.
         no earlier batch of ``tp`` is still unresolved.

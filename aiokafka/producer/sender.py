@@ -202,7 +202,7 @@ class Sender:
         for batch in self._acc.expired(now):
             self._fail(batch, self._timeout_error(batch))
         ids = self._ids
-        can_send = None
+        can_send = None if ids is None else self._sequenced_can_send
         if self._txn is not None:
             wait = await self._transaction_step()
             if wait is not None:
@@ -280,10 +280,17 @@ class Sender:
 
     # -- transactions -------------------------------------------------------------------
 
+    def _sequenced_can_send(self, batch: ProducerBatch) -> bool:
+        ids = self._ids
+        assert ids is not None
+        # A batch not sequenced yet waits while its partition's first batch under this
+        # epoch is unacknowledged (see ProducerIdState.awaiting_first_ack).
+        return batch.producer_epoch == ids.producer_epoch or not ids.awaiting_first_ack(batch.tp)
+
     def _txn_can_send(self, batch: ProducerBatch) -> bool:
         txn = self._txn
         assert txn is not None
-        return txn.state.is_added(batch.tp)
+        return txn.state.is_added(batch.tp) and self._sequenced_can_send(batch)
 
     async def _transaction_step(self) -> float | None:
         """Transactional duties before draining; a delay to sleep, or ``None`` to go

@@ -308,3 +308,28 @@ async def test_nothing_is_sent_to_a_node_before_its_connection_is_open() -> None
     assert client.early == 0
     sequences = [seq for _, seq, _, _ in client.sent]
     assert len(sequences) > 5 and sequences == sorted(sequences)
+
+
+async def test_one_batch_in_flight_until_the_partitions_first_is_acknowledged() -> None:
+    """The broker accepts any first sequence from a producer it has no state for: if a
+    second batch overtook a first one that failed (NOT_LEADER on a new partition), the
+    first could never be written. So the second batch waits for the first's answer."""
+    answers = [response(6)]  # NOT_LEADER_OR_FOLLOWER, then success
+
+    async def produce(request: Any) -> Any:
+        await asyncio.sleep(0.02)  # time for more requests to go out behind this one
+        return answers.pop(0) if answers else response(0, base_offset=0)
+
+    client = ScriptedClient(produce)
+    futures, sender, acc = await run_sender(client, 1, max_batch_size=64)
+    for i in range(20):  # records arriving while the first batch is in flight
+        await asyncio.sleep(0.002)
+        fut = acc.append(TP, None, None, b"%d" % i, None)
+        assert fut is not None
+        futures.append(fut)
+    await asyncio.wait_for(asyncio.gather(*futures), 5)
+    await sender.close(1, KafkaConnectionError("closed"))
+    sequences = [seq for _, seq, _, _ in client.sent]
+    # seq 0 alone, again alone after its failure; only then the batches behind it.
+    assert sequences[:2] == [0, 0]
+    assert len(sequences) > 5 and sequences[1:] == sorted(sequences[1:])
