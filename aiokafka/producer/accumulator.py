@@ -293,6 +293,12 @@ class RecordAccumulator:
                 self._close(batch)
         return None
 
+    def has_closed_batch(self, tp: TopicPartition) -> bool:
+        """True if ``tp``'s newest queued batch takes no more records (it filled up):
+        a batch the sender can send at once."""
+        dq = self._batches.get(tp)
+        return dq is not None and bool(dq) and dq[-1].closed
+
     def append_to_new(
         self,
         tp: TopicPartition,

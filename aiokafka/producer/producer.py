@@ -15,7 +15,9 @@ fences older producers with the same id); then records are sent only between
 
 Hot path: ``send()`` serializes, picks a partition from a per-topic cache, and
 appends to the partition's open batch synchronously (no task, no lock, no await
-unless metadata or buffer memory is missing). Record futures are resolved in bulk
+unless metadata or buffer memory is missing). Once per batch that fills up it yields
+to the event loop before starting the next one, so the sender puts the full batch on
+the wire while the caller goes on producing. Record futures are resolved in bulk
 when the batch's response arrives.
 """
 
@@ -365,9 +367,10 @@ class AIOKafkaProducer:
         """Queue a record; return a future of its :class:`~aiokafka.structs.RecordMetadata`.
 
         Waits only when the topic's metadata is not known yet or ``buffer_memory``
-        is full (at most ``max_block_ms`` for each). Cancelling this coroutine before
-        it returns leaves nothing queued; cancelling the returned future does not
-        stop the record from being sent.
+        is full (at most ``max_block_ms`` for each), and yields to the event loop
+        once when the partition's batch has just filled up. Cancelling this
+        coroutine before it returns leaves nothing queued; cancelling the returned
+        future does not stop the record from being sent.
 
         Args:
             topic: Topic name.
@@ -454,12 +457,19 @@ class AIOKafkaProducer:
         """The record needs a new batch (once per batch, not per record)."""
         acc = self._acc
         assert acc is not None
-        # Not yielding to the event loop here (to let the sender send the batch that
-        # just filled up while the caller goes on) although it overlaps client and
-        # broker: dispatching requests while a connection to the leader is still
-        # being opened lets a later request overtake earlier ones waiting for it
-        # (OUT_OF_ORDER_SEQUENCE_NUMBER with idempotence; see the connection pool).
-        future = acc.append_to_new(tp, timestamp_ms, key, value, headers)
+        if acc.has_closed_batch(tp):
+            # The partition's batch just filled up. Let the sender put it on the wire
+            # now, so the broker works while the caller goes on producing: a caller
+            # that never awaits anything else would otherwise fill all of
+            # buffer_memory before the first request goes out, then alternate with
+            # the broker (each idle while the other works). Yielding before
+            # appending keeps the cancellation contract: nothing of this record is
+            # queued yet.
+            await asyncio.sleep(0)
+            self._check_running(sending=True)
+            future = acc.append(tp, timestamp_ms, key, value, headers)
+        else:
+            future = acc.append_to_new(tp, timestamp_ms, key, value, headers)
         if future is None:
             future = await self._append_when_memory(tp, timestamp_ms, key, value, headers)
         return future
