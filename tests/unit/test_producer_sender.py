@@ -7,12 +7,10 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from types import MappingProxyType
 from typing import Any
 
 import pytest
 
-from aiokafka.cluster.metadata import ClusterMetadata, TopicMetadata
 from aiokafka.errors import (
     KafkaConnectionError,
     KafkaTimeoutError,
@@ -30,7 +28,9 @@ from aiokafka.protocol._gen.produce import (
 )
 from aiokafka.protocol.messages import InitProducerIdResponse
 from aiokafka.record import CODEC_NONE, MemoryRecords
-from aiokafka.structs import BrokerMetadata, PartitionMetadata, TopicPartition
+from aiokafka.structs import TopicPartition
+
+from ._producer_stub import StubClient
 
 TP = TopicPartition("t", 0)
 
@@ -98,48 +98,21 @@ def test_init_request_bumps_with_current_id_at_v3() -> None:
 # -- the sender against a scripted client ---------------------------------------------
 
 
-def metadata() -> ClusterMetadata:
-    part = PartitionMetadata("t", 0, 1, (1,), (1,), 0, 0)
-    topic = TopicMetadata("t", partitions=MappingProxyType({0: part}))
-    return ClusterMetadata(
-        MappingProxyType({1: BrokerMetadata(1, "h", 1, None)}),
-        MappingProxyType({"t": topic}),
-        created_at=time.monotonic(),
-    )
-
-
 Handler = Callable[[Any], Awaitable[Any]]
 
 
-class ScriptedClient:
+class ScriptedClient(StubClient):
     """Answers Produce requests with ``produce(request)``; records what was sent."""
 
     def __init__(self, produce: Handler) -> None:
-        self.cluster = metadata()
+        super().__init__()
         self.produce = produce
         self.sent: list[tuple[int, int, int, int]] = []  # (epoch, base seq, count, attempt)
         self.init_calls = 0
         self.epoch = 0
-        self.refreshes = 0
-
-    def least_loaded_node(self) -> int:
-        return 1
 
     async def api_version(self, node: Any, api_key: int, max_version: int | None = None) -> int:
         return 4
-
-    async def call_with_retry(self, fn: Any, deadline: Any = None, **kw: Any) -> Any:
-        return await fn()
-
-    async def refresh_metadata(self) -> ClusterMetadata:
-        self.refreshes += 1
-        return self.cluster
-
-    def apply_leader_hint(self, *args: Any) -> bool:
-        return False
-
-    def is_connected(self, node: int) -> bool:
-        return True
 
     async def send(self, node: Any, request: Any, **kw: Any) -> Any:
         if type(request).__name__ == "InitProducerIdRequest":

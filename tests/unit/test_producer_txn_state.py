@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import time
-from types import MappingProxyType
 from typing import Any
 
 import pytest
 
-from aiokafka.cluster.metadata import ClusterMetadata, TopicMetadata
 from aiokafka.errors import (
     ConcurrentTransactions,
     IllegalStateError,
@@ -40,7 +37,9 @@ from aiokafka.protocol._gen.produce import (
     TopicProduceResponse,
 )
 from aiokafka.record import CODEC_NONE
-from aiokafka.structs import BrokerMetadata, PartitionMetadata, TopicPartition
+from aiokafka.structs import TopicPartition
+
+from ._producer_stub import StubClient
 
 TP0 = TopicPartition("t", 0)
 TP1 = TopicPartition("t", 1)
@@ -181,40 +180,16 @@ def test_error_kinds() -> None:
 # -- the sender with a transaction (scripted stand-in for the cluster client) -----------
 
 
-class TxnClient:
+class TxnClient(StubClient):
     """Records the order of requests; AddPartitionsToTxn answers with ``add_error``."""
 
     def __init__(self, add_error: int = 0) -> None:
-        part = PartitionMetadata("t", 0, 1, (1,), (1,), 0, 0)
-        topic = TopicMetadata("t", partitions=MappingProxyType({0: part}))
-        self.cluster = ClusterMetadata(
-            MappingProxyType({1: BrokerMetadata(1, "h", 1, None)}),
-            MappingProxyType({"t": topic}),
-            created_at=time.monotonic(),
-        )
+        super().__init__()
         self.add_error = add_error
         self.log: list[str] = []
 
-    def least_loaded_node(self) -> int:
-        return 1
-
-    async def coordinator_for(self, key: str, key_type: Any = None) -> int:
-        return 1
-
     async def api_version(self, node: Any, api_key: int, max_version: int | None = None) -> int:
         return 3
-
-    async def call_with_retry(self, fn: Any, deadline: Any = None, **kw: Any) -> Any:
-        return await fn()
-
-    async def refresh_metadata(self) -> ClusterMetadata:
-        return self.cluster
-
-    def apply_leader_hint(self, *args: Any) -> bool:
-        return False
-
-    def is_connected(self, node: int) -> bool:
-        return True
 
     async def send(self, node: Any, request: Any, **kw: Any) -> Any:
         name = type(request).__name__

@@ -4,13 +4,10 @@ chosen, and which requests, at which version caps, each flow sends."""
 from __future__ import annotations
 
 import asyncio
-import time
-from types import MappingProxyType
 from typing import Any
 
 import pytest
 
-from aiokafka.cluster.metadata import ClusterMetadata, TopicMetadata
 from aiokafka.errors import KafkaConnectionError, UnsupportedVersionError
 from aiokafka.producer.accumulator import RecordAccumulator
 from aiokafka.producer.config import ProducerConfig
@@ -21,12 +18,12 @@ from aiokafka.producer.txn_state import TxnState
 from aiokafka.protocol import messages
 from aiokafka.record import CODEC_NONE
 from aiokafka.structs import (
-    BrokerMetadata,
     ConsumerGroupMetadata,
     OffsetAndMetadata,
-    PartitionMetadata,
     TopicPartition,
 )
+
+from ._producer_stub import StubClient
 
 TP0 = TopicPartition("t", 0)
 
@@ -39,7 +36,7 @@ BROKER_MAX = {
 }
 
 
-class Coordinator:
+class Coordinator(StubClient):
     """A stand-in cluster client whose one broker is leader and both coordinators.
 
     ``feature_level`` is the finalized ``transaction.version`` it advertises (``None``:
@@ -47,24 +44,12 @@ class Coordinator:
     """
 
     def __init__(self, feature_level: int | None, broker_max: dict[int, int] | None = None):
-        part = PartitionMetadata("t", 0, 1, (1,), (1,), 0, 0)
-        topic = TopicMetadata("t", partitions=MappingProxyType({0: part}))
-        self.cluster = ClusterMetadata(
-            MappingProxyType({1: BrokerMetadata(1, "h", 1, None)}),
-            MappingProxyType({"t": topic}),
-            created_at=time.monotonic(),
-        )
+        super().__init__()
         self.feature_level = feature_level
         self.broker_max = dict(BROKER_MAX if broker_max is None else broker_max)
         self.epoch = 0
         #: (request class name, max_version the caller passed)
         self.log: list[tuple[str, int | None]] = []
-
-    def least_loaded_node(self) -> int:
-        return 1
-
-    async def coordinator_for(self, key: str, key_type: Any = None) -> int:
-        return 1
 
     async def api_version(self, node: Any, api_key: int, max_version: int | None = None) -> int:
         if api_key not in self.broker_max:
@@ -72,18 +57,6 @@ class Coordinator:
         ours = messages.REQUEST_TYPES[api_key].MAX_VERSION
         high = min(ours, self.broker_max[api_key])
         return high if max_version is None else min(high, max_version)
-
-    async def call_with_retry(self, fn: Any, deadline: Any = None, **kw: Any) -> Any:
-        return await fn()
-
-    async def refresh_metadata(self) -> ClusterMetadata:
-        return self.cluster
-
-    def apply_leader_hint(self, *args: Any) -> bool:
-        return False
-
-    def is_connected(self, node: int) -> bool:
-        return True
 
     async def send(self, node: Any, request: Any, **kw: Any) -> Any:
         name = type(request).__name__

@@ -1,0 +1,53 @@
+"""A stand-in for :class:`~aiokafka.cluster.client.AIOKafkaClient` under the producer's
+sender and transaction manager: one broker (node 1), topic ``"t"`` with one partition
+it leads, always connected, every retry attempted once. Tests subclass it and answer
+``send()`` and ``api_version()`` as their scenario needs."""
+
+from __future__ import annotations
+
+import time
+from types import MappingProxyType
+from typing import Any
+
+from aiokafka.cluster.metadata import ClusterMetadata, TopicMetadata
+from aiokafka.structs import BrokerMetadata, PartitionMetadata
+
+
+def one_partition_metadata() -> ClusterMetadata:
+    part = PartitionMetadata("t", 0, 1, (1,), (1,), 0, 0)
+    topic = TopicMetadata("t", partitions=MappingProxyType({0: part}))
+    return ClusterMetadata(
+        MappingProxyType({1: BrokerMetadata(1, "h", 1, None)}),
+        MappingProxyType({"t": topic}),
+        created_at=time.monotonic(),
+    )
+
+
+class StubClient:
+    """The parts of the cluster client the sender and transactions use, minus I/O."""
+
+    def __init__(self) -> None:
+        self.cluster = one_partition_metadata()
+        self.refreshes = 0
+
+    def least_loaded_node(self) -> int:
+        return 1
+
+    async def coordinator_for(self, key: str, key_type: Any = None) -> int:
+        return 1
+
+    async def call_with_retry(self, fn: Any, deadline: Any = None, **kw: Any) -> Any:
+        return await fn()
+
+    async def refresh_metadata(self) -> ClusterMetadata:
+        self.refreshes += 1
+        return self.cluster
+
+    def apply_leader_hint(self, *args: Any) -> bool:
+        return False
+
+    def is_connected(self, node: int) -> bool:
+        return True
+
+    async def ready(self, node: int) -> bool:
+        return True
