@@ -6,13 +6,20 @@ codec is set), fills in the header and the CRC-32C. Producer id, epoch and base
 sequence are set *before* building (:meth:`~DefaultRecordBatchBuilder.set_producer_state`),
 never while encoding, so building twice gives the same bytes and a retry with a
 new sequence only has to rebuild the header.
+
+The per-record encoding has two implementations giving the same bytes and errors:
+the optional C extension ``aiokafka.record._cbuilder`` (built by ``pip install``
+when a compiler is there) and the pure-Python code of :meth:`~DefaultRecordBatchBuilder.add`,
+used when the extension is missing or ``AIOKAFKA_NO_EXTENSIONS=1`` is set (read once,
+at import).
 """
 
 from __future__ import annotations
 
+import os
 import struct
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Final
 
 from aiokafka.errors import IllegalStateError
@@ -69,6 +76,21 @@ _MAX_OFFSET_DELTA_VARINT: Final = 5
 _MAX_OFFSET_DELTA: Final = (1 << 31) - 1  # lastOffsetDelta is an int32
 _MIN_INT64: Final = -(1 << 63)
 _MAX_INT64: Final = (1 << 63) - 1
+
+
+def _load_c_append() -> Callable[[bytearray, int, int, int, object, object, object], bool] | None:
+    """The compiled append, unless disabled or not built (no compiler at install)."""
+    if os.environ.get("AIOKAFKA_NO_EXTENSIONS", "") not in ("", "0"):
+        return None
+    try:
+        from aiokafka.record import _cbuilder
+    except ImportError:
+        return None
+    return _cbuilder.append_record
+
+
+# None: the pure-Python path. Tests set it to None to compare both paths.
+_c_append_record = _load_c_append()
 
 
 def _varint(value: int) -> bytes:
@@ -355,53 +377,68 @@ class DefaultRecordBatchBuilder:
         if timestamp is None:
             timestamp = _time_ns() // 1_000_000
         count = self._count
-        # Varints of small values come from the tables (see _UNSIGNED): each lookup
-        # below is a bounds check and a subscript, this runs once per record.
-        if key is None:
-            key = b""
-            key_len = b"\x01"  # varint(-1)
+        if _c_append_record is not None:
+            # The same encoding in C (_cbuilder.c): limit -1 lets the first record in.
+            if count:
+                if not _c_append_record(
+                    self._buffer,
+                    self._batch_size,
+                    offset,
+                    timestamp - self._first_timestamp,
+                    key,
+                    value,
+                    headers,
+                ):
+                    return None
+            else:
+                _c_append_record(self._buffer, -1, offset, 0, key, value, headers)
         else:
-            if type(key) is not bytes:
-                key = _as_bytes(key, "key")
-            n = len(key)
-            key_len = _UNSIGNED[n] if n <= _CACHED_MAX else encode_varint(n)
-        if value is None:
-            value = b""
-            value_len = b"\x01"
-        else:
-            if type(value) is not bytes:
-                value = _as_bytes(value, "value")
-            n = len(value)
-            value_len = _UNSIGNED[n] if n <= _CACHED_MAX else encode_varint(n)
-        if count:
-            delta = timestamp - self._first_timestamp
-            ts_bytes = (
-                _SIGNED[delta - _CACHED_MIN]
-                if _CACHED_MIN <= delta <= _CACHED_MAX
-                else encode_varint(delta)
+            # Varints of small values come from the tables (see _UNSIGNED): each lookup
+            # below is a bounds check and a subscript, this runs once per record.
+            if key is None:
+                key = b""
+                key_len = b"\x01"  # varint(-1)
+            else:
+                if type(key) is not bytes:
+                    key = _as_bytes(key, "key")
+                n = len(key)
+                key_len = _UNSIGNED[n] if n <= _CACHED_MAX else encode_varint(n)
+            if value is None:
+                value = b""
+                value_len = b"\x01"
+            else:
+                if type(value) is not bytes:
+                    value = _as_bytes(value, "value")
+                n = len(value)
+                value_len = _UNSIGNED[n] if n <= _CACHED_MAX else encode_varint(n)
+            if count:
+                delta = timestamp - self._first_timestamp
+                ts_bytes = (
+                    _SIGNED[delta - _CACHED_MIN]
+                    if _CACHED_MIN <= delta <= _CACHED_MAX
+                    else encode_varint(delta)
+                )
+            else:
+                ts_bytes = b"\x00"
+            body = b"".join(
+                (
+                    b"\x00",
+                    ts_bytes,
+                    _UNSIGNED[offset] if offset <= _CACHED_MAX else encode_varint(offset),
+                    key_len,
+                    key,
+                    value_len,
+                    value,
+                    b"\x00" if not headers else _encode_headers(headers),
+                )
             )
-        else:
-            ts_bytes = b"\x00"
-        body = b"".join(
-            (
-                b"\x00",
-                ts_bytes,
-                _UNSIGNED[offset] if offset <= _CACHED_MAX else encode_varint(offset),
-                key_len,
-                key,
-                value_len,
-                value,
-                b"\x00" if not headers else _encode_headers(headers),
-            )
-        )
-        n = len(body)
-        length = _UNSIGNED[n] if n <= _CACHED_MAX else encode_varint(n)
-        buffer = self._buffer
-        if count and len(buffer) + len(length) + n > self._batch_size:
-            return None
-        buffer += length
-        buffer += body
-
+            n = len(body)
+            length = _UNSIGNED[n] if n <= _CACHED_MAX else encode_varint(n)
+            buffer = self._buffer
+            if count and len(buffer) + len(length) + n > self._batch_size:
+                return None
+            buffer += length
+            buffer += body
         if not count:
             self._first_timestamp = self._max_timestamp = timestamp
         elif timestamp > self._max_timestamp:

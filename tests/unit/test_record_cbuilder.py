@@ -1,0 +1,356 @@
+"""The optional C record append (``aiokafka/record/_cbuilder.c``) against the pure-Python one.
+
+Every test runs the same appends through both paths of ``DefaultRecordBatchBuilder.add``
+(switching ``default_builder._c_append_record``) and compares bytes written, values
+returned and exceptions raised.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from aiokafka.record import (
+    CODEC_GZIP,
+    CODEC_LZ4,
+    CODEC_NONE,
+    CODEC_SNAPPY,
+    CODEC_ZSTD,
+    default_builder,
+)
+from aiokafka.record.default_builder import DefaultRecordBatchBuilder
+
+try:
+    from aiokafka.record import _cbuilder
+except ImportError:  # no compiler when the package was installed
+    _cbuilder = None  # type: ignore[assignment]
+
+pytestmark = pytest.mark.skipif(
+    _cbuilder is None,
+    reason="aiokafka.record._cbuilder was not built (no C compiler at install time); "
+    "the pure-Python append is covered by test_record_v2.py",
+)
+
+CODECS = [CODEC_NONE, CODEC_GZIP, CODEC_SNAPPY, CODEC_LZ4, CODEC_ZSTD]
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+# Lengths around the varint byte boundaries (zigzag: 63/64, 8191/8192, ...) and the
+# end of the Python path's cached tables.
+LENGTHS = [0, 1, 63, 64, 65, 127, 128, 8191, 8192, 8193, (1 << 20) - 1, 1 << 20]
+DELTAS = [
+    0, 1, -1, 63, 64, -64, -65, 8191, 8192, -8192, -8193, (1 << 31), -(1 << 31),
+    (1 << 62), -(1 << 62), INT64_MAX, INT64_MIN,
+]  # fmt: skip
+
+# One append: (offset, timestamp, key, value, headers).
+Op = tuple[int, int | None, object, object, object]
+
+
+def _outcome(c_path: bool, ops: list[Op], **builder_args: Any) -> list[object]:
+    """Run the appends on a fresh builder with one path; what each returned or raised,
+    the buffer after each, and the built batch."""
+    saved = default_builder._c_append_record
+    default_builder._c_append_record = _cbuilder.append_record if c_path else None
+    try:
+        builder = DefaultRecordBatchBuilder(**builder_args)
+        seen: list[object] = []
+        for op in ops:
+            try:
+                seen.append(builder.add(*op))  # type: ignore[arg-type]
+            except Exception as exc:
+                # Messages may show an object's repr: the two runs see different objects.
+                seen.append((type(exc), re.sub(r" at 0x[0-9a-f]+", "", str(exc))))
+            seen.append(bytes(builder._buffer))
+        seen.append(bytes(builder.build()))
+        return seen
+    finally:
+        default_builder._c_append_record = saved
+
+
+def _same_both_ways(ops: list[Op], **builder_args: Any) -> list[object]:
+    c = _outcome(True, ops, **builder_args)
+    assert c == _outcome(False, ops, **builder_args)
+    return c
+
+
+# ------------------------------------------------------------------- byte for byte
+
+
+@pytest.mark.parametrize("length", LENGTHS)
+def test_key_and_value_lengths(length: int) -> None:
+    data = bytes(range(256)) * (length // 256) + bytes(length % 256)
+    ops: list[Op] = [
+        (0, 1, data, None, None),
+        (1, 1, None, data, None),
+        (2, 1, data, data, []),
+        (3, 1, b"", data, [("h", data)]),
+    ]
+    _same_both_ways(ops, batch_size=1 << 30)
+
+
+@pytest.mark.parametrize("first", [0, 1_700_000_000_000, INT64_MIN, INT64_MAX, -1])
+def test_timestamp_deltas(first: int) -> None:
+    # Deltas beyond int64 (both extremes) must fail the same way too.
+    ops: list[Op] = [(0, first, None, b"v", None)]
+    ops += [
+        (i + 1, first + d, b"k", None, None)
+        for i, d in enumerate(DELTAS)
+        if INT64_MIN <= first + d <= INT64_MAX
+    ]
+    results = _same_both_ways(ops, batch_size=1 << 20)
+    assert len(results) == 2 * len(ops) + 1
+
+
+def test_offset_varint_boundaries() -> None:
+    offsets = [0, 63, 64, 8191, 8192, 1 << 20, (1 << 31) - 1]
+    _same_both_ways([(o, 5, b"k", b"v", None) for o in offsets])
+
+
+def test_headers_shapes() -> None:
+    def pairs() -> Iterator[tuple[str, bytes | None]]:
+        yield ("gen", b"x")
+        yield ("none", None)
+
+    class Value(bytes):
+        pass
+
+    class Tup(tuple):  # type: ignore[type-arg]
+        pass
+
+    data = bytes(range(32))
+    shapes: list[object] = [
+        None,
+        [],
+        (),
+        [("", b"")],
+        [("h1", b"x"), ("h2", None), ("ключ", b"\x00\xff"), ("emoji 🎉", b"")],
+        [("k" * 200, b"v" * 9000)] * 70,  # headersCount and lengths past one byte
+        pairs(),
+        iter([]),  # truthy, no headers: headersCount 0
+        [["list", b"pair"]],
+        [Tup(("subclass", b"v"))],
+        [iter(("iterator", b"v"))],
+        [("view", memoryview(data)), ("array", bytearray(b"ba")), ("sub", Value(b"s"))],
+        [("strided", memoryview(data)[::3]), ("2d", memoryview(data).cast("B", (4, 8)))],
+        {"dict-keys": b"x"},  # iterates its keys: strings, not pairs (an error)
+    ]
+    ops: list[Op] = [(i, 7, b"k", b"v", h) for i, h in enumerate(shapes)]
+    # Iterators are spent by the first run: give each run its own.
+    ops_again: list[Op] = [(i, 7, b"k", b"v", h) for i, h in enumerate(shapes)]
+    ops_again[6] = (6, 7, b"k", b"v", pairs())
+    ops_again[7] = (7, 7, b"k", b"v", iter([]))
+    ops_again[10] = (10, 7, b"k", b"v", [iter(("iterator", b"v"))])
+    assert _outcome(True, ops, batch_size=1 << 24) == _outcome(False, ops_again, batch_size=1 << 24)
+
+
+def test_bytes_like_keys_and_values() -> None:
+    class Payload(bytes):
+        pass
+
+    class WithDunder(bytearray):
+        def __bytes__(self) -> bytes:
+            return b"from __bytes__"
+
+    data = bytes(range(48))
+    fields: list[object] = [
+        Payload(b"sub"),
+        bytearray(b"array"),
+        memoryview(data),
+        memoryview(data)[5:9],
+        memoryview(data)[::2],
+        memoryview(data).cast("B", (6, 8)),
+        memoryview(bytearray(b"writable")),
+        WithDunder(b"ignored?"),
+    ]
+    ops: list[Op] = [(i, 3, f, f, None) for i, f in enumerate(fields)]
+    _same_both_ways(ops)
+
+
+def test_batch_full_decisions() -> None:
+    # Records of 30..80 bytes against limits around the buffer's size: the same
+    # records are refused, and the first record always goes in.
+    for batch_size in range(0, 400, 7):
+        ops: list[Op] = [(i, 1, b"k" * i, b"v" * (20 + i), None) for i in range(12)]
+        _same_both_ways(ops, batch_size=batch_size)
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_built_batches_identical_for_every_codec(codec: int) -> None:
+    ops: list[Op] = [
+        (i, 1_700_000_000_000 + (i * 37) % 500 - 200, b"key-%d" % i if i % 3 else None,
+         b"value " * (i % 50) if i % 5 else None, [("h", b"%d" % i)] if i % 4 == 0 else None)
+        for i in range(500)
+    ]  # fmt: skip
+    args = {
+        "compression_type": codec,
+        "is_transactional": True,
+        "producer_id": 4321,
+        "producer_epoch": 3,
+        "base_sequence": 17,
+        "batch_size": 1 << 20,
+    }
+    _same_both_ways(ops, **args)
+
+
+# --------------------------------------------------------------------- Hypothesis
+
+_fields = st.one_of(
+    st.none(),
+    st.binary(max_size=100),
+    st.sampled_from(LENGTHS[:9]).map(lambda n: b"\xab" * n),
+    st.binary(max_size=20).map(bytearray),
+    st.binary(max_size=20).map(memoryview),
+)
+_headers = st.one_of(
+    st.none(),
+    st.lists(st.tuples(st.text(max_size=10), st.one_of(st.none(), st.binary(max_size=70)))),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    first=st.integers(INT64_MIN, INT64_MAX),
+    records=st.lists(
+        st.tuples(
+            st.integers(1, 1 << 24),  # offset step
+            st.one_of(st.sampled_from(DELTAS), st.integers(-(1 << 40), 1 << 40)),
+            _fields,
+            _fields,
+            _headers,
+        ),
+        min_size=1,
+        max_size=30,
+    ),
+    batch_size=st.one_of(st.just(1 << 30), st.integers(0, 2000)),
+)
+def test_random_records(
+    first: int, records: list[tuple[int, int, object, object, object]], batch_size: int
+) -> None:
+    ops: list[Op] = []
+    offset = -1
+    for step, delta, key, value, headers in records:
+        offset = min(offset + step, (1 << 31) - 1)
+        ts = max(INT64_MIN, min(INT64_MAX, first + delta))  # add() takes int64 timestamps
+        ops.append((offset, ts, key, value, headers))
+    _same_both_ways(ops, batch_size=batch_size)
+
+
+# ---------------------------------------------------------------------- bad input
+
+
+def _gen_raising(exc: Exception) -> Callable[[], Iterator[object]]:
+    def gen() -> Iterator[object]:
+        yield ("fine", b"x")
+        raise exc
+
+    return gen
+
+
+class _Falsy:
+    def __bool__(self) -> bool:
+        raise ZeroDivisionError("no truth")
+
+
+def _released() -> memoryview:
+    view = memoryview(b"gone")
+    view.release()
+    return view
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "headers"),
+    [
+        ("text", b"v", None),
+        (b"k", 42, None),
+        (1.5, "both bad", None),
+        (b"k", b"v", [(b"bytes-key", b"x")]),
+        (b"k", b"v", [("h", "text")]),
+        (b"k", b"v", [("h", 3)]),
+        (b"k", b"v", [("only-key",)]),
+        (b"k", b"v", [("a", b"b", b"c")]),
+        (b"k", b"v", ["ab"]),  # a 2-character string unpacks, then its value is a str
+        (b"k", b"v", "headers as a string"),
+        (b"k", b"v", [1]),
+        (b"k", b"v", [None]),
+        (b"k", b"v", 5),
+        (b"k", b"v", [("surrogate \ud800", b"x")]),
+        (b"k", b"v", [("ok", b"x"), ("bad", 1)]),
+        (b"k", b"v", _Falsy()),
+        (_released(), b"v", None),
+        (b"k", b"v", [("h", _released())]),
+        ("key first", b"v", [("h", 3)]),
+    ],
+)
+def test_bad_input_same_errors_nothing_appended(
+    key: object, value: object, headers: object
+) -> None:
+    ops: list[Op] = [
+        (0, 1, b"ok", b"ok", None),
+        (1, 1, key, value, headers),
+        (2, 1, b"n", b"n", None),
+    ]
+    results = _same_both_ways(ops)
+    assert isinstance(results[2], tuple) and issubclass(results[2][0], Exception)
+    assert results[3] == results[1]  # the failed append left the buffer as it was
+
+
+@pytest.mark.parametrize(
+    "exc", [RuntimeError("boom"), ValueError("inner"), TypeError("inner type")]
+)
+def test_errors_from_header_iterables(exc: Exception) -> None:
+    gen = _gen_raising(exc)
+    results_c = _outcome(True, [(0, 1, b"k", b"v", gen())])
+    results_py = _outcome(False, [(0, 1, b"k", b"v", gen())])
+    assert results_c == results_py
+    assert results_c[0] == (type(exc), str(exc))
+
+    def pair_raising() -> Iterator[object]:
+        yield "key"
+        raise exc
+
+    # Inside one pair, TypeError and ValueError become the pair error (Python's
+    # unpacking does the same); anything else propagates.
+    results_c = _outcome(True, [(0, 1, b"k", b"v", [pair_raising()])])
+    results_py = _outcome(False, [(0, 1, b"k", b"v", [pair_raising()])])
+    assert results_c == results_py
+
+
+def test_timestamp_delta_beyond_int64() -> None:
+    ops: list[Op] = [(0, INT64_MIN, None, b"v", None), (1, INT64_MAX, None, b"v", None)]
+    results = _same_both_ways(ops)
+    assert results[2] == (
+        ValueError,
+        f"value {INT64_MAX - INT64_MIN} does not fit a signed 64-bit varint",
+    )
+
+
+def test_function_arguments_are_checked() -> None:
+    with pytest.raises(TypeError, match="7 arguments"):
+        _cbuilder.append_record(bytearray(), -1, 0, 0, None)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="bytearray"):
+        _cbuilder.append_record(b"", -1, 0, 0, None, None, None)  # type: ignore[arg-type]
+    buffer = bytearray(b"xx")
+    assert _cbuilder.append_record(buffer, 3, 0, 0, None, None, None) is False
+    assert buffer == b"xx"
+    assert _cbuilder.append_record(buffer, -1, 0, 0, None, None, None) is True
+    assert buffer == b"xx\x0c\x00\x00\x00\x01\x01\x00"  # length 6, zigzag-encoded
+    # A batch_size past 64 bits is no limit, as in Python.
+    assert _cbuilder.append_record(buffer, 1 << 70, 1, 0, None, None, None) is True
+
+
+def test_no_extensions_switch_forces_pure_python() -> None:
+    code = "from aiokafka.record import default_builder as d; print(d._c_append_record)"
+    env = dict(os.environ)
+    for setting, expected in (("1", "None"), ("", "append_record"), ("0", "append_record")):
+        env["AIOKAFKA_NO_EXTENSIONS"] = setting
+        out = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+        ).stdout
+        assert expected in out
