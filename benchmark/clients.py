@@ -53,6 +53,10 @@ class Client:
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
         if self.ours:
             env["PYTHONPATH"] = str(ROOT)
+        else:
+            # aiokafka 0.14 reads the same switch for its Cython extensions: a run of ours
+            # with AIOKAFKA_NO_EXTENSIONS=1 must still measure the peer as installed.
+            env.pop("AIOKAFKA_NO_EXTENSIONS", None)
         # Worker output is read after it exits; unbuffered stderr keeps the last words of a
         # worker that is killed on timeout.
         env["PYTHONUNBUFFERED"] = "1"
