@@ -10,6 +10,12 @@ from types import MappingProxyType
 from typing import Any
 
 from aiokafka.cluster.metadata import ClusterMetadata, TopicMetadata
+from aiokafka.producer.accumulator import RecordAccumulator
+from aiokafka.producer.config import ProducerConfig
+from aiokafka.producer.idempotence import ProducerIdState
+from aiokafka.producer.sender import Sender
+from aiokafka.producer.transactions import TransactionManager
+from aiokafka.record import CODEC_NONE
 from aiokafka.structs import BrokerMetadata, PartitionMetadata
 
 
@@ -51,3 +57,25 @@ class StubClient:
 
     async def ready(self, node: int) -> bool:
         return True
+
+
+def transactional_sender(
+    client: StubClient, ids: ProducerIdState, txn: TransactionManager
+) -> tuple[Sender, RecordAccumulator]:
+    """A sender (not started) and its accumulator for transactional id ``"tid"``."""
+    config = ProducerConfig.from_kwargs(
+        transactional_id="tid", retry_backoff_ms=1, request_timeout_ms=1000
+    )
+    sender: Sender
+    acc = RecordAccumulator(
+        batch_size=16384,
+        buffer_memory=1 << 20,
+        linger_ms=0,
+        delivery_timeout_ms=config.delivery_timeout_ms,
+        retry_backoff_ms=1,
+        codec=CODEC_NONE,
+        is_transactional=True,
+        wakeup=lambda: sender.wakeup(),
+    )
+    sender = Sender(client, acc, config, ids, txn)  # type: ignore[arg-type]
+    return sender, acc

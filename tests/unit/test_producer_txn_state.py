@@ -20,7 +20,6 @@ from aiokafka.errors import (
     transaction_error_kind,
 )
 from aiokafka.producer.accumulator import RecordAccumulator
-from aiokafka.producer.config import ProducerConfig
 from aiokafka.producer.idempotence import ProducerIdState
 from aiokafka.producer.sender import Sender
 from aiokafka.producer.transactions import TransactionManager
@@ -36,10 +35,9 @@ from aiokafka.protocol._gen.produce import (
     ProduceResponse,
     TopicProduceResponse,
 )
-from aiokafka.record import CODEC_NONE
 from aiokafka.structs import TopicPartition
 
-from ._producer_stub import StubClient
+from ._producer_stub import StubClient, transactional_sender
 
 TP0 = TopicPartition("t", 0)
 TP1 = TopicPartition("t", 1)
@@ -217,26 +215,12 @@ class TxnClient(StubClient):
 
 
 async def start_txn_sender(client: TxnClient) -> tuple[Sender, RecordAccumulator, Any]:
-    config = ProducerConfig.from_kwargs(
-        transactional_id="tid", retry_backoff_ms=1, request_timeout_ms=1000
-    )
     ids = ProducerIdState("tid")
     ids.set_producer_id(5, 0)
     txn = TransactionManager(client, ids, "tid", 60000, 1000)  # type: ignore[arg-type]
     txn.state.begin_init()
     txn.state.init_done()
-    sender: Sender
-    acc = RecordAccumulator(
-        batch_size=16384,
-        buffer_memory=1 << 20,
-        linger_ms=0,
-        delivery_timeout_ms=config.delivery_timeout_ms,
-        retry_backoff_ms=1,
-        codec=CODEC_NONE,
-        is_transactional=True,
-        wakeup=lambda: sender.wakeup(),
-    )
-    sender = Sender(client, acc, config, ids, txn)  # type: ignore[arg-type]
+    sender, acc = transactional_sender(client, ids, txn)
     return sender, acc, txn
 
 

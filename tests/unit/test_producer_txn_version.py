@@ -10,20 +10,18 @@ import pytest
 
 from aiokafka.errors import KafkaConnectionError, UnsupportedVersionError
 from aiokafka.producer.accumulator import RecordAccumulator
-from aiokafka.producer.config import ProducerConfig
 from aiokafka.producer.idempotence import ProducerIdState
 from aiokafka.producer.sender import Sender
 from aiokafka.producer.transactions import TransactionManager
 from aiokafka.producer.txn_state import TxnState
 from aiokafka.protocol import messages
-from aiokafka.record import CODEC_NONE
 from aiokafka.structs import (
     ConsumerGroupMetadata,
     OffsetAndMetadata,
     TopicPartition,
 )
 
-from ._producer_stub import StubClient
+from ._producer_stub import StubClient, transactional_sender
 
 TP0 = TopicPartition("t", 0)
 
@@ -130,22 +128,8 @@ async def test_transaction_version_follows_the_coordinator(
 
 
 async def start_sender(client: Coordinator) -> tuple[Sender, RecordAccumulator, Any]:
-    config = ProducerConfig.from_kwargs(
-        transactional_id="tid", retry_backoff_ms=1, request_timeout_ms=1000
-    )
     txn, ids = await manager(client)
-    sender: Sender
-    acc = RecordAccumulator(
-        batch_size=16384,
-        buffer_memory=1 << 20,
-        linger_ms=0,
-        delivery_timeout_ms=config.delivery_timeout_ms,
-        retry_backoff_ms=1,
-        codec=CODEC_NONE,
-        is_transactional=True,
-        wakeup=lambda: sender.wakeup(),
-    )
-    sender = Sender(client, acc, config, ids, txn)  # type: ignore[arg-type]
+    sender, acc = transactional_sender(client, ids, txn)
     return sender, acc, txn
 
 
