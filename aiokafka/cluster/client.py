@@ -413,6 +413,12 @@ class AIOKafkaClient:
         conn = await self._connection(node_id)
         return conn.api_version(api_key, max_version)
 
+    async def finalized_level(self, node_id: NodeId, feature: str) -> int:
+        """The finalized level of ``feature`` that ``node_id`` reported at connect
+        time (0 if none)."""
+        conn = await self._connection(node_id)
+        return conn.api_versions.finalized_level(feature)
+
     async def send(
         self,
         node_id: NodeId,

@@ -264,7 +264,9 @@ class AIOKafkaConnection:
                 continue
             if response.error_code:
                 raise for_code(response.error_code)(f"ApiVersions to {self.peer} failed")
-            self._versions = ApiVersionTable.from_response(response.api_keys)
+            self._versions = ApiVersionTable.from_response(
+                response.api_keys, response.finalized_features
+            )
             if log.isEnabledFor(logging.DEBUG):
                 log.debug(
                     "Negotiated API versions with %s (ApiVersions v%d): %s",

@@ -65,16 +65,35 @@ class ApiVersionTable:
 
     Args:
         ranges: ``{api_key: (min_version, max_version)}`` from ApiVersionsResponse.
+        finalized: ``{feature name: max version level}`` the broker reported as
+            finalized for the cluster (KIP-584, ApiVersions v3+), e.g.
+            ``transaction.version``.
     """
 
-    def __init__(self, ranges: Mapping[int, tuple[int, int]]) -> None:
+    def __init__(
+        self,
+        ranges: Mapping[int, tuple[int, int]],
+        finalized: Mapping[str, int] | None = None,
+    ) -> None:
         self._ranges = dict(ranges)
+        self._finalized = dict(finalized or {})
 
     @classmethod
-    def from_response(cls, api_keys: Iterable[Any]) -> ApiVersionTable:
+    def from_response(
+        cls, api_keys: Iterable[Any], finalized_features: Iterable[Any] | None = None
+    ) -> ApiVersionTable:
         """Build from ApiVersionsResponse ``api_keys`` entries (``api_key``,
-        ``min_version``, ``max_version`` attributes)."""
-        return cls({k.api_key: (k.min_version, k.max_version) for k in api_keys})
+        ``min_version``, ``max_version`` attributes) and ``finalized_features``
+        entries (``name``, ``max_version_level``)."""
+        return cls(
+            {k.api_key: (k.min_version, k.max_version) for k in api_keys},
+            {f.name: f.max_version_level for f in finalized_features or ()},
+        )
+
+    def finalized_level(self, feature: str) -> int:
+        """The finalized level of ``feature`` when the connection was made, 0 if the
+        broker reported none (an older broker, or a feature never enabled)."""
+        return self._finalized.get(feature, 0)
 
     @property
     def ranges(self) -> dict[int, tuple[int, int]]:

@@ -3,7 +3,7 @@
 :class:`TransactionManager` owns the :class:`~aiokafka.producer.txn_state.TxnStateMachine`
 and sends the transactional requests. Two flows exist; the one used is decided at each
 InitProducerId from the transaction coordinator's finalized ``transaction.version``
-feature (KIP-584), read with an ApiVersions request to that broker:
+feature (KIP-584), as that broker reported it in its connection's ApiVersions handshake:
 
 Transaction version 1 (brokers before 4.0, or a 4.x cluster kept at version 1):
 
@@ -48,7 +48,6 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
-from aiokafka import __version__
 from aiokafka.cluster.client import AIOKafkaClient, CoordinatorType
 from aiokafka.errors import (
     CommitFailedError,
@@ -69,7 +68,6 @@ from aiokafka.protocol.messages import (
     AddOffsetsToTxnRequest,
     AddPartitionsToTxnRequest,
     AddPartitionsToTxnTopic,
-    ApiVersionsRequest,
     EndTxnRequest,
     InitProducerIdRequest,
     ProduceRequest,
@@ -227,24 +225,11 @@ class TransactionManager:
         )
 
     async def _coordinator_transaction_version(self, node: int) -> int:
-        """2 if the coordinator's cluster finalized ``transaction.version`` >= 2 and the
-        broker speaks the versions that flow needs, else 1."""
+        """2 if the coordinator's cluster finalized ``transaction.version`` >= 2 (as it
+        reported in the connection's ApiVersions handshake) and the broker speaks the
+        versions that flow needs, else 1."""
         client = self._client
-        request = ApiVersionsRequest(
-            client_software_name="aiokafka", client_software_version=__version__
-        )
-        response = await client.send(node, request)
-        if response.error_code:
-            return 1  # an old broker; the connection's own negotiation already succeeded
-        level = max(
-            (
-                f.max_version_level
-                for f in response.finalized_features or ()
-                if f.name == TRANSACTION_VERSION_FEATURE
-            ),
-            default=0,
-        )
-        if level < 2:
+        if await client.finalized_level(node, TRANSACTION_VERSION_FEATURE) < 2:
             return 1
         for api_key, tv1_max in _TV1_MAX.items():
             try:

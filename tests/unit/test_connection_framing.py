@@ -30,6 +30,7 @@ from aiokafka.protocol.messages import (
     ApiVersion,
     ApiVersionsRequest,
     ApiVersionsResponse,
+    FinalizedFeatureKey,
     MetadataRequest,
     MetadataResponse,
 )
@@ -53,9 +54,20 @@ def encode_response(api_key: int, version: int, corr: int, body: bytes) -> bytes
     return len(payload).to_bytes(4, "big") + payload
 
 
-def api_versions_body(version: int, ranges: dict[int, tuple[int, int]], error: int = 0) -> bytes:
+def api_versions_body(
+    version: int,
+    ranges: dict[int, tuple[int, int]],
+    error: int = 0,
+    finalized: dict[str, int] | None = None,
+) -> bytes:
     keys = [ApiVersion(api_key=k, min_version=lo, max_version=hi) for k, (lo, hi) in ranges.items()]
-    return ApiVersionsResponse(error_code=error, api_keys=keys).encode(version)
+    features = [
+        FinalizedFeatureKey(name=name, max_version_level=level, min_version_level=level)
+        for name, level in (finalized or {}).items()
+    ]
+    return ApiVersionsResponse(error_code=error, api_keys=keys, finalized_features=features).encode(
+        version
+    )
 
 
 DEFAULT_RANGES = {API_VERSIONS: (0, 4), METADATA: (0, 9)}
@@ -70,6 +82,8 @@ class ScriptedBroker:
     #: Ranges the UNSUPPORTED_VERSION answer advertises (default: ApiVersions 0..limit).
     rejection_ranges: dict[int, tuple[int, int]] | None = None
     answer_api_versions: bool = True
+    #: Finalized feature levels the ApiVersions answer reports (v3+).
+    finalized: dict[str, int] = field(default_factory=dict)
     received: list[Frame] = field(default_factory=list)
     writer: asyncio.StreamWriter | None = None
     on_request: Callable[[ScriptedBroker, Frame], Awaitable[None]] | None = None
@@ -115,7 +129,8 @@ class ScriptedBroker:
                         body = api_versions_body(0, ranges, error=35)
                         self.respond(Frame(API_VERSIONS, 0, frame.corr), body)
                     else:
-                        self.respond(frame, api_versions_body(frame.version, self.ranges))
+                        body = api_versions_body(frame.version, self.ranges, 0, self.finalized)
+                        self.respond(frame, body)
                 elif self.on_request is not None:
                     await self.on_request(self, frame)
                 await writer.drain()
@@ -150,6 +165,17 @@ async def connect(
 
 
 # -- handshake and versions -----------------------------------------------------------
+
+
+async def test_finalized_features_are_kept_from_the_handshake(broker: ScriptedBroker) -> None:
+    broker.finalized = {"transaction.version": 2, "metadata.version": 30}
+    conn = await connect(broker)
+    try:
+        assert conn.api_versions.finalized_level("transaction.version") == 2
+        assert conn.api_versions.finalized_level("group.version") == 0  # not reported
+    finally:
+        await conn.close()
+    assert [f.api_key for f in broker.received] == [API_VERSIONS]  # no second request
 
 
 async def test_negotiates_highest_common_version(broker: ScriptedBroker) -> None:

@@ -56,23 +56,13 @@ class Coordinator(StubClient):
         high = min(ours, self.broker_max[api_key])
         return high if max_version is None else min(high, max_version)
 
+    async def finalized_level(self, node: Any, feature: str) -> int:
+        assert feature == "transaction.version"
+        return 0 if self.feature_level is None else self.feature_level
+
     async def send(self, node: Any, request: Any, **kw: Any) -> Any:
         name = type(request).__name__
-        if name != "ApiVersionsRequest":
-            self.log.append((name, kw.get("max_version")))
-        if name == "ApiVersionsRequest":
-            features = (
-                []
-                if self.feature_level is None
-                else [
-                    messages.FinalizedFeatureKey(
-                        name="transaction.version",
-                        max_version_level=self.feature_level,
-                        min_version_level=self.feature_level,
-                    )
-                ]
-            )
-            return messages.ApiVersionsResponse(finalized_features=features)
+        self.log.append((name, kw.get("max_version")))
         if name == "InitProducerIdRequest":
             return messages.InitProducerIdResponse(producer_id=5, producer_epoch=self.epoch)
         if name == "AddPartitionsToTxnRequest":
