@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 from aiokafka.admin import AIOKafkaAdminClient
-from aiokafka.cluster.client import AIOKafkaClient
 from aiokafka.producer import AIOKafkaProducer
 from aiokafka.structs import TopicPartition
 from tests.conftest import START_TIMEOUT
+from tests.support.request_log import RequestLog
 from tools.kafka.rig import KafkaCluster
 
 from .test_producer_transactions import NewTopic, read_ours, txn_id, txn_producer
@@ -36,27 +36,6 @@ def kafka_tv1() -> Iterator[KafkaCluster]:
     ).start(timeout=START_TIMEOUT)
     yield cluster
     cluster.stop()
-
-
-class RequestLog:
-    """Records (request name, version it goes out at) of every request ``client`` sends."""
-
-    def __init__(self, client: AIOKafkaClient) -> None:
-        self.calls: list[tuple[str, int]] = []
-        original = client.send
-
-        async def send(node: int, request: Any, **kw: Any) -> Any:
-            version = await client.api_version(node, request.API_KEY, kw.get("max_version"))
-            self.calls.append((type(request).__name__, version))
-            return await original(node, request, **kw)
-
-        client.send = send  # type: ignore[method-assign]
-
-    def names(self) -> set[str]:
-        return {name for name, _ in self.calls}
-
-    def versions(self, name: str) -> set[int]:
-        return {version for n, version in self.calls if n == name}
 
 
 async def run_flow(kafka: KafkaCluster, topic: str, group: str) -> tuple[int, RequestLog, Any]:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from typing import Any
 
 from aiokafka.structs import TopicPartition
 from tests.support.mock_cluster import CoordType, MockCluster, MockRelay
+from tests.support.request_log import RequestLog
 
 from .test_mock_cluster import DEADLINE, new_topic, producer_for, read_all
 
@@ -36,14 +36,7 @@ async def test_transaction_retries_coordinator_errors(
     mock_cluster.coordinator_set(CoordType.TXN, tid, 1)
     producer = producer_for(mock_relay, transactional_id=tid)
     await asyncio.wait_for(producer.start(), DEADLINE)
-    sent: list[str] = []
-    original = producer._client.send
-
-    async def send(node: int, request: Any, **kw: Any) -> Any:
-        sent.append(type(request).__name__)
-        return await original(node, request, **kw)
-
-    producer._client.send = send  # type: ignore[method-assign]
+    log = RequestLog(producer._client)
     try:
         assert producer._txn is not None and producer._txn.transaction_version == 1
         mock_cluster.push_request_errors(
@@ -62,10 +55,10 @@ async def test_transaction_retries_coordinator_errors(
         await asyncio.wait_for(producer.commit_transaction(), DEADLINE)
         offsets = [((m := await f).partition, m.offset) for f in futures]
         # Each injected error cost one more request of its kind: all were retried.
-        assert sent.count("AddPartitionsToTxnRequest") == 3
-        assert sent.count("AddOffsetsToTxnRequest") == 3
-        assert sent.count("TxnOffsetCommitRequest") == 2
-        assert sent.count("EndTxnRequest") == 4
+        assert log.count("AddPartitionsToTxnRequest") == 3
+        assert log.count("AddOffsetsToTxnRequest") == 3
+        assert log.count("TxnOffsetCommitRequest") == 2
+        assert log.count("EndTxnRequest") == 4
         # A transaction that moves its coordinator between transactions: the producer
         # finds the new one (NOT_COORDINATOR from the old) and commits again.
         mock_cluster.coordinator_set(CoordType.TXN, tid, 2)

@@ -1,0 +1,32 @@
+"""Records every request a client sends, for tests that check which requests a flow
+used (and at which version) on top of what it achieved."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiokafka.cluster.client import AIOKafkaClient
+
+
+class RequestLog:
+    """Wraps ``client.send``; keeps (request class name, version it goes out at)."""
+
+    def __init__(self, client: AIOKafkaClient) -> None:
+        self.calls: list[tuple[str, int]] = []
+        original = client.send
+
+        async def send(node: int, request: Any, **kw: Any) -> Any:
+            version = await client.api_version(node, request.API_KEY, kw.get("max_version"))
+            self.calls.append((type(request).__name__, version))
+            return await original(node, request, **kw)
+
+        client.send = send  # type: ignore[method-assign]
+
+    def names(self) -> set[str]:
+        return {name for name, _ in self.calls}
+
+    def count(self, name: str) -> int:
+        return sum(1 for n, _ in self.calls if n == name)
+
+    def versions(self, name: str) -> set[int]:
+        return {version for n, version in self.calls if n == name}
