@@ -49,9 +49,10 @@ from aiokafka.producer.config import ProducerConfig
 from aiokafka.producer.futures import RecordFuture
 from aiokafka.producer.idempotence import ProducerIdState
 from aiokafka.producer.partitioner import StickyPartitionState, murmur2_partition
+from aiokafka.producer.records import BatchBuilder, bad_timestamp, check_headers, to_bytes
 from aiokafka.producer.sender import Sender
 from aiokafka.producer.transactions import TransactionManager, check_offsets_args
-from aiokafka.record import DefaultRecordBatchBuilder, DefaultRecordMetadata
+from aiokafka.record import DefaultRecordBatchBuilder
 from aiokafka.structs import (
     ConsumerGroupMetadata,
     OffsetAndMetadata,
@@ -67,38 +68,6 @@ _BATCH_HEADER = 61
 _UNKNOWN_TOPIC = UnknownTopicOrPartitionError.errno
 
 
-def _to_bytes(data: Any, name: str) -> bytes | None:
-    if data is None or type(data) is bytes:
-        return data
-    if isinstance(data, (bytes, bytearray, memoryview)):
-        return bytes(data)
-    raise TypeError(
-        f"{name} must be bytes (or bytes after the {name}_serializer), not {type(data).__name__}"
-    )
-
-
-def _bad_timestamp(timestamp_ms: Any) -> None:
-    if not isinstance(timestamp_ms, int) or isinstance(timestamp_ms, bool):
-        raise TypeError(f"timestamp_ms must be an int, not {type(timestamp_ms).__name__}")
-    raise ValueError(f"timestamp_ms must be in [0, 2**63), got {timestamp_ms}")
-
-
-def _check_headers(headers: Any) -> list[tuple[str, bytes | None]]:
-    out: list[tuple[str, bytes | None]] = []
-    try:
-        items = list(headers)
-    except TypeError:
-        raise TypeError("headers must be a list of (str, bytes) pairs") from None
-    for item in items:
-        if not isinstance(item, tuple) or len(item) != 2:
-            raise TypeError(f"headers must be (str, bytes) pairs, got {item!r}")
-        key, value = item
-        if not isinstance(key, str):
-            raise TypeError(f"header key must be str, not {type(key).__name__}")
-        out.append((key, _to_bytes(value, "header value")))
-    return out
-
-
 @dataclass(slots=True)
 class _TopicEntry:
     """Partition lists of one topic, valid for one metadata snapshot."""
@@ -110,56 +79,6 @@ class _TopicEntry:
     #: The sticky partition of keyless records while it does not change (set on
     #: first use, cleared when its batch closes): no partitioner call per record.
     sticky: TopicPartition | None = None
-
-
-class BatchBuilder:
-    """Records collected by the caller and sent as one batch with
-    :meth:`AIOKafkaProducer.send_batch` (aiokafka's API).
-
-    Create with :meth:`AIOKafkaProducer.create_batch`.
-    """
-
-    def __init__(self, producer: AIOKafkaProducer, builder: DefaultRecordBatchBuilder) -> None:
-        self._producer = producer
-        self._builder = builder
-        self._closed = False
-
-    def append(
-        self,
-        *,
-        key: Any = None,
-        value: Any = None,
-        timestamp: int | None = None,
-        headers: Iterable[tuple[str, bytes | None]] | None = None,
-    ) -> DefaultRecordMetadata | None:
-        """Add a record (serializers of the producer apply).
-
-        Returns:
-            The record's metadata within the batch (offset, size, timestamp), or
-            ``None`` if the batch is full.
-
-        Raises:
-            TypeError: key, value, headers or timestamp of the wrong type.
-            IllegalStateError: the batch was already sent.
-        """
-        if self._closed:
-            raise IllegalStateError("this batch was already passed to send_batch()")
-        p = self._producer
-        key_bytes, value_bytes, header_list = p._serialize(key, value, headers, timestamp)
-        offset = self._builder.record_count
-        return self._builder.append(offset, timestamp, key_bytes, value_bytes, header_list)
-
-    def size(self) -> int:
-        """Bytes in the batch so far (before compression)."""
-        return self._builder.size_in_bytes()
-
-    def record_count(self) -> int:
-        """Records in the batch."""
-        return self._builder.record_count
-
-    def close(self) -> None:
-        """No more records can be added."""
-        self._closed = True
 
 
 class AIOKafkaProducer:
@@ -344,15 +263,15 @@ class AIOKafkaProducer:
         if self._value_serializer is not None:
             value = self._value_serializer(value)
         if key is not None and type(key) is not bytes:
-            key = _to_bytes(key, "key")
+            key = to_bytes(key, "key")
         if value is not None and type(value) is not bytes:
-            value = _to_bytes(value, "value")
+            value = to_bytes(value, "value")
         if headers is not None:
-            headers = _check_headers(headers) or None
+            headers = check_headers(headers) or None
         if timestamp_ms is not None and (
             type(timestamp_ms) is not int or not 0 <= timestamp_ms < 2**63
         ):
-            _bad_timestamp(timestamp_ms)
+            bad_timestamp(timestamp_ms)
         return key, value, headers
 
     async def send(
@@ -402,15 +321,15 @@ class AIOKafkaProducer:
         if self._value_serializer is not None:
             value = self._value_serializer(value)
         if key is not None and type(key) is not bytes:
-            key = _to_bytes(key, "key")
+            key = to_bytes(key, "key")
         if value is not None and type(value) is not bytes:
-            value = _to_bytes(value, "value")
+            value = to_bytes(value, "value")
         if headers is not None:
-            headers = _check_headers(headers) or None
+            headers = check_headers(headers) or None
         if timestamp_ms is not None and (
             type(timestamp_ms) is not int or not 0 <= timestamp_ms < 2**63
         ):
-            _bad_timestamp(timestamp_ms)
+            bad_timestamp(timestamp_ms)
         size = (len(value) if value is not None else 0) + (len(key) if key is not None else 0)
         if size + 100 > self._max_record or headers:
             self._check_size(key, value, headers)
