@@ -29,10 +29,10 @@ from aiokafka.protocol._gen import create_topics as _ct
 from aiokafka.protocol._gen import metadata as _md
 from aiokafka.protocol.api import request_header_version, response_header_version
 from aiokafka.protocol.primitives import read_unsigned_varint
+from tests.support.kafka_frames import framed, pump_until_either_ends, read_frame
 
 __all__ = ["InjectingRelay"]
 
-_SIZE = struct.Struct(">i")
 _HEAD = struct.Struct(">hhih")  # api key, version, correlation id, client id length
 
 
@@ -133,27 +133,15 @@ class InjectingRelay:
             except OSError:
                 return
             self._writers.add(up_writer)
-            to_broker = asyncio.create_task(self._requests(reader, up_writer, writer, order))
-            to_client = asyncio.create_task(self._responses(up_reader, writer, order))
-            try:
-                await asyncio.wait({to_broker, to_client}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                for task in (to_broker, to_client):
-                    task.cancel()
-                await asyncio.gather(to_broker, to_client, return_exceptions=True)
+            await pump_until_either_ends(
+                self._requests(reader, up_writer, writer, order),
+                self._responses(up_reader, writer, order),
+            )
         finally:
             for w in (writer, up_writer):
                 if w is not None:
                     self._writers.discard(w)
                     w.transport.abort()
-
-    @staticmethod
-    async def _frame(reader: asyncio.StreamReader) -> bytes | None:
-        try:
-            (size,) = _SIZE.unpack(await reader.readexactly(4))
-            return await reader.readexactly(size)
-        except (asyncio.IncompleteReadError, ConnectionError):
-            return None
 
     @staticmethod
     def _flush_own(
@@ -163,7 +151,7 @@ class InjectingRelay:
         while order and order[0][3] is not None:
             answer = order.popleft()[3]
             assert answer is not None
-            writer.write(_SIZE.pack(len(answer)) + answer)
+            writer.write(framed(answer))
 
     async def _requests(
         self,
@@ -172,7 +160,7 @@ class InjectingRelay:
         client: asyncio.StreamWriter,
         order: collections.deque[tuple[int, int, int, bytes | None]],
     ) -> None:
-        while (frame := await self._frame(reader)) is not None:
+        while (frame := await read_frame(reader)) is not None:
             api_key, version, correlation_id, client_len = _HEAD.unpack_from(frame)
             plan = self._plan.get(api_key)
             if plan:
@@ -189,7 +177,7 @@ class InjectingRelay:
                 continue
             order.append((correlation_id, api_key, version, None))
             self.forwarded[api_key] = self.forwarded.get(api_key, 0) + 1
-            up.write(_SIZE.pack(len(frame)) + frame)
+            up.write(framed(frame))
             await up.drain()
 
     def _advertise_self(self, frame: bytes, version: int) -> bytes:
@@ -207,14 +195,14 @@ class InjectingRelay:
         writer: asyncio.StreamWriter,
         order: collections.deque[tuple[int, int, int, bytes | None]],
     ) -> None:
-        while (frame := await self._frame(up)) is not None:
+        while (frame := await read_frame(up)) is not None:
             (correlation_id,) = struct.unpack_from(">i", frame)
             if not order or order[0][0] != correlation_id:
                 raise RuntimeError(f"the broker answered {correlation_id} out of order")
             _corr, api_key, version, _own = order.popleft()
             if api_key == _md.MetadataRequest.API_KEY:
                 frame = self._advertise_self(frame, version)
-            writer.write(_SIZE.pack(len(frame)) + frame)
+            writer.write(framed(frame))
             self._flush_own(writer, order)
             await writer.drain()
 

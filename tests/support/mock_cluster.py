@@ -31,6 +31,8 @@ from collections.abc import Sequence
 from types import TracebackType
 from typing import Any
 
+from tests.support.kafka_frames import framed, pump_until_either_ends, read_frame
+
 __all__ = [
     "ApiKey",
     "CoordType",
@@ -307,7 +309,6 @@ class MockCluster:
 
 # -- the conforming relay ------------------------------------------------------------------
 
-_SIZE = struct.Struct(">i")
 _REQ_HEAD = struct.Struct(">hhih")  # api_key, api_version, correlation_id, client_id length
 _API_VERSIONS = 18
 # The newest ApiVersions version whose answer the mock encodes the way Kafka does.
@@ -384,27 +385,15 @@ class MockRelay:
             except OSError:
                 return  # a downed mock broker refuses: so does its relay
             self._writers.add(up_writer)
-            to_broker = asyncio.create_task(self._requests(reader, up_writer, pending))
-            to_client = asyncio.create_task(self._responses(up_reader, writer, pending))
-            try:
-                await asyncio.wait({to_broker, to_client}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                for task in (to_broker, to_client):
-                    task.cancel()
-                await asyncio.gather(to_broker, to_client, return_exceptions=True)
+            await pump_until_either_ends(
+                self._requests(reader, up_writer, pending),
+                self._responses(up_reader, writer, pending),
+            )
         finally:
             for w in (writer, up_writer):
                 if w is not None:
                     self._writers.discard(w)
                     w.transport.abort()
-
-    @staticmethod
-    async def _frame(reader: asyncio.StreamReader) -> bytes | None:
-        try:
-            (size,) = _SIZE.unpack(await reader.readexactly(4))
-            return await reader.readexactly(size)
-        except (asyncio.IncompleteReadError, ConnectionError):
-            return None
 
     def _count(self, what: str) -> None:
         self.fixes[what] = self.fixes.get(what, 0) + 1
@@ -415,7 +404,7 @@ class MockRelay:
         up: asyncio.StreamWriter,
         pending: dict[int, tuple[int, int, int]],
     ) -> None:
-        while (frame := await self._frame(reader)) is not None:
+        while (frame := await read_frame(reader)) is not None:
             api_key, version, correlation_id, client_len = _REQ_HEAD.unpack_from(frame)
             sent = version
             if api_key == _API_VERSIONS and version > _MOCK_API_VERSIONS_MAX:
@@ -426,7 +415,7 @@ class MockRelay:
                 head = _REQ_HEAD.pack(api_key, sent, correlation_id, client_len)
                 frame = head + frame[_REQ_HEAD.size : end]
             pending[correlation_id] = (api_key, version, sent)
-            up.write(_SIZE.pack(len(frame)) + frame)
+            up.write(framed(frame))
             await up.drain()
 
     def _conform(self, frame: bytes, api_key: int, version: int, sent: int) -> bytes:
@@ -461,12 +450,12 @@ class MockRelay:
         writer: asyncio.StreamWriter,
         pending: dict[int, tuple[int, int, int]],
     ) -> None:
-        while (frame := await self._frame(up)) is not None:
+        while (frame := await read_frame(up)) is not None:
             (correlation_id,) = struct.unpack_from(">i", frame)
             request = pending.pop(correlation_id, None)
             if request is not None:
                 frame = self._conform(frame, *request)
-            writer.write(_SIZE.pack(len(frame)) + frame)
+            writer.write(framed(frame))
             await writer.drain()
 
     def cut(self) -> None:
