@@ -6,9 +6,14 @@ asks which brokers have something to send (:meth:`RecordAccumulator.ready`), tak
 most one batch per partition for each of them (:meth:`RecordAccumulator.drain`) and
 hands failed batches back in their original order (:meth:`RecordAccumulator.reenqueue`).
 
-Memory: every batch reserves ``max(max_batch_size, size of its first record)``
-bytes of ``buffer_memory`` when it is created and returns them when its outcome is
-known. ``send()`` waits in FIFO order for space (:meth:`RecordAccumulator.wait_for_memory`).
+Memory: a new batch reserves ``max(FIRST_RESERVE, size of its first record)`` bytes of
+``buffer_memory`` (at most ``max_batch_size``) and doubles its reservation each time it
+fills it, up to ``max_batch_size``, while the buffer has room; when it has none, the
+batch is full. Batches return their memory when their outcome is known. So a large
+``max_batch_size`` (which halves the per-record cost of a busy producer: fewer
+batches, requests and responses on both sides) does not make each of many sparse
+partitions hold ``max_batch_size`` bytes. ``send()`` waits in FIFO order for space
+(:meth:`RecordAccumulator.wait_for_memory`).
 
 Record futures are :class:`~aiokafka.producer.futures.RecordFuture` views on their
 batch's :class:`~aiokafka.producer.futures.BatchResults`: completing a batch is one
@@ -32,7 +37,11 @@ from aiokafka.producer.idempotence import NO_SEQUENCE
 from aiokafka.record import DefaultRecordBatch, DefaultRecordBatchBuilder
 from aiokafka.structs import RecordMetadata, TopicPartition
 
-__all__ = ["RECORD_OVERHEAD", "ProducerBatch", "RecordAccumulator"]
+__all__ = ["FIRST_RESERVE", "RECORD_OVERHEAD", "ProducerBatch", "RecordAccumulator"]
+
+#: Bytes of ``buffer_memory`` a new batch reserves (unless its first record is larger,
+#: or ``max_batch_size`` smaller). The Java client's whole batch size.
+FIRST_RESERVE = 16384
 
 #: Bytes of Python objects a buffered record holds besides its encoded bytes: its
 #: future (~56, usually kept by the caller until the outcome is known), its
@@ -234,7 +243,8 @@ class RecordAccumulator:
         self._flushing = 0
         self._closing = False
         self._drain_start: dict[int, int] = {}
-        self._resume_below = buffer_memory - max(batch_size, buffer_memory // 8)
+        self._first_reserve = min(batch_size, FIRST_RESERVE, buffer_memory)
+        self._resume_below = buffer_memory - max(self._first_reserve, buffer_memory // 8)
 
     # -- appending ----------------------------------------------------------------------
 
@@ -286,12 +296,39 @@ class RecordAccumulator:
                 builder = batch.builder
                 count = builder._count
                 ts = builder.add(count, timestamp, key, value, headers)
+                if ts is None and builder._batch_size < self.batch_size:
+                    ts = self._grow_and_add(batch, timestamp, key, value, headers)
                 if ts is not None:
                     results = batch.results
                     results.timestamps.append(ts)
                     return RecordFuture(results, count)
                 self._close(batch)
         return None
+
+    def _grow_and_add(
+        self,
+        batch: ProducerBatch,
+        timestamp: int | None,
+        key: bytes | None,
+        value: bytes | None,
+        headers: list[tuple[str, bytes | None]] | None,
+    ) -> int | None:
+        """Double ``batch``'s reservation (up to ``batch_size``) while ``buffer_memory``
+        has room and nobody waits for it, until the record fits; its timestamp, or
+        None (the batch is then full)."""
+        builder = batch.builder
+        while True:
+            limit = builder._batch_size
+            target = min(self.batch_size, limit * 2)
+            extra = target - limit
+            if extra <= 0 or self._used + extra > self.buffer_memory or self._mem_waiters:
+                return None
+            self._used += extra
+            batch.reserved += extra
+            builder.size_limit = target
+            ts = builder.add(builder._count, timestamp, key, value, headers)
+            if ts is not None:
+                return ts
 
     def has_closed_batch(self, tp: TopicPartition) -> bool:
         """True if ``tp``'s newest queued batch takes no more records (it filled up):
@@ -315,7 +352,7 @@ class RecordAccumulator:
             batch (the caller waits with :meth:`wait_for_memory` and tries again).
         """
         size = DefaultRecordBatchBuilder.estimate_size_in_bytes(key, value, headers)
-        reserve = size if size > self.batch_size else self.batch_size
+        reserve = size if size > self._first_reserve else self._first_reserve
         # Waiters go first, so a stream of small appends cannot starve them.
         if self._used + reserve > self.buffer_memory or self._mem_waiters:
             return None
@@ -354,7 +391,8 @@ class RecordAccumulator:
         loop = asyncio.get_running_loop()
         batch = ProducerBatch(
             tp,
-            self._new_builder(self.batch_size),
+            # Limited to what it reserved; _grow_and_add raises both together.
+            self._new_builder(min(reserve, self.batch_size)),
             now,
             now + self.delivery_timeout,
             (next(self._order),),
@@ -395,7 +433,7 @@ class RecordAccumulator:
             aiokafka.errors.KafkaTimeoutError: no room within ``timeout`` seconds.
             aiokafka.errors.ProducerClosed: the producer closed meanwhile.
         """
-        reserve = max(size, self.batch_size)
+        reserve = max(size, self._first_reserve)
         loop = asyncio.get_running_loop()
         deadline = time.monotonic() + timeout
         ticket = object()

@@ -84,13 +84,21 @@ class ProducerConfig:
         value_serializer: Turns a value into bytes; ``None`` means values are bytes.
         compression_type: ``None``, ``"gzip"``, ``"snappy"``, ``"lz4"`` or ``"zstd"``.
         compression_level: Codec-specific level, ``None`` for the codec default.
-        max_batch_size: Bytes of records per partition batch before it is sent.
+        max_batch_size: Bytes (uncompressed) a partition's batch may grow to before
+            it is sent. Default 256 KiB, where aiokafka and the Java client use 16 KiB:
+            a busy producer then sends a few large batches instead of many small
+            ones, which costs both it and the broker less per record; memory is
+            reserved as a batch fills (see ``buffer_memory``), and a batch is sent
+            after ``linger_ms`` however full it is.
         linger_ms: How long a batch that is not full waits for more records.
         max_request_size: Upper bound of one Produce request and of one record.
         partitioner: ``partitioner(key_bytes, all_partitions, available_partitions)
             -> int``; ``None`` for the default (murmur2 for keys, sticky otherwise).
         buffer_memory: Bytes the producer may hold in unsent batches; ``send()``
-            waits for space beyond that.
+            waits for space beyond that. A batch reserves 16 KiB (or its first
+            record's size) and doubles its reservation as it fills, up to
+            ``max_batch_size``, while there is room; a batch that cannot grow is
+            sent as it is.
         max_block_ms: How long ``send()`` may wait for metadata or buffer space
             before raising ``KafkaTimeoutError``.
         delivery_timeout_ms: Upper bound on the time from ``send()`` to the
@@ -116,7 +124,7 @@ class ProducerConfig:
     value_serializer: Serializer | None = None
     compression_type: str | None = None
     compression_level: int | None = None
-    max_batch_size: int = 16384
+    max_batch_size: int = 262144
     partitioner: Callable[..., int] | None = None
     max_request_size: int = 1048576
     linger_ms: int = 0
@@ -196,13 +204,8 @@ class ProducerConfig:
         check_int("max_block_ms", self.max_block_ms, 0)
         check_int("send_backoff_ms", self.send_backoff_ms, 0)
         check_int("transaction_timeout_ms", self.transaction_timeout_ms, 1, _INT32_MAX)
-        # A buffer smaller than one batch could never hold a batch of the default size:
-        # every send() would block. Java clamps silently; a typo is likelier here.
-        if self.buffer_memory < self.max_batch_size:
-            raise ValueError(
-                f"buffer_memory ({self.buffer_memory}) must be >= max_batch_size "
-                f"({self.max_batch_size})"
-            )
+        # buffer_memory below max_batch_size is allowed: batches reserve memory as
+        # they fill, so they simply stop growing at what the buffer holds.
 
     def _check_compression(self) -> None:
         if self.compression_type is None:

@@ -310,6 +310,19 @@ class DefaultRecordBatchBuilder:
         """Number of records appended so far."""
         return self._count
 
+    @property
+    def size_limit(self) -> int:
+        """Bytes (uncompressed, header included) past which :meth:`add` and
+        :meth:`append` refuse a record; the first record always fits. The producer
+        raises it while a batch fills (it reserves memory step by step)."""
+        return self._batch_size
+
+    @size_limit.setter
+    def size_limit(self, limit: int) -> None:
+        if limit < 0:
+            raise ValueError(f"size_limit must be >= 0, got {limit}")
+        self._batch_size = limit
+
     # ------------------------------------------------------------------------ append
 
     def append(

@@ -12,7 +12,7 @@ import pytest
 
 from aiokafka.cluster.metadata import ClusterMetadata, TopicMetadata
 from aiokafka.errors import KafkaTimeoutError, ProducerClosed
-from aiokafka.producer.accumulator import RECORD_OVERHEAD, RecordAccumulator
+from aiokafka.producer.accumulator import FIRST_RESERVE, RECORD_OVERHEAD, RecordAccumulator
 from aiokafka.producer.futures import RecordFuture
 from aiokafka.record import CODEC_NONE, MemoryRecords
 from aiokafka.structs import BrokerMetadata, PartitionMetadata, TopicPartition
@@ -178,6 +178,69 @@ async def test_buffer_memory_blocks_then_times_out() -> None:
     assert 0.04 <= time.monotonic() - t0 < 1.0
     # Existing batches still take records (no new memory needed).
     assert acc.append(T0, None, None, b"x", None)
+
+
+async def test_batch_reserves_memory_as_it_fills() -> None:
+    # A large batch_size is reserved step by step: 16 KiB, then doubled while filling.
+    acc, _, _ = make(batch_size=8 * FIRST_RESERVE, buffer_memory=10**8)
+    acc.append(T0, None, None, b"v" * 100, None)
+    (batch,) = acc.all_queued()
+    assert acc.used_memory == batch.reserved == FIRST_RESERVE
+    seen = {acc.used_memory}
+    while not batch.closed:
+        seen.add(batch.reserved)
+        assert acc.append(T0, None, None, b"v" * 100, None)
+    assert sorted(seen) == [FIRST_RESERVE * k for k in (1, 2, 4, 8)]
+    # The full batch used what it reserved, and never more than batch_size.
+    assert 8 * FIRST_RESERVE - 200 < batch.builder.size_in_bytes() <= 8 * FIRST_RESERVE
+    second = acc.all_queued()[1]
+    assert acc.used_memory == batch.reserved + second.reserved
+    assert batch.reserved == 8 * FIRST_RESERVE + batch.record_count * RECORD_OVERHEAD
+    acc.complete(batch, 0, -1, 0)
+    assert acc.used_memory == FIRST_RESERVE
+
+
+async def test_batch_stops_growing_when_the_buffer_is_short() -> None:
+    acc, _, closed = make(batch_size=8 * FIRST_RESERVE, buffer_memory=3 * FIRST_RESERVE)
+    acc.append(T1, None, None, b"x", None)  # another partition holds 16 KiB
+    count = 0
+    while acc.append(T0, None, None, b"v" * 100, None) is not None:
+        count += 1
+    # It grew once (to 32 KiB); a second doubling did not fit in 48 KiB, so it is
+    # full, and the next record needs a new batch, which does not fit either.
+    assert closed == [T0]
+    batch = acc.all_queued()[1]
+    assert batch.closed and batch.tp == T0
+    assert 2 * FIRST_RESERVE - 200 < batch.builder.size_in_bytes() <= 2 * FIRST_RESERVE
+    assert batch.record_count == count
+    assert acc.used_memory <= 3 * FIRST_RESERVE + batch.record_count * RECORD_OVERHEAD
+
+
+async def test_buffer_smaller_than_batch_size_bounds_the_batch() -> None:
+    acc, _, _ = make(batch_size=10**6, buffer_memory=5000)
+    futures = [acc.append(T0, None, None, b"v" * 100, None) for _ in range(100)]
+    assert futures[0] is not None
+    (batch,) = acc.all_queued()
+    assert batch.closed
+    assert batch.builder.size_in_bytes() <= 5000
+    assert acc.used_memory <= 5000 + batch.record_count * RECORD_OVERHEAD
+    assert futures[batch.record_count] is None  # no room for a second batch
+
+
+async def test_no_growth_while_someone_waits_for_memory() -> None:
+    acc, _, closed = make(batch_size=4 * FIRST_RESERVE, buffer_memory=4 * FIRST_RESERVE)
+    acc.append(T0, None, None, b"v" * 100, None)
+    waiter = asyncio.create_task(acc.wait_for_memory(3 * FIRST_RESERVE + 1, 5))
+    await asyncio.sleep(0)
+    # Memory is free for the batch to double, but the waiter comes first (FIFO):
+    # the batch is full at its first reservation instead.
+    while not closed:
+        acc.append(T0, None, None, b"v" * 100, None)
+    (batch,) = [b for b in acc.all_queued() if b.closed]
+    assert batch.builder.size_in_bytes() <= FIRST_RESERVE
+    waiter.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiter
 
 
 async def test_waiter_wakes_when_memory_is_released() -> None:
