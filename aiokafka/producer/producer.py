@@ -339,6 +339,7 @@ class AIOKafkaProducer:
         # otherwise. A new snapshot (refreshed metadata) rebuilds the entry.
         if entry is None or entry.cluster is not self._client._metadata:  # type: ignore[union-attr]
             entry = await self._topic_entry(topic)
+        sticky = False
         if partition is None:
             if self._partitioner is not None:
                 partition = self._partitioner(
@@ -352,18 +353,25 @@ class AIOKafkaProducer:
             elif key is not None:
                 tp = entry.tps[murmur2_partition(key, len(entry.all_partitions))]
             else:
+                sticky = True
                 tp = entry.sticky  # type: ignore[assignment]
                 if tp is None:
-                    partition = self._sticky.partition(topic, entry.all_partitions, entry.available)
-                    tp = entry.sticky = entry.tps[partition]
+                    tp = self._sticky_tp(topic, entry)
         else:
             if partition not in entry.tps:
                 entry = await self._check_partition(topic, partition)
             tp = entry.tps[partition]
         future = self._acc.append_to_open(tp, timestamp_ms, key, value, headers)  # type: ignore[union-attr]
         if future is None:
-            future = await self._append_to_new(tp, timestamp_ms, key, value, headers)
+            future = await self._append_to_new(
+                tp, timestamp_ms, key, value, headers, entry if sticky else None
+            )
         return future
+
+    def _sticky_tp(self, topic: str, entry: _TopicEntry) -> TopicPartition:
+        partition = self._sticky.partition(topic, entry.all_partitions, entry.available)
+        tp = entry.sticky = entry.tps[partition]
+        return tp
 
     async def _append_to_new(
         self,
@@ -372,8 +380,15 @@ class AIOKafkaProducer:
         key: bytes | None,
         value: bytes | None,
         headers: list[tuple[str, bytes | None]] | None,
+        sticky: _TopicEntry | None = None,
     ) -> RecordFuture:
-        """The record needs a new batch (once per batch, not per record)."""
+        """The record needs a new batch (once per batch, not per record).
+
+        ``sticky``: the topic's entry when the sticky partitioner chose ``tp``. If
+        ``tp``'s batch just filled up, the partitioner has moved on (KIP-480), and
+        so does this record: starting ``tp``'s next batch with it would leave a
+        one-record batch behind, sent on its own after ``linger_ms``.
+        """
         acc = self._acc
         assert acc is not None
         if acc.has_closed_batch(tp):
@@ -386,6 +401,8 @@ class AIOKafkaProducer:
             # queued yet.
             await asyncio.sleep(0)
             self._check_running(sending=True)
+            if sticky is not None:
+                tp = sticky.sticky or self._sticky_tp(tp.topic, sticky)
             future = acc.append(tp, timestamp_ms, key, value, headers)
         else:
             future = acc.append_to_new(tp, timestamp_ms, key, value, headers)
