@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable
 
 from aiokafka.cluster.metadata import ClusterMetadata
 from aiokafka.errors import KafkaError, KafkaTimeoutError
-from aiokafka.producer.futures import BatchResults, RecordFuture
+from aiokafka.producer.futures import BatchResults, RecordFuture, new_record_future
 from aiokafka.producer.idempotence import NO_SEQUENCE
 from aiokafka.record import DefaultRecordBatch, DefaultRecordBatchBuilder
 from aiokafka.structs import RecordMetadata, TopicPartition
@@ -151,7 +151,7 @@ class ProducerBatch:
             return None
         results = self.results
         results.timestamps.append(ts)
-        return RecordFuture(results, self.first + count)
+        return new_record_future(RecordFuture, results, self.first + count)
 
     def complete(self, base_offset: int, log_append_time: int, log_start_offset: int) -> None:
         """Resolve every record future (the metadata is made when asked for)."""
@@ -301,7 +301,7 @@ class RecordAccumulator:
                 if ts is not None:
                     results = batch.results
                     results.timestamps.append(ts)
-                    return RecordFuture(results, count)
+                    return new_record_future(RecordFuture, results, count)
                 self._close(batch)
         return None
 

@@ -14,19 +14,33 @@ true), so ``await fut``, ``fut.add_done_callback``, ``asyncio.gather``,
 ``asyncio.wait``, ``asyncio.wait_for``, ``asyncio.shield`` and ``fut.result()`` work
 as with aiokafka's futures. It cannot be resolved from outside (no ``set_result``).
 Differences: a failed future nobody looked at is not logged at garbage collection,
-and cancelling a task that awaits it does not cancel the record future itself.
+cancelling a task that awaits it does not cancel the record future itself, and each
+``result()``, ``exception()`` or ``await`` of a failed future gives a copy of the
+batch's error (same class, arguments, attributes, cause and traceback so far).
+
+Garbage collection: with the optional C extension (``_cfuture.c``) futures are made
+untracked by the cyclic collector, which otherwise walked every live future in
+every collection (a quarter of the producer's CPU in a busy ``send()`` loop). A
+future can only be on a reference cycle through its batch's callbacks (tracked
+first, see :meth:`RecordFuture.add_done_callback` and ``__await__``) or through its
+batch's error, if that error's traceback reached the frame holding the future: the
+stored error is never handed out (copies are, see :func:`_copy_error`), so its
+traceback stays the sender's. Callbacks are dropped when their batch settles, and every
+batch settles (acknowledged, failed, or failed by ``stop()``); a producer dropped
+without ``stop()`` may keep what its pending batches' callbacks hold.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
+import os
 from collections.abc import Callable, Generator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiokafka.structs import RecordMetadata, TopicPartition
 
-__all__ = ["BatchResults", "RecordFuture"]
+__all__ = ["BatchResults", "RecordFuture", "new_record_future"]
 
 _new_tuple = tuple.__new__
 _CREATE_TIME = 0
@@ -75,8 +89,9 @@ class BatchResults:
         self._settle((start, end, base_offset, log_append_time, lso, None))
 
     def fail(self, start: int, end: int, error: BaseException) -> None:
-        """Records ``start`` to ``end - 1`` failed with ``error``."""
-        self._settle((start, end, -1, -1, None, error))
+        """Records ``start`` to ``end - 1`` failed with ``error`` (a copy is kept:
+        ``error`` itself may be raised elsewhere, and gather the frames there)."""
+        self._settle((start, end, -1, -1, None, _copy_error(error)))
 
     def _settle(self, segment: _Segment) -> None:
         self._segments.append(segment)
@@ -106,7 +121,7 @@ class BatchResults:
             elif cancelled is not None and index in cancelled:
                 ctx.cancel()
             elif error is not None:
-                ctx.set_exception(error)
+                ctx.set_exception(_copy_error(error))
             else:
                 if log_append_time >= 0:
                     timestamp, ts_type = log_append_time, _LOG_APPEND_TIME
@@ -152,7 +167,57 @@ def _copy_outcome(fut: RecordFuture, waiter: asyncio.Future[RecordMetadata]) -> 
         waiter.set_result(fut.result())
 
 
-class RecordFuture:
+def _copy_error(error: BaseException) -> BaseException:
+    """A new exception equal to ``error``: same class, ``args``, attributes, cause,
+    context and traceback so far; raising it adds frames to the copy only."""
+    cls = type(error)
+    copy = cls.__new__(cls)
+    copy.args = error.args
+    attributes = getattr(error, "__dict__", None)
+    if attributes:
+        copy.__dict__.update(attributes)
+        notes = attributes.get("__notes__")
+        if type(notes) is list:
+            copy.__notes__ = list(notes)  # type: ignore[attr-defined]
+    copy.__cause__ = error.__cause__
+    copy.__context__ = error.__context__
+    copy.__suppress_context__ = error.__suppress_context__
+    copy.__traceback__ = error.__traceback__
+    return copy
+
+
+def _load_c_fields() -> Any:
+    """The compiled base (``_cfuture``), unless disabled or not built."""
+    if os.environ.get("AIOKAFKA_NO_EXTENSIONS", "") not in ("", "0"):
+        return None
+    try:
+        from aiokafka.producer import _cfuture
+    except ImportError:
+        return None
+    return _cfuture
+
+
+_cfuture = _load_c_fields()
+
+if TYPE_CHECKING or _cfuture is None:
+
+    class _FutureFields:
+        """RecordFuture's two fields (pure Python: always tracked by the GC)."""
+
+        __slots__ = ("_index", "_results")
+
+        def __init__(self, results: BatchResults, index: int) -> None:
+            self._results = results
+            self._index = index
+
+        def _track(self) -> None:
+            """Let the cyclic GC see this future (a no-op here: it always does)."""
+
+else:
+    _FutureFields = _cfuture.RecordFutureBase
+
+
+class RecordFuture(_FutureFields):
     """The outcome of one record: an ``asyncio``-compatible future of its
     :class:`~aiokafka.structs.RecordMetadata`.
 
@@ -160,14 +225,11 @@ class RecordFuture:
     batch's typed error. Cancelling it does not stop the record from being sent.
     """
 
-    __slots__ = ("_index", "_results")
+    # Empty: the fields are the base's (in C, where the GC does not track them).
+    __slots__ = ()
 
     # asyncio.isfuture() looks for this class attribute (not None).
     _asyncio_future_blocking = False
-
-    def __init__(self, results: BatchResults, index: int) -> None:
-        self._results = results
-        self._index = index
 
     # -- state --------------------------------------------------------------------------
 
@@ -199,7 +261,7 @@ class RecordFuture:
         segment = self._outcome()
         error = segment[5]
         if error is not None:
-            raise error
+            raise _copy_error(error)
         results = self._results
         tp = results.tp
         start, _, base_offset, log_append_time, lso, _ = segment
@@ -226,12 +288,15 @@ class RecordFuture:
         if results._cancelled is None:
             whole = results._whole
             if whole is not None:
-                return whole[5]
+                error = whole[5]
+                return None if error is None else _copy_error(error)
             index = self._index
             for segment in results._segments:
                 if segment[0] <= index < segment[1]:
-                    return segment[5]
-        return self._outcome()[5]
+                    error = segment[5]
+                    return None if error is None else _copy_error(error)
+        error = self._outcome()[5]
+        return None if error is None else _copy_error(error)
 
     def _outcome(self) -> _Segment:
         results = self._results
@@ -258,6 +323,8 @@ class RecordFuture:
         """Call ``fn(self)`` on the loop once the future is done."""
         if context is None:
             context = contextvars.copy_context()
+        # Before anything refers back to this future (fn may hold it): see _cfuture.c.
+        self._track()
         entry = (self, fn, context)
         if self.done():
             self._results._run_callback(entry)
@@ -304,6 +371,9 @@ class RecordFuture:
         # task cancels that future, not the record's.
         results = self._results
         waiter: asyncio.Future[RecordMetadata] = results.loop.create_future()
+        # The waiter leads to the awaiting task and its frame, which may hold this
+        # future: a cycle the GC must see (see _cfuture.c).
+        self._track()
         if (results._segments or results._cancelled) and self.done():
             _copy_outcome(self, waiter)
         elif results._callbacks is None:
@@ -324,3 +394,14 @@ class RecordFuture:
             error = self.exception()
             state = f"error={error!r}" if error is not None else f"result={self.result()!r}"
         return f"<RecordFuture {tp.topic}-{tp.partition} #{self._index} {state}>"
+
+
+def _python_new_future(cls: type[RecordFuture], results: BatchResults, index: int) -> RecordFuture:
+    return cls(results, index)
+
+
+#: ``new_record_future(RecordFuture, results, index)``: the accumulator's way to make
+#: a future (in C: no ``__init__`` call, and untracked by the GC).
+new_record_future: Callable[[type[RecordFuture], BatchResults, int], RecordFuture] = (
+    _python_new_future if _cfuture is None else _cfuture.new_future
+)
