@@ -318,7 +318,7 @@ class RecordAccumulator:
         None (the batch is then full)."""
         builder = batch.builder
         while True:
-            limit = builder._batch_size
+            limit = builder.size_limit
             target = min(self.batch_size, limit * 2)
             extra = target - limit
             if extra <= 0 or self._used + extra > self.buffer_memory or self._mem_waiters:

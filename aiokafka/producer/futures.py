@@ -283,19 +283,13 @@ class RecordFuture(_FutureFields):
             asyncio.InvalidStateError: no outcome yet.
             asyncio.CancelledError: the future was cancelled.
         """
-        # _outcome() inlined: callers check every future this way after a bulk send.
+        # Callers check every future this way after a bulk send: the common case (one
+        # outcome for the whole batch, nothing cancelled) skips _outcome()'s search.
         results = self._results
-        if results._cancelled is None:
-            whole = results._whole
-            if whole is not None:
-                error = whole[5]
-                return None if error is None else _copy_error(error)
-            index = self._index
-            for segment in results._segments:
-                if segment[0] <= index < segment[1]:
-                    error = segment[5]
-                    return None if error is None else _copy_error(error)
-        error = self._outcome()[5]
+        segment = results._whole
+        if segment is None or results._cancelled is not None:
+            segment = self._outcome()
+        error = segment[5]
         return None if error is None else _copy_error(error)
 
     def _outcome(self) -> _Segment:

@@ -15,6 +15,7 @@ from aiokafka.errors import IllegalStateError
 from aiokafka.producer import AIOKafkaProducer, murmur2_partition
 from aiokafka.record import DefaultRecordBatch
 from aiokafka.structs import RecordMetadata
+from tests.support.request_log import RequestLog
 from tools.kafka.rig import KafkaCluster
 
 NewTopic = Callable[..., str]
@@ -258,25 +259,19 @@ async def test_sticky_switch_leaves_no_one_record_batch(
     next sticky partition, not into a new batch of the old one (which would then be
     sent alone after linger_ms)."""
     topic = new_topic(partitions=4)
-    # (partition, base sequence) -> records: a retried batch is counted once.
-    sizes: dict[tuple[int, int], int] = {}
     async with AIOKafkaProducer(
         bootstrap_servers=kafka.bootstrap_servers, linger_ms=200, max_batch_size=1000
     ) as p:
-        original = p._client.send
-
-        async def send(node: int, request: Any, **kw: Any) -> Any:
-            if type(request).__name__ == "ProduceRequest":
-                for topic_data in request.topic_data:
-                    for part in topic_data.partition_data:
-                        batch = DefaultRecordBatch(bytes(part.records))
-                        key = (part.index, batch.base_sequence)
-                        sizes[key] = batch.last_offset_delta + 1
-            return await original(node, request, **kw)
-
-        p._client.send = send  # type: ignore[method-assign]
+        log = RequestLog(p._client)
         futures = [await p.send(topic, b"v" * 80) for _ in range(300)]
         await p.flush()
+    # (partition, base sequence) -> records: a retried batch is counted once.
+    sizes: dict[tuple[int, int], int] = {}
+    for request in log.of("ProduceRequest"):
+        for topic_data in request.topic_data:
+            for part in topic_data.partition_data:
+                batch = DefaultRecordBatch(bytes(part.records))
+                sizes[(part.index, batch.base_sequence)] = batch.last_offset_delta + 1
     assert all(f.exception() is None for f in futures)
     assert sum(sizes.values()) == 300, sizes
     # ~10 records fill a batch; only the batch open at flush() may be short.

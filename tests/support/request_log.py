@@ -9,15 +9,18 @@ from aiokafka.cluster.client import AIOKafkaClient
 
 
 class RequestLog:
-    """Wraps ``client.send``; keeps (request class name, version it goes out at)."""
+    """Wraps ``client.send``; keeps (request class name, version it goes out at), and
+    the requests themselves."""
 
     def __init__(self, client: AIOKafkaClient) -> None:
         self.calls: list[tuple[str, int]] = []
+        self.requests: list[Any] = []
         original = client.send
 
         async def send(node: int, request: Any, **kw: Any) -> Any:
             version = await client.api_version(node, request.API_KEY, kw.get("max_version"))
             self.calls.append((type(request).__name__, version))
+            self.requests.append(request)
             return await original(node, request, **kw)
 
         client.send = send  # type: ignore[method-assign]
@@ -27,6 +30,10 @@ class RequestLog:
 
     def count(self, name: str) -> int:
         return sum(1 for n, _ in self.calls if n == name)
+
+    def of(self, name: str) -> list[Any]:
+        """The requests of class ``name``, in the order they were sent."""
+        return [r for r in self.requests if type(r).__name__ == name]
 
     def versions(self, name: str) -> set[int]:
         return {version for n, version in self.calls if n == name}
