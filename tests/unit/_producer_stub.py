@@ -5,18 +5,20 @@ it leads, always connected, every retry attempted once. Tests subclass it and an
 
 from __future__ import annotations
 
+import asyncio
 import time
 from types import MappingProxyType
 from typing import Any
 
 from aiokafka.cluster.metadata import ClusterMetadata, TopicMetadata
+from aiokafka.errors import KafkaConnectionError
 from aiokafka.producer.accumulator import RecordAccumulator
 from aiokafka.producer.config import ProducerConfig
 from aiokafka.producer.idempotence import ProducerIdState
 from aiokafka.producer.sender import Sender
 from aiokafka.producer.transactions import TransactionManager
 from aiokafka.record import CODEC_NONE
-from aiokafka.structs import BrokerMetadata, PartitionMetadata
+from aiokafka.structs import BrokerMetadata, PartitionMetadata, RecordMetadata, TopicPartition
 
 
 def one_partition_metadata() -> ClusterMetadata:
@@ -79,3 +81,18 @@ def transactional_sender(
     )
     sender = Sender(client, acc, config, ids, txn)  # type: ignore[arg-type]
     return sender, acc
+
+
+async def send_one_in_transaction(
+    sender: Sender, acc: RecordAccumulator, txn: TransactionManager
+) -> RecordMetadata:
+    """Begin a transaction, queue one record for ``t``-0 and run the sender until it
+    has an outcome (closing the sender after); its metadata, or its error raised."""
+    txn.begin()
+    fut = acc.append(TopicPartition("t", 0), None, None, b"v", None)
+    assert fut is not None
+    sender.start()
+    try:
+        return await asyncio.wait_for(fut, 5)
+    finally:
+        await sender.close(1, KafkaConnectionError("closed"))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
@@ -10,7 +9,6 @@ import pytest
 from aiokafka.errors import (
     ConcurrentTransactions,
     IllegalStateError,
-    KafkaConnectionError,
     KafkaTimeoutError,
     ProducerFenced,
     TopicAuthorizationFailedError,
@@ -37,7 +35,7 @@ from aiokafka.protocol._gen.produce import (
 )
 from aiokafka.structs import TopicPartition
 
-from ._producer_stub import StubClient, transactional_sender
+from ._producer_stub import StubClient, send_one_in_transaction, transactional_sender
 
 TP0 = TopicPartition("t", 0)
 TP1 = TopicPartition("t", 1)
@@ -227,14 +225,7 @@ async def start_txn_sender(client: TxnClient) -> tuple[Sender, RecordAccumulator
 async def test_sender_adds_the_partition_before_its_first_batch() -> None:
     client = TxnClient()
     sender, acc, txn = await start_txn_sender(client)
-    txn.begin()
-    fut = acc.append(TP0, None, None, b"v", None)
-    assert fut is not None
-    sender.start()
-    try:
-        meta = await asyncio.wait_for(fut, 5)
-    finally:
-        await sender.close(1, KafkaConnectionError("closed"))
+    meta = await send_one_in_transaction(sender, acc, txn)
     assert meta.offset == 7
     assert client.log == ["AddPartitionsToTxnRequest", "ProduceRequest"]
     assert txn.state.is_added(TP0)
@@ -243,15 +234,8 @@ async def test_sender_adds_the_partition_before_its_first_batch() -> None:
 async def test_partition_that_cannot_be_added_is_never_sent_and_aborts() -> None:
     client = TxnClient(add_error=TopicAuthorizationFailedError.errno)
     sender, acc, txn = await start_txn_sender(client)
-    txn.begin()
-    fut = acc.append(TP0, None, None, b"v", None)
-    assert fut is not None
-    sender.start()
-    try:
-        with pytest.raises(TransactionAbortedError) as info:
-            await asyncio.wait_for(fut, 5)
-    finally:
-        await sender.close(1, KafkaConnectionError("closed"))
+    with pytest.raises(TransactionAbortedError) as info:
+        await send_one_in_transaction(sender, acc, txn)
     assert isinstance(info.value.__cause__, TopicAuthorizationFailedError)
     assert "ProduceRequest" not in client.log
     assert txn.state.state is TxnState.ABORTABLE_ERROR

@@ -3,12 +3,11 @@ chosen, and which requests, at which version caps, each flow sends."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
 
-from aiokafka.errors import KafkaConnectionError, UnsupportedVersionError
+from aiokafka.errors import UnsupportedVersionError
 from aiokafka.producer.accumulator import RecordAccumulator
 from aiokafka.producer.idempotence import ProducerIdState
 from aiokafka.producer.sender import Sender
@@ -21,7 +20,7 @@ from aiokafka.structs import (
     TopicPartition,
 )
 
-from ._producer_stub import StubClient, transactional_sender
+from ._producer_stub import StubClient, send_one_in_transaction, transactional_sender
 
 TP0 = TopicPartition("t", 0)
 
@@ -125,14 +124,7 @@ async def start_sender(client: Coordinator) -> tuple[Sender, RecordAccumulator, 
 
 async def produce_one(client: Coordinator) -> TransactionManager:
     sender, acc, txn = await start_sender(client)
-    txn.begin()
-    fut = acc.append(TP0, None, None, b"v", None)
-    assert fut is not None
-    sender.start()
-    try:
-        meta = await asyncio.wait_for(fut, 5)
-    finally:
-        await sender.close(1, KafkaConnectionError("closed"))
+    meta = await send_one_in_transaction(sender, acc, txn)
     assert meta.offset == 7
     return txn
 
