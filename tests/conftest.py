@@ -7,11 +7,12 @@ import itertools
 import os
 import uuid
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 
 import pytest
 from hypothesis import settings
 
+from aiokafka.admin import AIOKafkaAdminClient
 from tools.kafka.fetch import ensure_jars
 from tools.kafka.rig import KafkaCluster, KafkaStartError
 
@@ -59,6 +60,16 @@ def kafka_cluster() -> Iterator[KafkaCluster]:
     cluster = _start(3)
     yield cluster
     cluster.stop()
+
+
+@pytest.fixture
+async def admin(kafka: KafkaCluster) -> AsyncIterator[AIOKafkaAdminClient]:
+    """An admin client of the single node (modules that need another cluster or
+    settings define their own ``admin``)."""
+    async with AIOKafkaAdminClient(
+        bootstrap_servers=kafka.bootstrap_servers, request_timeout_ms=15000
+    ) as client:
+        yield client
 
 
 _topic_counter = itertools.count()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 
 import pytest
 
@@ -33,14 +33,6 @@ from tools.kafka.rig import KafkaCluster
 SETTLE = 10.0
 BIG = b"b" * 8000
 SMALL = b"s" * 200
-
-
-@pytest.fixture
-async def admin(kafka: KafkaCluster) -> AsyncIterator[AIOKafkaAdminClient]:
-    async with AIOKafkaAdminClient(
-        bootstrap_servers=kafka.bootstrap_servers, request_timeout_ms=15000
-    ) as client:
-        yield client
 
 
 async def _topic_entry(admin: AIOKafkaAdminClient, topic: str, key: str) -> ConfigEntry:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -23,14 +23,6 @@ from aiokafka.errors import (
 )
 from aiokafka.structs import OffsetAndMetadata, TopicPartition
 from tools.kafka.rig import KafkaCluster
-
-
-@pytest.fixture
-async def admin(kafka: KafkaCluster) -> AsyncIterator[AIOKafkaAdminClient]:
-    async with AIOKafkaAdminClient(
-        bootstrap_servers=kafka.bootstrap_servers, request_timeout_ms=15000
-    ) as client:
-        yield client
 
 
 def _produce(kafka: KafkaCluster, topic: str, partitions: int, per_partition: int) -> None:

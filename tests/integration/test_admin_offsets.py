@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -20,14 +20,6 @@ from aiokafka.structs import TopicPartition
 from tools.kafka.rig import KafkaCluster
 
 BASE_TS = 1_700_000_000_000
-
-
-@pytest.fixture
-async def admin(kafka: KafkaCluster) -> AsyncIterator[AIOKafkaAdminClient]:
-    async with AIOKafkaAdminClient(
-        bootstrap_servers=kafka.bootstrap_servers, request_timeout_ms=15000
-    ) as client:
-        yield client
 
 
 def _produce_timestamped(kafka: KafkaCluster, topic: str, count: int) -> None:

@@ -14,9 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
-
-import pytest
+from collections.abc import Callable
 
 from aiokafka.admin import (
     AIOKafkaAdminClient,
@@ -40,14 +38,6 @@ SETTLE = 10.0
 # a throttle of about (1.2 - 1) / 1 * 10 s = 2 s. Enough to see, short enough to wait.
 QUOTA = 1024.0
 PAYLOAD = b"q" * 12 * 1024
-
-
-@pytest.fixture
-async def admin(kafka: KafkaCluster) -> AsyncIterator[AIOKafkaAdminClient]:
-    async with AIOKafkaAdminClient(
-        bootstrap_servers=kafka.bootstrap_servers, request_timeout_ms=15000
-    ) as client:
-        yield client
 
 
 def _produce_request(topic: str, payload: bytes) -> ProduceRequest:

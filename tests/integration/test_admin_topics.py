@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 import pytest
@@ -29,14 +29,6 @@ from aiokafka.errors import (
 from tools.kafka.rig import KafkaCluster
 
 T = TypeVar("T")
-
-
-@pytest.fixture
-async def admin(kafka: KafkaCluster) -> AsyncIterator[AIOKafkaAdminClient]:
-    async with AIOKafkaAdminClient(
-        bootstrap_servers=kafka.bootstrap_servers, request_timeout_ms=15000
-    ) as client:
-        yield client
 
 
 async def eventually(read: Callable[[], Awaitable[T]], ok: Callable[[T], bool]) -> T:

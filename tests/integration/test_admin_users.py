@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 
 import pytest
 
@@ -26,14 +26,6 @@ from aiokafka.errors import (
 )
 from aiokafka.structs import TopicPartition
 from tools.kafka.rig import KafkaCluster
-
-
-@pytest.fixture
-async def admin(kafka: KafkaCluster) -> AsyncIterator[AIOKafkaAdminClient]:
-    async with AIOKafkaAdminClient(
-        bootstrap_servers=kafka.bootstrap_servers, request_timeout_ms=15000
-    ) as client:
-        yield client
 
 
 async def _can_login(kafka: KafkaCluster, mechanism: str, user: str, password: str) -> bool:
