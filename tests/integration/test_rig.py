@@ -225,6 +225,30 @@ def test_cluster_has_three_brokers(kafka_cluster: KafkaCluster) -> None:
 
 
 @pytest.mark.cluster
+def test_cluster_create_topic_returns_once_leaders_serve(
+    kafka_cluster: KafkaCluster, new_topic: Callable[..., str]
+) -> None:
+    # Metadata names a leader a moment before that broker serves the partition; a
+    # test asking the leader right after create_topic() must not see NOT_LEADER (6).
+    for _ in range(3):
+        topic = new_topic(partitions=6, replication_factor=3, cluster=kafka_cluster)
+        parts = kafka_cluster.metadata([topic]).topics[topic].partitions
+        for p in parts:
+            node = kafka_cluster.node(p.leader)
+            errors = wire.latest_offset_errors(
+                node.host, node.ports["PLAINTEXT"], topic, [p.partition]
+            )
+            assert errors == {p.partition: 0}
+        # A broker that does not lead a partition says so: the probe can fail.
+        p = parts[0]
+        other = next(n for n in kafka_cluster.nodes if n.node_id != p.leader)
+        errors = wire.latest_offset_errors(
+            other.host, other.ports["PLAINTEXT"], topic, [p.partition]
+        )
+        assert errors == {p.partition: 6}
+
+
+@pytest.mark.cluster
 def test_cluster_kill_and_restart_moves_leaders(
     kafka_cluster: KafkaCluster, new_topic: Callable[..., str]
 ) -> None:

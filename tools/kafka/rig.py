@@ -642,7 +642,8 @@ class KafkaCluster:
         return name
 
     def wait_topic(self, name: str, partitions: int | None = None, timeout: float = 30.0) -> None:
-        """Wait until every live broker's metadata has ``name`` with a leader for each partition.
+        """Wait until every live broker's metadata has ``name`` with a leader for each
+        partition, and each leader serves its partitions.
 
         A topic created through any client (CreateTopics is answered once the controller
         committed it) reaches each broker's metadata cache a little later; a client asking
@@ -659,13 +660,28 @@ class KafkaCluster:
         """
 
         def known() -> bool:
-            for node in self.live_nodes():
+            live = {node.node_id: node for node in self.live_nodes()}
+            leaders: dict[int, list[int]] = {}
+            for node in live.values():
                 topic = wire.metadata(node.host, node.ports["PLAINTEXT"], [name]).topics.get(name)
                 if topic is None or topic.error_code or not topic.partitions:
                     return False
                 if partitions is not None and len(topic.partitions) != partitions:
                     return False
                 if any(p.leader < 0 for p in topic.partitions):
+                    return False
+                leaders = {}
+                for p in topic.partitions:
+                    leaders.setdefault(p.leader, []).append(p.partition)
+            # A broker named leader in the metadata may not have taken leadership yet
+            # (it answers NOT_LEADER_OR_FOLLOWER for a moment): ask each leader itself.
+            for leader, owned in leaders.items():
+                server = live.get(leader)
+                if server is None:
+                    return False
+                port = server.ports["PLAINTEXT"]
+                errors = wire.latest_offset_errors(server.host, port, name, owned)
+                if any(errors.get(p, -1) for p in owned):
                     return False
             return True
 

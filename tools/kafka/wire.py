@@ -5,8 +5,8 @@ use ``AIOKafkaClient``: it sends one request per blocking ``socket`` connection.
 bytes come from the project's generated codec (``aiokafka.protocol``), which has no
 asyncio in it and is verified on its own (golden bytes against kafka-python, round
 trips of every version). Fixed, old request versions keep the rig independent of
-version negotiation: ApiVersions v0, Metadata v1 and CreateTopics v4, all still accepted
-by Kafka 4.x (KIP-896 removed only older versions of these APIs).
+version negotiation: ApiVersions v0, Metadata v1, ListOffsets v1 and CreateTopics v4, all
+still accepted by Kafka 4.x (KIP-896 removed only older versions of these APIs).
 """
 
 from __future__ import annotations
@@ -23,6 +23,9 @@ from aiokafka.protocol.messages import (
     CreatableTopic,
     CreatableTopicConfig,
     CreateTopicsRequest,
+    ListOffsetsPartition,
+    ListOffsetsRequest,
+    ListOffsetsTopic,
     MetadataRequest,
     MetadataRequestTopic,
 )
@@ -199,3 +202,20 @@ def create_topics(
         raise WireError("CreateTopics answered for an unexpected number of topics")
     result = response.topics[0]
     return CreateTopicResult(result.name, result.error_code, result.error_message)
+
+
+def latest_offset_errors(
+    host: str, port: int, topic: str, partitions: list[int], timeout: float = 5.0
+) -> dict[int, int]:
+    """ListOffsets v1 (latest) for ``partitions`` of ``topic`` on this broker: the error
+    code of each (0 where this broker serves the partition as its leader).
+
+    Raises:
+        WireError: if the broker is unreachable or the response is unreadable.
+    """
+    latest = [ListOffsetsPartition(partition_index=p, timestamp=-1) for p in partitions]
+    request = ListOffsetsRequest(
+        replica_id=-1, topics=[ListOffsetsTopic(name=topic, partitions=latest)]
+    )
+    response = roundtrip(host, port, request, 1, timeout)
+    return {p.partition_index: p.error_code for t in response.topics for p in t.partitions}
