@@ -11,7 +11,13 @@ The loop is the peer benchmark's: ``send()`` without awaiting each future, finis
 futures counted in bulk (``done()``, ``cancelled()``, ``exception()``). It also
 reports the garbage collector's share (CPU time inside collections).
 
-Usage: ``python -m benchmark.bench_send_path [--count N] [--repeat R] [--await-each]``
+With ``--concurrency N`` it runs the web-service pattern instead: N coroutines, each
+looping ``await producer.send_and_wait(...)``; the stand-in answers each batch on the
+next turn of the event loop, so what is measured is the client's CPU per awaited
+record: ``send()``, the wake-up of the awaiting task and the loop's bookkeeping.
+
+Usage: ``python -m benchmark.bench_send_path [--count N] [--repeat R] [--await-each]
+[--concurrency N]``
 """
 
 from __future__ import annotations
@@ -65,7 +71,9 @@ class _Client:
         self.cluster = self._metadata = cluster
 
 
-async def _run(count: int, size: int, partitions: int, await_each: bool) -> dict[str, float]:
+async def _run(
+    count: int, size: int, partitions: int, await_each: bool, concurrency: int
+) -> dict[str, float]:
     producer = AIOKafkaProducer(bootstrap_servers="127.0.0.1:9", linger_ms=5)
     cluster = _cluster(partitions)
     loop = asyncio.get_running_loop()
@@ -124,7 +132,17 @@ async def _run(count: int, size: int, partitions: int, await_each: bool) -> dict
     send, append = producer.send, pending.append
     try:
         start = time.process_time()
-        if await_each:
+        if concurrency:
+            left = [count]
+
+            async def caller() -> None:
+                while left[0] > 0:
+                    left[0] -= 1
+                    await producer.send_and_wait(TOPIC, value)
+
+            await asyncio.gather(*(caller() for _ in range(concurrency)))
+            outcome[0] = count
+        elif await_each:
             for _ in range(count):
                 fut = await send(TOPIC, value)
                 answer()  # the open batch goes at once, as with linger_ms=0
@@ -157,9 +175,12 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--await-each", action="store_true", help="await every future")
+    parser.add_argument(
+        "--concurrency", type=int, default=0, help="coroutines looping send_and_wait"
+    )
     args = parser.parse_args()
     runs = [
-        asyncio.run(_run(args.count, args.size, args.partitions, args.await_each))
+        asyncio.run(_run(args.count, args.size, args.partitions, args.await_each, args.concurrency))
         for _ in range(args.repeat)
     ]
     best = min(runs, key=lambda r: r["us_per_record"])

@@ -54,6 +54,9 @@ class Scenario:
     count_option: str
     """Which command-line count applies: ``count``, ``latency_count`` or ``concurrent_count``."""
     description: str
+    warm_rounds: int = 0
+    """Unmeasured rounds (every client once) before the measured ones, unless
+    ``--warmup-rounds`` says otherwise."""
 
     @property
     def consumer(self) -> bool:
@@ -63,8 +66,13 @@ class Scenario:
 SCENARIOS: tuple[Scenario, ...] = (
     Scenario("produce-1p", "produce", 1, "count", "producer throughput, 1 partition, acks=1"),
     Scenario("produce-4p", "produce", 4, "count", "producer throughput, 4 partitions, acks=1"),
-    Scenario("latency", "latency", 1, "latency_count", "sequential send-and-wait round trips"),
-    Scenario("concurrent", "concurrent", 1, "concurrent_count", "coroutines looping send-and-wait"),
+    # Small requests: the broker's per-request paths keep getting faster for a while
+    # after the warm-up round trips (see Runner.warm_up_broker), so one round of every
+    # client is run and thrown away first.
+    Scenario("latency", "latency", 1, "latency_count", "sequential send-and-wait round trips", 1),
+    Scenario(
+        "concurrent", "concurrent", 1, "concurrent_count", "coroutines looping send-and-wait", 1
+    ),
     Scenario("consume-batch", "consume-batch", 1, "count", "consumer, batch API"),
     Scenario("consume-iter", "consume-iter", 1, "count", "consumer, per-message iteration"),
 )
@@ -75,6 +83,11 @@ FILLERS = ("confluent", "aiokafka-0.14", "kafka-python", OURS)
 
 #: Records sent to warm the broker up when no consumer topic has to be filled first.
 WARM_UP_RECORDS = 200_000
+
+#: Sequential round trips that warm the broker's per-request paths up (see
+#: ``warm_up_broker``); fewer with ``--quick``.
+WARM_UP_REQUESTS = 20_000
+WARM_UP_REQUESTS_QUICK = 2_000
 
 QUICK = {"count": 20_000, "latency_count": 500, "concurrent_count": 4_000}
 
@@ -108,6 +121,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--quick", action="store_true", help="small counts: a smoke run")
     parser.add_argument(
         "--repeat", type=int, default=1, help="runs per client and scenario; the median is kept"
+    )
+    parser.add_argument(
+        "--warmup-rounds",
+        type=int,
+        default=None,
+        help="unmeasured rounds per scenario (default 1 for latency and concurrent, else 0)",
     )
     parser.add_argument("--timeout", type=float, default=None, help="seconds per worker")
     parser.add_argument("--bootstrap", default=None, help="use this broker, start none")
@@ -312,16 +331,35 @@ class Runner:
     def warm_up_broker(self) -> None:
         """Give the broker's JIT a first workload, so the first client measured is not
         penalised by a cold broker: fill the consumer topic now if it will be needed,
-        else send a throwaway batch of records."""
+        else send a throwaway batch of records; then, if a scenario sends small requests
+        (``latency``, ``concurrent``), that many sequential round trips too.
+
+        Large batches (the fill) exercise the broker's per-byte paths but make few
+        requests; its per-request paths (request decoding, the handler hand-off, the
+        response) only get compiled by HotSpot's C2 after some thousands of calls. Without
+        this, the first client of the ``concurrent`` scenario ran on a broker spending
+        about twice the CPU per record of the one the next client found.
+        """
         if any(SCENARIO_BY_NAME[n].consumer for n in self.args.scenarios):
             self.fill_consume_topic()
+        else:
+            count = min(self.counts["count"], WARM_UP_RECORDS)
+            topic = self.broker.create_topic(_topic_name("warmup", "data"), 1)
+            for name in FILLERS:
+                print(f"warming the broker up: {count:,} records using {name}...", flush=True)
+                cell = self.run_one(
+                    SCENARIO_BY_NAME["produce-1p"], BY_NAME[name], topic, count, "warmup"
+                )
+                if cell.status == OK:
+                    break
+        if not {"latency", "concurrent"} & set(self.args.scenarios):
             return
-        count = min(self.counts["count"], WARM_UP_RECORDS)
-        topic = self.broker.create_topic(_topic_name("warmup", "data"), 1)
+        requests = WARM_UP_REQUESTS_QUICK if self.args.quick else WARM_UP_REQUESTS
+        topic = self.broker.create_topic(_topic_name("warmup", "requests"), 1)
         for name in FILLERS:
-            print(f"warming the broker up: {count:,} records using {name}...", flush=True)
+            print(f"warming the broker up: {requests:,} round trips using {name}...", flush=True)
             cell = self.run_one(
-                SCENARIO_BY_NAME["produce-1p"], BY_NAME[name], topic, count, "warmup"
+                SCENARIO_BY_NAME["latency"], BY_NAME[name], topic, requests, "warmup"
             )
             if cell.status == OK:
                 return
@@ -333,6 +371,21 @@ class Runner:
         except (RuntimeError, TimeoutError, OSError, IndexError) as exc:
             reason = self.broker.failure() or f"could not create a topic: {exc!r}"
             return Outcome(scenario.name, client, FAILED, reason)
+
+    def _run_cell(self, scenario: Scenario, client_name: str, count: int, name: str) -> Outcome:
+        """One run of ``client_name`` in ``scenario`` (a fresh topic for producers)."""
+        dead = self.broker.failure()
+        if dead:
+            return Outcome(name, client_name, FAILED, dead)
+        if scenario.consumer:
+            if self.consume_topic is None:
+                return Outcome(name, client_name, FAILED, self.consume_error)
+            topic: str | Outcome = self.consume_topic
+        else:
+            topic = self._fresh_topic(scenario, client_name)
+        if isinstance(topic, Outcome):
+            return topic
+        return self.run_one(scenario, BY_NAME[client_name], topic, count, name)
 
     def run(self) -> list[Outcome]:
         """Every selected (scenario, client); results so far stay in ``self.outcomes``."""
@@ -347,28 +400,25 @@ class Runner:
             print(f"== {name}: {scenario.description}, {count:,} records", flush=True)
             if scenario.consumer and self.consume_topic is None and not self.consume_error:
                 self.fill_consume_topic()
+            # Repeats go round the clients (a, b, a, b, ...) rather than client by
+            # client, so a broker that is still warming up, or a noisy minute, does not
+            # fall on one client's runs only.
+            warm = self.args.warmup_rounds
+            if warm is None:
+                warm = 0 if self.args.quick else scenario.warm_rounds
+            for _ in range(warm):
+                for client_name in self.args.clients:
+                    print(f"  (warm-up round: {client_name})", flush=True)
+                    self._run_cell(scenario, client_name, count, f"{name}-warmup")
+            runs: dict[str, list[Outcome]] = {c: [] for c in self.args.clients}
+            for _ in range(self.args.repeat):
+                for client_name in self.args.clients:
+                    done = runs[client_name]
+                    if done and done[-1].status != OK:
+                        continue  # a failure is reported as it is; repeating it costs time
+                    done.append(self._run_cell(scenario, client_name, count, name))
             for client_name in self.args.clients:
-                client = BY_NAME[client_name]
-                runs = []
-                for _ in range(self.args.repeat):
-                    dead = self.broker.failure()
-                    if dead:
-                        runs.append(Outcome(name, client_name, FAILED, dead))
-                        break
-                    if scenario.consumer:
-                        if self.consume_topic is None:
-                            runs.append(Outcome(name, client_name, FAILED, self.consume_error))
-                            break
-                        topic: str | Outcome = self.consume_topic
-                    else:
-                        topic = self._fresh_topic(scenario, client_name)
-                    if isinstance(topic, Outcome):
-                        runs.append(topic)
-                        break
-                    runs.append(self.run_one(scenario, client, topic, count, name))
-                    if runs[-1].status != OK:
-                        break  # a failure is reported as it is; repeating it costs time
-                cell = pick_median(runs)
+                cell = pick_median(runs[client_name])
                 _print_outcome(cell)
                 outcomes.append(cell)
         return outcomes
@@ -416,6 +466,7 @@ def run_meta(args: argparse.Namespace, counts: dict[str, int], label: str) -> di
             "acks": "1",
             "quick": args.quick,
             "repeat": args.repeat,
+            "warmup_rounds": args.warmup_rounds,
         },
         "load": {"avg_1m_at_start": round(os.getloadavg()[0], 2)},
     }
@@ -442,6 +493,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(list_clients())
         return 0
     counts = resolve_counts(args)
+    if args.warmup_rounds is not None and args.warmup_rounds < 0:
+        raise SystemExit("--warmup-rounds must not be negative")
     if args.repeat < 1:
         raise SystemExit("--repeat must be at least 1")
     stamp = time.strftime("%Y%m%d-%H%M%S")

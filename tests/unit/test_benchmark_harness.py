@@ -491,3 +491,80 @@ def test_runner_reports_a_dead_broker_for_every_cell(tmp_path: Path) -> None:
     ]
     assert all(o.status == FAILED and "broker exited" in o.reason for o in outcomes)
     assert runner.outcomes == outcomes
+
+
+class _LiveBroker:
+    """A broker that creates every topic it is asked for."""
+
+    bootstrap = "127.0.0.1:1"
+    pid = None
+
+    def failure(self) -> None:
+        return None
+
+    def create_topic(self, name: str, partitions: int) -> str:
+        return name
+
+
+class _RecordingRunner(Runner):
+    """Runs no worker: records (label, client, scenario, count) and makes up results,
+    failing every run of the clients in ``failing``."""
+
+    def __init__(self, *args: Any, failing: frozenset[str] = frozenset()) -> None:
+        super().__init__(*args)
+        self.calls: list[tuple[str, str, str, int]] = []
+        self.failing = failing
+
+    def run_one(self, scenario: Any, client: Any, topic: str, count: int, label: str) -> Outcome:
+        self.calls.append((label, client.name, scenario.name, count))
+        if client.name in self.failing:
+            return Outcome(label, client.name, FAILED, "boom")
+        metrics = {"msgs_per_s": float(len(self.calls)), "cpu_us_per_msg": 1.0}
+        return Outcome(label, client.name, OK, metrics=metrics)
+
+
+def test_runner_warms_request_paths_up_and_interleaves_repeats(tmp_path: Path) -> None:
+    args = build_parser().parse_args(
+        ["--clients", "ours,kafka-python", "--scenarios", "concurrent", "--repeat", "3"]
+    )
+    runner = _RecordingRunner(args, _LiveBroker(), tmp_path, failing=frozenset({"kafka-python"}))
+    outcomes = runner.run()
+    assert runner.calls[:2] == [
+        ("warmup", "confluent", "produce-1p", 200_000),
+        ("warmup", "confluent", "latency", 20_000),
+    ]
+    # One unmeasured round of each client, then a, b, a, a: rounds alternate the
+    # clients; a client that failed a measured run is not run again.
+    assert [(c[0], c[1]) for c in runner.calls[2:]] == [
+        ("concurrent-warmup", "ours"),
+        ("concurrent-warmup", "kafka-python"),
+        ("concurrent", "ours"),
+        ("concurrent", "kafka-python"),
+        ("concurrent", "ours"),
+        ("concurrent", "ours"),
+    ]
+    assert [(o.client, o.status) for o in outcomes] == [("ours", OK), ("kafka-python", FAILED)]
+    assert outcomes[0].metrics["runs_msgs_per_s"] == [5.0, 7.0, 8.0]
+
+
+def test_runner_skips_the_request_warm_up_for_throughput_only(tmp_path: Path) -> None:
+    args = build_parser().parse_args(["--quick", "--clients", "ours", "--scenarios", "produce-1p"])
+    runner = _RecordingRunner(args, _LiveBroker(), tmp_path)
+    runner.run()
+    assert [c[0] for c in runner.calls] == ["warmup", "produce-1p"]
+
+
+def test_runner_warmup_rounds_option(tmp_path: Path) -> None:
+    argv = ["--clients", "ours", "--scenarios", "produce-1p,latency", "--warmup-rounds", "2"]
+    runner = _RecordingRunner(build_parser().parse_args(argv), _LiveBroker(), tmp_path)
+    runner.run()
+    assert [c[0] for c in runner.calls] == [
+        "warmup",
+        "warmup",
+        "produce-1p-warmup",
+        "produce-1p-warmup",
+        "produce-1p",
+        "latency-warmup",
+        "latency-warmup",
+        "latency",
+    ]
