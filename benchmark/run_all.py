@@ -344,23 +344,17 @@ class Runner:
             self.fill_consume_topic()
         else:
             count = min(self.counts["count"], WARM_UP_RECORDS)
-            topic = self.broker.create_topic(_topic_name("warmup", "data"), 1)
-            for name in FILLERS:
-                print(f"warming the broker up: {count:,} records using {name}...", flush=True)
-                cell = self.run_one(
-                    SCENARIO_BY_NAME["produce-1p"], BY_NAME[name], topic, count, "warmup"
-                )
-                if cell.status == OK:
-                    break
-        if not {"latency", "concurrent"} & set(self.args.scenarios):
-            return
-        requests = WARM_UP_REQUESTS_QUICK if self.args.quick else WARM_UP_REQUESTS
-        topic = self.broker.create_topic(_topic_name("warmup", "requests"), 1)
+            self._warm_with("produce-1p", "data", count, f"{count:,} records")
+        if {"latency", "concurrent"} & set(self.args.scenarios):
+            requests = WARM_UP_REQUESTS_QUICK if self.args.quick else WARM_UP_REQUESTS
+            self._warm_with("latency", "requests", requests, f"{requests:,} round trips")
+
+    def _warm_with(self, scenario: str, kind: str, count: int, what: str) -> None:
+        """Run ``scenario`` unmeasured on a throwaway topic with the first filler that works."""
+        topic = self.broker.create_topic(_topic_name("warmup", kind), 1)
         for name in FILLERS:
-            print(f"warming the broker up: {requests:,} round trips using {name}...", flush=True)
-            cell = self.run_one(
-                SCENARIO_BY_NAME["latency"], BY_NAME[name], topic, requests, "warmup"
-            )
+            print(f"warming the broker up: {what} using {name}...", flush=True)
+            cell = self.run_one(SCENARIO_BY_NAME[scenario], BY_NAME[name], topic, count, "warmup")
             if cell.status == OK:
                 return
 
