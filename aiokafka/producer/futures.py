@@ -34,10 +34,10 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import os
 from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any
 
+from aiokafka._extensions import load_extension
 from aiokafka.structs import RecordMetadata, TopicPartition
 
 __all__ = ["BatchResults", "RecordFuture", "new_record_future"]
@@ -186,18 +186,7 @@ def _copy_error(error: BaseException) -> BaseException:
     return copy
 
 
-def _load_c_fields() -> Any:
-    """The compiled base (``_cfuture``), unless disabled or not built."""
-    if os.environ.get("AIOKAFKA_NO_EXTENSIONS", "") not in ("", "0"):
-        return None
-    try:
-        from aiokafka.producer import _cfuture
-    except ImportError:
-        return None
-    return _cfuture
-
-
-_cfuture = _load_c_fields()
+_cfuture = load_extension("aiokafka.producer._cfuture")
 
 if TYPE_CHECKING or _cfuture is None:
 

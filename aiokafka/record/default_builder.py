@@ -16,12 +16,12 @@ at import).
 
 from __future__ import annotations
 
-import os
 import struct
 import time
 from collections.abc import Callable, Iterable
 from typing import Final
 
+from aiokafka._extensions import load_extension
 from aiokafka.errors import IllegalStateError
 from aiokafka.record.compression import (
     CODEC_NONE,
@@ -78,19 +78,11 @@ _MIN_INT64: Final = -(1 << 63)
 _MAX_INT64: Final = (1 << 63) - 1
 
 
-def _load_c_append() -> Callable[[bytearray, int, int, int, object, object, object], bool] | None:
-    """The compiled append, unless disabled or not built (no compiler at install)."""
-    if os.environ.get("AIOKAFKA_NO_EXTENSIONS", "") not in ("", "0"):
-        return None
-    try:
-        from aiokafka.record import _cbuilder
-    except ImportError:
-        return None
-    return _cbuilder.append_record
-
-
+_cbuilder = load_extension("aiokafka.record._cbuilder")
 # None: the pure-Python path. Tests set it to None to compare both paths.
-_c_append_record = _load_c_append()
+_c_append_record: Callable[[bytearray, int, int, int, object, object, object], bool] | None = (
+    None if _cbuilder is None else _cbuilder.append_record
+)
 
 
 def _varint(value: int) -> bytes:
