@@ -661,7 +661,7 @@ class KafkaCluster:
 
         def known() -> bool:
             live = {node.node_id: node for node in self.live_nodes()}
-            leaders: dict[int, list[int]] = {}
+            topic = None
             for node in live.values():
                 topic = wire.metadata(node.host, node.ports["PLAINTEXT"], [name]).topics.get(name)
                 if topic is None or topic.error_code or not topic.partitions:
@@ -670,11 +670,11 @@ class KafkaCluster:
                     return False
                 if any(p.leader < 0 for p in topic.partitions):
                     return False
-                leaders = {}
-                for p in topic.partitions:
-                    leaders.setdefault(p.leader, []).append(p.partition)
             # A broker named leader in the metadata may not have taken leadership yet
             # (it answers NOT_LEADER_OR_FOLLOWER for a moment): ask each leader itself.
+            leaders: dict[int, list[int]] = {}
+            for p in topic.partitions if topic is not None else ():
+                leaders.setdefault(p.leader, []).append(p.partition)
             for leader, owned in leaders.items():
                 server = live.get(leader)
                 if server is None:
