@@ -394,9 +394,6 @@ class Runner:
             print(f"== {name}: {scenario.description}, {count:,} records", flush=True)
             if scenario.consumer and self.consume_topic is None and not self.consume_error:
                 self.fill_consume_topic()
-            # Repeats go round the clients (a, b, a, b, ...) rather than client by
-            # client, so a broker that is still warming up, or a noisy minute, does not
-            # fall on one client's runs only.
             warm = self.args.warmup_rounds
             if warm is None:
                 warm = 0 if self.args.quick else scenario.warm_rounds
@@ -404,6 +401,9 @@ class Runner:
                 for client_name in self.args.clients:
                     print(f"  (warm-up round: {client_name})", flush=True)
                     self._run_cell(scenario, client_name, count, f"{name}-warmup")
+            # Repeats go round the clients (a, b, a, b, ...) rather than client by
+            # client, so a broker that is still warming up, or a noisy minute, does not
+            # fall on one client's runs only.
             runs: dict[str, list[Outcome]] = {c: [] for c in self.args.clients}
             for _ in range(self.args.repeat):
                 for client_name in self.args.clients:
