@@ -225,6 +225,11 @@ class KafkaCluster:
         features: Feature levels to format the storage with (KIP-584), e.g.
             ``{"transaction.version": 1}`` for a cluster that runs the older
             transaction protocol; default the release's own levels.
+        advertised_ports: Node id -> port to advertise for PLAINTEXT instead of the
+            listener's own, e.g. a fault proxy in front of each broker (``tools/chaos``).
+            Clients then reach the node only through that port; so does inter-broker
+            traffic (replication, transaction markers), which follows the advertised
+            address. The rig's own probes still use the real port.
     """
 
     def __init__(
@@ -240,6 +245,7 @@ class KafkaCluster:
         detach: bool = False,
         racks: bool | Sequence[str] | None = None,
         features: dict[str, int] | None = None,
+        advertised_ports: dict[int, int] | None = None,
     ) -> None:
         if num_nodes < 1:
             raise ValueError("num_nodes must be at least 1")
@@ -261,6 +267,7 @@ class KafkaCluster:
         self.label = label or ("single" if num_nodes == 1 else f"cluster{num_nodes}")
         self.racks: list[str] | None = _racks(racks, num_nodes)
         self.features = dict(features or {})
+        self.advertised_ports = dict(advertised_ports or {})
         self.nodes: list[KafkaNode] = []
         self.work_dir: Path | None = None
         self.cluster_id: str | None = None
@@ -360,7 +367,7 @@ class KafkaCluster:
                     auto_create_topics=self.auto_create_topics,
                     users=self.users,
                     tls=self.tls,
-                    extra=self.extra_config,
+                    extra={**self.extra_config, **self._advertised(node)},
                 )
             )
             (node.dir / "log4j2.properties").write_text(log4j2_properties(node.log_file))
@@ -376,6 +383,16 @@ class KafkaCluster:
         self.start_seconds = time.monotonic() - began
         (self.work_dir / "rig.json").write_text(json.dumps(self.describe(), indent=2))
         return self
+
+    def _advertised(self, node: KafkaNode) -> dict[str, str]:
+        port = self.advertised_ports.get(node.node_id)
+        if port is None:
+            return {}
+        ports = {name: p for name, p in node.ports.items() if name != "CONTROLLER"}
+        ports["PLAINTEXT"] = port
+        return {
+            "advertised.listeners": ",".join(f"{n}://{node.host}:{p}" for n, p in ports.items())
+        }
 
     @staticmethod
     def _java(main: str, *args: str, xmx: str, xms: str, props: Iterable[str] = ()) -> list[str]:
@@ -506,6 +523,18 @@ class KafkaCluster:
         if node.process is not None and node.alive:
             node.process.kill()
             node.process.wait(timeout=30)
+
+    def pause(self, node_id: int) -> None:
+        """SIGSTOP one node: it keeps its sockets but answers nothing (a hung JVM)."""
+        node = self.node(node_id)
+        if node.process is not None and node.alive:
+            node.process.send_signal(signal.SIGSTOP)
+
+    def resume(self, node_id: int) -> None:
+        """SIGCONT a node stopped by :meth:`pause`."""
+        node = self.node(node_id)
+        if node.process is not None and node.alive:
+            node.process.send_signal(signal.SIGCONT)
 
     def restart(self, node_id: int, timeout: float = 60.0) -> None:
         """Start a stopped/killed node again with the same ports and data directory.
