@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: install kafka lint codegen check-codegen test unit integration demo bench clean
+.PHONY: install kafka lint codegen check-codegen test unit integration demo bench clean chaos
 
 # setup.py and the C source too: a changed extension is rebuilt by the next `make`.
 $(STAMP): pyproject.toml setup.py aiokafka/record/_cbuilder.c aiokafka/producer/_cfuture.c
@@ -46,6 +46,13 @@ demo: install kafka
 
 bench: install kafka
 	$(PY) benchmark/run_all.py
+
+# Faults on a three-broker cluster while clients run, then an independent check
+# (tools/chaos): 20 faults, a few minutes; exits non-zero on a lost, duplicated or
+# reordered record. CHAOS_ARGS e.g. `--seed 7` or `--client aiokafka014`.
+CHAOS_ARGS ?=
+chaos: install kafka
+	$(PY) -m tools.chaos $(CHAOS_ARGS)
 
 clean:
 	rm -rf $(VENV) .kafka .mypy_cache .ruff_cache .pytest_cache .hypothesis
