@@ -5,9 +5,11 @@ from __future__ import annotations
 import ssl
 from collections.abc import Callable
 
+from aiokafka.net.secret import Secret
+
 __all__ = ["create_ssl_context"]
 
-_Password = str | bytes | bytearray | Callable[[], str | bytes | bytearray]
+_Password = str | bytes | bytearray | Secret | Callable[[], str | bytes | bytearray]
 
 
 def create_ssl_context(
@@ -32,7 +34,9 @@ def create_ssl_context(
         cadata: CA certificates as PEM text or DER bytes.
         certfile: Client certificate chain (PEM) for mutual TLS.
         keyfile: The client certificate's private key (default: inside ``certfile``).
-        password: Password of ``keyfile`` (or a callable returning it).
+        password: Password of ``keyfile``: text, bytes, a
+            :class:`~aiokafka.net.secret.Secret`, or a callable returning it. Used
+            once to load the key and not kept; no error message quotes it.
         crlfile: PEM certificate revocation list; enables leaf CRL checking.
 
     Returns:
@@ -51,5 +55,6 @@ def create_ssl_context(
         context.load_verify_locations(crlfile)
         context.verify_flags |= ssl.VERIFY_CRL_CHECK_LEAF
     if certfile is not None:
-        context.load_cert_chain(certfile, keyfile, password)
+        clear = password.get_secret_value() if isinstance(password, Secret) else password
+        context.load_cert_chain(certfile, keyfile, clear)
     return context

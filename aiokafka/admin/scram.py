@@ -1,7 +1,9 @@
 """SCRAM credential alterations (KIP-554).
 
 The client salts and hashes the password itself (RFC 5802 ``Hi()``, i.e.
-PBKDF2-HMAC) so the clear password never travels to the broker. No I/O here.
+PBKDF2-HMAC) so the clear password never travels to the broker. The password is kept
+as a :class:`~aiokafka.net.secret.Secret` (never in ``repr``, ``str`` or
+:func:`dataclasses.asdict`) and read only to hash it. No I/O here.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import os
 from dataclasses import dataclass, field
 
 from aiokafka.admin.types import check_count, check_name
+from aiokafka.net.secret import Secret
 
 __all__ = [
     "ScramMechanism",
@@ -57,13 +60,14 @@ def _mechanism(value: ScramMechanism | str | int) -> ScramMechanism:
 
 
 def salted_password(
-    mechanism: ScramMechanism, password: str, salt: bytes, iterations: int
+    mechanism: ScramMechanism, password: str | Secret, salt: bytes, iterations: int
 ) -> bytes:
     """RFC 5802 ``SaltedPassword := Hi(Normalize(password), salt, i)``.
 
     Kafka does not apply SASLprep; the password is used as UTF-8.
     """
-    return hashlib.pbkdf2_hmac(mechanism.hash_name, password.encode(), salt, iterations)
+    clear = password.get_secret_value() if isinstance(password, Secret) else password
+    return hashlib.pbkdf2_hmac(mechanism.hash_name, clear.encode(), salt, iterations)
 
 
 @dataclass(frozen=True, init=False)
@@ -73,7 +77,8 @@ class UserScramCredentialUpsertion:
     Args:
         user: The user name.
         mechanism: ``ScramMechanism`` or ``"SCRAM-SHA-256"``/``"SCRAM-SHA-512"``.
-        password: The clear password (hashed locally, never sent).
+        password: The clear password (hashed locally, never sent), a ``str`` or a
+            :class:`~aiokafka.net.secret.Secret`; kept as a ``Secret``.
         iterations: PBKDF2 iterations, 4096..16384 (Kafka's bounds).
         salt: Random salt; default 32 random bytes.
 
@@ -83,7 +88,7 @@ class UserScramCredentialUpsertion:
 
     user: str
     mechanism: ScramMechanism
-    password: str = field(repr=False)
+    password: Secret = field(repr=False)
     iterations: int = MIN_ITERATIONS
     salt: bytes = field(repr=False, default=b"")
 
@@ -91,12 +96,17 @@ class UserScramCredentialUpsertion:
         self,
         user: str,
         mechanism: ScramMechanism | str | int,
-        password: str,
+        password: str | Secret,
         iterations: int = MIN_ITERATIONS,
         salt: bytes | None = None,
     ) -> None:
         check_name("user", user)
-        check_name("password", password)
+        if isinstance(password, Secret):
+            secret = password
+            check_name("password", secret.get_secret_value())
+        else:
+            # check_name's messages give the type, never the value.
+            secret = Secret(check_name("password", password))
         check_count("iterations", iterations, MIN_ITERATIONS)
         if iterations > MAX_ITERATIONS:
             raise ValueError(f"iterations must be <= {MAX_ITERATIONS}, got {iterations}")
@@ -106,7 +116,7 @@ class UserScramCredentialUpsertion:
             raise ValueError("salt must be non-empty bytes")
         object.__setattr__(self, "user", user)
         object.__setattr__(self, "mechanism", _mechanism(mechanism))
-        object.__setattr__(self, "password", password)
+        object.__setattr__(self, "password", secret)
         object.__setattr__(self, "iterations", iterations)
         object.__setattr__(self, "salt", salt)
 

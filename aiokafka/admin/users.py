@@ -87,7 +87,11 @@ class UsersMixin(AdminBase):
                     _aus.ScramCredentialDeletion(name=a.user, mechanism=int(a.mechanism))
                 )
             else:
-                raise TypeError(f"alterations must be upsertions or deletions, got {a!r}")
+                # The type only: a mistaken item (say a tuple) may hold a password.
+                raise TypeError(
+                    "alterations must be UserScramCredentialUpsertion or "
+                    f"UserScramCredentialDeletion, got {type(a).__name__}"
+                )
         request = _aus.AlterUserScramCredentialsRequest(deletions=deletes, upsertions=upserts)
         response = await self._send_any(request)
         raise_first(

@@ -17,7 +17,9 @@ from aiokafka.net.config import (
     ConnectionConfig,
     InvalidOptionError,
     check_int,
+    secret_option,
 )
+from aiokafka.net.secret import Secret
 
 __all__ = ["ClientConfig", "parse_bootstrap_servers"]
 
@@ -129,10 +131,12 @@ class ClientConfig:
         sasl_mechanism: ``PLAIN``, ``SCRAM-SHA-256``, ``SCRAM-SHA-512``,
             ``OAUTHBEARER`` or ``GSSAPI``.
         sasl_plain_username: User for PLAIN/SCRAM.
-        sasl_plain_password: Password for PLAIN/SCRAM.
+        sasl_plain_password: Password for PLAIN/SCRAM: a ``str`` (or a
+            :class:`~aiokafka.net.secret.Secret`), kept as a ``Secret`` so that it
+            never shows in ``repr``, ``str`` or :func:`dataclasses.asdict`.
         sasl_kerberos_service_name: Kerberos service name (GSSAPI).
         sasl_kerberos_domain_name: Kerberos host name override (GSSAPI).
-        sasl_oauth_token_provider: Token provider (OAUTHBEARER).
+        sasl_oauth_token_provider: Token provider (OAUTHBEARER); not in ``repr``.
         client_rack: The client's rack (KIP-392 fetch-from-follower), or ``None``.
         allow_auto_topic_creation: Let Metadata requests create missing topics (if
             the broker allows it).
@@ -152,10 +156,10 @@ class ClientConfig:
     ssl_context: ssl.SSLContext | None = None
     sasl_mechanism: str = "PLAIN"
     sasl_plain_username: str | None = None
-    sasl_plain_password: str | None = None
+    sasl_plain_password: Secret | None = None
     sasl_kerberos_service_name: str = "kafka"
     sasl_kerberos_domain_name: str | None = None
-    sasl_oauth_token_provider: AbstractTokenProvider | None = None
+    sasl_oauth_token_provider: AbstractTokenProvider | None = field(default=None, repr=False)
     client_rack: str | None = None
     allow_auto_topic_creation: bool = True
     bootstrap_addresses: tuple[tuple[str, int], ...] = field(init=False, default=())
@@ -164,6 +168,11 @@ class ClientConfig:
     def __post_init__(self) -> None:
         object.__setattr__(
             self, "bootstrap_addresses", parse_bootstrap_servers(self.bootstrap_servers)
+        )
+        object.__setattr__(
+            self,
+            "sasl_plain_password",
+            secret_option("sasl_plain_password", self.sasl_plain_password),
         )
         check_int("metadata_max_age_ms", self.metadata_max_age_ms, 0)
         check_int("retry_backoff_ms", self.retry_backoff_ms, 0)

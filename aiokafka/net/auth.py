@@ -26,6 +26,7 @@ from aiokafka.net.sasl import (
     ScramSha256Mechanism,
     ScramSha512Mechanism,
 )
+from aiokafka.net.secret import Secret
 from aiokafka.protocol import messages as _messages
 
 if TYPE_CHECKING:
@@ -42,16 +43,16 @@ async def build_mechanism(config: ConnectionConfig, host: str) -> SaslMechanism:
     Awaits the OAUTHBEARER token provider, so the mechanism stays free of asyncio.
     """
     mech = config.sasl_mechanism
+    # The password stays wrapped until the mechanism writes it into its message.
+    password = config.sasl_plain_password
+    if password is None:  # excluded for PLAIN/SCRAM by ConnectionConfig validation
+        password = Secret("")
     if mech == "PLAIN":
-        return PlainMechanism(config.sasl_plain_username or "", config.sasl_plain_password or "")
+        return PlainMechanism(config.sasl_plain_username or "", password)
     if mech == "SCRAM-SHA-256":
-        return ScramSha256Mechanism(
-            config.sasl_plain_username or "", config.sasl_plain_password or ""
-        )
+        return ScramSha256Mechanism(config.sasl_plain_username or "", password)
     if mech == "SCRAM-SHA-512":
-        return ScramSha512Mechanism(
-            config.sasl_plain_username or "", config.sasl_plain_password or ""
-        )
+        return ScramSha512Mechanism(config.sasl_plain_username or "", password)
     if mech == "OAUTHBEARER":
         provider = config.sasl_oauth_token_provider
         if provider is None:  # excluded by ConnectionConfig validation
@@ -62,7 +63,7 @@ async def build_mechanism(config: ConnectionConfig, host: str) -> SaslMechanism:
                 f"the token provider returned {type(token).__name__}, expected str"
             )
         try:
-            return OAuthBearerMechanism(token, provider.extensions())
+            return OAuthBearerMechanism(Secret(token), provider.extensions())
         except ValueError as exc:
             raise AuthenticationFailedError(f"OAUTHBEARER: {exc}") from exc
     if mech == "GSSAPI":

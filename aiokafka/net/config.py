@@ -11,11 +11,12 @@ import difflib
 import importlib.util
 import ssl
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from aiokafka import __version__
 from aiokafka.abc import AbstractTokenProvider
 from aiokafka.net.sasl import SUPPORTED_MECHANISMS
+from aiokafka.net.secret import Secret
 
 __all__ = [
     "DEFAULT_CLIENT_ID",
@@ -23,6 +24,7 @@ __all__ = [
     "ConnectionConfig",
     "InvalidOptionError",
     "check_int",
+    "secret_option",
     "unknown_option",
 ]
 
@@ -73,6 +75,21 @@ def check_int(name: str, value: object, low: int, high: int | None = None) -> No
         raise ValueError(f"{name} must be {bound}, got {value}")
 
 
+def secret_option(name: str, value: object) -> Secret | None:
+    """Keep option ``name`` as a :class:`~aiokafka.net.secret.Secret`: a ``str`` is
+    wrapped, a ``Secret`` or ``None`` kept.
+
+    Raises:
+        InvalidOptionError: any other type (the message names the option and the type,
+            never the value, which may be a secret passed by mistake).
+    """
+    if value is None or isinstance(value, Secret):
+        return value
+    if isinstance(value, str):
+        return Secret(value)
+    raise InvalidOptionError(f"{name} must be a str or None, got {type(value).__name__}", name)
+
+
 @dataclass(frozen=True, slots=True)
 class ConnectionConfig:
     """Options of a broker connection (aiokafka's keyword names).
@@ -89,11 +106,15 @@ class ConnectionConfig:
         sasl_mechanism: ``PLAIN``, ``SCRAM-SHA-256``, ``SCRAM-SHA-512``,
             ``OAUTHBEARER`` or ``GSSAPI`` (used with the SASL protocols).
         sasl_plain_username: User for PLAIN and SCRAM.
-        sasl_plain_password: Password for PLAIN and SCRAM.
+        sasl_plain_password: Password for PLAIN and SCRAM. A ``str`` is accepted and
+            kept as a :class:`~aiokafka.net.secret.Secret`, so it never shows in
+            ``repr``, ``str`` or :func:`dataclasses.asdict`; read it with
+            ``get_secret_value()``.
         sasl_kerberos_service_name: Kerberos service name of the brokers.
         sasl_kerberos_domain_name: Host name used in the Kerberos service principal;
             defaults to the host connected to.
-        sasl_oauth_token_provider: Token source for OAUTHBEARER.
+        sasl_oauth_token_provider: Token source for OAUTHBEARER (left out of
+            ``repr``: a provider may hold credentials).
     """
 
     client_id: str | None = DEFAULT_CLIENT_ID
@@ -103,12 +124,17 @@ class ConnectionConfig:
     ssl_context: ssl.SSLContext | None = None
     sasl_mechanism: str = "PLAIN"
     sasl_plain_username: str | None = None
-    sasl_plain_password: str | None = None
+    sasl_plain_password: Secret | None = None
     sasl_kerberos_service_name: str = "kafka"
     sasl_kerberos_domain_name: str | None = None
-    sasl_oauth_token_provider: AbstractTokenProvider | None = None
+    sasl_oauth_token_provider: AbstractTokenProvider | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
+        object.__setattr__(
+            self,
+            "sasl_plain_password",
+            secret_option("sasl_plain_password", self.sasl_plain_password),
+        )
         if self.client_id is not None and not isinstance(self.client_id, str):
             raise InvalidOptionError("client_id must be a str or None", "client_id")
         # int32 milliseconds on the wire elsewhere; more than ~24 days is a typo.

@@ -34,6 +34,7 @@ from typing import Any
 from aiokafka.abc import AbstractTokenProvider
 from aiokafka.cluster.config import ClientConfig
 from aiokafka.net.config import InvalidOptionError, check_int, unknown_option
+from aiokafka.net.secret import Secret
 from aiokafka.record.compression import CODEC_NONE, check_codec, codec_from_name, compress
 
 __all__ = ["DEFAULT_ACKS", "InvalidOptionError", "ProducerConfig", "Serializer"]
@@ -138,10 +139,11 @@ class ProducerConfig:
     transaction_timeout_ms: int = 60000
     sasl_mechanism: str = "PLAIN"
     sasl_plain_username: str | None = None
-    sasl_plain_password: str | None = None
+    # A str is kept as a Secret (by ClientConfig), hidden from repr and asdict.
+    sasl_plain_password: Secret | None = None
     sasl_kerberos_service_name: str = "kafka"
     sasl_kerberos_domain_name: str | None = None
-    sasl_oauth_token_provider: AbstractTokenProvider | None = None
+    sasl_oauth_token_provider: AbstractTokenProvider | None = field(default=None, repr=False)
     reconnect_backoff_ms: int = 50
     reconnect_backoff_max_ms: int = 1000
     allow_auto_topic_creation: bool = True
@@ -162,6 +164,9 @@ class ProducerConfig:
                 "producer inside a running loop instead"
             )
         self._set("client", ClientConfig(**{n: getattr(self, n) for n in _CLIENT_FIELDS}))
+        # The client config validated and wrapped the password; keep the same Secret
+        # here so this config never holds it in clear either.
+        self._set("sasl_plain_password", self.client.sasl_plain_password)
         self._check_serializers()
         self._check_sizes()
         self._check_compression()

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 from aiokafka.errors import AuthenticationFailedError
 from aiokafka.net.sasl.base import SaslMechanism
+from aiokafka.net.secret import Secret
 
 __all__ = ["OAuthBearerMechanism"]
 
@@ -32,29 +33,40 @@ class OAuthBearerMechanism(SaslMechanism):
     that dummy answer, the exchange still fails here, with the server's JSON.
 
     Args:
-        token: The bearer token (e.g. a JWT).
+        token: The bearer token (e.g. a JWT), a ``str`` or a
+            :class:`~aiokafka.net.secret.Secret`.
         extensions: SASL extensions (KIP-342) sent along with the token.
+
+    Raises:
+        ValueError: a malformed token or extension; the message never quotes the
+            token or an extension's value (either may be a credential).
     """
 
     name = "OAUTHBEARER"
 
-    def __init__(self, token: str, extensions: Mapping[str, str] | None = None) -> None:
+    def __init__(self, token: str | Secret, extensions: Mapping[str, str] | None = None) -> None:
         super().__init__()
-        if not token or any(c in token for c in (_SEP, " ")):
+        secret = token if isinstance(token, Secret) else Secret(token)
+        clear = secret.get_secret_value()
+        if not clear or any(c in clear for c in (_SEP, " ")):
             raise ValueError("OAUTHBEARER token must be a non-empty string without spaces")
         ext = dict(extensions or {})
         for key, value in ext.items():
             if key == "auth":
                 # "auth" carries the token itself; Kafka reserves the name.
                 raise ValueError("SASL extension name 'auth' is reserved")
-            if not _KEY_RE.fullmatch(key) or not _VALUE_RE.fullmatch(value):
-                raise ValueError(f"invalid SASL extension {key!r}={value!r} (RFC 7628 3.1)")
-        self._token = token
+            if not isinstance(key, str) or not _KEY_RE.fullmatch(key):
+                raise ValueError(f"invalid SASL extension name {key!r} (RFC 7628 3.1)")
+            if not isinstance(value, str) or not _VALUE_RE.fullmatch(value):
+                raise ValueError(
+                    f"invalid SASL extension {key!r}: its value is not text RFC 7628 3.1 allows"
+                )
+        self._token = secret
         self._extensions = ext
         self._server_error: str | None = None
 
     def _first_message(self) -> bytes:
-        parts = [f"auth=Bearer {self._token}"]
+        parts = [f"auth=Bearer {self._token.get_secret_value()}"]
         parts.extend(f"{k}={v}" for k, v in sorted(self._extensions.items()))
         return ("n,," + _SEP + _SEP.join(parts) + _SEP + _SEP).encode("utf-8")
 

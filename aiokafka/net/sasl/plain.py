@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aiokafka.errors import AuthenticationFailedError
 from aiokafka.net.sasl.base import SaslMechanism
+from aiokafka.net.secret import Secret
 
 __all__ = ["PlainMechanism"]
 
@@ -16,22 +17,25 @@ class PlainMechanism(SaslMechanism):
 
     Args:
         username: The authentication identity.
-        password: The password, sent in clear text (use SASL_SSL outside tests).
+        password: The password (a ``str`` or a :class:`~aiokafka.net.secret.Secret`),
+            sent in clear text (use SASL_SSL outside tests).
     """
 
     name = "PLAIN"
 
-    def __init__(self, username: str, password: str) -> None:
+    def __init__(self, username: str, password: str | Secret) -> None:
         super().__init__()
-        if "\x00" in username or "\x00" in password:
+        secret = password if isinstance(password, Secret) else Secret(password)
+        if "\x00" in username or "\x00" in secret.get_secret_value():
             # NUL separates the fields; one inside a field would shift them.
             raise ValueError("sasl_plain_username/sasl_plain_password must not contain NUL")
         self._username = username
-        self._password = password
+        self._password = secret
 
     def _first_message(self) -> bytes:
         # Empty authzid: act as the authenticated user (what Kafka's Java client sends).
-        return b"\x00" + self._username.encode("utf-8") + b"\x00" + self._password.encode("utf-8")
+        password = self._password.get_secret_value().encode("utf-8")
+        return b"\x00" + self._username.encode("utf-8") + b"\x00" + password
 
     def _next_message(self, challenge: bytes) -> bytes | None:
         if challenge:

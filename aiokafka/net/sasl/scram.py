@@ -17,6 +17,7 @@ from typing import ClassVar
 
 from aiokafka.errors import AuthenticationFailedError
 from aiokafka.net.sasl.base import SaslMechanism
+from aiokafka.net.secret import Secret
 
 __all__ = ["ScramMechanism", "ScramSha256Mechanism", "ScramSha512Mechanism"]
 
@@ -52,7 +53,7 @@ class ScramMechanism(SaslMechanism):
 
     Args:
         username: The SCRAM user name.
-        password: The password.
+        password: The password (a ``str`` or a :class:`~aiokafka.net.secret.Secret`).
         nonce: The client nonce; random by default. Fixed only in tests that replay
             the RFC example exchanges.
     """
@@ -60,10 +61,10 @@ class ScramMechanism(SaslMechanism):
     name: ClassVar[str] = "SCRAM"
     hash_name: ClassVar[str] = "sha256"
 
-    def __init__(self, username: str, password: str, *, nonce: str | None = None) -> None:
+    def __init__(self, username: str, password: str | Secret, *, nonce: str | None = None) -> None:
         super().__init__()
         self._username = username
-        self._password = password.encode("utf-8")
+        self._password = password if isinstance(password, Secret) else Secret(password)
         self._nonce = nonce if nonce is not None else secrets.token_urlsafe(24)
         if not self._nonce or "," in self._nonce:
             raise ValueError("nonce must be non-empty printable text without ','")
@@ -107,7 +108,8 @@ class ScramMechanism(SaslMechanism):
                 f"SCRAM: iteration count {iterations} outside [{MIN_ITERATIONS}, {MAX_ITERATIONS}]"
             )
 
-        salted = hashlib.pbkdf2_hmac(self.hash_name, self._password, salt, iterations)
+        password = self._password.get_secret_value().encode("utf-8")
+        salted = hashlib.pbkdf2_hmac(self.hash_name, password, salt, iterations)
         client_key = self._hmac(salted, b"Client Key")
         stored_key = hashlib.new(self.hash_name, client_key).digest()
         channel_binding = base64.b64encode(_GS2_HEADER.encode()).decode()
