@@ -56,6 +56,7 @@ from .fetch_session import (
     build_fetch_request,
 )
 from .offsets import OffsetsClient
+from .partial_batch import Action, PartialBatches
 from .positions import resolve_positions
 from .subscription import PartitionState, SubscriptionState
 from .validation import PositionValidator
@@ -119,6 +120,7 @@ class Fetcher:
         # a new epoch (leader change) sends fetches back to the leader.
         self._preferred_epoch: dict[TopicPartition, int] = {}
         self._fetched_from: dict[TopicPartition, int] = {}
+        self._partials = PartialBatches(config.max_partition_fetch_bytes, config.fetch_max_bytes)
         subscriptions.add_listener(self._on_subscription_change)
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -210,6 +212,7 @@ class Fetcher:
             wanted = {tp.topic for tp in assigned}
             self._tracked_version = version
             self._validator.retain(assigned)
+            self._partials.retain(assigned)
             for table in (self._preferred_epoch, self._fetched_from):
                 for tp in [tp for tp in table if tp not in assigned]:
                     del table[tp]
@@ -278,11 +281,12 @@ class Fetcher:
         last = chunks[-1]
         return last.error is not None and not last.is_stale
 
-    def _push_error(self, tp: TopicPartition, exc: KafkaError) -> None:
+    def _push_error(self, tp: TopicPartition, exc: KafkaError, offset: int | None = None) -> None:
         state = self._subs.get(tp)
         if state is None:
             return
-        offset = state.position if state.position is not None else -1
+        if offset is None:
+            offset = state.position if state.position is not None else -1
         self._buffer.setdefault(tp, deque()).append(
             PartitionRecords(tp, state, offset, None, error=exc)
         )
@@ -311,7 +315,7 @@ class Fetcher:
             del self._tp_backoff[tp_key]
         cluster = self._client.cluster
         per_node: dict[int, dict[TopicPartition, PartitionFetch]] = {}
-        max_bytes = self._config.max_partition_fetch_bytes
+        max_bytes = self._partials.max_bytes
         need_metadata = False
         for tp, state in self._subs.items():
             if not state.is_fetchable or tp in self._tp_backoff or self._has_error(tp):
@@ -331,7 +335,7 @@ class Fetcher:
             if node in self._in_flight or node in self._node_backoff:
                 continue
             per_node.setdefault(node, {})[tp] = PartitionFetch(
-                offset, cluster.leader_epoch(tp), max_bytes
+                offset, cluster.leader_epoch(tp), max_bytes(tp)
             )
         if need_metadata:
             self._want_metadata()
@@ -489,6 +493,30 @@ class Fetcher:
                     node, TopicPartition(topic, p.partition_index), p, plan, epochs, endpoints
                 )
 
+    def _on_incomplete(
+        self,
+        tp: TopicPartition,
+        sent: PartitionFetch,
+        data: bytes | bytearray | memoryview,
+        valid: int,
+    ) -> None:
+        """``tp``'s data holds no complete batch at the position: grow its limit, fetch
+        it once more, or store a RecordTooLargeError (see :mod:`.partial_batch`)."""
+        # Only a pre-KIP-74 broker cuts a first batch, at the partition limit; from v3
+        # it sends such a batch whole or not at all, so the limit is never the cause.
+        action = self._partials.on_incomplete(
+            tp, sent.fetch_offset, sent.max_bytes, data, valid, len(data) >= sent.max_bytes
+        )
+        if action is Action.GROW:
+            limit = self._partials.max_bytes(tp)
+            log.debug("%s: batch at %d cut; asking for %d bytes", tp, sent.fetch_offset, limit)
+        elif action is Action.RETRY:
+            log.debug("%s: incomplete batch at %d; fetching once more", tp, sent.fetch_offset)
+            self._tp_backoff[tp] = time.monotonic() + self._retry_backoff
+        else:
+            log.warning("Fetch of %s stopped: %s", tp, action)
+            self._push_error(tp, action, sent.fetch_offset)
+
     def _handle_partition(
         self,
         node: int,
@@ -538,7 +566,9 @@ class Fetcher:
                 value_deserializer=self._config.value_deserializer,
             )
             if chunk.is_drained and chunk.next_fetch_offset == sent.fetch_offset:
-                return  # only a partial batch: the broker cut it; nothing to add
+                self._on_incomplete(tp, sent, records, chunk.size)  # a partial batch only
+                return
+            self._partials.on_progress(tp)
             self._buffer.setdefault(tp, deque()).append(chunk)
             self._data_ready.set()
             return
