@@ -6,6 +6,8 @@ Test data comes from confluent-kafka and kafka-python (both write record batch v
 from __future__ import annotations
 
 import asyncio
+import logging
+import struct
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -18,8 +20,11 @@ from aiokafka.errors import (
     IllegalStateError,
     NoOffsetForPartitionError,
     OffsetOutOfRangeError,
+    RecordTooLargeError,
 )
+from aiokafka.protocol import messages as m
 from aiokafka.structs import ConsumerRecord, TopicPartition
+from tests.support.inject_relay import InjectingRelay
 from tools.kafka.rig import KafkaCluster
 
 NewTopic = Callable[..., str]
@@ -366,3 +371,90 @@ async def test_subscribe_without_group_assigns_all_partitions(
         assert c.subscription() == {topic}
         with pytest.raises(IllegalStateError):
             c.assign([TopicPartition(topic, 0)])
+
+
+def _first_batch_mutation(kind: str) -> Callable[[bytes, int], bytes]:
+    """A Fetch response rewrite whose partitions' first record batch is incomplete:
+    ``"truncate"`` cuts it short, ``"inflate"`` makes its length field claim more bytes
+    than the response holds."""
+
+    def rewrite(body: bytes, version: int) -> bytes:
+        response = m.FetchResponse.decode(body, version)
+        for topic in response.responses:
+            for p in topic.partitions:
+                data = bytes(p.records or b"")
+                if len(data) < 61:  # no whole batch header (v2: 61 bytes)
+                    continue
+                (length,) = struct.unpack_from(">i", data, 8)
+                if kind == "truncate":
+                    p.records = data[: 12 + length - 7]
+                else:
+                    p.records = data[:8] + struct.pack(">i", len(data) + 1000) + data[12:]
+        return response.encode(version)
+
+    return rewrite
+
+
+@pytest.mark.parametrize("kind", ["truncate", "inflate"])
+async def test_incomplete_first_batch_raises_record_too_large(
+    kafka: KafkaCluster, new_topic: NewTopic, kind: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A response whose first batch at the position is incomplete (cut short, or with an
+    inflated length) makes getmany()/getone() raise RecordTooLargeError naming topic,
+    partition and offset within seconds, logged once at WARNING, without re-fetching in
+    a loop; a seek once the broker's answers are healthy again resumes consumption."""
+    topic = new_topic()
+    tp = TopicPartition(topic, 0)
+    produce(kafka.bootstrap_servers, topic, [b"r-%d" % i for i in range(20)])
+    caplog.set_level(logging.WARNING, "aiokafka.consumer")
+    node = kafka.nodes[0]
+    async with InjectingRelay(node.host, node.ports["PLAINTEXT"]) as relay:
+        relay.rewrite_responses(m.FetchRequest.API_KEY, _first_batch_mutation(kind))
+        async with AIOKafkaConsumer(
+            bootstrap_servers=relay.bootstrap_servers,
+            auto_offset_reset="earliest",
+            fetch_max_wait_ms=100,
+        ) as c:
+            c.assign([tp])
+            start = time.monotonic()
+            with pytest.raises(RecordTooLargeError) as info:
+                while time.monotonic() - start < 30:
+                    assert await c.getmany(timeout_ms=500) == {}
+            assert time.monotonic() - start < 10
+            assert f"topic {topic!r} partition 0 offset 0" in str(info.value)
+            fetches = relay.forwarded[m.FetchRequest.API_KEY]
+            assert fetches <= 6  # the first fetch, one more try (maybe a long poll in flight)
+            with pytest.raises(RecordTooLargeError):  # again, until the user seeks
+                await c.getone()
+            await asyncio.sleep(1)
+            assert relay.forwarded[m.FetchRequest.API_KEY] <= fetches + 1  # no fetch loop
+            warnings = [
+                r for r in caplog.records if r.levelno >= logging.WARNING and topic in r.message
+            ]
+            assert len(warnings) == 1, warnings
+            relay.rewrite_responses(m.FetchRequest.API_KEY, None)
+            c.seek(tp, 0)
+            got = await read(c, 20)
+            assert [r.value for r in got] == [b"r-%d" % i for i in range(20)]
+
+
+async def test_records_larger_than_fetch_limits_are_delivered(
+    kafka: KafkaCluster, new_topic: NewTopic
+) -> None:
+    """KIP-74: a record larger than max_partition_fetch_bytes (and fetch_max_bytes)
+    still comes back whole from a real broker, on two partitions at once, between small
+    records."""
+    topic = new_topic(partitions=2)
+    big = [bytes([i]) * 300_000 for i in range(3)]
+    for p in range(2):
+        values = [b"small-0", big[0], b"small-2", big[1], big[2], b"small-5"]
+        produce(kafka.bootstrap_servers, topic, values, partition=p)
+    async with consumer(
+        kafka, max_partition_fetch_bytes=64 * 1024, fetch_max_bytes=100 * 1024
+    ) as c:
+        tps = [TopicPartition(topic, p) for p in range(2)]
+        c.assign(tps)
+        got = await read(c, 12, timeout=30)
+        for tp in tps:
+            values = [r.value for r in got if r.partition == tp.partition]
+            assert values == [b"small-0", big[0], b"small-2", big[1], big[2], b"small-5"]

@@ -10,6 +10,9 @@ other request through unchanged::
         relay.fail_next(CreateTopicsRequest.API_KEY, NOT_CONTROLLER, count=2)
         admin = AIOKafkaAdminClient(bootstrap_servers=relay.bootstrap_servers)
 
+It can also rewrite the broker's answers of an API in flight
+(:meth:`InjectingRelay.rewrite_responses`), for bytes a healthy broker never sends.
+
 Metadata answers are rewritten to advertise the relay instead of the broker, so the
 client's later connections go through it too; hence a single broker only. Answers
 keep the order of their requests on each connection, as a broker's do. Runs on the
@@ -24,6 +27,7 @@ import contextlib
 import struct
 from collections.abc import Callable
 from types import TracebackType
+from typing import TypeAlias
 
 from aiokafka.protocol._gen import create_topics as _ct
 from aiokafka.protocol._gen import metadata as _md
@@ -53,6 +57,10 @@ def _create_topics_error(body: memoryview, version: int, code: int) -> bytes:
 _ERROR_ANSWERS: dict[int, Callable[[memoryview, int, int], bytes]] = {
     _ct.CreateTopicsRequest.API_KEY: _create_topics_error,
 }
+
+
+#: Rewrites a response body (after the header): ``(body, version) -> new body``.
+Rewrite: TypeAlias = Callable[[bytes, int], bytes]
 
 
 def _body_offset(frame: memoryview, api_key: int, version: int, client_len: int) -> int:
@@ -90,6 +98,7 @@ class InjectingRelay:
         self._tasks: set[asyncio.Task[None]] = set()
         self._writers: set[asyncio.StreamWriter] = set()
         self._plan: dict[int, collections.deque[int]] = {}
+        self._rewrites: dict[int, Rewrite] = {}
         self.injected: dict[int, int] = {}
         """API key -> how many requests the relay answered itself."""
         self.forwarded: dict[int, int] = {}
@@ -111,6 +120,16 @@ class InjectingRelay:
         if count < 1:
             raise ValueError(f"count must be >= 1, got {count}")
         self._plan.setdefault(api_key, collections.deque()).extend([error_code] * count)
+
+    def rewrite_responses(self, api_key: int, rewrite: Rewrite | None) -> None:
+        """Pass every later answer of ``api_key`` through ``rewrite`` (``None``: stop).
+
+        The response header is kept; it must carry no tagged fields (brokers send none).
+        """
+        if rewrite is None:
+            self._rewrites.pop(api_key, None)
+        else:
+            self._rewrites[api_key] = rewrite
 
     async def start(self) -> InjectingRelay:
         self._server = await asyncio.start_server(self._accept, self.host, 0)
@@ -202,6 +221,10 @@ class InjectingRelay:
             _corr, api_key, version, _own = order.popleft()
             if api_key == _md.MetadataRequest.API_KEY:
                 frame = self._advertise_self(frame, version)
+            rewrite = self._rewrites.get(api_key)
+            if rewrite is not None:
+                head = len(_response_header(api_key, version, 0))
+                frame = frame[:head] + rewrite(frame[head:], version)
             writer.write(framed(frame))
             self._flush_own(writer, order)
             await writer.drain()
