@@ -58,7 +58,10 @@ class Secret:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Secret):
             return NotImplemented
-        return hmac.compare_digest(self._value.encode(), other._value.encode())
+        return hmac.compare_digest(
+            self._value.encode("utf-8", "surrogatepass"),
+            other._value.encode("utf-8", "surrogatepass"),
+        )
 
     def __hash__(self) -> int:
         # str hashes are salted per process, so this reveals nothing portable.
