@@ -233,6 +233,22 @@ class PartitionRecords:
         state.position_epoch = rec.leader_epoch
         return rec
 
+    def take_within_batch(self) -> ConsumerRecord[Any, Any] | None:
+        """The next record of the decoded batch unless it is that batch's last (whose
+        position is the batch's end, not its offset + 1), the position moved, or the
+        partition is paused; ``None`` then (``async for``'s hot path: ask
+        :meth:`take_one`)."""
+        recs = self._recs
+        i = self._recs_idx
+        state = self.state
+        if i >= len(recs) - 1 or self.epoch != state.epoch or state.paused:
+            return None
+        rec = recs[i]
+        self._recs_idx = i + 1
+        state.position = rec.offset + 1
+        state.position_epoch = rec.leader_epoch
+        return rec
+
     def _load_next_batch(self) -> bool:
         """Decode the next batch into ``_recs``; False when no batch is left.
 

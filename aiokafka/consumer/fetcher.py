@@ -16,11 +16,15 @@ task, and :meth:`Fetcher.close` cancels and awaits them all. Each turn the loop
 5. sleeps on an event until a response arrives, the user drains the buffer, the
    assignment/positions/pause state change, or a back-off expires. It never polls.
 
-The buffer holds, per partition, at most :data:`MAX_CHUNKS_PER_PARTITION` fetched
+The buffer (:mod:`aiokafka.consumer.fetch_buffer`) holds, per partition, at most
+:data:`MAX_CHUNKS_PER_PARTITION` fetched
 :class:`~aiokafka.consumer.fetch_records.PartitionRecords`, so at most that many
 ``max_partition_fetch_bytes`` per partition (and ``fetch_max_bytes`` per request).
 Data fetched for a position that has since moved (seek, reset, reassignment) is
-dropped, both on arrival and when the user pulls it.
+dropped, both on arrival and when the user pulls it. A partition whose data holds no
+complete batch at its position is handled by :mod:`aiokafka.consumer.partial_batch`
+(grown limit, one more fetch, then ``RecordTooLargeError``), never re-fetched in a
+loop.
 """
 
 from __future__ import annotations
@@ -28,8 +32,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from aiokafka.cluster import AIOKafkaClient
@@ -47,6 +50,7 @@ from aiokafka.protocol import messages as m
 from aiokafka.structs import BrokerMetadata, ConsumerRecord, TopicPartition
 
 from .config import ConsumerConfig
+from .fetch_buffer import MAX_CHUNKS_PER_PARTITION, FetchBuffer, Records
 from .fetch_records import PartitionRecords
 from .fetch_session import (
     FIRST_TOPIC_ID_VERSION,
@@ -65,15 +69,10 @@ __all__ = ["MAX_CHUNKS_PER_PARTITION", "Fetcher"]
 
 log = logging.getLogger(__name__)
 
-#: Fetched responses buffered per partition: one being consumed, one prefetched, so
-#: the next fetch overlaps with the user's processing.
-MAX_CHUNKS_PER_PARTITION = 2
 # Back-off key of the validation task in _node_backoff (-1 metadata, -2 positions).
 _VALIDATION_KEY = -3
 _OFFSET_OUT_OF_RANGE = OffsetOutOfRangeError.errno
 _CORRUPT = CorruptRecordError.errno
-
-Records = dict[TopicPartition, list[ConsumerRecord[Any, Any]]]
 
 
 class Fetcher:
@@ -84,7 +83,15 @@ class Fetcher:
         subscriptions: The consumer's subscription state.
         config: The consumer config.
         offsets: Offset look-ups (positions of partitions without one).
+
+    Attributes:
+        next_record_fast: ``async for``'s hot path: the next record of the chunk the
+            last :meth:`next_record` took from when that needs no checks, else
+            ``None`` ("ask next_record"). Bound to
+            :meth:`FetchBuffer.next_record_fast` itself: no extra call per record.
     """
+
+    next_record_fast: Callable[[], ConsumerRecord[Any, Any] | None]
 
     def __init__(
         self,
@@ -97,19 +104,16 @@ class Fetcher:
         self._subs = subscriptions
         self._config = config
         self._offsets = offsets
-        self._buffer: dict[TopicPartition, deque[PartitionRecords]] = {}
         self._sessions: dict[int, FetchSession] = {}
         self._in_flight: dict[int, asyncio.Task[None]] = {}
         self._node_backoff: dict[int, float] = {}
         self._tp_backoff: dict[TopicPartition, float] = {}
         self._wakeup = asyncio.Event()  # wakes the fetch loop
+        self._buffer = FetchBuffer(subscriptions, self._wakeup.set)
+        self.next_record_fast = self._buffer.next_record_fast
         self._data_ready = asyncio.Event()  # wakes getmany/getone waiters
         self._task: asyncio.Task[None] | None = None
         self._fatal: BaseException | None = None
-        # A partition whose error was skipped so others' records could be returned.
-        self._deferred_error: TopicPartition | None = None
-        # The chunk getone() took from last, for next_record_fast().
-        self._current: PartitionRecords | None = None
         self._closed = False
         self._tracked_version = -1
         self._refresh_wanted = False
@@ -133,6 +137,7 @@ class Fetcher:
     async def close(self) -> None:
         """Cancel the loop and its in-flight fetches and wait for them; wake waiters."""
         self._closed = True
+        self._buffer.clear()  # next_record_fast() returns nothing from now on
         self._subs.remove_listener(self._on_subscription_change)
         while True:
             # Re-collected each round: a cancellation swallowed by a library call
@@ -147,7 +152,6 @@ class Fetcher:
             await asyncio.wait(pending, timeout=1.0)
         self._in_flight.clear()
         self._buffer.clear()
-        self._current = None
         self._data_ready.set()
 
     def _on_subscription_change(self) -> None:
@@ -232,7 +236,7 @@ class Fetcher:
 
     async def _update_positions(self) -> None:
         subs = self._subs
-        missing = [tp for tp in subs.missing_positions() if not self._has_error(tp)]
+        missing = [tp for tp in subs.missing_positions() if not self._buffer.has_error(tp)]
         if not missing:
             return
         if self._node_backoff.get(-2, 0.0) > time.monotonic():
@@ -266,7 +270,7 @@ class Fetcher:
         """
 
         def store(tp: TopicPartition, exc: KafkaError) -> None:
-            if not self._has_error(tp):
+            if not self._buffer.has_error(tp):
                 self._push_error(tp, exc)
 
         await resolve_positions(
@@ -274,38 +278,19 @@ class Fetcher:
         )
         self._wakeup.set()
 
-    def _has_error(self, tp: TopicPartition) -> bool:
-        chunks = self._buffer.get(tp)
-        if not chunks:
-            return False
-        last = chunks[-1]
-        return last.error is not None and not last.is_stale
-
     def _push_error(self, tp: TopicPartition, exc: KafkaError, offset: int | None = None) -> None:
         state = self._subs.get(tp)
         if state is None:
             return
         if offset is None:
             offset = state.position if state.position is not None else -1
-        self._buffer.setdefault(tp, deque()).append(
-            PartitionRecords(tp, state, offset, None, error=exc)
-        )
+        self._buffer.add(tp, PartitionRecords(tp, state, offset, None, error=exc))
         self._data_ready.set()
 
     # -- sending ------------------------------------------------------------------------
 
     def _fetch_offset(self, tp: TopicPartition, state: PartitionState) -> int | None:
-        """Where the next fetch of ``tp`` starts, or ``None`` if it has no room."""
-        chunks = self._buffer.get(tp)
-        if chunks:
-            while chunks and chunks[0].is_stale:
-                chunks.popleft().drop()
-            if chunks:
-                last = chunks[-1]
-                if len(chunks) >= MAX_CHUNKS_PER_PARTITION or last.error is not None:
-                    return None
-                return last.next_fetch_offset
-        return state.position
+        return self._buffer.fetch_offset(tp, state)
 
     def _send_fetches(self) -> None:
         now = time.monotonic()
@@ -318,12 +303,12 @@ class Fetcher:
         max_bytes = self._partials.max_bytes
         need_metadata = False
         for tp, state in self._subs.items():
-            if not state.is_fetchable or tp in self._tp_backoff or self._has_error(tp):
+            if not state.is_fetchable or tp in self._tp_backoff or self._buffer.has_error(tp):
                 continue
             if self._validator.needs_validation(tp, state, cluster.leader_epoch(tp)):
                 # Data fetched from the old leader may lie beyond the new leader's
                 # log end; it is fetched again once the position is validated.
-                self._drop_buffered(tp)
+                self._buffer.drop(tp)
                 continue
             offset = self._fetch_offset(tp, state)
             if offset is None:
@@ -344,13 +329,6 @@ class Fetcher:
             self._in_flight[node] = asyncio.create_task(
                 self._fetch_node(node, session, wanted), name=f"aiokafka-fetch-{node}"
             )
-
-    def _drop_buffered(self, tp: TopicPartition) -> None:
-        chunks = self._buffer.pop(tp, None)
-        for chunk in chunks or ():
-            chunk.drop()
-        if self._current is not None and self._current.tp == tp:
-            self._current = None
 
     def _read_replica(self, tp: TopicPartition, state: PartitionState, now: float) -> int | None:
         """The replica the leader preferred (KIP-392) while valid, else the leader."""
@@ -390,7 +368,7 @@ class Fetcher:
             return
         if self._node_backoff.get(_VALIDATION_KEY, 0.0) > time.monotonic():
             return
-        tps = [tp for tp in self._validator.pending() if not self._has_error(tp)]
+        tps = [tp for tp in self._validator.pending() if not self._buffer.has_error(tp)]
         if tps:
             self._validating = asyncio.create_task(
                 self._validate(tps), name="aiokafka-fetcher-validation"
@@ -569,7 +547,7 @@ class Fetcher:
                 self._on_incomplete(tp, sent, records, chunk.size)  # a partial batch only
                 return
             self._partials.on_progress(tp)
-            self._buffer.setdefault(tp, deque()).append(chunk)
+            self._buffer.add(tp, chunk)
             self._data_ready.set()
             return
         if code == _OFFSET_OUT_OF_RANGE:
@@ -621,121 +599,19 @@ class Fetcher:
         if self._closed:
             raise ConsumerStoppedError("the consumer was stopped")
 
-    def _raise_deferred(self, partitions: frozenset[TopicPartition] | None) -> None:
-        """Raise the error a previous call skipped to return other partitions' records."""
-        tp = self._deferred_error
-        if tp is None:
-            return
-        self._deferred_error = None
-        if partitions is not None and tp not in partitions:
-            return
-        chunks = self._buffer.get(tp)
-        if not chunks:
-            return
-        chunk = chunks[0]
-        if chunk.is_stale or chunk.state.paused or chunk.has_records or chunk.error is None:
-            return
-        raise chunk.error
-
     def drain(
         self, partitions: frozenset[TopicPartition] | None, max_records: int | None
     ) -> Records:
-        """Take buffered records without waiting.
-
-        A partition's stored error (corrupt batch, out of range with
-        ``auto_offset_reset="none"``, authorization) does not hold up the others:
-        their records are returned first and the error is raised by the next call
-        (or by this one when no other partition has records).
+        """Take buffered records without waiting (see :meth:`FetchBuffer.drain`).
 
         Raises:
-            KafkaError: a partition's stored error, see above.
+            ConsumerStoppedError: the consumer was stopped, or the fetcher failed.
+            KafkaError: a partition's stored error (corrupt batch, out of range with
+                ``auto_offset_reset="none"``, authorization, record too large), raised
+                once other partitions' records were returned.
         """
         self._check_usable()
-        self._raise_deferred(partitions)
-        self._current = None
-        result: Records = {}
-        remaining = max_records
-        buffer = self._buffer
-        freed = False
-        error: tuple[TopicPartition, KafkaError] | None = None
-        for tp in list(buffer):
-            if partitions is not None and tp not in partitions:
-                continue
-            chunks = buffer[tp]
-            state = chunks[0].state if chunks else None
-            if state is None or self._subs.get(tp) is not state:
-                for c in chunks:
-                    c.drop()
-                del buffer[tp]
-                freed = True
-                continue
-            if state.paused:
-                continue
-            taken: list[ConsumerRecord[Any, Any]] | None = None
-            while chunks:
-                chunk = chunks[0]
-                if chunk.is_stale:
-                    chunks.popleft().drop()
-                    freed = True
-                    continue
-                try:
-                    recs = chunk.take(remaining)
-                except KafkaError as exc:
-                    if error is None:
-                        error = (tp, exc)
-                    break
-                if recs:
-                    if taken is None:
-                        taken = recs
-                    else:
-                        taken.extend(recs)
-                    if remaining is not None:
-                        remaining -= len(recs)
-                if chunk.is_drained:
-                    chunks.popleft()
-                    freed = True
-                elif not recs:
-                    break  # an error waits behind the records taken
-                if remaining == 0:
-                    break
-            if taken:
-                result[tp] = taken
-            if not chunks:
-                del buffer[tp]
-            else:
-                # Round-robin: a partition with more data goes to the back, so a small
-                # max_records cannot starve the others.
-                buffer[tp] = buffer.pop(tp)
-            if remaining == 0:
-                break
-        if freed:
-            self._wakeup.set()
-        if error is not None:
-            if not result:
-                raise error[1]
-            self._deferred_error = error[0]
-        return result
-
-    def next_record_fast(self) -> ConsumerRecord[Any, Any] | None:
-        """The next record of the chunk the last :meth:`next_record` used, if that is
-        trivially safe (``async for``'s hot path); ``None`` means "ask next_record".
-
-        Only records that are not the last of their batch are served here, so the
-        position is always the record's offset + 1.
-        """
-        chunk = self._current
-        if chunk is None or self._deferred_error is not None or self._closed:
-            return None
-        state = chunk.state
-        recs = chunk._recs
-        i = chunk._recs_idx
-        if i >= len(recs) - 1 or chunk.epoch != state.epoch or state.paused:
-            return None
-        rec = recs[i]
-        chunk._recs_idx = i + 1
-        state.position = rec.offset + 1
-        state.position_epoch = rec.leader_epoch
-        return rec
+        return self._buffer.drain(partitions, max_records)
 
     def next_record(
         self, partitions: frozenset[TopicPartition] | None
@@ -743,45 +619,11 @@ class Fetcher:
         """One buffered record, or ``None`` (``getone()``'s path).
 
         Raises:
+            ConsumerStoppedError: the consumer was stopped, or the fetcher failed.
             KafkaError: a partition's stored error, as in :meth:`drain`.
         """
         self._check_usable()
-        self._current = None
-        if self._deferred_error is not None:
-            self._raise_deferred(partitions)
-        buffer = self._buffer
-        error: tuple[TopicPartition, KafkaError] | None = None
-        for tp, chunks in buffer.items():
-            if partitions is not None and tp not in partitions:
-                continue
-            while chunks:
-                chunk = chunks[0]
-                if chunk.is_stale or self._subs.get(tp) is not chunk.state:
-                    chunks.popleft().drop()
-                    self._wakeup.set()
-                    continue
-                if chunk.state.paused:
-                    break
-                try:
-                    rec = chunk.take_one()
-                except KafkaError as exc:
-                    if error is None:
-                        error = (tp, exc)
-                    break
-                if rec is not None:
-                    if error is not None:
-                        self._deferred_error = error[0]
-                    elif partitions is None:
-                        self._current = chunk
-                    return rec
-                chunks.popleft()
-                self._wakeup.set()
-        # Nothing found: drop emptied partitions (not while iterating).
-        for tp in [tp for tp, c in buffer.items() if not c]:
-            del buffer[tp]
-        if error is not None:
-            raise error[1]
-        return None
+        return self._buffer.next_record(partitions)
 
     async def wait_for_data(self, timeout: float | None) -> bool:
         """Wait until new data (or a state change) may be available, or ``timeout``.
@@ -800,16 +642,11 @@ class Fetcher:
 
     def forget(self, partitions: Iterable[TopicPartition]) -> None:
         """Drop buffered data of ``partitions`` (e.g. revoked by a rebalance)."""
-        self._current = None
-        for tp in partitions:
-            chunks = self._buffer.pop(tp, None)
-            for c in chunks or ():
-                c.drop()
-        self._wakeup.set()
+        self._buffer.forget(partitions)
 
     def buffered_partitions(self) -> frozenset[TopicPartition]:
         """Partitions with buffered chunks (for tests and diagnostics)."""
-        return frozenset(tp for tp, c in self._buffer.items() if c)
+        return self._buffer.partitions()
 
 
 async def _wait_event(event: asyncio.Event, timeout: float | None) -> None:
