@@ -429,7 +429,9 @@ async def test_incomplete_first_batch_raises_record_too_large(
             await asyncio.sleep(1)
             assert relay.forwarded[m.FetchRequest.API_KEY] <= fetches + 1  # no fetch loop
             warnings = [
-                r for r in caplog.records if r.levelno >= logging.WARNING and topic in r.message
+                r
+                for r in caplog.records
+                if r.levelno >= logging.WARNING and topic in r.getMessage()
             ]
             assert len(warnings) == 1, warnings
             relay.rewrite_responses(m.FetchRequest.API_KEY, None)

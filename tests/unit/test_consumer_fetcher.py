@@ -192,3 +192,34 @@ def test_prefetch_depth_limits_fetchable_partitions() -> None:
     fetcher._handle_response(1, session, plan, 12, response, {}, {A: state.epoch})
     assert fetcher._fetch_offset(A, state) is None  # two chunks buffered: no more room
     assert [r.offset for r in fetcher.drain(None, None)[A]] == [0, 1, 2, 3]
+
+
+def test_next_record_fast_stays_within_a_batch() -> None:
+    """``async for``'s hot path serves only records that are not the last of their
+    batch, from the chunk next_record() used, and stops at a seek, a pause or close."""
+    fetcher, subs, _ = make()
+    assert fetcher.next_record_fast() is None  # nothing taken yet
+    respond(fetcher, {A: pdata(A, records(0, 3) + records(3, 3))})
+    first = fetcher.next_record(None)
+    assert first is not None and first.offset == 0
+    second = fetcher.next_record_fast()
+    assert second is not None and second.offset == 1 and subs.state(A).position == 2
+    assert fetcher.next_record_fast() is None  # offset 2 ends its batch: the slow path
+    third = fetcher.next_record(None)
+    assert third is not None and third.offset == 2 and subs.state(A).position == 3
+    assert fetcher.next_record(None).offset == 3  # type: ignore[union-attr]
+    subs.pause([A])
+    assert fetcher.next_record_fast() is None
+    subs.resume([A])
+    assert fetcher.next_record_fast().offset == 4  # type: ignore[union-attr]
+    subs.seek(A, 0)
+    assert fetcher.next_record_fast() is None
+
+
+async def test_close_ends_the_fast_path() -> None:
+    fetcher, _, _ = make()
+    respond(fetcher, {A: pdata(A, records(0, 5))})
+    assert fetcher.next_record(None) is not None
+    await fetcher.close()
+    assert fetcher.next_record_fast() is None
+    assert fetcher.buffered_partitions() == frozenset()
