@@ -131,20 +131,22 @@ class PartialBatches:
             incident = self._incidents[tp] = _Incident(offset)
         declared = declared_size(data, valid_bytes)
         received = len(data) - valid_bytes
-        if declared is not None and declared > self.cap:
-            return self._fail(
-                tp,
-                offset,
-                f"the record batch there declares {declared} bytes, more than the "
-                f"{self.cap} bytes a fetch may ask for (max_partition_fetch_bytes / "
-                "fetch_max_bytes); increase them to read it",
-            )
-        if limit_hit and sent_max_bytes < self.cap:
-            wanted = sent_max_bytes * 2
-            if declared is not None and declared > wanted:
-                wanted = declared
-            self._grown[tp] = min(wanted, self.cap)
-            return Action.GROW
+        if limit_hit:
+            # A size cut (a length that is not one is a broken response, below).
+            if declared is not None and declared > self.cap:
+                return self._fail(
+                    tp,
+                    offset,
+                    f"the record batch there declares {declared} bytes, more than the "
+                    f"{self.cap} bytes a fetch may ask for (max_partition_fetch_bytes / "
+                    "fetch_max_bytes); increase them to read it",
+                )
+            if sent_max_bytes < self.cap:
+                wanted = sent_max_bytes * 2
+                if declared is not None and declared > wanted:
+                    wanted = declared
+                self._grown[tp] = min(wanted, self.cap)
+                return Action.GROW
         if not incident.retried:
             incident.retried = True
             return Action.RETRY

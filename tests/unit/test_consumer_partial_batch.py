@@ -169,3 +169,15 @@ def test_tracker_forgets_unassigned_and_resets_on_seek_back() -> None:
     assert partials.on_incomplete(A, 0, 1000, cut, 0, False) is Action.RETRY
     # Another offset is a new incident.
     assert partials.on_incomplete(A, 5, 1000, cut, 0, False) is Action.RETRY
+
+
+def test_huge_length_within_the_limit_is_a_broken_response() -> None:
+    """A length field claiming 2 GB in data well under the limit is not a size cut:
+    the error says the response is broken instead of asking for larger limits."""
+    partials = PartialBatches(1000, 10_000)
+    data = batch(0, 2)
+    bad = data[:8] + struct.pack(">i", 2**31 - 1) + data[12:]
+    assert partials.on_incomplete(A, 0, 1000, bad, 0, False) is Action.RETRY
+    error = partials.on_incomplete(A, 0, 1000, bad, 0, False)
+    assert isinstance(error, RecordTooLargeError)
+    assert "broken response" in str(error) and "increase" not in str(error)
