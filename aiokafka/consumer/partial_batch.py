@@ -118,8 +118,8 @@ class PartialBatches:
             data: The partition's ``records`` blob.
             valid_bytes: Bytes of ``data`` taken by complete batches (all of them
                 before ``offset``); the incomplete batch starts there.
-            limit_hit: The request's limits could be what cut the data (it filled
-                the partition's limit, or the response filled the request's).
+            limit_hit: The request's limit could be what cut the data (it filled
+                the partition limit the request carried).
 
         Returns:
             :attr:`Action.GROW`, :attr:`Action.RETRY`, or the error to raise to the
@@ -161,7 +161,7 @@ class PartialBatches:
             size = "an unknown size" if declared is None else f"{declared} bytes"
             cause = (
                 f"the broker sent {received} bytes of a record batch that declares {size}, "
-                f"well within the fetch limit of {sent_max_bytes} bytes (a broken response)"
+                f"within the fetch limit of {sent_max_bytes} bytes (a broken response)"
             )
         return self._fail(tp, offset, cause)
 
