@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import shlex
 import sys
+import tempfile
 from pathlib import Path
 
 from .check import table
-from .run import report_markdown, run_scenario
+from .run import Client, report_markdown, run_scenario
 from .schedule import Scenario
+from .snapshot import export
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -29,6 +32,12 @@ def _parser() -> argparse.ArgumentParser:
         help="client under test: this repository's aiokafka, or aiokafka==0.14.0 in "
         "benchmark/.venvs/aiokafka014 (created on first use)",
     )
+    parser.add_argument(
+        "--at-commit",
+        metavar="REV",
+        help="run this repository's aiokafka/ as of commit REV (exported to a temporary "
+        "directory) instead of the working tree",
+    )
     parser.add_argument("--report", type=Path, help="also write the results as Markdown here")
     return parser
 
@@ -36,20 +45,21 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     scenario = Scenario.short(args.seed) if args.short else Scenario(seed=args.seed)
-    changes = {}
     if args.faults is not None:
-        changes["cluster_faults"] = args.faults
+        scenario = dataclasses.replace(scenario, cluster_faults=args.faults)
     if args.rate is not None:
-        changes["rate"] = args.rate
-    if changes:
-        scenario = Scenario(**{**scenario.__dict__, **changes})
-    python, client = sys.executable, None
-    if args.client == "aiokafka014":
-        from benchmark.clients import ensure_venv
+        scenario = dataclasses.replace(scenario, rate=args.rate)
+    with tempfile.TemporaryDirectory(prefix="chaos-src-") as source:
+        client = Client()
+        if args.client == "aiokafka014":
+            from benchmark.clients import ensure_venv
 
-        python, client = str(ensure_venv("aiokafka014", "aiokafka==0.14.0")), "aiokafka 0.14.0"
-    print(f"chaos scenario, seed {scenario.seed}: {scenario}")
-    result = asyncio.run(run_scenario(scenario, python, client))
+            client = Client(str(ensure_venv("aiokafka014", "aiokafka==0.14.0")), "aiokafka 0.14.0")
+        elif args.at_commit:
+            commit = export(args.at_commit, Path(source))
+            client = Client(name=f"aiokafka (this repository) at {commit[:12]}", pythonpath=source)
+        print(f"chaos scenario, seed {scenario.seed}, client {client.name}: {scenario}")
+        result = asyncio.run(run_scenario(scenario, client))
     print()
     print(table(result.figures))
     violations = result.figures.violations()

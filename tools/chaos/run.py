@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 import sys
 import time
@@ -43,6 +44,34 @@ RESTART_TIMEOUT = 180.0
 HEAL_TIMEOUT = 120.0
 WORKER_STOP_TIMEOUT = 150.0
 CATCH_UP_TIMEOUT = 240.0
+#: Seconds between the end of one cluster fault and the start of the next, at least: a
+#: fault then starts on a cluster that has served for a moment, and the figures say
+#: which fault a long wait belongs to.
+QUIET = 3.0
+
+
+@dataclass(frozen=True)
+class Client:
+    """The client under test: the interpreter that runs the workers, and its name.
+
+    Attributes:
+        python: Interpreter of the worker processes (another virtualenv's for another
+            aiokafka version).
+        name: How the results name it.
+        pythonpath: Directory put first on the workers' ``PYTHONPATH`` (a snapshot of
+            ``aiokafka/`` at a commit, :mod:`tools.chaos.snapshot`), if any.
+    """
+
+    python: str = sys.executable
+    name: str = "aiokafka (this repository's working tree)"
+    pythonpath: str | None = None
+
+    def env(self) -> dict[str, str] | None:
+        if self.pythonpath is None:
+            return None
+        inherited = os.environ.get("PYTHONPATH")
+        path = self.pythonpath if not inherited else f"{self.pythonpath}{os.pathsep}{inherited}"
+        return {**os.environ, "PYTHONPATH": path}
 
 
 @dataclass
@@ -54,7 +83,7 @@ class Result:
     figures: check.Figures
     events: list[str] = field(default_factory=list)
     duration: float = 0.0
-    client: str = "aiokafka (this repository)"
+    client: Client = field(default_factory=Client)
     work_dir: Path | None = None
 
 
@@ -63,11 +92,12 @@ class Worker:
     exit nobody asked for is counted and the process restarted too."""
 
     def __init__(
-        self, name: str, argv: list[str], python: str, log_dir: Path, say: Callable[[str], None]
+        self, name: str, argv: list[str], client: Client, log_dir: Path, say: Callable[[str], None]
     ) -> None:
         self.name = name
         self.log = log_dir / f"{name}.log"
-        self._argv = [python, str(WORKER_SCRIPT), *argv, "--log", str(self.log)]
+        self._argv = [client.python, str(WORKER_SCRIPT), *argv, "--log", str(self.log)]
+        self._env = client.env()
         self._out = log_dir / f"{name}.out"
         self._cwd = log_dir
         self._say = say
@@ -91,6 +121,7 @@ class Worker:
                 stderr=asyncio.subprocess.STDOUT,
                 stdin=asyncio.subprocess.DEVNULL,
                 cwd=self._cwd,
+                env=self._env,
             )
         self._respawned.set()
 
@@ -149,13 +180,10 @@ class Worker:
 class ChaosRun:
     """One run of :class:`~tools.chaos.schedule.Scenario` (see the module docstring)."""
 
-    def __init__(
-        self, scenario: Scenario, python: str = sys.executable, client: str | None = None
-    ) -> None:
+    def __init__(self, scenario: Scenario, client: Client | None = None) -> None:
         self.scenario = scenario
         self.schedule = make_schedule(scenario)
-        self.python = python
-        self.client = client or "aiokafka (this repository)"
+        self.client = client or Client()
         self.cluster: KafkaCluster | None = None
         self.proxies: list[FaultProxy] = []
         self.events: list[str] = []
@@ -232,7 +260,7 @@ class ChaosRun:
                 "--duration",
                 "3600",
             ],
-            self.python,
+            self.client,
             log_dir,
             self.say,
         )
@@ -240,7 +268,7 @@ class ChaosRun:
             Worker(
                 f"member-{i}",
                 ["member", *common, "--group", GROUP, "--name", f"member-{i}"],
-                self.python,
+                self.client,
                 log_dir,
                 self.say,
             )
@@ -249,7 +277,7 @@ class ChaosRun:
         eos = Worker(
             "eos",
             ["transactional", *common, "--group", EOS_GROUP, "--output", EOS_OUTPUT],
-            self.python,
+            self.client,
             log_dir,
             self.say,
         )
@@ -315,12 +343,14 @@ class ChaosRun:
     # ------------------------------------------------------------------ faults
 
     async def _cluster_timeline(self, faults: list[Fault]) -> None:
+        quiet_until = 0.0
         for number, fault in enumerate(faults, 1):
-            await self._sleep_until(fault.at)
+            await self._sleep_until(max(fault.at, quiet_until))
             await self._wait_healed()
             self.say(f"fault {number}/{len(faults)}: {fault.describe()}")
             await self._apply(fault)
             self.say(f"fault {number} over")
+            quiet_until = time.monotonic() - self._t0 + QUIET
 
     async def _client_timeline(
         self, faults: list[Fault], members: list[Worker], eos: Worker
@@ -406,7 +436,7 @@ def report_markdown(result: Result, command: str) -> str:
     figures = result.figures
     violations = figures.violations()
     lines = [
-        f"# Chaos run, seed {sc.seed}: {result.client}",
+        f"# Chaos run, seed {sc.seed}: {result.client.name}",
         "",
         f"Command: `{command}`. Duration {result.duration:.0f} s"
         " (cluster start and check included).",
@@ -440,8 +470,6 @@ def report_markdown(result: Result, command: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-async def run_scenario(
-    scenario: Scenario, python: str = sys.executable, client: str | None = None
-) -> Result:
+async def run_scenario(scenario: Scenario, client: Client | None = None) -> Result:
     """Run ``scenario`` once (see :class:`ChaosRun`)."""
-    return await ChaosRun(scenario, python, client).run()
+    return await ChaosRun(scenario, client).run()
