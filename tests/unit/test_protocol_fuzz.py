@@ -400,3 +400,24 @@ def test_unknown_tags_are_kept_and_written_back() -> None:
 def test_bad_lengths_and_text_are_malformed(cls: Any, version: int, body: str) -> None:
     with pytest.raises(KafkaProtocolError):
         cls.decode(bytes.fromhex(body), version)
+
+
+# ---------------------------------------------------------------------------
+# The long fuzzer (tools/fuzz, `make fuzz`), briefly, on every response type
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.timeout(120)
+def test_short_fuzz_run_of_every_response_decoder() -> None:
+    """10,000 inputs of `make fuzz`'s protocol half: only KafkaProtocolError, and every
+    response type at every version is reached."""
+    from tools.fuzz.runner import run_fuzz
+
+    # In-process, with a generous time limit: the machine running the suite is loaded.
+    report = run_fuzz(10_000, workers=0, seed=13, groups="protocol", limit_ms=1000.0)
+    details = "\n".join(f"{f.kind} {f.target}: {f.error}\n{f.trace}" for f in report.failures)
+    assert report.failure_count == 0, details
+    assert report.inputs == 10_000
+    assert {"KafkaProtocolError", "ok"} <= set(report.outcomes)
+    reached = {name.split(" v")[0] for name in report.per_target}
+    assert {cls.__name__ for cls in messages.RESPONSE_TYPES.values()} <= reached

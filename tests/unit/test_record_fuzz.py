@@ -203,3 +203,20 @@ def test_seeded_random_mutations(seed: int) -> None:
                 break
         _read_safely(bytes(data), check_crc=False)
         _read_batch_directly(bytes(data))
+
+
+@pytest.mark.timeout(120)
+def test_short_fuzz_run_of_every_record_reader() -> None:
+    """10,000 inputs of `make fuzz`'s record half (v2, fast path and legacy in every
+    codec, MemoryRecords): only typed errors, every reader reached."""
+    from tools.fuzz.runner import run_fuzz
+
+    report = run_fuzz(10_000, workers=0, seed=13, groups="records", limit_ms=1000.0)
+    details = "\n".join(f"{f.kind} {f.target}: {f.error}\n{f.trace}" for f in report.failures)
+    assert report.failure_count == 0, details
+    assert report.inputs == 10_000
+    assert {"CorruptRecordError", "ok"} <= set(report.outcomes)
+    codecs = ("none", "gzip", "snappy", "lz4", "zstd")
+    readers = {f"{kind}/{codec}" for kind in ("v2", "fast") for codec in codecs}
+    readers |= {f"legacy-v{magic}/{c}" for magic in (0, 1) for c in codecs[:4]}
+    assert readers | {"memory/mixed"} <= set(report.per_target)
