@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import inspect
 import os
 import signal
 import sys
@@ -211,7 +212,11 @@ async def transactional(args: argparse.Namespace) -> None:
             batches = await consumer.getmany(timeout_ms=500, max_records=200)
             if not batches:
                 continue
-            producer.begin_transaction()
+            # A coroutine in aiokafka 0.14, a plain call here: await it only if awaitable.
+            begin: Callable[[], Any] = producer.begin_transaction
+            begun = begin()
+            if inspect.isawaitable(begun):
+                await begun
             try:
                 offsets = {}
                 for tp, records in batches.items():
