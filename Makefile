@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: install kafka lint codegen check-codegen test unit integration demo bench clean chaos fuzz
+.PHONY: install kafka lint codegen check-codegen test unit integration demo bench clean chaos fuzz install-kerberos
 
 # setup.py and the C source too: a changed extension is rebuilt by the next `make`.
 $(STAMP): pyproject.toml setup.py aiokafka/record/_cbuilder.c aiokafka/producer/_cfuture.c
@@ -17,6 +17,26 @@ $(STAMP): pyproject.toml setup.py aiokafka/record/_cbuilder.c aiokafka/producer/
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# Kerberos for the GSSAPI tests (tests/integration/test_gssapi.py): the MIT KDC programs
+# from Debian's packages and the gssapi extra (built against libkrb5-dev). Idempotent;
+# without apt-get or root (or `sudo -n`) it says so and does not fail: those tests then
+# skip with the reason.
+KRB5_PACKAGES := krb5-kdc krb5-admin-server krb5-user libkrb5-dev
+install-kerberos: install
+	@if { command -v krb5kdc || [ -x /usr/sbin/krb5kdc ]; } >/dev/null 2>&1 \
+	    && command -v krb5-config >/dev/null 2>&1; then :; \
+	elif ! command -v apt-get >/dev/null 2>&1; then \
+	  echo "install-kerberos: no apt-get; install $(KRB5_PACKAGES) to run the GSSAPI tests"; \
+	else \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO="sudo -n"; fi; \
+	  APT="$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get -y -q"; \
+	  $$APT install $(KRB5_PACKAGES) >/dev/null 2>&1 \
+	  || { $$APT update >/dev/null 2>&1 && $$APT install $(KRB5_PACKAGES) >/dev/null 2>&1; } \
+	  || echo "install-kerberos: could not apt-get install $(KRB5_PACKAGES); GSSAPI tests will skip"; \
+	fi
+	@$(PY) -c "import gssapi" 2>/dev/null || $(PY) -m pip install --quiet 'gssapi>=1.8' \
+	  || echo "install-kerberos: could not build the gssapi package; GSSAPI tests will skip"
 
 # Resolve the pinned Apache Kafka and its runtime dependencies from Maven Central (once).
 kafka: install
@@ -32,13 +52,13 @@ lint: install check-codegen
 	$(PY) -m ruff check aiokafka tools tests benchmark examples
 	$(PY) -m mypy
 
-test: install kafka lint
+test: install kafka lint install-kerberos
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 unit: install
 	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
 
-integration: install kafka
+integration: install kafka install-kerberos
 	$(PY) -m pytest tests/integration $(PYTEST_ARGS)
 
 demo: install kafka

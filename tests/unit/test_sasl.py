@@ -287,3 +287,34 @@ def test_gssapi_missing_package_names_extra(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setitem(sys.modules, "gssapi", None)  # makes `import gssapi` fail
     with pytest.raises(ImportError, match=r"pip install aiokafka\[gssapi\]"):
         GssapiMechanism("kafka", "h")
+
+
+class _NoTicketError(Exception):
+    """Stands in for gssapi's GSSError tree (not a KafkaError)."""
+
+
+class FailingGssContext(FakeGssContext):
+    def __init__(self, fail_on_step: int) -> None:
+        super().__init__()
+        self.fail_on_step = fail_on_step
+
+    def step(self, token: bytes | None = None) -> bytes | None:
+        if len(self.steps) == self.fail_on_step:
+            raise _NoTicketError("No Kerberos credentials available")
+        return super().step(token)
+
+
+@pytest.mark.parametrize("fail_on_step", [0, 1])
+def test_gssapi_context_errors_become_authentication_failed(fail_on_step: int) -> None:
+    # Regression: gssapi's own GSSError (no ticket, unknown service principal) escaped
+    # producer.start() untyped (tests/integration/test_gssapi.py sees it for real).
+    mech = GssapiMechanism("kafka", "broker.example", context=FailingGssContext(fail_on_step))
+    with pytest.raises(
+        AuthenticationFailedError, match=r"kafka@broker\.example.*No Kerberos"
+    ) as info:
+        if fail_on_step == 0:
+            mech.initial_response()
+        else:
+            mech.initial_response()
+            mech.step(b"AP-REP")
+    assert isinstance(info.value.__cause__, _NoTicketError)

@@ -14,6 +14,8 @@ SECURITY_PROTOCOLS = {
     "SSL": "SSL",
     "SASL_SSL": "SASL_SSL",
     "CONTROLLER": "PLAINTEXT",
+    # rig.GssapiListener's Kerberos-only listener; its SASL settings come from the rig.
+    "GSSAPI": "SASL_PLAINTEXT",
 }
 
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")

@@ -37,6 +37,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from tools.kerberos.broker import GSSAPI_LISTENER, GssapiListener
+
 from . import wire
 from .config import DEFAULT_USERS, NodeSpec, log4j2_properties, server_properties
 from .fetch import LIBS_DIR, ensure_jars
@@ -230,6 +232,7 @@ class KafkaCluster:
             Clients then reach the node only through that port; so does inter-broker
             traffic (replication, transaction markers), which follows the advertised
             address. The rig's own probes still use the real port.
+        gssapi: Add the Kerberos listener ``GSSAPI`` (``bootstrap("GSSAPI")``).
     """
 
     def __init__(
@@ -246,6 +249,7 @@ class KafkaCluster:
         racks: bool | Sequence[str] | None = None,
         features: dict[str, int] | None = None,
         advertised_ports: dict[int, int] | None = None,
+        gssapi: GssapiListener | None = None,
     ) -> None:
         if num_nodes < 1:
             raise ValueError("num_nodes must be at least 1")
@@ -258,6 +262,9 @@ class KafkaCluster:
         if unknown:
             raise ValueError(f"listeners: unknown {sorted(unknown)}, known {ALL_LISTENERS}")
         self.listeners = ["PLAINTEXT", *(name for name in chosen if name != "PLAINTEXT")]
+        self.gssapi = gssapi
+        if gssapi is not None:
+            self.listeners.append(GSSAPI_LISTENER)
         self.num_nodes = num_nodes
         self.auto_create_topics = auto_create_topics
         self.users = dict(users or DEFAULT_USERS)
@@ -359,6 +366,7 @@ class KafkaCluster:
             )
             for i, n in enumerate(self.nodes)
         ]
+        kerberos = self.gssapi.server_properties() if self.gssapi else {}
         for spec, node in zip(specs, self.nodes, strict=True):
             node.config_file.write_text(
                 server_properties(
@@ -367,7 +375,7 @@ class KafkaCluster:
                     auto_create_topics=self.auto_create_topics,
                     users=self.users,
                     tls=self.tls,
-                    extra={**self.extra_config, **self._advertised(node)},
+                    extra={**kerberos, **self.extra_config, **self._advertised(node)},
                 )
             )
             (node.dir / "log4j2.properties").write_text(log4j2_properties(node.log_file))
@@ -463,6 +471,8 @@ class KafkaCluster:
             f"-Dlog4j2.configurationFile={node.dir / 'log4j2.properties'}",
             f"-Dkafka.logs.dir={node.dir / 'logs'}",
         ]
+        if self.gssapi is not None:
+            props.append(f"-Djava.security.krb5.conf={self.gssapi.krb5_conf}")
         cmd = self._java(
             "kafka.Kafka", str(node.config_file), xmx=self.heap, xms="256m", props=props
         )

@@ -82,20 +82,28 @@ class GssapiMechanism(SaslMechanism):
         self._ctx = (
             context if context is not None else create_gssapi_context(service_name, hostname)
         )
+        self._target = f"{service_name}@{hostname}"
         self._phase = "context"
 
-    def _first_message(self) -> bytes:
-        token = self._ctx.step(None)
+    def _step(self, token: bytes | None) -> bytes:
+        try:
+            out = self._ctx.step(token)
+        except Exception as exc:  # gssapi raises its own GSSError tree
+            # No ticket, no keytab, an unknown service principal, a KDC that cannot be
+            # reached: Kerberos's own message says which, so it goes into the error.
+            raise AuthenticationFailedError(
+                f"GSSAPI: cannot authenticate to Kerberos service {self._target}: {exc}"
+            ) from exc
         if self._ctx.complete:
             self._phase = "layer"
-        return token or b""
+        return out or b""
+
+    def _first_message(self) -> bytes:
+        return self._step(None)
 
     def _next_message(self, challenge: bytes) -> bytes | None:
         if self._phase == "context":
-            token = self._ctx.step(challenge)
-            if self._ctx.complete:
-                self._phase = "layer"
-            return token or b""
+            return self._step(challenge)
         if self._phase == "layer":
             return self._choose_layer(challenge)
         if challenge:
