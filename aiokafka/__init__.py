@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from aiokafka.admin import AIOKafkaAdminClient
     from aiokafka.cluster import AIOKafkaClient
     from aiokafka.consumer import AIOKafkaConsumer
+    from aiokafka.errors import ConsumerStoppedError, IllegalOperation
     from aiokafka.producer import AIOKafkaProducer
     from aiokafka.structs import (
         ConsumerRecord,
@@ -34,6 +35,8 @@ _LAZY = {
     "AIOKafkaProducer": "aiokafka.producer",
     "ConsumerRebalanceListener": "aiokafka.abc",
     "ConsumerRecord": "aiokafka.structs",
+    "ConsumerStoppedError": "aiokafka.errors",
+    "IllegalOperation": "aiokafka.errors",
     "OffsetAndMetadata": "aiokafka.structs",
     "OffsetAndTimestamp": "aiokafka.structs",
     "RecordMetadata": "aiokafka.structs",
@@ -47,6 +50,8 @@ __all__ = [
     "AIOKafkaProducer",
     "ConsumerRebalanceListener",
     "ConsumerRecord",
+    "ConsumerStoppedError",
+    "IllegalOperation",
     "OffsetAndMetadata",
     "OffsetAndTimestamp",
     "RecordMetadata",

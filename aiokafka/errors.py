@@ -629,6 +629,11 @@ def transaction_error_kind(
     return TransactionErrorKind.ABORTABLE
 
 
+#: aiokafka's table of the broker error classes by code (``errno`` -> class); prefer
+#: :func:`for_code`, which also covers codes newer than this table.
+kafka_errors: dict[int, type[BrokerResponseError]] = dict(ERROR_CLASSES)
+
+
 def _adopt_classes() -> None:
     # Show the classes defined in the private modules as aiokafka.errors.X in
     # tracebacks and docs; pickle finds them there too, since this module exports them.

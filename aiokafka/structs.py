@@ -16,6 +16,9 @@ from typing import Any, Generic, NamedTuple, TypeVar, cast
 
 from typing_extensions import Self
 
+# aiokafka 0.14's structs module imported KafkaError, and code imports it from here.
+from aiokafka.errors import KafkaError as KafkaError
+
 __all__ = [
     "KT",
     "VT",

@@ -104,7 +104,8 @@ class GroupsMixin(AdminBase):
                 (ListGroups v5+).
 
         Returns:
-            Groups sorted by id; ``(group_id, protocol_type)`` unpack as in aiokafka.
+            Groups sorted by id; each is the pair ``(group_id, protocol_type)`` as in
+            aiokafka, with ``.state`` and ``.group_type`` as attributes.
 
         Raises:
             aiokafka.errors.KafkaError: a broker failed to answer or reported an error.
@@ -127,6 +128,23 @@ class GroupsMixin(AdminBase):
                     g.group_id, g.protocol_type, g.group_state or None, g.group_type or None
                 )
         return [found[k] for k in sorted(found)]
+
+    async def find_coordinator(self, group_id: str, coordinator_type: int = 0) -> int:
+        """The node id of the coordinator of a group (``coordinator_type=0``) or of a
+        transactional id (``1``), as in aiokafka. Retriable errors are retried.
+
+        Raises:
+            aiokafka.errors.GroupAuthorizationFailedError: and other FindCoordinator
+                errors that are not retriable.
+            ValueError: ``coordinator_type`` is neither 0 nor 1.
+        """
+        key = _group_id(group_id)
+        key_type = CoordinatorType(coordinator_type)
+
+        async def attempt() -> int:
+            return await self._client.coordinator_for(key, key_type)
+
+        return await self._client.call_with_retry(attempt, self._deadline())
 
     async def _group_coordinators(
         self, group_ids: list[str], forced: int | None
@@ -163,6 +181,10 @@ class GroupsMixin(AdminBase):
             group_coordinator_id: Send to this broker instead of looking up each
                 group's coordinator (aiokafka's argument).
             include_authorized_operations: Also report what the caller may do.
+
+        Returns:
+            One description per group, in order; each also answers aiokafka's
+            ``.groups`` (the DescribeGroups tuples of that group).
         """
         groups = _group_ids("group_ids", group_ids)
 

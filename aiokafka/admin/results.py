@@ -1,14 +1,27 @@
 """Typed results of the admin client's operations (immutable dataclasses).
 
-Where aiokafka returned tuples (``list_consumer_groups``) the result is a
-``NamedTuple`` whose leading fields are aiokafka's, so unpacking keeps working.
+aiokafka 0.14 returned raw protocol responses, dicts and tuples. Every typed result
+here also answers the aiokafka shape of the same call, so code written for aiokafka
+runs unchanged (``docs/migration-from-aiokafka.md`` has the table):
+
+* ``create_topics(...)`` returns :class:`TopicCreationResults` (a dict by topic name)
+  with aiokafka's ``.topic_errors`` list of ``(topic, error_code, error_message)``.
+* ``describe_topics()`` items (:class:`TopicDescription`) and ``describe_cluster()``
+  (:class:`ClusterDescription`) are subscriptable with aiokafka's dict keys
+  (``t["topic"]``, ``t["partitions"]``, ``c["controller_id"]``, ...).
+* ``describe_configs(...)`` items answer ``.resources`` and
+  ``describe_consumer_groups(...)`` items answer ``.groups`` with aiokafka's response
+  tuples (one resource or group per item).
+* ``list_consumer_groups()`` items are ``(group_id, protocol_type)`` pairs with
+  ``state`` and ``group_type`` as extra attributes.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import KeysView
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any
 
 from aiokafka.admin.acl_types import AclOperation
 from aiokafka.admin.scram import ScramMechanism
@@ -34,10 +47,51 @@ __all__ = [
     "ReplicaInfo",
     "ScramCredentialInfo",
     "TopicCreationResult",
+    "TopicCreationResults",
     "TopicDescription",
     "TransactionDescription",
     "TransactionListing",
 ]
+
+
+# Kafka sends INT32_MIN as authorized operations when they were not requested.
+_OPS_NOT_REQUESTED = -(2**31)
+
+
+def _ops_bits(ops: frozenset[AclOperation] | None) -> int:
+    if ops is None:
+        return _OPS_NOT_REQUESTED
+    return sum(1 << int(op) for op in ops)
+
+
+def _error_code(error: KafkaError | None) -> int:
+    if error is None:
+        return 0
+    return error.errno if error.errno is not None else -1
+
+
+class _DictKeys:
+    """aiokafka's dict keys on a typed result: ``result["key"]``, ``.keys()``, ``.get()``.
+
+    Only lookups by key; iteration and equality stay the dataclass's.
+    """
+
+    def _legacy(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def __getitem__(self, key: str) -> Any:
+        return self._legacy()[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._legacy()
+
+    def keys(self) -> KeysView[str]:
+        """aiokafka's dict keys (``dict(result)`` gives aiokafka's dict)."""
+        return self._legacy().keys()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """``result[key]``, or ``default`` for a key aiokafka's dict does not have."""
+        return self._legacy().get(key, default)
 
 
 @dataclass(frozen=True)
@@ -59,9 +113,21 @@ class TopicCreationResult:
     configs: dict[str, str | None] = field(default_factory=dict)
 
 
+class TopicCreationResults(dict[str, TopicCreationResult]):
+    """What ``create_topics`` returns: topic name -> :class:`TopicCreationResult`.
+
+    Failures raise (see ``create_topics``), so every topic here was created.
+    """
+
+    @property
+    def topic_errors(self) -> list[tuple[str, int, str | None]]:
+        """aiokafka's ``CreateTopicsResponse.topic_errors``: ``(topic, 0, None)`` each."""
+        return [(name, 0, None) for name in self]
+
+
 @dataclass(frozen=True)
-class PartitionDescription:
-    """One partition of a described topic."""
+class PartitionDescription(_DictKeys):
+    """One partition of a described topic; also aiokafka's dict keys (``p["leader"]``)."""
 
     partition: int
     leader: int
@@ -70,10 +136,24 @@ class PartitionDescription:
     isr: list[int]
     offline_replicas: list[int]
 
+    def _legacy(self) -> dict[str, Any]:
+        return {
+            "error_code": 0,
+            "partition": self.partition,
+            "leader": self.leader,
+            "replicas": list(self.replicas),
+            "isr": list(self.isr),
+            "offline_replicas": list(self.offline_replicas),
+        }
+
 
 @dataclass(frozen=True)
-class TopicDescription:
+class TopicDescription(_DictKeys):
     """A topic as described by the cluster metadata.
+
+    Also subscriptable with aiokafka's keys: ``t["topic"]``, ``t["is_internal"]``,
+    ``t["error_code"]`` (0: a failure raises) and ``t["partitions"]`` (a list of
+    dicts with ``partition``, ``leader``, ``replicas``, ``isr``, ...).
 
     Attributes:
         authorized_operations: What the caller may do with the topic, or ``None``
@@ -86,15 +166,39 @@ class TopicDescription:
     partitions: list[PartitionDescription]
     authorized_operations: frozenset[AclOperation] | None = None
 
+    def _legacy(self) -> dict[str, Any]:
+        return {
+            "error_code": 0,
+            "topic": self.name,
+            "is_internal": self.is_internal,
+            "partitions": [p._legacy() for p in self.partitions],
+        }
+
 
 @dataclass(frozen=True)
-class ClusterDescription:
-    """The cluster: id, controller (``None`` if unknown) and brokers."""
+class ClusterDescription(_DictKeys):
+    """The cluster: id, controller (``None`` if unknown) and brokers.
+
+    Also subscriptable with aiokafka's keys: ``c["cluster_id"]``,
+    ``c["controller_id"]`` (-1 if unknown) and ``c["brokers"]`` (dicts with
+    ``node_id``, ``host``, ``port``, ``rack``).
+    """
 
     cluster_id: str | None
     controller_id: int | None
     brokers: list[BrokerMetadata]
     authorized_operations: frozenset[AclOperation] | None = None
+
+    def _legacy(self) -> dict[str, Any]:
+        return {
+            "throttle_time_ms": 0,
+            "brokers": [
+                {"node_id": b.nodeId, "host": b.host, "port": b.port, "rack": b.rack}
+                for b in self.brokers
+            ],
+            "cluster_id": self.cluster_id,
+            "controller_id": -1 if self.controller_id is None else self.controller_id,
+        }
 
 
 @dataclass(frozen=True)
@@ -129,25 +233,80 @@ class ConfigEntry:
 
 @dataclass(frozen=True)
 class ConfigDescription:
-    """The configs of one resource, by name."""
+    """The configs of one resource, by name.
+
+    ``.resources`` is aiokafka's ``DescribeConfigsResponse.resources`` for this one
+    resource.
+    """
 
     resource_type: ConfigResourceType
     name: str
     configs: dict[str, ConfigEntry]
 
+    @property
+    def resources(self) -> list[tuple[Any, ...]]:
+        """``[(error_code, error_message, resource_type, resource_name, entries)]``
+        as aiokafka returned it; each entry is ``(name, value, read_only,
+        config_source, is_sensitive, [(synonym_name, value, source), ...])``."""
+        entries = [
+            (
+                e.name,
+                e.value,
+                e.read_only,
+                int(e.source),
+                e.is_sensitive,
+                [(s.name, s.value, int(s.source)) for s in e.synonyms],
+            )
+            for e in self.configs.values()
+        ]
+        return [(0, "", int(self.resource_type), self.name, entries)]
 
-class ConsumerGroupListing(NamedTuple):
-    """A group from ``list_consumer_groups``: ``(group_id, protocol_type, ...)``.
+
+class ConsumerGroupListing(tuple[str, str]):
+    """A group from ``list_consumer_groups``: the pair ``(group_id, protocol_type)``
+    as in aiokafka, with the newer fields as attributes.
 
     Attributes:
+        group_id: The group.
+        protocol_type: ``"consumer"`` for consumer groups, ``""`` for groups that
+            only store offsets.
         state: e.g. ``"Stable"``, ``"Empty"`` (ListGroups v4+, else ``None``).
         group_type: ``"classic"``, ``"consumer"``, ``"share"`` (v5+, else ``None``).
     """
 
-    group_id: str
-    protocol_type: str
-    state: str | None = None
-    group_type: str | None = None
+    state: str | None
+    group_type: str | None
+
+    def __new__(
+        cls,
+        group_id: str,
+        protocol_type: str,
+        state: str | None = None,
+        group_type: str | None = None,
+    ) -> ConsumerGroupListing:
+        self = super().__new__(cls, (group_id, protocol_type))
+        self.state = state
+        self.group_type = group_type
+        return self
+
+    @property
+    def group_id(self) -> str:
+        """The group id (``listing[0]``)."""
+        return self[0]
+
+    @property
+    def protocol_type(self) -> str:
+        """The protocol type (``listing[1]``)."""
+        return self[1]
+
+    def __repr__(self) -> str:
+        return (
+            f"ConsumerGroupListing(group_id={self[0]!r}, protocol_type={self[1]!r}, "
+            f"state={self.state!r}, group_type={self.group_type!r})"
+        )
+
+    def __getnewargs__(self) -> tuple[Any, ...]:
+        return (self[0], self[1], self.state, self.group_type)
 
 
 @dataclass(frozen=True)
@@ -189,6 +348,28 @@ class GroupDescription:
     coordinator: int | None = None
     authorized_operations: frozenset[AclOperation] | None = None
     error: KafkaError | None = None
+
+    @property
+    def groups(self) -> list[tuple[Any, ...]]:
+        """aiokafka's ``DescribeGroupsResponse.groups`` for this one group:
+        ``[(error_code, group, state, protocol_type, protocol, members,
+        authorized_operations)]``, each member ``(member_id, client_id,
+        client_host, member_metadata, member_assignment)``."""
+        members = [
+            (m.member_id, m.client_id, m.client_host, m.member_metadata, m.member_assignment)
+            for m in self.members
+        ]
+        return [
+            (
+                _error_code(self.error),
+                self.group_id,
+                self.state,
+                self.protocol_type,
+                self.protocol,
+                members,
+                _ops_bits(self.authorized_operations),
+            )
+        ]
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from aiokafka.admin.results import (
     ClusterDescription,
     PartitionDescription,
     TopicCreationResult,
+    TopicCreationResults,
     TopicDescription,
 )
 from aiokafka.admin.types import NewPartitions, NewTopic, check_count
@@ -67,7 +68,7 @@ class TopicsMixin(AdminBase):
         new_topics: Sequence[NewTopic],
         timeout_ms: int | None = None,
         validate_only: bool = False,
-    ) -> dict[str, TopicCreationResult]:
+    ) -> TopicCreationResults:
         """Create topics (sent to the controller).
 
         Args:
@@ -78,7 +79,8 @@ class TopicsMixin(AdminBase):
                 against live brokers) without creating anything.
 
         Returns:
-            Per topic, what was (or would be) created.
+            Per topic, what was (or would be) created; ``.topic_errors`` answers
+            aiokafka's ``(topic, error_code, error_message)`` list.
 
         Raises:
             aiokafka.errors.TopicAlreadyExistsError: a topic exists.
@@ -121,7 +123,7 @@ class TopicsMixin(AdminBase):
 
         outcome = await self._retry_items(by_name, attempt, deadline=self._deadline(timeout))
         raise_first(outcome)
-        return outcome
+        return TopicCreationResults(outcome)
 
     async def delete_topics(self, topics: Sequence[str], timeout_ms: int | None = None) -> None:
         """Delete topics (sent to the controller).
@@ -179,7 +181,9 @@ class TopicsMixin(AdminBase):
             include_authorized_operations: Also report what the caller may do.
 
         Returns:
-            One description per topic, in the order asked (sorted for ``None``).
+            One description per topic, in the order asked (sorted for ``None``);
+            each also answers aiokafka's dict keys (``t["topic"]``,
+            ``t["partitions"]``, ``t["error_code"]``).
 
         Raises:
             aiokafka.errors.UnknownTopicOrPartitionError: a named topic does not exist
@@ -207,7 +211,9 @@ class TopicsMixin(AdminBase):
     ) -> ClusterDescription:
         """The cluster id, the controller and the live brokers.
 
-        Uses DescribeCluster (KIP-700), or Metadata on brokers without it.
+        Uses DescribeCluster (KIP-700), or Metadata on brokers without it. The
+        result also answers aiokafka's dict keys (``["controller_id"]``,
+        ``["cluster_id"]``, ``["brokers"]``).
         """
         request = _dc.DescribeClusterRequest(
             include_cluster_authorized_operations=bool(include_authorized_operations)

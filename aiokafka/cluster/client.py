@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import logging
+import random
 import socket
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -43,7 +44,7 @@ from aiokafka.net.connection import AIOKafkaConnection
 from aiokafka.protocol import messages as _messages
 from aiokafka.structs import BrokerMetadata, TopicPartition
 
-__all__ = ["AIOKafkaClient", "CoordinatorType"]
+__all__ = ["AIOKafkaClient", "ConnectionGroup", "CoordinatorType"]
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +56,17 @@ class CoordinatorType(enum.IntEnum):
 
     GROUP = 0
     TRANSACTION = 1
+
+
+class ConnectionGroup(enum.IntEnum):
+    """aiokafka's connection groups (``ready()`` / ``send()``'s ``group``).
+
+    aiokafka kept a separate socket per group; here a broker has one pipelined
+    connection, so the group is accepted and has no effect.
+    """
+
+    DEFAULT = 0
+    COORDINATION = 1
 
 
 class AIOKafkaClient:
@@ -242,6 +254,16 @@ class AIOKafkaClient:
             if broker.nodeId not in metadata.brokers:
                 del self._coordinators[key]
 
+    def _shared_refresh(self) -> asyncio.Task[ClusterMetadata]:
+        """The in-flight refresh task, started if none runs (owned; close() stops it)."""
+        self._check_started()
+        task = self._refresh_task
+        if task is None or task.done():
+            task = asyncio.create_task(self._refresh(), name="aiokafka-metadata-refresh")
+            task.add_done_callback(_retrieve_exception)
+            self._refresh_task = task
+        return task
+
     async def refresh_metadata(self) -> ClusterMetadata:
         """Fetch metadata now; concurrent callers share one in-flight request.
 
@@ -249,12 +271,7 @@ class AIOKafkaClient:
             aiokafka.errors.KafkaConnectionError, aiokafka.errors.NoBrokersAvailable:
                 no broker answered.
         """
-        self._check_started()
-        task = self._refresh_task
-        if task is None or task.done():
-            task = asyncio.create_task(self._refresh(), name="aiokafka-metadata-refresh")
-            task.add_done_callback(_retrieve_exception)
-            self._refresh_task = task
+        task = self._shared_refresh()
         # Shielded: one caller giving up must not cancel the refresh for the others.
         try:
             return await asyncio.shield(task)
@@ -301,20 +318,75 @@ class AIOKafkaClient:
         )
         return [*brokers, *(f"bootstrap-{i}" for i in range(len(self.config.bootstrap_addresses)))]
 
-    async def add_topic(self, topic: str) -> None:
-        """Track ``topic``; fetches metadata if it is not known yet."""
-        await self.set_topics(self._topics | {topic})
+    def force_metadata_update(self) -> asyncio.Future[bool]:
+        """Start a metadata refresh (or join the one in flight), as in aiokafka.
 
-    async def set_topics(self, topics: Iterable[str]) -> None:
-        """Track exactly ``topics``; fetches metadata if any of them is not known yet."""
+        A plain method: the refresh runs whether or not the result is awaited.
+
+        Returns:
+            A future that resolves to ``True`` once the metadata is refreshed, or
+            ``False`` if no broker answered (the maintenance task keeps retrying).
+        """
+        return self._future_of(self._shared_refresh(), failed=False)
+
+    def add_topic(self, topic: str) -> asyncio.Future[bool]:
+        """Track ``topic`` too; see :meth:`set_topics`."""
+        return self.set_topics(self._topics | {topic})
+
+    def set_topics(self, topics: Iterable[str]) -> asyncio.Future[bool]:
+        """Track exactly ``topics`` (aiokafka's kind: a plain method returning a future).
+
+        Metadata is fetched at once if one of them is not known yet; the returned
+        future resolves to ``True`` when the metadata is current. Awaiting it raises
+        what the refresh raised (``NoBrokersAvailable``, ...); not awaiting it is
+        fine too (the refresh still runs, and a failure is retried by the
+        maintenance task).
+
+        Raises:
+            ValueError: a topic name is not a non-empty str (raised at the call).
+            TypeError: ``topics`` is a str (a topic name passed by mistake).
+        """
+        if isinstance(topics, str):
+            raise TypeError("topics must be a collection of topic names, not a str")
         new = set(topics)
         for t in new:
             if not isinstance(t, str) or not t:
                 raise ValueError(f"topics: invalid topic name {t!r}")
         missing = new - set(self._metadata.topics)
         self._topics = new
-        if missing:
-            await self.refresh_metadata()
+        if not missing:
+            done: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+            done.set_result(True)
+            return done
+        return self._future_of(self._shared_refresh(), failed=None)
+
+    @staticmethod
+    def _future_of(
+        task: asyncio.Task[ClusterMetadata], failed: bool | None
+    ) -> asyncio.Future[bool]:
+        """A future of its own for one caller of the shared refresh ``task``: the
+        caller may cancel it (``wait_for`` timing out) without cancelling the refresh
+        for everyone. ``failed=None`` passes the refresh's exception on; a bool is
+        the result instead."""
+        result: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+
+        def settle(t: asyncio.Task[ClusterMetadata]) -> None:
+            if result.done():
+                return
+            error = None if t.cancelled() else t.exception()
+            if t.cancelled():
+                error = KafkaConnectionError("the client was closed")
+            if error is None:
+                result.set_result(True)
+            elif failed is not None:
+                result.set_result(failed)
+            else:
+                result.set_exception(error)
+                # A caller that never awaits must not get "exception never retrieved".
+                result.exception()
+
+        task.add_done_callback(settle)
+        return result
 
     async def fetch_all_metadata(self) -> ClusterMetadata:
         """Metadata of every topic, without changing the cache or tracked topics."""
@@ -398,8 +470,37 @@ class AIOKafkaClient:
         """True if a connection to ``node_id`` is open (no I/O)."""
         return self._pool.connected(node_id) is not None
 
-    async def ready(self, node_id: NodeId) -> bool:
-        """Connect to ``node_id`` if needed; True if a connection is open."""
+    @property
+    def hosts(self) -> list[tuple[str, int, socket.AddressFamily]]:
+        """The bootstrap servers as aiokafka listed them: ``(host, port, family)``."""
+        return [
+            (host, port, socket.AF_INET6 if ":" in host else socket.AF_INET)
+            for host, port in self.config.bootstrap_addresses
+        ]
+
+    def get_random_node(self) -> int | None:
+        """A random broker id from the cached metadata, or ``None`` if none is known."""
+        brokers = [int(b) for b in self._metadata.brokers]
+        return random.choice(brokers) if brokers else None
+
+    async def coordinator_lookup(self, coordinator_type: int, coordinator_key: str) -> int:
+        """aiokafka's name for :meth:`coordinator_for` (arguments in aiokafka's order):
+        the node id of the group (``0``) or transaction (``1``) coordinator of
+        ``coordinator_key``.
+
+        Raises:
+            aiokafka.errors.CoordinatorNotAvailableError: and other FindCoordinator
+                errors.
+        """
+        return await self.coordinator_for(coordinator_key, CoordinatorType(coordinator_type))
+
+    async def ready(
+        self, node_id: NodeId, *, group: ConnectionGroup = ConnectionGroup.DEFAULT
+    ) -> bool:
+        """Connect to ``node_id`` if needed; True if a connection is open.
+
+        ``group`` is aiokafka's and has no effect (see :class:`ConnectionGroup`).
+        """
         try:
             await self._connection(node_id)
         except KafkaError:
@@ -424,13 +525,15 @@ class AIOKafkaClient:
         node_id: NodeId,
         request: Any,
         *,
+        group: ConnectionGroup = ConnectionGroup.DEFAULT,
         expect_response: bool = True,
         max_version: int | None = None,
         timeout_ms: int | None = None,
     ) -> Any:
         """Send ``request`` to a broker (connecting if needed); return its response.
 
-        See :meth:`aiokafka.net.connection.AIOKafkaConnection.send` for the arguments.
+        See :meth:`aiokafka.net.connection.AIOKafkaConnection.send` for the arguments;
+        ``group`` is aiokafka's and has no effect (see :class:`ConnectionGroup`).
         Errors are not retried here; wrap in :meth:`call_with_retry` for that.
         """
         conn = await self._connection(node_id)

@@ -12,6 +12,8 @@ def test_all_is_pinned() -> None:
             "AIOKafkaProducer",
             "ConsumerRebalanceListener",
             "ConsumerRecord",
+            "ConsumerStoppedError",
+            "IllegalOperation",
             "OffsetAndMetadata",
             "OffsetAndTimestamp",
             "RecordMetadata",
