@@ -13,6 +13,7 @@ import dataclasses
 from typing import Any
 
 from aiokafka.cluster import ClientConfig
+from aiokafka.cluster.config import check_loop
 from aiokafka.net.config import unknown_option
 
 __all__ = ["ADMIN_OPTIONS", "admin_config"]
@@ -30,6 +31,8 @@ def admin_config(options: dict[str, Any]) -> ClientConfig:
             ``TypeError``.
         ValueError: a value out of range (from :class:`ClientConfig`, naming it).
     """
+    options = dict(options)
+    check_loop(options.pop("loop", None), "AIOKafkaAdminClient", stacklevel=3)
     unknown = sorted(set(options) - ADMIN_OPTIONS)
     if unknown:
         raise unknown_option("AIOKafkaAdminClient", unknown[0], ADMIN_OPTIONS)

@@ -23,7 +23,7 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 from aiokafka._timeout import wait_for
-from aiokafka.cluster.config import ClientConfig
+from aiokafka.cluster.config import ClientConfig, check_loop
 from aiokafka.cluster.connections import ConnectionPool, NodeId
 from aiokafka.cluster.metadata import ClusterMetadata
 from aiokafka.cluster.retry import Action, action_for
@@ -85,6 +85,7 @@ class AIOKafkaClient:
     TRANSACTION = CoordinatorType.TRANSACTION
 
     def __init__(self, config: ClientConfig | None = None, **options: Any) -> None:
+        check_loop(options.pop("loop", None), "AIOKafkaClient")
         if config is not None and options:
             raise TypeError("pass either config or keyword options, not both")
         self.config = config if config is not None else ClientConfig(**options)

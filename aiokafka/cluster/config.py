@@ -7,7 +7,9 @@ argument at construction, before anything connects.
 
 from __future__ import annotations
 
+import re
 import ssl
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -21,37 +23,35 @@ from aiokafka.net.config import (
 )
 from aiokafka.net.secret import Secret
 
-__all__ = ["ClientConfig", "parse_bootstrap_servers"]
+__all__ = ["ClientConfig", "check_loop", "parse_bootstrap_servers"]
 
 DEFAULT_PORT = 9092
 
 # aiokafka accepted "auto" or a broker version string such as "2.8.1" to pin the
-# protocol. Version negotiation (KIP-35) made pinning unnecessary; the strings are
-# accepted for compatibility and ignored (see ClientConfig.api_version).
-_API_VERSION_STRINGS = frozenset(
-    {
-        "auto",
-        "0.9",
-        "0.10",
-        "0.10.0",
-        "0.10.1",
-        "0.10.2",
-        "0.11",
-        "0.11.0",
-        "1.0",
-        "1.1",
-        "2.0",
-        "2.1",
-        "2.2",
-        "2.3",
-        "2.4",
-        "2.5",
-        "2.6",
-        "2.7",
-        "2.8",
-        "3.0",
-    }
-)
+# protocol (0.13+ ignore it, and default to None). Version negotiation (KIP-35) made
+# pinning unnecessary: None, "auto" and any dotted version ("2.0.0", "3.9", "4.0")
+# are accepted and ignored; anything else is a typo worth reporting.
+_API_VERSION_PATTERN = re.compile(r"auto|\d+(\.\d+){0,3}")
+
+
+def check_loop(loop: object, owner: str, stacklevel: int = 2) -> None:
+    """aiokafka's ``loop=`` argument: ``None`` is accepted silently; an event loop
+    is ignored with a ``DeprecationWarning`` (aiokafka 0.14 warned too). The client
+    runs on the loop that is running when it starts.
+
+    Args:
+        loop: The value passed.
+        owner: The class named in the warning.
+        stacklevel: Frames above the caller of this function that the warning
+            points at (2: the caller's caller).
+    """
+    if loop is not None:
+        warnings.warn(
+            f"{owner}: the loop argument is deprecated and ignored; the client uses "
+            "the event loop running when it starts",
+            DeprecationWarning,
+            stacklevel=stacklevel + 1,
+        )
 
 
 def parse_bootstrap_servers(value: str | Sequence[str]) -> tuple[tuple[str, int], ...]:
@@ -122,8 +122,9 @@ class ClientConfig:
             reconnect pause.
         connections_max_idle_ms: Close connections idle for longer than this.
         max_in_flight_requests_per_connection: Pipelining depth per connection.
-        api_version: ``"auto"`` (negotiate with ApiVersions). aiokafka's version
-            strings (``"2.8"`` ...) are accepted for compatibility and ignored:
+        api_version: ``"auto"`` (negotiate with ApiVersions). ``None`` and version
+            strings (``"2.8"``, ``"4.0"``, ``"2.0.0"``) are accepted for
+            compatibility with aiokafka and ignored:
             each request's version is negotiated per broker, which is never less
             correct than a pinned one. Pass ``max_version`` to a request to cap it.
         security_protocol: ``PLAINTEXT``, ``SSL``, ``SASL_PLAINTEXT``, ``SASL_SSL``.
@@ -151,7 +152,7 @@ class ClientConfig:
     reconnect_backoff_max_ms: int = 1000
     connections_max_idle_ms: int = 540000
     max_in_flight_requests_per_connection: int = 5
-    api_version: str = "auto"
+    api_version: str | None = "auto"
     security_protocol: str = "PLAINTEXT"
     ssl_context: ssl.SSLContext | None = None
     sasl_mechanism: str = "PLAIN"
@@ -186,10 +187,13 @@ class ClientConfig:
                 f"({self.reconnect_backoff_max_ms} < {self.reconnect_backoff_ms})"
             )
         check_int("connections_max_idle_ms", self.connections_max_idle_ms, 1)
-        if not isinstance(self.api_version, str) or self.api_version not in _API_VERSION_STRINGS:
+        if self.api_version is not None and (
+            not isinstance(self.api_version, str)
+            or not _API_VERSION_PATTERN.fullmatch(self.api_version)
+        ):
             raise ValueError(
-                "api_version must be 'auto' or an aiokafka version string, "
-                f"got {self.api_version!r}"
+                "api_version must be None, 'auto' or a version string such as '2.8.1' "
+                f"(accepted and ignored), got {self.api_version!r}"
             )
         if self.client_rack is not None and not isinstance(self.client_rack, str):
             raise InvalidOptionError("client_rack must be a str or None", "client_rack")

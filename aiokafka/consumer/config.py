@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from aiokafka.cluster.config import ClientConfig
+from aiokafka.cluster.config import ClientConfig, check_loop
 from aiokafka.net.config import check_int, unknown_option
 
 __all__ = ["ISOLATION_LEVELS", "OFFSET_RESET_STRATEGIES", "ConsumerConfig"]
@@ -88,10 +88,8 @@ class ConsumerConfig:
                 ``ValueError``.
             ValueError: a value out of range (names it).
         """
-        # aiokafka once took the event loop; None is harmless, anything else is a
-        # sign of code written for an API that no longer exists.
-        if options.pop("loop", None) is not None:
-            raise TypeError("loop: passing an event loop is not supported; omit it")
+        # aiokafka took the event loop (deprecated since 0.7.1): ignored, with a warning.
+        check_loop(options.pop("loop", None), "AIOKafkaConsumer", stacklevel=3)
         own = {f.name for f in dataclasses.fields(cls)} - {"client"}
         client_opts: dict[str, Any] = {}
         consumer_opts: dict[str, Any] = {}

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiokafka.abc import AbstractTokenProvider
-from aiokafka.cluster.config import ClientConfig
+from aiokafka.cluster.config import ClientConfig, check_loop
 from aiokafka.net.config import InvalidOptionError, check_int, unknown_option
 from aiokafka.net.secret import Secret
 from aiokafka.record.compression import CODEC_NONE, check_codec, codec_from_name, compress
@@ -119,7 +119,7 @@ class ProducerConfig:
     client_id: str | None = "aiokafka-producer"
     metadata_max_age_ms: int = 300000
     request_timeout_ms: int = 40000
-    api_version: str = "auto"
+    api_version: str | None = "auto"
     acks: Any = _UNSET
     key_serializer: Serializer | None = None
     value_serializer: Serializer | None = None
@@ -158,11 +158,7 @@ class ProducerConfig:
     client: ClientConfig = field(init=False, default_factory=ClientConfig)
 
     def __post_init__(self) -> None:
-        if self.loop is not None:
-            raise ValueError(
-                "loop: passing an event loop is not supported; create the "
-                "producer inside a running loop instead"
-            )
+        check_loop(self.loop, "AIOKafkaProducer", stacklevel=5)
         self._set("client", ClientConfig(**{n: getattr(self, n) for n in _CLIENT_FIELDS}))
         # The client config validated and wrapped the password; keep the same Secret
         # here so this config never holds it in clear either.

@@ -81,7 +81,7 @@ def test_bootstrap_servers_type() -> None:
             "max_in_flight_requests_per_connection",
             ValueError,
         ),
-        ({"api_version": "9.9"}, "api_version", ValueError),
+        ({"api_version": "latest"}, "api_version", ValueError),
         ({"security_protocol": "TLS"}, "security_protocol", ValueError),
         ({"security_protocol": "SSL"}, "ssl_context", ValueError),
         ({"ssl_context": "ctx"}, "ssl_context", TypeError),
@@ -144,6 +144,8 @@ def test_valid_security_combinations() -> None:
     )
     assert oauth.connection.sasl_mechanism == "OAUTHBEARER"
     assert ClientConfig(api_version="2.8").api_version == "2.8"  # accepted, ignored
+    for version in (None, "2.0.0", "3.9", "4.0", "9.9"):  # aiokafka 0.13+ ignore it too
+        assert ClientConfig(api_version=version).api_version == version
 
 
 def test_client_rejects_config_and_options_together() -> None:

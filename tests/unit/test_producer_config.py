@@ -173,8 +173,10 @@ def test_compression_and_level() -> None:
     assert cfg.compression_level == 5
 
 
-def test_loop_argument_rejected() -> None:
-    with pytest.raises(ValueError, match="loop"):
+def test_loop_argument_ignored_with_deprecation_warning() -> None:
+    # aiokafka 0.14 accepted loop= with a DeprecationWarning; so do we (and ignore it).
+    make(loop=None)
+    with pytest.warns(DeprecationWarning, match="loop"):
         make(loop=object())
 
 

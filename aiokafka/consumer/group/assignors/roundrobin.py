@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from aiokafka.structs import TopicPartition
 
 from .abstract import AbstractPartitionAssignor, partitions_per_topic
-from .types import Assignment, ClusterView, GroupMember, java_string_key, member_sort_key
+from .types import (
+    Assignment,
+    ClusterView,
+    GroupMember,
+    Subscription,
+    java_string_key,
+    member_sort_key,
+)
 
 __all__ = ["RoundRobinPartitionAssignor"]
 
@@ -38,6 +45,15 @@ class RoundRobinPartitionAssignor(AbstractPartitionAssignor):
 
     name = "roundrobin"
     version = 0
+
+    @classmethod
+    def metadata(cls, topics: Iterable[str]) -> Subscription:
+        """The JoinGroup subscription for ``topics`` (no user data).
+
+        A classmethod, as in aiokafka: ``RangePartitionAssignor.metadata(topics)``
+        works on the class and on an instance.
+        """
+        return Subscription(tuple(sorted(set(topics))))
 
     def assign(
         self, cluster: ClusterView, members: Mapping[str, GroupMember]
