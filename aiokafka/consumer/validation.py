@@ -39,7 +39,7 @@ from aiokafka.errors import (
     UnsupportedVersionError,
     for_code,
 )
-from aiokafka.protocol._gen import offset_for_leader_epoch as _oe
+from aiokafka.protocol import messages as _oe
 from aiokafka.structs import TopicPartition
 
 from .subscription import PartitionState, SubscriptionState

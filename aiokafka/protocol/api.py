@@ -18,8 +18,7 @@ from __future__ import annotations
 import struct
 from typing import Any, ClassVar, Protocol, TypeVar
 
-from aiokafka.protocol._gen.api_versions import ApiVersionsRequest
-from aiokafka.protocol._gen.header import RequestHeader
+from aiokafka.protocol import messages as _messages
 from aiokafka.protocol.messages import REQUEST_TYPES
 from aiokafka.protocol.primitives import (
     Buffer,
@@ -38,6 +37,9 @@ __all__ = [
 ]
 
 _CONTROLLED_SHUTDOWN = 7
+# ApiVersionsRequest.API_KEY, as a literal: importing the generated module here would
+# load it with every ``import aiokafka`` (messages load on first use).
+_API_VERSIONS = 18
 _INT32 = struct.Struct(">i")
 
 
@@ -85,7 +87,7 @@ def response_header_version(api_key: int, api_version: int) -> int:
     Raises:
         ValueError: ``api_key`` is not an API this client knows.
     """
-    if api_key == ApiVersionsRequest.API_KEY:
+    if api_key == _API_VERSIONS:
         return 0
     flexible_min = _flexible_min(api_key)
     return 1 if flexible_min is not None and api_version >= flexible_min else 0
@@ -104,7 +106,7 @@ def encode_request(
     """
     body = request.encode(api_version)
     header_version = request_header_version(request.API_KEY, api_version)
-    header = RequestHeader(
+    header = _messages.RequestHeader(
         request_api_key=request.API_KEY,
         request_api_version=api_version,
         correlation_id=correlation_id,

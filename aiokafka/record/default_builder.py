@@ -62,7 +62,19 @@ _CONTROL_VALUE: Final = struct.Struct(">hi")
 # subscript instead of encoding (or a dict lookup, a method call).
 _CACHED_MIN: Final = -8192
 _CACHED_MAX: Final = 8191
-_SIGNED: Final = tuple(encode_varint(v) for v in range(_CACHED_MIN, _CACHED_MAX + 1))
+
+
+def _two_byte_varints() -> tuple[bytes, ...]:
+    # Built from the unsigned encodings of 0..16383 (zigzag maps -8192..8191 onto
+    # exactly those) by slicing, ~3x faster than encoding each value: this runs at
+    # every import.
+    enc = [bytes((u,)) for u in range(128)]
+    enc += [bytes(((u & 0x7F) | 0x80, u >> 7)) for u in range(128, 16384)]
+    # zigzag(v) = -2v - 1 for v < 0 (16383, 16381, ..., 1 for -8192..-1), 2v for v >= 0
+    return tuple(enc[16383:0:-2] + enc[0::2])
+
+
+_SIGNED: Final = _two_byte_varints()
 _UNSIGNED: Final = _SIGNED[-_CACHED_MIN:]
 _time_ns = time.time_ns
 

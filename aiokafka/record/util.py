@@ -9,9 +9,8 @@ path and the building blocks of the builders.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 from typing import Final
-
-from crc32c import crc32c as _crc32c
 
 from aiokafka.errors import CorruptRecordError
 
@@ -97,8 +96,19 @@ def decode_varint(data: bytes | bytearray | memoryview, pos: int) -> tuple[int, 
             raise CorruptRecordError("varint longer than 10 bytes")
 
 
+_crc32c: Callable[[bytes | bytearray | memoryview], int] | None = None
+
+
 def calc_crc32c(data: bytes | bytearray | memoryview) -> int:
     """CRC-32C (Castagnoli) of ``data``, as stored in a v2 record batch header."""
+    global _crc32c
+    if _crc32c is None:
+        # Imported on first use: the crc32c package imports importlib.metadata at
+        # import (~15 ms of every ``import aiokafka``), and a process that never
+        # builds or checks a batch need not pay it. Once per process, per batch after.
+        from crc32c import crc32c
+
+        _crc32c = crc32c
     return int(_crc32c(data))
 
 

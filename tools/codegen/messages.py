@@ -3,8 +3,9 @@
 Each module holds a ``@dataclass(slots=True)`` class per message (request, response,
 or data/header message) covering all its versions, a class per nested struct, and
 straight-line encoders/decoders per distinct version layout (see
-:mod:`tools.codegen.decoder` and :mod:`tools.codegen.encoder`). ``_index.py`` lists
-every class for :mod:`aiokafka.protocol.messages`.
+:mod:`tools.codegen.decoder` and :mod:`tools.codegen.encoder`). ``_index.py`` says
+where every class lives (data only, so that :mod:`aiokafka.protocol.messages` loads a
+module on first use) and ``_all.py`` imports them all (for type checkers).
 """
 
 from __future__ import annotations
@@ -264,51 +265,85 @@ def generate_module(messages: list[MessageSpec]) -> tuple[str, list[tuple[str, s
     return text, public
 
 
-def _index(modules: dict[str, list[tuple[str, str]]], messages: list[MessageSpec]) -> str:
+def _exports(modules: dict[str, list[tuple[str, str]]]) -> list[tuple[str, str, str]]:
+    """``(module, class name, exported name)`` of every generated class.
+
+    A struct name used by several APIs is exported qualified by its message.
+    """
+    seen: dict[str, int] = {}
+    for names in modules.values():
+        for n, _ in names:
+            seen[n] = seen.get(n, 0) + 1
+    exported: list[tuple[str, str, str]] = []
+    for mod, names in modules.items():
+        for n, owner in names:
+            if seen[n] == 1:
+                exported.append((mod, n, n))
+            else:
+                exported.append((mod, n, n if n.startswith(owner) else owner + n))
+    if len({e for _, _, e in exported}) != len(exported):
+        raise ValueError("duplicate exported names in the message index")
+    return exported
+
+
+def _by_key(messages: list[MessageSpec], kind: str) -> list[tuple[int, str]]:
+    return sorted((m.api_key, m.name) for m in messages if m.kind == kind and m.api_key is not None)
+
+
+def _all(modules: dict[str, list[tuple[str, str]]], messages: list[MessageSpec]) -> str:
+    """Every class imported eagerly: what type checkers read (and tools that want all)."""
     lines = [
         _LICENSE.format(sources="every selected definition"),
-        '"""Every generated class, and the request/response classes by API key."""',
+        '"""Every generated class imported at once, and the request/response classes by',
+        "API key. The runtime resolves names lazily through ``_index.py``",
+        '(:mod:`aiokafka.protocol.messages`); type checkers read this module."""',
         "",
         "from __future__ import annotations",
         "",
         "from typing import Any",
         "",
     ]
-    seen: dict[str, int] = {}
-    for names in modules.values():
-        for n, _ in names:
-            seen[n] = seen.get(n, 0) + 1
-    exported: list[str] = []
-    for mod, names in modules.items():
-        parts = []
-        for n, owner in names:
-            if seen[n] == 1:
-                parts.append(f"{n} as {n}")
-                exported.append(n)
-            else:
-                # The same struct name in several APIs: export it qualified by its message.
-                alias = n if n.startswith(owner) else owner + n
-                parts.append(f"{n} as {alias}")
-                exported.append(alias)
+    exported = _exports(modules)
+    for mod in modules:
         lines.append(f"from {_PKG}.{mod} import (")
-        lines.extend(f"    {p}," for p in parts)
+        lines.extend(f"    {n} as {e}," for m, n, e in exported if m == mod)
         lines.append(")")
-    if len(set(exported)) != len(exported):
-        raise ValueError("duplicate exported names in the message index")
-    req = sorted((m.api_key, m.name) for m in messages if m.kind == "request")
-    resp = sorted((m.api_key, m.name) for m in messages if m.kind == "response")
     lines.append("")
-    lines.append("REQUEST_TYPES: dict[int, type[Any]] = {")
-    lines.extend(f"    {k}: {n}," for k, n in req)
-    lines.append("}")
-    lines.append("RESPONSE_TYPES: dict[int, type[Any]] = {")
-    lines.extend(f"    {k}: {n}," for k, n in resp)
-    lines.append("}")
+    for var, kind in (("REQUEST_TYPES", "request"), ("RESPONSE_TYPES", "response")):
+        lines.append(f"{var}: dict[int, type[Any]] = {{")
+        lines.extend(f"    {k}: {n}," for k, n in _by_key(messages, kind))
+        lines.append("}")
     lines.append("")
-    all_names = sorted([*exported, "REQUEST_TYPES", "RESPONSE_TYPES"])
+    # REQUEST_TYPES/RESPONSE_TYPES stay out of __all__: messages.py defines its own
+    # lazy mappings and star-imports this module for type checkers.
+    all_names = sorted(e for _, _, e in exported)
     lines.append("__all__ = [")
     lines.extend(f"    {n!r}," for n in all_names)
     lines.append("]")
+    return "\n".join(lines) + "\n"
+
+
+def _index(modules: dict[str, list[tuple[str, str]]], messages: list[MessageSpec]) -> str:
+    """Where each exported name lives, as data: importing it loads no message module."""
+    lines = [
+        _LICENSE.format(sources="every selected definition"),
+        '"""Where every generated class lives, without importing it: exported name ->',
+        "(module under ``aiokafka.protocol._gen``, class name), and API key -> (module,",
+        "class) of each request and response. :mod:`aiokafka.protocol.messages` imports",
+        'a module the first time one of its names is used."""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "NAMES: dict[str, tuple[str, str]] = {",
+    ]
+    exported = _exports(modules)
+    lines.extend(f"    {e!r}: ({m!r}, {n!r})," for m, n, e in sorted(exported, key=lambda x: x[2]))
+    lines.append("}")
+    owner = {n: m for m, n, _ in exported}
+    for var, kind in (("REQUESTS", "request"), ("RESPONSES", "response")):
+        lines.append(f"{var}: dict[int, tuple[str, str]] = {{")
+        lines.extend(f"    {k}: ({owner[n]!r}, {n!r})," for k, n in _by_key(messages, kind))
+        lines.append("}")
     return "\n".join(lines) + "\n"
 
 
@@ -331,6 +366,7 @@ def generate(spec_dir: Path) -> dict[str, str]:
         modules[mod] = public
         all_messages.extend(messages)
     out[f"{_GEN}/_index.py"] = _index(modules, all_messages)
+    out[f"{_GEN}/_all.py"] = _all(modules, all_messages)
     out[f"{_GEN}/__init__.py"] = (
         _LICENSE.format(sources="the definitions listed in each module")
         + '"""Generated protocol messages; import them from aiokafka.protocol.messages."""\n'
