@@ -24,10 +24,12 @@ def test_schedule_is_deterministic_per_seed_and_covers_every_kind() -> None:
     assert sorted(f.kind for f in short) == sorted(CLUSTER_KINDS)
 
 
-def _producer_log(path: Path, acks: list[tuple[int, int, int, float]]) -> Path:
+def _producer_log(
+    path: Path, acks: list[tuple[int, int, int, float]], sent: int | None = None, end: float = 0.0
+) -> Path:
     lines = ["START pid=1 t=0"]
     lines += [f"A {seq} {p} {offset} {t - 0.01:.3f} {t:.3f}" for seq, p, offset, t in acks]
-    lines.append(f"S {len(acks)}")
+    lines.append(f"S {sent if sent is not None else len(acks)} {end:.3f}")
     path.write_text("\n".join(lines) + "\n")
     return path
 
@@ -54,6 +56,22 @@ def test_lost_duplicated_reordered_and_misplaced_records_are_counted(tmp_path: P
     assert figures.offset_mismatch == 1
     assert round(figures.max_ack_gap, 1) == 38.7
     assert len(figures.violations()) == 5
+
+
+def test_a_producer_that_stops_delivering_is_a_violation(tmp_path: Path) -> None:
+    # Six records sent; partition 1 acknowledged nothing after t=2 though sending went on
+    # until t=50; two records were never acknowledged.
+    records = {0: [(0, b"1:0"), (1, b"1:2")], 1: [(0, b"1:1"), (1, b"1:3")]}
+    acks = [(0, 0, 0, 1.0), (1, 1, 0, 2.0), (2, 0, 1, 25.0), (3, 1, 1, 2.0)]
+    log = _producer_log(tmp_path / "p.log", acks, sent=6, end=50.0)
+    figures = check.Figures(gap_bound=30.0)
+    check.check_producer(figures, records, log, start=0.0)
+    assert figures.unacknowledged == 2
+    assert (figures.max_ack_gap, figures.max_ack_gap_partition) == (48.0, 1)
+    assert figures.violations() == [
+        "records sent but never acknowledged: 2",
+        "producer stalled 48.0 s on partition 1 (bound 30 s)",
+    ]
 
 
 def test_transactional_output_must_hold_each_input_once(tmp_path: Path) -> None:

@@ -14,7 +14,8 @@ API aiokafka 0.14 has is used here.
 Log lines (space-separated):
 
 * producer: ``A seq partition offset t_send t_ack`` per acknowledged record,
-  ``F seq partition error`` per failed one, ``S sent`` at the end;
+  ``F seq partition error`` per failed one, ``S sent t_end`` at the end (records sent,
+  and when sending stopped);
 * member: ``R partition first last count`` per consumed run of records (logged before the
   commit), ``E error`` per failed commit;
 * transactional loop: ``T records`` per committed transaction, ``E error`` per abort.
@@ -120,9 +121,10 @@ async def produce(args: argparse.Namespace) -> None:
             log.flush()
             await asyncio.sleep(0.05)
     finally:
+        ended = time.time()
         # stop() flushes what is buffered: every future is resolved afterwards.
         await asyncio.wait_for(producer.stop(), STOP_TIMEOUT)
-        log.write(f"S {seq}")
+        log.write(f"S {seq} {ended:.3f}")
         log.close()
 
 
@@ -212,7 +214,8 @@ async def transactional(args: argparse.Namespace) -> None:
             batches = await consumer.getmany(timeout_ms=500, max_records=200)
             if not batches:
                 continue
-            # A coroutine in aiokafka 0.14, a plain call here: await it only if awaitable.
+            # A coroutine (aiokafka 0.14, and here now); a plain call in this package's
+            # commits before it was made one (--at-commit): await it only if awaitable.
             begin: Callable[[], Any] = producer.begin_transaction
             begun = begin()
             if inspect.isawaitable(begun):
