@@ -6,15 +6,17 @@ exceptions, hangs or huge allocations.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import time
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aiokafka.errors import KafkaError
+from aiokafka.errors import CorruptRecordError, KafkaError
 from aiokafka.record import (
     CODEC_GZIP,
     CODEC_LZ4,
@@ -220,3 +222,69 @@ def test_short_fuzz_run_of_every_record_reader() -> None:
     readers = {f"{kind}/{codec}" for kind in ("v2", "fast") for codec in codecs}
     readers |= {f"legacy-v{magic}/{c}" for magic in (0, 1) for c in codecs[:4]}
     assert readers | {"memory/mixed"} <= set(report.per_target)
+
+
+# -- The fuzz harness itself catches what it must (else a clean run proves nothing) --------
+
+
+def _broken_targets(run: Any) -> Any:
+    from tools.fuzz.mutate import Seed
+    from tools.fuzz.targets import Target
+
+    def make() -> list[Any]:
+        seeds = (Seed(bytes(range(40))), Seed(b"\x00" * 40))
+        return [Target("broken/reader", "records", seeds, run, (CorruptRecordError,))]
+
+    return make
+
+
+def _index_error_on_ff(data: bytes, checked: bool) -> None:
+    if b"\xff" in data:
+        raise IndexError("decoder bug")
+    if len(data) < 40:
+        raise CorruptRecordError("short")
+
+
+@pytest.mark.timeout(60)
+def test_fuzz_harness_reports_untyped_errors_with_reproducers(tmp_path: Any) -> None:
+    from tools.fuzz.runner import run_fuzz
+
+    report = run_fuzz(
+        2000, workers=0, seed=1, out_dir=tmp_path, targets=_broken_targets(_index_error_on_ff)
+    )
+    assert report.failure_count > 0
+    assert {f.kind for f in report.failures} == {"untyped"}
+    assert "CorruptRecordError" in report.outcomes and "ok" in report.outcomes
+    saved = json.loads(report.saved[0].read_text())
+    assert saved["target"] == "broken/reader"
+    assert "IndexError: decoder bug" in saved["error"]
+    with pytest.raises(IndexError):
+        _index_error_on_ff(bytes.fromhex(saved["data_hex"]), saved["checked"])
+
+
+def _allocate_from_length(data: bytes, checked: bool) -> None:
+    # A decoder that trusts a length field: 2 GiB, lazily zeroed, so RSS alone would
+    # not show it; the workers' address-space cap turns it into MemoryError.
+    if data and data[0] == 0xFF:
+        bytearray(2**31)
+    raise CorruptRecordError("typed")
+
+
+def _slow_on_ff(data: bytes, checked: bool) -> None:
+    if data and data[0] == 0xFF:
+        time.sleep(0.15)
+    raise CorruptRecordError("typed")
+
+
+@pytest.mark.timeout(120)
+def test_fuzz_harness_workers_catch_huge_allocations_and_slow_inputs() -> None:
+    from tools.fuzz.runner import run_fuzz
+
+    big = run_fuzz(300, workers=1, seed=2, targets=_broken_targets(_allocate_from_length))
+    assert big.failure_count > 0
+    assert all("MemoryError" in f.error for f in big.failures)
+    assert big.growth_bytes < 100 * 1024 * 1024
+    slow = run_fuzz(300, workers=1, seed=2, targets=_broken_targets(_slow_on_ff))
+    assert slow.failure_count > 0
+    assert {f.kind for f in slow.failures} == {"slow"}
+    assert slow.slowest_ms >= 100
