@@ -166,16 +166,20 @@ class LegacyPartitionAssignor(abc.ABC):
     def name(self) -> str:
         """The assignment protocol name."""
 
+    # Classmethods as in aiokafka 0.x; subclasses may implement them either way.
+    @classmethod
     @abc.abstractmethod
-    def assign(self, cluster: Any, members: Any) -> Mapping[str, Any]:
+    def assign(cls, cluster: Any, members: Any) -> Mapping[str, Any]:
         """Return ``{member_id: ConsumerProtocolMemberAssignment}``."""
 
+    @classmethod
     @abc.abstractmethod
-    def metadata(self, topics: Any) -> Any:
+    def metadata(cls, topics: Any) -> Any:
         """Return the member's ``ConsumerProtocolMemberMetadata``."""
 
+    @classmethod
     @abc.abstractmethod
-    def on_assignment(self, assignment: Any) -> None:
+    def on_assignment(cls, assignment: Any) -> None:
         """Called with this member's assignment."""
 
 

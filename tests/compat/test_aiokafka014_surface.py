@@ -1,0 +1,177 @@
+"""Every public module, class, function and method of aiokafka 0.14 that user code
+touches exists here with the same parameters, defaults and sync/async kind.
+
+aiokafka 0.14 is installed from PyPI, once, into its own virtualenv
+(``benchmark/.venvs/aiokafka014``, shared with the benchmark harness and ignored by
+git): it has our import name, so it cannot live in ``.venv``. ``_surface_dump.py``
+runs under that interpreter and under ours and prints each surface as JSON;
+``_surface_compare.py`` lists the differences. The deliberate ones are in
+``ALLOWED`` below, each with its reason (``docs/migration-from-aiokafka.md`` says
+what to write instead).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmark.clients import ClientUnavailable, ensure_venv
+
+from ._surface_compare import NO_DEFAULT, compare
+
+ROOT = Path(__file__).resolve().parents[2]
+DUMP = Path(__file__).with_name("_surface_dump.py")
+REQUIREMENT = "aiokafka==0.14.0"
+CLIENTS = {
+    "aiokafka.producer": "AIOKafkaProducer",
+    "aiokafka.consumer": "AIOKafkaConsumer",
+    "aiokafka.admin": "AIOKafkaAdminClient",
+    "aiokafka.client": "AIOKafkaClient",
+}
+
+_ASSIGNOR_REASON = (
+    "ours take the typed ClusterView / GroupMember and are instance methods (the "
+    "consumer instantiates assignor classes); aiokafka's classmethods took its own "
+    "struct types, which no caller could pass to ours anyway. metadata() is a "
+    "classmethod as in aiokafka"
+)
+
+#: Deliberate differences: key (as ``_surface_compare.compare`` spells it) -> reason.
+ALLOWED: dict[str, str] = {
+    "aiokafka.coordinator.assignors.range:RangePartitionAssignor.assign": _ASSIGNOR_REASON,
+    "aiokafka.coordinator.assignors.range:RangePartitionAssignor.on_assignment": (_ASSIGNOR_REASON),
+    "aiokafka.coordinator.assignors.roundrobin:RoundRobinPartitionAssignor.assign": (
+        _ASSIGNOR_REASON
+    ),
+    "aiokafka.coordinator.assignors.roundrobin:RoundRobinPartitionAssignor.on_assignment": (
+        _ASSIGNOR_REASON
+    ),
+}
+
+#: Constructor keywords taken through ``**configs`` (validated against the option
+#: table, unknown names rejected with the closest valid one) rather than declared.
+#: Every such keyword is checked by ``test_every_aiokafka_constructor_keyword_is_accepted``.
+CONSTRUCTOR_KWARGS_REASON = "explicit parameters pending"
+
+
+def _default_partitioner() -> Any:
+    from aiokafka.partitioner import DefaultPartitioner
+
+    return DefaultPartitioner()
+
+
+def _range_strategy() -> Any:
+    from aiokafka.coordinator.assignors.range import RangePartitionAssignor
+
+    return (RangePartitionAssignor,)
+
+
+#: aiokafka 0.14's constructor defaults that are objects, as it builds them (``acks``
+#: is a "not given" sentinel that resolves to ``"all"`` with idempotence).
+_OBJECT_DEFAULTS: dict[str, Any] = {
+    "acks": lambda: "all",
+    "partitioner": _default_partitioner,
+    "partition_assignment_strategy": _range_strategy,
+}
+
+
+def _pypi_reachable() -> bool:
+    try:
+        socket.create_connection(("pypi.org", 443), timeout=5).close()
+    except OSError:
+        return False
+    return True
+
+
+def _dump(python: Path | str, *args: str, ours: bool) -> dict[str, Any]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    if ours:
+        env["PYTHONPATH"] = str(ROOT)
+    # Run outside the repository so that aiokafka 0.14's interpreter cannot find ours.
+    done = subprocess.run(
+        [str(python), str(DUMP), *args],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=env,
+        cwd="/",
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+@pytest.fixture(scope="module")
+def surfaces(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], dict[str, Any]]:
+    try:
+        python = ensure_venv("aiokafka014", REQUIREMENT)
+    except ClientUnavailable as exc:
+        if not _pypi_reachable():
+            pytest.skip(f"PyPI is unreachable, cannot install {REQUIREMENT}: {exc}")
+        raise
+    theirs = _dump(python, ours=False)
+    names = tmp_path_factory.mktemp("surface") / "aiokafka014.json"
+    names.write_text(json.dumps(theirs))
+    ours = _dump(sys.executable, str(names), ours=True)
+    return theirs, ours
+
+
+def test_the_reference_is_aiokafka_0_14(surfaces: tuple[dict[str, Any], dict[str, Any]]) -> None:
+    theirs, _ = surfaces
+    assert not any(m["missing"] for m in theirs.values()), "aiokafka 0.14 lacks a module"
+    # A sanity check that the dump saw the real thing, not ours.
+    producer = theirs["aiokafka.producer"]["names"]["AIOKafkaProducer"]
+    init = {p["name"]: p["default"] for p in producer["init"]}
+    assert init["max_batch_size"] == 16384
+
+
+def test_surface_matches_aiokafka_0_14(surfaces: tuple[dict[str, Any], dict[str, Any]]) -> None:
+    theirs, ours = surfaces
+    differences = compare(theirs, ours)
+    unexpected = [
+        f"{key}: {what}"
+        for key, what in differences
+        if key.split("(")[0] not in ALLOWED
+        and key not in ALLOWED
+        and not (what == "accepted only through **kwargs" and ".__init__(" in key)
+    ]
+    assert not unexpected, "differences from aiokafka 0.14:\n" + "\n".join(unexpected)
+    seen = {key for key, _ in differences} | {key.split("(")[0] for key, _ in differences}
+    stale = sorted(set(ALLOWED) - seen)
+    assert not stale, f"allow-list entries that no longer differ: {stale}"
+
+
+def test_every_aiokafka_constructor_keyword_is_accepted(
+    surfaces: tuple[dict[str, Any], dict[str, Any]],
+) -> None:
+    """Each keyword of aiokafka's four constructors, passed with aiokafka's default,
+    is accepted (the constructors only validate; nothing connects)."""
+    import importlib
+
+    theirs, _ = surfaces
+    checked = 0
+    for module, name in CLIENTS.items():
+        cls = getattr(importlib.import_module(module), name)
+        params = theirs[module]["names"][name]["init"]
+        for p in params:
+            if p["kind"] in ("VAR_POSITIONAL", "VAR_KEYWORD"):
+                continue
+            default = p["default"]
+            if isinstance(default, str) and default.startswith("<"):
+                # An object the dump cannot carry: aiokafka's value, rebuilt here.
+                default = _OBJECT_DEFAULTS[p["name"]]()
+            assert default != NO_DEFAULT, f"{name}({p['name']}) is required in aiokafka"
+            try:
+                cls(**{p["name"]: default})
+            except Exception as exc:
+                pytest.fail(f"{name}({p['name']}={default!r}) raised {exc!r}")
+            checked += 1
+    assert checked > 90  # the four constructors have ~100 keywords between them
