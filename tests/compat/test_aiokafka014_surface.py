@@ -61,24 +61,67 @@ ALLOWED: dict[str, str] = {
 CONSTRUCTOR_KWARGS_REASON = "explicit parameters pending"
 
 
+#: Constructor defaults that differ from aiokafka 0.14's on purpose: (class, keyword)
+#: -> reason. ``docs/migration-from-aiokafka.md`` lists them with what to write to
+#: get aiokafka's behaviour.
+DEFAULT_DIFFERENCES: dict[tuple[str, str], str] = {
+    ("AIOKafkaProducer", "enable_idempotence"): (
+        "on by default as in the Java client since Kafka 3.0: no duplicates or "
+        "reordering on retries; aiokafka's is False"
+    ),
+    ("AIOKafkaProducer", "acks"): (
+        "'all' (-1) by default, which idempotence requires; aiokafka's unset acks meant "
+        "1 without idempotence"
+    ),
+    ("AIOKafkaProducer", "max_batch_size"): (
+        "256 KiB: fewer, larger Produce requests (throughput measured in benchmark/); "
+        "aiokafka's 16 KiB capped batches far below what one request carries"
+    ),
+    ("AIOKafkaProducer", "partitioner"): (
+        "None means the built-in Java-compatible partitioner (murmur2 for keys, KIP-480 "
+        "sticky for keyless records); aiokafka's DefaultPartitioner object is still "
+        "accepted"
+    ),
+    ("AIOKafkaProducer", "client_id"): (
+        "'aiokafka-producer' where aiokafka's None meant 'aiokafka-producer-<n>'"
+    ),
+    **{
+        (cls, "client_id"): "'aiokafka-<our version>' (aiokafka: 'aiokafka-0.14.0')"
+        for cls in ("AIOKafkaConsumer", "AIOKafkaAdminClient", "AIOKafkaClient")
+    },
+    **{
+        (cls, "api_version"): "stored as 'auto'; every value is accepted and ignored"
+        for cls in CLIENTS.values()
+    },
+}
+
+
+def _our_default(instance: Any, name: str) -> Any:
+    config = instance.config
+    for holder in (config, getattr(config, "client", None)):
+        if holder is not None and hasattr(holder, name):
+            return getattr(holder, name)
+    raise AssertionError(f"{type(instance).__name__}.config has no {name!r}")
+
+
 def _default_partitioner() -> Any:
     from aiokafka.partitioner import DefaultPartitioner
 
     return DefaultPartitioner()
 
 
-def _range_strategy() -> Any:
-    from aiokafka.coordinator.assignors.range import RangePartitionAssignor
+def _roundrobin_strategy() -> Any:
+    from aiokafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
 
-    return (RangePartitionAssignor,)
+    return (RoundRobinPartitionAssignor,)
 
 
 #: aiokafka 0.14's constructor defaults that are objects, as it builds them (``acks``
-#: is a "not given" sentinel that resolves to ``"all"`` with idempotence).
+#: is a "not given" sentinel that resolves to 1 without idempotence, its default).
 _OBJECT_DEFAULTS: dict[str, Any] = {
-    "acks": lambda: "all",
+    "acks": lambda: 1,
     "partitioner": _default_partitioner,
-    "partition_assignment_strategy": _range_strategy,
+    "partition_assignment_strategy": _roundrobin_strategy,
 }
 
 
@@ -175,3 +218,32 @@ def test_every_aiokafka_constructor_keyword_is_accepted(
                 pytest.fail(f"{name}({p['name']}={default!r}) raised {exc!r}")
             checked += 1
     assert checked > 90  # the four constructors have ~100 keywords between them
+
+
+def test_constructor_defaults_match_aiokafka_or_are_listed(
+    surfaces: tuple[dict[str, Any], dict[str, Any]],
+) -> None:
+    import importlib
+
+    theirs, _ = surfaces
+    unexpected = []
+    listed_and_differing = set()
+    for module, name in CLIENTS.items():
+        ours = getattr(importlib.import_module(module), name)()
+        for p in theirs[module]["names"][name]["init"]:
+            if p["kind"] in ("VAR_POSITIONAL", "VAR_KEYWORD") or p["name"] == "loop":
+                continue
+            default = p["default"]
+            if isinstance(default, str) and default.startswith("<"):
+                default = _OBJECT_DEFAULTS[p["name"]]()
+            mine = _our_default(ours, p["name"])
+            same = mine == default
+            if same:
+                continue
+            if (name, p["name"]) in DEFAULT_DIFFERENCES:
+                listed_and_differing.add((name, p["name"]))
+            else:
+                unexpected.append(f"{name}({p['name']}): aiokafka {default!r}, ours {mine!r}")
+    assert not unexpected, "undocumented default differences:\n" + "\n".join(unexpected)
+    stale = sorted(set(DEFAULT_DIFFERENCES) - listed_and_differing)
+    assert not stale, f"listed default differences that no longer differ: {stale}"
