@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: install kafka lint codegen check-codegen test unit integration demo bench clean chaos fuzz install-kerberos
+.PHONY: install kafka lint codegen check-codegen test unit integration demo bench clean chaos fuzz install-kerberos compat-env
 
 # setup.py and the C source too: a changed extension is rebuilt by the next `make`.
 $(STAMP): pyproject.toml setup.py aiokafka/record/_cbuilder.c aiokafka/producer/_cfuture.c
@@ -38,6 +38,13 @@ install-kerberos: install
 	@$(PY) -c "import gssapi" 2>/dev/null || $(PY) -m pip install --quiet 'gssapi>=1.8' \
 	  || echo "install-kerberos: could not build the gssapi package; GSSAPI tests will skip"
 
+# aiokafka==0.14.0 from PyPI for tests/compat (its surface is compared with ours), in a
+# virtualenv of its own since it has our import name: benchmark/.venvs/aiokafka014,
+# shared with the benchmark harness. Once; the tests create it too if it is missing.
+compat-env: install
+	@$(PY) -c "from benchmark.clients import ensure_venv; ensure_venv('aiokafka014', 'aiokafka==0.14.0')" \
+	  || echo "compat-env: could not install aiokafka==0.14.0 (tests/compat skips only if PyPI is unreachable)"
+
 # Resolve the pinned Apache Kafka and its runtime dependencies from Maven Central (once).
 kafka: install
 	$(PY) -m tools.kafka fetch
@@ -52,7 +59,7 @@ lint: install check-codegen
 	$(PY) -m ruff check aiokafka tools tests benchmark examples
 	$(PY) -m mypy
 
-test: install kafka lint install-kerberos
+test: install kafka lint install-kerberos compat-env
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 unit: install
