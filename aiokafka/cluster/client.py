@@ -180,9 +180,8 @@ class AIOKafkaClient:
     async def _bootstrap(self) -> ClusterMetadata:
         errors: list[str] = []
         for label, host, port, server_name in await self._bootstrap_endpoints(errors):
-            conn = AIOKafkaConnection(
-                host, port, self.config.connection, node_id=label, server_hostname=server_name
-            )
+            # From the pool (not pooled): its failure log and once-per-client warnings.
+            conn = self._pool.connection(host, port, node_id=label, server_hostname=server_name)
             try:
                 await conn.connect()
                 response = await conn.send(self._metadata_request())

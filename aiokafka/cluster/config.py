@@ -21,6 +21,7 @@ from aiokafka.net.config import (
     check_int,
     secret_option,
 )
+from aiokafka.net.frames import DEFAULT_MAX_RESPONSE_SIZE
 from aiokafka.net.secret import Secret
 
 __all__ = ["ClientConfig", "check_loop", "parse_bootstrap_servers"]
@@ -141,6 +142,14 @@ class ClientConfig:
         client_rack: The client's rack (KIP-392 fetch-from-follower), or ``None``.
         allow_auto_topic_creation: Let Metadata requests create missing topics (if
             the broker allows it).
+        max_response_size: Largest response frame accepted from a broker, in bytes
+            (default 100 MiB, in [1 MiB, 2**31 - 1]). The length prefix is checked
+            before the body is read: a larger one (a peer that is not Kafka, or a
+            broken one) fails the connection with a retriable
+            :class:`~aiokafka.errors.KafkaProtocolError` naming the broker, the size
+            and the limit. A consumer's Fetch raises its connection's limit to its
+            own ``max_bytes`` (``fetch_max_bytes``) plus headroom, so this only
+            needs setting to accept other unusually large responses.
     """
 
     bootstrap_servers: str | Sequence[str] = "localhost"
@@ -163,6 +172,7 @@ class ClientConfig:
     sasl_oauth_token_provider: AbstractTokenProvider | None = field(default=None, repr=False)
     client_rack: str | None = None
     allow_auto_topic_creation: bool = True
+    max_response_size: int = DEFAULT_MAX_RESPONSE_SIZE
     bootstrap_addresses: tuple[tuple[str, int], ...] = field(init=False, default=())
     connection: ConnectionConfig = field(init=False, default_factory=ConnectionConfig)
 
@@ -217,5 +227,6 @@ class ClientConfig:
                 sasl_kerberos_service_name=self.sasl_kerberos_service_name,
                 sasl_kerberos_domain_name=self.sasl_kerberos_domain_name,
                 sasl_oauth_token_provider=self.sasl_oauth_token_provider,
+                max_response_size=self.max_response_size,
             ),
         )

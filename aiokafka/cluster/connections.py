@@ -5,8 +5,14 @@ node wait on a per-node lock, so only one connect attempt runs at a time. After 
 failed attempt the node is in back-off (exponential with jitter, between
 ``reconnect_backoff_ms`` and ``reconnect_backoff_max_ms``); the next attempt waits
 for it to pass. A connection that closes (error or idle) is dropped from the pool
-at once and closed properly later by :meth:`ConnectionPool.reap` or
+at once (it has already let go of its socket and buffers) and its reader task is
+awaited by the next :meth:`ConnectionPool.get`, :meth:`ConnectionPool.reap` or
 :meth:`ConnectionPool.close`.
+
+The pool owns the client's :class:`~aiokafka.net.failure_log.FailureLog` and gives it
+to every connection it makes, pooled or not (:meth:`ConnectionPool.connection`, for
+bootstrap), so the logging policy's rate limits span the whole client. It also warns
+once per client when SASL PLAIN sends the password over a connection without TLS.
 """
 
 from __future__ import annotations
@@ -19,7 +25,8 @@ from dataclasses import dataclass
 from aiokafka.errors import KafkaConnectionError, KafkaError
 from aiokafka.net.backoff import ExponentialBackoff
 from aiokafka.net.config import ConnectionConfig
-from aiokafka.net.connection import AIOKafkaConnection
+from aiokafka.net.connection import AIOKafkaConnection, CloseCallback
+from aiokafka.net.failure_log import FailureLog
 
 __all__ = ["ConnectionPool", "NodeId"]
 
@@ -44,6 +51,7 @@ class ConnectionPool:
         reconnect_backoff_max_ms: Largest reconnect pause.
         connections_max_idle_ms: Idle time after which :meth:`close_idle` closes a
             connection.
+        failure_log: The logging policy for broker failures (a new one by default).
     """
 
     def __init__(
@@ -53,6 +61,7 @@ class ConnectionPool:
         reconnect_backoff_ms: int,
         reconnect_backoff_max_ms: int,
         connections_max_idle_ms: int,
+        failure_log: FailureLog | None = None,
     ) -> None:
         self._config = config
         self._backoff = ExponentialBackoff(reconnect_backoff_ms, reconnect_backoff_max_ms)
@@ -62,6 +71,8 @@ class ConnectionPool:
         self._states: dict[NodeId, _NodeState] = {}
         self._dead: list[AIOKafkaConnection] = []
         self._closed = False
+        self._failure_log = failure_log if failure_log is not None else FailureLog()
+        self._cleartext_warned = False
 
     def connected(self, node_id: NodeId) -> AIOKafkaConnection | None:
         """The open connection to ``node_id``, if any (no I/O)."""
@@ -94,6 +105,8 @@ class ConnectionPool:
         conn = self.connected(node_id)
         if conn is not None:
             return conn
+        if self._dead:
+            await self.reap()
         lock = self._locks.setdefault(node_id, asyncio.Lock())
         async with lock:
             conn = self.connected(node_id)
@@ -105,14 +118,7 @@ class ConnectionPool:
             wait = state.next_attempt - time.monotonic()
             if wait > 0:
                 await asyncio.sleep(wait)
-            conn = AIOKafkaConnection(
-                host,
-                port,
-                self._config,
-                node_id=node_id,
-                server_hostname=server_hostname,
-                on_close=self._on_close,
-            )
+            conn = self._new(host, port, node_id, server_hostname, on_close=self._on_close)
             try:
                 await conn.connect()
             except KafkaError as exc:
@@ -127,6 +133,49 @@ class ConnectionPool:
             state.next_attempt = 0.0
             self._conns[node_id] = conn
             return conn
+
+    def connection(
+        self, host: str, port: int, *, node_id: NodeId, server_hostname: str | None = None
+    ) -> AIOKafkaConnection:
+        """A new connection that is not pooled (the caller connects and closes it), made
+        like the pooled ones: same options, same failure log. For bootstrap."""
+        return self._new(host, port, node_id, server_hostname)
+
+    def _new(
+        self,
+        host: str,
+        port: int,
+        node_id: NodeId,
+        server_hostname: str | None,
+        on_close: CloseCallback | None = None,
+    ) -> AIOKafkaConnection:
+        self._warn_cleartext_password()
+        return AIOKafkaConnection(
+            host,
+            port,
+            self._config,
+            node_id=node_id,
+            server_hostname=server_hostname,
+            on_close=on_close,
+            failure_log=self._failure_log,
+        )
+
+    def _warn_cleartext_password(self) -> None:
+        # A log WARNING, not warnings.warn(): applications and their test suites run
+        # with -W error / filterwarnings=error, which would turn a UserWarning into an
+        # exception out of start() for a setup that works (a trusted network, a local
+        # broker). Once per client: the pool is the client's.
+        config = self._config
+        if self._cleartext_warned or config.security_protocol != "SASL_PLAINTEXT":
+            return
+        if config.sasl_mechanism != "PLAIN":
+            return  # SCRAM sends a proof, GSSAPI a ticket, never the password
+        self._cleartext_warned = True
+        log.warning(
+            "sasl_mechanism='PLAIN' with security_protocol='SASL_PLAINTEXT': the password "
+            "is sent to the brokers unencrypted; use SASL_SSL (or SCRAM) unless the "
+            "network is trusted"
+        )
 
     def _on_close(self, conn: AIOKafkaConnection, error: KafkaError) -> None:
         node_id = conn.node_id

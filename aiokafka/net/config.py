@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from aiokafka import __version__
 from aiokafka.abc import AbstractTokenProvider
+from aiokafka.net.frames import DEFAULT_MAX_RESPONSE_SIZE, MAX_RESPONSE_SIZE_RANGE
 from aiokafka.net.sasl import SUPPORTED_MECHANISMS
 from aiokafka.net.secret import Secret
 
@@ -115,6 +116,8 @@ class ConnectionConfig:
             defaults to the host connected to.
         sasl_oauth_token_provider: Token source for OAUTHBEARER (left out of
             ``repr``: a provider may hold credentials).
+        max_response_size: Largest response frame read from a broker, checked on
+            its length prefix before the body is read (see :mod:`aiokafka.net.frames`).
     """
 
     client_id: str | None = DEFAULT_CLIENT_ID
@@ -128,6 +131,7 @@ class ConnectionConfig:
     sasl_kerberos_service_name: str = "kafka"
     sasl_kerberos_domain_name: str | None = None
     sasl_oauth_token_provider: AbstractTokenProvider | None = field(default=None, repr=False)
+    max_response_size: int = DEFAULT_MAX_RESPONSE_SIZE
 
     def __post_init__(self) -> None:
         object.__setattr__(
@@ -144,6 +148,7 @@ class ConnectionConfig:
             self.max_in_flight_requests_per_connection,
             1,
         )
+        check_int("max_response_size", self.max_response_size, *MAX_RESPONSE_SIZE_RANGE)
         if self.security_protocol not in SECURITY_PROTOCOLS:
             raise ValueError(
                 f"security_protocol must be one of {sorted(SECURITY_PROTOCOLS)}, "

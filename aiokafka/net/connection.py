@@ -9,7 +9,16 @@ Failure model (see ``docs/DESIGN.md``): the first read/write error, protocol err
 request timeout closes the connection and fails every request in flight with a
 retriable :class:`~aiokafka.errors.KafkaConnectionError` (the timed-out one with
 :class:`~aiokafka.errors.RequestTimedOutError`). A closed connection is never
-reused; the owner makes a new one.
+reused; the owner makes a new one. A failed connection lets go of its stream reader
+and writer at once, so a partly read frame is not kept alive by a dead connection.
+
+A response's length prefix is checked against the connection's frame limit before
+its body is read (:mod:`aiokafka.net.frames`), so a peer that is not a Kafka broker
+cannot make the reader buffer gigabytes.
+
+Failures and the first success after them are reported to the client's
+:class:`~aiokafka.net.failure_log.FailureLog`, which decides what is logged at which
+level.
 
 A caller that cancels its own request does not disturb the framing: the request
 stays registered, its response is read and dropped.
@@ -37,6 +46,8 @@ from aiokafka.errors import (
     for_code,
 )
 from aiokafka.net.config import ConnectionConfig
+from aiokafka.net.failure_log import FailureLog
+from aiokafka.net.frames import MIN_FRAME_SIZE, frame_size_error, response_allowance
 from aiokafka.net.transport_errors import TRANSPORT_ERRORS, translate_transport_error
 from aiokafka.net.versions import ApiVersionTable, api_name, api_versions_fallback
 from aiokafka.protocol import api as _api
@@ -50,7 +61,7 @@ log = logging.getLogger(__name__)
 CloseCallback = Callable[["AIOKafkaConnection", KafkaError], None]
 
 _MAX_CORRELATION_ID = 2**31 - 1
-_HEADER_V0_LEN = 4
+_HEADER_V0_LEN = MIN_FRAME_SIZE
 
 
 @dataclass(slots=True)
@@ -76,6 +87,9 @@ class AIOKafkaConnection:
         node_id: The broker id (or a bootstrap label), for logs and errors.
         server_hostname: Name to verify the TLS certificate against, default ``host``.
         on_close: Called once, synchronously, when the connection closes.
+        failure_log: Where failures and recoveries are reported (one per client, so
+            its rate limits span the client's connections); a private one by
+            default.
     """
 
     def __init__(
@@ -87,6 +101,7 @@ class AIOKafkaConnection:
         node_id: int | str | None = None,
         server_hostname: str | None = None,
         on_close: CloseCallback | None = None,
+        failure_log: FailureLog | None = None,
     ) -> None:
         self.host = host
         self.port = port
@@ -103,6 +118,10 @@ class AIOKafkaConnection:
         self._next_id = 0
         self._close_error: KafkaError | None = None
         self._versions: ApiVersionTable | None = None
+        self._failure_log = failure_log if failure_log is not None else FailureLog()
+        # Raised (never lowered) by requests allowed larger answers (Fetch max_bytes).
+        self._frame_limit = self.config.max_response_size
+        self._proven = False  # a request after the handshake got its response
         self.last_activity = time.monotonic()
 
     def __repr__(self) -> str:
@@ -131,6 +150,11 @@ class AIOKafkaConnection:
     def close_error(self) -> KafkaError | None:
         """The error that closed the connection, if it is closed."""
         return self._close_error
+
+    @property
+    def frame_limit(self) -> int:
+        """The largest response frame this connection reads, in bytes."""
+        return self._frame_limit
 
     @property
     def in_flight(self) -> int:
@@ -187,19 +211,21 @@ class AIOKafkaConnection:
         try:
             await wait_for(self._connect_steps(), timeout)
         except asyncio.CancelledError:
-            await self._close_quietly(KafkaConnectionError(f"connecting to {self.peer} cancelled"))
+            # The caller gave up; not a broker failure.
+            err = KafkaConnectionError(f"connecting to {self.peer} cancelled")
+            await asyncio.shield(self.close(err))
             raise
         except asyncio.TimeoutError:
             err = KafkaConnectionError(
                 f"connecting to {self.peer} timed out after {self.config.request_timeout_ms} ms"
             )
-            await self._close_quietly(err)
+            await self._connect_failed(err)
             raise err from None
         except KafkaError as exc:
-            await self._close_quietly(exc)
+            await self._connect_failed(exc)
             raise
         except BaseException as exc:
-            await self._close_quietly(KafkaConnectionError(f"connecting to {self.peer}: {exc!r}"))
+            await self._connect_failed(KafkaConnectionError(f"connecting to {self.peer}: {exc!r}"))
             raise
         if self._close_error is not None:
             # The reader task can fail the connection while the handshake's last response
@@ -209,7 +235,10 @@ class AIOKafkaConnection:
         self._state = "ready"
         log.debug("Connected to %s", self.peer)
 
-    async def _close_quietly(self, error: KafkaError) -> None:
+    async def _connect_failed(self, error: KafkaError) -> None:
+        # Reported once: if the reader already failed the connection, its error (the
+        # real cause, which the handshake request got too) was reported then.
+        self._fail(error)
         # Bounded: the transport is aborted, so waiting for it is short.
         await asyncio.shield(self.close(error))
 
@@ -323,6 +352,9 @@ class AIOKafkaConnection:
             raise self._unusable()
         if version is None:
             version = self.api_versions.choose(type(request), max_version)
+        allowance = response_allowance(request, version)
+        if allowance > self._frame_limit:
+            self._frame_limit = allowance
         response_type = type(request).RESPONSE_TYPE
 
         def decode(frame: memoryview) -> Any:
@@ -416,15 +448,27 @@ class AIOKafkaConnection:
             while True:
                 size_bytes = await reader.readexactly(4)
                 size = int.from_bytes(size_bytes, "big", signed=True)
-                if size < _HEADER_V0_LEN:
-                    raise KafkaProtocolError(f"invalid response frame size {size} from {self.peer}")
+                # Checked before reading the body: readexactly() buffers all of it.
+                if size < _HEADER_V0_LEN or size > self._frame_limit:
+                    raise frame_size_error(size, self._frame_limit, self.peer, size_bytes)
                 frame = await reader.readexactly(size)
                 self.last_activity = time.monotonic()
                 self._on_frame(memoryview(frame))
+                del frame
         except TRANSPORT_ERRORS as exc:
-            self._fail(translate_transport_error(exc, self.peer))
+            # EOF at a frame boundary with nothing in flight: the broker closed an idle
+            # connection (its connections.max.idle.ms, a restart), not a failure.
+            idle_eof = (
+                isinstance(exc, asyncio.IncompleteReadError)
+                and not exc.partial
+                and not self._pending
+            )
+            self._fail(translate_transport_error(exc, self.peer), benign=idle_eof)
         except KafkaError as exc:
-            self._fail(exc)
+            # Without its traceback: the frames in it (this one, the StreamReader's)
+            # would keep the reader and its buffer alive as long as anyone holds the
+            # error, and every request in flight gets it.
+            self._fail(exc.with_traceback(None))
         except Exception as exc:  # a bug must not leave callers waiting forever
             log.warning("Unexpected error reading from %s", self.peer, exc_info=True)
             self._fail(KafkaConnectionError(f"reading from {self.peer} failed: {exc!r}"))
@@ -446,12 +490,22 @@ class AIOKafkaConnection:
         try:
             response = pending.decode(frame)
         except KafkaError as exc:
+            if isinstance(exc, KafkaProtocolError):
+                self._failure_log.failure(self.peer, exc)
             pending.future.set_exception(exc)
         except Exception as exc:
-            err = KafkaProtocolError(f"cannot decode the {pending.description} response: {exc!r}")
+            err = KafkaProtocolError(
+                f"cannot decode the {pending.description} response from {self.peer}: {exc!r}"
+            )
+            self._failure_log.failure(self.peer, err)
             pending.future.set_exception(err)
         else:
             pending.future.set_result(response)
+            if not self._proven and self._state == "ready":
+                # Handshake answers do not count: a broker whose later responses are
+                # all broken has not recovered because ApiVersions went through.
+                self._proven = True
+                self._failure_log.success(self.peer)
 
     def _finish(self, pending: _Pending) -> None:
         if pending.timer is not None:
@@ -469,6 +523,7 @@ class AIOKafkaConnection:
         self._fail(
             KafkaConnectionError(f"connection to {self.peer} closed after a request timed out"),
             {corr: timed_out},
+            report=timed_out,
         )
 
     # -- failure and close ------------------------------------------------------------
@@ -479,17 +534,27 @@ class AIOKafkaConnection:
         specific: dict[int, KafkaError] | None = None,
         *,
         requested: bool = False,
+        benign: bool = False,
+        report: KafkaError | None = None,
     ) -> None:
         """Close the connection now and fail every request in flight (idempotent).
 
-        ``requested`` marks a close the owner asked for (logged at DEBUG, not INFO).
+        ``requested`` marks a close the owner asked for (logged at DEBUG); ``benign`` a
+        close by the broker that broke nothing (INFO). Anything else is a failure,
+        reported to the failure log as ``report`` (default ``error``).
         """
         if self._close_error is not None:
             return
         self._close_error = error
         previous, self._state = self._state, "closed"
-        if self._writer is not None:
-            self._writer.transport.abort()
+        # Drop the streams now, not in close(): the reader's buffer may hold most of a
+        # large frame, and an owner may keep a dead connection around for a while.
+        # (The writer references the reader too.) The reader task keeps its own
+        # reference until it ends, which the cancel below makes prompt.
+        writer, self._writer = self._writer, None
+        self._reader = None
+        if writer is not None:
+            writer.transport.abort()
         pending, self._pending = self._pending, {}
         for corr, p in pending.items():
             self._finish(p)
@@ -498,9 +563,13 @@ class AIOKafkaConnection:
         task = self._reader_task
         if task is not None and task is not asyncio.current_task():
             task.cancel()
-        if previous == "ready":
-            level = logging.DEBUG if requested else logging.INFO
-            log.log(level, "Connection to %s closed: %s", self.peer, error)
+        if requested:
+            if previous == "ready":
+                log.debug("Connection to %s closed: %s", self.peer, error)
+        elif benign:
+            log.info("Connection to %s closed by the broker: %s", self.peer, error)
+        else:
+            self._failure_log.failure(self.peer, report if report is not None else error)
         if self._on_close is not None:
             self._on_close(self, error)
 
@@ -518,13 +587,3 @@ class AIOKafkaConnection:
         task, self._reader_task = self._reader_task, None
         if task is not None and task is not asyncio.current_task():
             await asyncio.wait([task])
-        writer, self._writer = self._writer, None
-        if writer is not None:
-            writer.close()
-            try:
-                # Aborted already, so this only waits for connection_lost to run.
-                await wait_for(writer.wait_closed(), 1.0)
-            except asyncio.TimeoutError:
-                pass
-            except TRANSPORT_ERRORS:
-                pass

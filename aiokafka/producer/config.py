@@ -34,6 +34,7 @@ from typing import Any
 from aiokafka.abc import AbstractTokenProvider
 from aiokafka.cluster.config import ClientConfig, check_loop
 from aiokafka.net.config import InvalidOptionError, check_int, unknown_option
+from aiokafka.net.frames import DEFAULT_MAX_RESPONSE_SIZE
 from aiokafka.net.secret import Secret
 from aiokafka.record.compression import CODEC_NONE, check_codec, codec_from_name, compress
 
@@ -147,6 +148,7 @@ class ProducerConfig:
     reconnect_backoff_ms: int = 50
     reconnect_backoff_max_ms: int = 1000
     allow_auto_topic_creation: bool = True
+    max_response_size: int = DEFAULT_MAX_RESPONSE_SIZE
     client_rack: str | None = None
     buffer_memory: int = 33554432
     max_block_ms: int = 60000
