@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 
@@ -25,18 +24,13 @@ from aiokafka.net.frames import (
     frame_size_error,
     response_allowance,
 )
-from aiokafka.protocol.api import response_header_version
 from aiokafka.protocol.messages import (
-    ApiVersion,
-    ApiVersionsRequest,
-    ApiVersionsResponse,
     FetchRequest,
     FetchRequestFetchPartition,
     FetchRequestFetchTopic,
     MetadataRequest,
-    MetadataResponse,
-    MetadataResponseBroker,
 )
+from tests.support.fake_broker import FakeBroker
 
 MiB = 1024 * 1024
 HUGE = 2_000_000_000
@@ -94,106 +88,26 @@ def test_max_response_size_option_is_validated_and_reaches_connections() -> None
     assert admin.config.connection.max_response_size == 9 * MiB
 
 
-# -- a fake broker ------------------------------------------------------------------
-
-SUPPORTED = [
-    (ApiVersionsRequest.API_KEY, 0, 3),
-    (MetadataRequest.API_KEY, 0, 12),
-    (FetchRequest.API_KEY, 4, 12),
-]
-
-Answer = Callable[[asyncio.StreamWriter, int, int, int], Awaitable[None]]
+# -- a fake broker that announces 2 GB and streams -------------------------------
 
 
-def frame(api_key: int, version: int, corr: int, body: bytes) -> bytes:
-    header = corr.to_bytes(4, "big", signed=True)
-    if response_header_version(api_key, version) >= 1:
-        header += b"\x00"
-    return (len(header) + len(body)).to_bytes(4, "big") + header + body
+class HugeFrames:
+    """Answers with a 2,000,000,000-byte length prefix, then bytes as fast as the
+    client reads them (at most 64 MiB per connection, in case the client does buffer
+    them: enough to show, not enough to hurt the machine)."""
 
-
-class FakeBroker:
-    """Answers ApiVersions, then each request with ``answer`` (or a Metadata response
-    naming itself as node 0 while ``healthy_metadata`` lasts)."""
-
-    def __init__(self, answer: Answer, healthy_metadata: int = 0) -> None:
-        self.answer = answer
-        self.healthy_metadata = healthy_metadata
-        self.connections = 0
-        self.port = 0
+    def __init__(self) -> None:
         self.streamed = 0
-        self._server: asyncio.Server | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
 
-    async def __aenter__(self) -> FakeBroker:
-        self._server = await asyncio.start_server(self._accept, "127.0.0.1", 0)
-        self.port = self._server.sockets[0].getsockname()[1]
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        assert self._server is not None
-        self._server.close()
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-        await self._server.wait_closed()
-
-    def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.connections += 1
-        task = asyncio.create_task(self._serve(reader, writer))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            while True:
-                size = int.from_bytes(await reader.readexactly(4), "big")
-                data = await reader.readexactly(size)
-                api_key = int.from_bytes(data[0:2], "big")
-                version = int.from_bytes(data[2:4], "big")
-                corr = int.from_bytes(data[4:8], "big", signed=True)
-                if api_key == ApiVersionsRequest.API_KEY:
-                    keys = [
-                        ApiVersion(api_key=key, min_version=low, max_version=high)
-                        for key, low, high in SUPPORTED
-                    ]
-                    body = ApiVersionsResponse(api_keys=keys).encode(version)
-                    writer.write(frame(api_key, 0, corr, body))
-                elif api_key == MetadataRequest.API_KEY and self.healthy_metadata > 0:
-                    self.healthy_metadata -= 1
-                    broker = MetadataResponseBroker(node_id=0, host="127.0.0.1", port=self.port)
-                    body = MetadataResponse(brokers=[broker], cluster_id="fake").encode(version)
-                    writer.write(frame(api_key, version, corr, body))
-                else:
-                    await self.answer(writer, api_key, version, corr)
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
-        finally:
-            writer.transport.abort()
-
-    async def stream_after_huge_prefix(
+    async def __call__(
         self, writer: asyncio.StreamWriter, api_key: int, version: int, corr: int
     ) -> None:
-        """A 2,000,000,000-byte length prefix, then bytes as fast as the client reads
-        them (at most 64 MiB per connection, in case the client does buffer them)."""
         writer.write(HUGE.to_bytes(4, "big"))
         chunk = b"\x00" * MiB
         for _ in range(64):
             writer.write(chunk)
             await writer.drain()
             self.streamed += len(chunk)
-
-
-@contextlib.asynccontextmanager
-async def fake_broker(healthy_metadata: int = 0) -> AsyncIterator[FakeBroker]:
-    async def unused(*_: object) -> None:
-        raise AssertionError("replaced below")
-
-    broker = FakeBroker(unused, healthy_metadata)
-    broker.answer = broker.stream_after_huge_prefix
-    async with broker:
-        yield broker
 
 
 def rss_bytes() -> int:
@@ -208,7 +122,8 @@ def rss_bytes() -> int:
 
 
 async def test_huge_length_prefix_fails_fast_with_typed_error_and_frees_streams() -> None:
-    async with fake_broker() as broker:
+    huge = HugeFrames()
+    async with FakeBroker(huge) as broker:
         conn = AIOKafkaConnection("127.0.0.1", broker.port, ConnectionConfig(), node_id=4)
         await conn.connect()
         start = time.monotonic()
@@ -222,7 +137,7 @@ async def test_huge_length_prefix_fails_fast_with_typed_error_and_frees_streams(
         assert conn.closed and conn.close_error is info.value
         await conn.close()
     # Failed on the prefix: the fake broker got to stream little before the abort.
-    assert broker.streamed < 16 * MiB
+    assert huge.streamed < 16 * MiB
 
 
 async def test_negative_length_prefix_is_rejected() -> None:
@@ -285,7 +200,7 @@ async def test_http_server_gives_the_typed_error_quickly() -> None:
 
 
 async def test_memory_stays_bounded_over_20_retries_against_a_huge_frame() -> None:
-    async with fake_broker(healthy_metadata=1) as broker:
+    async with FakeBroker(HugeFrames(), healthy_metadata=1) as broker:
         client = AIOKafkaClient(
             bootstrap_servers=f"127.0.0.1:{broker.port}",
             request_timeout_ms=5000,
