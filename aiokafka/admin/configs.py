@@ -12,7 +12,12 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from aiokafka.admin._base import AdminBase, error_for, raise_first
-from aiokafka.admin.results import ConfigDescription, ConfigEntry, ConfigSynonym
+from aiokafka.admin.results import (
+    ConfigAlterationResult,
+    ConfigDescription,
+    ConfigEntry,
+    ConfigSynonym,
+)
 from aiokafka.admin.types import (
     AlterConfigOp,
     ConfigResource,
@@ -146,11 +151,14 @@ class ConfigsMixin(AdminBase):
 
     async def alter_configs(
         self, config_resources: Sequence[ConfigResource], validate_only: bool = False
-    ) -> None:
+    ) -> list[ConfigAlterationResult]:
         """Replace the dynamic configs of resources (legacy AlterConfigs).
 
         Every dynamic config of a resource not listed in its ``configs`` is reset to
         its default; prefer :meth:`incremental_alter_configs` to change a few.
+
+        Returns:
+            One item per resource, in order; each answers aiokafka's ``.resources``.
 
         Raises:
             aiokafka.errors.InvalidConfigurationError: unknown name or bad value.
@@ -183,6 +191,7 @@ class ConfigsMixin(AdminBase):
 
         outcome = await self._by_node(resources, send)
         raise_first(outcome)
+        return [ConfigAlterationResult(r.resource_type, r.name) for r in resources]
 
     async def incremental_alter_configs(
         self,

@@ -31,6 +31,7 @@ from aiokafka.structs import BrokerMetadata, TopicPartition
 
 __all__ = [
     "ClusterDescription",
+    "ConfigAlterationResult",
     "ConfigDescription",
     "ConfigEntry",
     "ConfigSynonym",
@@ -41,6 +42,7 @@ __all__ = [
     "ListOffsetsResultInfo",
     "LogDirDescription",
     "MemberDescription",
+    "PartitionCreationResult",
     "PartitionDescription",
     "PartitionReassignment",
     "ProducerStateInfo",
@@ -48,6 +50,7 @@ __all__ = [
     "ScramCredentialInfo",
     "TopicCreationResult",
     "TopicCreationResults",
+    "TopicDeletionResult",
     "TopicDescription",
     "TransactionDescription",
     "TransactionListing",
@@ -123,6 +126,47 @@ class TopicCreationResults(dict[str, TopicCreationResult]):
     def topic_errors(self) -> list[tuple[str, int, str | None]]:
         """aiokafka's ``CreateTopicsResponse.topic_errors``: ``(topic, 0, None)`` each."""
         return [(name, 0, None) for name in self]
+
+
+@dataclass(frozen=True)
+class TopicDeletionResult:
+    """What ``delete_topics`` returns: the deleted topics, in order (a failure
+    raises). ``.topic_error_codes`` answers aiokafka's ``DeleteTopicsResponse``."""
+
+    topics: list[str]
+
+    @property
+    def topic_error_codes(self) -> list[tuple[str, int]]:
+        """``(topic, 0)`` per deleted topic, as aiokafka's response listed them."""
+        return [(t, 0) for t in self.topics]
+
+
+@dataclass(frozen=True)
+class PartitionCreationResult:
+    """What ``create_partitions`` returns: the topics that grew (or, with
+    ``validate_only``, would), in order; a failure raises. ``.topic_errors``
+    answers aiokafka's ``CreatePartitionsResponse``."""
+
+    topics: list[str]
+
+    @property
+    def topic_errors(self) -> list[tuple[str, int, str | None]]:
+        """``(topic, 0, None)`` per topic, as aiokafka's response listed them."""
+        return [(t, 0, None) for t in self.topics]
+
+
+@dataclass(frozen=True)
+class ConfigAlterationResult:
+    """One altered resource, an item of what ``alter_configs`` returns (a failure
+    raises). ``.resources`` answers aiokafka's ``AlterConfigsResponse``."""
+
+    resource_type: ConfigResourceType
+    name: str
+
+    @property
+    def resources(self) -> list[tuple[int, str | None, int, str]]:
+        """``[(0, None, resource_type, resource_name)]`` as aiokafka listed it."""
+        return [(0, None, int(self.resource_type), self.name)]
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,11 @@ from aiokafka.admin._base import AdminBase, check, error_for, raise_first
 from aiokafka.admin.acl_types import AclOperation
 from aiokafka.admin.results import (
     ClusterDescription,
+    PartitionCreationResult,
     PartitionDescription,
     TopicCreationResult,
     TopicCreationResults,
+    TopicDeletionResult,
     TopicDescription,
 )
 from aiokafka.admin.types import NewPartitions, NewTopic, check_count
@@ -125,8 +127,13 @@ class TopicsMixin(AdminBase):
         raise_first(outcome)
         return TopicCreationResults(outcome)
 
-    async def delete_topics(self, topics: Sequence[str], timeout_ms: int | None = None) -> None:
+    async def delete_topics(
+        self, topics: Sequence[str], timeout_ms: int | None = None
+    ) -> TopicDeletionResult:
         """Delete topics (sent to the controller).
+
+        Returns:
+            The deleted topics; ``.topic_error_codes`` answers aiokafka's response.
 
         Args:
             topics: Topic names.
@@ -163,6 +170,7 @@ class TopicsMixin(AdminBase):
             final=(UnknownTopicOrPartitionError,),
         )
         raise_first(outcome)
+        return TopicDeletionResult(names)
 
     async def list_topics(self) -> list[str]:
         """Names of all topics, internal ones included, sorted."""
@@ -243,7 +251,7 @@ class TopicsMixin(AdminBase):
         topic_partitions: Mapping[str, NewPartitions],
         timeout_ms: int | None = None,
         validate_only: bool = False,
-    ) -> None:
+    ) -> PartitionCreationResult:
         """Add partitions to existing topics (sent to the controller).
 
         Args:
@@ -251,6 +259,9 @@ class TopicsMixin(AdminBase):
             timeout_ms: How long the controller may wait; default
                 ``request_timeout_ms``.
             validate_only: Check without changing anything.
+
+        Returns:
+            The topics; ``.topic_errors`` answers aiokafka's response.
 
         Raises:
             aiokafka.errors.InvalidPartitionsError: the count does not grow.
@@ -285,6 +296,7 @@ class TopicsMixin(AdminBase):
             final=(UnknownTopicOrPartitionError,),
         )
         raise_first(outcome)
+        return PartitionCreationResult(names)
 
     async def _metadata(self, topics: list[str] | None, authorized: bool) -> Any:
         request = _md.MetadataRequest(

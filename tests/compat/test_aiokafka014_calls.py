@@ -16,7 +16,7 @@ from collections.abc import Callable
 import pytest
 
 from aiokafka import AIOKafkaConsumer, ConsumerStoppedError, IllegalOperation
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.admin import AIOKafkaAdminClient, NewPartitions, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from aiokafka.client import AIOKafkaClient, ConnectionGroup, CoordinationType
 from aiokafka.coordinator.assignors.range import RangePartitionAssignor
@@ -33,14 +33,25 @@ def _group() -> str:
     return f"compat-{uuid.uuid4().hex[:10]}"
 
 
-async def test_create_topics_topic_errors(kafka: KafkaCluster) -> None:
+async def test_topic_and_config_changes_answer_aiokafka_responses(kafka: KafkaCluster) -> None:
     name = f"compat-create-{uuid.uuid4().hex[:8]}"
     async with AIOKafkaAdminClient(bootstrap_servers=kafka.bootstrap_servers) as admin:
         response = await admin.create_topics([NewTopic(name, 2, 1)])
         for topic, error_code, _message in response.topic_errors:
             assert (topic, error_code) == (name, 0)
         assert response[name].num_partitions == 2  # the typed result, beside it
-        await admin.delete_topics([name])
+
+        grown = await admin.create_partitions({name: NewPartitions(3)})
+        assert grown.topic_errors == [(name, 0, None)]
+        altered = await admin.alter_configs(
+            [ConfigResource(ConfigResourceType.TOPIC, name, {"retention.ms": "654321"})]
+        )
+        for result in altered:
+            for error_code, _msg, resource_type, resource_name in result.resources:
+                assert (error_code, resource_type, resource_name) == (0, 2, name)
+
+        deleted = await admin.delete_topics([name])
+        assert deleted.topic_error_codes == [(name, 0)]
 
 
 async def test_describe_topics_and_cluster_as_dicts(
