@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 .PHONY: install kafka lint codegen check-codegen test unit integration demo bench clean chaos fuzz install-kerberos compat-env
 
 # setup.py and the C source too: a changed extension is rebuilt by the next `make`.
-$(STAMP): pyproject.toml setup.py aiokafka/record/_cbuilder.c aiokafka/producer/_cfuture.c
+$(STAMP): pyproject.toml setup.py aiokafka/record/_cbuilder.c aiokafka/record/_cdecode.c aiokafka/producer/_cfuture.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'

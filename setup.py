@@ -1,7 +1,8 @@
 """Only the optional C extension; everything else is in pyproject.toml.
 
 ``optional=True``: without a compiler (or Python headers) the build warns and goes on;
-``aiokafka.record.default_builder`` then uses its pure-Python append and
+``aiokafka.record.default_builder`` then uses its pure-Python append,
+``aiokafka.consumer.record_decode`` its pure-Python record decoding and
 ``aiokafka.producer.futures`` its pure-Python future fields.
 """
 
@@ -12,6 +13,11 @@ setup(
         Extension(
             "aiokafka.record._cbuilder",
             sources=["aiokafka/record/_cbuilder.c"],
+            optional=True,
+        ),
+        Extension(
+            "aiokafka.record._cdecode",
+            sources=["aiokafka/record/_cdecode.c"],
             optional=True,
         ),
         Extension(

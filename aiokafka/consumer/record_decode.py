@@ -14,20 +14,35 @@ without headers the shared empty tuple, leaving one tracked object per record.
 
 The loop is the record layer's ``_decode_records`` with the record built in place;
 ``tests/unit/test_consumer_records.py`` checks the two agree record by record.
+
+The optional C extension ``aiokafka.record._cdecode`` does the same loop in C (about
+4x faster per record). It returns ``None`` for anything it does not decode exactly as
+this code would (corrupt data included), and this loop then runs: the Python code is
+the fallback and the reference, and the errors are always its errors.
+``tests/unit/test_record_cdecode.py`` compares the two record for record.
+``AIOKAFKA_NO_EXTENSIONS=1`` (read once, at import) forces the Python loop.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from aiokafka._extensions import load_extension
 from aiokafka.errors import CorruptRecordError
 from aiokafka.record.default_records import DefaultRecordBatch
 from aiokafka.record.util import ZIGZAG_ONE_BYTE, decode_varint
 from aiokafka.structs import ConsumerRecord
 
-__all__ = ["decode_batch"]
+__all__ = ["decode_batch", "decode_records_py"]
 
 _NO_HEADERS: tuple[tuple[str, bytes | None], ...] = ()
+
+_cdecode = load_extension("aiokafka.record._cdecode")
+# None: the pure-Python loop. Tests set it to None to compare both paths.
+_c_decode_records: Callable[..., list[Any] | None] | None = (
+    None if _cdecode is None else _cdecode.decode_records
+)
 
 
 def _read_headers(data: bytes, pos: int) -> tuple[tuple[tuple[str, bytes | None], ...], int]:
@@ -79,6 +94,44 @@ def decode_batch(
     epoch: int | None = batch.partition_leader_epoch
     if epoch is not None and epoch < 0:
         epoch = None
+    c_decode = _c_decode_records
+    if c_decode is not None:
+        out = c_decode(
+            data,
+            count,
+            base_offset,
+            base_ts,
+            append_time,
+            topic,
+            partition,
+            ts_type,
+            epoch,
+            ConsumerRecord,
+        )
+        if out is not None:
+            return out
+    return decode_records_py(
+        data, count, base_offset, base_ts, append_time, topic, partition, ts_type, epoch
+    )
+
+
+def decode_records_py(
+    data: bytes,
+    count: int,
+    base_offset: int,
+    base_ts: int,
+    append_time: int | None,
+    topic: str,
+    partition: int,
+    ts_type: int,
+    epoch: int | None,
+) -> list[ConsumerRecord[Any, Any]]:
+    """The pure-Python loop of :func:`decode_batch` over a records section ``data``
+    (the reference the C decoder is compared with).
+
+    Raises:
+        CorruptRecordError: records that do not match the declared count and lengths.
+    """
     # Headers may hold None values (the record format allows it); the struct's
     # annotation is narrower, hence Any.
     cr: Any = ConsumerRecord

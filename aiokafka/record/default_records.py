@@ -21,9 +21,10 @@ objects (:class:`DefaultRecord`) are a convenience layered on top.
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
-from typing import Final, TypeAlias
+from collections.abc import Callable, Iterator
+from typing import Any, Final, TypeAlias
 
+from aiokafka._extensions import load_extension
 from aiokafka.errors import CorruptRecordError
 from aiokafka.record.compression import (
     CODEC_MASK,
@@ -46,6 +47,14 @@ Header: TypeAlias = tuple[str, bytes | None]
 #: One decoded record: ``(offset, timestamp, key, value, headers, size_in_bytes)``.
 #: The timestamp type is the batch's (:attr:`DefaultRecordBatch.timestamp_type`).
 RecordTuple: TypeAlias = tuple[int, int, bytes | None, bytes | None, list[Header], int]
+
+_cdecode = load_extension("aiokafka.record._cdecode")
+# The optional C loop (record/_cdecode.c), which builds these tuples too when given no
+# record class; None: the pure-Python _decode_records. It returns None for anything it
+# does not decode exactly as _decode_records would, which then runs and raises.
+_c_decode_records: Callable[..., list[Any] | None] | None = (
+    None if _cdecode is None else _cdecode.decode_records
+)
 
 HEADER_STRUCT: Final = struct.Struct(">qiibIhiqqqhii")
 HEADER_SIZE: Final = HEADER_STRUCT.size  # 61
@@ -435,6 +444,23 @@ class DefaultRecordBatch:
             UnsupportedCodecError: the codec's library is not installed.
         """
         data = self._records_data()
+        append_time = self._max_timestamp if self._attributes & TIMESTAMP_TYPE_MASK else None
+        c_decode = _c_decode_records
+        if c_decode is not None:
+            out = c_decode(
+                data,
+                self._records_count,
+                self._base_offset,
+                self._first_timestamp,
+                append_time,
+                None,
+                None,
+                None,
+                None,
+                None,
+            )
+            if out is not None:
+                return out
         records = _decode_records(
             data, self._records_count, self._base_offset, self._first_timestamp
         )

@@ -1,0 +1,433 @@
+/*
+ * Optional accelerator of the v2 record decoders (consumer/record_decode.py and
+ * DefaultRecordBatch.record_tuples in default_records.py).
+ *
+ * One function, decode_records(), turns a batch's records section (CRC-checked
+ * and decompressed by Python) into a list of records: ConsumerRecord objects
+ * when given that class, (offset, timestamp, key, value, headers, size) tuples
+ * when given None. It is the consumer's per-record work; the batch header,
+ * decompression, control batches and deserializers stay in Python.
+ *
+ * The pure-Python loops are the reference. This code never raises for bad
+ * data: on anything it does not decode exactly as they would (truncation, a
+ * length that does not add up, a varint wider than 64 bits, a sum past int64,
+ * invalid UTF-8 in a header key, an unexpected record class, ...) it returns
+ * None and the caller runs the Python loop, which returns the records or
+ * raises the typed error. So the records are the same when this succeeds and
+ * the errors are the Python ones by construction; tests/unit/test_record_cdecode.py
+ * compares the two over generated and mutated batches.
+ *
+ * No asyncio, no state but a cache of the record class's slot layout.
+ */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+#include "structmember.h"
+
+/* The fields of aiokafka.structs.ConsumerRecord, in constructor order. */
+#define N_FIELDS 12
+static const char *const FIELD_NAMES[N_FIELDS] = {
+    "topic", "partition", "offset", "timestamp", "timestamp_type", "key",
+    "value", "checksum", "serialized_key_size", "serialized_value_size",
+    "headers", "leader_epoch",
+};
+enum {
+    F_TOPIC, F_PARTITION, F_OFFSET, F_TIMESTAMP, F_TIMESTAMP_TYPE, F_KEY,
+    F_VALUE, F_CHECKSUM, F_KEY_SIZE, F_VALUE_SIZE, F_HEADERS, F_LEADER_EPOCH,
+};
+
+/* Slot offsets of the last record class seen (a strong reference, so the
+ * pointer cannot be reused by another type while cached). */
+static PyTypeObject *cached_type = NULL;
+static Py_ssize_t cached_offsets[N_FIELDS];
+
+/* Fill `offsets` with the byte offset of each field's slot in `tp`. 0 when the
+ * class is laid out as expected (a __slots__ class whose fields are all
+ * object slots, e.g. the slots dataclass ConsumerRecord), -1 otherwise, with
+ * no exception set: the caller then takes the Python path, which calls the
+ * class normally. */
+static int
+slot_layout(PyTypeObject *tp, Py_ssize_t *offsets)
+{
+    if (tp == cached_type) {
+        memcpy(offsets, cached_offsets, sizeof(cached_offsets));
+        return 0;
+    }
+    if (!PyType_IS_GC(tp) || tp->tp_dictoffset != 0 || tp->tp_itemsize != 0) {
+        return -1;
+    }
+    for (int i = 0; i < N_FIELDS; i++) {
+        PyObject *name = PyUnicode_InternFromString(FIELD_NAMES[i]);
+        if (name == NULL) {
+            PyErr_Clear();
+            return -1;
+        }
+        /* A borrowed reference (the class's own attribute, via its MRO); sets
+         * no exception. */
+        PyObject *descr = _PyType_Lookup(tp, name);
+        Py_DECREF(name);
+        if (descr == NULL || !Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
+            return -1;
+        }
+        PyMemberDef *m = ((PyMemberDescrObject *)descr)->d_member;
+        if (m->type != T_OBJECT_EX || (m->flags & READONLY) ||
+            m->offset < (Py_ssize_t)sizeof(PyObject) ||
+            m->offset + (Py_ssize_t)sizeof(PyObject *) > tp->tp_basicsize) {
+            return -1;
+        }
+        offsets[i] = m->offset;
+    }
+    Py_INCREF(tp);
+    Py_XSETREF(cached_type, tp);
+    memcpy(cached_offsets, offsets, sizeof(cached_offsets));
+    return 0;
+}
+
+/* Zigzag varint at data[*pos], at most 10 bytes and 64 bits. 0 and *pos moved
+ * past it, or -1 where the Python decoder would raise or return a number wider
+ * than int64 (end of data, an 11th byte, bits past the 64th). */
+static inline int
+read_varint(const uint8_t *data, Py_ssize_t n, Py_ssize_t *pos, int64_t *out)
+{
+    Py_ssize_t i = *pos;
+    if (i < n && data[i] < 0x80) {
+        uint64_t v = data[i];
+        *out = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+        *pos = i + 1;
+        return 0;
+    }
+    uint64_t value = 0;
+    int shift = 0;
+    for (;;) {
+        if (i >= n) {
+            return -1;
+        }
+        uint8_t b = data[i++];
+        if (shift == 63 && b > 1) {
+            return -1;
+        }
+        value |= (uint64_t)(b & 0x7f) << shift;
+        if (b < 0x80) {
+            break;
+        }
+        shift += 7;
+    }
+    *out = (int64_t)(value >> 1) ^ -(int64_t)(value & 1);
+    *pos = i;
+    return 0;
+}
+
+/* A key or value: varint length then bytes; length -1 means None only when it
+ * is the single byte 0x01 (the Python loops read a longer -1 as corrupt). */
+static inline int
+read_bytes_field(const uint8_t *data, Py_ssize_t n, Py_ssize_t *pos,
+                 PyObject **out, int64_t *size)
+{
+    Py_ssize_t start = *pos;
+    int64_t len;
+    if (read_varint(data, n, pos, &len) < 0) {
+        return -1;
+    }
+    if (len == -1 && *pos == start + 1) {
+        *out = Py_NewRef(Py_None);
+        *size = -1;
+        return 0;
+    }
+    if (len < 0 || len > n - *pos) {
+        return -1;
+    }
+    *out = PyBytes_FromStringAndSize((const char *)data + *pos, (Py_ssize_t)len);
+    if (*out == NULL) {
+        return -2; /* MemoryError: a real exception, not a fallback */
+    }
+    *pos += (Py_ssize_t)len;
+    *size = len;
+    return 0;
+}
+
+/* The headers of a record at data[*pos] (first byte non-zero), as a list of
+ * (str, bytes | None) pairs. -1: fall back; -2: exception set. */
+static int
+read_headers(const uint8_t *data, Py_ssize_t n, Py_ssize_t *pos, PyObject **out)
+{
+    int64_t count;
+    if (read_varint(data, n, pos, &count) < 0 || count < 0 || count > n - *pos) {
+        return -1;
+    }
+    PyObject *list = PyList_New((Py_ssize_t)count);
+    if (list == NULL) {
+        return -2;
+    }
+    for (Py_ssize_t i = 0; i < (Py_ssize_t)count; i++) {
+        int64_t key_len, value_len;
+        if (read_varint(data, n, pos, &key_len) < 0 || key_len < 0 ||
+            key_len > n - *pos) {
+            goto fallback;
+        }
+        PyObject *key = PyUnicode_DecodeUTF8((const char *)data + *pos,
+                                             (Py_ssize_t)key_len, "strict");
+        if (key == NULL) {
+            if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
+                goto error;
+            }
+            PyErr_Clear();
+            goto fallback;
+        }
+        *pos += (Py_ssize_t)key_len;
+        PyObject *value;
+        if (read_varint(data, n, pos, &value_len) < 0 || value_len < -1 ||
+            value_len > n - *pos) {
+            Py_DECREF(key);
+            goto fallback;
+        }
+        if (value_len == -1) {
+            value = Py_NewRef(Py_None);
+        }
+        else {
+            value = PyBytes_FromStringAndSize((const char *)data + *pos,
+                                              (Py_ssize_t)value_len);
+            if (value == NULL) {
+                Py_DECREF(key);
+                goto error;
+            }
+            *pos += (Py_ssize_t)value_len;
+        }
+        PyObject *pair = PyTuple_New(2);
+        if (pair == NULL) {
+            Py_DECREF(key);
+            Py_DECREF(value);
+            goto error;
+        }
+        PyTuple_SET_ITEM(pair, 0, key);
+        PyTuple_SET_ITEM(pair, 1, value);
+        PyList_SET_ITEM(list, i, pair);
+    }
+    *out = list;
+    return 0;
+fallback:
+    Py_DECREF(list);
+    return -1;
+error:
+    Py_DECREF(list);
+    return -2;
+}
+
+static inline void
+set_slot(PyObject *obj, Py_ssize_t offset, PyObject *value)
+{
+    *(PyObject **)((char *)obj + offset) = value; /* steals the reference */
+}
+
+PyDoc_STRVAR(decode_records_doc,
+"decode_records(data, count, base_offset, base_timestamp, append_time, topic,\n"
+"               partition, timestamp_type, leader_epoch, record_type, /)\n"
+"--\n\n"
+"The `count` records of a v2 batch's records section `data` (bytes): a list of\n"
+"record_type(topic, partition, offset, timestamp, timestamp_type, key, value,\n"
+"None, key size, value size, headers tuple, leader_epoch) when record_type is\n"
+"a class, of (offset, timestamp, key, value, headers list, size) tuples when it\n"
+"is None. Timestamps are append_time when it is not None, else base_timestamp\n"
+"plus the record's delta. None when the Python decoder must run instead\n"
+"(corrupt or unusual data, or a record class laid out differently).");
+
+static PyObject *
+decode_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 10) {
+        PyErr_Format(PyExc_TypeError, "decode_records() takes 10 arguments (%zd given)",
+                     nargs);
+        return NULL;
+    }
+    PyObject *data_obj = args[0];
+    PyObject *append_time = args[4];
+    PyObject *topic = args[5], *partition = args[6], *ts_type = args[7];
+    PyObject *epoch = args[8], *record_type = args[9];
+    Py_ssize_t offsets[N_FIELDS];
+    int tuples = record_type == Py_None;
+    if (!PyBytes_CheckExact(data_obj)) {
+        Py_RETURN_NONE;
+    }
+    if (!tuples && (!PyType_Check(record_type) ||
+                    slot_layout((PyTypeObject *)record_type, offsets) < 0)) {
+        Py_RETURN_NONE;
+    }
+    long long count = PyLong_AsLongLong(args[1]);
+    long long base_offset = PyLong_AsLongLong(args[2]);
+    long long base_ts = PyLong_AsLongLong(args[3]);
+    if (PyErr_Occurred()) {
+        /* Not an int64: the Python path has the arithmetic for it. */
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    const uint8_t *data = (const uint8_t *)PyBytes_AS_STRING(data_obj);
+    Py_ssize_t n = PyBytes_GET_SIZE(data_obj);
+    if (count < 0) {
+        count = 0;
+    }
+    /* A record takes at least 7 bytes (length, attributes, timestamp and offset
+     * deltas, key, value, header count): more records than that is corrupt, and
+     * the list is not sized from an untrusted count. */
+    if (count > n / 7) {
+        Py_RETURN_NONE;
+    }
+    PyTypeObject *tp = tuples ? NULL : (PyTypeObject *)record_type;
+    PyObject *out = PyList_New((Py_ssize_t)count);
+    if (out == NULL) {
+        return NULL;
+    }
+    Py_ssize_t pos = 0;
+    int rc = 0;
+    for (Py_ssize_t i = 0; i < (Py_ssize_t)count; i++) {
+        Py_ssize_t start = pos;
+        int64_t length, ts_delta, offset_delta, key_size, value_size;
+        long long offset, timestamp = 0;
+        PyObject *key = NULL, *value = NULL, *headers = NULL;
+        PyObject *rec, *offset_obj, *ts_obj, *key_size_obj, *value_size_obj;
+        if (read_varint(data, n, &pos, &length) < 0 || length <= 0 ||
+            length > n - pos) {
+            goto fallback;
+        }
+        Py_ssize_t end = pos + (Py_ssize_t)length;
+        pos += 1; /* attributes: unused */
+        if (read_varint(data, n, &pos, &ts_delta) < 0 ||
+            read_varint(data, n, &pos, &offset_delta) < 0 ||
+            __builtin_add_overflow(base_offset, (long long)offset_delta, &offset) ||
+            (append_time == Py_None &&
+             __builtin_add_overflow(base_ts, (long long)ts_delta, &timestamp))) {
+            goto fallback;
+        }
+        rc = read_bytes_field(data, n, &pos, &key, &key_size);
+        if (rc < 0) {
+            goto record_failed;
+        }
+        rc = read_bytes_field(data, n, &pos, &value, &value_size);
+        if (rc < 0) {
+            goto record_failed;
+        }
+        if (pos >= n) {
+            rc = -1;
+            goto record_failed;
+        }
+        if (data[pos] == 0) {
+            pos += 1;
+            headers = tuples ? PyList_New(0) : Py_NewRef(Py_None);
+            if (headers == NULL) {
+                rc = -2;
+                goto record_failed;
+            }
+        }
+        else {
+            rc = read_headers(data, n, &pos, &headers);
+            if (rc < 0) {
+                goto record_failed;
+            }
+            if (!tuples) {
+                Py_SETREF(headers, PyList_AsTuple(headers));
+                if (headers == NULL) {
+                    rc = -2;
+                    goto record_failed;
+                }
+            }
+        }
+        if (pos != end) {
+            rc = -1;
+            goto record_failed;
+        }
+        offset_obj = PyLong_FromLongLong(offset);
+        ts_obj = append_time == Py_None ? PyLong_FromLongLong(timestamp)
+                                        : Py_NewRef(append_time);
+        if (offset_obj == NULL || ts_obj == NULL) {
+            Py_XDECREF(offset_obj);
+            Py_XDECREF(ts_obj);
+            rc = -2;
+            goto record_failed;
+        }
+        if (tuples) {
+            PyObject *size_obj = PyLong_FromSsize_t(pos - start);
+            rec = size_obj == NULL ? NULL : PyTuple_New(6);
+            if (rec == NULL) {
+                Py_XDECREF(size_obj);
+                Py_DECREF(offset_obj);
+                Py_DECREF(ts_obj);
+                rc = -2;
+                goto record_failed;
+            }
+            PyTuple_SET_ITEM(rec, 0, offset_obj);
+            PyTuple_SET_ITEM(rec, 1, ts_obj);
+            PyTuple_SET_ITEM(rec, 2, key);
+            PyTuple_SET_ITEM(rec, 3, value);
+            PyTuple_SET_ITEM(rec, 4, headers);
+            PyTuple_SET_ITEM(rec, 5, size_obj);
+            PyList_SET_ITEM(out, i, rec);
+            continue;
+        }
+        if (headers == Py_None) {
+            /* The shared empty tuple, as the Python decoder gives. */
+            Py_SETREF(headers, PyTuple_New(0));
+        }
+        key_size_obj = PyLong_FromLongLong(key_size);
+        value_size_obj = PyLong_FromLongLong(value_size);
+        rec = tp->tp_alloc(tp, 0);
+        if (rec == NULL || key_size_obj == NULL || value_size_obj == NULL) {
+            Py_XDECREF(rec);
+            Py_XDECREF(key_size_obj);
+            Py_XDECREF(value_size_obj);
+            Py_DECREF(offset_obj);
+            Py_DECREF(ts_obj);
+            rc = -2;
+            goto record_failed;
+        }
+        set_slot(rec, offsets[F_TOPIC], Py_NewRef(topic));
+        set_slot(rec, offsets[F_PARTITION], Py_NewRef(partition));
+        set_slot(rec, offsets[F_OFFSET], offset_obj);
+        set_slot(rec, offsets[F_TIMESTAMP], ts_obj);
+        set_slot(rec, offsets[F_TIMESTAMP_TYPE], Py_NewRef(ts_type));
+        set_slot(rec, offsets[F_KEY], key);
+        set_slot(rec, offsets[F_VALUE], value);
+        set_slot(rec, offsets[F_CHECKSUM], Py_NewRef(Py_None));
+        set_slot(rec, offsets[F_KEY_SIZE], key_size_obj);
+        set_slot(rec, offsets[F_VALUE_SIZE], value_size_obj);
+        set_slot(rec, offsets[F_HEADERS], headers);
+        set_slot(rec, offsets[F_LEADER_EPOCH], Py_NewRef(epoch));
+        PyList_SET_ITEM(out, i, rec);
+        continue;
+    record_failed:
+        Py_XDECREF(key);
+        Py_XDECREF(value);
+        Py_XDECREF(headers);
+        if (rc == -2) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        goto fallback;
+    }
+    if (pos != n) {
+        goto fallback;
+    }
+    return out;
+fallback:
+    Py_DECREF(out);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef cdecode_methods[] = {
+    {"decode_records", (PyCFunction)(void (*)(void))decode_records, METH_FASTCALL,
+     decode_records_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef cdecode_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "aiokafka.record._cdecode",
+    .m_doc = "Optional C decoder of v2 record batch records (see record_decode.py).",
+    .m_size = 0,
+    .m_methods = cdecode_methods,
+};
+
+PyMODINIT_FUNC
+PyInit__cdecode(void)
+{
+    return PyModuleDef_Init(&cdecode_module);
+}

@@ -1,0 +1,450 @@
+"""The optional C record decoder (``aiokafka/record/_cdecode.c``) against the Python loops.
+
+The C function returns the records, or ``None`` to hand the batch to the Python loop
+(which then returns the records or raises). So for every input: when C returns records,
+the Python loop returns the same records (same types, field for field); when the
+Python loop raises, C returned ``None``; and ``decode_batch`` / ``record_tuples`` give
+the same records or raise the same error whichever path is switched on. Inputs:
+Hypothesis-generated batches, hand-made edge cases, and mutated records sections.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import struct
+import subprocess
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from aiokafka.consumer import record_decode
+from aiokafka.consumer.record_decode import decode_batch, decode_records_py
+from aiokafka.errors import CorruptRecordError
+from aiokafka.record import CODEC_GZIP, CODEC_NONE, default_records
+from aiokafka.record.default_builder import DefaultRecordBatchBuilder, build_control_batch
+from aiokafka.record.default_records import (
+    CONTROL_ABORT,
+    CONTROL_COMMIT,
+    DefaultRecordBatch,
+    _decode_records,
+)
+from aiokafka.record.util import calc_crc32c, encode_varint
+from aiokafka.structs import ConsumerRecord
+
+try:
+    from aiokafka.record import _cdecode
+except ImportError:  # no compiler when the package was installed
+    _cdecode = None  # type: ignore[assignment]
+
+pytestmark = pytest.mark.skipif(
+    _cdecode is None,
+    reason="aiokafka.record._cdecode was not built (no C compiler at install time); "
+    "the pure-Python decoder is covered by test_consumer_records.py and test_record_v2.py",
+)
+
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+TOPIC, PARTITION = "topic", 3
+
+
+def _fields(rec: ConsumerRecord[Any, Any]) -> tuple[Any, ...]:
+    # Types too: bytes not bytearray, the headers a tuple of tuples.
+    values = (
+        rec.topic, rec.partition, rec.offset, rec.timestamp, rec.timestamp_type, rec.key,
+        rec.value, rec.checksum, rec.serialized_key_size, rec.serialized_value_size,
+        rec.headers, rec.leader_epoch,
+    )  # fmt: skip
+    headers = tuple((type(h), tuple(type(x) for x in h)) for h in rec.headers)
+    return (type(rec), values, tuple(type(v) for v in values), headers)
+
+
+def _outcome(fn: Callable[[], list[Any]]) -> tuple[str, Any]:
+    try:
+        return ("ok", fn())
+    except Exception as exc:
+        return ("error", (type(exc), str(exc)))
+
+
+def _compare_section(
+    data: bytes,
+    count: int,
+    base_offset: int = 1000,
+    base_ts: int = 1_700_000_000_000,
+    append_time: int | None = None,
+    epoch: int | None = 7,
+) -> tuple[str, Any]:
+    """Both decoders on one records section, both record shapes; the Python result."""
+    ts_type = 0 if append_time is None else 1
+    args = (data, count, base_offset, base_ts, append_time, TOPIC, PARTITION, ts_type, epoch)
+    py = _outcome(lambda: decode_records_py(*args))
+    c = _cdecode.decode_records(*args, ConsumerRecord)
+    if c is None:
+        pass  # the Python loop would run
+    else:
+        assert py[0] == "ok", f"C decoded what Python rejects: {py[1]}"
+        assert [_fields(r) for r in c] == [_fields(r) for r in py[1]]
+    # The record layer's tuples (the other shape the C loop builds).
+    py_t = _outcome(lambda: _decode_records(data, count, base_offset, base_ts))
+    c_t = _cdecode.decode_records(data, count, base_offset, base_ts, None, *[None] * 5)
+    assert (py_t[0] == "ok") == (py[0] == "ok")
+    if c_t is not None:
+        assert py_t[0] == "ok"
+        assert c_t == py_t[1]
+        assert [tuple(map(type, t)) for t in c_t] == [tuple(map(type, t)) for t in py_t[1]]
+        assert [[tuple(map(type, h)) for h in t[4]] for t in c_t] == [
+            [tuple(map(type, h)) for h in t[4]] for t in py_t[1]
+        ]
+    return py
+
+
+def _both_paths(batch_bytes: bytes) -> list[Any]:
+    """decode_batch and record_tuples with the C loop on, then off: same outcome."""
+    results = []
+    for c_on in (True, False):
+        saved = (record_decode._c_decode_records, default_records._c_decode_records)
+        fn = _cdecode.decode_records if c_on else None
+        record_decode._c_decode_records = fn
+        default_records._c_decode_records = fn
+        try:
+            recs = _outcome(
+                lambda: [
+                    _fields(r) for r in decode_batch(DefaultRecordBatch(batch_bytes), TOPIC, 0)
+                ]
+            )
+            tuples = _outcome(lambda: DefaultRecordBatch(batch_bytes).record_tuples())
+            results.append((recs, tuples))
+        finally:
+            record_decode._c_decode_records, default_records._c_decode_records = saved
+    assert results[0] == results[1]
+    return results[0]
+
+
+# ------------------------------------------------------------------- generated batches
+
+_bytes_or_none = st.one_of(
+    st.none(),
+    st.binary(max_size=80),
+    st.sampled_from([b"", b"x" * 63, b"y" * 64, b"z" * 8191, b"w" * 8192, b"v" * 20000]),
+)
+_header = st.tuples(st.text(max_size=12), st.one_of(st.none(), st.binary(max_size=20)))
+_record = st.tuples(
+    st.integers(-(1 << 40), 1 << 40),  # timestamp delta
+    _bytes_or_none,
+    _bytes_or_none,
+    st.one_of(st.just([]), st.lists(_header, max_size=4)),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    records=st.lists(_record, min_size=1, max_size=40),
+    base_offset=st.sampled_from([0, 1, 1 << 31, (1 << 62), INT64_MAX - 3_000_000]),
+    offset_gap=st.integers(1, 70_000),
+    first_ts=st.sampled_from([0, 1_700_000_000_000, -1, 1 << 50]),
+    ts_type=st.sampled_from([0, 1]),
+    codec=st.sampled_from([CODEC_NONE, CODEC_GZIP]),
+    epoch=st.sampled_from([-1, 0, 5, (1 << 31) - 1]),
+)
+def test_generated_batches(
+    records: list[Any],
+    base_offset: int,
+    offset_gap: int,
+    first_ts: int,
+    ts_type: int,
+    codec: int,
+    epoch: int,
+) -> None:
+    b = DefaultRecordBatchBuilder(
+        compression_type=codec, base_offset=base_offset, batch_size=1 << 26, timestamp_type=ts_type
+    )
+    for i, (delta, key, value, headers) in enumerate(records):
+        b.append(i * offset_gap, timestamp=first_ts + delta, key=key, value=value,
+                 headers=headers)  # fmt: skip
+    data = bytearray(b.build())
+    struct.pack_into(">i", data, 12, epoch)  # partitionLeaderEpoch (not under the CRC)
+    recs, tuples = _both_paths(bytes(data))
+    assert recs[0] == "ok" and len(recs[1]) == len(records)
+    assert tuples[0] == "ok" and len(tuples[1]) == len(records)
+    batch = DefaultRecordBatch(bytes(data))
+    # And the C loop itself returned them (no silent fallback on well-formed data).
+    append_time = batch.max_timestamp if ts_type else None
+    got = _cdecode.decode_records(
+        batch.records_data(), batch.records_count, batch.base_offset, batch.first_timestamp,
+        append_time, TOPIC, PARTITION, ts_type, None if epoch < 0 else epoch, ConsumerRecord,
+    )  # fmt: skip
+    assert got is not None and len(got) == len(records)
+    _compare_section(
+        batch.records_data(), batch.records_count, batch.base_offset, batch.first_timestamp,
+        append_time,
+    )  # fmt: skip
+
+
+def test_control_batches() -> None:
+    for control_type in (CONTROL_ABORT, CONTROL_COMMIT):
+        data = bytes(build_control_batch(control_type, base_offset=77, producer_id=9,
+                                         producer_epoch=1, coordinator_epoch=3))  # fmt: skip
+        recs, tuples = _both_paths(data)
+        assert recs[0] == "ok" and len(recs[1]) == 1
+        assert tuples[0] == "ok"
+
+
+# ------------------------------------------------------------------- hand-made records
+
+
+def _raw(
+    length: int | None = None,
+    ts: bytes | None = None,
+    off: bytes | None = None,
+    key: bytes | None = None,
+    value: bytes | None = None,
+    headers: bytes = b"\x00",
+) -> bytes:
+    """One record's bytes, each field given raw (default: a small valid record)."""
+    body = (
+        b"\x00"
+        + (encode_varint(5) if ts is None else ts)
+        + (encode_varint(0) if off is None else off)
+        + (encode_varint(1) + b"k" if key is None else key)
+        + (encode_varint(1) + b"v" if value is None else value)
+        + headers
+    )
+    return (encode_varint(len(body)) if length is None else encode_varint(length)) + body
+
+
+def _hdrs(*pairs: tuple[bytes, bytes]) -> bytes:
+    return encode_varint(len(pairs)) + b"".join(k + v for k, v in pairs)
+
+
+def _ten_byte(value: int) -> bytes:
+    """``value`` as a 10-byte varint (non-minimal when small)."""
+    z = ((value << 1) ^ (value >> 63)) & ((1 << 64) - 1)
+    out = bytearray()
+    for _ in range(9):
+        out.append((z & 0x7F) | 0x80)
+        z >>= 7
+    out.append(z)
+    return bytes(out)
+
+
+EDGE_CASES: list[tuple[str, bytes, int]] = [
+    ("empty", b"", 0),
+    ("negative count, no data", b"", -3),
+    ("negative count, data", _raw(), -1),
+    ("count too big", _raw(), 2),
+    ("count huge", _raw(), (1 << 31) - 1),
+    ("trailing byte", _raw() + b"\x00", 1),
+    ("null key and value", _raw(key=b"\x01", value=b"\x01"), 1),
+    ("empty key and value", _raw(key=b"\x00", value=b"\x00"), 1),
+    ("-1 key as two bytes", _raw(key=b"\x81\x00"), 1),
+    ("-1 value as two bytes", _raw(value=b"\x81\x00"), 1),
+    ("-2 key", _raw(key=b"\x03"), 1),
+    ("-2 value", _raw(value=b"\x03"), 1),
+    ("non-minimal key length", _raw(key=b"\x82\x00k"), 1),
+    ("non-minimal value length", _raw(value=b"\x82\x80\x00v"), 1),
+    ("10-byte timestamp delta", _raw(ts=_ten_byte(-5)), 1),
+    ("10-byte max delta", _raw(ts=_ten_byte(INT64_MAX)), 1),
+    ("10-byte min delta", _raw(ts=_ten_byte(INT64_MIN)), 1),
+    ("varint past 64 bits", _raw(ts=b"\xff" * 9 + b"\x02"), 1),
+    ("11-byte varint", _raw(off=b"\x80" * 10 + b"\x00"), 1),
+    ("offset delta past int64", _raw(off=encode_varint(INT64_MAX)), 1),
+    ("negative offset delta", _raw(off=encode_varint(-3)), 1),
+    ("zero length", _raw(length=0), 1),
+    ("negative length", _raw(length=-5), 1),
+    ("huge length", _raw(length=INT64_MAX), 1),
+    ("length one short", _raw(length=8), 1),
+    ("headers", _raw(headers=_hdrs((b"\x02a", b"\x02x"), (b"\x00", b"\x01"))), 1),
+    ("header value -1 as two bytes", _raw(headers=_hdrs((b"\x02a", b"\x81\x00"))), 1),
+    ("header value -2", _raw(headers=_hdrs((b"\x02a", b"\x03"))), 1),
+    ("header key -1", _raw(headers=_hdrs((b"\x01", b"\x00"))), 1),
+    ("header key bad utf-8", _raw(headers=_hdrs((b"\x02\xff", b"\x00"))), 1),
+    ("header key surrogate", _raw(headers=_hdrs((b"\x06\xed\xa0\x80", b"\x00"))), 1),
+    (
+        "header key 4-byte utf-8",
+        _raw(headers=_hdrs((b"\x08" + "\U0001f389".encode(), b"\x00"))),
+        1,
+    ),
+    ("header count non-minimal zero", _raw(headers=b"\x80\x00"), 1),
+    ("header count negative", _raw(headers=b"\x03"), 1),
+    ("header count huge", _raw(headers=encode_varint(1 << 40)), 1),
+    ("header value past end", _raw(headers=_hdrs((b"\x02a", b"\x20x"))), 1),
+    ("key past end", _raw(key=b"\x7ek"), 1),
+    ("value past end", _raw(value=encode_varint(9000) + b"v"), 1),
+    ("cut in the length", b"\x80", 1),
+    ("cut after the length", encode_varint(20), 1),
+    ("two records", _raw() + _raw(off=encode_varint(1)), 2),
+]
+
+
+@pytest.mark.parametrize(
+    ("data", "count"), [c[1:] for c in EDGE_CASES], ids=[c[0] for c in EDGE_CASES]
+)
+@pytest.mark.parametrize("append_time", [None, 1_800_000_000_000])
+def test_edge_cases(data: bytes, count: int, append_time: int | None) -> None:
+    _compare_section(data, count, append_time=append_time)
+    _compare_section(data, count, base_offset=INT64_MAX, base_ts=INT64_MIN, epoch=None)
+
+
+def test_well_formed_edges_are_decoded_in_c() -> None:
+    """Non-minimal varints and header shapes the Python loop accepts: C takes them too
+    (a fallback would be correct but slow)."""
+    for name, data, count in EDGE_CASES:
+        if name in ("null key and value", "empty key and value", "non-minimal key length",
+                    "non-minimal value length", "10-byte timestamp delta", "headers",
+                    "header value -1 as two bytes", "header count non-minimal zero",
+                    "two records", "empty", "negative offset delta"):  # fmt: skip
+            got = _cdecode.decode_records(data, count, 0, 0, None, "t", 0, 0, None, ConsumerRecord)
+            assert got is not None, name
+            assert _compare_section(data, count, base_offset=0, base_ts=0)[0] == "ok"
+
+
+# ------------------------------------------------------------------- mutated sections
+
+
+def _mutate(rng: random.Random, data: bytes) -> bytes:
+    buf = bytearray(data)
+    for _ in range(rng.randint(1, 3)):
+        op = rng.randrange(6)
+        pos = rng.randrange(len(buf) + 1) if buf else 0
+        if op == 0 and buf:
+            buf[min(pos, len(buf) - 1)] ^= 1 << rng.randrange(8)
+        elif op == 1:
+            buf[pos:pos] = bytes([rng.randrange(256)])
+        elif op == 2 and buf:
+            del buf[min(pos, len(buf) - 1)]
+        elif op == 3:
+            del buf[pos:]
+        elif op == 4:
+            buf[pos:pos] = rng.choice([b"\xff" * 9 + b"\x01", b"\x80\x00", b"\x01", b"\x7f"])
+        elif op == 5 and buf:
+            buf[min(pos, len(buf) - 1)] = rng.choice([0x00, 0x01, 0x7E, 0x7F, 0x80, 0xFF])
+    return bytes(buf)
+
+
+def _sample_section(rng: random.Random) -> tuple[bytes, int]:
+    b = DefaultRecordBatchBuilder(base_offset=10, batch_size=1 << 24)
+    n = rng.randint(1, 6)
+    offset = 0
+    for _ in range(n):
+        offset += rng.choice([1, 100])
+        key = None if rng.random() < 0.3 else rng.randbytes(rng.choice([0, 3, 70]))
+        value = None if rng.random() < 0.2 else rng.randbytes(rng.choice([0, 10, 100, 300]))
+        headers = [("h", b"v"), ("n", None)] if rng.random() < 0.3 else []
+        b.append(offset, timestamp=1000 + rng.randint(-5000, 5000),
+                 key=key, value=value, headers=headers)  # fmt: skip
+    return DefaultRecordBatch(bytes(b.build())).records_data(), n
+
+
+def test_mutated_sections() -> None:
+    rng = random.Random(20261125)
+    decoded = rejected = 0
+    for _ in range(6000):
+        section, n = _sample_section(rng)
+        data = _mutate(rng, section)
+        count = n + rng.choice([0, 0, 0, -1, 1])
+        status = _compare_section(data, count)[0]
+        decoded += status == "ok"
+        rejected += status == "error"
+    # Both outcomes were exercised.
+    assert decoded > 100 and rejected > 1000
+
+
+def test_mutated_batches_through_decode_batch() -> None:
+    """Whole batches: C and Python paths give the same records or the same error."""
+    rng = random.Random(7)
+    outcomes = set()
+    for _ in range(300):
+        b = DefaultRecordBatchBuilder(base_offset=5, batch_size=1 << 20)
+        for i in range(rng.randint(1, 4)):
+            b.append(i, timestamp=1000 + i, key=rng.randbytes(4), value=rng.randbytes(50),
+                     headers=[("a", b"b")] if i % 2 else [])  # fmt: skip
+        data = bytearray(b.build())
+        data[61:] = _mutate(rng, bytes(data[61:]))  # the records, after the 61-byte header
+        # A consistent batch around them: batchLength and the CRC-32C of the rest.
+        struct.pack_into(">i", data, 8, len(data) - 12)
+        struct.pack_into(">I", data, 17, calc_crc32c(memoryview(data)[21:]))
+        recs, tuples = _both_paths(bytes(data))
+        outcomes.add((recs[0], tuples[0]))
+    assert outcomes == {("ok", "ok"), ("error", "error")}
+
+
+def test_same_error_message_on_corrupt_records() -> None:
+    good = _raw() + _raw(off=encode_varint(1))
+    for end in range(len(good)):
+        section = good[:end]
+        with pytest.raises(CorruptRecordError) as py_err:
+            decode_records_py(section, 2, 0, 0, None, "t", 0, 0, None)
+        assert (
+            _cdecode.decode_records(section, 2, 0, 0, None, "t", 0, 0, None, ConsumerRecord) is None
+        )
+        assert "records the batch declares" in str(py_err.value)
+
+
+# ------------------------------------------------------------------- objects and refs
+
+
+def test_record_class_laid_out_differently_falls_back() -> None:
+    class Plain:
+        pass
+
+    data = _raw()
+    assert _cdecode.decode_records(data, 1, 0, 0, None, "t", 0, 0, None, Plain) is None
+    assert _cdecode.decode_records(data, 1, 0, 0, None, "t", 0, 0, None, 42) is None
+    assert _cdecode.decode_records(bytearray(data), 1, 0, 0, None, "t", 0, 0, None, None) is None
+    assert _cdecode.decode_records(data, 1, 1 << 64, 0, None, "t", 0, 0, None, None) is None
+    with pytest.raises(TypeError):
+        _cdecode.decode_records(data, 1)  # type: ignore[call-arg]
+
+
+def test_records_are_ordinary_objects() -> None:
+    data = _raw(headers=_hdrs((b"\x02a", b"\x02x")))
+    (rec,) = _cdecode.decode_records(data, 1, 0, 0, None, "t", 0, 0, None, ConsumerRecord)
+    assert rec == ConsumerRecord("t", 0, 0, 5, 0, b"k", b"v", None, 1, 1, (("a", b"x"),), None)
+    rec.key = "deserialized"  # the fetcher assigns deserialized keys and values
+    assert rec.key == "deserialized"
+    assert "ConsumerRecord(topic='t'" in repr(rec)
+    import gc
+
+    assert gc.is_tracked(rec)
+
+
+def test_no_reference_leaks() -> None:
+    topic = "".join(["leak", "check"])  # a fresh object whose count we can watch
+    epoch = 10**20  # likewise (not a cached small int)
+    append = 10**19
+    good = _raw(headers=_hdrs((b"\x02a", b"\x02x"))) + _raw(off=encode_varint(1))
+    bad = [good[:-1], good + b"\x00", _raw(headers=_hdrs((b"\x02\xff", b"\x00")))]
+    before = (sys.getrefcount(topic), sys.getrefcount(epoch), sys.getrefcount(append))
+    decoded = fallbacks = 0
+    # No assert inside the loop: pytest's assertion rewriting keeps the operands.
+    for _ in range(2000):
+        for cls in (ConsumerRecord, None):
+            for at in (None, append):
+                recs = _cdecode.decode_records(good, 2, 0, 0, at, topic, 0, 0, epoch, cls)
+                decoded += recs is not None
+                del recs
+                for data in bad:
+                    got = _cdecode.decode_records(data, 2, 0, 0, at, topic, 0, 0, epoch, cls)
+                    fallbacks += got is None
+    del at, got  # the loop variable held one reference to ``append``
+    assert (decoded, fallbacks) == (8000, 24000)
+    assert (sys.getrefcount(topic), sys.getrefcount(epoch), sys.getrefcount(append)) == before
+
+
+def test_no_extensions_env_forces_python() -> None:
+    code = (
+        "from aiokafka.consumer import record_decode\n"
+        "from aiokafka.record import default_records\n"
+        "print(record_decode._c_decode_records is None, default_records._c_decode_records is None)"
+    )
+    env = dict(os.environ, AIOKAFKA_NO_EXTENSIONS="1")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True, timeout=60)  # fmt: skip
+    assert out.stdout.split() == ["True", "True"]
+    env["AIOKAFKA_NO_EXTENSIONS"] = "0"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True, timeout=60)  # fmt: skip
+    assert out.stdout.split() == ["False", "False"]
