@@ -103,7 +103,7 @@ async def run(bootstrap: str) -> None:
             if not batches:
                 continue
             idle_since = time.monotonic()
-            producer.begin_transaction()
+            await producer.begin_transaction()
             try:
                 offsets = {}
                 for tp, records in batches.items():

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
+from aiokafka.errors import for_code
 from aiokafka.structs import BrokerMetadata, PartitionMetadata, TopicPartition
 
 __all__ = ["ClusterMetadata", "TopicMetadata"]
@@ -22,6 +23,10 @@ __all__ = ["ClusterMetadata", "TopicMetadata"]
 _NO_LEADER = -1
 _ZERO_UUID = uuid.UUID(int=0)
 _EMPTY: Mapping[Any, Any] = MappingProxyType({})
+
+
+def _error_name(code: int) -> str:
+    return f"{code} {for_code(code).__name__}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +130,40 @@ class ClusterMetadata:
         if p is None or p.leader == _NO_LEADER:
             return None
         return p.leader
+
+    def sendable_leader(self, tp: TopicPartition) -> int | None:
+        """The leader's node id if this snapshot also lists that broker (so a
+        connection can be made to it), else ``None``.
+
+        A response may name a leader that is not among its brokers (a broker that is
+        starting or leaving, or a mangled answer): to a sender that leader is as
+        unknown as none at all. :meth:`leader_problem` says which case it is.
+        """
+        p = self.partition(tp)
+        if p is None or p.leader == _NO_LEADER or p.leader not in self.brokers:
+            return None
+        return p.leader
+
+    def leader_problem(self, tp: TopicPartition) -> str | None:
+        """Why records for ``tp`` cannot be sent with this snapshot, in words for an
+        error message or a log line; ``None`` if :meth:`sendable_leader` has a node."""
+        name = f"{tp.topic}-{tp.partition}"
+        topic = self.topics.get(tp.topic)
+        if topic is None:
+            return f"{name}: topic {tp.topic!r} is not in the cluster metadata"
+        p = topic.partitions.get(tp.partition)
+        if p is None:
+            detail = f" (topic error {_error_name(topic.error_code)})" if topic.error_code else ""
+            return f"{name} is not in the cluster metadata{detail}"
+        if p.leader == _NO_LEADER:
+            detail = f" (partition error {_error_name(p.error)})" if p.error else ""
+            return f"{name} has no leader in the cluster metadata{detail}"
+        if p.leader not in self.brokers:
+            return (
+                f"leader {p.leader} of {name} is not among the brokers in metadata "
+                f"({', '.join(map(str, sorted(self.brokers))) or 'none'})"
+            )
+        return None
 
     def leader_epoch(self, tp: TopicPartition) -> int:
         """The partition's leader epoch, or -1 if unknown."""

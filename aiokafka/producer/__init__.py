@@ -3,7 +3,8 @@
 Modules: ``producer`` (facade), ``config`` (validated options), ``accumulator``
 (per-partition batches, buffer memory), ``sender`` (the background task and the
 response table), ``partitioner`` (murmur2, sticky), ``idempotence`` (producer id,
-epoch, sequences).
+epoch, sequences), ``transactional`` (the facade's transaction methods),
+``transactions`` / ``txn_state`` (their requests and states).
 """
 
 from __future__ import annotations

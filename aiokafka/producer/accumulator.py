@@ -173,6 +173,18 @@ class ProducerBatch:
             )
         self.done.set_result(None)
 
+    def complete_unacknowledged(self) -> None:
+        """Resolve every record future (and the batch's) to ``None``: sent with
+        ``acks=0``, the broker says nothing back."""
+        if self.done.done() or self._split:
+            return
+        first = self.first
+        self.results.resolve_unacknowledged(first, first + self.builder.record_count)
+        whole = self._batch_future
+        if whole is not None and not whole.done():
+            whole.set_result(None)  # type: ignore[arg-type]  # acks=0, as in aiokafka
+        self.done.set_result(None)
+
     def fail(self, exc: BaseException) -> None:
         """Fail every record future with ``exc``."""
         if self.done.done() or self._split:
@@ -492,6 +504,11 @@ class RecordAccumulator:
         self.release(batch)
         batch.complete(base_offset, log_append_time, log_start_offset)
 
+    def complete_unacknowledged(self, batch: ProducerBatch) -> None:
+        """Resolve ``batch``'s futures to ``None`` (``acks=0``) and release it."""
+        self.release(batch)
+        batch.complete_unacknowledged()
+
     def fail(self, batch: ProducerBatch, exc: BaseException) -> None:
         """Fail ``batch``'s futures and release it."""
         self.release(batch)
@@ -507,27 +524,30 @@ class RecordAccumulator:
         """True if some batch has no outcome yet."""
         return bool(self._incomplete)
 
-    def ready(self, cluster: ClusterMetadata, now: float) -> tuple[set[int], float, bool]:
+    def ready(
+        self, cluster: ClusterMetadata, now: float
+    ) -> tuple[set[int], float, list[TopicPartition]]:
         """Which brokers have a batch that may be sent now.
 
         Returns:
             ``(nodes, next_check, unknown_leader)``: the leader ids with a sendable
             batch; seconds until some other batch becomes sendable (linger, back-off
-            or expiry), ``inf`` if none; whether a batch waits for a partition whose
-            leader is unknown (metadata should be refreshed).
+            or expiry), ``inf`` if none; the partitions with queued batches whose
+            leader is unknown or not among the brokers of ``cluster`` (metadata
+            should be refreshed; empty if none).
         """
         nodes: set[int] = set()
         next_check = float("inf")
-        unknown = False
+        unknown: list[TopicPartition] = []
         eager = self._flushing > 0 or self._closing or bool(self._mem_waiters)
         linger = self.linger
         for tp, dq in self._batches.items():
             if not dq:
                 continue
             batch = dq[0]
-            leader = cluster.leader_for(tp)
+            leader = cluster.sendable_leader(tp)
             if leader is None:
-                unknown = True
+                unknown.append(tp)
                 next_check = min(next_check, batch.deadline - now)
                 continue
             if leader in nodes:
@@ -564,7 +584,7 @@ class RecordAccumulator:
         by_node: dict[int, list[TopicPartition]] = {}
         for tp, dq in self._batches.items():
             if dq:
-                leader = cluster.leader_for(tp)
+                leader = cluster.sendable_leader(tp)
                 if leader is not None and leader in wanted:
                     by_node.setdefault(leader, []).append(tp)
         result: dict[int, list[ProducerBatch]] = {}
@@ -723,12 +743,19 @@ class RecordAccumulator:
         self._closing = True
         self._wakeup()
 
-    def abort_all(self, exc: KafkaError) -> None:
-        """Fail every batch without an outcome (queued or in flight) with ``exc``."""
+    def incomplete_batches(self) -> list[ProducerBatch]:
+        """Every batch without an outcome yet (queued or in flight)."""
+        return list(self._incomplete)
+
+    def abort_all(
+        self, exc: KafkaError, error_for: Callable[[ProducerBatch], KafkaError] | None = None
+    ) -> None:
+        """Fail every batch without an outcome (queued or in flight) with ``exc``, or
+        with ``error_for(batch)``; appends after this raise ``exc``."""
         for dq in self._batches.values():
             dq.clear()
-        for batch in list(self._incomplete):
-            self.fail(batch, exc)
+        for batch in sorted(self._incomplete, key=lambda b: b.order):
+            self.fail(batch, exc if error_for is None else error_for(batch))
         self._closed_error = exc
         self._notify_memory()
 

@@ -45,9 +45,13 @@ __all__ = ["BatchResults", "RecordFuture", "new_record_future"]
 _new_tuple = tuple.__new__
 _CREATE_TIME = 0
 _LOG_APPEND_TIME = 1
+#: base_offset of records sent with ``acks=0``: no answer, so (as in aiokafka) their
+#: futures resolve to ``None`` rather than to metadata with made-up offsets.
+_UNACKNOWLEDGED = -2
 
 # One resolved range of records: (start, end, base_offset, log_append_time,
-# log_start_offset, error). base_offset -1 means acks=0 (every offset is -1).
+# log_start_offset, error). base_offset -1: the broker gave no offset (a duplicate
+# batch), every offset is -1; _UNACKNOWLEDGED: sent with acks=0, the result is None.
 _Segment = tuple[int, int, int, int, "int | None", "BaseException | None"]
 # A registered done-callback: (future, callback or None for a waiter, context or
 # the waiter future).
@@ -84,9 +88,14 @@ class BatchResults:
         self, start: int, end: int, base_offset: int, log_append_time: int, log_start_offset: int
     ) -> None:
         """Records ``start`` to ``end - 1`` were written from ``base_offset`` on
-        (-1 with ``acks=0``)."""
+        (-1: the broker did not say where)."""
         lso = None if log_start_offset < 0 else log_start_offset
         self._settle((start, end, base_offset, log_append_time, lso, None))
+
+    def resolve_unacknowledged(self, start: int, end: int) -> None:
+        """Records ``start`` to ``end - 1`` were sent with ``acks=0``: their futures
+        resolve to ``None``."""
+        self._settle((start, end, _UNACKNOWLEDGED, -1, None, None))
 
     def fail(self, start: int, end: int, error: BaseException) -> None:
         """Records ``start`` to ``end - 1`` failed with ``error`` (a copy is kept:
@@ -122,6 +131,8 @@ class BatchResults:
                 ctx.cancel()
             elif error is not None:
                 ctx.set_exception(_copy_error(error))
+            elif base_offset == _UNACKNOWLEDGED:
+                ctx.set_result(None)
             else:
                 if log_append_time >= 0:
                     timestamp, ts_type = log_append_time, _LOG_APPEND_TIME
@@ -240,7 +251,8 @@ class RecordFuture(_FutureFields):
         return cancelled is not None and self._index in cancelled
 
     def result(self) -> RecordMetadata:
-        """The record's metadata.
+        """The record's metadata (``None`` with ``acks=0``, as in aiokafka: typed
+        ``RecordMetadata`` because that is what every other configuration gets).
 
         Raises:
             asyncio.InvalidStateError: no outcome yet.
@@ -254,6 +266,8 @@ class RecordFuture(_FutureFields):
         results = self._results
         tp = results.tp
         start, _, base_offset, log_append_time, lso, _ = segment
+        if base_offset == _UNACKNOWLEDGED:
+            return None  # type: ignore[return-value]  # acks=0: see the docstring
         index = self._index
         if log_append_time >= 0:
             timestamp, ts_type = log_append_time, _LOG_APPEND_TIME

@@ -3,9 +3,10 @@
 Tasks (see ``docs/DESIGN.md``): the constructor starts nothing. :meth:`start`
 connects the cluster client (metadata, its maintenance task), starts the sender task
 and fetches a producer id when idempotent. :meth:`stop` then, in this order: refuses
-new sends, sends everything buffered (bounded by ``delivery_timeout_ms`` or the
-``timeout`` argument), cancels the sender and its request tasks, fails whatever is
-left with :class:`~aiokafka.errors.ProducerClosed`, and closes the connections.
+new sends, sends everything buffered (while deliveries make progress; see
+:meth:`AIOKafkaProducer.stop` for the bound), cancels the sender and its request
+tasks, fails whatever is left with :class:`~aiokafka.errors.ProducerClosed`, and
+closes the connections.
 
 Transactions (``transactional_id``): :meth:`start` also runs InitProducerId (which
 fences older producers with the same id); then records are sent only between
@@ -25,8 +26,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Iterable, Mapping
-from contextlib import asynccontextmanager
+import warnings
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -51,14 +52,10 @@ from aiokafka.producer.idempotence import ProducerIdState
 from aiokafka.producer.partitioner import StickyPartitionState, murmur2_partition
 from aiokafka.producer.records import BatchBuilder, bad_timestamp, check_headers, to_bytes
 from aiokafka.producer.sender import Sender
-from aiokafka.producer.transactions import TransactionManager, check_offsets_args
+from aiokafka.producer.transactional import TransactionalAPI
+from aiokafka.producer.transactions import TransactionManager
 from aiokafka.record import DefaultRecordBatchBuilder
-from aiokafka.structs import (
-    ConsumerGroupMetadata,
-    OffsetAndMetadata,
-    RecordMetadata,
-    TopicPartition,
-)
+from aiokafka.structs import RecordMetadata, TopicPartition
 
 __all__ = ["AIOKafkaProducer", "BatchBuilder"]
 
@@ -81,7 +78,7 @@ class _TopicEntry:
     sticky: TopicPartition | None = None
 
 
-class AIOKafkaProducer:
+class AIOKafkaProducer(TransactionalAPI):
     """An asyncio Kafka producer (aiokafka-compatible).
 
     Every option is a keyword; see :class:`~aiokafka.producer.config.ProducerConfig`
@@ -201,10 +198,20 @@ class AIOKafkaProducer:
     async def stop(self, timeout: float | None = None) -> None:
         """Send buffered records, then close (see the module docstring for the order).
 
+        How long buffered records are waited for (``docs/producer-shutdown.md``):
+        without ``timeout``, as long as deliveries make progress: ``stop()`` gives up
+        once no batch got an outcome (acknowledged or failed) for
+        ``request_timeout_ms``, and never waits longer than ``delivery_timeout_ms``
+        in all. So a broker that is gone or stalled delays shutdown by about
+        ``request_timeout_ms`` (40 s by default), not the whole delivery timeout,
+        and a healthy one still receives everything buffered. Records without an
+        outcome then fail with :class:`~aiokafka.errors.ProducerClosed`, whose
+        message says why ``stop()`` gave up and which records they were, and whose
+        ``__cause__`` is their batch's last error.
+
         Args:
-            timeout: Seconds to wait for buffered records; default
-                ``delivery_timeout_ms``. Records without an outcome after it fail
-                with :class:`~aiokafka.errors.ProducerClosed`.
+            timeout: Seconds to wait for buffered records at most, instead of the
+                rule above (``0``: fail them at once).
         """
         if self._state == "new":
             self._state = "closed"
@@ -212,13 +219,12 @@ class AIOKafkaProducer:
         if self._close_task is None:
             self._state = "closing"
             self._accepting = False
-            wait = self._config.delivery_timeout_ms / 1000 if timeout is None else timeout
-            self._close_task = asyncio.create_task(self._close(wait))
+            self._close_task = asyncio.create_task(self._close(timeout))
         # Shielded: a caller giving up on stop() must not leave connections open; the
         # close itself is bounded by the timeout above.
         await asyncio.shield(self._close_task)
 
-    async def _close(self, timeout: float) -> None:
+    async def _close(self, timeout: float | None) -> None:
         try:
             if self._sender is not None:
                 await self._sender.close(
@@ -228,6 +234,19 @@ class AIOKafkaProducer:
             if self._client is not None:
                 await self._client.close()
             self._state = "closed"
+
+    def __del__(self, _warn: Callable[..., None] = warnings.warn) -> None:
+        # As aiokafka does: a started producer dropped without stop() leaves its
+        # connections open and its tasks pending, and loses what was buffered. Only
+        # a started one: an unstarted producer holds nothing (aiokafka, which
+        # connects nothing in its constructor either, warns for that too).
+        if getattr(self, "_state", None) != "running":
+            return
+        _warn(f"Unclosed AIOKafkaProducer {self!r}", ResourceWarning, source=self)
+        if self._loop is not None:
+            self._loop.call_exception_handler(
+                {"producer": self, "message": "Unclosed AIOKafkaProducer (stop() was not called)"}
+            )
 
     async def __aenter__(self) -> AIOKafkaProducer:
         await self.start()
@@ -300,8 +319,9 @@ class AIOKafkaProducer:
             headers: ``(str, bytes)`` pairs.
 
         Returns:
-            A future resolved when the broker acknowledged the record (offset -1 with
-            ``acks=0``), or failed with the typed error.
+            A future resolved with the record's metadata when the broker acknowledged
+            it (with ``acks=0``: resolved to ``None`` once the request is written, as
+            in aiokafka), or failed with the typed error.
 
         Raises:
             TypeError: key/value/headers/timestamp of the wrong type.
@@ -476,7 +496,8 @@ class AIOKafkaProducer:
         """Queue a batch made with :meth:`create_batch` for ``topic``/``partition``.
 
         Returns:
-            A future of the :class:`RecordMetadata` of the batch's first record.
+            A future of the :class:`RecordMetadata` of the batch's first record
+            (``None`` with ``acks=0``, as in aiokafka).
 
         Raises:
             ValueError: ``partition`` out of range, or the batch is empty.
@@ -521,138 +542,6 @@ class AIOKafkaProducer:
                     raise KafkaTimeoutError(f"flush() did not finish within {timeout} s")
         finally:
             self._acc.end_flush()
-
-    # -- transactions -------------------------------------------------------------------
-
-    def _transactions(self) -> TransactionManager:
-        if self._txn is None:
-            if self._config.transactional_id is None:
-                raise IllegalStateError(
-                    "transactions need a transactional_id (AIOKafkaProducer(transactional_id=...))"
-                )
-            raise IllegalStateError("AIOKafkaProducer.start() was not called")
-        if self._state != "running":
-            raise ProducerClosed("the producer is stopped")
-        return self._txn
-
-    def begin_transaction(self) -> None:
-        """Open a transaction; records sent until commit/abort belong to it.
-
-        Raises:
-            aiokafka.errors.IllegalStateError: no ``transactional_id``, not started, or
-                a transaction is already open.
-            aiokafka.errors.KafkaError: the fatal error that ended this producer
-                (e.g. :class:`~aiokafka.errors.ProducerFenced`).
-        """
-        self._transactions().begin()
-
-    async def commit_transaction(self) -> None:
-        """Send everything buffered, wait until every record is acknowledged, then
-        commit (EndTxn).
-
-        After a :class:`~aiokafka.errors.KafkaTimeoutError` the outcome is unknown:
-        call ``commit_transaction()`` again (abort is refused then).
-
-        Raises:
-            aiokafka.errors.IllegalStateError: no open transaction.
-            aiokafka.errors.TransactionAbortableError: a record or request of this
-                transaction failed (``__cause__``): call :meth:`abort_transaction`.
-            aiokafka.errors.KafkaError: fatal errors (see
-                :func:`~aiokafka.errors.transaction_error_kind`): close the producer.
-        """
-        txn = self._transactions()
-        txn.state.begin_commit()
-        await self.flush()
-        # A send() that passed its state check before the commit began but appended
-        # after the flush started (it waited for metadata or memory) belongs to this
-        # transaction too: EndTxn must not overtake it.
-        while self._acc is not None and self._acc.has_incomplete():
-            txn.state.check_commit_ok()
-            await self.flush()
-        txn.state.check_commit_ok()
-        await txn.add_pending_partitions()
-        txn.state.check_commit_ok()
-        await txn.end(commit=True)
-
-    async def abort_transaction(self) -> None:
-        """Abort the open transaction: buffered records fail with
-        :class:`~aiokafka.errors.TransactionAbortedError`, sent ones are never shown
-        to ``read_committed`` consumers. Also the way out of an abortable error.
-
-        Raises:
-            aiokafka.errors.IllegalStateError: no open transaction.
-            aiokafka.errors.KafkaError: fatal errors: close the producer.
-        """
-        txn = self._transactions()
-        txn.state.begin_abort()
-        assert self._sender is not None
-        self._sender.abort_queued(txn.state.abortable_error)
-        # Records in flight must have their outcome before EndTxn: a Produce
-        # arriving after the abort marker would start a new transaction.
-        await self.flush()
-        await txn.end(commit=False)
-
-    @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[None]:
-        """``async with producer.transaction():`` begins a transaction, commits it
-        when the block ends normally, aborts it when the block or the commit raises
-        (then the exception propagates).
-
-        A commit that raised :class:`~aiokafka.errors.KafkaTimeoutError` is not
-        aborted (its outcome is unknown): call :meth:`commit_transaction` again.
-        """
-        self.begin_transaction()
-        try:
-            yield
-        except BaseException:
-            await self._abort_after_error()
-            raise
-        try:
-            await self.commit_transaction()
-        except KafkaTimeoutError:
-            raise  # the outcome is unknown: only commit_transaction() again may follow
-        except KafkaError:
-            await self._abort_after_error()
-            raise
-
-    async def _abort_after_error(self) -> None:
-        txn = self._txn
-        state = txn.state if txn is not None else None
-        if state is None or state.fatal_error is not None or not state.in_transaction:
-            return
-        # Shielded: a cancelled block must still end its transaction; the abort itself
-        # is bounded by max_block_ms.
-        await asyncio.shield(self.abort_transaction())
-
-    async def send_offsets_to_transaction(
-        self,
-        offsets: Mapping[TopicPartition, int | OffsetAndMetadata],
-        group_id: str | ConsumerGroupMetadata,
-    ) -> None:
-        """Commit consumer offsets as part of the open transaction (the
-        consume-process-produce pattern).
-
-        Args:
-            offsets: Partition -> the next offset to consume (an ``int`` or an
-                :class:`~aiokafka.structs.OffsetAndMetadata`).
-            group_id: The consumer group id, or ``consumer.group_metadata()``
-                (KIP-447: the broker then rejects the commit of a consumer that is no
-                longer a current member of the group).
-
-        Raises:
-            TypeError, ValueError: ``offsets`` or ``group_id`` is malformed.
-            aiokafka.errors.IllegalStateError: no open transaction.
-            aiokafka.errors.CommitFailedError: the consumer's generation/member is no
-                longer current (a zombie): abort the transaction.
-            aiokafka.errors.KafkaError: other errors; the transaction is then abortable
-                or the producer fenced (see ``transaction_error_kind``).
-        """
-        checked, group = check_offsets_args(offsets, group_id)
-        txn = self._transactions()
-        if not checked:
-            txn.state.check_offsets()
-            return
-        await txn.send_offsets(checked, group)
 
     # -- metadata -----------------------------------------------------------------------
 

@@ -44,15 +44,18 @@ from collections.abc import Iterable
 from typing import Any
 
 from aiokafka.cluster.client import AIOKafkaClient, CoordinatorType
+from aiokafka.cluster.metadata import ClusterMetadata
 from aiokafka.errors import (
     IllegalStateError,
     KafkaConnectionError,
     KafkaError,
     KafkaTimeoutError,
+    LeaderNotAvailableError,
     NoBrokersAvailable,
     TransactionAbortedError,
     for_code,
 )
+from aiokafka.net.backoff import ExponentialBackoff
 from aiokafka.producer.accumulator import ProducerBatch, RecordAccumulator
 from aiokafka.producer.config import ProducerConfig
 from aiokafka.producer.idempotence import ProducerIdState
@@ -64,7 +67,7 @@ from aiokafka.protocol.messages import (
     ProduceRequest,
     TopicProduceData,
 )
-from aiokafka.structs import BrokerMetadata
+from aiokafka.structs import BrokerMetadata, TopicPartition
 
 __all__ = ["Outcome", "Sender", "classify"]
 
@@ -138,6 +141,16 @@ class Sender:
         self._in_flight: dict[int, int] = {}
         self._metadata_task: asyncio.Task[None] | None = None
         self._next_metadata_at = 0.0
+        # Refreshes while some partition has no leader to send to: from
+        # retry_backoff_ms, doubling, up to reconnect_backoff_max_ms (the bound the
+        # client's own refresh retries use).
+        self._metadata_backoff = ExponentialBackoff(
+            config.retry_backoff_ms, max(config.retry_backoff_ms, config.reconnect_backoff_max_ms)
+        )
+        self._metadata_refreshes = 0
+        #: Partitions with queued batches and no leader to send to, with the reason
+        #: (set as their batches' ``last_error``, so the delivery timeout names it).
+        self._leaderless: dict[TopicPartition, LeaderNotAvailableError] = {}
         self._next_init_at = 0.0
         self._closing = False
         #: Set when the producer cannot go on (e.g. not authorized for idempotence).
@@ -153,16 +166,26 @@ class Sender:
         """Make the sender look at the accumulator again."""
         self._event.set()
 
-    async def close(self, timeout: float, error: KafkaError) -> None:
-        """Send what is buffered (waiting at most ``timeout`` seconds), then cancel
-        every task and fail whatever has no outcome yet with ``error``."""
+    async def close(self, timeout: float | None, error: KafkaError) -> None:
+        """Send what is buffered, then cancel every task and fail whatever has no
+        outcome yet with an error of ``error``'s class saying why.
+
+        How long buffered records are waited for:
+
+        * ``timeout`` given: at most ``timeout`` seconds.
+        * ``timeout=None``: as long as deliveries make progress. It gives up once no
+          batch got an outcome (acknowledged or failed) for ``request_timeout_ms``,
+          and never waits more than ``delivery_timeout_ms`` in all. A broker that is
+          gone or stalled thus delays shutdown by about ``request_timeout_ms``, not
+          by the whole delivery timeout, while a healthy one still gets everything.
+        """
         self._closing = True
         self._acc.begin_close()
+        reason = "the sender was not running"
         if self._task is not None and not self._task.done():
             waiters = self._acc.begin_flush()
             try:
-                if waiters:
-                    await asyncio.wait(waiters, timeout=timeout)
+                reason = await self._wait_delivered(waiters, timeout)
             finally:
                 self._acc.end_flush()
         tasks = [t for t in (self._task, self._metadata_task, *self._requests) if t is not None]
@@ -172,7 +195,58 @@ class Sender:
             await asyncio.wait(tasks)
         self._task = self._metadata_task = None
         self._requests.clear()
-        self._acc.abort_all(error)
+        left = self._acc.incomplete_batches()
+        if left:
+            log.warning(
+                "Stopping: %d record(s) in %d batch(es) not delivered: %s",
+                sum(b.record_count for b in left),
+                len(left),
+                reason,
+            )
+
+        def error_for(batch: ProducerBatch) -> KafkaError:
+            last = batch.last_error
+            exc = type(error)(
+                f"{error}: {reason}; {batch.record_count} record(s) for "
+                f"{batch.tp.topic}-{batch.tp.partition} (attempts: {batch.attempts}, "
+                f"last error: {last!r})"
+            )
+            exc.__cause__ = last
+            return exc
+
+        self._acc.abort_all(error, error_for)
+
+    async def _wait_delivered(
+        self, waiters: list[asyncio.Future[None]], timeout: float | None
+    ) -> str:
+        """Wait for ``waiters`` (see :meth:`close`); why it stopped waiting."""
+        loop = asyncio.get_running_loop()
+        if timeout is None:
+            total = self._config.delivery_timeout_ms / 1000
+            stall: float | None = self._request_timeout_ms / 1000
+        else:
+            total, stall = timeout, None
+        deadline = loop.time() + total
+        pending = set(waiters)
+        while pending:
+            remaining = deadline - loop.time()
+            window = remaining if stall is None else min(stall, remaining)
+            if window <= 0:
+                break
+            done, pending = await asyncio.wait(
+                pending, timeout=window, return_when=asyncio.FIRST_COMPLETED
+            )
+            if not done and stall is not None and window == stall:
+                return (
+                    "no batch was delivered within request_timeout_ms "
+                    f"({self._request_timeout_ms} ms), so stop() gave up waiting"
+                )
+        if timeout is None:
+            return (
+                f"stop() waited delivery_timeout_ms ({self._config.delivery_timeout_ms} ms), "
+                "the longest it waits"
+            )
+        return f"stop()'s timeout ({timeout} s) passed"
 
     # -- the loop -----------------------------------------------------------------------
 
@@ -226,9 +300,13 @@ class Sender:
                 return max(0.0, self._next_init_at - now)
         cluster = self._client.cluster
         nodes, next_check, unknown_leader = self._acc.ready(cluster, now)
+        if unknown_leader or self._leaderless:
+            self._track_leaders(cluster, unknown_leader)
         if unknown_leader:
             wait = self._request_metadata(now)
             next_check = min(next_check, max(wait, 0.001))
+        else:
+            self._metadata_refreshes = 0
         limit = self._max_in_flight
         nodes = {n for n in nodes if self._in_flight.get(n, 0) < limit}
         if nodes:
@@ -271,9 +349,17 @@ class Sender:
 
     async def _connect(self, node: int) -> None:
         try:
-            # A failure is logged by the pool and backed off there; the batches wait
-            # for the next attempt or their delivery timeout.
-            await self._client.ready(node)
+            # api_version() connects as ready() does, but raises why it could not.
+            await self._client.api_version(node, ProduceRequest.API_KEY)
+        except KafkaError as exc:
+            # The pool logged it and backs the node off; the batches wait for the next
+            # attempt or their delivery timeout, which then names this error. The
+            # leader may have moved: look.
+            cluster = self._client.cluster
+            for tp in cluster.partitions_for_broker(node):
+                for batch in self._acc.unsent_batches(tp):
+                    batch.last_error = exc
+            self._request_metadata(time.monotonic())
         finally:
             self._connecting.pop(node, None)
             self.wakeup()
@@ -416,7 +502,7 @@ class Sender:
             if self._acks == 0:
                 await self._client.send(node, request, expect_response=False)
                 for batch in batches:
-                    self._acc.complete(batch, -1, -1, -1)
+                    self._acc.complete_unacknowledged(batch)
                 return
             response = await self._client.send(
                 node,
@@ -560,29 +646,60 @@ class Sender:
         for batch in self._acc.expired(float("inf")):
             self._acc.fail(batch, exc)
 
-    @staticmethod
-    def _timeout_error(batch: ProducerBatch) -> KafkaTimeoutError:
+    def _timeout_error(self, batch: ProducerBatch) -> KafkaTimeoutError:
+        cause = batch.last_error
+        why = "no error recorded" if cause is None else f"{type(cause).__name__}: {cause}"
         err = KafkaTimeoutError(
             f"{batch.record_count} record(s) for {batch.tp.topic}-{batch.tp.partition} not "
-            f"delivered within delivery_timeout_ms (attempts: {batch.attempts}, last error: "
-            f"{batch.last_error!r})"
+            f"delivered within delivery_timeout_ms ({self._config.delivery_timeout_ms} ms): "
+            f"{why} (attempts: {batch.attempts})"
         )
-        err.__cause__ = batch.last_error
+        err.__cause__ = cause
         return err
 
     # -- metadata -----------------------------------------------------------------------
 
     def _request_metadata(self, now: float) -> float:
-        """Start a metadata refresh unless one runs or ran less than
-        ``retry_backoff_ms`` ago; returns seconds until one may start."""
+        """Start a metadata refresh unless one runs or the back-off since the last
+        one has not passed; returns seconds until one may start.
+
+        The back-off is ``retry_backoff_ms``, growing (doubling, with jitter, up to
+        ``reconnect_backoff_max_ms``) with each refresh after which a partition
+        still has no leader to send to (reset once all have one): a leader that
+        stays unknown costs a bounded rate of Metadata requests, not a loop.
+        """
         task = self._metadata_task
         if task is not None and not task.done():
             return self._retry_backoff
         if now < self._next_metadata_at:
             return self._next_metadata_at - now
-        self._next_metadata_at = now + self._retry_backoff
+        wait = self._metadata_backoff.delay(self._metadata_refreshes)
+        self._metadata_refreshes += 1
+        self._next_metadata_at = now + wait
         self._metadata_task = asyncio.create_task(self._refresh_metadata())
-        return self._retry_backoff
+        return wait
+
+    def _track_leaders(self, cluster: ClusterMetadata, unknown: list[TopicPartition]) -> None:
+        """Note why partitions with queued batches have no leader to send to (their
+        batches' ``last_error``, named by the delivery timeout); log each at WARNING
+        once per outage and its recovery at INFO."""
+        leaderless = self._leaderless
+        for tp in unknown:
+            problem = cluster.leader_problem(tp) or f"{tp.topic}-{tp.partition} has no leader"
+            error = leaderless.get(tp)
+            if error is None or str(error) != problem:
+                if error is None:
+                    log.warning("%s: its records wait; refreshing metadata with back-off", problem)
+                error = leaderless[tp] = LeaderNotAvailableError(problem)
+            for batch in self._acc.unsent_batches(tp):
+                batch.last_error = error
+        if len(leaderless) > len(unknown):  # some have a leader again (or no batches)
+            waiting = set(unknown)
+            for tp in [tp for tp in leaderless if tp not in waiting]:
+                del leaderless[tp]
+                leader = cluster.sendable_leader(tp)
+                if leader is not None:
+                    log.info("%s-%s has a leader again: node %d", tp.topic, tp.partition, leader)
 
     async def _refresh_metadata(self) -> None:
         try:

@@ -494,20 +494,24 @@ def _raise_txn_offset_commit_error(response: Any, group: ConsumerGroupMetadata) 
 
 
 def check_offsets_args(
-    offsets: Mapping[TopicPartition, int | OffsetAndMetadata],
+    offsets: Mapping[TopicPartition, int | tuple[int, str] | OffsetAndMetadata],
     group_id: str | ConsumerGroupMetadata,
 ) -> tuple[dict[TopicPartition, OffsetAndMetadata], ConsumerGroupMetadata]:
     """Validate the arguments of ``send_offsets_to_transaction``.
 
     Raises:
-        TypeError, ValueError: naming the bad argument.
+        ValueError: ``group_id`` is not a non-empty str or a ConsumerGroupMetadata
+            (ValueError whatever its type, as aiokafka raises), or an offset is
+            negative or not an ``(offset, metadata)`` pair.
+        TypeError: ``offsets`` is not a mapping of TopicPartition to int,
+            ``(offset, metadata)`` or OffsetAndMetadata.
     """
     if isinstance(group_id, ConsumerGroupMetadata):
         group = group_id
     elif isinstance(group_id, str):
         group = ConsumerGroupMetadata(group_id)
     else:
-        raise TypeError(
+        raise ValueError(
             f"group_id must be a str or a ConsumerGroupMetadata, not {type(group_id).__name__}"
         )
     if not group.group_id:
@@ -518,15 +522,30 @@ def check_offsets_args(
     for tp, value in offsets.items():
         if not isinstance(tp, TopicPartition):
             raise TypeError(f"offsets keys must be TopicPartition, not {type(tp).__name__}")
-        if isinstance(value, OffsetAndMetadata):
-            om = value
-        elif isinstance(value, int) and not isinstance(value, bool):
-            om = OffsetAndMetadata(value, "")
-        else:
-            raise TypeError(
-                f"offsets[{tp}] must be an int or OffsetAndMetadata, not {type(value).__name__}"
-            )
-        if om.offset < 0:
-            raise ValueError(f"offsets[{tp}] must be >= 0, got {om.offset}")
-        checked[tp] = om
+        checked[tp] = _offset_and_metadata(tp, value)
     return checked, group
+
+
+def _offset_and_metadata(tp: TopicPartition, value: object) -> OffsetAndMetadata:
+    if isinstance(value, OffsetAndMetadata):
+        om = value
+    elif isinstance(value, int) and not isinstance(value, bool):
+        om = OffsetAndMetadata(value, "")
+    elif isinstance(value, tuple):
+        # aiokafka's (offset, metadata) pairs.
+        if len(value) != 2:
+            raise ValueError(f"offsets[{tp}]: expected (offset, metadata), got {value!r}")
+        offset, metadata = value
+        if not isinstance(offset, int) or isinstance(offset, bool):
+            raise TypeError(f"offsets[{tp}]: the offset must be an int, not {offset!r}")
+        if not isinstance(metadata, str):
+            raise TypeError(f"offsets[{tp}]: the metadata must be a str, not {metadata!r}")
+        om = OffsetAndMetadata(offset, metadata)
+    else:
+        raise TypeError(
+            f"offsets[{tp}] must be an int, (offset, metadata) or OffsetAndMetadata, "
+            f"not {type(value).__name__}"
+        )
+    if om.offset < 0:
+        raise ValueError(f"offsets[{tp}] must be >= 0, got {om.offset}")
+    return om

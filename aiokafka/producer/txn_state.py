@@ -11,10 +11,13 @@ States and the transitions allowed between them (the Java client's
     any --fatal error--> FATAL_ERROR (final)
 
 An illegal call raises :class:`~aiokafka.errors.IllegalStateError` saying what the
-state is and what to call instead. Once a fatal error was recorded every later call
-raises that same error, so a fenced producer fails fast instead of trying again.
-An abortable error is raised by every call except :meth:`TxnStateMachine.begin_abort`
-as a :class:`~aiokafka.errors.TransactionAbortableError` whose ``__cause__`` is the
+state is and what to call instead; sending records or offsets outside a transaction
+raises :class:`IllegalTransactionOperation`, which is also aiokafka's
+:class:`~aiokafka.errors.IllegalOperation` (what aiokafka 0.14 raises there). Once a
+fatal error was recorded every later call raises that same error, so a fenced
+producer fails fast instead of trying again. An abortable error is raised by every
+call except :meth:`TxnStateMachine.begin_abort` as a
+:class:`~aiokafka.errors.TransactionAbortableError` whose ``__cause__`` is the
 original error.
 
 Besides the state, the machine tracks which partitions and which consumer group were
@@ -28,6 +31,7 @@ import enum
 from collections.abc import Iterable
 
 from aiokafka.errors import (
+    IllegalOperation,
     IllegalStateError,
     KafkaError,
     TransactionAbortableError,
@@ -36,7 +40,17 @@ from aiokafka.errors import (
 )
 from aiokafka.structs import TopicPartition
 
-__all__ = ["TxnState", "TxnStateMachine"]
+__all__ = ["IllegalTransactionOperation", "TxnState", "TxnStateMachine"]
+
+
+class IllegalTransactionOperation(IllegalOperation, IllegalStateError):
+    """A transactional call the producer's configuration or state does not allow: no
+    ``transactional_id``, or records/offsets sent outside a transaction.
+
+    aiokafka 0.14 raises :class:`~aiokafka.errors.IllegalOperation` there and this
+    package raised :class:`~aiokafka.errors.IllegalStateError`; being both, it is
+    caught by code written for either.
+    """
 
 
 class TxnState(enum.Enum):
@@ -105,8 +119,10 @@ class TxnStateMachine:
             err.__cause__ = self.abortable_error
             raise err
 
-    def _illegal(self, action: str, hint: str) -> IllegalStateError:
-        return IllegalStateError(
+    def _illegal(
+        self, action: str, hint: str, cls: type[IllegalStateError] = IllegalStateError
+    ) -> IllegalStateError:
+        return cls(
             f"{action} is not allowed while the transactional producer is "
             f"{self.state.value}: {hint}"
         )
@@ -129,6 +145,7 @@ class TxnStateMachine:
             "send()",
             "a transactional producer sends only between begin_transaction() and "
             "commit_transaction()/abort_transaction()",
+            IllegalTransactionOperation,
         )
 
     def check_offsets(self) -> None:
@@ -136,7 +153,11 @@ class TxnStateMachine:
         if self.state is S.IN_TRANSACTION:
             return
         self._raise_errors()
-        raise self._illegal("send_offsets_to_transaction()", "call begin_transaction() first")
+        raise self._illegal(
+            "send_offsets_to_transaction()",
+            "call begin_transaction() first",
+            IllegalTransactionOperation,
+        )
 
     def check_commit_ok(self) -> None:
         """The commit may go on (raises the error that dooms it otherwise)."""

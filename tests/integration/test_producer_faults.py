@@ -1,6 +1,9 @@
 """The producer behind a fault proxy (tests/support/fault_proxy.py): a stalled broker
 makes send() block on buffer_memory and then raise KafkaTimeoutError; memory stays
-bounded; cut connections are retried without duplicates; stop() is bounded."""
+bounded; cut connections are retried without duplicates; stop() is bounded: with a
+stalled or vanished broker it gives up after request_timeout_ms without progress and
+fails what is left with ProducerClosed saying why, while a slow but working broker
+(or a healthy one) still gets everything buffered."""
 
 from __future__ import annotations
 
@@ -181,7 +184,7 @@ async def test_stop_with_stalled_broker_is_bounded(proxy: FaultProxy, new_topic:
     finally:
         proxy.resume()
     for f in futures:
-        with pytest.raises(ProducerClosed):
+        with pytest.raises(ProducerClosed, match=r"stop\(\)'s timeout \(0.5 s\) passed"):
             f.result()
     await asyncio.sleep(0)
     # Nothing of the producer or its client is left running (the proxy's own
@@ -193,3 +196,94 @@ async def test_stop_with_stalled_broker_is_bounded(proxy: FaultProxy, new_topic:
 def _is_aiokafka_task(task: asyncio.Task[Any]) -> bool:
     code = getattr(task.get_coro(), "cr_code", None)
     return code is not None and "/aiokafka/" in code.co_filename
+
+
+@pytest.mark.parametrize("fault", ["stalled", "gone"])
+async def test_stop_gives_up_after_request_timeout_without_progress(
+    proxy: FaultProxy, new_topic: NewTopic, fault: str
+) -> None:
+    """The broker hangs (requests sit unanswered) or disappears (connections cut and
+    refused): stop() without a timeout returns after about request_timeout_ms, not
+    delivery_timeout_ms (120 s here), and the pending futures fail with ProducerClosed
+    saying why."""
+    topic = new_topic()
+    producer = AIOKafkaProducer(
+        bootstrap_servers=proxy.address, request_timeout_ms=3000, delivery_timeout_ms=120000
+    )
+    await producer.start()
+    try:
+        await producer.send_and_wait(topic, b"before")
+        if fault == "stalled":
+            proxy.stall()
+        else:
+            proxy.refuse = True
+            proxy.cut()
+        futures = [await producer.send(topic, b"v%d" % i) for i in range(10)]
+        t0 = time.monotonic()
+        await producer.stop()
+        elapsed = time.monotonic() - t0
+    finally:
+        proxy.resume()
+        proxy.refuse = False
+        await producer.stop()
+    assert 2.5 <= elapsed < 3 + 7, elapsed  # request_timeout_ms, with slack for a loaded machine
+    for f in futures:
+        with pytest.raises(ProducerClosed) as info:
+            f.result()
+        message = str(info.value)
+        assert "no batch was delivered within request_timeout_ms (3000 ms)" in message
+        assert "stop() gave up" in message and f"for {topic}-0" in message
+    if fault == "gone":
+        # Why the records could not go: the lost broker connection.
+        assert info.value.__cause__ is not None
+
+
+async def test_stop_waits_while_delivery_progresses(proxy: FaultProxy, new_topic: NewTopic) -> None:
+    """A slow broker that still answers: stop() takes longer than request_timeout_ms in
+    all (one request in flight, each delayed), but each batch completes within it, so
+    stop() waits and everything buffered is delivered."""
+    topic = new_topic()
+    producer = AIOKafkaProducer(
+        bootstrap_servers=proxy.address,
+        request_timeout_ms=4000,
+        max_in_flight_requests_per_connection=1,
+        max_batch_size=16384,
+        linger_ms=0,
+    )
+    await producer.start()
+    try:
+        await producer.send_and_wait(topic, b"before")
+        proxy.delay_ms = 250  # per forwarded chunk, both ways: ~0.5 s or more per request
+        value = b"x" * 1000
+        # About 12 batches of one partition: one batch per request, so ~12 round trips.
+        futures = [await producer.send(topic, value, partition=0) for _ in range(190)]
+        t0 = time.monotonic()
+        await producer.stop()
+        elapsed = time.monotonic() - t0
+    finally:
+        proxy.delay_ms = 0
+        await producer.stop()
+    results = [f.result() for f in futures]  # none failed
+    assert [r.offset for r in results] == list(range(1, 191))
+    assert elapsed > 4, elapsed  # it waited past request_timeout_ms, as deliveries went on
+
+
+async def test_stop_with_a_healthy_broker_delivers_everything(
+    kafka: KafkaCluster, new_topic: NewTopic
+) -> None:
+    topic = new_topic(partitions=3)
+    producer = AIOKafkaProducer(
+        bootstrap_servers=kafka.bootstrap_servers, linger_ms=10000, request_timeout_ms=5000
+    )
+    await producer.start()
+    try:
+        futures = [await producer.send(topic, b"%05d" % i) for i in range(3000)]
+        assert not any(f.done() for f in futures)  # lingering: nothing sent yet
+        t0 = time.monotonic()
+        await producer.stop()
+        assert time.monotonic() - t0 < 10
+    finally:
+        await producer.stop()
+    assert all(f.exception() is None for f in futures)
+    msgs = await asyncio.to_thread(read_confluent, kafka.bootstrap_servers, topic, 3, 3000)
+    assert sorted(m.value() for m in msgs) == [b"%05d" % i for i in range(3000)]

@@ -48,7 +48,7 @@ async def run_flow(kafka: KafkaCluster, topic: str, group: str) -> tuple[int, Re
     epochs = [producer._ids.producer_epoch]
     try:
         async with AIOKafkaAdminClient(bootstrap_servers=kafka.bootstrap_servers) as admin:
-            producer.begin_transaction()
+            await producer.begin_transaction()
             for p in (0, 1):
                 await (await producer.send(topic, b"committed-%d" % p, partition=p))
             await producer.send_offsets_to_transaction({TopicPartition(topic, 0): 5}, group)
@@ -59,7 +59,7 @@ async def run_flow(kafka: KafkaCluster, topic: str, group: str) -> tuple[int, Re
             await producer.commit_transaction()
             epochs.append(producer._ids.producer_epoch)
 
-            producer.begin_transaction()
+            await producer.begin_transaction()
             await (await producer.send(topic, b"aborted", partition=0))
             await producer.abort_transaction()
             epochs.append(producer._ids.producer_epoch)

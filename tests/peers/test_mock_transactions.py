@@ -49,7 +49,7 @@ async def test_transaction_retries_coordinator_errors(
         mock_cluster.push_request_errors(
             END_TXN, [CONCURRENT_TRANSACTIONS, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS]
         )
-        producer.begin_transaction()
+        await producer.begin_transaction()
         futures = [await producer.send(topic, b"v%d" % i, partition=i % 2) for i in range(20)]
         await producer.send_offsets_to_transaction({TopicPartition(topic, 0): 10}, group)
         await asyncio.wait_for(producer.commit_transaction(), DEADLINE)

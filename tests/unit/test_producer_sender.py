@@ -263,10 +263,11 @@ async def test_nothing_is_sent_to_a_node_before_its_connection_is_open() -> None
         def is_connected(self, node: int) -> bool:
             return self.connected
 
-        async def ready(self, node: int) -> bool:
+        async def api_version(self, node: Any, api_key: int, max_version: int | None = None) -> int:
+            # How the sender connects (like ready(), but raising why it failed).
             await asyncio.sleep(0.05)
             self.connected = True
-            return True
+            return await super().api_version(node, api_key, max_version)
 
         async def send(self, node: Any, request: Any, **kw: Any) -> Any:
             if type(request).__name__ == "ProduceRequest" and not self.connected:
