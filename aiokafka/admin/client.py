@@ -74,6 +74,7 @@ class AIOKafkaAdminClient(
         self._config: ClientConfig = admin_config(config)
         self._client = AIOKafkaClient(self._config)
         self._started = False
+        self._closed = False
 
     @property
     def config(self) -> ClientConfig:
@@ -83,18 +84,29 @@ class AIOKafkaAdminClient(
     async def start(self) -> None:
         """Connect to the cluster and fetch its metadata.
 
+        A second call while started does nothing, as in aiokafka.
+
         Raises:
             aiokafka.errors.KafkaConnectionError: no bootstrap server answered.
-            aiokafka.errors.IllegalStateError: already started or closed.
+            aiokafka.errors.IllegalStateError: the client was closed (or a previous
+                start() failed).
         """
+        if self._closed:
+            raise IllegalStateError("AIOKafkaAdminClient was closed; create a new one")
         if self._started:
-            raise IllegalStateError("AIOKafkaAdminClient.start() may be called once")
+            return
         self._started = True
-        await self._client.start()
+        try:
+            await self._client.start()
+        except BaseException:
+            # The cluster client closed itself; it cannot be started again.
+            self._closed = True
+            raise
 
     async def close(self) -> None:
         """Close every connection. Idempotent; operations still running fail with
         :class:`~aiokafka.errors.KafkaConnectionError`."""
+        self._closed = True
         await self._client.close()
 
     async def __aenter__(self) -> AIOKafkaAdminClient:

@@ -23,7 +23,7 @@ from aiokafka.coordinator.assignors.range import RangePartitionAssignor
 from aiokafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
 from aiokafka.errors import ConsumerStoppedError as ErrorsConsumerStopped
 from aiokafka.errors import IllegalOperation as ErrorsIllegalOperation
-from aiokafka.errors import NotControllerError, kafka_errors
+from aiokafka.errors import IllegalStateError, NotControllerError, kafka_errors
 from aiokafka.protocol.messages import MetadataRequest
 from aiokafka.structs import KafkaError, TopicPartition
 from tools.kafka.rig import KafkaCluster
@@ -52,6 +52,16 @@ async def test_topic_and_config_changes_answer_aiokafka_responses(kafka: KafkaCl
 
         deleted = await admin.delete_topics([name])
         assert deleted.topic_error_codes == [(name, 0)]
+
+
+async def test_admin_start_twice_is_a_no_op(kafka: KafkaCluster) -> None:
+    admin = AIOKafkaAdminClient(bootstrap_servers=kafka.bootstrap_servers)
+    await admin.start()
+    await admin.start()  # aiokafka 0.14 returns at once when started
+    assert await admin.list_topics() is not None
+    await admin.close()
+    with pytest.raises(IllegalStateError, match="closed"):
+        await admin.start()
 
 
 async def test_describe_topics_and_cluster_as_dicts(
