@@ -108,6 +108,7 @@ class AIOKafkaConnection:
         self.node_id = node_id
         self.config = config if config is not None else ConnectionConfig()
         self._server_hostname = server_hostname
+        self._peer = self.peer  # for the per-response success report
         self._on_close = on_close
         self._state = "new"  # new -> connecting -> ready -> closed
         self._reader: asyncio.StreamReader | None = None
@@ -121,7 +122,6 @@ class AIOKafkaConnection:
         self._failure_log = failure_log if failure_log is not None else FailureLog()
         # Raised (never lowered) by requests allowed larger answers (Fetch max_bytes).
         self._frame_limit = self.config.max_response_size
-        self._proven = False  # a request after the handshake got its response
         self.last_activity = time.monotonic()
 
     def __repr__(self) -> str:
@@ -501,11 +501,11 @@ class AIOKafkaConnection:
             pending.future.set_exception(err)
         else:
             pending.future.set_result(response)
-            if not self._proven and self._state == "ready":
+            if self._state == "ready":
                 # Handshake answers do not count: a broker whose later responses are
                 # all broken has not recovered because ApiVersions went through.
-                self._proven = True
-                self._failure_log.success(self.peer)
+                # (A dict lookup when nothing failed.)
+                self._failure_log.success(self._peer)
 
     def _finish(self, pending: _Pending) -> None:
         if pending.timer is not None:

@@ -24,6 +24,7 @@ from aiokafka.errors import (
 from aiokafka.net.config import ConnectionConfig
 from aiokafka.net.connection import AIOKafkaConnection
 from aiokafka.net.failure_log import FailureLog
+from aiokafka.net.secret import Secret
 from aiokafka.protocol.messages import MetadataRequest, MetadataResponse
 from tests.support.fake_broker import FakeBroker, response_frame
 
@@ -157,7 +158,7 @@ def test_sasl_plain_over_plaintext_warns_once_per_pool(caplog: pytest.LogCapture
             security_protocol=protocol,
             sasl_mechanism=mechanism,
             sasl_plain_username="u",
-            sasl_plain_password="p",
+            sasl_plain_password=Secret("p"),
             ssl_context=ssl.create_default_context() if protocol.endswith("SSL") else None,
         )
         return ConnectionPool(
