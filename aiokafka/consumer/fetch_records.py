@@ -299,10 +299,14 @@ class PartitionRecords:
         return False
 
     def _decode_v2(self, batch: DefaultRecordBatch) -> list[ConsumerRecord[Any, Any]]:
-        # One tracked object per record, and no gc.disable(): see record_decode.
-        recs = decode_batch(batch, self.tp.topic, self.tp.partition)
+        # At most one tracked object per record, and no gc.disable(): see record_decode.
+        # Without deserializers the records keep only bytes: the C loop may leave them
+        # untracked by the collector.
         kd = self._key_deserializer
         vd = self._value_deserializer
+        recs = decode_batch(
+            batch, self.tp.topic, self.tp.partition, untracked=kd is None and vd is None
+        )
         if kd is not None:
             for r in recs:
                 if r.key is not None:

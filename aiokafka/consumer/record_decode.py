@@ -18,7 +18,8 @@ The loop is the record layer's ``_decode_records`` with the record built in plac
 The optional C extension ``aiokafka.record._cdecode`` does the same loop in C (about
 4x faster per record). It returns ``None`` for anything it does not decode exactly as
 this code would (corrupt data included), and this loop then runs: the Python code is
-the fallback and the reference, and the errors are always its errors.
+the fallback and the reference, and the errors are always its errors. It can also leave
+the records untracked by the collector (see :func:`decode_batch`).
 ``tests/unit/test_record_cdecode.py`` compares the two record for record.
 ``AIOKAFKA_NO_EXTENSIONS=1`` (read once, at import) forces the Python loop.
 """
@@ -72,13 +73,23 @@ def _read_headers(data: bytes, pos: int) -> tuple[tuple[tuple[str, bytes | None]
 
 
 def decode_batch(
-    batch: DefaultRecordBatch, topic: str, partition: int
+    batch: DefaultRecordBatch, topic: str, partition: int, *, untracked: bool = False
 ) -> list[ConsumerRecord[Any, Any]]:
     """Every record of ``batch`` as a ``ConsumerRecord`` (serialized key and value).
 
     ``headers`` is a tuple of ``(key, value)`` pairs (the shared empty tuple when the
     record has none); ``leader_epoch`` is the batch's (``None`` if unknown); under
     LogAppendTime every timestamp is the batch's max timestamp.
+
+    ``untracked=True`` lets the C loop leave the records out of the cyclic garbage
+    collector (the Python loop ignores it). As built, a record holds only str, int,
+    bytes, None and tuples of those, so it cannot be in a reference cycle, and the
+    collector's repeated passes over the records of large batches that the application
+    keeps alive cost more than decoding them. The caller passes it only when nothing of
+    its own will be stored into the records (the fetcher: no deserializer configured);
+    the application could still assign a field an object that refers back to the
+    record, and such a cycle would not be collected (plain reference counting still
+    frees everything else).
 
     Raises:
         CorruptRecordError: CRC mismatch, undecodable compressed data, or records that
@@ -107,6 +118,7 @@ def decode_batch(
             ts_type,
             epoch,
             ConsumerRecord,
+            untracked,
         )
         if out is not None:
             return out

@@ -17,6 +17,13 @@
  * the errors are the Python ones by construction; tests/unit/test_record_cdecode.py
  * compares the two over generated and mutated batches.
  *
+ * Records can be left untracked by the cyclic garbage collector (the caller
+ * says when: record_decode.decode_batch). A record holding only str, int,
+ * bytes, None and tuples of those cannot be part of a reference cycle, and the
+ * collector's passes over large batches kept alive by the application cost
+ * more than the decoding itself (0.52 -> 0.20 us/record for 6,000-record
+ * batches); CPython untracks tuples and dicts of such atoms for the same reason.
+ *
  * No asyncio, no state but a cache of the record class's slot layout.
  */
 
@@ -222,7 +229,7 @@ set_slot(PyObject *obj, Py_ssize_t offset, PyObject *value)
 
 PyDoc_STRVAR(decode_records_doc,
 "decode_records(data, count, base_offset, base_timestamp, append_time, topic,\n"
-"               partition, timestamp_type, leader_epoch, record_type, /)\n"
+"               partition, timestamp_type, leader_epoch, record_type, untracked, /)\n"
 "--\n\n"
 "The `count` records of a v2 batch's records section `data` (bytes): a list of\n"
 "record_type(topic, partition, offset, timestamp, timestamp_type, key, value,\n"
@@ -230,14 +237,20 @@ PyDoc_STRVAR(decode_records_doc,
 "a class, of (offset, timestamp, key, value, headers list, size) tuples when it\n"
 "is None. Timestamps are append_time when it is not None, else base_timestamp\n"
 "plus the record's delta. None when the Python decoder must run instead\n"
-"(corrupt or unusual data, or a record class laid out differently).");
+"(corrupt or unusual data, or a record class laid out differently).\n"
+"untracked: leave the records out of the cyclic garbage collector (see\n"
+"record_decode.decode_batch for when that is safe).");
 
 static PyObject *
 decode_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 10) {
-        PyErr_Format(PyExc_TypeError, "decode_records() takes 10 arguments (%zd given)",
+    if (nargs != 11) {
+        PyErr_Format(PyExc_TypeError, "decode_records() takes 11 arguments (%zd given)",
                      nargs);
+        return NULL;
+    }
+    int untracked = PyObject_IsTrue(args[10]);
+    if (untracked < 0) {
         return NULL;
     }
     PyObject *data_obj = args[0];
@@ -391,6 +404,9 @@ decode_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         set_slot(rec, offsets[F_VALUE_SIZE], value_size_obj);
         set_slot(rec, offsets[F_HEADERS], headers);
         set_slot(rec, offsets[F_LEADER_EPOCH], Py_NewRef(epoch));
+        if (untracked) {
+            PyObject_GC_UnTrack(rec);
+        }
         PyList_SET_ITEM(out, i, rec);
         continue;
     record_failed:

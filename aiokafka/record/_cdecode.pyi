@@ -12,5 +12,6 @@ def decode_records(
     timestamp_type: int | None,
     leader_epoch: int | None,
     record_type: type[Any] | None,
+    untracked: bool,
     /,
 ) -> list[Any] | None: ...

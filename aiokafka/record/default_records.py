@@ -458,6 +458,7 @@ class DefaultRecordBatch:
                 None,
                 None,
                 None,
+                False,
             )
             if out is not None:
                 return out

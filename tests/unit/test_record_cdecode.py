@@ -76,12 +76,13 @@ def _compare_section(
     base_ts: int = 1_700_000_000_000,
     append_time: int | None = None,
     epoch: int | None = 7,
+    untracked: bool = False,
 ) -> tuple[str, Any]:
     """Both decoders on one records section, both record shapes; the Python result."""
     ts_type = 0 if append_time is None else 1
     args = (data, count, base_offset, base_ts, append_time, TOPIC, PARTITION, ts_type, epoch)
     py = _outcome(lambda: decode_records_py(*args))
-    c = _cdecode.decode_records(*args, ConsumerRecord)
+    c = _cdecode.decode_records(*args, ConsumerRecord, untracked)
     if c is None:
         pass  # the Python loop would run
     else:
@@ -89,7 +90,7 @@ def _compare_section(
         assert [_fields(r) for r in c] == [_fields(r) for r in py[1]]
     # The record layer's tuples (the other shape the C loop builds).
     py_t = _outcome(lambda: _decode_records(data, count, base_offset, base_ts))
-    c_t = _cdecode.decode_records(data, count, base_offset, base_ts, None, *[None] * 5)
+    c_t = _cdecode.decode_records(data, count, base_offset, base_ts, None, *[None] * 5, False)
     assert (py_t[0] == "ok") == (py[0] == "ok")
     if c_t is not None:
         assert py_t[0] == "ok"
@@ -175,6 +176,7 @@ def test_generated_batches(
     got = _cdecode.decode_records(
         batch.records_data(), batch.records_count, batch.base_offset, batch.first_timestamp,
         append_time, TOPIC, PARTITION, ts_type, None if epoch < 0 else epoch, ConsumerRecord,
+        True,
     )  # fmt: skip
     assert got is not None and len(got) == len(records)
     _compare_section(
@@ -285,7 +287,9 @@ EDGE_CASES: list[tuple[str, bytes, int]] = [
 @pytest.mark.parametrize("append_time", [None, 1_800_000_000_000])
 def test_edge_cases(data: bytes, count: int, append_time: int | None) -> None:
     _compare_section(data, count, append_time=append_time)
-    _compare_section(data, count, base_offset=INT64_MAX, base_ts=INT64_MIN, epoch=None)
+    _compare_section(
+        data, count, base_offset=INT64_MAX, base_ts=INT64_MIN, epoch=None, untracked=True
+    )
 
 
 def test_well_formed_edges_are_decoded_in_c() -> None:
@@ -296,7 +300,9 @@ def test_well_formed_edges_are_decoded_in_c() -> None:
                     "non-minimal value length", "10-byte timestamp delta", "headers",
                     "header value -1 as two bytes", "header count non-minimal zero",
                     "two records", "empty", "negative offset delta"):  # fmt: skip
-            got = _cdecode.decode_records(data, count, 0, 0, None, "t", 0, 0, None, ConsumerRecord)
+            got = _cdecode.decode_records(
+                data, count, 0, 0, None, "t", 0, 0, None, ConsumerRecord, False
+            )
             assert got is not None, name
             assert _compare_section(data, count, base_offset=0, base_ts=0)[0] == "ok"
 
@@ -378,7 +384,8 @@ def test_same_error_message_on_corrupt_records() -> None:
         with pytest.raises(CorruptRecordError) as py_err:
             decode_records_py(section, 2, 0, 0, None, "t", 0, 0, None)
         assert (
-            _cdecode.decode_records(section, 2, 0, 0, None, "t", 0, 0, None, ConsumerRecord) is None
+            _cdecode.decode_records(section, 2, 0, 0, None, "t", 0, 0, None, ConsumerRecord, False)
+            is None
         )
         assert "records the batch declares" in str(py_err.value)
 
@@ -391,17 +398,20 @@ def test_record_class_laid_out_differently_falls_back() -> None:
         pass
 
     data = _raw()
-    assert _cdecode.decode_records(data, 1, 0, 0, None, "t", 0, 0, None, Plain) is None
-    assert _cdecode.decode_records(data, 1, 0, 0, None, "t", 0, 0, None, 42) is None
-    assert _cdecode.decode_records(bytearray(data), 1, 0, 0, None, "t", 0, 0, None, None) is None
-    assert _cdecode.decode_records(data, 1, 1 << 64, 0, None, "t", 0, 0, None, None) is None
+    assert _cdecode.decode_records(data, 1, 0, 0, None, "t", 0, 0, None, Plain, False) is None
+    assert _cdecode.decode_records(data, 1, 0, 0, None, "t", 0, 0, None, 42, False) is None
+    assert (
+        _cdecode.decode_records(bytearray(data), 1, 0, 0, None, "t", 0, 0, None, None, False)
+        is None
+    )
+    assert _cdecode.decode_records(data, 1, 1 << 64, 0, None, "t", 0, 0, None, None, False) is None
     with pytest.raises(TypeError):
         _cdecode.decode_records(data, 1)  # type: ignore[call-arg]
 
 
 def test_records_are_ordinary_objects() -> None:
     data = _raw(headers=_hdrs((b"\x02a", b"\x02x")))
-    (rec,) = _cdecode.decode_records(data, 1, 0, 0, None, "t", 0, 0, None, ConsumerRecord)
+    (rec,) = _cdecode.decode_records(data, 1, 0, 0, None, "t", 0, 0, None, ConsumerRecord, False)
     assert rec == ConsumerRecord("t", 0, 0, 5, 0, b"k", b"v", None, 1, 1, (("a", b"x"),), None)
     rec.key = "deserialized"  # the fetcher assigns deserialized keys and values
     assert rec.key == "deserialized"
@@ -409,6 +419,62 @@ def test_records_are_ordinary_objects() -> None:
     import gc
 
     assert gc.is_tracked(rec)
+
+
+def test_untracked_records() -> None:
+    """untracked=True leaves the records out of the cyclic collector (and only then);
+    reference counting still frees them."""
+    import gc
+    import weakref
+
+    good = _raw(headers=_hdrs((b"\x02a", b"\x02x"))) + _raw(off=encode_varint(1))
+    tracked = _cdecode.decode_records(good, 2, 0, 0, None, "t", 0, 0, None, ConsumerRecord, False)
+    untracked = _cdecode.decode_records(good, 2, 0, 0, None, "t", 0, 0, None, ConsumerRecord, 1)
+    assert tracked is not None and untracked is not None
+    assert all(gc.is_tracked(r) for r in tracked)
+    assert not any(gc.is_tracked(r) for r in untracked)
+    assert [_fields(r) for r in tracked] == [_fields(r) for r in untracked]
+    # Still freed by reference counting: the list's last reference frees the records.
+
+    class Box:
+        pass
+
+    untracked[0].value = box = Box()
+    ref = weakref.ref(box)
+    del box, untracked
+    assert ref() is None
+    with pytest.raises(ValueError):
+        _cdecode.decode_records(good, 2, 0, 0, None, "t", 0, 0, None, ConsumerRecord, BadBool())
+
+
+class BadBool:
+    def __bool__(self) -> bool:
+        raise ValueError("no truth value")
+
+
+def test_fetcher_untracks_only_without_deserializers() -> None:
+    """Records stay tracked when a deserializer may store any object in them."""
+    import gc
+
+    from aiokafka.consumer.fetch_records import PartitionRecords
+    from aiokafka.consumer.subscription import PartitionState
+    from aiokafka.structs import TopicPartition
+
+    b = DefaultRecordBatchBuilder(batch_size=1 << 20)
+    for i in range(3):
+        b.append(i, timestamp=1, key=b"k", value=b"v", headers=[])
+    data = bytes(b.build())
+
+    def take(**deserializers: Any) -> list[Any]:
+        state = PartitionState()
+        state.seek(0)
+        return PartitionRecords(TopicPartition("t", 0), state, 0, data, **deserializers).take(None)
+
+    plain = take()
+    assert len(plain) == 3 and not any(gc.is_tracked(r) for r in plain)
+    for kwargs in ({"key_deserializer": bytes.decode}, {"value_deserializer": list}):
+        recs = take(**kwargs)
+        assert len(recs) == 3 and all(gc.is_tracked(r) for r in recs)
 
 
 def test_no_reference_leaks() -> None:
@@ -423,11 +489,11 @@ def test_no_reference_leaks() -> None:
     for _ in range(2000):
         for cls in (ConsumerRecord, None):
             for at in (None, append):
-                recs = _cdecode.decode_records(good, 2, 0, 0, at, topic, 0, 0, epoch, cls)
+                recs = _cdecode.decode_records(good, 2, 0, 0, at, topic, 0, 0, epoch, cls, False)
                 decoded += recs is not None
                 del recs
                 for data in bad:
-                    got = _cdecode.decode_records(data, 2, 0, 0, at, topic, 0, 0, epoch, cls)
+                    got = _cdecode.decode_records(data, 2, 0, 0, at, topic, 0, 0, epoch, cls, False)
                     fallbacks += got is None
     del at, got  # the loop variable held one reference to ``append``
     assert (decoded, fallbacks) == (8000, 24000)
