@@ -253,6 +253,11 @@ class AIOKafkaConnection:
             raise translate_transport_error(
                 exc, self.peer, handshake=True, server_hostname=server_hostname
             ) from exc
+        if self._close_error is not None:
+            # close() ran while the socket was opening; it had nothing to abort then.
+            self._writer.transport.abort()
+            self._reader = self._writer = None
+            raise self._unusable()
         self.last_activity = time.monotonic()
         self._reader_task = asyncio.create_task(
             self._read_loop(self._reader), name=f"aiokafka-conn-reader-{self.peer}"

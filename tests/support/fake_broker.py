@@ -70,6 +70,11 @@ class FakeBroker:
         self._writers: set[asyncio.StreamWriter] = set()
 
     @property
+    def open_connections(self) -> int:
+        """Connections accepted and not yet ended."""
+        return len(self._writers)
+
+    @property
     def bootstrap_servers(self) -> str:
         return f"127.0.0.1:{self.port}"
 

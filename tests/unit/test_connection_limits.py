@@ -225,3 +225,24 @@ async def test_memory_stays_bounded_over_20_retries_against_a_huge_frame() -> No
         assert grown < 100 * MiB, f"RSS grew by {grown / MiB:.0f} MiB over 20 retries"
         # Nothing waited for the frame: each retry failed on the length prefix.
         assert elapsed < 20
+
+
+async def test_close_while_the_socket_opens_leaves_nothing_open() -> None:
+    # close() drops the streams it finds; one that opens after it must not survive.
+    async def unused(*_: object) -> None:
+        raise AssertionError("no request expected")
+
+    async with FakeBroker(unused) as broker:
+        conn = AIOKafkaConnection("127.0.0.1", broker.port, ConnectionConfig())
+        connecting = asyncio.create_task(conn.connect())
+        await asyncio.sleep(0)  # connect() is now inside open_connection()
+        await asyncio.wait_for(conn.close(), 5)
+        with pytest.raises(KafkaConnectionError):
+            await asyncio.wait_for(connecting, 5)
+        assert conn.closed
+        # The fake broker sees the connection end (its serving task finishes).
+        for _ in range(100):
+            if broker.open_connections == 0:
+                break
+            await asyncio.sleep(0.05)
+        assert broker.open_connections == 0
