@@ -21,33 +21,53 @@ class ConsumerRebalanceListener(abc.ABC):
     state saved in the first is visible to the new owner in the second.
 
     Each method may be a plain function or a coroutine function (``async def``); the
-    consumer awaits whatever awaitable a method returns.
+    consumer awaits whatever awaitable a method returns. Each call gets a new ``set``
+    of :class:`~aiokafka.structs.TopicPartition` (as aiokafka passes), possibly empty.
+
+    When the methods are called depends on the group protocol:
+
+    * ``group_protocol="classic"`` with eager assignors (the default
+      ``RoundRobinPartitionAssignor``, range, sticky): as in aiokafka and the Java
+      client, every rebalance starts with ``on_partitions_revoked`` of everything the
+      member owned (an empty set before the first join and whenever it owned
+      nothing) and ends with ``on_partitions_assigned`` of the whole new assignment
+      (possibly empty).
+    * ``"classic"`` with ``cooperative-sticky`` (KIP-429): partitions kept through a
+      rebalance are neither revoked nor assigned again. ``on_partitions_revoked``
+      runs only when some partitions moved away; ``on_partitions_assigned`` runs
+      after every rebalance with the partitions added (possibly none).
+    * ``"consumer"`` (KIP-848): like cooperative, per reconciliation with the
+      coordinator: ``on_partitions_revoked`` only with partitions to give up,
+      ``on_partitions_assigned`` with the partitions added.
 
     A common use is saving offsets in a custom store when partitions are revoked and
     loading them when partitions are assigned.
     """
 
     @abc.abstractmethod
-    def on_partitions_revoked(self, revoked: list[TopicPartition]) -> Awaitable[None] | None:
+    def on_partitions_revoked(self, revoked: set[TopicPartition]) -> Awaitable[None] | None:
         """Called at the start of a rebalance, after fetching for these partitions stopped.
 
         With manual commits, commit the offsets consumed so far here, or the records
         after them are delivered again to the next owner. Not called by ``stop()``.
 
         Args:
-            revoked: The partitions that were assigned to this consumer before.
+            revoked: The partitions that were assigned to this consumer before
+                (empty at the start of an eager rebalance of a member that owned
+                nothing, e.g. before its first assignment).
         """
 
     @abc.abstractmethod
-    def on_partitions_assigned(self, assigned: list[TopicPartition]) -> Awaitable[None] | None:
+    def on_partitions_assigned(self, assigned: set[TopicPartition]) -> Awaitable[None] | None:
         """Called when a rebalance has completed, before fetching starts again.
 
         Args:
-            assigned: The partitions now assigned to this consumer (may include
-                partitions it owned before).
+            assigned: Eager: every partition now assigned to this consumer (may
+                include partitions it owned before). Cooperative and KIP-848: the
+                partitions added by this rebalance.
         """
 
-    def on_partitions_lost(self, lost: list[TopicPartition]) -> Awaitable[None] | None:
+    def on_partitions_lost(self, lost: set[TopicPartition]) -> Awaitable[None] | None:
         """Called when partitions were lost without a clean revocation.
 
         This happens when the consumer finds it was dropped from the group (session

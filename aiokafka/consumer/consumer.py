@@ -2,14 +2,21 @@
 
 Tasks owned by a started consumer (see ``docs/DESIGN.md``): the client's maintenance
 task, the fetcher's loop (which owns one request task per broker with a Fetch in
-flight), with ``group_id`` and ``enable_auto_commit`` the auto-commit task, and with
+flight), with ``group_id`` and ``enable_auto_commit`` the auto-commit task (owned by
+the :class:`~aiokafka.consumer.commits.Committer`, which makes every commit), and with
 ``group_id`` and :meth:`~AIOKafkaConsumer.subscribe` the group membership's task
 (joining, heartbeats; see :mod:`aiokafka.consumer.group.membership`), without
 ``group_id`` the subscription's task (:mod:`aiokafka.consumer.no_group`).
 :meth:`AIOKafkaConsumer.stop` runs, in order: cancel auto-commit and the
 subscription's task, cancel and await the fetcher, commit the consumed offsets
 (group + auto-commit only, bounded by ``request_timeout_ms``), close the membership
-(LeaveGroup unless static), close the client. Nothing is left running.
+(LeaveGroup unless static), close the client. Nothing is left running. A started
+consumer garbage-collected without ``stop()`` warns and is released in the background
+(:mod:`aiokafka.consumer.leftovers`).
+
+Stop semantics follow aiokafka: a getmany() waiting when stop() is called returns
+``{}``, a waiting getone() raises ConsumerStoppedError, a running ``async for`` ends,
+and every later getone/getmany/``async for`` raises ConsumerStoppedError.
 
 ``subscribe()`` without a ``group_id`` assigns every partition of the topics (as
 aiokafka does without a group), and keeps doing so as topics matching a pattern or
@@ -25,7 +32,8 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Iterable, Mapping
+import warnings
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from types import TracebackType
 from typing import Any, Generic
 
@@ -35,23 +43,23 @@ from aiokafka.errors import (
     ConsumerStoppedError,
     IllegalOperation,
     IllegalStateError,
-    KafkaError,
 )
 from aiokafka.structs import (
     KT,
     VT,
     ConsumerGroupMetadata,
     ConsumerRecord,
-    OffsetAndMetadata,
     OffsetAndTimestamp,
     TopicPartition,
 )
 
+from .commits import Committer
 from .config import ConsumerConfig
 from .fetcher import Fetcher
 from .group.membership import GroupMembership, MembershipHooks, create_membership
+from .leftovers import Leftovers
 from .no_group import NoGroupAssigner, matching_topics
-from .offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, OffsetsClient, normalize_offsets
+from .offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, BadArgumentError, OffsetsClient
 from .subscription import SubscriptionState, SubscriptionType
 
 __all__ = ["AIOKafkaConsumer"]
@@ -95,12 +103,12 @@ class AIOKafkaConsumer(Generic[KT, VT]):
         self._client: AIOKafkaClient | None = None
         self._fetcher: Fetcher | None = None
         self._offsets: OffsetsClient | None = None
-        self._auto_commit_task: asyncio.Task[None] | None = None
+        self._committer: Committer | None = None
         self._membership: GroupMembership | None = None
         self._no_group: NoGroupAssigner | None = None
         # unsubscribe() closes the membership in the background; stop() awaits it.
         self._closing_memberships: list[asyncio.Task[None]] = []
-        self._last_committed: dict[TopicPartition, int] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._resolved_subscription = -1
         self._subscription_version = 0
         self._state = "new"  # new -> started -> stopped
@@ -119,6 +127,7 @@ class AIOKafkaConsumer(Generic[KT, VT]):
         if self._state != "new":
             raise IllegalStateError(f"AIOKafkaConsumer.start() on a {self._state} consumer")
         self._state = "started"
+        self._loop = asyncio.get_running_loop()
         client = AIOKafkaClient(self._config.client)
         try:
             await client.start()
@@ -126,7 +135,15 @@ class AIOKafkaConsumer(Generic[KT, VT]):
             self._state = "stopped"
             raise
         self._client = client
-        self._offsets = OffsetsClient(client, self._config.group_id, self._config.group_instance_id)
+        config = self._config
+        self._offsets = OffsetsClient(client, config.group_id, config.group_instance_id)
+        self._committer = Committer(
+            self._subscriptions,
+            self._offsets,
+            config.auto_commit_interval_ms
+            if config.group_id is not None and config.enable_auto_commit
+            else None,
+        )
         self._fetcher = Fetcher(client, self._subscriptions, self._config, self._offsets)
         if self._config.group_id is None:
             self._no_group = NoGroupAssigner(
@@ -141,10 +158,7 @@ class AIOKafkaConsumer(Generic[KT, VT]):
         if self._no_group is not None:
             self._no_group.start()
         self._maybe_start_membership()
-        if self._config.group_id is not None and self._config.enable_auto_commit:
-            self._auto_commit_task = asyncio.create_task(
-                self._auto_commit_loop(), name="aiokafka-consumer-autocommit"
-            )
+        self._committer.start()
 
     async def stop(self) -> None:
         """Stop fetching, commit consumed offsets (group + auto-commit), leave the
@@ -155,17 +169,16 @@ class AIOKafkaConsumer(Generic[KT, VT]):
         if self._state == "stopped":
             return
         self._state = "stopped"
-        if self._auto_commit_task is not None:
-            self._auto_commit_task.cancel()
-            await asyncio.wait([self._auto_commit_task])
-            self._auto_commit_task = None
+        committer = self._committer
+        if committer is not None:
+            await committer.stop()
         if self._no_group is not None:
             await self._no_group.close()
         if self._fetcher is not None:
             await self._fetcher.close()
         try:
-            if self._config.group_id is not None and self._config.enable_auto_commit:
-                await self._commit_consumed(final=True)
+            if committer is not None:
+                await committer.commit_consumed(final=True)
         finally:
             try:
                 await self._close_membership()
@@ -173,8 +186,37 @@ class AIOKafkaConsumer(Generic[KT, VT]):
                 if self._client is not None:
                     await self._client.close()
 
+    def __del__(self, _warn: Callable[..., None] = warnings.warn) -> None:
+        # As aiokafka: a started consumer dropped without stop() warns (its
+        # connections and tasks were left running). Unlike aiokafka, what it left is
+        # then released in the background: nothing is committed, the group is left.
+        if getattr(self, "_state", None) != "started":
+            return
+        self._state = "stopped"
+        _warn(f"Unclosed AIOKafkaConsumer {self!r}", ResourceWarning, source=self)
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        loop.call_exception_handler(
+            {"consumer": self, "message": "Unclosed AIOKafkaConsumer (stop() was not called)"}
+        )
+        parts = Leftovers(
+            self._committer,
+            self._no_group,
+            self._fetcher,
+            self._membership,
+            self._closing_memberships,
+            self._client,
+        )
+        try:
+            loop.call_soon_threadsafe(parts.release_soon)
+        except RuntimeError:
+            pass  # the loop closed meanwhile: nothing can run any more
+
     async def _close_membership(self) -> None:
         membership, self._membership = self._membership, None
+        if self._committer is not None:
+            self._committer.membership = None
         if membership is not None:
             await membership.close()
         closing, self._closing_memberships = self._closing_memberships, []
@@ -189,34 +231,21 @@ class AIOKafkaConsumer(Generic[KT, VT]):
             or self._config.group_id is None
             or self._client is None
             or self._offsets is None
+            or self._fetcher is None
+            or self._committer is None
             or not self._subscriptions.partitions_auto_assigned
         ):
             return
+        # The hooks point at the committer and the fetcher, not at this facade: the
+        # membership's task must not keep an abandoned consumer alive (see __del__).
         hooks = MembershipHooks(
-            commit_revoked=self._commit_revoked, stop_fetching=self._stop_fetching
+            commit_revoked=self._committer.commit_revoked, stop_fetching=self._fetcher.forget
         )
         self._membership = create_membership(
             self._client, self._subscriptions, self._config, self._offsets, hooks
         )
+        self._committer.membership = self._membership
         self._membership.start()
-
-    async def _commit_revoked(self, partitions: list[TopicPartition]) -> None:
-        # MembershipHooks.commit_revoked: with auto-commit, commit what was consumed
-        # of partitions about to be revoked, while this member still owns them.
-        if not self._config.enable_auto_commit:
-            return
-        wanted = set(partitions)
-        changed = {
-            tp: om
-            for tp, om in self._consumed_offsets().items()
-            if tp in wanted and self._last_committed.get(tp) != om.offset
-        }
-        if changed:
-            await self._commit_offsets(changed, log_failure=True)
-
-    def _stop_fetching(self, partitions: list[TopicPartition]) -> None:
-        if self._fetcher is not None:
-            self._fetcher.forget(partitions)
 
     def _poll(self) -> None:
         # getone/getmany/__anext__: max_poll_interval_ms bookkeeping and fatal errors.
@@ -275,16 +304,22 @@ class AIOKafkaConsumer(Generic[KT, VT]):
 
         Raises:
             IllegalStateError: after :meth:`assign`.
-            ValueError: neither or both of ``topics`` and ``pattern``.
-            TypeError: ``listener`` is not a ConsumerRebalanceListener.
+            TypeError: neither or both of ``topics`` and ``pattern`` (the error is
+                also a ``ValueError``, what this package raised before), or
+                ``listener`` is not a ConsumerRebalanceListener.
+            ValueError: ``pattern`` is not a valid regular expression.
         """
         names = [topics] if isinstance(topics, str) else list(topics)
-        if bool(names) == (pattern is not None):
-            raise ValueError("subscribe: pass either topics or pattern, not both or neither")
+        if bool(names) == bool(pattern):
+            raise BadArgumentError("subscribe: pass either topics or pattern, not both or neither")
         if listener is not None and not isinstance(listener, ConsumerRebalanceListener):
             raise TypeError("listener must be a ConsumerRebalanceListener")
-        if pattern is not None:
-            self._subscriptions.subscribe_pattern(pattern, listener)
+        if pattern:
+            try:
+                compiled = re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"{pattern!r} is not a valid pattern: {exc}") from exc
+            self._subscriptions.subscribe_pattern(compiled, listener)
         else:
             self._subscriptions.subscribe(names, listener)
         self._subscription_version += 1
@@ -298,6 +333,8 @@ class AIOKafkaConsumer(Generic[KT, VT]):
         it). The rebalance listener is not called.
         """
         membership, self._membership = self._membership, None
+        if self._committer is not None:
+            self._committer.membership = None
         if membership is not None:
             self._closing_memberships.append(
                 asyncio.create_task(membership.close(), name="aiokafka-leave-group")
@@ -306,7 +343,12 @@ class AIOKafkaConsumer(Generic[KT, VT]):
         self._subscription_version += 1
 
     def subscription(self) -> frozenset[str]:
-        """The subscribed topics (for a pattern, the topics it matched so far)."""
+        """The subscribed topics.
+
+        For a pattern, the topics it matched so far, as in aiokafka: empty until the
+        first metadata answer (and while nothing matches), then updated every
+        ``metadata_max_age_ms`` as topics appear or go.
+        """
         return self._subscriptions.subscribed_topics
 
     async def _ensure_subscription(self) -> None:
@@ -356,7 +398,8 @@ class AIOKafkaConsumer(Generic[KT, VT]):
                 assigned).
 
         Raises:
-            aiokafka.errors.ConsumerStoppedError: the consumer was stopped.
+            aiokafka.errors.ConsumerStoppedError: the consumer was stopped, also
+                while this call waited.
             aiokafka.errors.OffsetOutOfRangeError: the position is out of range and
                 ``auto_offset_reset="none"``.
             aiokafka.errors.CorruptRecordError: the partition's next batch is corrupt.
@@ -390,9 +433,14 @@ class AIOKafkaConsumer(Generic[KT, VT]):
             max_records: At most this many records in total (default
                 ``max_poll_records``, unlimited if that is ``None``).
 
+        Returns:
+            ``{tp: [records]}``; ``{}`` if nothing arrived in time, or if
+            :meth:`stop` was called while this call waited (as in aiokafka).
+
         Raises:
             ValueError: ``timeout_ms`` negative or ``max_records`` < 1.
-            aiokafka.errors.ConsumerStoppedError: the consumer was stopped.
+            aiokafka.errors.ConsumerStoppedError: the consumer was stopped before
+                the call.
             aiokafka.errors.KafkaError: a partition's error (out of range with
                 ``auto_offset_reset="none"``, corrupt batch, authorization), or a
                 fatal group error (raised once).
@@ -417,9 +465,16 @@ class AIOKafkaConsumer(Generic[KT, VT]):
             if remaining <= 0:
                 return fetcher.drain(tps, max_records)
             slice_ = self._wait_slice()
-            waited = await fetcher.wait_for_data(
-                remaining if slice_ is None else min(remaining, slice_)
-            )
+            try:
+                waited = await fetcher.wait_for_data(
+                    remaining if slice_ is None else min(remaining, slice_)
+                )
+            except ConsumerStoppedError:
+                # As aiokafka: a call interrupted by stop() returns nothing; the
+                # caller notices the stop at its next call.
+                if self._state == "stopped":
+                    return {}
+                raise
             if not waited:
                 return fetcher.drain(tps, max_records)
             self._poll()
@@ -435,6 +490,14 @@ class AIOKafkaConsumer(Generic[KT, VT]):
         return min(1.0, self._config.heartbeat_interval_ms / 1000)
 
     def __aiter__(self) -> AsyncIterator[ConsumerRecord[KT, VT]]:
+        """Iterate over records (``async for``) until :meth:`stop` is called.
+
+        Raises:
+            aiokafka.errors.ConsumerStoppedError: the consumer is already stopped
+                (as in aiokafka; a loop running when ``stop()`` is called just ends).
+        """
+        if self._state == "stopped":
+            raise ConsumerStoppedError("the consumer was stopped")
         return self
 
     async def __anext__(self) -> ConsumerRecord[KT, VT]:
@@ -448,6 +511,8 @@ class AIOKafkaConsumer(Generic[KT, VT]):
         try:
             return await self.getone()
         except ConsumerStoppedError:
+            if self._state != "stopped":
+                raise  # the fetcher failed: not the end of the records
             raise StopAsyncIteration from None
 
     # -- positions ----------------------------------------------------------------------
@@ -474,27 +539,36 @@ class AIOKafkaConsumer(Generic[KT, VT]):
                 raise IllegalStateError(f"Partitions {tp} are not assigned")
         return tps
 
-    async def seek_to_beginning(self, *partitions: TopicPartition) -> None:
+    async def seek_to_beginning(self, *partitions: TopicPartition) -> bool:
         """Seek to the oldest available offset (default: all assigned partitions).
 
+        Returns:
+            True once the new positions are known (aiokafka returns whether the
+            reset completed within ``request_timeout_ms``).
+
         Raises:
-            IllegalStateError: a partition is not assigned.
             TypeError: an argument is not a TopicPartition.
+            IllegalStateError: a partition is not assigned.
         """
         tps = self._assigned_args(partitions)
         self._subscriptions.request_reset(tps, "earliest")
         await self._resolve(tps)
+        return True
 
-    async def seek_to_end(self, *partitions: TopicPartition) -> None:
+    async def seek_to_end(self, *partitions: TopicPartition) -> bool:
         """Seek to the end (the LSO under ``read_committed``) of partitions.
 
+        Returns:
+            True once the new positions are known (as :meth:`seek_to_beginning`).
+
         Raises:
-            IllegalStateError: a partition is not assigned.
             TypeError: an argument is not a TopicPartition.
+            IllegalStateError: a partition is not assigned.
         """
         tps = self._assigned_args(partitions)
         self._subscriptions.request_reset(tps, "latest")
         await self._resolve(tps)
+        return True
 
     async def _resolve(self, tps: list[TopicPartition]) -> None:
         if self._fetcher is not None and tps:
@@ -511,13 +585,15 @@ class AIOKafkaConsumer(Generic[KT, VT]):
             ``{tp: committed offset or None}``.
 
         Raises:
+            TypeError: an argument is not a TopicPartition.
+            IllegalStateError: a partition is not assigned (checked before the
+                group, as in aiokafka).
             IllegalOperation: no ``group_id``.
-            IllegalStateError: a partition is not assigned.
         """
-        _, _, offsets = self._started()
+        tps = self._assigned_args(partitions)
         if self._config.group_id is None:
             raise IllegalOperation("seek_to_committed requires group_id")
-        tps = self._assigned_args(partitions)
+        _, _, offsets = self._started()
         committed = await offsets.fetch_committed(tps)
         result: dict[TopicPartition, int | None] = {}
         reset = []
@@ -582,12 +658,6 @@ class AIOKafkaConsumer(Generic[KT, VT]):
 
     # -- offset look-ups ----------------------------------------------------------------
 
-    async def _ensure_topics(self, topics: Iterable[str]) -> None:
-        client, _, _ = self._started()
-        missing = set(topics) - set(client.cluster.topics)
-        if missing:
-            await client.set_topics(client.topics | missing)
-
     async def beginning_offsets(
         self, partitions: Iterable[TopicPartition]
     ) -> dict[TopicPartition, int]:
@@ -610,11 +680,8 @@ class AIOKafkaConsumer(Generic[KT, VT]):
         self, partitions: Iterable[TopicPartition], ts: int
     ) -> dict[TopicPartition, int]:
         _, _, offsets = self._started()
-        tps = _check_tps(partitions)
-        await self._ensure_topics(tp.topic for tp in tps)
-        found = await offsets.list_offsets(
-            dict.fromkeys(tps, ts), isolation_level=self._config.isolation_level_code
-        )
+        wanted = dict.fromkeys(_check_tps(partitions), ts)
+        found = await offsets.lookup(wanted, self._config.isolation_level_code)
         return {tp: v.offset for tp, v in found.items() if v is not None}
 
     async def offsets_for_times(
@@ -637,11 +704,7 @@ class AIOKafkaConsumer(Generic[KT, VT]):
             _check_tps([tp], "timestamps")
             if not isinstance(ts, int) or isinstance(ts, bool) or ts < 0:
                 raise ValueError(f"timestamps: the target timestamp of {tp} must be >= 0")
-        await self._ensure_topics(tp.topic for tp in timestamps)
-        found = await offsets.list_offsets(
-            dict(timestamps), isolation_level=self._config.isolation_level_code
-        )
-        return {tp: found.get(tp) for tp in timestamps}
+        return await offsets.lookup(timestamps, self._config.isolation_level_code)
 
     async def topics(self) -> set[str]:
         """All topics the user may see (without internal ones such as
@@ -666,10 +729,10 @@ class AIOKafkaConsumer(Generic[KT, VT]):
         Raises:
             IllegalOperation: no ``group_id``.
         """
-        _, _, offsets = self._started()
-        _check_tps([partition], "partition")
         if self._config.group_id is None:
             raise IllegalOperation("committed() requires group_id")
+        _, _, offsets = self._started()
+        _check_tps([partition], "partition")
         found = (await offsets.fetch_committed([partition])).get(partition)
         return None if found is None else found.offset
 
@@ -682,9 +745,14 @@ class AIOKafkaConsumer(Generic[KT, VT]):
                 Default: the current position of every assigned partition.
 
         Raises:
-            IllegalOperation: no ``group_id``.
-            IllegalStateError: a partition is not assigned.
-            ValueError: ``offsets`` is malformed.
+            IllegalOperation: no ``group_id`` (checked first, as in aiokafka).
+            IllegalStateError: not subscribed nor assigned ("Not subscribed to any
+                topics"), subscribed but nothing assigned yet ("No partitions
+                assigned"), or a partition is not assigned.
+            ValueError: ``offsets`` is empty, not a mapping, or has a malformed value.
+                A key that is not a TopicPartition or metadata that is not a str
+                raise an error that is both a ``TypeError`` (as in aiokafka) and a
+                ``ValueError``.
             aiokafka.errors.CommitFailedError: the group refused the commit: the
                 member left or was removed from the group (e.g. after
                 ``max_poll_interval_ms``), or a rebalance moved the partitions.
@@ -693,33 +761,12 @@ class AIOKafkaConsumer(Generic[KT, VT]):
         completes (at most the rebalance timeout) and then commits with the new
         generation, or raises ``CommitFailedError`` if the partitions were revoked.
         """
-        self._started()
         if self._config.group_id is None:
             raise IllegalOperation("commit() requires group_id")
-        if offsets is None:
-            to_commit = self._consumed_offsets()
-        else:
-            to_commit = self._normalize_offsets(offsets)
-        await self._commit_offsets(to_commit)
-
-    async def _commit_offsets(
-        self, to_commit: dict[TopicPartition, OffsetAndMetadata], log_failure: bool = False
-    ) -> None:
-        # Group members commit with their generation and member id (the membership
-        # waits for a running rebalance); others make standalone commits.
-        try:
-            if self._membership is not None:
-                generic: dict[TopicPartition, object] = dict(to_commit)
-                await self._membership.commit(generic)
-            elif self._offsets is not None:
-                await self._offsets.commit(to_commit)
-        except KafkaError as exc:
-            if not log_failure:
-                raise
-            log.warning("Commit of %d partitions failed: %r", len(to_commit), exc)
-            return
-        for tp, om in to_commit.items():
-            self._last_committed[tp] = om.offset
+        self._started()
+        committer = self._committer
+        assert committer is not None  # set by start()
+        await committer.commit(committer.check_commit(offsets))
 
     def group_metadata(self) -> ConsumerGroupMetadata:
         """The group membership as known now, for ``send_offsets_to_transaction``.
@@ -736,39 +783,6 @@ class AIOKafkaConsumer(Generic[KT, VT]):
         if self._membership is not None:
             return self._membership.group_metadata()
         return ConsumerGroupMetadata(group_id, -1, "", self._config.group_instance_id)
-
-    def _consumed_offsets(self) -> dict[TopicPartition, OffsetAndMetadata]:
-        return {
-            tp: OffsetAndMetadata(pos, "", leader_epoch=epoch)
-            for tp, (pos, epoch) in self._subscriptions.all_consumed_offsets().items()
-        }
-
-    def _normalize_offsets(
-        self, offsets: Mapping[TopicPartition, Any]
-    ) -> dict[TopicPartition, OffsetAndMetadata]:
-        return normalize_offsets(offsets, self._subscriptions.is_assigned)
-
-    async def _commit_consumed(self, final: bool = False) -> None:
-        if self._offsets is None:
-            return
-        changed = {
-            tp: om
-            for tp, om in self._consumed_offsets().items()
-            if self._last_committed.get(tp) != om.offset
-        }
-        if not changed:
-            return
-        try:
-            await self._commit_offsets(changed)
-        except KafkaError as exc:
-            level = logging.WARNING if final else logging.INFO
-            log.log(level, "Auto-commit of %d partitions failed: %r", len(changed), exc)
-
-    async def _auto_commit_loop(self) -> None:
-        interval = self._config.auto_commit_interval_ms / 1000
-        while True:
-            await asyncio.sleep(interval)
-            await self._commit_consumed()
 
     # -- misc ---------------------------------------------------------------------------
 

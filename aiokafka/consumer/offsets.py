@@ -26,11 +26,23 @@ from aiokafka.errors import (
 from aiokafka.protocol import messages as m
 from aiokafka.structs import OffsetAndMetadata, OffsetAndTimestamp, TopicPartition
 
-__all__ = ["EARLIEST_TIMESTAMP", "LATEST_TIMESTAMP", "OffsetsClient", "normalize_offsets"]
+__all__ = [
+    "EARLIEST_TIMESTAMP",
+    "LATEST_TIMESTAMP",
+    "BadArgumentError",
+    "OffsetsClient",
+    "normalize_offsets",
+]
 
 #: ListOffsets' special timestamps.
 LATEST_TIMESTAMP = -1
 EARLIEST_TIMESTAMP = -2
+
+
+class BadArgumentError(TypeError, ValueError):
+    """A bad argument that aiokafka 0.14 rejects with ``TypeError`` where this package
+    raised ``ValueError``: code written for either catches it."""
+
 
 # Errors meaning "this member no longer owns what it commits": retrying cannot help.
 _COMMIT_FAILED = (IllegalGenerationError, UnknownMemberIdError, RebalanceInProgressError)
@@ -68,6 +80,25 @@ class OffsetsClient:
         return time.monotonic() + timeout_ms / 1000
 
     # -- ListOffsets --------------------------------------------------------------------
+
+    async def lookup(
+        self, timestamps: Mapping[TopicPartition, int], isolation_level: int
+    ) -> dict[TopicPartition, OffsetAndTimestamp | None]:
+        """:meth:`list_offsets` for partitions of any topic, also one the client does
+        not track yet (it is added first, so its leaders are known).
+
+        Returns:
+            ``{tp: OffsetAndTimestamp or None}`` with every key of ``timestamps``.
+
+        Raises:
+            aiokafka.errors.KafkaError: as :meth:`list_offsets`.
+        """
+        client = self._client
+        missing = {tp.topic for tp in timestamps} - set(client.cluster.topics)
+        if missing:
+            await client.set_topics(client.topics | missing)
+        found = await self.list_offsets(timestamps, isolation_level=isolation_level)
+        return {tp: found.get(tp) for tp in timestamps}
 
     async def list_offsets(
         self,
@@ -341,38 +372,46 @@ def _epoch(offset: OffsetAndMetadata) -> int:
 def normalize_offsets(
     offsets: Mapping[TopicPartition, Any], is_assigned: Callable[[TopicPartition], bool]
 ) -> dict[TopicPartition, OffsetAndMetadata]:
-    """``commit()``'s argument as ``{tp: OffsetAndMetadata}``.
+    """``commit()``'s argument as ``{tp: OffsetAndMetadata}``, checked as aiokafka does:
+    the whole structure first, then the assignment.
 
     Accepts ``{tp: offset}``, ``{tp: (offset, metadata)}`` or ``{tp: OffsetAndMetadata}``.
 
     Raises:
-        ValueError: not such a mapping, or a negative offset.
+        ValueError: empty or not a mapping, a malformed value or a negative offset.
+        BadArgumentError: a key is not a TopicPartition or metadata is not a str
+            (a TypeError as in aiokafka, and a ValueError as raised here before).
         IllegalStateError: a partition is not assigned.
     """
-    if not isinstance(offsets, Mapping):
-        raise ValueError("offsets must be a dict of TopicPartition to offset")
+    if not offsets or not isinstance(offsets, Mapping):
+        raise ValueError(
+            f"offsets must be a non-empty dict of TopicPartition to offset: {offsets!r}"
+        )
     out: dict[TopicPartition, OffsetAndMetadata] = {}
     for tp, value in offsets.items():
         if not isinstance(tp, TopicPartition):
-            raise ValueError(f"offsets: key {tp!r} is not a TopicPartition")
-        if not is_assigned(tp):
-            raise IllegalStateError(f"Partition {tp} is not assigned")
+            raise BadArgumentError(f"Key should be TopicPartition instance, got {tp!r}")
         if isinstance(value, OffsetAndMetadata):
             om = value
         elif isinstance(value, int) and not isinstance(value, bool):
             om = OffsetAndMetadata(value, "")
-        elif (
-            isinstance(value, tuple)
-            and len(value) == 2
-            and isinstance(value[0], int)
-            and isinstance(value[1], str)
-        ):
-            om = OffsetAndMetadata(value[0], value[1])
         else:
-            raise ValueError(
-                f"offsets: value for {tp} must be an offset or (offset, metadata), got {value!r}"
-            )
+            try:
+                offset, metadata = value
+            except (TypeError, ValueError):
+                raise ValueError(
+                    f"offsets: value for {tp} must be an offset or (offset, metadata), "
+                    f"got {value!r}"
+                ) from None
+            if not isinstance(metadata, str):
+                raise BadArgumentError(f"Metadata should be a string, got {metadata!r} for {tp}")
+            if not isinstance(offset, int) or isinstance(offset, bool):
+                raise ValueError(f"offsets: offset for {tp} must be an int, got {offset!r}")
+            om = OffsetAndMetadata(offset, metadata)
         if om.offset < 0:
             raise ValueError(f"offsets: offset for {tp} must be >= 0, got {om.offset}")
         out[tp] = om
+    for tp in out:
+        if not is_assigned(tp):
+            raise IllegalStateError(f"Partition {tp} is not assigned")
     return out

@@ -235,6 +235,11 @@ class SubscriptionState:
     # -- queries ------------------------------------------------------------------------
 
     @property
+    def is_subscribed_or_assigned(self) -> bool:
+        """``subscribe()`` or ``assign()`` was called (and not undone by ``unsubscribe()``)."""
+        return self.type is not SubscriptionType.NONE
+
+    @property
     def partitions_auto_assigned(self) -> bool:
         """Partitions come from group membership (``subscribe()``)."""
         return self.type in (SubscriptionType.AUTO_TOPICS, SubscriptionType.AUTO_PATTERN)

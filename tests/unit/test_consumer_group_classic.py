@@ -170,15 +170,15 @@ class _FakeClient:
 
 class _Listener(ConsumerRebalanceListener):
     def __init__(self) -> None:
-        self.events: list[tuple[str, list[TopicPartition]]] = []
+        self.events: list[tuple[str, set[TopicPartition]]] = []
 
-    def on_partitions_revoked(self, revoked: list[TopicPartition]) -> None:
+    def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
         self.events.append(("revoked", revoked))
 
-    def on_partitions_assigned(self, assigned: list[TopicPartition]) -> None:
+    def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
         self.events.append(("assigned", assigned))
 
-    def on_partitions_lost(self, lost: list[TopicPartition]) -> None:
+    def on_partitions_lost(self, lost: set[TopicPartition]) -> None:
         self.events.append(("lost", lost))
 
 
@@ -219,7 +219,7 @@ async def test_unknown_member_loses_partitions_and_resets_member_id() -> None:
     assert action is ErrorAction.RESET_MEMBER
     assert membership.group_metadata().member_id == ""
     assert membership.group_metadata().generation_id == -1
-    assert listener.events == [("lost", [tp(0), tp(1)])]
+    assert listener.events == [("lost", {tp(0), tp(1)})]
     assert calls == [f"forget {[tp(0), tp(1)]}"]  # nothing committed for lost partitions
     assert subs.assigned_partitions() == frozenset()
     assert membership._rejoin_reason is not None
@@ -230,7 +230,7 @@ async def test_illegal_generation_keeps_the_member_id() -> None:
     await membership._handle_error(IllegalGenerationError())
     meta = membership.group_metadata()
     assert (meta.generation_id, meta.member_id) == (-1, "m-1")
-    assert listener.events == [("lost", [tp(0), tp(1)])]
+    assert listener.events == [("lost", {tp(0), tp(1)})]
 
 
 async def test_coordinator_errors_rediscover_without_losing_partitions() -> None:
@@ -246,8 +246,27 @@ async def test_eager_prepare_commits_then_revokes_everything() -> None:
     membership, subs, listener, calls, _ = _membership("range")
     await membership._prepare_join()
     assert calls == [f"commit {[tp(0), tp(1)]}", f"forget {[tp(0), tp(1)]}"]
-    assert listener.events == [("revoked", [tp(0), tp(1)])]
+    assert listener.events == [("revoked", {tp(0), tp(1)})]
     assert subs.assigned_partitions() == frozenset()
+    # A retried JoinGroup of the same rebalance does not announce it again...
+    await membership._prepare_join()
+    assert listener.events == [("revoked", {tp(0), tp(1)})]
+    # ...the next rebalance does, with nothing owned: revoked(set()) as in aiokafka.
+    await membership._complete(Assignment.of([]))
+    assert listener.events[-1] == ("assigned", set())
+    await membership._prepare_join()
+    assert listener.events[-1] == ("revoked", set())
+    assert all(type(tps) is set for _, tps in listener.events)
+
+
+async def test_eager_first_join_announces_an_empty_revoke_once() -> None:
+    membership, subs, listener, calls, _ = _membership("range")
+    subs.assign_from_subscribed([])
+    await membership._prepare_join()
+    await membership._prepare_join()  # JoinGroup failed and is retried
+    assert listener.events == [("revoked", set())] and calls == []
+    await membership._complete(Assignment.of([tp(0)]))
+    assert listener.events == [("revoked", set()), ("assigned", {tp(0)})]
 
 
 async def test_cooperative_prepare_keeps_partitions() -> None:
@@ -260,7 +279,7 @@ async def test_cooperative_prepare_keeps_partitions() -> None:
 async def test_cooperative_complete_revokes_only_what_moved() -> None:
     membership, subs, listener, calls, _ = _membership("cooperative-sticky")
     await membership._complete(Assignment.of([tp(1), tp(2)]))
-    assert listener.events == [("revoked", [tp(0)]), ("assigned", [tp(2)])]
+    assert listener.events == [("revoked", {tp(0)}), ("assigned", {tp(2)})]
     assert calls == [f"commit {[tp(0)]}", f"forget {[tp(0)]}"]
     assert subs.assigned_partitions() == {tp(1), tp(2)}
     assert membership._rejoin_reason is not None  # tp0 goes to its new owner next round

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from aiokafka.consumer.config import ConsumerConfig
@@ -168,12 +170,22 @@ def test_config_defaults() -> None:
         ({"group_instance_id": "i"}, ValueError, "group_instance_id"),
         ({"fetch_max_wait_ms": 40000}, ValueError, "fetch_max_wait_ms"),
         ({"request_timeout_ms": -1}, ValueError, "request_timeout_ms"),
-        ({"loop": object()}, TypeError, "loop"),
     ],
 )
 def test_config_rejects(options: dict[str, object], exc: type[Exception], name: str) -> None:
     with pytest.raises(exc, match=name):
         ConsumerConfig.from_options(**options)
+
+
+def test_loop_is_accepted_and_ignored_with_a_deprecation_warning() -> None:
+    # aiokafka 0.14 took loop= with a DeprecationWarning; code passing it keeps running.
+    loop = asyncio.new_event_loop()
+    try:
+        with pytest.warns(DeprecationWarning, match="loop"):
+            config = ConsumerConfig.from_options(loop=loop)
+    finally:
+        loop.close()
+    assert not hasattr(config, "loop")
 
 
 def test_unknown_option_is_a_value_error_too_and_suggests_the_name() -> None:

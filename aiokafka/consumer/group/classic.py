@@ -16,10 +16,14 @@
 
 Rebalance protocols (KIP-429): EAGER members revoke everything (after committing,
 through :attr:`MembershipHooks.commit_revoked`) before JoinGroup and get a complete
-assignment. COOPERATIVE members (every assignor supports it, i.e.
-``cooperative-sticky`` alone) keep their partitions, and keep fetching them, during
-the rebalance; after SyncGroup they revoke only the partitions that moved and rejoin
-so that the new owners get them.
+assignment; the listener's ``on_partitions_revoked`` runs once per rebalance, with an
+empty set when the member owns nothing (also before the first JoinGroup, as in
+aiokafka), and ``on_partitions_assigned`` gets the whole new assignment. COOPERATIVE
+members (every assignor supports it, i.e. ``cooperative-sticky`` alone) keep their
+partitions, and keep fetching them, during the rebalance; after SyncGroup they revoke
+only the partitions that moved (``on_partitions_revoked`` only when some did, as in
+the Java client) and rejoin so that the new owners get them;
+``on_partitions_assigned`` gets only the partitions added (possibly none).
 
 Partitions a member gives up are paused first, so no record of them reaches the
 application after their offsets were committed.
@@ -185,6 +189,9 @@ class ClassicMembership(GroupMembership):
         # Leader only: partition counts of every topic of the group when it assigned.
         self._assigned_snapshot: dict[str, int] | None = None
         self._next_metadata_check = 0.0
+        # EAGER: on_partitions_revoked ran for the rebalance under way (reset when it
+        # completes), so a retried JoinGroup does not announce it again.
+        self._revoke_announced = False
 
     # -- GroupMembership ----------------------------------------------------------------
 
@@ -472,6 +479,15 @@ class ClassicMembership(GroupMembership):
         subs = self._subscriptions
         owned = subs.assigned_partitions()
         if not owned:
+            if self._protocol is RebalanceProtocol.EAGER and not self._revoke_announced:
+                # Eager members hear of every rebalance, also with nothing to give up:
+                # aiokafka (and the Java client) call on_partitions_revoked(set())
+                # before the first JoinGroup too.
+                self._revoke_announced = True
+                if subs.listener is not None:
+                    await run_listener(
+                        subs.listener.on_partitions_revoked, (), "on_partitions_revoked"
+                    )
             return
         if not self._generation.valid:
             await self._lose_partitions("rejoining without a generation")
@@ -492,6 +508,8 @@ class ClassicMembership(GroupMembership):
         The caller removes them from the assignment afterwards.
         """
         subs = self._subscriptions
+        if self._protocol is RebalanceProtocol.EAGER:
+            self._revoke_announced = True
         subs.pause(partitions)
         await self._hooks.commit_revoked(sorted(partitions))
         self._hooks.stop_fetching(sorted(partitions))
@@ -642,6 +660,7 @@ class ClassicMembership(GroupMembership):
             log.exception("Assignor %s failed in receive_assignment", gen.protocol_name)
         self._heartbeat_enabled = True
         self._assigned.set()
+        self._revoke_announced = False
         log.info(
             "Group %s generation %d: assigned %s",
             self._group_id,

@@ -52,22 +52,23 @@ class MembershipHooks:
 
 
 async def run_listener(
-    callback: Callable[[list[TopicPartition]], Awaitable[None] | None],
+    callback: Callable[[set[TopicPartition]], Awaitable[None] | None],
     partitions: Iterable[TopicPartition],
     what: str,
 ) -> None:
-    """Call a rebalance listener method (plain or coroutine) and await its result.
+    """Call a rebalance listener method (plain or coroutine) with a new ``set`` of the
+    partitions (what aiokafka passes) and await its result.
 
     A listener that raises is logged and does not stop the rebalance, as in the Java
     client; ``CancelledError`` is never swallowed.
     """
-    tps = sorted(partitions)
+    tps = set(partitions)
     try:
         result = callback(tps)
         if inspect.isawaitable(result):
             await result
     except Exception:
-        log.exception("Rebalance listener %s(%s) raised", what, tps)
+        log.exception("Rebalance listener %s(%s) raised", what, sorted(tps))
 
 
 class GroupMembership(abc.ABC):

@@ -1,0 +1,361 @@
+"""Consumer behaviour that aiokafka 0.14 code relies on (issue 19), against the real
+broker: aiokafka's exception types and the order of its checks, stop semantics of
+pending getone()/getmany() and of ``async for``, ``subscription()`` with a pattern,
+rebalance listener arguments (sets, the first ``on_partitions_revoked(set())``) and
+the ``ResourceWarning`` for a consumer dropped without ``stop()``."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import re
+import time
+import uuid
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from aiokafka.abc import ConsumerRebalanceListener
+from aiokafka.consumer import AIOKafkaConsumer
+from aiokafka.errors import ConsumerStoppedError, IllegalOperation, IllegalStateError
+from aiokafka.structs import OffsetAndMetadata, TopicPartition
+from tools.kafka.rig import KafkaCluster
+
+from .test_consumer_fetch import consumer, other_tasks, produce
+
+NewTopic = Callable[..., str]
+
+pytestmark = pytest.mark.timeout(120)
+
+
+async def eventually(what: str, predicate: Callable[[], bool], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting until {what}"
+        await asyncio.sleep(0.05)
+
+
+# -- item 2: exception types and the order of checks ----------------------------------
+
+
+async def test_commit_without_group_raises_illegal_operation(
+    kafka: KafkaCluster, new_topic: NewTopic
+) -> None:
+    tp = TopicPartition(new_topic(), 0)
+    c = consumer(kafka)
+    # aiokafka checks group_id first, before anything else (even before start()).
+    with pytest.raises(IllegalOperation):
+        await c.commit({tp: 1})
+    async with c:
+        c.assign([tp])
+        await c.position(tp)
+        with pytest.raises(IllegalOperation, match="group_id"):
+            await c.commit({tp: 0})
+        with pytest.raises(IllegalOperation):
+            await c.commit()
+        with pytest.raises(IllegalOperation):
+            await c.committed(tp)
+        # Assigned partition, no group: the missing group_id is the error.
+        with pytest.raises(IllegalOperation):
+            await c.seek_to_committed(tp)
+        with pytest.raises(IllegalOperation):
+            c.group_metadata()
+    with pytest.raises(IllegalOperation):
+        await c.commit({tp: 1})
+
+
+async def test_seek_on_unassigned_partition_raises_illegal_state(
+    kafka: KafkaCluster, new_topic: NewTopic
+) -> None:
+    topic = new_topic(partitions=2)
+    tp0, tp1 = TopicPartition(topic, 0), TopicPartition(topic, 1)
+    for group_id in (None, f"g-{uuid.uuid4().hex[:8]}"):
+        async with consumer(kafka, group_id=group_id, enable_auto_commit=False) as c:
+            c.assign([tp0])
+            # aiokafka checks the assignment before group_id: IllegalStateError, also
+            # from seek_to_committed() without a group.
+            for seek in (c.seek_to_beginning, c.seek_to_end, c.seek_to_committed):
+                with pytest.raises(IllegalStateError, match="not assigned"):
+                    await seek(tp1)
+                with pytest.raises(TypeError):
+                    await seek(1)  # type: ignore[arg-type]
+            with pytest.raises(ValueError):
+                c.seek(tp1, -1)
+            with pytest.raises(IllegalStateError):
+                c.seek(tp1, 0)
+            # aiokafka's seek_to_beginning/end return whether the reset completed.
+            assert await c.seek_to_beginning(tp0) is True
+            assert await c.seek_to_end(tp0) is True
+            assert await c.position(tp0) == 0
+
+
+async def test_subscribe_argument_errors(kafka: KafkaCluster, new_topic: NewTopic) -> None:
+    topic = new_topic()
+    async with consumer(kafka) as c:
+        # aiokafka raises TypeError; ours raised ValueError: the error is both.
+        for exc in (TypeError, ValueError):
+            with pytest.raises(exc, match=r"topics.*pattern"):
+                c.subscribe(topics=[topic], pattern="x.*")
+            with pytest.raises(exc, match=r"topics.*pattern"):
+                c.subscribe(topics=(), pattern=None)
+        with pytest.raises(ValueError, match="pattern"):
+            c.subscribe(pattern="^(bad(")
+        with pytest.raises(TypeError):
+            c.subscribe(topics=[topic], listener=object())  # type: ignore[arg-type]
+        assert c.subscription() == set()
+
+
+async def test_commit_argument_validation(kafka: KafkaCluster, new_topic: NewTopic) -> None:
+    """The checks of aiokafka's test_consumer_commit_validation, in its order."""
+    topic = new_topic()
+    tp = TopicPartition(topic, 0)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    async with consumer(kafka, group_id=group, enable_auto_commit=False) as c:
+        c.subscribe([topic])
+        await eventually("assigned", lambda: c.assignment() == {tp})
+        offset = await c.position(tp)
+        with pytest.raises(ValueError):
+            await c.commit({})
+        with pytest.raises(ValueError):
+            await c.commit("something")  # type: ignore[arg-type]
+        with pytest.raises(ValueError):
+            await c.commit({tp: (offset, "metadata", 100)})
+        for exc in (TypeError, ValueError):
+            with pytest.raises(exc, match="Key should be TopicPartition instance"):
+                await c.commit({"my_topic": OffsetAndMetadata(offset, "")})  # type: ignore[dict-item]
+            with pytest.raises(exc, match="Metadata should be a string"):
+                await c.commit({tp: (offset, 1000)})
+            with pytest.raises(exc, match="Metadata should be a string"):
+                await c.commit({tp: (offset, b"\x00\x02")})
+        with pytest.raises(IllegalStateError, match=r"Partition .* is not assigned"):
+            await c.commit({TopicPartition(topic, 10): 1000})
+        await c.commit({tp: (offset, "fine")})
+        assert await c.committed(tp) == offset
+        c.unsubscribe()
+        with pytest.raises(IllegalStateError, match="Not subscribed to any topics"):
+            await c.commit({tp: 1000})
+    async with consumer(kafka, group_id=group) as c:
+        c.subscribe([topic])
+        # Subscribed, but the group has not assigned anything yet.
+        with pytest.raises(IllegalStateError, match="No partitions assigned"):
+            await c.commit({tp: 1000})
+
+
+# -- item 3: stop semantics -----------------------------------------------------------
+
+
+async def test_pending_getmany_returns_empty_at_stop(
+    kafka: KafkaCluster, new_topic: NewTopic
+) -> None:
+    tp = TopicPartition(new_topic(), 0)
+    c = consumer(kafka)
+    await c.start()
+    c.assign([tp])
+    task = asyncio.create_task(c.getmany(timeout_ms=30000))
+    await asyncio.sleep(0.3)
+    assert not task.done()
+    await c.stop()
+    # aiokafka: the interrupted call returns no records (the caller checks for stop
+    # itself); every later call raises ConsumerStoppedError.
+    assert await asyncio.wait_for(task, 10) == {}
+    with pytest.raises(ConsumerStoppedError):
+        await c.getmany(timeout_ms=10000)
+    with pytest.raises(ConsumerStoppedError):
+        await c.getmany(timeout_ms=0)
+
+
+async def test_pending_getone_raises_at_stop(kafka: KafkaCluster, new_topic: NewTopic) -> None:
+    tp = TopicPartition(new_topic(), 0)
+    c = consumer(kafka)
+    await c.start()
+    c.assign([tp])
+    task = asyncio.create_task(c.getone())
+    await asyncio.sleep(0.3)
+    assert not task.done()
+    await c.stop()
+    with pytest.raises(ConsumerStoppedError):
+        await asyncio.wait_for(task, 10)
+    with pytest.raises(ConsumerStoppedError):
+        await c.getone()
+
+
+async def test_async_for_ends_at_stop_and_cannot_start_after(
+    kafka: KafkaCluster, new_topic: NewTopic
+) -> None:
+    topic = new_topic()
+    tp = TopicPartition(topic, 0)
+    produce(kafka.bootstrap_servers, topic, [b"a", b"b"])
+    c = consumer(kafka)
+    await c.start()
+    c.assign([tp])
+    seen: list[bytes] = []
+
+    async def iterate() -> None:
+        async for record in c:
+            seen.append(record.value)
+
+    task = asyncio.create_task(iterate())
+    await eventually("both records read", lambda: len(seen) == 2)
+    await c.stop()
+    # An iteration in progress just ends (StopAsyncIteration inside __anext__)...
+    await asyncio.wait_for(task, 10)
+    assert seen == [b"a", b"b"]
+    # ...but a new one on a stopped consumer raises, as aiokafka's __aiter__ does.
+    with pytest.raises(ConsumerStoppedError):
+        async for _ in c:
+            pass
+
+
+# -- item 7: subscription() with a pattern ---------------------------------------------
+
+
+@pytest.mark.parametrize("group", [True, False], ids=["group", "no_group"])
+async def test_pattern_subscription_follows_new_topics(kafka: KafkaCluster, group: bool) -> None:
+    """aiokafka's test_consumer_subscribe_pattern_with_autocreate (and its
+    no-group twin): subscription() is the matched topics, empty before any."""
+    prefix = f"compat-pattern-{uuid.uuid4().hex[:8]}"
+    async with consumer(
+        kafka,
+        group_id=f"g-{prefix}" if group else None,
+        metadata_max_age_ms=200,
+        fetch_max_wait_ms=50,
+    ) as c:
+        c.subscribe(pattern=f"^{re.escape(prefix)}-.*$")
+        getter = asyncio.create_task(c.getone())
+        try:
+            await asyncio.sleep(0.3)
+            assert not getter.done()
+            assert c.subscription() == set()
+            # aiokafka's test allows 0.3 s with metadata_max_age_ms=200; the machine
+            # running this one may be loaded.
+            first = await asyncio.to_thread(kafka.create_topic, f"{prefix}-1")
+            await eventually("first matched", lambda: c.subscription() == {first}, timeout=5)
+            second = await asyncio.to_thread(kafka.create_topic, f"{prefix}-2")
+            await eventually(
+                "second matched", lambda: c.subscription() == {first, second}, timeout=5
+            )
+            assert not getter.done()
+            await eventually(
+                "both assigned",
+                lambda: c.assignment() == {TopicPartition(first, 0), TopicPartition(second, 0)},
+            )
+            produce(kafka.bootstrap_servers, first, [b"test msg"])
+            record = await asyncio.wait_for(getter, 20)
+            assert (record.topic, record.value) == (first, b"test msg")
+        finally:
+            getter.cancel()
+            await asyncio.wait([getter])
+
+
+# -- item 11: rebalance listener arguments ---------------------------------------------
+
+
+class RecordingListener(ConsumerRebalanceListener):
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, Any]] = []
+        self.assigned = asyncio.Event()
+
+    def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
+        self.calls.append(("revoked", revoked))
+
+    def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
+        self.calls.append(("assigned", assigned))
+        self.assigned.set()
+
+    def reset(self) -> None:
+        self.calls.clear()
+        self.assigned.clear()
+
+
+async def test_listener_gets_sets_and_a_first_empty_revoke(kafka: KafkaCluster) -> None:
+    """aiokafka's test_consumer_rebalance_on_new_topic, with the listener's calls
+    checked: the classic (eager) member is told ``on_partitions_revoked(set())``
+    before its first JoinGroup and before every later one, sets every time."""
+    prefix = f"compat-rebalance-{uuid.uuid4().hex[:8]}"
+    group = f"g-{prefix}"
+    listeners = [RecordingListener(), RecordingListener()]
+    consumers = [
+        consumer(kafka, group_id=group, metadata_max_age_ms=200, heartbeat_interval_ms=100)
+        for _ in listeners
+    ]
+    try:
+        for c, listener in zip(consumers, listeners, strict=True):
+            c.subscribe(pattern=f"^{re.escape(prefix)}-.*$", listener=listener)
+            await c.start()
+        for listener in listeners:
+            await asyncio.wait_for(listener.assigned.wait(), 30)
+        c1, c2 = consumers
+        assert c1.assignment() == set() and c2.assignment() == set()
+        for listener in listeners:
+            assert listener.calls[0] == ("revoked", set())
+            for _, tps in listener.calls:
+                assert type(tps) is set
+        for listener in listeners:
+            listener.reset()
+
+        topic = await asyncio.to_thread(kafka.create_topic, f"{prefix}-1", 2)
+        expected = {TopicPartition(topic, 0), TopicPartition(topic, 1)}
+        await eventually(
+            "the new topic's partitions are assigned",
+            lambda: (
+                c1.assignment() | c2.assignment() == expected
+                and all(
+                    ("assigned", c.assignment()) in lst.calls
+                    for c, lst in zip(consumers, listeners, strict=True)
+                )
+            ),
+        )
+        for listener in listeners:
+            # Eager: each member revoked what it had (nothing) before rejoining.
+            assert listener.calls[0] == ("revoked", set())
+            assert all(type(tps) is set for _, tps in listener.calls)
+    finally:
+        for c in consumers:
+            await c.stop()
+
+
+# -- item 8: unclosed consumer -----------------------------------------------------------
+
+
+async def wait_assigned(c: AIOKafkaConsumer[Any, Any]) -> None:
+    await eventually("assigned", lambda: bool(c.assignment()))
+
+
+async def test_unclosed_started_consumer_warns_and_is_released(
+    kafka: KafkaCluster, new_topic: NewTopic
+) -> None:
+    """As aiokafka: a started consumer garbage-collected without stop() gives a
+    ResourceWarning (and a report to the loop's exception handler); stopped or never
+    started ones give none. Beyond aiokafka, its tasks and connections are released."""
+    topic = new_topic()
+    loop = asyncio.get_running_loop()
+    reported: list[dict[str, Any]] = []
+    previous = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _loop, context: reported.append(context))
+    before = other_tasks()
+    try:
+        for group_id in (None, f"g-{uuid.uuid4().hex[:8]}"):
+            c = consumer(kafka, group_id=group_id)
+            await c.start()
+            c.subscribe([topic])
+            await wait_assigned(c)
+            with pytest.warns(ResourceWarning, match="Unclosed AIOKafkaConsumer"):
+                del c
+                gc.collect()
+        messages = [str(ctx.get("message")) for ctx in reported]
+        assert sum(m.startswith("Unclosed AIOKafkaConsumer") for m in messages) == 2, messages
+        await eventually("the abandoned consumers' tasks ended", lambda: other_tasks() <= before)
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            stopped = consumer(kafka)
+            await stopped.start()
+            await stopped.stop()
+            never_started = consumer(kafka)
+            del stopped, never_started
+            gc.collect()
+        assert not [w for w in caught if issubclass(w.category, ResourceWarning)]
+    finally:
+        loop.set_exception_handler(previous)
