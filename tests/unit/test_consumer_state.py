@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import gc
+import warnings
 
 import pytest
 
+from aiokafka.consumer import AIOKafkaConsumer
 from aiokafka.consumer.config import ConsumerConfig
 from aiokafka.consumer.fetch_session import FetchSession, PartitionFetch
+from aiokafka.consumer.offsets import BadArgumentError, normalize_offsets
 from aiokafka.consumer.subscription import SubscriptionState, SubscriptionType
 from aiokafka.errors import IllegalStateError
-from aiokafka.structs import TopicPartition
+from aiokafka.structs import OffsetAndMetadata, TopicPartition
 
 A0 = TopicPartition("a", 0)
 A1 = TopicPartition("a", 1)
@@ -191,3 +195,38 @@ def test_loop_is_accepted_and_ignored_with_a_deprecation_warning() -> None:
 def test_unknown_option_is_a_value_error_too_and_suggests_the_name() -> None:
     with pytest.raises(ValueError, match="'max_poll_recods'; did you mean 'max_poll_records'"):
         ConsumerConfig.from_options(max_poll_recods=3)
+
+
+def test_created_outside_a_running_loop_silently() -> None:
+    """aiokafka 0.14 raised RuntimeError here (after Python 3.12's own
+    DeprecationWarning); this consumer binds to the loop running at start(). Neither
+    that nor dropping a consumer that never started warns."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        consumer = AIOKafkaConsumer("t", bootstrap_servers="localhost:1")
+        assert consumer.subscription() == {"t"}
+        del consumer
+        gc.collect()
+
+
+def test_commit_offsets_are_checked_like_aiokafka() -> None:
+    tp = TopicPartition("t", 0)
+
+    def assigned(x: TopicPartition) -> bool:
+        return x == tp
+
+    assert normalize_offsets({tp: 5}, assigned) == {tp: OffsetAndMetadata(5, "")}
+    assert normalize_offsets({tp: [6, "m"]}, assigned) == {tp: OffsetAndMetadata(6, "m")}
+    for bad in ({}, "something", {tp: (1, "m", 2)}, {tp: -1}, {tp: "x"}):
+        with pytest.raises(ValueError):
+            normalize_offsets(bad, assigned)  # type: ignore[arg-type]
+    for bad, message in (({"t": 1}, "Key should be"), ({tp: (1, b"m")}, "Metadata should be")):
+        with pytest.raises(BadArgumentError, match=message) as info:
+            normalize_offsets(bad, assigned)  # type: ignore[arg-type]
+        assert isinstance(info.value, TypeError) and isinstance(info.value, ValueError)
+    # The structure is checked before the assignment, as aiokafka does.
+    other = TopicPartition("t", 1)
+    with pytest.raises(BadArgumentError):
+        normalize_offsets({other: 1, tp: (1, 2)}, assigned)
+    with pytest.raises(IllegalStateError, match="is not assigned"):
+        normalize_offsets({other: 1, tp: 2}, assigned)
