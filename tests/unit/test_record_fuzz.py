@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import signal
 import time
 from typing import Any
 
@@ -288,3 +289,31 @@ def test_fuzz_harness_workers_catch_huge_allocations_and_slow_inputs() -> None:
     assert slow.failure_count > 0
     assert {f.kind for f in slow.failures} == {"slow"}
     assert slow.slowest_ms >= 100
+
+
+def _segfault_on_ff(data: bytes, checked: bool) -> None:
+    # What a C decoder's out-of-bounds read does to the process.
+    if data and data[0] == 0xFF:
+        os.kill(os.getpid(), signal.SIGSEGV)
+    raise CorruptRecordError("typed")
+
+
+@pytest.mark.timeout(120)
+def test_fuzz_harness_finds_the_input_that_crashed_a_worker() -> None:
+    from tools.fuzz.runner import CHUNK, run_fuzz
+
+    report = run_fuzz(2 * CHUNK, workers=1, seed=3, targets=_broken_targets(_segfault_on_ff))
+    crashes = [f for f in report.failures if f.kind == "crash"]
+    assert crashes and len(crashes) == report.failure_count
+    assert all(f.data_hex.startswith("ff") for f in crashes)
+    assert all(f"signal {int(signal.SIGSEGV)}" in f.error for f in crashes)
+
+
+@pytest.mark.timeout(60)
+def test_fuzz_runs_are_deterministic() -> None:
+    # Seeds built anew for each run (a seed stamped with "now" once made runs differ).
+    from tools.fuzz.runner import run_fuzz
+
+    first, second = (run_fuzz(4000, workers=0, seed=5, groups="records") for _ in range(2))
+    assert first.outcomes == second.outcomes
+    assert first.per_target == second.per_target

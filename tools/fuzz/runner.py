@@ -10,7 +10,9 @@ warm-up plus the growth limit, so a decoder that allocates a huge buffer from a 
 field fails with ``MemoryError`` instead of swapping, and report their peak RSS.
 
 A failure is an exception outside the target's typed errors (or a failed round trip),
-an input over the time limit, a hang (10 s), or memory growth over the limit. Each
+an input over the time limit, a hang (10 s), memory growth over the limit, or a crash:
+a worker killed by a signal (a C decoder's segfault) or stuck in C code past a
+watchdog, whose input :mod:`.crash` finds. Each
 failing input is saved as JSON (target, checksum flag, hex bytes, traceback) for
 ``python -m tools.fuzz --replay FILE``.
 """
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import faulthandler
 import functools
 import hashlib
 import json
@@ -26,13 +29,17 @@ import multiprocessing
 import random
 import resource
 import signal
+import tempfile
 import time
 import traceback
 from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
+from .crash import Trace, confirm_crash, read_suspects
 from .mutate import mutate
 from .targets import Target, build_targets
 
@@ -42,6 +49,7 @@ CHUNK = 2000
 LIMIT_MS = 100.0
 GROWTH_LIMIT_BYTES = 100 * 1024 * 1024
 HANG_SECONDS = 10.0
+CHUNK_WATCHDOG_SECONDS = 600.0
 # Inputs slower than this are timed three more times and their best time counts
 # (for the limit and for the reported slowest input): scheduler noise, not decoding.
 _RETIME_MS = 2.0
@@ -58,7 +66,7 @@ class Failure:
     """One input that broke a rule."""
 
     kind: str
-    """``untyped``, ``roundtrip``, ``slow``, ``hang`` or ``memory``."""
+    """``untyped``, ``roundtrip``, ``slow``, ``hang``, ``crash`` or ``memory``."""
     target: str
     checked: bool
     data_hex: str
@@ -118,6 +126,7 @@ class _Worker:
     limit_ms: float
     hang_guard: bool
     rss_base: int
+    trace: Trace | None
 
 
 _WORKER: _Worker | None = None
@@ -140,7 +149,11 @@ def _on_alarm(_signum: int, _frame: FrameType | None) -> None:
 
 
 def _init(
-    make_targets: Callable[[], list[Target]], limit_ms: float, cap_memory: bool, hang_guard: bool
+    make_targets: Callable[[], list[Target]],
+    limit_ms: float,
+    cap_memory: bool,
+    hang_guard: bool,
+    trace_dir: Path | None = None,
 ) -> None:
     """Build the targets, decode every seed once (warm caches, codec imports), cap memory."""
     global _WORKER
@@ -164,6 +177,7 @@ def _init(
         limit_ms=limit_ms,
         hang_guard=hang_guard,
         rss_base=_max_rss_bytes(),
+        trace=Trace(trace_dir) if trace_dir is not None else None,
     )
 
 
@@ -222,14 +236,27 @@ def _timed(worker: _Worker, target: Target, data: bytes, checked: bool) -> float
 
 
 def _run_chunk(args: tuple[int, int, int]) -> Report:
-    seed, chunk, count = args
     worker = _WORKER
     assert worker is not None, "_init() first"
+    if not worker.hang_guard:
+        return _chunk(worker, *args)
+    # SIGALRM's handler cannot interrupt a loop inside C code; faulthandler's watchdog
+    # thread can: it ends the worker, and the pool's crash search finds the input.
+    faulthandler.dump_traceback_later(CHUNK_WATCHDOG_SECONDS, exit=True)
+    try:
+        return _chunk(worker, *args)
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+
+
+def _chunk(worker: _Worker, seed: int, chunk: int, count: int) -> Report:
     rnd = random.Random(f"{seed}/{chunk}")
     report = Report()
     for _ in range(count):
         target = _pick(worker, rnd)
         data, checked = _make_input(target, rnd)
+        if worker.trace is not None:
+            worker.trace.begin(chunk, target.name, checked, data)
         start = time.perf_counter()
         outcome = _execute(worker, target, data, checked)
         took = (time.perf_counter() - start) * 1000
@@ -243,6 +270,8 @@ def _run_chunk(args: tuple[int, int, int]) -> Report:
                 outcome = Failure(
                     "slow", target.name, checked, data.hex(), f"{took:.1f} ms at best of 3"
                 )
+        if worker.trace is not None:
+            worker.trace.end()
         if took > report.slowest_ms:
             report.slowest_ms = took
             report.slowest_input = f"{target.name}, {len(data)} bytes"
@@ -298,9 +327,10 @@ def run_fuzz(
     report = Report(workers=workers)
     step = max(1, len(jobs) // 10)
 
-    def take(part: Report, done: int) -> None:
+    def take(part: Report) -> None:
         report.merge(part)
-        if progress and (done % step == 0 or done == len(jobs)):
+        done = report.inputs // CHUNK
+        if progress and (done % step == 0 or report.inputs == total):
             print(
                 f"  {report.inputs:>9,} inputs  {time.monotonic() - began:7.1f} s  "
                 f"failures={report.failure_count}",
@@ -309,18 +339,59 @@ def run_fuzz(
 
     if workers <= 0:
         _init(make_targets, limit_ms, cap_memory=False, hang_guard=False)
-        for done, job in enumerate(jobs, 1):
-            take(_run_chunk(job), done)
+        for job in jobs:
+            take(_run_chunk(job))
     else:
-        ctx = multiprocessing.get_context("fork")
-        init_args = (make_targets, limit_ms, True, True)
-        with ctx.Pool(workers, initializer=_init, initargs=init_args) as pool:
-            for done, part in enumerate(pool.imap_unordered(_run_chunk, jobs), 1):
-                take(part, done)
+        for crash in _run_pool(jobs, workers, make_targets, limit_ms, take):
+            report.failure_count += 1
+            report.failures.append(crash)
     report.seconds = time.monotonic() - began
     if out_dir is not None:
         report.saved = [f.save(out_dir) for f in report.failures if f.data_hex]
     return report
+
+
+def _run_pool(
+    jobs: list[tuple[int, int, int]],
+    workers: int,
+    make_targets: Callable[[], list[Target]],
+    limit_ms: float,
+    take: Callable[[Report], None],
+) -> list[Failure]:
+    """Run ``jobs`` on ``workers`` processes; return the crashes (a worker killed by a
+    signal), whose chunks are given up while the others are run again."""
+    remaining = {job[1]: job for job in jobs}
+    crashes: list[Failure] = []
+    ctx = multiprocessing.get_context("fork")
+    with tempfile.TemporaryDirectory(prefix="aiokafka-fuzz-") as tmp:
+        trace_dir = Path(tmp)
+        init_args = (make_targets, limit_ms, True, True, trace_dir)
+        while remaining:
+            try:
+                with ProcessPoolExecutor(
+                    workers, mp_context=ctx, initializer=_init, initargs=init_args
+                ) as pool:
+                    futures = {pool.submit(_run_chunk, job): c for c, job in remaining.items()}
+                    for future in as_completed(futures):
+                        take(future.result())
+                        del remaining[futures[future]]
+            except BrokenProcessPool:
+                suspects = read_suspects(trace_dir)
+                found = False
+                for suspect in suspects:
+                    how = confirm_crash(make_targets, suspect)
+                    if how is None:
+                        continue  # stopped by the executor, not the culprit
+                    found = True
+                    remaining.pop(suspect.chunk, None)
+                    data = suspect.data.hex()
+                    crashes.append(Failure("crash", suspect.target, suspect.checked, data, how))
+                if not found:
+                    raise RuntimeError(
+                        "a fuzz worker died and no single input reproduces it "
+                        f"(suspects: {[s.target for s in suspects]})"
+                    ) from None
+    return crashes
 
 
 def replay(path: Path) -> Failure | str:

@@ -257,7 +257,11 @@ def record_targets() -> list[Target]:
                 batches.append(
                     bytes(
                         build_control_batch(
-                            control, producer_id=7, producer_epoch=2, coordinator_epoch=3
+                            control,
+                            producer_id=7,
+                            producer_epoch=2,
+                            coordinator_epoch=3,
+                            timestamp=1_700_000_000_000,  # not "now": seeds must not vary
                         )
                     )
                 )
