@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from aiokafka.cluster import AIOKafkaClient, CoordinatorType
-from aiokafka.cluster import client as client_module
+from aiokafka.cluster import connections as connections_module
 from aiokafka.errors import KafkaConnectionError, for_code
 from aiokafka.net.connection import AIOKafkaConnection
 from aiokafka.protocol.messages import (
@@ -121,7 +121,8 @@ async def test_bootstrap_tries_every_resolved_address(
             await super().connect()
 
     monkeypatch.setattr(loop, "getaddrinfo", fake_getaddrinfo)
-    monkeypatch.setattr(client_module, "AIOKafkaConnection", RecordingConnection)
+    # The pool makes every connection, bootstrap ones included.
+    monkeypatch.setattr(connections_module, "AIOKafkaConnection", RecordingConnection)
     try:
         async with AIOKafkaClient(
             bootstrap_servers=f"{name}:{port}", request_timeout_ms=10000
