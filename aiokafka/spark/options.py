@@ -271,6 +271,11 @@ def parse_read_options(options: Mapping[str, str], streaming: bool) -> ReadOptio
     opts = _lower(options)
     subscription = _subscription(opts)
     starting = _offset_spec(opts, "starting")
+    if streaming and not any(
+        k in opts for k in ("startingoffsets", "startingoffsetsbytimestamp", "startingtimestamp")
+    ):
+        # As Spark's connector: a new streaming query starts at the end.
+        starting = OffsetSpec("latest")
     ending = _offset_spec(opts, "ending")
     if streaming and any(
         k in opts for k in ("endingoffsets", "endingoffsetsbytimestamp", "endingtimestamp")

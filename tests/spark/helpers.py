@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 from aiokafka.admin import AIOKafkaAdminClient
@@ -64,11 +65,12 @@ def consume_all(
             await consumer.seek_to_beginning(*tps)
             ends = await consumer.end_offsets(tps)
             out: list[tuple[int, bytes | None, bytes | None]] = []
-            async with asyncio.timeout(60):
-                while any(await consumer.position(tp) < ends[tp] for tp in tps):
-                    got = await consumer.getmany(timeout_ms=500)
-                    for tp, records in got.items():
-                        out.extend((tp.partition, r.key, r.value) for r in records)
+            deadline = time.monotonic() + 60
+            while [tp for tp in tps if await consumer.position(tp) < ends[tp]]:
+                assert time.monotonic() < deadline, f"{topic} not read to its end in 60 s"
+                got = await consumer.getmany(timeout_ms=500)
+                for tp, records in got.items():
+                    out.extend((tp.partition, r.key, r.value) for r in records)
             return out
         finally:
             await consumer.stop()

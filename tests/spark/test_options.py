@@ -192,3 +192,12 @@ def test_rate_limit_shares_by_backlog() -> None:
     # A partition without a start (new) is not read by this batch through the limit.
     assert limited[("t", 2)] == 50
     assert rate_limit(start, {("t", 0): 5}, 100) == {("t", 0): 5}
+
+
+def test_starting_defaults_as_spark() -> None:
+    assert parse_read_options({**BS, "subscribe": "t"}, streaming=False).starting.kind == (
+        "earliest"
+    )
+    assert parse_read_options({**BS, "subscribe": "t"}, streaming=True).starting.kind == "latest"
+    with pytest.raises(OptionError, match="endingOffsets"):
+        parse_read_options({**BS, "subscribe": "t", "endingOffsets": "latest"}, streaming=True)
