@@ -43,6 +43,8 @@ class Client:
     requirement: str | None = None
     """What to ``pip install`` into that virtualenv."""
     ours: bool = False
+    no_extensions: bool = False
+    """Run ours with ``AIOKAFKA_NO_EXTENSIONS=1`` (the pure-Python paths)."""
 
     def worker(self, consumer: bool) -> Path:
         """Path of the worker script for a consumer or a producer scenario."""
@@ -53,6 +55,8 @@ class Client:
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
         if self.ours:
             env["PYTHONPATH"] = str(ROOT)
+            if self.no_extensions:
+                env["AIOKAFKA_NO_EXTENSIONS"] = "1"
         else:
             # aiokafka 0.14 reads the same switch for its Cython extensions: a run of ours
             # with AIOKAFKA_NO_EXTENSIONS=1 must still measure the peer as installed.
@@ -72,6 +76,14 @@ CLIENTS: tuple[Client, ...] = (
         producer_worker="bench_producer_ours.py",
         consumer_worker="bench_consumer_ours.py",
         ours=True,
+    ),
+    Client(
+        "ours-pure",
+        "this repository's aiokafka without its C extensions (AIOKAFKA_NO_EXTENSIONS=1)",
+        producer_worker="bench_producer_ours.py",
+        consumer_worker="bench_consumer_ours.py",
+        ours=True,
+        no_extensions=True,
     ),
     Client(
         "ours-batch",
