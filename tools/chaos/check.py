@@ -131,6 +131,7 @@ class Figures:
     max_ack_gap: float = 0.0
     max_ack_gap_partition: int = -1
     max_ack_gap_at: float = 0.0
+    ack_latency: tuple[float, float, float] = (0.0, 0.0, 0.0)
     eos_inputs: int = 0
     eos_outputs: int = 0
     eos_missing: int = 0
@@ -223,6 +224,7 @@ def check_producer(
         elif (int(acked_partition), int(acked_offset)) not in places:
             figures.offset_mismatch += 1
         ack_times.setdefault(int(acked_partition), []).append(float(t_ack))
+    figures.ack_latency = ack_latency(producer_log)
     stopped = [float(row[2]) for row in ends if len(row) > 2]
     for partition, times in ack_times.items():
         times.sort()
@@ -232,6 +234,14 @@ def check_producer(
                 figures.max_ack_gap = after - before
                 figures.max_ack_gap_partition = partition
                 figures.max_ack_gap_at = before - start
+
+
+def ack_latency(producer_log: Path) -> tuple[float, float, float]:
+    """Median, 99th percentile and maximum seconds from send() to acknowledgement."""
+    waits = sorted(float(row[5]) - float(row[4]) for row in _lines([producer_log], "A"))
+    if not waits:
+        return (0.0, 0.0, 0.0)
+    return (waits[len(waits) // 2], waits[min(len(waits) - 1, len(waits) * 99 // 100)], waits[-1])
 
 
 def check_transactional(
@@ -285,6 +295,10 @@ def table(figures: Figures) -> str:
             f"longest ack gap, one partition (bound {figures.gap_bound:.0f} s)",
             f"{figures.max_ack_gap:.2f} s (partition {figures.max_ack_gap_partition}, "
             f"from t={figures.max_ack_gap_at:.1f} s)",
+        ),
+        (
+            "ack latency p50 / p99 / max",
+            " / ".join(f"{seconds * 1000:.0f} ms" for seconds in figures.ack_latency),
         ),
         (
             "transactional: inputs / committed outputs",
