@@ -563,8 +563,14 @@ class AIOKafkaProducer(TransactionalAPI):
         client = self.client
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._max_block
-        if topic not in client.topics:
-            await asyncio.wait_for(client.add_topic(topic), self._max_block)
+        if topic not in client.topics or topic not in client.cluster.topics:
+            # add_topic() starts (or joins) a refresh only if the topic has no metadata
+            # yet; then wait for it, also when another send() added the topic a moment
+            # ago (instead of sleeping a back-off before asking again). Otherwise do
+            # not yield: concurrent first sends of a topic keep their order.
+            added = client.add_topic(topic)
+            if topic not in client.cluster.topics:
+                await asyncio.wait_for(added, self._max_block)
         while True:
             if self._state != "running":
                 raise ProducerClosed("the producer was stopped while waiting for metadata")
