@@ -33,6 +33,7 @@ MODULES = [
     "aiokafka.coordinator.assignors.abstract",
     "aiokafka.coordinator.assignors.range",
     "aiokafka.coordinator.assignors.roundrobin",
+    "aiokafka.coordinator.assignors.sticky.sticky_assignor",
     "aiokafka.errors",
     "aiokafka.helpers",
     "aiokafka.partitioner",

@@ -43,8 +43,38 @@ _ASSIGNOR_REASON = (
     "classmethod as in aiokafka"
 )
 
+_STICKY = "aiokafka.coordinator.assignors.sticky.sticky_assignor"
+_STICKY_INTERNALS = (
+    "internal helper of aiokafka's sticky implementation (not user API); ours is "
+    "aiokafka.consumer.group.assignors.sticky"
+)
+_STICKY_STATE = (
+    "aiokafka kept the sticky state in class attributes shared by every consumer of "
+    "the process (classmethods); ours keeps it per instance, so two consumers in one "
+    "process do not overwrite each other's previous assignment"
+)
+
 #: Deliberate differences: key (as ``_surface_compare.compare`` spells it) -> reason.
 ALLOWED: dict[str, str] = {
+    **{
+        f"{_STICKY}:{name}": _STICKY_INTERNALS
+        for name in (
+            "ConsumerGenerationPair",
+            "ConsumerSubscription",
+            "StickyAssignmentExecutor",
+            "StickyAssignorMemberMetadataV1",
+            "StickyAssignorUserDataV1",
+            "StickyPartitionAssignor.parse_member_metadata",
+            "has_identical_list_elements",
+            "partitions_comparator_key",
+            "remove_if_present",
+            "subscriptions_comparator_key",
+        )
+    },
+    **{
+        f"{_STICKY}:StickyPartitionAssignor.{name}": _STICKY_STATE
+        for name in ("assign", "metadata", "on_assignment", "on_generation_assignment")
+    },
     "aiokafka.coordinator.assignors.range:RangePartitionAssignor.assign": _ASSIGNOR_REASON,
     "aiokafka.coordinator.assignors.range:RangePartitionAssignor.on_assignment": (_ASSIGNOR_REASON),
     "aiokafka.coordinator.assignors.roundrobin:RoundRobinPartitionAssignor.assign": (
