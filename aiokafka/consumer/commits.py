@@ -85,8 +85,9 @@ class Committer:
         checks ``group_id`` before).
 
         Raises:
-            IllegalStateError: not subscribed nor assigned; subscribed but the group
-                has assigned nothing yet; a partition is not assigned.
+            IllegalStateError: not subscribed nor assigned; subscribed but no
+                assignment came since (an empty one is fine: nothing is committed);
+                a partition is not assigned.
             ValueError: ``offsets`` is empty or not a mapping, or a value is
                 malformed; for a key that is not a TopicPartition or metadata that
                 is not a str the error is also a TypeError (what aiokafka raises).
@@ -94,7 +95,7 @@ class Committer:
         subs = self._subs
         if not subs.is_subscribed_or_assigned:
             raise IllegalStateError("Not subscribed to any topics")
-        if subs.partitions_auto_assigned and not subs.assigned_partitions():
+        if subs.partitions_auto_assigned and not subs.assignment_received:
             raise IllegalStateError("No partitions assigned")
         if offsets is None:
             return self.consumed_offsets()
@@ -109,6 +110,8 @@ class Committer:
         Raises:
             aiokafka.errors.KafkaError: the commit failed (unless ``log_failure``).
         """
+        if not to_commit:
+            return  # e.g. commit() of a member the group assigned nothing
         try:
             if self.membership is not None:
                 generic: dict[TopicPartition, object] = dict(to_commit)

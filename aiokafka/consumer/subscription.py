@@ -133,6 +133,9 @@ class SubscriptionState:
         self._listeners: list[ChangeListener] = []
         #: Bumped on every change of the assigned set (not on seeks).
         self.assignment_version = 0
+        #: An assignment (possibly empty) was installed since the subscription last
+        #: changed (aiokafka's "No partitions assigned" is its absence).
+        self.assignment_received = False
 
     # -- change notification ------------------------------------------------------------
 
@@ -181,6 +184,7 @@ class SubscriptionState:
         self._set_type(SubscriptionType.AUTO_TOPICS)
         self.subscribed_topics = names
         self.listener = listener
+        self.assignment_received = False
         self._changed()
 
     def subscribe_pattern(
@@ -190,6 +194,7 @@ class SubscriptionState:
         self._set_type(SubscriptionType.AUTO_PATTERN)
         self.subscribed_pattern = re.compile(pattern) if isinstance(pattern, str) else pattern
         self.listener = listener
+        self.assignment_received = False
         self._changed()
 
     def change_subscription(self, topics: Iterable[str]) -> None:
@@ -212,6 +217,7 @@ class SubscriptionState:
         for tp in parts:
             if tp.topic not in self.subscribed_topics:
                 raise IllegalStateError(f"{tp} is not of a subscribed topic")
+        self.assignment_received = True
         self._set_assignment(parts)
 
     def unsubscribe(self) -> None:
@@ -220,6 +226,7 @@ class SubscriptionState:
         self.subscribed_topics = frozenset()
         self.subscribed_pattern = None
         self.listener = None
+        self.assignment_received = False
         self._set_assignment([])
 
     def _set_assignment(self, partitions: list[TopicPartition]) -> None:

@@ -230,3 +230,15 @@ def test_commit_offsets_are_checked_like_aiokafka() -> None:
         normalize_offsets({other: 1, tp: (1, 2)}, assigned)
     with pytest.raises(IllegalStateError, match="is not assigned"):
         normalize_offsets({other: 1, tp: 2}, assigned)
+
+
+def test_assignment_received_tracks_the_current_subscription() -> None:
+    subs = SubscriptionState()
+    subs.subscribe(["t"])
+    assert not subs.assignment_received  # commit(): "No partitions assigned"
+    subs.assign_from_subscribed([])
+    assert subs.assignment_received  # empty, but assigned: commit() commits nothing
+    subs.subscribe(["t", "u"])
+    assert not subs.assignment_received
+    subs.unsubscribe()
+    assert not subs.assignment_received and not subs.is_subscribed_or_assigned
