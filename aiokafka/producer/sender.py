@@ -204,10 +204,12 @@ class Sender:
                 reason,
             )
 
+        base = str(error.args[0]) if error.args else error.message
+
         def error_for(batch: ProducerBatch) -> KafkaError:
             last = batch.last_error
             exc = type(error)(
-                f"{error}: {reason}; {batch.record_count} record(s) for "
+                f"{base}: {reason}; {batch.record_count} record(s) for "
                 f"{batch.tp.topic}-{batch.tp.partition} (attempts: {batch.attempts}, "
                 f"last error: {last!r})"
             )
@@ -648,7 +650,7 @@ class Sender:
 
     def _timeout_error(self, batch: ProducerBatch) -> KafkaTimeoutError:
         cause = batch.last_error
-        why = "no error recorded" if cause is None else f"{type(cause).__name__}: {cause}"
+        why = "no error recorded" if cause is None else str(cause)  # str() names the class
         err = KafkaTimeoutError(
             f"{batch.record_count} record(s) for {batch.tp.topic}-{batch.tp.partition} not "
             f"delivered within delivery_timeout_ms ({self._config.delivery_timeout_ms} ms): "

@@ -81,10 +81,10 @@ def _open_transaction(kafka: KafkaCluster, topic: str, txn_id: str) -> Any:
         {"bootstrap.servers": kafka.bootstrap_servers, "transactional.id": txn_id}
     )
     producer.init_transactions(30)
-    await producer.begin_transaction()
+    producer.begin_transaction()
     producer.produce(topic, value=b"committed", partition=0)
     producer.commit_transaction(30)
-    await producer.begin_transaction()
+    producer.begin_transaction()
     producer.produce(topic, value=b"pending", partition=0)
     assert producer.flush(30) == 0
     return producer

@@ -53,12 +53,12 @@ async def test_read_committed_skips_aborted_and_control_records(
     txn = txn_producer(kafka)
     plain = plain_producer(kafka)
 
-    await txn.begin_transaction()
+    txn.begin_transaction()
     for i in range(5):
         txn.produce(topic, value=b"committed-%d" % i, partition=0)
     txn.commit_transaction(30)
 
-    await txn.begin_transaction()
+    txn.begin_transaction()
     for i in range(5):
         txn.produce(topic, value=b"aborted-%d" % i, partition=0)
     txn.flush(30)
@@ -67,7 +67,7 @@ async def test_read_committed_skips_aborted_and_control_records(
     plain.flush(30)
     txn.abort_transaction(30)
 
-    await txn.begin_transaction()
+    txn.begin_transaction()
     txn.produce(topic, value=b"after", partition=0)
     txn.commit_transaction(30)
 
@@ -107,7 +107,7 @@ async def test_read_committed_stops_at_open_transaction(
     plain.produce(topic, value=b"before", partition=0)
     plain.flush(30)
     txn = txn_producer(kafka)
-    await txn.begin_transaction()
+    txn.begin_transaction()
     txn.produce(topic, value=b"open", partition=0)
     txn.flush(30)
     plain.produce(topic, value=b"behind-open", partition=0)

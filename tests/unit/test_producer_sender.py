@@ -137,9 +137,8 @@ def response(code: int = 0, base_offset: int = 0) -> ProduceResponse:
 async def run_sender(
     client: ScriptedClient, records: int, **options: Any
 ) -> tuple[list[asyncio.Future[Any]], Sender, RecordAccumulator]:
-    config = ProducerConfig.from_kwargs(
-        retry_backoff_ms=1, request_timeout_ms=1000, delivery_timeout_ms=2000, **options
-    )
+    defaults = {"retry_backoff_ms": 1, "request_timeout_ms": 1000, "delivery_timeout_ms": 2000}
+    config = ProducerConfig.from_kwargs(**{**defaults, **options})
     sender: Sender
     acc = RecordAccumulator(
         batch_size=config.max_batch_size,
