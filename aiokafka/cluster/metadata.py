@@ -178,11 +178,16 @@ class ClusterMetadata:
         return frozenset(t.partitions)
 
     def available_partitions_for_topic(self, topic: str) -> frozenset[int] | None:
-        """Partitions of ``topic`` that currently have a leader."""
+        """Partitions of ``topic`` that currently have a leader listed among the
+        brokers (see :meth:`sendable_leader`): where a partitioner may put a keyless
+        record."""
         t = self.topics.get(topic)
         if t is None or (t.error_code and not t.partitions):
             return None
-        return frozenset(i for i, p in t.partitions.items() if p.leader != _NO_LEADER)
+        brokers = self.brokers
+        return frozenset(
+            i for i, p in t.partitions.items() if p.leader != _NO_LEADER and p.leader in brokers
+        )
 
     def partitions_for_broker(self, node_id: int) -> frozenset[TopicPartition]:
         """Partitions led by ``node_id``."""

@@ -36,6 +36,8 @@ def test_leader_problem_names_the_cause() -> None:
     ghost = metadata(99)
     assert ghost.leader_for(TP) == 99  # what the metadata says ...
     assert ghost.sendable_leader(TP) is None  # ... but nowhere to connect to
+    assert ghost.available_partitions_for_topic("t") == frozenset()  # keyless records avoid it
+    assert good.available_partitions_for_topic("t") == frozenset({0})
     assert ghost.leader_problem(TP) == (
         "leader 99 of t-0 is not among the brokers in metadata (1, 2)"
     )
