@@ -108,7 +108,9 @@ class AIOKafkaConnection:
         self.node_id = node_id
         self.config = config if config is not None else ConnectionConfig()
         self._server_hostname = server_hostname
-        self._peer = self.peer  # for the per-response success report
+        # For the failure log: state by address, messages with the node id too.
+        self._address = f"{host}:{port}"
+        self._peer = self.peer
         self._on_close = on_close
         self._state = "new"  # new -> connecting -> ready -> closed
         self._reader: asyncio.StreamReader | None = None
@@ -496,13 +498,13 @@ class AIOKafkaConnection:
             response = pending.decode(frame)
         except KafkaError as exc:
             if isinstance(exc, KafkaProtocolError):
-                self._failure_log.failure(self.peer, exc)
+                self._failure_log.failure(self._address, exc, self._peer)
             pending.future.set_exception(exc)
         except Exception as exc:
             err = KafkaProtocolError(
                 f"cannot decode the {pending.description} response from {self.peer}: {exc!r}"
             )
-            self._failure_log.failure(self.peer, err)
+            self._failure_log.failure(self._address, err, self._peer)
             pending.future.set_exception(err)
         else:
             pending.future.set_result(response)
@@ -510,7 +512,7 @@ class AIOKafkaConnection:
                 # Handshake answers do not count: a broker whose later responses are
                 # all broken has not recovered because ApiVersions went through.
                 # (A dict lookup when nothing failed.)
-                self._failure_log.success(self._peer)
+                self._failure_log.success(self._address, self._peer)
 
     def _finish(self, pending: _Pending) -> None:
         if pending.timer is not None:
@@ -574,7 +576,9 @@ class AIOKafkaConnection:
         elif benign:
             log.info("Connection to %s closed by the broker: %s", self.peer, error)
         else:
-            self._failure_log.failure(self.peer, report if report is not None else error)
+            self._failure_log.failure(
+                self._address, report if report is not None else error, self._peer
+            )
         if self._on_close is not None:
             self._on_close(self, error)
 

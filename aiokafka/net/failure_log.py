@@ -8,7 +8,10 @@ producer or consumer quietly gets nowhere. The policy (the Java client's
 - The first failure of a kind (the error's class: ``KafkaConnectionError``,
   ``KafkaProtocolError``, ``CorrelationIdError``, ``RequestTimedOutError``,
   ``SaslAuthenticationFailed``, ...) on a broker is logged at WARNING, naming the
-  broker (``host:port`` and node id) and the cause.
+  broker (``host:port`` and node id) and the cause. A broker is its address: a
+  bootstrap connection and a node's connection to the same ``host:port`` share
+  their rate limits (the client falls back to bootstrap addresses when brokers fail,
+  and the same endpoint failing the same way is one problem).
 - Repeats of that kind on that broker within ``interval_s`` are logged at DEBUG; the
   next WARNING after the interval says how many were.
 - The first success on a broker after failures is logged at INFO ("recovered after N
@@ -72,14 +75,17 @@ class FailureLog:
         self._clock = clock
         self._brokers: dict[str, _Broker] = {}
 
-    def failure(self, broker: str, error: BaseException) -> None:
+    def failure(self, address: str, error: BaseException, name: str | None = None) -> None:
         """Record a failed connect, a failed connection or an undecodable response.
 
         Args:
-            broker: ``"host:port (node id)"``.
+            address: The broker's ``"host:port"`` (what the state is kept by).
             error: What went wrong; its class is the kind, its message the cause.
+            name: How the message names the broker (``"host:port (node id)"``);
+                ``address`` by default.
         """
-        state = self._brokers.setdefault(broker, _Broker())
+        broker = name or address
+        state = self._brokers.setdefault(address, _Broker())
         state.failures += 1
         name = type(error).__name__
         now = self._clock()
@@ -104,11 +110,13 @@ class FailureLog:
         kind.suppressed += 1
         log.debug("Connection to broker %s failed again: %s", broker, _describe(error))
 
-    def success(self, broker: str) -> None:
-        """Record a response received and decoded on a connection to ``broker``."""
-        state = self._brokers.get(broker)
+    def success(self, address: str, name: str | None = None) -> None:
+        """Record a response received and decoded from the broker at ``address``
+        (``"host:port"``; ``name`` as in :meth:`failure`)."""
+        state = self._brokers.get(address)
         if state is None or state.failures == 0:
             return
+        broker = name or address
         level = logging.INFO if state.warned else logging.DEBUG
         log.log(
             level,
@@ -122,9 +130,9 @@ class FailureLog:
         now = self._clock()
         if all(now - k.last_warning >= self._interval for k in state.kinds.values()):
             # Nothing left to rate-limit: forget the broker (addresses can churn).
-            del self._brokers[broker]
+            del self._brokers[address]
 
-    def failures(self, broker: str) -> int:
-        """Failures on ``broker`` since its last success."""
-        state = self._brokers.get(broker)
+    def failures(self, address: str) -> int:
+        """Failures of the broker at ``address`` since its last success."""
+        state = self._brokers.get(address)
         return state.failures if state is not None else 0

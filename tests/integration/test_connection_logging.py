@@ -9,16 +9,20 @@ real broker answering again through the same relay.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.cluster import AIOKafkaClient
 from aiokafka.errors import KafkaError
 from aiokafka.helpers import create_ssl_context
 from aiokafka.protocol.messages import MetadataRequest
+from aiokafka.structs import TopicPartition
 from tests.support.framing_relay import FramingFaultRelay
 from tools.kafka.rig import KafkaCluster
 
@@ -135,3 +139,107 @@ async def test_sasl_plain_without_tls_warns_once_per_client(
     async with sasl_client(kafka, protocol) as client:
         await client.send(node, MetadataRequest(topics=[]))
     assert len(cleartext_warnings(caplog)) == 2 * expected
+
+
+async def wait_until(condition: Callable[[], bool], timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        await asyncio.sleep(0.05)
+
+
+def failure_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [
+        r.getMessage()
+        for r in aiokafka_records(caplog, logging.WARNING)
+        if r.name == "aiokafka.net.failure_log"
+    ]
+
+
+def recovered(caplog: pytest.LogCaptureFixture, broker: str) -> bool:
+    return any(
+        r.getMessage().startswith(f"Connection to broker {broker}")
+        and " recovered after " in r.getMessage()
+        for r in aiokafka_records(caplog, logging.INFO)
+    )
+
+
+async def test_producer_retrying_through_a_fault_warns_once_then_recovers(
+    kafka: KafkaCluster, caplog: pytest.LogCaptureFixture, new_topic: Callable[..., str]
+) -> None:
+    topic = new_topic()
+    node = kafka.nodes[0]
+    async with FramingFaultRelay(node.host, node.ports["PLAINTEXT"]) as relay:
+        producer = AIOKafkaProducer(
+            bootstrap_servers=relay.bootstrap_servers,
+            request_timeout_ms=5000,
+            retry_backoff_ms=20,
+            reconnect_backoff_ms=20,
+            reconnect_backoff_max_ms=50,
+        )
+        await producer.start()
+        try:
+            await producer.send_and_wait(topic, b"healthy")
+            caplog.clear()
+            caplog.set_level(logging.DEBUG, "aiokafka")
+            relay.fault = "close_mid_response"
+            sent = asyncio.ensure_future(producer.send_and_wait(topic, b"through the fault"))
+            await wait_until(lambda: relay.faulted >= 5)
+            assert not sent.done()
+            # The client may reach the same address as node 1 or as bootstrap-0 (its
+            # fallback for metadata); the failure log keeps one state per address.
+            broker = f"{relay.bootstrap_servers} (node "
+            [warning] = failure_warnings(caplog)
+            assert broker in warning and "closed by the peer" in warning
+            relay.fault = None
+            metadata = await asyncio.wait_for(sent, 30)
+            assert metadata.topic == topic
+            assert recovered(caplog, broker)
+            assert len(failure_warnings(caplog)) == 1
+        finally:
+            await producer.stop()
+
+
+async def test_consumer_retrying_through_a_fault_warns_once_then_recovers(
+    kafka: KafkaCluster, caplog: pytest.LogCaptureFixture, new_topic: Callable[..., str]
+) -> None:
+    topic = new_topic()
+    node = kafka.nodes[0]
+    async with AIOKafkaProducer(bootstrap_servers=kafka.bootstrap_servers) as producer:
+        await producer.send_and_wait(topic, b"first")
+    async with FramingFaultRelay(node.host, node.ports["PLAINTEXT"]) as relay:
+        consumer: AIOKafkaConsumer[bytes, bytes] = AIOKafkaConsumer(
+            bootstrap_servers=relay.bootstrap_servers,
+            auto_offset_reset="earliest",
+            request_timeout_ms=5000,
+            retry_backoff_ms=20,
+            reconnect_backoff_ms=20,
+            reconnect_backoff_max_ms=50,
+        )
+        consumer.assign([TopicPartition(topic, 0)])
+        await consumer.start()
+        try:
+            batch = await consumer.getmany(timeout_ms=10000)
+            assert [r.value for rs in batch.values() for r in rs] == [b"first"]
+            caplog.clear()
+            caplog.set_level(logging.DEBUG, "aiokafka")
+            relay.fault = "huge_length"
+            await wait_until(lambda: relay.faulted >= 5)
+            # The client may reach the same address as node 1 or as bootstrap-0 (its
+            # fallback for metadata); the failure log keeps one state per address.
+            broker = f"{relay.bootstrap_servers} (node "
+            [warning] = failure_warnings(caplog)
+            assert broker in warning and "exceeds the limit" in warning
+            relay.fault = None
+            async with AIOKafkaProducer(bootstrap_servers=kafka.bootstrap_servers) as producer:
+                await producer.send_and_wait(topic, b"second")
+            got: list[bytes | None] = []
+            deadline = time.monotonic() + 30
+            while not got and time.monotonic() < deadline:
+                batch = await consumer.getmany(timeout_ms=1000)
+                got = [r.value for rs in batch.values() for r in rs]
+            assert got == [b"second"]
+            assert recovered(caplog, broker)
+            assert len(failure_warnings(caplog)) == 1
+        finally:
+            await consumer.stop()
