@@ -31,9 +31,17 @@ def spark() -> Iterator[Any]:
     from pyspark.sql import SparkSession
 
     from aiokafka.spark import register
+    from tools.kafka.spark_jars import ensure_spark_connector_jars
+
+    # Spark's JVM connector too, for the cross-check; without Maven it is skipped.
+    try:
+        jars = ",".join(str(p) for p in ensure_spark_connector_jars(quiet=True))
+    except RuntimeError:
+        jars = ""
 
     session = (
         SparkSession.builder.master("local[2]")
+        .config("spark.jars", jars)
         .appName("aiokafka-spark-tests")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "2")
