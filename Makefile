@@ -7,13 +7,13 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: install kafka lint codegen check-codegen test unit integration demo bench clean chaos fuzz install-kerberos compat-env
+.PHONY: install kafka lint codegen check-codegen test unit integration docs demo bench clean chaos spark-demo fuzz install-kerberos compat-env
 
 # setup.py and the C source too: a changed extension is rebuilt by the next `make`.
 $(STAMP): pyproject.toml setup.py aiokafka/record/_cbuilder.c aiokafka/record/_cdecode.c aiokafka/producer/_cfuture.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev,docs]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -59,7 +59,7 @@ lint: install check-codegen
 	$(PY) -m ruff check aiokafka tools tests benchmark examples
 	$(PY) -m mypy
 
-test: install kafka lint install-kerberos compat-env
+test: install kafka lint docs install-kerberos compat-env
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 unit: install
@@ -68,8 +68,19 @@ unit: install
 integration: install kafka install-kerberos
 	$(PY) -m pytest tests/integration $(PYTEST_ARGS)
 
+# HTML documentation into docs/_build/html (Sphinx, docs/conf.py); every warning is an
+# error, all of them reported (--keep-going); -E rereads every page so none is skipped.
+docs: install
+	$(PY) -m sphinx -E -W --keep-going -q -b html docs docs/_build/html
+
 demo: install kafka
 	$(PY) examples/demo.py
+
+# A PySpark streaming job on the `aiokafka` data source (JSON events, event-time windows,
+# exactly-once to another topic) against a local broker; needs Java 17+ (docs/spark.md).
+# pyspark comes with the dev extra (`install`); SPARK_LOCAL_IP keeps Spark on loopback.
+spark-demo: install kafka
+	SPARK_LOCAL_IP=127.0.0.1 PYSPARK_PYTHON=$(abspath $(PY)) $(PY) examples/spark_pipeline.py
 
 bench: install kafka
 	$(PY) benchmark/run_all.py
