@@ -13,10 +13,7 @@ subscription's task, cancel and await the fetcher, commit the consumed offsets
 (LeaveGroup unless static), close the client. Nothing is left running. A started
 consumer garbage-collected without ``stop()`` warns and is released in the background
 (:mod:`aiokafka.consumer.leftovers`).
-
-Stop semantics follow aiokafka: a getmany() waiting when stop() is called returns
-``{}``, a waiting getone() raises ConsumerStoppedError, a running ``async for`` ends,
-and every later getone/getmany/``async for`` raises ConsumerStoppedError.
+Stop semantics follow aiokafka (see getmany, getone, ``__aiter__``).
 
 ``subscribe()`` without a ``group_id`` assigns every partition of the topics (as
 aiokafka does without a group), and keeps doing so as topics matching a pattern or
@@ -56,7 +53,12 @@ from aiokafka.structs import (
 from .commits import Committer
 from .config import ConsumerConfig
 from .fetcher import Fetcher
-from .group.membership import GroupMembership, MembershipHooks, create_membership
+from .group.membership import (
+    GroupMembership,
+    MembershipHooks,
+    create_membership,
+    wait_first_assignment,
+)
 from .leftovers import Leftovers
 from .no_group import NoGroupAssigner, matching_topics
 from .offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, BadArgumentError, OffsetsClient
@@ -120,9 +122,16 @@ class AIOKafkaConsumer(Generic[KT, VT]):
     async def start(self) -> None:
         """Connect to the cluster and start prefetching.
 
+        As in aiokafka, a consumer subscribed to topics before ``start()`` returns
+        with its partitions assigned: without ``group_id`` all of them; with one,
+        once the group assigned them (at most ``request_timeout_ms`` plus the
+        rebalance timeout; then it returns and the assignment comes later).
+
         Raises:
             IllegalStateError: called twice.
             aiokafka.errors.KafkaConnectionError: no bootstrap server answered.
+            aiokafka.errors.KafkaError: a fatal group error while joining (e.g.
+                group authorization).
         """
         if self._state != "new":
             raise IllegalStateError(f"AIOKafkaConsumer.start() on a {self._state} consumer")
@@ -159,6 +168,15 @@ class AIOKafkaConsumer(Generic[KT, VT]):
             self._no_group.start()
         self._maybe_start_membership()
         self._committer.start()
+        membership = self._membership
+        if membership is not None and self._subscriptions.type is SubscriptionType.AUTO_TOPICS:
+            limit = config.client.request_timeout_ms + config.effective_rebalance_timeout_ms
+            try:
+                if not await wait_first_assignment(membership, limit / 1000):
+                    log.warning("start(): group %r assigned nothing yet", config.group_id)
+            except BaseException:
+                await self.stop()
+                raise
 
     async def stop(self) -> None:
         """Stop fetching, commit consumed offsets (group + auto-commit), leave the
@@ -194,24 +212,8 @@ class AIOKafkaConsumer(Generic[KT, VT]):
             return
         self._state = "stopped"
         _warn(f"Unclosed AIOKafkaConsumer {self!r}", ResourceWarning, source=self)
-        loop = self._loop
-        if loop is None or loop.is_closed():
-            return
-        loop.call_exception_handler(
-            {"consumer": self, "message": "Unclosed AIOKafkaConsumer (stop() was not called)"}
-        )
-        parts = Leftovers(
-            self._committer,
-            self._no_group,
-            self._fetcher,
-            self._membership,
-            self._closing_memberships,
-            self._client,
-        )
-        try:
-            loop.call_soon_threadsafe(parts.release_soon)
-        except RuntimeError:
-            pass  # the loop closed meanwhile: nothing can run any more
+        parts = (self._committer, self._no_group, self._fetcher, self._membership)
+        Leftovers(*parts, self._closing_memberships, self._client).release_later(self._loop, self)
 
     async def _close_membership(self) -> None:
         membership, self._membership = self._membership, None
@@ -382,13 +384,7 @@ class AIOKafkaConsumer(Generic[KT, VT]):
     # -- consuming ----------------------------------------------------------------------
 
     def _partitions_arg(self, partitions: tuple[Any, ...]) -> frozenset[TopicPartition] | None:
-        if not partitions:
-            return None
-        tps = frozenset(_check_tps(partitions))
-        for tp in tps:
-            if not self._subscriptions.is_assigned(tp):
-                raise IllegalStateError(f"No current assignment for partition {tp}")
-        return tps
+        return frozenset(self._assigned_args(partitions)) if partitions else None
 
     async def getone(self, *partitions: TopicPartition) -> ConsumerRecord[KT, VT]:
         """Return one record, waiting until one is available.

@@ -45,6 +45,19 @@ class Leftovers:
         self.closing = closing
         self.client = client
 
+    def release_later(self, loop: asyncio.AbstractEventLoop | None, owner: object) -> None:
+        """Report ``owner`` to the loop's exception handler (as aiokafka does) and
+        schedule :meth:`release_soon` on ``loop``; nothing if the loop is closed."""
+        if loop is None or loop.is_closed():
+            return
+        loop.call_exception_handler(
+            {"consumer": owner, "message": "Unclosed AIOKafkaConsumer (stop() was not called)"}
+        )
+        try:
+            loop.call_soon_threadsafe(self.release_soon)
+        except RuntimeError:
+            pass  # the loop closed meanwhile: nothing can run any more
+
     def release_soon(self) -> None:
         task = asyncio.get_running_loop().create_task(
             self.release(), name="aiokafka-consumer-release"

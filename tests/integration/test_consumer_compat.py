@@ -143,6 +143,29 @@ async def test_commit_argument_validation(kafka: KafkaCluster, new_topic: NewTop
             await c.commit({tp: 1000})
 
 
+async def test_start_returns_with_the_subscribed_partitions_assigned(
+    kafka: KafkaCluster, new_topic: NewTopic
+) -> None:
+    """aiokafka's start() waits for the first assignment of a consumer subscribed to
+    topics before it (so e.g. seek_to_beginning() right after it sees them)."""
+    topic = new_topic(partitions=2)
+    tps = {TopicPartition(topic, 0), TopicPartition(topic, 1)}
+    produce(kafka.bootstrap_servers, topic, [b"r0", b"r1"])
+    for group_id in (f"g-{uuid.uuid4().hex[:8]}", None):
+        c: AIOKafkaConsumer[Any, Any] = AIOKafkaConsumer(
+            topic,
+            bootstrap_servers=kafka.bootstrap_servers,
+            group_id=group_id,
+            auto_offset_reset="latest",
+            enable_auto_commit=False,
+        )
+        async with c:
+            assert c.assignment() == tps
+            assert await c.seek_to_beginning() is True
+            got = [(await asyncio.wait_for(c.getone(), 20)).value for _ in range(2)]
+            assert got == [b"r0", b"r1"]
+
+
 # -- item 3: stop semantics -----------------------------------------------------------
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import abc
 import inspect
 import logging
+import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -30,7 +31,13 @@ if TYPE_CHECKING:
     from aiokafka.consumer.offsets import OffsetsClient
     from aiokafka.consumer.subscription import SubscriptionState
 
-__all__ = ["GroupMembership", "MembershipHooks", "create_membership", "run_listener"]
+__all__ = [
+    "GroupMembership",
+    "MembershipHooks",
+    "create_membership",
+    "run_listener",
+    "wait_first_assignment",
+]
 
 log = logging.getLogger(__name__)
 
@@ -153,3 +160,22 @@ def create_membership(
     from .classic import ClassicMembership
 
     return ClassicMembership(client, subscriptions, config, offsets, hooks)
+
+
+async def wait_first_assignment(membership: GroupMembership, timeout: float) -> bool:
+    """Wait until ``membership`` holds its first assignment (possibly empty).
+
+    Returns:
+        False if ``timeout`` seconds passed first.
+
+    Raises:
+        aiokafka.errors.KafkaError: a fatal membership error (as ``check_errors``).
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        if await membership.wait_until_assigned(min(left, 1.0)):
+            return True
+        membership.check_errors()
