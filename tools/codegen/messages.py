@@ -92,8 +92,57 @@ def _name_structs(messages: list[MessageSpec]) -> list[tuple[StructSpec, Message
     return distinct
 
 
+def _dunders(st: StructSpec, msg: MessageSpec) -> list[str]:
+    """``__init__``, ``__repr__`` and ``__eq__`` written out, as ``@dataclass`` would
+    make them: generating them at import (``exec`` of three functions per class) was
+    most of the cost of importing a protocol module. ``__hash__ = None`` as for a
+    non-frozen dataclass with ``eq``."""
+    # (name, annotation, default expression, fresh-value expression or None)
+    fields: list[tuple[str, str, str, str | None]] = []
+    for f in st.fields:
+        if is_mutable_default(f):
+            struct_name = f.struct.class_name if f.struct is not None else ""
+            fresh = "[]" if f.is_array else f"{struct_name}()"
+            fields.append((f.py_name, py_type(f), "_FACTORY", fresh))
+        else:
+            fields.append((f.py_name, py_type(f), default_expr(f), None))
+    if has_utf(msg):
+        fields.append(("unknown_tagged_fields", "dict[int, bytes]", "_FACTORY", "{}"))
+    lines = ["", "    __hash__ = None  # type: ignore[assignment]", ""]
+    if fields:
+        lines.append("    def __init__(")
+        lines.append("        self,")
+        lines.extend(f"        {n}: {a} = {d}," for n, a, d, _ in fields)
+        lines.append("    ) -> None:")
+        for n, _annotation, _default, make in fields:
+            if make is None:
+                lines.append(f"        self.{n} = {n}")
+            else:
+                lines.append(f"        self.{n} = {make} if {n} is _FACTORY else {n}")
+    else:
+        lines.append("    def __init__(self) -> None:")
+        lines.append("        pass")
+    lines.append("")
+    lines.append("    def __repr__(self) -> str:")
+    names = [n for n, _annotation, _default, _fresh in fields]
+    parts = ", ".join(f"{n}={{self.{n}!r}}" for n in names)
+    lines.append(f'        return f"{{self.__class__.__qualname__}}({parts})"')
+    lines.append("")
+    lines.append("    def __eq__(self, other: object) -> bool:")
+    lines.append("        if other.__class__ is not self.__class__:")
+    lines.append("            return NotImplemented")
+    if fields:
+        # (The class check narrows ``other`` for type checkers.)
+        mine = ", ".join(f"self.{n}" for n in names)
+        theirs = ", ".join(f"other.{n}" for n in names)
+        lines.append(f"        return ({mine},) == ({theirs},)")
+    else:
+        lines.append("        return True")
+    return lines
+
+
 def _emit_class(st: StructSpec, msg: MessageSpec, is_message: bool, response: str | None) -> str:
-    lines = ["@dataclass(slots=True)", f"class {st.class_name}:"]
+    lines = ["@dataclass(slots=True, init=False, repr=False, eq=False)", f"class {st.class_name}:"]
     if is_message:
         flex = msg.flexible.lo if has_utf(msg) else None
         kind = {"request": "request", "response": "response"}.get(msg.kind, msg.kind + " message")
@@ -121,8 +170,7 @@ def _emit_class(st: StructSpec, msg: MessageSpec, is_message: bool, response: st
             lines.append(f"    {f.py_name}: {py_type(f)} = {default_expr(f)}")
     if has_utf(msg):
         lines.append("    unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)")
-    if not st.fields and not has_utf(msg):
-        lines.append("    pass")
+    lines.extend(_dunders(st, msg))
     if is_message:
         lines.append(_methods(msg))
     return "\n".join(lines) + "\n"
@@ -236,7 +284,7 @@ def generate_module(messages: list[MessageSpec]) -> tuple[str, list[tuple[str, s
         "from dataclasses import dataclass, field as _field",
         "from struct import Struct as _Struct, error as _StructError, pack as _pack, "
         "unpack_from as _unpack_from",
-        "from typing import ClassVar",
+        "from typing import Any, ClassVar",
         "from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID",
         "",
         "from aiokafka.protocol.primitives import (",
@@ -250,6 +298,8 @@ def generate_module(messages: list[MessageSpec]) -> tuple[str, list[tuple[str, s
         ")",
         "",
         "_new = object.__new__",
+        "# Default of the fields whose default is a fresh list, struct or dict.",
+        "_FACTORY: Any = object()",
         "_setattr = object.__setattr__",
         "_SAFE_UNKNOWN = _SafeUUID.unknown",
         "",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
-from typing import ClassVar
+from typing import Any, ClassVar
 from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
@@ -26,6 +26,8 @@ from aiokafka.protocol.primitives import (
 )
 
 _new = object.__new__
+# Default of the fields whose default is a fresh list, struct or dict.
+_FACTORY: Any = object()
 _setattr = object.__setattr__
 _SAFE_UNKNOWN = _SafeUUID.unknown
 
@@ -37,7 +39,7 @@ _S_ih = _Struct(">ih")
 _S_ii = _Struct(">ii")
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class AlterReplicaLogDirPartitionResult:
     """Struct ``AlterReplicaLogDirPartitionResult`` of ``AlterReplicaLogDirsResponse`` (generated)."""
 
@@ -45,8 +47,28 @@ class AlterReplicaLogDirPartitionResult:
     error_code: int = 0
     unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)
 
+    __hash__ = None  # type: ignore[assignment]
 
-@dataclass(slots=True)
+    def __init__(
+        self,
+        partition_index: int = 0,
+        error_code: int = 0,
+        unknown_tagged_fields: dict[int, bytes] = _FACTORY,
+    ) -> None:
+        self.partition_index = partition_index
+        self.error_code = error_code
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(partition_index={self.partition_index!r}, error_code={self.error_code!r}, unknown_tagged_fields={self.unknown_tagged_fields!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.partition_index, self.error_code, self.unknown_tagged_fields,) == (other.partition_index, other.error_code, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class AlterReplicaLogDirTopicResult:
     """Struct ``AlterReplicaLogDirTopicResult`` of ``AlterReplicaLogDirsResponse`` (generated)."""
 
@@ -54,8 +76,28 @@ class AlterReplicaLogDirTopicResult:
     partitions: list[AlterReplicaLogDirPartitionResult] = _field(default_factory=list)
     unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)
 
+    __hash__ = None  # type: ignore[assignment]
 
-@dataclass(slots=True)
+    def __init__(
+        self,
+        topic_name: str = '',
+        partitions: list[AlterReplicaLogDirPartitionResult] = _FACTORY,
+        unknown_tagged_fields: dict[int, bytes] = _FACTORY,
+    ) -> None:
+        self.topic_name = topic_name
+        self.partitions = [] if partitions is _FACTORY else partitions
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(topic_name={self.topic_name!r}, partitions={self.partitions!r}, unknown_tagged_fields={self.unknown_tagged_fields!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.topic_name, self.partitions, self.unknown_tagged_fields,) == (other.topic_name, other.partitions, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class AlterReplicaLogDirsResponse:
     """Kafka response ``AlterReplicaLogDirsResponse``, versions 0-2 (generated from AlterReplicaLogDirsResponse.json)."""
 
@@ -67,6 +109,26 @@ class AlterReplicaLogDirsResponse:
     throttle_time_ms: int = 0
     results: list[AlterReplicaLogDirTopicResult] = _field(default_factory=list)
     unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(
+        self,
+        throttle_time_ms: int = 0,
+        results: list[AlterReplicaLogDirTopicResult] = _FACTORY,
+        unknown_tagged_fields: dict[int, bytes] = _FACTORY,
+    ) -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.results = [] if results is _FACTORY else results
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, results={self.results!r}, unknown_tagged_fields={self.unknown_tagged_fields!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.throttle_time_ms, self.results, self.unknown_tagged_fields,) == (other.throttle_time_ms, other.results, other.unknown_tagged_fields,)
 
     def encode(self, version: int) -> bytes:
         """Encode the body (no header) at ``version``."""
@@ -94,7 +156,7 @@ class AlterReplicaLogDirsResponse:
         return obj
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class AlterReplicaLogDirTopic:
     """Struct ``AlterReplicaLogDirTopic`` of ``AlterReplicaLogDirsRequest`` (generated)."""
 
@@ -102,8 +164,28 @@ class AlterReplicaLogDirTopic:
     partitions: list[int] = _field(default_factory=list)
     unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)
 
+    __hash__ = None  # type: ignore[assignment]
 
-@dataclass(slots=True)
+    def __init__(
+        self,
+        name: str = '',
+        partitions: list[int] = _FACTORY,
+        unknown_tagged_fields: dict[int, bytes] = _FACTORY,
+    ) -> None:
+        self.name = name
+        self.partitions = [] if partitions is _FACTORY else partitions
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, partitions={self.partitions!r}, unknown_tagged_fields={self.unknown_tagged_fields!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.partitions, self.unknown_tagged_fields,) == (other.name, other.partitions, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class AlterReplicaLogDir:
     """Struct ``AlterReplicaLogDir`` of ``AlterReplicaLogDirsRequest`` (generated)."""
 
@@ -111,8 +193,28 @@ class AlterReplicaLogDir:
     topics: list[AlterReplicaLogDirTopic] = _field(default_factory=list)
     unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)
 
+    __hash__ = None  # type: ignore[assignment]
 
-@dataclass(slots=True)
+    def __init__(
+        self,
+        path: str = '',
+        topics: list[AlterReplicaLogDirTopic] = _FACTORY,
+        unknown_tagged_fields: dict[int, bytes] = _FACTORY,
+    ) -> None:
+        self.path = path
+        self.topics = [] if topics is _FACTORY else topics
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(path={self.path!r}, topics={self.topics!r}, unknown_tagged_fields={self.unknown_tagged_fields!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.path, self.topics, self.unknown_tagged_fields,) == (other.path, other.topics, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class AlterReplicaLogDirsRequest:
     """Kafka request ``AlterReplicaLogDirsRequest``, versions 0-2 (generated from AlterReplicaLogDirsRequest.json)."""
 
@@ -124,6 +226,24 @@ class AlterReplicaLogDirsRequest:
 
     dirs: list[AlterReplicaLogDir] = _field(default_factory=list)
     unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(
+        self,
+        dirs: list[AlterReplicaLogDir] = _FACTORY,
+        unknown_tagged_fields: dict[int, bytes] = _FACTORY,
+    ) -> None:
+        self.dirs = [] if dirs is _FACTORY else dirs
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(dirs={self.dirs!r}, unknown_tagged_fields={self.unknown_tagged_fields!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.dirs, self.unknown_tagged_fields,) == (other.dirs, other.unknown_tagged_fields,)
 
     def encode(self, version: int) -> bytes:
         """Encode the body (no header) at ``version``."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
-from typing import ClassVar
+from typing import Any, ClassVar
 from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
@@ -26,6 +26,8 @@ from aiokafka.protocol.primitives import (
 )
 
 _new = object.__new__
+# Default of the fields whose default is a fresh list, struct or dict.
+_FACTORY: Any = object()
 _setattr = object.__setattr__
 _SAFE_UNKNOWN = _SafeUUID.unknown
 
@@ -35,15 +37,33 @@ _S_h = _Struct(">h")
 _S_i = _Struct(">i")
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class TopicPartition:
     """Struct ``TopicPartition`` of ``ConsumerProtocolAssignment`` (generated)."""
 
     topic: str = ''
     partitions: list[int] = _field(default_factory=list)
 
+    __hash__ = None  # type: ignore[assignment]
 
-@dataclass(slots=True)
+    def __init__(
+        self,
+        topic: str = '',
+        partitions: list[int] = _FACTORY,
+    ) -> None:
+        self.topic = topic
+        self.partitions = [] if partitions is _FACTORY else partitions
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(topic={self.topic!r}, partitions={self.partitions!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.topic, self.partitions,) == (other.topic, other.partitions,)
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class ConsumerProtocolAssignment:
     """Kafka data message ``ConsumerProtocolAssignment``, versions 0-3 (generated from ConsumerProtocolAssignment.json)."""
 
@@ -53,6 +73,24 @@ class ConsumerProtocolAssignment:
 
     assigned_partitions: list[TopicPartition] = _field(default_factory=list)
     user_data: bytes | None = None
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(
+        self,
+        assigned_partitions: list[TopicPartition] = _FACTORY,
+        user_data: bytes | None = None,
+    ) -> None:
+        self.assigned_partitions = [] if assigned_partitions is _FACTORY else assigned_partitions
+        self.user_data = user_data
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(assigned_partitions={self.assigned_partitions!r}, user_data={self.user_data!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.assigned_partitions, self.user_data,) == (other.assigned_partitions, other.user_data,)
 
     def encode(self, version: int) -> bytes:
         """Encode the body (no header) at ``version``."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
-from typing import ClassVar
+from typing import Any, ClassVar
 from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
@@ -26,6 +26,8 @@ from aiokafka.protocol.primitives import (
 )
 
 _new = object.__new__
+# Default of the fields whose default is a fresh list, struct or dict.
+_FACTORY: Any = object()
 _setattr = object.__setattr__
 _SAFE_UNKNOWN = _SafeUUID.unknown
 
@@ -36,15 +38,33 @@ _S_i = _Struct(">i")
 _S_ih = _Struct(">ih")
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class TopicPartition:
     """Struct ``TopicPartition`` of ``ConsumerProtocolSubscription`` (generated)."""
 
     topic: str = ''
     partitions: list[int] = _field(default_factory=list)
 
+    __hash__ = None  # type: ignore[assignment]
 
-@dataclass(slots=True)
+    def __init__(
+        self,
+        topic: str = '',
+        partitions: list[int] = _FACTORY,
+    ) -> None:
+        self.topic = topic
+        self.partitions = [] if partitions is _FACTORY else partitions
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(topic={self.topic!r}, partitions={self.partitions!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.topic, self.partitions,) == (other.topic, other.partitions,)
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class ConsumerProtocolSubscription:
     """Kafka data message ``ConsumerProtocolSubscription``, versions 0-3 (generated from ConsumerProtocolSubscription.json)."""
 
@@ -57,6 +77,30 @@ class ConsumerProtocolSubscription:
     owned_partitions: list[TopicPartition] = _field(default_factory=list)
     generation_id: int = -1
     rack_id: str | None = None
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(
+        self,
+        topics: list[str] = _FACTORY,
+        user_data: bytes | None = None,
+        owned_partitions: list[TopicPartition] = _FACTORY,
+        generation_id: int = -1,
+        rack_id: str | None = None,
+    ) -> None:
+        self.topics = [] if topics is _FACTORY else topics
+        self.user_data = user_data
+        self.owned_partitions = [] if owned_partitions is _FACTORY else owned_partitions
+        self.generation_id = generation_id
+        self.rack_id = rack_id
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(topics={self.topics!r}, user_data={self.user_data!r}, owned_partitions={self.owned_partitions!r}, generation_id={self.generation_id!r}, rack_id={self.rack_id!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.topics, self.user_data, self.owned_partitions, self.generation_id, self.rack_id,) == (other.topics, other.user_data, other.owned_partitions, other.generation_id, other.rack_id,)
 
     def encode(self, version: int) -> bytes:
         """Encode the body (no header) at ``version``."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
-from typing import ClassVar
+from typing import Any, ClassVar
 from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
@@ -26,6 +26,8 @@ from aiokafka.protocol.primitives import (
 )
 
 _new = object.__new__
+# Default of the fields whose default is a fresh list, struct or dict.
+_FACTORY: Any = object()
 _setattr = object.__setattr__
 _SAFE_UNKNOWN = _SafeUUID.unknown
 
@@ -38,7 +40,7 @@ _S_qqq = _Struct(">qqq")
 _S_qqqh = _Struct(">qqqh")
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class DescribedDelegationTokenRenewer:
     """Struct ``DescribedDelegationTokenRenewer`` of ``DescribeDelegationTokenResponse`` (generated)."""
 
@@ -46,8 +48,28 @@ class DescribedDelegationTokenRenewer:
     principal_name: str = ''
     unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)
 
+    __hash__ = None  # type: ignore[assignment]
 
-@dataclass(slots=True)
+    def __init__(
+        self,
+        principal_type: str = '',
+        principal_name: str = '',
+        unknown_tagged_fields: dict[int, bytes] = _FACTORY,
+    ) -> None:
+        self.principal_type = principal_type
+        self.principal_name = principal_name
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(principal_type={self.principal_type!r}, principal_name={self.principal_name!r}, unknown_tagged_fields={self.unknown_tagged_fields!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.principal_type, self.principal_name, self.unknown_tagged_fields,) == (other.principal_type, other.principal_name, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class DescribedDelegationToken:
     """Struct ``DescribedDelegationToken`` of ``DescribeDelegationTokenResponse`` (generated)."""
 
@@ -63,8 +85,44 @@ class DescribedDelegationToken:
     renewers: list[DescribedDelegationTokenRenewer] = _field(default_factory=list)
     unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)
 
+    __hash__ = None  # type: ignore[assignment]
 
-@dataclass(slots=True)
+    def __init__(
+        self,
+        principal_type: str = '',
+        principal_name: str = '',
+        token_requester_principal_type: str = '',
+        token_requester_principal_name: str = '',
+        issue_timestamp: int = 0,
+        expiry_timestamp: int = 0,
+        max_timestamp: int = 0,
+        token_id: str = '',
+        hmac: bytes = b"",
+        renewers: list[DescribedDelegationTokenRenewer] = _FACTORY,
+        unknown_tagged_fields: dict[int, bytes] = _FACTORY,
+    ) -> None:
+        self.principal_type = principal_type
+        self.principal_name = principal_name
+        self.token_requester_principal_type = token_requester_principal_type
+        self.token_requester_principal_name = token_requester_principal_name
+        self.issue_timestamp = issue_timestamp
+        self.expiry_timestamp = expiry_timestamp
+        self.max_timestamp = max_timestamp
+        self.token_id = token_id
+        self.hmac = hmac
+        self.renewers = [] if renewers is _FACTORY else renewers
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(principal_type={self.principal_type!r}, principal_name={self.principal_name!r}, token_requester_principal_type={self.token_requester_principal_type!r}, token_requester_principal_name={self.token_requester_principal_name!r}, issue_timestamp={self.issue_timestamp!r}, expiry_timestamp={self.expiry_timestamp!r}, max_timestamp={self.max_timestamp!r}, token_id={self.token_id!r}, hmac={self.hmac!r}, renewers={self.renewers!r}, unknown_tagged_fields={self.unknown_tagged_fields!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.principal_type, self.principal_name, self.token_requester_principal_type, self.token_requester_principal_name, self.issue_timestamp, self.expiry_timestamp, self.max_timestamp, self.token_id, self.hmac, self.renewers, self.unknown_tagged_fields,) == (other.principal_type, other.principal_name, other.token_requester_principal_type, other.token_requester_principal_name, other.issue_timestamp, other.expiry_timestamp, other.max_timestamp, other.token_id, other.hmac, other.renewers, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class DescribeDelegationTokenResponse:
     """Kafka response ``DescribeDelegationTokenResponse``, versions 0-3 (generated from DescribeDelegationTokenResponse.json)."""
 
@@ -77,6 +135,28 @@ class DescribeDelegationTokenResponse:
     tokens: list[DescribedDelegationToken] = _field(default_factory=list)
     throttle_time_ms: int = 0
     unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(
+        self,
+        error_code: int = 0,
+        tokens: list[DescribedDelegationToken] = _FACTORY,
+        throttle_time_ms: int = 0,
+        unknown_tagged_fields: dict[int, bytes] = _FACTORY,
+    ) -> None:
+        self.error_code = error_code
+        self.tokens = [] if tokens is _FACTORY else tokens
+        self.throttle_time_ms = throttle_time_ms
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(error_code={self.error_code!r}, tokens={self.tokens!r}, throttle_time_ms={self.throttle_time_ms!r}, unknown_tagged_fields={self.unknown_tagged_fields!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.error_code, self.tokens, self.throttle_time_ms, self.unknown_tagged_fields,) == (other.error_code, other.tokens, other.throttle_time_ms, other.unknown_tagged_fields,)
 
     def encode(self, version: int) -> bytes:
         """Encode the body (no header) at ``version``."""
@@ -104,7 +184,7 @@ class DescribeDelegationTokenResponse:
         return obj
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class DescribeDelegationTokenOwner:
     """Struct ``DescribeDelegationTokenOwner`` of ``DescribeDelegationTokenRequest`` (generated)."""
 
@@ -112,8 +192,28 @@ class DescribeDelegationTokenOwner:
     principal_name: str = ''
     unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)
 
+    __hash__ = None  # type: ignore[assignment]
 
-@dataclass(slots=True)
+    def __init__(
+        self,
+        principal_type: str = '',
+        principal_name: str = '',
+        unknown_tagged_fields: dict[int, bytes] = _FACTORY,
+    ) -> None:
+        self.principal_type = principal_type
+        self.principal_name = principal_name
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(principal_type={self.principal_type!r}, principal_name={self.principal_name!r}, unknown_tagged_fields={self.unknown_tagged_fields!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.principal_type, self.principal_name, self.unknown_tagged_fields,) == (other.principal_type, other.principal_name, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class DescribeDelegationTokenRequest:
     """Kafka request ``DescribeDelegationTokenRequest``, versions 0-3 (generated from DescribeDelegationTokenRequest.json)."""
 
@@ -125,6 +225,24 @@ class DescribeDelegationTokenRequest:
 
     owners: list[DescribeDelegationTokenOwner] | None = _field(default_factory=list)
     unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(
+        self,
+        owners: list[DescribeDelegationTokenOwner] | None = _FACTORY,
+        unknown_tagged_fields: dict[int, bytes] = _FACTORY,
+    ) -> None:
+        self.owners = [] if owners is _FACTORY else owners
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(owners={self.owners!r}, unknown_tagged_fields={self.unknown_tagged_fields!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.owners, self.unknown_tagged_fields,) == (other.owners, other.unknown_tagged_fields,)
 
     def encode(self, version: int) -> bytes:
         """Encode the body (no header) at ``version``."""

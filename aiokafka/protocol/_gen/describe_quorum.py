@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
-from typing import ClassVar
+from typing import Any, ClassVar
 from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
@@ -26,6 +26,8 @@ from aiokafka.protocol.primitives import (
 )
 
 _new = object.__new__
+# Default of the fields whose default is a fresh list, struct or dict.
+_FACTORY: Any = object()
 _setattr = object.__setattr__
 _SAFE_UNKNOWN = _SafeUUID.unknown
 
@@ -43,7 +45,7 @@ _S_iq = _Struct(">iq")
 _S_iqqq = _Struct(">iqqq")
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class ReplicaState:
     """Struct ``ReplicaState`` of ``DescribeQuorumResponse`` (generated)."""
 
@@ -54,8 +56,34 @@ class ReplicaState:
     last_caught_up_timestamp: int = -1
     unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)
 
+    __hash__ = None  # type: ignore[assignment]
 
-@dataclass(slots=True)
+    def __init__(
+        self,
+        replica_id: int = 0,
+        replica_directory_id: UUID = ZERO_UUID,
+        log_end_offset: int = 0,
+        last_fetch_timestamp: int = -1,
+        last_caught_up_timestamp: int = -1,
+        unknown_tagged_fields: dict[int, bytes] = _FACTORY,
+    ) -> None:
+        self.replica_id = replica_id
+        self.replica_directory_id = replica_directory_id
+        self.log_end_offset = log_end_offset
+        self.last_fetch_timestamp = last_fetch_timestamp
+        self.last_caught_up_timestamp = last_caught_up_timestamp
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(replica_id={self.replica_id!r}, replica_directory_id={self.replica_directory_id!r}, log_end_offset={self.log_end_offset!r}, last_fetch_timestamp={self.last_fetch_timestamp!r}, last_caught_up_timestamp={self.last_caught_up_timestamp!r}, unknown_tagged_fields={self.unknown_tagged_fields!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.replica_id, self.replica_directory_id, self.log_end_offset, self.last_fetch_timestamp, self.last_caught_up_timestamp, self.unknown_tagged_fields,) == (other.replica_id, other.replica_directory_id, other.log_end_offset, other.last_fetch_timestamp, other.last_caught_up_timestamp, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class DescribeQuorumResponsePartitionData:
     """Struct ``PartitionData`` of ``DescribeQuorumResponse`` (generated)."""
 
@@ -69,8 +97,40 @@ class DescribeQuorumResponsePartitionData:
     observers: list[ReplicaState] = _field(default_factory=list)
     unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)
 
+    __hash__ = None  # type: ignore[assignment]
 
-@dataclass(slots=True)
+    def __init__(
+        self,
+        partition_index: int = 0,
+        error_code: int = 0,
+        error_message: str | None = '',
+        leader_id: int = 0,
+        leader_epoch: int = 0,
+        high_watermark: int = 0,
+        current_voters: list[ReplicaState] = _FACTORY,
+        observers: list[ReplicaState] = _FACTORY,
+        unknown_tagged_fields: dict[int, bytes] = _FACTORY,
+    ) -> None:
+        self.partition_index = partition_index
+        self.error_code = error_code
+        self.error_message = error_message
+        self.leader_id = leader_id
+        self.leader_epoch = leader_epoch
+        self.high_watermark = high_watermark
+        self.current_voters = [] if current_voters is _FACTORY else current_voters
+        self.observers = [] if observers is _FACTORY else observers
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(partition_index={self.partition_index!r}, error_code={self.error_code!r}, error_message={self.error_message!r}, leader_id={self.leader_id!r}, leader_epoch={self.leader_epoch!r}, high_watermark={self.high_watermark!r}, current_voters={self.current_voters!r}, observers={self.observers!r}, unknown_tagged_fields={self.unknown_tagged_fields!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.partition_index, self.error_code, self.error_message, self.leader_id, self.leader_epoch, self.high_watermark, self.current_voters, self.observers, self.unknown_tagged_fields,) == (other.partition_index, other.error_code, other.error_message, other.leader_id, other.leader_epoch, other.high_watermark, other.current_voters, other.observers, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class DescribeQuorumResponseTopicData:
     """Struct ``TopicData`` of ``DescribeQuorumResponse`` (generated)."""
 
@@ -78,8 +138,28 @@ class DescribeQuorumResponseTopicData:
     partitions: list[DescribeQuorumResponsePartitionData] = _field(default_factory=list)
     unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)
 
+    __hash__ = None  # type: ignore[assignment]
 
-@dataclass(slots=True)
+    def __init__(
+        self,
+        topic_name: str = '',
+        partitions: list[DescribeQuorumResponsePartitionData] = _FACTORY,
+        unknown_tagged_fields: dict[int, bytes] = _FACTORY,
+    ) -> None:
+        self.topic_name = topic_name
+        self.partitions = [] if partitions is _FACTORY else partitions
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(topic_name={self.topic_name!r}, partitions={self.partitions!r}, unknown_tagged_fields={self.unknown_tagged_fields!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.topic_name, self.partitions, self.unknown_tagged_fields,) == (other.topic_name, other.partitions, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class Listener:
     """Struct ``Listener`` of ``DescribeQuorumResponse`` (generated)."""
 
@@ -88,8 +168,30 @@ class Listener:
     port: int = 0
     unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)
 
+    __hash__ = None  # type: ignore[assignment]
 
-@dataclass(slots=True)
+    def __init__(
+        self,
+        name: str = '',
+        host: str = '',
+        port: int = 0,
+        unknown_tagged_fields: dict[int, bytes] = _FACTORY,
+    ) -> None:
+        self.name = name
+        self.host = host
+        self.port = port
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, host={self.host!r}, port={self.port!r}, unknown_tagged_fields={self.unknown_tagged_fields!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.host, self.port, self.unknown_tagged_fields,) == (other.name, other.host, other.port, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class Node:
     """Struct ``Node`` of ``DescribeQuorumResponse`` (generated)."""
 
@@ -97,8 +199,28 @@ class Node:
     listeners: list[Listener] = _field(default_factory=list)
     unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)
 
+    __hash__ = None  # type: ignore[assignment]
 
-@dataclass(slots=True)
+    def __init__(
+        self,
+        node_id: int = 0,
+        listeners: list[Listener] = _FACTORY,
+        unknown_tagged_fields: dict[int, bytes] = _FACTORY,
+    ) -> None:
+        self.node_id = node_id
+        self.listeners = [] if listeners is _FACTORY else listeners
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(node_id={self.node_id!r}, listeners={self.listeners!r}, unknown_tagged_fields={self.unknown_tagged_fields!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.node_id, self.listeners, self.unknown_tagged_fields,) == (other.node_id, other.listeners, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class DescribeQuorumResponse:
     """Kafka response ``DescribeQuorumResponse``, versions 0-2 (generated from DescribeQuorumResponse.json)."""
 
@@ -112,6 +234,30 @@ class DescribeQuorumResponse:
     topics: list[DescribeQuorumResponseTopicData] = _field(default_factory=list)
     nodes: list[Node] = _field(default_factory=list)
     unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(
+        self,
+        error_code: int = 0,
+        error_message: str | None = '',
+        topics: list[DescribeQuorumResponseTopicData] = _FACTORY,
+        nodes: list[Node] = _FACTORY,
+        unknown_tagged_fields: dict[int, bytes] = _FACTORY,
+    ) -> None:
+        self.error_code = error_code
+        self.error_message = error_message
+        self.topics = [] if topics is _FACTORY else topics
+        self.nodes = [] if nodes is _FACTORY else nodes
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(error_code={self.error_code!r}, error_message={self.error_message!r}, topics={self.topics!r}, nodes={self.nodes!r}, unknown_tagged_fields={self.unknown_tagged_fields!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.error_code, self.error_message, self.topics, self.nodes, self.unknown_tagged_fields,) == (other.error_code, other.error_message, other.topics, other.nodes, other.unknown_tagged_fields,)
 
     def encode(self, version: int) -> bytes:
         """Encode the body (no header) at ``version``."""
@@ -139,15 +285,33 @@ class DescribeQuorumResponse:
         return obj
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class DescribeQuorumRequestPartitionData:
     """Struct ``PartitionData`` of ``DescribeQuorumRequest`` (generated)."""
 
     partition_index: int = 0
     unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)
 
+    __hash__ = None  # type: ignore[assignment]
 
-@dataclass(slots=True)
+    def __init__(
+        self,
+        partition_index: int = 0,
+        unknown_tagged_fields: dict[int, bytes] = _FACTORY,
+    ) -> None:
+        self.partition_index = partition_index
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(partition_index={self.partition_index!r}, unknown_tagged_fields={self.unknown_tagged_fields!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.partition_index, self.unknown_tagged_fields,) == (other.partition_index, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class DescribeQuorumRequestTopicData:
     """Struct ``TopicData`` of ``DescribeQuorumRequest`` (generated)."""
 
@@ -155,8 +319,28 @@ class DescribeQuorumRequestTopicData:
     partitions: list[DescribeQuorumRequestPartitionData] = _field(default_factory=list)
     unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)
 
+    __hash__ = None  # type: ignore[assignment]
 
-@dataclass(slots=True)
+    def __init__(
+        self,
+        topic_name: str = '',
+        partitions: list[DescribeQuorumRequestPartitionData] = _FACTORY,
+        unknown_tagged_fields: dict[int, bytes] = _FACTORY,
+    ) -> None:
+        self.topic_name = topic_name
+        self.partitions = [] if partitions is _FACTORY else partitions
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(topic_name={self.topic_name!r}, partitions={self.partitions!r}, unknown_tagged_fields={self.unknown_tagged_fields!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.topic_name, self.partitions, self.unknown_tagged_fields,) == (other.topic_name, other.partitions, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class DescribeQuorumRequest:
     """Kafka request ``DescribeQuorumRequest``, versions 0-2 (generated from DescribeQuorumRequest.json)."""
 
@@ -168,6 +352,24 @@ class DescribeQuorumRequest:
 
     topics: list[DescribeQuorumRequestTopicData] = _field(default_factory=list)
     unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(
+        self,
+        topics: list[DescribeQuorumRequestTopicData] = _FACTORY,
+        unknown_tagged_fields: dict[int, bytes] = _FACTORY,
+    ) -> None:
+        self.topics = [] if topics is _FACTORY else topics
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(topics={self.topics!r}, unknown_tagged_fields={self.unknown_tagged_fields!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.topics, self.unknown_tagged_fields,) == (other.topics, other.unknown_tagged_fields,)
 
     def encode(self, version: int) -> bytes:
         """Encode the body (no header) at ``version``."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
-from typing import ClassVar
+from typing import Any, ClassVar
 from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
@@ -26,6 +26,8 @@ from aiokafka.protocol.primitives import (
 )
 
 _new = object.__new__
+# Default of the fields whose default is a fresh list, struct or dict.
+_FACTORY: Any = object()
 _setattr = object.__setattr__
 _SAFE_UNKNOWN = _SafeUUID.unknown
 
@@ -40,7 +42,7 @@ _S_i = _Struct(">i")
 _S_ib = _Struct(">ib")
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class DescribeTopicPartitionsResponsePartition:
     """Struct ``DescribeTopicPartitionsResponsePartition`` of ``DescribeTopicPartitionsResponse`` (generated)."""
 
@@ -55,8 +57,42 @@ class DescribeTopicPartitionsResponsePartition:
     offline_replicas: list[int] = _field(default_factory=list)
     unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)
 
+    __hash__ = None  # type: ignore[assignment]
 
-@dataclass(slots=True)
+    def __init__(
+        self,
+        error_code: int = 0,
+        partition_index: int = 0,
+        leader_id: int = 0,
+        leader_epoch: int = -1,
+        replica_nodes: list[int] = _FACTORY,
+        isr_nodes: list[int] = _FACTORY,
+        eligible_leader_replicas: list[int] | None = None,
+        last_known_elr: list[int] | None = None,
+        offline_replicas: list[int] = _FACTORY,
+        unknown_tagged_fields: dict[int, bytes] = _FACTORY,
+    ) -> None:
+        self.error_code = error_code
+        self.partition_index = partition_index
+        self.leader_id = leader_id
+        self.leader_epoch = leader_epoch
+        self.replica_nodes = [] if replica_nodes is _FACTORY else replica_nodes
+        self.isr_nodes = [] if isr_nodes is _FACTORY else isr_nodes
+        self.eligible_leader_replicas = eligible_leader_replicas
+        self.last_known_elr = last_known_elr
+        self.offline_replicas = [] if offline_replicas is _FACTORY else offline_replicas
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(error_code={self.error_code!r}, partition_index={self.partition_index!r}, leader_id={self.leader_id!r}, leader_epoch={self.leader_epoch!r}, replica_nodes={self.replica_nodes!r}, isr_nodes={self.isr_nodes!r}, eligible_leader_replicas={self.eligible_leader_replicas!r}, last_known_elr={self.last_known_elr!r}, offline_replicas={self.offline_replicas!r}, unknown_tagged_fields={self.unknown_tagged_fields!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.error_code, self.partition_index, self.leader_id, self.leader_epoch, self.replica_nodes, self.isr_nodes, self.eligible_leader_replicas, self.last_known_elr, self.offline_replicas, self.unknown_tagged_fields,) == (other.error_code, other.partition_index, other.leader_id, other.leader_epoch, other.replica_nodes, other.isr_nodes, other.eligible_leader_replicas, other.last_known_elr, other.offline_replicas, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class DescribeTopicPartitionsResponseTopic:
     """Struct ``DescribeTopicPartitionsResponseTopic`` of ``DescribeTopicPartitionsResponse`` (generated)."""
 
@@ -68,8 +104,36 @@ class DescribeTopicPartitionsResponseTopic:
     topic_authorized_operations: int = -2147483648
     unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)
 
+    __hash__ = None  # type: ignore[assignment]
 
-@dataclass(slots=True)
+    def __init__(
+        self,
+        error_code: int = 0,
+        name: str | None = '',
+        topic_id: UUID = ZERO_UUID,
+        is_internal: bool = False,
+        partitions: list[DescribeTopicPartitionsResponsePartition] = _FACTORY,
+        topic_authorized_operations: int = -2147483648,
+        unknown_tagged_fields: dict[int, bytes] = _FACTORY,
+    ) -> None:
+        self.error_code = error_code
+        self.name = name
+        self.topic_id = topic_id
+        self.is_internal = is_internal
+        self.partitions = [] if partitions is _FACTORY else partitions
+        self.topic_authorized_operations = topic_authorized_operations
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(error_code={self.error_code!r}, name={self.name!r}, topic_id={self.topic_id!r}, is_internal={self.is_internal!r}, partitions={self.partitions!r}, topic_authorized_operations={self.topic_authorized_operations!r}, unknown_tagged_fields={self.unknown_tagged_fields!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.error_code, self.name, self.topic_id, self.is_internal, self.partitions, self.topic_authorized_operations, self.unknown_tagged_fields,) == (other.error_code, other.name, other.topic_id, other.is_internal, other.partitions, other.topic_authorized_operations, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class DescribeTopicPartitionsResponse:
     """Kafka response ``DescribeTopicPartitionsResponse``, versions 0-0 (generated from DescribeTopicPartitionsResponse.json)."""
 
@@ -82,6 +146,28 @@ class DescribeTopicPartitionsResponse:
     topics: list[DescribeTopicPartitionsResponseTopic] = _field(default_factory=list)
     next_cursor: Cursor | None = None
     unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(
+        self,
+        throttle_time_ms: int = 0,
+        topics: list[DescribeTopicPartitionsResponseTopic] = _FACTORY,
+        next_cursor: Cursor | None = None,
+        unknown_tagged_fields: dict[int, bytes] = _FACTORY,
+    ) -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.topics = [] if topics is _FACTORY else topics
+        self.next_cursor = next_cursor
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, topics={self.topics!r}, next_cursor={self.next_cursor!r}, unknown_tagged_fields={self.unknown_tagged_fields!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.throttle_time_ms, self.topics, self.next_cursor, self.unknown_tagged_fields,) == (other.throttle_time_ms, other.topics, other.next_cursor, other.unknown_tagged_fields,)
 
     def encode(self, version: int) -> bytes:
         """Encode the body (no header) at ``version``."""
@@ -109,15 +195,33 @@ class DescribeTopicPartitionsResponse:
         return obj
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class TopicRequest:
     """Struct ``TopicRequest`` of ``DescribeTopicPartitionsRequest`` (generated)."""
 
     name: str = ''
     unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)
 
+    __hash__ = None  # type: ignore[assignment]
 
-@dataclass(slots=True)
+    def __init__(
+        self,
+        name: str = '',
+        unknown_tagged_fields: dict[int, bytes] = _FACTORY,
+    ) -> None:
+        self.name = name
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, unknown_tagged_fields={self.unknown_tagged_fields!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.unknown_tagged_fields,) == (other.name, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class Cursor:
     """Struct ``Cursor`` of ``DescribeTopicPartitionsRequest`` (generated)."""
 
@@ -125,8 +229,28 @@ class Cursor:
     partition_index: int = 0
     unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)
 
+    __hash__ = None  # type: ignore[assignment]
 
-@dataclass(slots=True)
+    def __init__(
+        self,
+        topic_name: str = '',
+        partition_index: int = 0,
+        unknown_tagged_fields: dict[int, bytes] = _FACTORY,
+    ) -> None:
+        self.topic_name = topic_name
+        self.partition_index = partition_index
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(topic_name={self.topic_name!r}, partition_index={self.partition_index!r}, unknown_tagged_fields={self.unknown_tagged_fields!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.topic_name, self.partition_index, self.unknown_tagged_fields,) == (other.topic_name, other.partition_index, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class DescribeTopicPartitionsRequest:
     """Kafka request ``DescribeTopicPartitionsRequest``, versions 0-0 (generated from DescribeTopicPartitionsRequest.json)."""
 
@@ -140,6 +264,28 @@ class DescribeTopicPartitionsRequest:
     response_partition_limit: int = 2000
     cursor: Cursor | None = None
     unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(
+        self,
+        topics: list[TopicRequest] = _FACTORY,
+        response_partition_limit: int = 2000,
+        cursor: Cursor | None = None,
+        unknown_tagged_fields: dict[int, bytes] = _FACTORY,
+    ) -> None:
+        self.topics = [] if topics is _FACTORY else topics
+        self.response_partition_limit = response_partition_limit
+        self.cursor = cursor
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(topics={self.topics!r}, response_partition_limit={self.response_partition_limit!r}, cursor={self.cursor!r}, unknown_tagged_fields={self.unknown_tagged_fields!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.topics, self.response_partition_limit, self.cursor, self.unknown_tagged_fields,) == (other.topics, other.response_partition_limit, other.cursor, other.unknown_tagged_fields,)
 
     def encode(self, version: int) -> bytes:
         """Encode the body (no header) at ``version``."""

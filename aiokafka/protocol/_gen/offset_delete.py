@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
-from typing import ClassVar
+from typing import Any, ClassVar
 from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
@@ -26,6 +26,8 @@ from aiokafka.protocol.primitives import (
 )
 
 _new = object.__new__
+# Default of the fields whose default is a fresh list, struct or dict.
+_FACTORY: Any = object()
 _setattr = object.__setattr__
 _SAFE_UNKNOWN = _SafeUUID.unknown
 
@@ -38,23 +40,59 @@ _S_i = _Struct(">i")
 _S_ih = _Struct(">ih")
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class OffsetDeleteResponsePartition:
     """Struct ``OffsetDeleteResponsePartition`` of ``OffsetDeleteResponse`` (generated)."""
 
     partition_index: int = 0
     error_code: int = 0
 
+    __hash__ = None  # type: ignore[assignment]
 
-@dataclass(slots=True)
+    def __init__(
+        self,
+        partition_index: int = 0,
+        error_code: int = 0,
+    ) -> None:
+        self.partition_index = partition_index
+        self.error_code = error_code
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(partition_index={self.partition_index!r}, error_code={self.error_code!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.partition_index, self.error_code,) == (other.partition_index, other.error_code,)
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class OffsetDeleteResponseTopic:
     """Struct ``OffsetDeleteResponseTopic`` of ``OffsetDeleteResponse`` (generated)."""
 
     name: str = ''
     partitions: list[OffsetDeleteResponsePartition] = _field(default_factory=list)
 
+    __hash__ = None  # type: ignore[assignment]
 
-@dataclass(slots=True)
+    def __init__(
+        self,
+        name: str = '',
+        partitions: list[OffsetDeleteResponsePartition] = _FACTORY,
+    ) -> None:
+        self.name = name
+        self.partitions = [] if partitions is _FACTORY else partitions
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, partitions={self.partitions!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.partitions,) == (other.name, other.partitions,)
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class OffsetDeleteResponse:
     """Kafka response ``OffsetDeleteResponse``, versions 0-0 (generated from OffsetDeleteResponse.json)."""
 
@@ -66,6 +104,26 @@ class OffsetDeleteResponse:
     error_code: int = 0
     throttle_time_ms: int = 0
     topics: list[OffsetDeleteResponseTopic] = _field(default_factory=list)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(
+        self,
+        error_code: int = 0,
+        throttle_time_ms: int = 0,
+        topics: list[OffsetDeleteResponseTopic] = _FACTORY,
+    ) -> None:
+        self.error_code = error_code
+        self.throttle_time_ms = throttle_time_ms
+        self.topics = [] if topics is _FACTORY else topics
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(error_code={self.error_code!r}, throttle_time_ms={self.throttle_time_ms!r}, topics={self.topics!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.error_code, self.throttle_time_ms, self.topics,) == (other.error_code, other.throttle_time_ms, other.topics,)
 
     def encode(self, version: int) -> bytes:
         """Encode the body (no header) at ``version``."""
@@ -93,22 +151,56 @@ class OffsetDeleteResponse:
         return obj
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class OffsetDeleteRequestPartition:
     """Struct ``OffsetDeleteRequestPartition`` of ``OffsetDeleteRequest`` (generated)."""
 
     partition_index: int = 0
 
+    __hash__ = None  # type: ignore[assignment]
 
-@dataclass(slots=True)
+    def __init__(
+        self,
+        partition_index: int = 0,
+    ) -> None:
+        self.partition_index = partition_index
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(partition_index={self.partition_index!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.partition_index,) == (other.partition_index,)
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class OffsetDeleteRequestTopic:
     """Struct ``OffsetDeleteRequestTopic`` of ``OffsetDeleteRequest`` (generated)."""
 
     name: str = ''
     partitions: list[OffsetDeleteRequestPartition] = _field(default_factory=list)
 
+    __hash__ = None  # type: ignore[assignment]
 
-@dataclass(slots=True)
+    def __init__(
+        self,
+        name: str = '',
+        partitions: list[OffsetDeleteRequestPartition] = _FACTORY,
+    ) -> None:
+        self.name = name
+        self.partitions = [] if partitions is _FACTORY else partitions
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, partitions={self.partitions!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.partitions,) == (other.name, other.partitions,)
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class OffsetDeleteRequest:
     """Kafka request ``OffsetDeleteRequest``, versions 0-0 (generated from OffsetDeleteRequest.json)."""
 
@@ -120,6 +212,24 @@ class OffsetDeleteRequest:
 
     group_id: str = ''
     topics: list[OffsetDeleteRequestTopic] = _field(default_factory=list)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(
+        self,
+        group_id: str = '',
+        topics: list[OffsetDeleteRequestTopic] = _FACTORY,
+    ) -> None:
+        self.group_id = group_id
+        self.topics = [] if topics is _FACTORY else topics
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(group_id={self.group_id!r}, topics={self.topics!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.group_id, self.topics,) == (other.group_id, other.topics,)
 
     def encode(self, version: int) -> bytes:
         """Encode the body (no header) at ``version``."""

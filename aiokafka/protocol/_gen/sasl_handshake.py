@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
-from typing import ClassVar
+from typing import Any, ClassVar
 from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
@@ -26,6 +26,8 @@ from aiokafka.protocol.primitives import (
 )
 
 _new = object.__new__
+# Default of the fields whose default is a fresh list, struct or dict.
+_FACTORY: Any = object()
 _setattr = object.__setattr__
 _SAFE_UNKNOWN = _SafeUUID.unknown
 
@@ -36,7 +38,7 @@ _S_hi = _Struct(">hi")
 _S_i = _Struct(">i")
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class SaslHandshakeResponse:
     """Kafka response ``SaslHandshakeResponse``, versions 0-1 (generated from SaslHandshakeResponse.json)."""
 
@@ -47,6 +49,24 @@ class SaslHandshakeResponse:
 
     error_code: int = 0
     mechanisms: list[str] = _field(default_factory=list)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(
+        self,
+        error_code: int = 0,
+        mechanisms: list[str] = _FACTORY,
+    ) -> None:
+        self.error_code = error_code
+        self.mechanisms = [] if mechanisms is _FACTORY else mechanisms
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(error_code={self.error_code!r}, mechanisms={self.mechanisms!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.error_code, self.mechanisms,) == (other.error_code, other.mechanisms,)
 
     def encode(self, version: int) -> bytes:
         """Encode the body (no header) at ``version``."""
@@ -74,7 +94,7 @@ class SaslHandshakeResponse:
         return obj
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class SaslHandshakeRequest:
     """Kafka request ``SaslHandshakeRequest``, versions 0-1 (generated from SaslHandshakeRequest.json)."""
 
@@ -85,6 +105,22 @@ class SaslHandshakeRequest:
     RESPONSE_TYPE: ClassVar[type[SaslHandshakeResponse]] = SaslHandshakeResponse
 
     mechanism: str = ''
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(
+        self,
+        mechanism: str = '',
+    ) -> None:
+        self.mechanism = mechanism
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(mechanism={self.mechanism!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.mechanism,) == (other.mechanism,)
 
     def encode(self, version: int) -> bytes:
         """Encode the body (no header) at ``version``."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field as _field
 from struct import Struct as _Struct, error as _StructError, pack as _pack, unpack_from as _unpack_from
-from typing import ClassVar
+from typing import Any, ClassVar
 from uuid import UUID, UUID as _UUID, SafeUUID as _SafeUUID
 
 from aiokafka.protocol.primitives import (
@@ -26,6 +26,8 @@ from aiokafka.protocol.primitives import (
 )
 
 _new = object.__new__
+# Default of the fields whose default is a fresh list, struct or dict.
+_FACTORY: Any = object()
 _setattr = object.__setattr__
 _SAFE_UNKNOWN = _SafeUUID.unknown
 
@@ -42,7 +44,7 @@ _S_qq = _Struct(">qq")
 _S_qqh = _Struct(">qqh")
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class LeaderIdAndEpoch:
     """Struct ``LeaderIdAndEpoch`` of ``ShareFetchResponse`` (generated)."""
 
@@ -50,8 +52,28 @@ class LeaderIdAndEpoch:
     leader_epoch: int = 0
     unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)
 
+    __hash__ = None  # type: ignore[assignment]
 
-@dataclass(slots=True)
+    def __init__(
+        self,
+        leader_id: int = 0,
+        leader_epoch: int = 0,
+        unknown_tagged_fields: dict[int, bytes] = _FACTORY,
+    ) -> None:
+        self.leader_id = leader_id
+        self.leader_epoch = leader_epoch
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(leader_id={self.leader_id!r}, leader_epoch={self.leader_epoch!r}, unknown_tagged_fields={self.unknown_tagged_fields!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.leader_id, self.leader_epoch, self.unknown_tagged_fields,) == (other.leader_id, other.leader_epoch, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class AcquiredRecords:
     """Struct ``AcquiredRecords`` of ``ShareFetchResponse`` (generated)."""
 
@@ -60,8 +82,30 @@ class AcquiredRecords:
     delivery_count: int = 0
     unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)
 
+    __hash__ = None  # type: ignore[assignment]
 
-@dataclass(slots=True)
+    def __init__(
+        self,
+        first_offset: int = 0,
+        last_offset: int = 0,
+        delivery_count: int = 0,
+        unknown_tagged_fields: dict[int, bytes] = _FACTORY,
+    ) -> None:
+        self.first_offset = first_offset
+        self.last_offset = last_offset
+        self.delivery_count = delivery_count
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(first_offset={self.first_offset!r}, last_offset={self.last_offset!r}, delivery_count={self.delivery_count!r}, unknown_tagged_fields={self.unknown_tagged_fields!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.first_offset, self.last_offset, self.delivery_count, self.unknown_tagged_fields,) == (other.first_offset, other.last_offset, other.delivery_count, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class PartitionData:
     """Struct ``PartitionData`` of ``ShareFetchResponse`` (generated)."""
 
@@ -75,8 +119,40 @@ class PartitionData:
     acquired_records: list[AcquiredRecords] = _field(default_factory=list)
     unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)
 
+    __hash__ = None  # type: ignore[assignment]
 
-@dataclass(slots=True)
+    def __init__(
+        self,
+        partition_index: int = 0,
+        error_code: int = 0,
+        error_message: str | None = None,
+        acknowledge_error_code: int = 0,
+        acknowledge_error_message: str | None = None,
+        current_leader: LeaderIdAndEpoch = _FACTORY,
+        records: bytes | bytearray | memoryview | None = None,
+        acquired_records: list[AcquiredRecords] = _FACTORY,
+        unknown_tagged_fields: dict[int, bytes] = _FACTORY,
+    ) -> None:
+        self.partition_index = partition_index
+        self.error_code = error_code
+        self.error_message = error_message
+        self.acknowledge_error_code = acknowledge_error_code
+        self.acknowledge_error_message = acknowledge_error_message
+        self.current_leader = LeaderIdAndEpoch() if current_leader is _FACTORY else current_leader
+        self.records = records
+        self.acquired_records = [] if acquired_records is _FACTORY else acquired_records
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(partition_index={self.partition_index!r}, error_code={self.error_code!r}, error_message={self.error_message!r}, acknowledge_error_code={self.acknowledge_error_code!r}, acknowledge_error_message={self.acknowledge_error_message!r}, current_leader={self.current_leader!r}, records={self.records!r}, acquired_records={self.acquired_records!r}, unknown_tagged_fields={self.unknown_tagged_fields!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.partition_index, self.error_code, self.error_message, self.acknowledge_error_code, self.acknowledge_error_message, self.current_leader, self.records, self.acquired_records, self.unknown_tagged_fields,) == (other.partition_index, other.error_code, other.error_message, other.acknowledge_error_code, other.acknowledge_error_message, other.current_leader, other.records, other.acquired_records, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class ShareFetchableTopicResponse:
     """Struct ``ShareFetchableTopicResponse`` of ``ShareFetchResponse`` (generated)."""
 
@@ -84,8 +160,28 @@ class ShareFetchableTopicResponse:
     partitions: list[PartitionData] = _field(default_factory=list)
     unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)
 
+    __hash__ = None  # type: ignore[assignment]
 
-@dataclass(slots=True)
+    def __init__(
+        self,
+        topic_id: UUID = ZERO_UUID,
+        partitions: list[PartitionData] = _FACTORY,
+        unknown_tagged_fields: dict[int, bytes] = _FACTORY,
+    ) -> None:
+        self.topic_id = topic_id
+        self.partitions = [] if partitions is _FACTORY else partitions
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(topic_id={self.topic_id!r}, partitions={self.partitions!r}, unknown_tagged_fields={self.unknown_tagged_fields!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.topic_id, self.partitions, self.unknown_tagged_fields,) == (other.topic_id, other.partitions, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class NodeEndpoint:
     """Struct ``NodeEndpoint`` of ``ShareFetchResponse`` (generated)."""
 
@@ -95,8 +191,32 @@ class NodeEndpoint:
     rack: str | None = None
     unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)
 
+    __hash__ = None  # type: ignore[assignment]
 
-@dataclass(slots=True)
+    def __init__(
+        self,
+        node_id: int = 0,
+        host: str = '',
+        port: int = 0,
+        rack: str | None = None,
+        unknown_tagged_fields: dict[int, bytes] = _FACTORY,
+    ) -> None:
+        self.node_id = node_id
+        self.host = host
+        self.port = port
+        self.rack = rack
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(node_id={self.node_id!r}, host={self.host!r}, port={self.port!r}, rack={self.rack!r}, unknown_tagged_fields={self.unknown_tagged_fields!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.node_id, self.host, self.port, self.rack, self.unknown_tagged_fields,) == (other.node_id, other.host, other.port, other.rack, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class ShareFetchResponse:
     """Kafka response ``ShareFetchResponse``, versions 0-0 (generated from ShareFetchResponse.json)."""
 
@@ -111,6 +231,32 @@ class ShareFetchResponse:
     responses: list[ShareFetchableTopicResponse] = _field(default_factory=list)
     node_endpoints: list[NodeEndpoint] = _field(default_factory=list)
     unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(
+        self,
+        throttle_time_ms: int = 0,
+        error_code: int = 0,
+        error_message: str | None = None,
+        responses: list[ShareFetchableTopicResponse] = _FACTORY,
+        node_endpoints: list[NodeEndpoint] = _FACTORY,
+        unknown_tagged_fields: dict[int, bytes] = _FACTORY,
+    ) -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.error_code = error_code
+        self.error_message = error_message
+        self.responses = [] if responses is _FACTORY else responses
+        self.node_endpoints = [] if node_endpoints is _FACTORY else node_endpoints
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, error_code={self.error_code!r}, error_message={self.error_message!r}, responses={self.responses!r}, node_endpoints={self.node_endpoints!r}, unknown_tagged_fields={self.unknown_tagged_fields!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.throttle_time_ms, self.error_code, self.error_message, self.responses, self.node_endpoints, self.unknown_tagged_fields,) == (other.throttle_time_ms, other.error_code, other.error_message, other.responses, other.node_endpoints, other.unknown_tagged_fields,)
 
     def encode(self, version: int) -> bytes:
         """Encode the body (no header) at ``version``."""
@@ -138,7 +284,7 @@ class ShareFetchResponse:
         return obj
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class AcknowledgementBatch:
     """Struct ``AcknowledgementBatch`` of ``ShareFetchRequest`` (generated)."""
 
@@ -147,8 +293,30 @@ class AcknowledgementBatch:
     acknowledge_types: list[int] = _field(default_factory=list)
     unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)
 
+    __hash__ = None  # type: ignore[assignment]
 
-@dataclass(slots=True)
+    def __init__(
+        self,
+        first_offset: int = 0,
+        last_offset: int = 0,
+        acknowledge_types: list[int] = _FACTORY,
+        unknown_tagged_fields: dict[int, bytes] = _FACTORY,
+    ) -> None:
+        self.first_offset = first_offset
+        self.last_offset = last_offset
+        self.acknowledge_types = [] if acknowledge_types is _FACTORY else acknowledge_types
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(first_offset={self.first_offset!r}, last_offset={self.last_offset!r}, acknowledge_types={self.acknowledge_types!r}, unknown_tagged_fields={self.unknown_tagged_fields!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.first_offset, self.last_offset, self.acknowledge_types, self.unknown_tagged_fields,) == (other.first_offset, other.last_offset, other.acknowledge_types, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class FetchPartition:
     """Struct ``FetchPartition`` of ``ShareFetchRequest`` (generated)."""
 
@@ -157,8 +325,30 @@ class FetchPartition:
     acknowledgement_batches: list[AcknowledgementBatch] = _field(default_factory=list)
     unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)
 
+    __hash__ = None  # type: ignore[assignment]
 
-@dataclass(slots=True)
+    def __init__(
+        self,
+        partition_index: int = 0,
+        partition_max_bytes: int = 0,
+        acknowledgement_batches: list[AcknowledgementBatch] = _FACTORY,
+        unknown_tagged_fields: dict[int, bytes] = _FACTORY,
+    ) -> None:
+        self.partition_index = partition_index
+        self.partition_max_bytes = partition_max_bytes
+        self.acknowledgement_batches = [] if acknowledgement_batches is _FACTORY else acknowledgement_batches
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(partition_index={self.partition_index!r}, partition_max_bytes={self.partition_max_bytes!r}, acknowledgement_batches={self.acknowledgement_batches!r}, unknown_tagged_fields={self.unknown_tagged_fields!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.partition_index, self.partition_max_bytes, self.acknowledgement_batches, self.unknown_tagged_fields,) == (other.partition_index, other.partition_max_bytes, other.acknowledgement_batches, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class FetchTopic:
     """Struct ``FetchTopic`` of ``ShareFetchRequest`` (generated)."""
 
@@ -166,8 +356,28 @@ class FetchTopic:
     partitions: list[FetchPartition] = _field(default_factory=list)
     unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)
 
+    __hash__ = None  # type: ignore[assignment]
 
-@dataclass(slots=True)
+    def __init__(
+        self,
+        topic_id: UUID = ZERO_UUID,
+        partitions: list[FetchPartition] = _FACTORY,
+        unknown_tagged_fields: dict[int, bytes] = _FACTORY,
+    ) -> None:
+        self.topic_id = topic_id
+        self.partitions = [] if partitions is _FACTORY else partitions
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(topic_id={self.topic_id!r}, partitions={self.partitions!r}, unknown_tagged_fields={self.unknown_tagged_fields!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.topic_id, self.partitions, self.unknown_tagged_fields,) == (other.topic_id, other.partitions, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class ForgottenTopic:
     """Struct ``ForgottenTopic`` of ``ShareFetchRequest`` (generated)."""
 
@@ -175,8 +385,28 @@ class ForgottenTopic:
     partitions: list[int] = _field(default_factory=list)
     unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)
 
+    __hash__ = None  # type: ignore[assignment]
 
-@dataclass(slots=True)
+    def __init__(
+        self,
+        topic_id: UUID = ZERO_UUID,
+        partitions: list[int] = _FACTORY,
+        unknown_tagged_fields: dict[int, bytes] = _FACTORY,
+    ) -> None:
+        self.topic_id = topic_id
+        self.partitions = [] if partitions is _FACTORY else partitions
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(topic_id={self.topic_id!r}, partitions={self.partitions!r}, unknown_tagged_fields={self.unknown_tagged_fields!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.topic_id, self.partitions, self.unknown_tagged_fields,) == (other.topic_id, other.partitions, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class ShareFetchRequest:
     """Kafka request ``ShareFetchRequest``, versions 0-0 (generated from ShareFetchRequest.json)."""
 
@@ -195,6 +425,38 @@ class ShareFetchRequest:
     topics: list[FetchTopic] = _field(default_factory=list)
     forgotten_topics_data: list[ForgottenTopic] = _field(default_factory=list)
     unknown_tagged_fields: dict[int, bytes] = _field(default_factory=dict)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(
+        self,
+        group_id: str | None = None,
+        member_id: str | None = '',
+        share_session_epoch: int = 0,
+        max_wait_ms: int = 0,
+        min_bytes: int = 0,
+        max_bytes: int = 2147483647,
+        topics: list[FetchTopic] = _FACTORY,
+        forgotten_topics_data: list[ForgottenTopic] = _FACTORY,
+        unknown_tagged_fields: dict[int, bytes] = _FACTORY,
+    ) -> None:
+        self.group_id = group_id
+        self.member_id = member_id
+        self.share_session_epoch = share_session_epoch
+        self.max_wait_ms = max_wait_ms
+        self.min_bytes = min_bytes
+        self.max_bytes = max_bytes
+        self.topics = [] if topics is _FACTORY else topics
+        self.forgotten_topics_data = [] if forgotten_topics_data is _FACTORY else forgotten_topics_data
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(group_id={self.group_id!r}, member_id={self.member_id!r}, share_session_epoch={self.share_session_epoch!r}, max_wait_ms={self.max_wait_ms!r}, min_bytes={self.min_bytes!r}, max_bytes={self.max_bytes!r}, topics={self.topics!r}, forgotten_topics_data={self.forgotten_topics_data!r}, unknown_tagged_fields={self.unknown_tagged_fields!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.group_id, self.member_id, self.share_session_epoch, self.max_wait_ms, self.min_bytes, self.max_bytes, self.topics, self.forgotten_topics_data, self.unknown_tagged_fields,) == (other.group_id, other.member_id, other.share_session_epoch, other.max_wait_ms, other.min_bytes, other.max_bytes, other.topics, other.forgotten_topics_data, other.unknown_tagged_fields,)
 
     def encode(self, version: int) -> bytes:
         """Encode the body (no header) at ``version``."""
