@@ -17,6 +17,7 @@ from aiokafka.admin.results import (
     ConfigDescription,
     ConfigEntry,
     ConfigSynonym,
+    group_as_responses,
 )
 from aiokafka.admin.types import (
     AlterConfigOp,
@@ -98,8 +99,15 @@ class ConfigsMixin(AdminBase):
         config_resources: Sequence[ConfigResource],
         include_synonyms: bool = False,
         include_documentation: bool = False,
+        *,
+        raise_errors: bool = False,
     ) -> list[ConfigDescription]:
         """Describe the configs of topics, brokers, groups, ...
+
+        Per item, as in aiokafka: a resource that could not be described (e.g.
+        ``UnknownTopicOrPartitionError`` for a missing topic,
+        ``InvalidRequestError`` for a bad broker logger name) comes back with its
+        ``error`` set, no configs and a non-zero code in ``.resources``.
 
         Args:
             config_resources: What to describe; a resource's ``configs`` keys, if
@@ -107,14 +115,20 @@ class ConfigsMixin(AdminBase):
             include_synonyms: Also report lower-precedence values (e.g. the static
                 broker value under a dynamic one).
             include_documentation: Also report each config's documentation.
+            raise_errors: Raise the first failed resource's error class (its
+                message names every failure) instead of returning it.
 
         Returns:
-            One description per resource, in order.
+            One description per resource, in order. aiokafka's shape: aiokafka sent
+            one request per broker resource's broker and one for all other
+            resources, and returned the responses; the first item of each such
+            request's resources has ``.resources`` listing all of them (the others
+            an empty list), so ``resp[0].resources[i]`` and loops over every item's
+            ``.resources`` read as they did.
 
         Raises:
-            aiokafka.errors.UnknownTopicOrPartitionError: a topic does not exist.
-            aiokafka.errors.InvalidRequestError: e.g. a bad broker logger name;
-                per resource: the exception names every failure.
+            aiokafka.errors.KafkaError: a per-resource error with ``raise_errors``;
+                a request that failed as a whole always.
         """
         resources = _resources("config_resources", config_resources)
 
@@ -146,25 +160,46 @@ class ConfigsMixin(AdminBase):
             return out
 
         outcome = await self._by_node(resources, send)
-        raise_first(outcome)
-        return [outcome[r] for r in resources]
+        if raise_errors:
+            raise_first(outcome)
+        described = [
+            ConfigDescription(r.resource_type, r.name, {}, error=v)
+            if isinstance(v, KafkaError)
+            else v
+            for r, v in ((r, outcome[r]) for r in resources)
+        ]
+        return group_as_responses(described, _aiokafka_request)
 
     async def alter_configs(
-        self, config_resources: Sequence[ConfigResource], validate_only: bool = False
+        self,
+        config_resources: Sequence[ConfigResource],
+        validate_only: bool = False,
+        *,
+        raise_errors: bool = False,
     ) -> list[ConfigAlterationResult]:
         """Replace the dynamic configs of resources (legacy AlterConfigs).
 
         Every dynamic config of a resource not listed in its ``configs`` is reset to
         its default; prefer :meth:`incremental_alter_configs` to change a few.
 
+        Per item, as in aiokafka: a resource that could not be altered
+        (``InvalidConfigurationError`` for an unknown name or bad value,
+        ``UnknownTopicOrPartitionError`` for a missing topic, ...) comes back with
+        its ``error`` set and a non-zero code in ``.resources``; the others still
+        change.
+
+        Args:
+            config_resources: Resources with the full set of configs to keep.
+            validate_only: Check without changing anything.
+            raise_errors: Raise the first failed resource's error class (its
+                message names every failure) instead of returning it.
+
         Returns:
             One item per resource, in order; each answers aiokafka's ``.resources``.
 
         Raises:
-            aiokafka.errors.InvalidConfigurationError: unknown name or bad value.
-            aiokafka.errors.UnknownTopicOrPartitionError: a topic does not exist.
-                Per resource: the others still change; the exception names every
-                failure.
+            aiokafka.errors.KafkaError: a per-resource error with ``raise_errors``;
+                a request that failed as a whole always.
         """
         resources = _resources("config_resources", config_resources)
         for r in resources:
@@ -190,8 +225,9 @@ class ConfigsMixin(AdminBase):
             return _alter_outcome(response.responses, "alter configs")
 
         outcome = await self._by_node(resources, send)
-        raise_first(outcome)
-        return [ConfigAlterationResult(r.resource_type, r.name) for r in resources]
+        if raise_errors:
+            raise_first(outcome)
+        return [ConfigAlterationResult(r.resource_type, r.name, outcome[r]) for r in resources]
 
     async def incremental_alter_configs(
         self,
@@ -242,6 +278,14 @@ class ConfigsMixin(AdminBase):
 
         outcome = await self._by_node(resources, send)
         raise_first(outcome)
+
+
+def _aiokafka_request(item: ConfigDescription) -> object:
+    # aiokafka 0.14 sent BROKER resources to that broker, one request per broker,
+    # and every other resource in one request to any broker.
+    if item.resource_type is ConfigResourceType.BROKER and item.name.isdigit():
+        return int(item.name)
+    return None
 
 
 def _alter_outcome(responses: Iterable[Any], verb: str) -> dict[ConfigResource, Any]:

@@ -13,7 +13,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from aiokafka.admin._base import AdminBase, check, error_for, raise_first
-from aiokafka.admin.results import ConsumerGroupListing, GroupDescription, MemberDescription
+from aiokafka.admin.results import (
+    ConsumerGroupListing,
+    GroupDescription,
+    MemberDescription,
+    group_as_responses,
+)
 from aiokafka.admin.topics import authorized_operations
 from aiokafka.cluster import CoordinatorType
 from aiokafka.errors import (
@@ -169,29 +174,43 @@ class GroupsMixin(AdminBase):
         group_ids: Sequence[str],
         group_coordinator_id: int | None = None,
         include_authorized_operations: bool = False,
+        *,
+        raise_errors: bool = False,
     ) -> list[GroupDescription]:
         """Describe groups: state, assignor and members with their assignments.
 
-        Per item: a group the broker could not describe (e.g. not authorized) comes
-        back with ``error`` set instead of raising. A group that does not exist is
-        described with state ``"Dead"``.
+        Per item, as in aiokafka: a group the broker could not describe (e.g. not
+        authorized) comes back with ``error`` set and a non-zero code in
+        ``.groups``. A group that does not exist is described with state
+        ``"Dead"``.
 
         Args:
             group_ids: Groups to describe.
             group_coordinator_id: Send to this broker instead of looking up each
                 group's coordinator (aiokafka's argument).
             include_authorized_operations: Also report what the caller may do.
+            raise_errors: Raise the first failed group's error class (its message
+                names every failure) instead of returning it.
 
         Returns:
-            One description per group, in order; each also answers aiokafka's
-            ``.groups`` (the DescribeGroups tuples of that group).
+            One description per group, in order. aiokafka's shape: aiokafka
+            returned one DescribeGroups response per coordinator; the first item
+            of each coordinator's groups has ``.groups`` listing all of them (the
+            others an empty list), so ``resp[0].groups[i]`` and loops over every
+            item's ``.groups`` read as they did.
+
+        Raises:
+            aiokafka.errors.KafkaError: a per-group error with ``raise_errors``.
         """
         groups = _group_ids("group_ids", group_ids)
+        # The node each group was last sent to: aiokafka's responses were per node.
+        sent_to: dict[str, int] = {}
 
         async def attempt(pending: list[str]) -> dict[str, Any]:
             out: dict[str, Any] = {}
             by_node = await self._group_coordinators(pending, group_coordinator_id)
             for node, names in by_node.items():
+                sent_to.update(dict.fromkeys(names, node))
                 request = _dsg.DescribeGroupsRequest(
                     groups=names, include_authorized_operations=bool(include_authorized_operations)
                 )
@@ -207,10 +226,15 @@ class GroupsMixin(AdminBase):
             return out
 
         outcome = await self._retry_items(groups, attempt, deadline=self._deadline())
-        return [
-            GroupDescription(g, "", "", "", [], error=v) if isinstance(v, KafkaError) else v
+        if raise_errors:
+            raise_first(outcome)
+        described = [
+            GroupDescription(g, "", "", "", [], coordinator=sent_to.get(g), error=v)
+            if isinstance(v, KafkaError)
+            else v
             for g, v in outcome.items()
         ]
+        return group_as_responses(described, lambda d: d.coordinator)
 
     async def delete_consumer_groups(
         self, group_ids: Sequence[str], group_coordinator_id: int | None = None

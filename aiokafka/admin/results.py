@@ -11,7 +11,17 @@ runs unchanged (``docs/migration-from-aiokafka.md`` has the table):
   (``t["topic"]``, ``t["partitions"]``, ``c["controller_id"]``, ...).
 * ``describe_configs(...)`` items answer ``.resources`` and
   ``describe_consumer_groups(...)`` items answer ``.groups`` with aiokafka's response
-  tuples (one resource or group per item).
+  tuples. aiokafka returned one response per broker asked; here the first item of
+  each such response lists every resource (group) of that response and the others
+  list none, so ``resp[0].resources[1]`` and a loop over every item's
+  ``.resources`` both see what aiokafka's responses held (see
+  :func:`group_as_responses`).
+
+Per-item errors are carried, not raised, where aiokafka 0.14 returned error codes
+(``create_topics``, ``delete_topics``, ``describe_topics``, ``describe_configs``,
+``alter_configs``, ``describe_consumer_groups``): the item's ``error`` is the typed
+exception (``None`` on success) and aiokafka's ``error_code`` fields are non-zero.
+Those calls take ``raise_errors=True`` to raise instead.
 * ``list_consumer_groups()`` items are ``(group_id, protocol_type)`` pairs with
   ``state`` and ``group_type`` as extra attributes.
 """
@@ -19,9 +29,9 @@ runs unchanged (``docs/migration-from-aiokafka.md`` has the table):
 from __future__ import annotations
 
 import uuid
-from collections.abc import KeysView
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Hashable, KeysView
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
 
 from aiokafka.admin.acl_types import AclOperation
 from aiokafka.admin.scram import ScramMechanism
@@ -54,6 +64,7 @@ __all__ = [
     "TopicDescription",
     "TransactionDescription",
     "TransactionListing",
+    "group_as_responses",
 ]
 
 
@@ -71,6 +82,37 @@ def _error_code(error: KafkaError | None) -> int:
     if error is None:
         return 0
     return error.errno if error.errno is not None else -1
+
+
+def _error_message(error: KafkaError | None) -> str | None:
+    return None if error is None else str(error)
+
+
+_T = TypeVar("_T")
+
+
+def group_as_responses(items: list[_T], key: Callable[[_T], Hashable]) -> list[_T]:
+    """``items`` (in order) with aiokafka's response grouping attached.
+
+    Items with the same ``key`` went into one aiokafka response. The first item of
+    each group gets the others as ``response_peers`` (so its ``.resources`` /
+    ``.groups`` list the whole response); the others get ``in_earlier_response``
+    (so theirs are empty and a loop over all items sees each resource once).
+    """
+    groups: dict[Hashable, list[int]] = {}
+    for i, item in enumerate(items):
+        groups.setdefault(key(item), []).append(i)
+    out = list(items)
+    for indexes in groups.values():
+        if len(indexes) < 2:
+            continue
+        first, rest = indexes[0], indexes[1:]
+        out[first] = replace(  # type: ignore[type-var]
+            items[first], response_peers=tuple(items[i] for i in rest)
+        )
+        for i in rest:
+            out[i] = replace(items[i], in_earlier_response=True)  # type: ignore[type-var]
+    return out
 
 
 class _DictKeys:
@@ -99,14 +141,16 @@ class _DictKeys:
 
 @dataclass(frozen=True)
 class TopicCreationResult:
-    """What the broker created (or, with ``validate_only``, would create).
+    """What the broker created (or, with ``validate_only``, would create), or why not.
 
     Attributes:
         name: Topic name.
-        topic_id: The new topic's id (zero UUID for ``validate_only``).
+        topic_id: The new topic's id (zero UUID for ``validate_only`` or a failure).
         num_partitions: Partition count (-1 if the broker did not say).
         replication_factor: Replication factor (-1 if the broker did not say).
         configs: The topic's effective configs (CreateTopics v5+), name -> value.
+        error: Why the topic was not created (e.g. ``TopicAlreadyExistsError``),
+            ``None`` if it was.
     """
 
     name: str
@@ -114,31 +158,48 @@ class TopicCreationResult:
     num_partitions: int
     replication_factor: int
     configs: dict[str, str | None] = field(default_factory=dict)
+    error: KafkaError | None = None
 
 
 class TopicCreationResults(dict[str, TopicCreationResult]):
     """What ``create_topics`` returns: topic name -> :class:`TopicCreationResult`.
 
-    Failures raise (see ``create_topics``), so every topic here was created.
+    A topic that was not created has its ``error`` set (unless ``create_topics``
+    was asked to ``raise_errors``).
     """
 
     @property
     def topic_errors(self) -> list[tuple[str, int, str | None]]:
-        """aiokafka's ``CreateTopicsResponse.topic_errors``: ``(topic, 0, None)`` each."""
-        return [(name, 0, None) for name in self]
+        """aiokafka's ``CreateTopicsResponse.topic_errors``: ``(topic, error_code,
+        error_message)`` each, ``(topic, 0, None)`` for a created topic."""
+        return [(n, _error_code(r.error), _error_message(r.error)) for n, r in self.items()]
+
+    @property
+    def errors(self) -> dict[str, KafkaError]:
+        """The topics that were not created, with why."""
+        return {n: r.error for n, r in self.items() if r.error is not None}
 
 
 @dataclass(frozen=True)
 class TopicDeletionResult:
-    """What ``delete_topics`` returns: the deleted topics, in order (a failure
-    raises). ``.topic_error_codes`` answers aiokafka's ``DeleteTopicsResponse``."""
+    """What ``delete_topics`` returns: every topic asked, in order, and the errors of
+    those not deleted. ``.topic_error_codes`` answers aiokafka's
+    ``DeleteTopicsResponse``.
+
+    Attributes:
+        topics: The topics asked, in order.
+        errors: Topic -> why it was not deleted (e.g.
+            ``UnknownTopicOrPartitionError``); empty when all were deleted.
+    """
 
     topics: list[str]
+    errors: dict[str, KafkaError] = field(default_factory=dict)
 
     @property
     def topic_error_codes(self) -> list[tuple[str, int]]:
-        """``(topic, 0)`` per deleted topic, as aiokafka's response listed them."""
-        return [(t, 0) for t in self.topics]
+        """``(topic, error_code)`` per topic (0 if deleted), as aiokafka's response
+        listed them."""
+        return [(t, _error_code(self.errors.get(t))) for t in self.topics]
 
 
 @dataclass(frozen=True)
@@ -157,16 +218,30 @@ class PartitionCreationResult:
 
 @dataclass(frozen=True)
 class ConfigAlterationResult:
-    """One altered resource, an item of what ``alter_configs`` returns (a failure
-    raises). ``.resources`` answers aiokafka's ``AlterConfigsResponse``."""
+    """One resource of what ``alter_configs`` returns. ``.resources`` answers
+    aiokafka's ``AlterConfigsResponse``.
+
+    Attributes:
+        error: Why the resource was not altered (e.g.
+            ``InvalidConfigurationError``), ``None`` if it was.
+    """
 
     resource_type: ConfigResourceType
     name: str
+    error: KafkaError | None = None
 
     @property
     def resources(self) -> list[tuple[int, str | None, int, str]]:
-        """``[(0, None, resource_type, resource_name)]`` as aiokafka listed it."""
-        return [(0, None, int(self.resource_type), self.name)]
+        """``[(error_code, error_message, resource_type, resource_name)]`` as
+        aiokafka listed it (``error_code`` 0 and message ``None`` on success)."""
+        return [
+            (
+                _error_code(self.error),
+                _error_message(self.error),
+                int(self.resource_type),
+                self.name,
+            )
+        ]
 
 
 @dataclass(frozen=True)
@@ -196,12 +271,16 @@ class TopicDescription(_DictKeys):
     """A topic as described by the cluster metadata.
 
     Also subscriptable with aiokafka's keys: ``t["topic"]``, ``t["is_internal"]``,
-    ``t["error_code"]`` (0: a failure raises) and ``t["partitions"]`` (a list of
-    dicts with ``partition``, ``leader``, ``replicas``, ``isr``, ...).
+    ``t["error_code"]`` (e.g. 3 for a topic that does not exist) and
+    ``t["partitions"]`` (a list of dicts with ``partition``, ``leader``,
+    ``replicas``, ``isr``, ...).
 
     Attributes:
         authorized_operations: What the caller may do with the topic, or ``None``
             when not requested.
+        error: Why the topic could not be described (e.g.
+            ``UnknownTopicOrPartitionError``; then ``partitions`` is empty), or
+            ``None``.
     """
 
     name: str
@@ -209,10 +288,11 @@ class TopicDescription(_DictKeys):
     is_internal: bool
     partitions: list[PartitionDescription]
     authorized_operations: frozenset[AclOperation] | None = None
+    error: KafkaError | None = None
 
     def _legacy(self) -> dict[str, Any]:
         return {
-            "error_code": 0,
+            "error_code": _error_code(self.error),
             "topic": self.name,
             "is_internal": self.is_internal,
             "partitions": [p._legacy() for p in self.partitions],
@@ -279,19 +359,35 @@ class ConfigEntry:
 class ConfigDescription:
     """The configs of one resource, by name.
 
-    ``.resources`` is aiokafka's ``DescribeConfigsResponse.resources`` for this one
-    resource.
+    ``.resources`` is aiokafka's ``DescribeConfigsResponse.resources``: on the first
+    item of each aiokafka response it lists every resource of that response (this
+    one and ``response_peers``); on the others (``in_earlier_response``) it is empty.
+
+    Attributes:
+        error: Why the resource could not be described (e.g.
+            ``UnknownTopicOrPartitionError``; then ``configs`` is empty), or ``None``.
+        response_peers: The later items that shared aiokafka's response with this
+            one (aiokafka compatibility; not part of equality).
+        in_earlier_response: An earlier item's ``.resources`` lists this one.
     """
 
     resource_type: ConfigResourceType
     name: str
     configs: dict[str, ConfigEntry]
+    error: KafkaError | None = None
+    response_peers: tuple[ConfigDescription, ...] = field(default=(), repr=False, compare=False)
+    in_earlier_response: bool = field(default=False, repr=False, compare=False)
 
     @property
     def resources(self) -> list[tuple[Any, ...]]:
-        """``[(error_code, error_message, resource_type, resource_name, entries)]``
-        as aiokafka returned it; each entry is ``(name, value, read_only,
+        """``[(error_code, error_message, resource_type, resource_name, entries),
+        ...]`` as aiokafka returned it; each entry is ``(name, value, read_only,
         config_source, is_sensitive, [(synonym_name, value, source), ...])``."""
+        if self.in_earlier_response:
+            return []
+        return [self._resource()] + [p._resource() for p in self.response_peers]
+
+    def _resource(self) -> tuple[Any, ...]:
         entries = [
             (
                 e.name,
@@ -303,7 +399,8 @@ class ConfigDescription:
             )
             for e in self.configs.values()
         ]
-        return [(0, "", int(self.resource_type), self.name, entries)]
+        message = "" if self.error is None else str(self.error)
+        return (_error_code(self.error), message, int(self.resource_type), self.name, entries)
 
 
 class ConsumerGroupListing(tuple[str, str]):
@@ -378,10 +475,19 @@ class GroupDescription:
     """A described group; ``error`` is set (and the rest empty) when the broker
     could not describe it, e.g. ``GroupAuthorizationFailedError``.
 
+    ``.groups`` is aiokafka's ``DescribeGroupsResponse.groups``: on the first item
+    of each aiokafka response (one per coordinator) it lists every group of that
+    response (this one and ``response_peers``); on the others
+    (``in_earlier_response``) it is empty.
+
     Attributes:
         state: ``"Stable"``, ``"Empty"``, ``"Dead"`` (also for a group that does not
             exist), ...
         protocol: The chosen assignor (e.g. ``"range"``).
+        coordinator: The node that described the group (``None`` if none answered).
+        response_peers: The later items that shared aiokafka's response with this
+            one (aiokafka compatibility; not part of equality).
+        in_earlier_response: An earlier item's ``.groups`` lists this one.
     """
 
     group_id: str
@@ -392,28 +498,33 @@ class GroupDescription:
     coordinator: int | None = None
     authorized_operations: frozenset[AclOperation] | None = None
     error: KafkaError | None = None
+    response_peers: tuple[GroupDescription, ...] = field(default=(), repr=False, compare=False)
+    in_earlier_response: bool = field(default=False, repr=False, compare=False)
 
     @property
     def groups(self) -> list[tuple[Any, ...]]:
-        """aiokafka's ``DescribeGroupsResponse.groups`` for this one group:
-        ``[(error_code, group, state, protocol_type, protocol, members,
-        authorized_operations)]``, each member ``(member_id, client_id,
-        client_host, member_metadata, member_assignment)``."""
+        """aiokafka's ``DescribeGroupsResponse.groups``: ``[(error_code, group,
+        state, protocol_type, protocol, members, authorized_operations), ...]``,
+        each member ``(member_id, client_id, client_host, member_metadata,
+        member_assignment)``."""
+        if self.in_earlier_response:
+            return []
+        return [self._group()] + [p._group() for p in self.response_peers]
+
+    def _group(self) -> tuple[Any, ...]:
         members = [
             (m.member_id, m.client_id, m.client_host, m.member_metadata, m.member_assignment)
             for m in self.members
         ]
-        return [
-            (
-                _error_code(self.error),
-                self.group_id,
-                self.state,
-                self.protocol_type,
-                self.protocol,
-                members,
-                _ops_bits(self.authorized_operations),
-            )
-        ]
+        return (
+            _error_code(self.error),
+            self.group_id,
+            self.state,
+            self.protocol_type,
+            self.protocol,
+            members,
+            _ops_bits(self.authorized_operations),
+        )
 
 
 @dataclass(frozen=True)

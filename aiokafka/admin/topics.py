@@ -20,6 +20,7 @@ from aiokafka.admin.results import (
 )
 from aiokafka.admin.types import NewPartitions, NewTopic, check_count
 from aiokafka.errors import (
+    KafkaError,
     LeaderNotAvailableError,
     UnknownTopicOrPartitionError,
     UnsupportedVersionError,
@@ -33,6 +34,7 @@ from aiokafka.structs import BrokerMetadata
 
 __all__ = ["TopicsMixin", "authorized_operations"]
 
+_ZERO_UUID = uuid.UUID(int=0)
 # Kafka sends INT32_MIN when authorized operations were not requested.
 _OPS_NOT_REQUESTED = -(2**31)
 
@@ -70,8 +72,17 @@ class TopicsMixin(AdminBase):
         new_topics: Sequence[NewTopic],
         timeout_ms: int | None = None,
         validate_only: bool = False,
+        *,
+        raise_errors: bool = False,
     ) -> TopicCreationResults:
         """Create topics (sent to the controller).
+
+        Per item, as in aiokafka: a topic that could not be created comes back with
+        its ``error`` set (``TopicAlreadyExistsError``,
+        ``InvalidReplicationFactorError``, ``InvalidConfigurationError``,
+        ``PolicyViolationError``, ...) and a non-zero code in ``.topic_errors``;
+        nothing is raised for it unless ``raise_errors``. Topics are independent:
+        the others are created.
 
         Args:
             new_topics: What to create.
@@ -79,19 +90,18 @@ class TopicsMixin(AdminBase):
                 created; default ``request_timeout_ms``.
             validate_only: Check the request (names, configs, replication factor
                 against live brokers) without creating anything.
+            raise_errors: Raise the first failed topic's error class (its message
+                names every failed topic) instead of returning it.
 
         Returns:
-            Per topic, what was (or would be) created; ``.topic_errors`` answers
-            aiokafka's ``(topic, error_code, error_message)`` list.
+            Per topic, what was (or would be) created or why not; ``.topic_errors``
+            answers aiokafka's ``(topic, error_code, error_message)`` list and
+            ``.errors`` maps each failed topic to its error.
 
         Raises:
-            aiokafka.errors.TopicAlreadyExistsError: a topic exists.
-            aiokafka.errors.InvalidReplicationFactorError: more replicas than brokers.
-            aiokafka.errors.InvalidConfigurationError: an unknown or invalid config.
-            aiokafka.errors.InvalidTopicError, aiokafka.errors.PolicyViolationError:
-                and other per-topic errors. Topics are independent: the others are
-                created; the exception (class of the first failure) names every
-                failed topic.
+            aiokafka.errors.KafkaError: a per-topic error with ``raise_errors``; a
+                request that failed as a whole (no controller, lost connection
+                after retries) always.
             ValueError, TypeError: bad arguments (duplicate names, not NewTopic).
         """
         topics = list(new_topics)
@@ -124,27 +134,45 @@ class TopicsMixin(AdminBase):
             return out
 
         outcome = await self._retry_items(by_name, attempt, deadline=self._deadline(timeout))
-        raise_first(outcome)
-        return TopicCreationResults(outcome)
+        if raise_errors:
+            raise_first(outcome)
+        return TopicCreationResults(
+            {
+                n: TopicCreationResult(n, _ZERO_UUID, -1, -1, error=v)
+                if isinstance(v, KafkaError)
+                else v
+                for n, v in outcome.items()
+            }
+        )
 
     async def delete_topics(
-        self, topics: Sequence[str], timeout_ms: int | None = None
+        self,
+        topics: Sequence[str],
+        timeout_ms: int | None = None,
+        *,
+        raise_errors: bool = False,
     ) -> TopicDeletionResult:
         """Delete topics (sent to the controller).
 
-        Returns:
-            The deleted topics; ``.topic_error_codes`` answers aiokafka's response.
+        Per item, as in aiokafka: a topic that could not be deleted
+        (``UnknownTopicOrPartitionError``, ``TopicAuthorizationFailedError``, ...)
+        is in the result's ``errors`` with a non-zero code in
+        ``.topic_error_codes``; the other topics are still deleted.
 
         Args:
             topics: Topic names.
             timeout_ms: How long the controller may wait; default
                 ``request_timeout_ms``.
+            raise_errors: Raise the first failed topic's error class (its message
+                names every failed topic) instead of returning it.
+
+        Returns:
+            The topics asked and the errors of those not deleted;
+            ``.topic_error_codes`` answers aiokafka's response.
 
         Raises:
-            aiokafka.errors.UnknownTopicOrPartitionError: a topic does not exist.
-            aiokafka.errors.TopicAuthorizationFailedError: and other per-topic errors;
-                the other topics are still deleted, the exception names every
-                failure.
+            aiokafka.errors.KafkaError: a per-topic error with ``raise_errors``; a
+                request that failed as a whole always.
         """
         names = _names("topics", topics)
         timeout = _timeout("timeout_ms", timeout_ms, self._request_timeout_ms)
@@ -169,8 +197,10 @@ class TopicsMixin(AdminBase):
             deadline=self._deadline(timeout),
             final=(UnknownTopicOrPartitionError,),
         )
-        raise_first(outcome)
-        return TopicDeletionResult(names)
+        if raise_errors:
+            raise_first(outcome)
+        errors = {n: v for n, v in outcome.items() if isinstance(v, KafkaError)}
+        return TopicDeletionResult(names, errors)
 
     async def list_topics(self) -> list[str]:
         """Names of all topics, internal ones included, sorted."""
@@ -181,12 +211,21 @@ class TopicsMixin(AdminBase):
         self,
         topics: Sequence[str] | None = None,
         include_authorized_operations: bool = False,
+        *,
+        raise_errors: bool = False,
     ) -> list[TopicDescription]:
         """Describe topics (partitions, leaders, replicas) from cluster metadata.
+
+        Per item, as in aiokafka: a topic that does not exist (or may not be
+        described) comes back with its ``error`` set
+        (``UnknownTopicOrPartitionError``, ``TopicAuthorizationFailedError``), no
+        partitions and ``t["error_code"]`` non-zero.
 
         Args:
             topics: Names, or ``None`` for all topics.
             include_authorized_operations: Also report what the caller may do.
+            raise_errors: Raise the first failed topic's error class (its message
+                names every failed topic) instead of returning it.
 
         Returns:
             One description per topic, in the order asked (sorted for ``None``);
@@ -194,8 +233,8 @@ class TopicsMixin(AdminBase):
             ``t["partitions"]``, ``t["error_code"]``).
 
         Raises:
-            aiokafka.errors.UnknownTopicOrPartitionError: a named topic does not exist
-                (the message names all missing topics).
+            aiokafka.errors.KafkaError: a per-topic error with ``raise_errors``; a
+                request that failed as a whole always.
         """
         names = None if topics is None else _names("topics", topics)
         response = await self._metadata(names, bool(include_authorized_operations))
@@ -211,8 +250,12 @@ class TopicsMixin(AdminBase):
             for n in names:
                 found.setdefault(n, UnknownTopicOrPartitionError(f"topic {n!r}"))
             found = {n: found[n] for n in names}
-        raise_first(found)
-        return [found[n] for n in (names if names is not None else sorted(found))]
+        if raise_errors:
+            raise_first(found)
+        return [
+            TopicDescription(n, _ZERO_UUID, False, [], error=v) if isinstance(v, KafkaError) else v
+            for n, v in ((n, found[n]) for n in (names if names is not None else sorted(found)))
+        ]
 
     async def describe_cluster(
         self, include_authorized_operations: bool = False
@@ -253,6 +296,9 @@ class TopicsMixin(AdminBase):
         validate_only: bool = False,
     ) -> PartitionCreationResult:
         """Add partitions to existing topics (sent to the controller).
+
+        A per-topic error raises, as aiokafka 0.14's ``create_partitions`` did (unlike
+        ``create_topics``, which returns them).
 
         Args:
             topic_partitions: Topic name -> its new total partition count.
@@ -334,7 +380,7 @@ def _partitions_topic(name: str, spec: NewPartitions) -> _cp.CreatePartitionsTop
 def _describe_topic(t: Any) -> TopicDescription:
     return TopicDescription(
         t.name,
-        t.topic_id if isinstance(t.topic_id, uuid.UUID) else uuid.UUID(int=0),
+        t.topic_id if isinstance(t.topic_id, uuid.UUID) else _ZERO_UUID,
         bool(t.is_internal),
         [
             PartitionDescription(

@@ -103,12 +103,12 @@ async def test_acl_create_describe_enforce_delete(
     admin: AIOKafkaAdminClient, user_admin: AIOKafkaAdminClient, secured: KafkaCluster
 ) -> None:
     topic = f"acl-topic-{uuid.uuid4().hex[:8]}"
-    await admin.create_topics([NewTopic(topic, 1, 1)])
+    await admin.create_topics([NewTopic(topic, 1, 1)], raise_errors=True)
     principal = f"User:{secured.users['PLAIN'][0]}"
 
     async def user_can_describe() -> bool:
         try:
-            await user_admin.describe_topics([topic])
+            await user_admin.describe_topics([topic], raise_errors=True)
         except TopicAuthorizationFailedError:
             return False
         return True
@@ -197,7 +197,7 @@ async def test_deny_binding_denies_the_fetch(
     prefix = f"deny-{uuid.uuid4().hex[:8]}-"
     topic = prefix + "t"
     tp = TopicPartition(topic, 0)
-    await admin.create_topics([NewTopic(topic, 1, 1)])
+    await admin.create_topics([NewTopic(topic, 1, 1)], raise_errors=True)
     async with AIOKafkaProducer(bootstrap_servers=secured.bootstrap_servers) as producer:
         await producer.send_and_wait(topic, b"secret", partition=0)
     principal = f"User:{secured.users['PLAIN'][0]}"
@@ -224,7 +224,7 @@ async def test_deny_binding_denies_the_fetch(
         await admin.create_acls([deny])
         assert not await _eventually(reads, False)
         # ...while DESCRIBE, which the DENY does not name, is still allowed.
-        (desc,) = await user_admin.describe_topics([topic])
+        (desc,) = await user_admin.describe_topics([topic], raise_errors=True)
         assert desc.name == topic
         by_match = AclBindingFilter(ResourceType.TOPIC, topic, ResourcePatternType.MATCH)
         assert await _acls(admin, by_match, {*allows, deny}) == {*allows, deny}

@@ -57,6 +57,6 @@ async def test_not_controller_until_the_deadline_is_raised(kafka: KafkaCluster) 
         ) as admin:
             relay.fail_next(CREATE_TOPICS, NOT_CONTROLLER, count=10_000)
             with pytest.raises(NotControllerError):
-                await admin.create_topics([NewTopic(name, 1, 1)])
+                await admin.create_topics([NewTopic(name, 1, 1)], raise_errors=True)
             assert relay.injected[CREATE_TOPICS] >= 2
             assert CREATE_TOPICS not in relay.forwarded

@@ -47,12 +47,12 @@ async def _create(admin: AIOKafkaAdminClient, cluster: KafkaCluster, topic: NewT
     describe_topics sends to any broker) reaching a lagging one answers
     UNKNOWN_TOPIC_OR_PARTITION. The Java admin client behaves the same; callers wait.
     """
-    await admin.create_topics([topic])
+    await admin.create_topics([topic], raise_errors=True)
     await asyncio.to_thread(cluster.wait_topic, topic.name, None, 30.0)
 
 
 async def _partition(admin: AIOKafkaAdminClient, topic: str) -> PartitionDescription:
-    (desc,) = await admin.describe_topics([topic])
+    (desc,) = await admin.describe_topics([topic], raise_errors=True)
     return desc.partitions[0]
 
 

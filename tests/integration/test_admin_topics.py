@@ -77,7 +77,9 @@ async def test_create_describe_delete_topic(
     await admin.delete_topics([name])
     assert name not in await eventually(admin.list_topics, lambda names: name not in names)
     with pytest.raises(UnknownTopicOrPartitionError, match=name):
-        await admin.describe_topics([name])
+        await admin.describe_topics([name], raise_errors=True)
+    (gone,) = await admin.describe_topics([name])
+    assert isinstance(gone.error, UnknownTopicOrPartitionError) and gone.partitions == []
 
 
 async def test_validate_only_creates_nothing(admin: AIOKafkaAdminClient) -> None:
@@ -92,7 +94,7 @@ async def test_validate_only_creates_nothing(admin: AIOKafkaAdminClient) -> None
     assert later in names and name not in names
     await admin.delete_topics([later])
     with pytest.raises(UnknownTopicOrPartitionError):
-        await admin.describe_topics([name])
+        await admin.describe_topics([name], raise_errors=True)
 
 
 async def test_bad_create_input_gives_typed_errors(
@@ -100,13 +102,20 @@ async def test_bad_create_input_gives_typed_errors(
 ) -> None:
     existing = new_topic()
     with pytest.raises(TopicAlreadyExistsError, match=existing):
-        await admin.create_topics([NewTopic(existing, 1, 1)])
+        await admin.create_topics([NewTopic(existing, 1, 1)], raise_errors=True)
     with pytest.raises(InvalidReplicationFactorError):
-        await admin.create_topics([NewTopic(_name("admin-rf"), 1, 3)])
+        await admin.create_topics([NewTopic(_name("admin-rf"), 1, 3)], raise_errors=True)
     with pytest.raises(InvalidConfigurationError, match=r"no\.such\.config"):
         await admin.create_topics(
-            [NewTopic(_name("admin-cfg"), 1, 1, topic_configs={"no.such.config": "1"})]
+            [NewTopic(_name("admin-cfg"), 1, 1, topic_configs={"no.such.config": "1"})],
+            raise_errors=True,
         )
+    # By default the same failures come back per topic, as in aiokafka.
+    bad_rf = _name("admin-rf")
+    result = await admin.create_topics([NewTopic(existing, 1, 1), NewTopic(bad_rf, 1, 3)])
+    assert isinstance(result[existing].error, TopicAlreadyExistsError)
+    assert isinstance(result[bad_rf].error, InvalidReplicationFactorError)
+    assert set(result.errors) == {existing, bad_rf}
     with pytest.raises(ValueError, match="duplicate"):
         await admin.create_topics([NewTopic("x", 1, 1), NewTopic("x", 1, 1)])
 
@@ -118,7 +127,8 @@ async def test_partial_create_names_every_failure(
     fresh = _name("admin-partial")
     with pytest.raises(TopicAlreadyExistsError) as info:
         await admin.create_topics(
-            [NewTopic(existing, 1, 1), NewTopic(fresh, 1, 1), NewTopic(_name("bad"), 1, 5)]
+            [NewTopic(existing, 1, 1), NewTopic(fresh, 1, 1), NewTopic(_name("bad"), 1, 5)],
+            raise_errors=True,
         )
     assert existing in str(info.value) and "2 of 3 failed" in str(info.value)
     # The valid topic of the batch was created anyway.
@@ -127,8 +137,12 @@ async def test_partial_create_names_every_failure(
 
 
 async def test_delete_unknown_topic_fails_fast(admin: AIOKafkaAdminClient) -> None:
+    missing = _name("admin-missing")
     with pytest.raises(UnknownTopicOrPartitionError):
-        await admin.delete_topics([_name("admin-missing")])
+        await admin.delete_topics([missing], raise_errors=True)
+    result = await admin.delete_topics([missing])
+    assert isinstance(result.errors[missing], UnknownTopicOrPartitionError)
+    assert result.topic_error_codes == [(missing, 3)]
 
 
 async def test_create_partitions(admin: AIOKafkaAdminClient, new_topic: Callable[..., str]) -> None:
@@ -264,5 +278,9 @@ async def test_broker_config_goes_to_that_broker(
 
 
 async def test_describe_unknown_topic_config(admin: AIOKafkaAdminClient) -> None:
+    missing = _name("admin-nope")
     with pytest.raises(UnknownTopicOrPartitionError):
-        await admin.describe_configs([ConfigResource("TOPIC", _name("admin-nope"))])
+        await admin.describe_configs([ConfigResource("TOPIC", missing)], raise_errors=True)
+    (desc,) = await admin.describe_configs([ConfigResource("TOPIC", missing)])
+    assert isinstance(desc.error, UnknownTopicOrPartitionError) and desc.configs == {}
+    assert desc.resources[0][0] == 3
