@@ -50,7 +50,9 @@ async def create_topics_and_input(bootstrap: str) -> None:
     async with AIOKafkaAdminClient(bootstrap_servers=bootstrap) as admin:
         try:
             await admin.create_topics(
-                [NewTopic(INPUT, 2, 1), NewTopic(OUTPUT, 2, 1)], timeout_ms=30000
+                [NewTopic(INPUT, 2, 1), NewTopic(OUTPUT, 2, 1)],
+                timeout_ms=30000,
+                raise_errors=True,
             )
         except TopicAlreadyExistsError:
             pass  # a second run: the topics are there (the others were created)

@@ -7,13 +7,22 @@ description.
 
 Error policy (each method's docstring says which applies):
 
-* **Raise** (most methods): a per-item broker error is raised as its typed class
-  from :mod:`aiokafka.errors`. Items of a batch are independent, so the others have
-  taken effect; the exception's class is that of the first failure and its message
-  names every failed item.
-* **Per item** (naturally partial operations: ``describe_consumer_groups``,
+* **Per item** (what aiokafka 0.14 returned as error codes: ``create_topics``,
+  ``delete_topics``, ``describe_topics``, ``describe_configs``, ``alter_configs``,
+  ``describe_consumer_groups``; and naturally partial operations:
   ``delete_consumer_groups``, ``elect_leaders``, ``describe_log_dirs``): the result
-  carries an error (or ``None``) per item, and nothing is raised for them.
+  carries a typed error (or ``None``) per item, and aiokafka's ``error_code``
+  fields are non-zero; nothing is raised for them. The first six take a
+  keyword-only ``raise_errors=True`` to raise instead (as below).
+* **Raise** (the other methods, and those aiokafka 0.14 raised from:
+  ``create_partitions``, ``list_consumer_groups``, ``list_consumer_group_offsets``,
+  ``delete_records``, ``find_coordinator``): a per-item broker error is raised as
+  its typed class from :mod:`aiokafka.errors`. Items of a batch are independent, so
+  the others have taken effect; the exception's class is that of the first failure
+  and its message names every failed item.
+
+A request that fails as a whole (no broker, a non-retriable top-level error,
+retries exhausted) always raises.
 
 Retriable errors (NOT_CONTROLLER, NOT_COORDINATOR, NOT_LEADER_OR_FOLLOWER, lost
 connections, ...) are retried transparently by the shared client's retry policy

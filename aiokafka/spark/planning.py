@@ -101,7 +101,7 @@ async def discover(admin: AIOKafkaAdminClient, subscription: Subscription) -> li
     if not names:
         return []
     found: list[TP] = []
-    for topic in await admin.describe_topics(names):
+    for topic in await admin.describe_topics(names, raise_errors=True):
         found.extend((topic.name, p.partition) for p in topic.partitions)
     return sorted(found)
 

@@ -31,7 +31,7 @@ async def create_topic(tansu: TansuBroker, partitions: int = PARTITIONS) -> str:
     await admin.start()
     try:
         result = await asyncio.wait_for(
-            admin.create_topics([NewTopic(topic, partitions, 1)]), DEADLINE
+            admin.create_topics([NewTopic(topic, partitions, 1)], raise_errors=True), DEADLINE
         )
     finally:
         await admin.close()

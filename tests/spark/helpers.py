@@ -80,7 +80,7 @@ def consume_all(
 
 async def _partitions(bootstrap: str, topic: str) -> set[int]:
     async with AIOKafkaAdminClient(bootstrap_servers=bootstrap) as admin:
-        (described,) = await admin.describe_topics([topic])
+        (described,) = await admin.describe_topics([topic], raise_errors=True)
         return {p.partition for p in described.partitions}
 
 
