@@ -85,9 +85,9 @@ class Committer:
         checks ``group_id`` before).
 
         Raises:
-            IllegalStateError: not subscribed nor assigned; subscribed but no
-                assignment came since (an empty one is fine: nothing is committed);
-                a partition is not assigned.
+            IllegalStateError: not subscribed nor assigned; explicit ``offsets``
+                while subscribed but before an assignment came (an empty one is
+                fine); a partition is not assigned.
             ValueError: ``offsets`` is empty or not a mapping, or a value is
                 malformed; for a key that is not a TopicPartition or metadata that
                 is not a str the error is also a TypeError (what aiokafka raises).
@@ -95,10 +95,13 @@ class Committer:
         subs = self._subs
         if not subs.is_subscribed_or_assigned:
             raise IllegalStateError("Not subscribed to any topics")
+        if offsets is None:
+            # Unlike aiokafka, commit() before the first assignment commits nothing
+            # instead of raising: a listener committing in on_partitions_revoked
+            # gets called with set() before the first join too.
+            return self.consumed_offsets()
         if subs.partitions_auto_assigned and not subs.assignment_received:
             raise IllegalStateError("No partitions assigned")
-        if offsets is None:
-            return self.consumed_offsets()
         return normalize_offsets(offsets, subs.is_assigned)
 
     async def commit(

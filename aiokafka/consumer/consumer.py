@@ -743,8 +743,9 @@ class AIOKafkaConsumer(Generic[KT, VT]):
         Raises:
             IllegalOperation: no ``group_id`` (checked first, as in aiokafka).
             IllegalStateError: not subscribed nor assigned ("Not subscribed to any
-                topics"), subscribed but nothing assigned yet ("No partitions
-                assigned"), or a partition is not assigned.
+                topics"), ``offsets`` given while subscribed but before the first
+                assignment ("No partitions assigned"; without ``offsets`` nothing
+                is committed then), or a partition is not assigned.
             ValueError: ``offsets`` is empty, not a mapping, or has a malformed value.
                 A key that is not a TopicPartition or metadata that is not a str
                 raise an error that is both a ``TypeError`` (as in aiokafka) and a

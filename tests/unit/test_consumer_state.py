@@ -9,6 +9,7 @@ import warnings
 import pytest
 
 from aiokafka.consumer import AIOKafkaConsumer
+from aiokafka.consumer.commits import Committer
 from aiokafka.consumer.config import ConsumerConfig
 from aiokafka.consumer.fetch_session import FetchSession, PartitionFetch
 from aiokafka.consumer.offsets import BadArgumentError, normalize_offsets
@@ -242,3 +243,19 @@ def test_assignment_received_tracks_the_current_subscription() -> None:
     assert not subs.assignment_received
     subs.unsubscribe()
     assert not subs.assignment_received and not subs.is_subscribed_or_assigned
+
+
+def test_commit_checks_of_a_subscribed_consumer_before_its_first_assignment() -> None:
+    subs = SubscriptionState()
+    committer = Committer(subs, None, None)  # type: ignore[arg-type]
+    tp = TopicPartition("t", 0)
+    with pytest.raises(IllegalStateError, match="Not subscribed to any topics"):
+        committer.check_commit(None)
+    subs.subscribe(["t"])
+    # commit() (e.g. from on_partitions_revoked(set()) before the first join)
+    # commits nothing; explicit offsets raise as in aiokafka.
+    assert committer.check_commit(None) == {}
+    with pytest.raises(IllegalStateError, match="No partitions assigned"):
+        committer.check_commit({tp: 1})
+    subs.assign_from_subscribed([tp])
+    assert committer.check_commit({tp: 1}) == {tp: OffsetAndMetadata(1, "")}
