@@ -1,7 +1,9 @@
 """Generate ``aiokafka/protocol/_gen/``: one module per Kafka API from the JSON definitions.
 
-Each module holds a ``@dataclass(slots=True)`` class per message (request, response,
-or data/header message) covering all its versions, a class per nested struct, and
+Each module holds a slots dataclass per message (request, response, or data/header
+message) covering all its versions, with ``__init__``/``__repr__``/``__eq__`` written out
+(:func:`_dunders`: cheaper to import than ``@dataclass`` making them), a class per
+nested struct, and
 straight-line encoders/decoders per distinct version layout (see
 :mod:`tools.codegen.decoder` and :mod:`tools.codegen.encoder`). ``_index.py`` says
 where every class lives (data only, so that :mod:`aiokafka.protocol.messages` loads a
