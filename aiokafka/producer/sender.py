@@ -689,7 +689,7 @@ class Sender:
         for tp in unknown:
             problem = cluster.leader_problem(tp) or f"{tp.topic}-{tp.partition} has no leader"
             error = leaderless.get(tp)
-            if error is None or str(error) != problem:
+            if error is None or error.args[0] != problem:
                 if error is None:
                     log.warning("%s: its records wait; refreshing metadata with back-off", problem)
                 error = leaderless[tp] = LeaderNotAvailableError(problem)
