@@ -341,6 +341,54 @@ async def test_listener_gets_sets_and_a_first_empty_revoke(kafka: KafkaCluster) 
             await c.stop()
 
 
+class CommittingListener(ConsumerRebalanceListener):
+    """aiokafka's test_rebalance_listener_with_coroutines listener: commits in
+    on_partitions_revoked, records the calls."""
+
+    def __init__(self, consumer: AIOKafkaConsumer[Any, Any]) -> None:
+        self.consumer = consumer
+        self.revoked: list[set[TopicPartition]] = []
+        self.assigned: list[set[TopicPartition]] = []
+
+    async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
+        self.revoked.append(revoked)
+        await self.consumer.commit()
+        await asyncio.sleep(0.2)
+
+    async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
+        self.assigned.append(assigned)
+        await asyncio.sleep(0.2)
+
+
+async def test_listener_calls_as_in_aiokafka(kafka: KafkaCluster, new_topic: NewTopic) -> None:
+    topic = new_topic(partitions=2)
+    tp0, tp1 = TopicPartition(topic, 0), TopicPartition(topic, 1)
+    produce(kafka.bootstrap_servers, topic, [b"0", b"1"], partition=0)
+    produce(kafka.bootstrap_servers, topic, [b"10", b"11"], partition=1)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    c1 = consumer(kafka, group_id=group, enable_auto_commit=False)
+    c2 = consumer(kafka, group_id=group, enable_auto_commit=False)
+    l1, l2 = CommittingListener(c1), CommittingListener(c2)
+    c1.subscribe([topic], listener=l1)
+    await c1.start()
+    try:
+        assert (await c1.getone(tp0)).value == b"0"
+        assert (await c1.getone(tp1)).value == b"10"
+        assert (l1.revoked, l1.assigned) == ([set()], [{tp0, tp1}])
+        c2.subscribe([topic], listener=l2)
+        await c2.start()  # the rebalance: c1 revokes both (committing 1 and 11)
+        m1 = await asyncio.wait_for(c1.getone(), 20)
+        m2 = await asyncio.wait_for(c2.getone(), 20)
+        assert {m1.value, m2.value} == {b"1", b"11"}
+        assert l1.revoked == [set(), {tp0, tp1}]
+        assert l1.assigned == [{tp0, tp1}, c1.assignment()]
+        assert (l2.revoked, l2.assigned) == ([set()], [c2.assignment()])
+        assert c1.assignment() | c2.assignment() == {tp0, tp1}
+    finally:
+        await c2.stop()
+        await c1.stop()
+
+
 # -- item 8: unclosed consumer -----------------------------------------------------------
 
 
