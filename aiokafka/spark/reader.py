@@ -125,7 +125,12 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return {"_options": self._options}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["_options"])  # type: ignore[misc]
+        # A copy in a worker or another planner process starts without clients.
+        self._options = state["_options"]
+        self._loop = None
+        self._admin = None
+        self._target = None
+        self._latest = None
 
     def _run(self, step: Callable[[AIOKafkaAdminClient], Awaitable[T]]) -> T:
         if self._loop is None:

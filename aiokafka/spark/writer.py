@@ -198,9 +198,16 @@ async def _committed_batch(options: WriteOptions, group: str) -> int:
     return max((o.offset for o in found.values()), default=-1)
 
 
-async def _write_exactly_once(
+async def write_exactly_once(
     options: WriteOptions, batches: Iterator[pa.RecordBatch], who: TaskIdentity
 ) -> KafkaCommitMessage:
+    """Write one task's rows in one transaction, unless its marker says that this
+    batch is already committed (see the module docstring).
+
+    Raises:
+        aiokafka.errors.KafkaError: the transaction failed (it is aborted) or the
+            producer was fenced by a newer attempt of the same task.
+    """
     txn_id = transactional_id(options.transactional_id_prefix, who)
     producer = new_producer(options.producer_kwargs, options.ssl_options, transactional_id=txn_id)
     # start() runs InitProducerId: it fences earlier attempts and completes or aborts
@@ -245,7 +252,7 @@ def _run_task(
     loop = PrivateLoop()
     try:
         if exactly_once:
-            return loop.run(_write_exactly_once(options, batches, TaskIdentity.current()))
+            return loop.run(write_exactly_once(options, batches, TaskIdentity.current()))
         return KafkaCommitMessage(_partition_id(), loop.run(_write_plain(options, batches)))
     finally:
         loop.close()

@@ -201,3 +201,12 @@ def test_starting_defaults_as_spark() -> None:
     assert parse_read_options({**BS, "subscribe": "t"}, streaming=True).starting.kind == "latest"
     with pytest.raises(OptionError, match="endingOffsets"):
         parse_read_options({**BS, "subscribe": "t", "endingOffsets": "latest"}, streaming=True)
+
+
+def test_stream_reader_pickles_without_clients() -> None:
+    from aiokafka.spark.reader import KafkaStreamReader
+
+    reader = KafkaStreamReader(parse_read_options({**BS, "subscribe": "t"}, streaming=True))
+    copy = pickle.loads(pickle.dumps(reader))
+    assert copy.reportLatestOffset() is None
+    copy.stop()  # nothing was opened: nothing to close
