@@ -376,7 +376,12 @@ def _all(modules: dict[str, list[tuple[str, str]]], messages: list[MessageSpec])
 
 
 def _index(modules: dict[str, list[tuple[str, str]]], messages: list[MessageSpec]) -> str:
-    """Where each exported name lives, as data: importing it loads no message module."""
+    """Where each exported name lives, as data: importing it loads no message module.
+
+    One string per module (``Class`` or ``Class=ExportedName`` words) rather than a
+    dict literal of ~700 entries: the module is read at every ``import aiokafka``, and
+    compiling the literal without cached bytecode cost ~5 ms, the loop ~0.3 ms.
+    """
     lines = [
         _LICENSE.format(sources="every selected definition"),
         '"""Where every generated class lives, without importing it: exported name ->',
@@ -386,11 +391,22 @@ def _index(modules: dict[str, list[tuple[str, str]]], messages: list[MessageSpec
         "",
         "from __future__ import annotations",
         "",
-        "NAMES: dict[str, tuple[str, str]] = {",
+        "# module -> its classes, space-separated; Class=Name where exported as Name",
+        "_BY_MODULE = {",
     ]
     exported = _exports(modules)
-    lines.extend(f"    {e!r}: ({m!r}, {n!r})," for m, n, e in sorted(exported, key=lambda x: x[2]))
+    for mod in modules:
+        words = [n if n == e else f"{n}={e}" for m, n, e in exported if m == mod]
+        lines.append(f"    {mod!r}: {' '.join(words)!r},")
     lines.append("}")
+    lines += [
+        "NAMES: dict[str, tuple[str, str]] = {}",
+        "for _module, _words in _BY_MODULE.items():",
+        "    for _word in _words.split():",
+        '        _cls, _, _name = _word.partition("=")',
+        "        NAMES[_name or _cls] = (_module, _cls)",
+        "del _module, _words, _word, _cls, _, _name",
+    ]
     owner = {n: m for m, n, _ in exported}
     for var, kind in (("REQUESTS", "request"), ("RESPONSES", "response")):
         lines.append(f"{var}: dict[int, tuple[str, str]] = {{")
