@@ -345,13 +345,17 @@ class AIOKafkaConsumer(Generic[KT, VT]):
         self._subscription_version += 1
 
     def subscription(self) -> frozenset[str]:
-        """The subscribed topics.
+        """The subscribed topics, as in aiokafka.
 
-        For a pattern, the topics it matched so far, as in aiokafka: empty until the
-        first metadata answer (and while nothing matches), then updated every
-        ``metadata_max_age_ms`` as topics appear or go.
+        For a pattern, the topics it matched so far: those of the cluster at
+        :meth:`start` (or at the first getone/getmany after a later
+        :meth:`subscribe`), then updated every ``metadata_max_age_ms`` as topics
+        appear or go. After :meth:`assign`, the topics of the assigned partitions.
         """
-        return self._subscriptions.subscribed_topics
+        subs = self._subscriptions
+        if subs.type is SubscriptionType.USER_ASSIGNED:
+            return frozenset(tp.topic for tp in subs.assigned_partitions())
+        return subs.subscribed_topics
 
     async def _ensure_subscription(self) -> None:
         subs = self._subscriptions
@@ -552,10 +556,8 @@ class AIOKafkaConsumer(Generic[KT, VT]):
         return True
 
     async def seek_to_end(self, *partitions: TopicPartition) -> bool:
-        """Seek to the end (the LSO under ``read_committed``) of partitions.
-
-        Returns:
-            True once the new positions are known (as :meth:`seek_to_beginning`).
+        """Seek to the end (the LSO under ``read_committed``) of partitions; returns
+        True once the new positions are known (as :meth:`seek_to_beginning`).
 
         Raises:
             TypeError: an argument is not a TopicPartition.

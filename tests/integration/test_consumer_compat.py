@@ -272,6 +272,27 @@ async def test_pattern_subscription_follows_new_topics(kafka: KafkaCluster, grou
             await asyncio.wait([getter])
 
 
+async def test_subscription_right_after_start_and_after_assign(
+    kafka: KafkaCluster, new_topic: NewTopic
+) -> None:
+    """aiokafka's test_exclude_internal_topics: a pattern subscribed before start()
+    is matched when start() returns; after assign(), the assigned topics."""
+    topic = new_topic()
+    async with consumer(kafka, group_id=f"g-{uuid.uuid4().hex[:8]}") as c:
+        tp = TopicPartition(topic, 0)
+        c.assign([tp])
+        assert c.subscription() == {topic}
+        await c.commit({tp: 0})  # the broker creates __consumer_offsets
+        c.unsubscribe()
+        assert c.subscription() == set()
+    pattern = f"^(__consumer_offsets|{re.escape(topic)})$"
+    for exclude, expected in ((False, {topic, "__consumer_offsets"}), (True, {topic})):
+        c = consumer(kafka, group_id=f"g-{uuid.uuid4().hex[:8]}", exclude_internal_topics=exclude)
+        c.subscribe(pattern=pattern)
+        async with c:
+            assert c.subscription() == expected
+
+
 # -- item 11: rebalance listener arguments ---------------------------------------------
 
 
