@@ -4,6 +4,13 @@ The client replaces its :class:`ClusterMetadata` object on every refresh instead
 mutating it, so a reader (producer partitioner, fetcher) holding a snapshot sees one
 consistent view of brokers, leaders and epochs. Building a snapshot from a
 MetadataResponse and applying KIP-951 leader hints are pure functions (no I/O).
+
+A snapshot also answers aiokafka 0.14's ``ClusterMetadata`` queries that user code
+calls: ``brokers()`` and ``topics()`` (the ``brokers`` and ``topics`` mappings are
+callable), ``broker_metadata``, ``leader_for_partition``, ``controller``,
+``internal_topics``, ``unauthorized_topics`` (a set that may also be called),
+``partitions_for_topic``, ``available_partitions_for_topic`` and
+``partitions_for_broker``.
 """
 
 from __future__ import annotations
@@ -13,12 +20,12 @@ import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NoReturn, TypeVar
 
 from aiokafka.errors import for_code
 from aiokafka.structs import BrokerMetadata, PartitionMetadata, TopicPartition
 
-__all__ = ["ClusterMetadata", "TopicMetadata"]
+__all__ = ["BrokerMap", "ClusterMetadata", "TopicMap", "TopicMetadata", "TopicNames"]
 
 _NO_LEADER = -1
 _ZERO_UUID = uuid.UUID(int=0)
@@ -27,6 +34,86 @@ _EMPTY: Mapping[Any, Any] = MappingProxyType({})
 
 def _error_name(code: int) -> str:
     return f"{code} {for_code(code).__name__}"
+
+
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+class _ReadOnlyDict(dict[_K, _V]):
+    """A dict that refuses changes: snapshots are shared between readers.
+
+    A dict (not a Mapping wrapper) so that lookups on the send path stay C calls.
+    """
+
+    __slots__ = ()
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise TypeError(f"{type(self).__name__} is part of an immutable metadata snapshot")
+
+    def __setitem__(self, *args: Any, **kwargs: Any) -> NoReturn:
+        self._refuse()
+
+    def __delitem__(self, *args: Any, **kwargs: Any) -> NoReturn:
+        self._refuse()
+
+    def __ior__(self, *args: Any, **kwargs: Any) -> NoReturn:  # type: ignore[misc]
+        self._refuse()
+
+    def clear(self, *args: Any, **kwargs: Any) -> NoReturn:
+        self._refuse()
+
+    def pop(self, *args: Any, **kwargs: Any) -> NoReturn:
+        self._refuse()
+
+    def popitem(self, *args: Any, **kwargs: Any) -> NoReturn:
+        self._refuse()
+
+    def setdefault(self, *args: Any, **kwargs: Any) -> NoReturn:
+        self._refuse()
+
+    def update(self, *args: Any, **kwargs: Any) -> NoReturn:
+        self._refuse()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # copy/pickle rebuild from a plain dict instead of setting items one by one.
+        return (type(self), (dict(self),))
+
+
+class BrokerMap(_ReadOnlyDict[int, BrokerMetadata]):
+    """Live brokers by node id (read-only). Calling it, as aiokafka's
+    ``cluster.brokers()``, gives the set of :class:`BrokerMetadata`."""
+
+    __slots__ = ()
+
+    def __call__(self) -> set[BrokerMetadata]:
+        return set(self.values())
+
+
+class TopicMap(_ReadOnlyDict[str, "TopicMetadata"]):
+    """Topics by name (read-only), those that came back with an error included.
+    Calling it, as aiokafka's ``cluster.topics(exclude_internal_topics=True)``,
+    gives the names of the topics known without error."""
+
+    __slots__ = ()
+
+    def __call__(self, exclude_internal_topics: bool = True) -> set[str]:
+        return {
+            name
+            for name, t in self.items()
+            if not t.error_code and not (exclude_internal_topics and t.is_internal)
+        }
+
+
+class TopicNames(frozenset[str]):
+    """A set of topic names that may also be called (returning itself as a plain
+    frozenset), so ``"t" in cluster.unauthorized_topics`` (aiokafka's attribute)
+    and ``cluster.unauthorized_topics()`` (ours) both work."""
+
+    __slots__ = ()
+
+    def __call__(self) -> frozenset[str]:
+        return frozenset(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,20 +141,29 @@ class ClusterMetadata:
     """A consistent view of the cluster at one moment.
 
     Attributes:
-        brokers: Live brokers by node id.
-        topics: Topics by name (including topics that came back with an error).
+        brokers: Live brokers by node id; ``brokers()`` is aiokafka's set of them.
+        topics: Topics by name (including topics that came back with an error);
+            ``topics()`` is aiokafka's set of names.
         cluster_id: The cluster id, if the broker sent one.
         controller_id: The node id the metadata names as controller, or ``None``.
         generation: Increases with every snapshot the client installs.
         created_at: ``time.monotonic()`` when the snapshot was built.
     """
 
-    brokers: Mapping[int, BrokerMetadata] = field(default_factory=lambda: _EMPTY)
-    topics: Mapping[str, TopicMetadata] = field(default_factory=lambda: _EMPTY)
+    # Any Mapping is accepted and stored as the read-only, callable maps.
+    brokers: BrokerMap = field(default_factory=BrokerMap)
+    topics: TopicMap = field(default_factory=TopicMap)
     cluster_id: str | None = None
     controller_id: int | None = None
     generation: int = 0
     created_at: float = 0.0
+
+    def __post_init__(self) -> None:
+        # Frozen dataclass: object.__setattr__ is how a field is normalised once.
+        if type(self.brokers) is not BrokerMap:
+            object.__setattr__(self, "brokers", BrokerMap(self.brokers))
+        if type(self.topics) is not TopicMap:
+            object.__setattr__(self, "topics", TopicMap(self.topics))
 
     @classmethod
     def from_response(cls, response: Any, generation: int = 0) -> ClusterMetadata:
@@ -101,8 +197,8 @@ class ClusterMetadata:
             )
         controller = response.controller_id
         return cls(
-            MappingProxyType(brokers),
-            MappingProxyType(topics),
+            BrokerMap(brokers),
+            TopicMap(topics),
             response.cluster_id,
             controller if controller >= 0 else None,
             generation,
@@ -189,13 +285,13 @@ class ClusterMetadata:
             i for i, p in t.partitions.items() if p.leader != _NO_LEADER and p.leader in brokers
         )
 
-    def partitions_for_broker(self, node_id: int) -> frozenset[TopicPartition]:
-        """Partitions led by ``node_id``."""
+    def partitions_for_broker(self, broker_id: int) -> frozenset[TopicPartition]:
+        """Partitions led by ``broker_id`` (empty if none; aiokafka gave ``None``)."""
         return frozenset(
             TopicPartition(name, i)
             for name, t in self.topics.items()
             for i, p in t.partitions.items()
-            if p.leader == node_id
+            if p.leader == broker_id
         )
 
     def topic_error(self, topic: str) -> int | None:
@@ -217,9 +313,40 @@ class ClusterMetadata:
                 return name
         return None
 
-    def unauthorized_topics(self) -> frozenset[str]:
-        """Topics the last response refused with TOPIC_AUTHORIZATION_FAILED (29)."""
-        return frozenset(n for n, t in self.topics.items() if t.error_code == 29)
+    @property
+    def unauthorized_topics(self) -> TopicNames:
+        """Topics the last response refused with TOPIC_AUTHORIZATION_FAILED (29): a
+        set, as aiokafka's attribute, that may also be called."""
+        return TopicNames(n for n, t in self.topics.items() if t.error_code == 29)
+
+    # -- aiokafka 0.14's ClusterMetadata queries ----------------------------------------
+
+    @property
+    def controller(self) -> BrokerMetadata | None:
+        """The controller's :class:`BrokerMetadata` (aiokafka's attribute), or
+        ``None`` if unknown or not among the brokers."""
+        return None if self.controller_id is None else self.brokers.get(self.controller_id)
+
+    @property
+    def internal_topics(self) -> frozenset[str]:
+        """Names of the internal topics known (``__consumer_offsets``, ...)."""
+        return frozenset(n for n, t in self.topics.items() if t.is_internal)
+
+    def broker_metadata(self, broker_id: int) -> BrokerMetadata | None:
+        """The broker with ``broker_id``, or ``None`` (aiokafka's name for
+        :meth:`broker`)."""
+        return self.brokers.get(broker_id)
+
+    def leader_for_partition(self, partition: TopicPartition) -> int | None:
+        """The leader's node id as aiokafka answered it: -1 for a partition without
+        a leader, ``None`` for an unknown partition (see :meth:`leader_for`)."""
+        p = self.partition(partition)
+        return None if p is None else p.leader
+
+    def is_bootstrap(self, node_id: object) -> bool:
+        """Whether ``node_id`` names a bootstrap address (``"bootstrap-0"``...)
+        rather than a broker id."""
+        return not isinstance(node_id, int)
 
     # -- derived snapshots --------------------------------------------------------------
 
@@ -255,7 +382,7 @@ class ClusterMetadata:
         topics[tp.topic] = replace(topic, partitions=MappingProxyType(parts))
         return replace(
             self,
-            brokers=MappingProxyType(brokers),
-            topics=MappingProxyType(topics),
+            brokers=BrokerMap(brokers),
+            topics=TopicMap(topics),
             generation=self.generation if generation is None else generation,
         )

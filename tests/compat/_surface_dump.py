@@ -28,6 +28,7 @@ MODULES = [
     "aiokafka.admin.new_topic",
     "aiokafka.admin.records_to_delete",
     "aiokafka.client",
+    "aiokafka.cluster",
     "aiokafka.codec",
     "aiokafka.consumer",
     "aiokafka.coordinator.assignors.abstract",

@@ -54,8 +54,34 @@ _STICKY_STATE = (
     "process do not overwrite each other's previous assignment"
 )
 
+_CLUSTER = "aiokafka.cluster:ClusterMetadata"
+_SNAPSHOT = (
+    "ours is an immutable snapshot that the client replaces on every refresh (no I/O, "
+    "no locks, no mutation); aiokafka's object was updated in place by its client. To "
+    "refresh, call await client.force_metadata_update(); to see changes, read "
+    "client.cluster again"
+)
+_CALLABLE_MAP = (
+    "our existing mapping attribute (by id / by name), which is also callable: "
+    "cluster.{0}() returns aiokafka's set"
+)
+
 #: Deliberate differences: key (as ``_surface_compare.compare`` spells it) -> reason.
 ALLOWED: dict[str, str] = {
+    **{
+        f"{_CLUSTER}.{name}": _SNAPSHOT
+        for name in (
+            "DEFAULT_CONFIG",
+            "add_listener",
+            "remove_listener",
+            "request_update",
+            "failed_update",
+            "update_metadata",
+            "with_partitions",
+        )
+    },
+    f"{_CLUSTER}.brokers": _CALLABLE_MAP.format("brokers"),
+    f"{_CLUSTER}.topics": _CALLABLE_MAP.format("topics"),
     **{
         f"{_STICKY}:{name}": _STICKY_INTERNALS
         for name in (
