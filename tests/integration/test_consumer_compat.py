@@ -19,7 +19,12 @@ import pytest
 
 from aiokafka.abc import ConsumerRebalanceListener
 from aiokafka.consumer import AIOKafkaConsumer
-from aiokafka.errors import ConsumerStoppedError, IllegalOperation, IllegalStateError
+from aiokafka.errors import (
+    ConsumerStoppedError,
+    IllegalOperation,
+    IllegalStateError,
+    InvalidSessionTimeoutError,
+)
 from aiokafka.structs import OffsetAndMetadata, TopicPartition
 from tools.kafka.rig import KafkaCluster
 
@@ -164,6 +169,23 @@ async def test_start_returns_with_the_subscribed_partitions_assigned(
             assert await c.seek_to_beginning() is True
             got = [(await asyncio.wait_for(c.getone(), 20)).value for _ in range(2)]
             assert got == [b"r0", b"r1"]
+
+
+async def test_start_raises_a_fatal_join_error(kafka: KafkaCluster, new_topic: NewTopic) -> None:
+    """aiokafka's test_consumer_invalid_session_timeout: the join's error comes out
+    of start() (the broker's minimum session timeout here is 1000 ms)."""
+    c = consumer(
+        kafka,
+        group_id=f"g-{uuid.uuid4().hex[:8]}",
+        session_timeout_ms=200,
+        heartbeat_interval_ms=100,
+    )
+    c.subscribe([new_topic()])
+    with pytest.raises(InvalidSessionTimeoutError):
+        await asyncio.wait_for(c.start(), 60)
+    await c.stop()  # already stopped by the failed start(): a no-op
+    with pytest.raises(ConsumerStoppedError):
+        await c.getmany()
 
 
 # -- item 3: stop semantics -----------------------------------------------------------
