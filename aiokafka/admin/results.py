@@ -16,14 +16,14 @@ runs unchanged (``docs/migration-from-aiokafka.md`` has the table):
   list none, so ``resp[0].resources[1]`` and a loop over every item's
   ``.resources`` both see what aiokafka's responses held (see
   :func:`group_as_responses`).
+* ``list_consumer_groups()`` items are ``(group_id, protocol_type)`` pairs with
+  ``state`` and ``group_type`` as extra attributes.
 
 Per-item errors are carried, not raised, where aiokafka 0.14 returned error codes
 (``create_topics``, ``delete_topics``, ``describe_topics``, ``describe_configs``,
 ``alter_configs``, ``describe_consumer_groups``): the item's ``error`` is the typed
 exception (``None`` on success) and aiokafka's ``error_code`` fields are non-zero.
 Those calls take ``raise_errors=True`` to raise instead.
-* ``list_consumer_groups()`` items are ``(group_id, protocol_type)`` pairs with
-  ``state`` and ``group_type`` as extra attributes.
 """
 
 from __future__ import annotations
