@@ -66,9 +66,10 @@ class TokenFile(AbstractTokenProvider):
     """OAUTHBEARER tokens read from a file that another process keeps fresh (an
     identity agent, a Kubernetes projected service-account token, ...).
 
-    ``token()`` is awaited for every new connection, so a rotated file is picked up
-    by the next one; fetch from your identity provider here instead if you have no
-    such agent (and cache the token until shortly before it expires).
+    ``token()`` is awaited at every authentication (each new connection, and each
+    re-authentication when the broker limits the session's lifetime, KIP-368), so a
+    rotated file is picked up then. Without such an agent, fetch from your identity
+    provider here, and reuse the token until shortly before it expires.
     """
 
     def __init__(self, path: str) -> None:

@@ -10,10 +10,11 @@ Two directives:
     ``Attributes:`` sections of the config classes' docstrings, then
     :mod:`option_notes` for options no docstring describes.
 
-``.. aiokafka-error-table:: broker|client``
+``.. aiokafka-error-table:: broker|retriable|client``
     The broker error codes (``aiokafka.errors.ERROR_CLASSES``, generated from
     Kafka's table) with their ``retriable`` / ``invalid_metadata`` /
-    ``transaction_fatal`` flags, or the errors the client raises itself.
+    ``transaction_fatal`` flags, only the retriable ones, or the errors the client
+    raises itself.
 
 An option without a meaning, or a note for an option no client takes, is a build
 warning (an error under ``-W``). The functions are importable without Sphinx for
@@ -213,8 +214,9 @@ def _flag(value: bool) -> str:
     return "yes" if value else ""
 
 
-def render_broker_errors() -> str:
-    """A table of every broker error code and what the client does with it."""
+def render_broker_errors(retriable_only: bool = False) -> str:
+    """A table of every broker error code (or only the retriable ones) and what the
+    client does with it."""
     from aiokafka.errors import ERROR_CLASSES
 
     lines = [
@@ -230,6 +232,8 @@ def render_broker_errors() -> str:
         "     - Fatal in a transaction",
     ]
     for code, cls in sorted(ERROR_CLASSES.items()):
+        if retriable_only and not cls.retriable:
+            continue
         lines += [
             f"   * - {code}",
             f"     - ``{cls.__name__}``",
@@ -311,10 +315,14 @@ def setup(app: Any) -> dict[str, Any]:
     class ErrorTable(_Generated):
         def run(self) -> list[Node]:
             kind = self.arguments[0]
-            if kind not in ("broker", "client"):
+            if kind not in ("broker", "retriable", "client"):
                 logger.warning("unknown error table %r", kind, location=self.get_location())
                 return []
-            return self._parse(render_broker_errors() if kind == "broker" else render_client_errors())
+            if kind == "retriable":
+                return self._parse(render_broker_errors(retriable_only=True))
+            return self._parse(
+                render_broker_errors() if kind == "broker" else render_client_errors()
+            )
 
     def check(app: Any) -> None:
         for problem in problems():

@@ -52,8 +52,7 @@ MEANINGS: dict[str, str] = {
         "Upper bound of the data one Fetch response returns for one partition."
     ),
     "max_poll_records": (
-        "Most records one ``getmany()`` returns over all partitions; ``None`` for no "
-        "limit."
+        "Most records one ``getmany()`` returns over all partitions; ``None`` for no limit."
     ),
     "max_poll_interval_ms": (
         "Longest pause allowed between two reads (``getone``, ``getmany``, "
@@ -62,7 +61,7 @@ MEANINGS: dict[str, str] = {
     ),
     "auto_offset_reset": (
         "Where to start a partition with no committed offset, or whose position is "
-        "out of range: ``\"earliest\"``, ``\"latest\"``, or ``\"none\"`` (raise "
+        'out of range: ``"earliest"``, ``"latest"``, or ``"none"`` (raise '
         ":class:`~aiokafka.errors.OffsetOutOfRangeError` / "
         ":class:`~aiokafka.errors.NoOffsetForPartitionError` instead)."
     ),
@@ -74,7 +73,7 @@ MEANINGS: dict[str, str] = {
     "auto_commit_interval_ms": "Period of the background commits of ``enable_auto_commit``.",
     "check_crcs": "Verify the CRC-32C of every fetched record batch.",
     "isolation_level": (
-        "``\"read_uncommitted\"`` returns every record; ``\"read_committed\"`` "
+        '``"read_uncommitted"`` returns every record; ``"read_committed"`` '
         "returns records of committed transactions only, and reads no further than "
         "the last stable offset."
     ),
@@ -105,13 +104,13 @@ MEANINGS: dict[str, str] = {
         "of pattern subscriptions."
     ),
     "group_protocol": (
-        "``\"classic\"`` (JoinGroup/SyncGroup, client-side assignors) or "
-        "``\"consumer\"`` (KIP-848: the broker assigns and rebalances are "
+        '``"classic"`` (JoinGroup/SyncGroup, client-side assignors) or '
+        '``"consumer"`` (KIP-848: the broker assigns and rebalances are '
         "incremental; Kafka 4.0+)."
     ),
     "group_remote_assignor": (
-        "``group_protocol=\"consumer\"`` only: the broker-side assignor to ask for "
-        "(``\"uniform\"`` or ``\"range\"`` on Kafka 4.x); ``None`` lets the broker choose."
+        '``group_protocol="consumer"`` only: the broker-side assignor to ask for '
+        '(``"uniform"`` or ``"range"`` on Kafka 4.x); ``None`` lets the broker choose.'
     ),
     "send_backoff_ms": "Accepted for compatibility with aiokafka; not used.",
     "loop": (
