@@ -26,7 +26,7 @@ from aiokafka.record.default_records import CONTROL_ABORT, DefaultRecordBatch
 from aiokafka.record.legacy_records import LegacyRecordBatch
 from aiokafka.structs import ConsumerRecord, TopicPartition
 
-from .record_decode import decode_batch
+from .record_decode import decode_batch, deserialize
 from .subscription import PartitionState
 
 __all__ = ["AbortedTransactionFilter", "PartitionRecords"]
@@ -300,21 +300,13 @@ class PartitionRecords:
 
     def _decode_v2(self, batch: DefaultRecordBatch) -> list[ConsumerRecord[Any, Any]]:
         # At most one tracked object per record, and no gc.disable(): see record_decode.
-        # Without deserializers the records keep only bytes: the C loop may leave them
-        # untracked by the collector.
+        # The C loop leaves records untracked by the collector while they hold only
+        # bytes; deserialize() tracks those that get a collectable key or value.
+        recs = decode_batch(batch, self.tp.topic, self.tp.partition, untracked=True)
         kd = self._key_deserializer
         vd = self._value_deserializer
-        recs = decode_batch(
-            batch, self.tp.topic, self.tp.partition, untracked=kd is None and vd is None
-        )
-        if kd is not None:
-            for r in recs:
-                if r.key is not None:
-                    r.key = kd(r.key)
-        if vd is not None:
-            for r in recs:
-                if r.value is not None:
-                    r.value = vd(r.value)
+        if kd is not None or vd is not None:
+            deserialize(recs, kd, vd)
         return recs
 
     def _decode_legacy(self, batch: LegacyRecordBatch) -> list[ConsumerRecord[Any, Any]]:

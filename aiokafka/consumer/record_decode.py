@@ -35,7 +35,7 @@ from aiokafka.record.default_records import DefaultRecordBatch
 from aiokafka.record.util import ZIGZAG_ONE_BYTE, decode_varint
 from aiokafka.structs import ConsumerRecord
 
-__all__ = ["decode_batch", "decode_records_py"]
+__all__ = ["decode_batch", "decode_records_py", "deserialize"]
 
 _NO_HEADERS: tuple[tuple[str, bytes | None], ...] = ()
 
@@ -44,6 +44,7 @@ _cdecode = load_extension("aiokafka.record._cdecode")
 _c_decode_records: Callable[..., list[Any] | None] | None = (
     None if _cdecode is None else _cdecode.decode_records
 )
+_c_deserialize: Callable[..., bool] | None = None if _cdecode is None else _cdecode.deserialize
 
 
 def _read_headers(data: bytes, pos: int) -> tuple[tuple[tuple[str, bytes | None], ...], int]:
@@ -85,11 +86,11 @@ def decode_batch(
     collector (the Python loop ignores it). As built, a record holds only str, int,
     bytes, None and tuples of those, so it cannot be in a reference cycle, and the
     collector's repeated passes over the records of large batches that the application
-    keeps alive cost more than decoding them. The caller passes it only when nothing of
-    its own will be stored into the records (the fetcher: no deserializer configured);
-    the application could still assign a field an object that refers back to the
-    record, and such a cycle would not be collected (plain reference counting still
-    frees everything else).
+    keeps alive cost more than decoding them. The caller then stores deserialized keys
+    and values only through :func:`deserialize`, which tracks a record again when it
+    gets an object that could be part of a cycle. The application could still assign a
+    field such an object itself, and a cycle through that record would not be
+    collected (plain reference counting still frees everything else).
 
     Raises:
         CorruptRecordError: CRC mismatch, undecodable compressed data, or records that
@@ -125,6 +126,36 @@ def decode_batch(
     return decode_records_py(
         data, count, base_offset, base_ts, append_time, topic, partition, ts_type, epoch
     )
+
+
+def deserialize(
+    records: list[ConsumerRecord[Any, Any]],
+    key_deserializer: Callable[[bytes], object] | None,
+    value_deserializer: Callable[[bytes], object] | None,
+) -> None:
+    """Replace every key, then every value, that is not ``None`` by its deserialized
+    form (in that order, so the first failing call is the same on both paths).
+
+    The C version also tracks a record left untracked by :func:`decode_batch` once it
+    holds an object of a collectable type (anything but str, bytes, numbers, None...).
+
+    Raises:
+        Exception: whatever a deserializer raises.
+    """
+    c_deserialize = _c_deserialize
+    if c_deserialize is not None and c_deserialize(
+        records, key_deserializer, value_deserializer, ConsumerRecord
+    ):
+        return
+    # The Python loops: records made by the Python decoder are always tracked.
+    if key_deserializer is not None:
+        for r in records:
+            if r.key is not None:
+                r.key = key_deserializer(r.key)
+    if value_deserializer is not None:
+        for r in records:
+            if r.value is not None:
+                r.value = value_deserializer(r.value)
 
 
 def decode_records_py(

@@ -6,7 +6,10 @@
  * and decompressed by Python) into a list of records: ConsumerRecord objects
  * when given that class, (offset, timestamp, key, value, headers, size) tuples
  * when given None. It is the consumer's per-record work; the batch header,
- * decompression, control batches and deserializers stay in Python.
+ * decompression and control batches stay in Python. deserialize() applies the
+ * consumer's key/value deserializers to such records, as the Python loops in
+ * record_decode.deserialize do, and tracks a record again when it gets an
+ * object that could be part of a reference cycle (see below).
  *
  * The pure-Python loops are the reference. This code never raises for bad
  * data: on anything it does not decode exactly as they would (truncation, a
@@ -428,9 +431,93 @@ fallback:
     Py_RETURN_NONE;
 }
 
+/* Apply `fn` to the slot at `offset` of every record whose slot is not None. */
+static int
+apply_to_slot(PyObject *records, PyObject *fn, Py_ssize_t offset)
+{
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(records); i++) {
+        PyObject *rec = PyList_GET_ITEM(records, i);
+        PyObject **slot = (PyObject **)((char *)rec + offset);
+        PyObject *old = *slot;
+        if (old == Py_None) {
+            continue;
+        }
+        /* The call may run any code: hold the record and the old value. */
+        Py_INCREF(rec);
+        Py_INCREF(old);
+        PyObject *new = PyObject_CallOneArg(fn, old);
+        Py_DECREF(old);
+        if (new == NULL) {
+            Py_DECREF(rec);
+            return -1;
+        }
+        Py_XSETREF(*slot, new);
+        Py_DECREF(rec);
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(deserialize_doc,
+"deserialize(records, key_deserializer, value_deserializer, record_type, /)\n"
+"--\n\n"
+"Replace each record's key, then each record's value, that is not None by the\n"
+"deserializer's result (either may be None: skipped), as the fetcher's Python\n"
+"loops do, in the same order. A record left untracked by decode_records is\n"
+"tracked by the garbage collector again when its new key or value is of a type\n"
+"that can be part of a reference cycle. False (nothing done) when a record is\n"
+"not exactly record_type or that class is laid out differently: the caller then\n"
+"runs its Python loops. A deserializer's exception propagates.");
+
+static PyObject *
+deserialize(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4) {
+        PyErr_Format(PyExc_TypeError, "deserialize() takes 4 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    PyObject *records = args[0], *kd = args[1], *vd = args[2], *record_type = args[3];
+    Py_ssize_t offsets[N_FIELDS];
+    if (!PyList_CheckExact(records)) {
+        PyErr_SetString(PyExc_TypeError, "deserialize() needs a list of records");
+        return NULL;
+    }
+    if (!PyType_Check(record_type) ||
+        slot_layout((PyTypeObject *)record_type, offsets) < 0) {
+        Py_RETURN_FALSE;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(records); i++) {
+        PyObject *rec = PyList_GET_ITEM(records, i);
+        if ((PyObject *)Py_TYPE(rec) != record_type ||
+            *(PyObject **)((char *)rec + offsets[F_KEY]) == NULL ||
+            *(PyObject **)((char *)rec + offsets[F_VALUE]) == NULL) {
+            Py_RETURN_FALSE; /* the Python loops raise AttributeError for a deleted field */
+        }
+    }
+    if ((kd != Py_None && apply_to_slot(records, kd, offsets[F_KEY]) < 0) ||
+        (vd != Py_None && apply_to_slot(records, vd, offsets[F_VALUE]) < 0)) {
+        return NULL;
+    }
+    /* Untracked records stay so only while they hold atoms (str, bytes, int, ...):
+     * any object of a collectable type might come to refer back to the record. */
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(records); i++) {
+        PyObject *rec = PyList_GET_ITEM(records, i);
+        if (PyObject_GC_IsTracked(rec)) {
+            continue;
+        }
+        PyObject *key = *(PyObject **)((char *)rec + offsets[F_KEY]);
+        PyObject *value = *(PyObject **)((char *)rec + offsets[F_VALUE]);
+        if ((key != NULL && PyObject_IS_GC(key)) || (value != NULL && PyObject_IS_GC(value))) {
+            PyObject_GC_Track(rec);
+        }
+    }
+    Py_RETURN_TRUE;
+}
+
 static PyMethodDef cdecode_methods[] = {
     {"decode_records", (PyCFunction)(void (*)(void))decode_records, METH_FASTCALL,
      decode_records_doc},
+    {"deserialize", (PyCFunction)(void (*)(void))deserialize, METH_FASTCALL,
+     deserialize_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,4 +1,5 @@
 # Stub of the optional C extension (_cdecode.c); see consumer/record_decode.py.
+from collections.abc import Callable
 from typing import Any
 
 def decode_records(
@@ -15,3 +16,10 @@ def decode_records(
     untracked: bool,
     /,
 ) -> list[Any] | None: ...
+def deserialize(
+    records: list[Any],
+    key_deserializer: Callable[[bytes], object] | None,
+    value_deserializer: Callable[[bytes], object] | None,
+    record_type: type[Any],
+    /,
+) -> bool: ...

@@ -452,8 +452,9 @@ class BadBool:
         raise ValueError("no truth value")
 
 
-def test_fetcher_untracks_only_without_deserializers() -> None:
-    """Records stay tracked when a deserializer may store any object in them."""
+def test_fetcher_tracks_records_that_get_collectable_values() -> None:
+    """Records stay untracked while they hold atoms, and are tracked as soon as a
+    deserializer gives them an object that could refer back to them."""
     import gc
 
     from aiokafka.consumer.fetch_records import PartitionRecords
@@ -462,7 +463,7 @@ def test_fetcher_untracks_only_without_deserializers() -> None:
 
     b = DefaultRecordBatchBuilder(batch_size=1 << 20)
     for i in range(3):
-        b.append(i, timestamp=1, key=b"k", value=b"v", headers=[])
+        b.append(i, timestamp=1, key=b"k" if i else None, value=b"v", headers=[])
     data = bytes(b.build())
 
     def take(**deserializers: Any) -> list[Any]:
@@ -470,11 +471,131 @@ def test_fetcher_untracks_only_without_deserializers() -> None:
         state.seek(0)
         return PartitionRecords(TopicPartition("t", 0), state, 0, data, **deserializers).take(None)
 
-    plain = take()
-    assert len(plain) == 3 and not any(gc.is_tracked(r) for r in plain)
-    for kwargs in ({"key_deserializer": bytes.decode}, {"value_deserializer": list}):
+    for kwargs in ({}, {"key_deserializer": bytes.decode}, {"value_deserializer": len}):
         recs = take(**kwargs)
-        assert len(recs) == 3 and all(gc.is_tracked(r) for r in recs)
+        assert len(recs) == 3 and not any(gc.is_tracked(r) for r in recs), kwargs
+    recs = take(key_deserializer=bytes.decode, value_deserializer=list)
+    assert [r.key for r in recs] == [None, "k", "k"] and recs[0].value == [118]
+    assert all(gc.is_tracked(r) for r in recs)
+    recs = take(key_deserializer=lambda k: {"k": k})
+    assert [gc.is_tracked(r) for r in recs] == [False, True, True]  # the first key is None
+
+
+def _logged(fn: Any, tag: str, calls: list[str]) -> Any:
+    if fn is None:
+        return None
+
+    def call(data: bytes) -> Any:
+        calls.append(f"{tag}{data!r}")
+        return fn(data)
+
+    return call
+
+
+def _deserialize_once(
+    section: bytes, count: int, kd: Any, vd: Any, c_on: bool
+) -> tuple[tuple[str, Any], list[str]]:
+    calls: list[str] = []
+    recs = _cdecode.decode_records(section, count, 0, 0, None, "t", 0, 0, None,
+                                   ConsumerRecord, True)  # fmt: skip
+    assert recs is not None
+    saved = record_decode._c_deserialize
+    record_decode._c_deserialize = _cdecode.deserialize if c_on else None
+    try:
+        record_decode.deserialize(recs, _logged(kd, "k", calls), _logged(vd, "v", calls))
+        outcome: tuple[str, Any] = ("ok", [_fields(r) for r in recs])
+    except Exception as exc:
+        outcome = ("error", (type(exc), str(exc)))
+    finally:
+        record_decode._c_deserialize = saved
+    return outcome, calls
+
+
+def _deserialize_both_ways(
+    section: bytes, count: int, kd: Any, vd: Any
+) -> tuple[tuple[str, Any], list[str]]:
+    """record_decode.deserialize over C-decoded records with the C and the Python
+    loops: same fields or same exception, and the same deserializer calls in order."""
+    c = _deserialize_once(section, count, kd, vd, True)
+    assert c == _deserialize_once(section, count, kd, vd, False)
+    return c
+
+
+def _fail_on(bad: bytes) -> Any:
+    def fn(data: bytes) -> Any:
+        if data == bad:
+            raise ValueError(f"cannot deserialize {data!r}")
+        return data.decode()
+
+    return fn
+
+
+def test_deserialize_same_as_python_loops() -> None:
+    section = (
+        _raw(key=b"\x02a", value=b"\x02x")
+        + _raw(off=encode_varint(1), key=b"\x01", value=b"\x02y")
+        + _raw(off=encode_varint(2), key=b"\x02b", value=b"\x01")
+    )
+    cases: list[tuple[Any, Any, str]] = [
+        (None, None, "ok"),
+        (bytes.decode, None, "ok"),
+        (None, bytes.decode, "ok"),
+        (bytes.decode, lambda v: {"v": v}, "ok"),
+        (_fail_on(b"b"), _fail_on(b"x"), "error"),  # keys first: b's error, after a
+        (bytes.decode, _fail_on(b"y"), "error"),
+        (lambda k: 1 / 0, None, "error"),
+    ]
+    for kd, vd, expected in cases:
+        outcome, calls = _deserialize_both_ways(section, 3, kd, vd)
+        assert outcome[0] == expected
+        if kd is not None:
+            assert calls[0] == "kb'a'"
+        if expected == "error":
+            assert outcome[1][0] in (ValueError, ZeroDivisionError)
+    # The key error wins over the value error of an earlier record (keys go first).
+    outcome, calls = _deserialize_both_ways(section, 3, _fail_on(b"b"), _fail_on(b"x"))
+    assert "b'b'" in outcome[1][1] and calls == ["kb'a'", "kb'b'"]
+
+
+def test_deserialize_refuses_other_records() -> None:
+    import dataclasses
+
+    recs = _cdecode.decode_records(_raw(), 1, 0, 0, None, "t", 0, 0, None, ConsumerRecord, True)
+    assert recs is not None
+    other = [dataclasses.replace(recs[0])]
+    assert _cdecode.deserialize([*recs, 5], bytes.decode, None, ConsumerRecord) is False
+    assert recs[0].key == b"k"  # nothing done
+    assert _cdecode.deserialize(other, bytes.decode, None, ConsumerRecord) is True
+    assert other[0].key == "k"
+
+    class Plain:
+        pass
+
+    assert _cdecode.deserialize(recs, bytes.decode, None, Plain) is False
+    with pytest.raises(TypeError):
+        _cdecode.deserialize(tuple(recs), None, None, ConsumerRecord)  # type: ignore[arg-type]
+    del recs[0].key
+    assert _cdecode.deserialize(recs, bytes.decode, None, ConsumerRecord) is False
+    with pytest.raises(AttributeError):
+        record_decode.deserialize(recs, bytes.decode, None)
+
+
+def test_deserialize_no_reference_leaks() -> None:
+    value = b"".join([b"leak", b"check"])
+    result = object()
+    section = _raw(value=encode_varint(len(value)) + value)
+    before = sys.getrefcount(result)
+    for _ in range(2000):
+        recs = _cdecode.decode_records(section, 1, 0, 0, None, "t", 0, 0, None, ConsumerRecord,
+                                       True)  # fmt: skip
+        _cdecode.deserialize(recs, None, lambda v: result, ConsumerRecord)
+        del recs
+        recs = _cdecode.decode_records(section, 1, 0, 0, None, "t", 0, 0, None, ConsumerRecord,
+                                       True)  # fmt: skip
+        with pytest.raises(ZeroDivisionError):
+            _cdecode.deserialize(recs, lambda k: 1 / 0, None, ConsumerRecord)
+        del recs
+    assert sys.getrefcount(result) == before
 
 
 def test_no_reference_leaks() -> None:
