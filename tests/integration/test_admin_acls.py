@@ -20,6 +20,7 @@ from aiokafka.admin import (
     AclOperation,
     AclPermissionType,
     AIOKafkaAdminClient,
+    ConfigResource,
     NewTopic,
     ResourcePattern,
     ResourcePatternType,
@@ -28,6 +29,7 @@ from aiokafka.admin import (
 from aiokafka.consumer import AIOKafkaConsumer
 from aiokafka.errors import (
     ClusterAuthorizationFailedError,
+    GroupAuthorizationFailedError,
     SecurityDisabled,
     TopicAuthorizationFailedError,
 )
@@ -249,3 +251,38 @@ async def test_acls_without_authorizer(kafka: KafkaCluster) -> None:
     async with AIOKafkaAdminClient(bootstrap_servers=kafka.bootstrap_servers) as admin:
         with pytest.raises(SecurityDisabled):
             await admin.describe_acls()
+
+
+async def test_unauthorized_items_come_back_per_item(
+    admin: AIOKafkaAdminClient, user_admin: AIOKafkaAdminClient, secured: KafkaCluster
+) -> None:
+    """As in aiokafka 0.14, items the user may not see come back with their error
+    code instead of raising; ``raise_errors=True`` raises them."""
+    topic = f"acl-per-item-{uuid.uuid4().hex[:8]}"
+    await admin.create_topics([NewTopic(topic, 1, 1)], raise_errors=True)
+    group = f"acl-group-{uuid.uuid4().hex[:8]}"
+    node = secured.nodes[0].node_id
+    try:
+        (desc,) = await user_admin.describe_topics([topic])
+        assert isinstance(desc.error, TopicAuthorizationFailedError)
+        assert desc["error_code"] == TopicAuthorizationFailedError.errno == 29
+
+        (config,) = await user_admin.describe_configs([ConfigResource("TOPIC", topic)])
+        assert isinstance(config.error, TopicAuthorizationFailedError)
+        assert config.resources[0][0] == 29
+
+        # The coordinator is given (aiokafka's group_coordinator_id), so the denial
+        # is DescribeGroups' per-group code, not FindCoordinator's.
+        (group_desc,) = await user_admin.describe_consumer_groups(
+            [group], group_coordinator_id=node
+        )
+        assert isinstance(group_desc.error, GroupAuthorizationFailedError)
+        assert group_desc.groups[0][:2] == (GroupAuthorizationFailedError.errno, group)
+        with pytest.raises(GroupAuthorizationFailedError):
+            await user_admin.describe_consumer_groups(
+                [group], group_coordinator_id=node, raise_errors=True
+            )
+        with pytest.raises(TopicAuthorizationFailedError):
+            await user_admin.describe_topics([topic], raise_errors=True)
+    finally:
+        await admin.delete_topics([topic], raise_errors=True)
