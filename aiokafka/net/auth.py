@@ -4,12 +4,17 @@
 ``SaslAuthenticate`` request and each server message comes back in its response.
 The mechanisms themselves are sans-I/O (:mod:`aiokafka.net.sasl`); this module
 only moves their bytes and turns broker error codes into exceptions.
+
+The same exchange re-authenticates an open connection (KIP-368): the connection
+passes a ``send`` that bypasses its re-authentication gate, and schedules the next
+round from the session lifetime :func:`authenticate` returns.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 from aiokafka.errors import (
     AuthenticationFailedError,
@@ -32,7 +37,10 @@ from aiokafka.protocol import messages as _messages
 if TYPE_CHECKING:
     from aiokafka.net.connection import AIOKafkaConnection
 
-__all__ = ["authenticate", "build_mechanism"]
+__all__ = ["SendFunction", "authenticate", "build_mechanism"]
+
+#: Sends one request on the connection being authenticated and returns its response.
+SendFunction = Callable[[Any], Awaitable[Any]]
 
 log = logging.getLogger(__name__)
 
@@ -73,8 +81,24 @@ async def build_mechanism(config: ConnectionConfig, host: str) -> SaslMechanism:
     raise AuthenticationFailedError(f"unsupported sasl_mechanism {mech!r}")
 
 
-async def authenticate(conn: AIOKafkaConnection, config: ConnectionConfig, host: str) -> None:
+async def authenticate(
+    conn: AIOKafkaConnection,
+    config: ConnectionConfig,
+    host: str,
+    *,
+    send: SendFunction | None = None,
+) -> int:
     """Run the SASL exchange on a connection that finished its ApiVersions handshake.
+
+    Args:
+        conn: The connection (named in errors; its negotiated versions are used).
+        config: The SASL options.
+        host: The broker host (GSSAPI's default service host).
+        send: How to send each request; ``conn.send`` by default.
+
+    Returns:
+        The session lifetime the broker set, in milliseconds (KIP-368,
+        SaslAuthenticate v1+); 0 when the session does not expire.
 
     Raises:
         aiokafka.errors.UnsupportedSaslMechanismError: the broker does not enable the
@@ -84,8 +108,10 @@ async def authenticate(conn: AIOKafkaConnection, config: ConnectionConfig, host:
         aiokafka.errors.AuthenticationFailedError: the client rejected the server
             (e.g. a wrong SCRAM server signature).
     """
+    if send is None:
+        send = conn.send
     mechanism = await build_mechanism(config, host)
-    handshake = await conn.send(_messages.SaslHandshakeRequest(mechanism=mechanism.name))
+    handshake = await send(_messages.SaslHandshakeRequest(mechanism=mechanism.name))
     if handshake.error_code == UnsupportedSaslMechanismError.errno:
         raise UnsupportedSaslMechanismError(
             f"{conn.peer} does not enable SASL mechanism {mechanism.name}; "
@@ -104,13 +130,22 @@ async def authenticate(conn: AIOKafkaConnection, config: ConnectionConfig, host:
         )
 
     message: bytes | None = mechanism.initial_response()
+    lifetime_ms = 0
     while message is not None:
-        response = await conn.send(_messages.SaslAuthenticateRequest(auth_bytes=message))
+        response = await send(_messages.SaslAuthenticateRequest(auth_bytes=message))
         if response.error_code:
             error_type = for_code(response.error_code)
             detail = response.error_message or error_type.message
             raise error_type(
                 f"SASL {mechanism.name} authentication to {conn.peer} failed: {detail}"
             )
+        # Set on the last round trip (0 before v1 and on intermediate answers).
+        lifetime_ms = response.session_lifetime_ms
         message = mechanism.step(bytes(response.auth_bytes))
-    log.debug("Authenticated to %s with SASL %s", conn.peer, mechanism.name)
+    log.debug(
+        "Authenticated to %s with SASL %s (session lifetime %s)",
+        conn.peer,
+        mechanism.name,
+        f"{lifetime_ms} ms" if lifetime_ms > 0 else "unlimited",
+    )
+    return int(lifetime_ms)

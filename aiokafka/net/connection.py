@@ -22,6 +22,16 @@ level.
 
 A caller that cancels its own request does not disturb the framing: the request
 stays registered, its response is read and dropped.
+
+Re-authentication (KIP-368): when the broker gives the SASL session a lifetime, a task
+owned by the connection runs the SASL exchange again before it ends
+(:mod:`aiokafka.net.reauth` says when). Meanwhile a gate holds back new requests: the
+broker reads a connection's requests one at a time, in order, so requests already
+written are answered before the re-authentication starts, and none may be written
+between its SaslHandshake and its last SaslAuthenticate. Held-back requests go out
+when it is done. A failed re-authentication closes the connection with an
+:class:`~aiokafka.errors.AuthenticationFailedError`; requests in flight get a
+retriable :class:`~aiokafka.errors.KafkaConnectionError` caused by it.
 """
 
 from __future__ import annotations
@@ -36,6 +46,7 @@ from typing import Any
 from aiokafka import __version__
 from aiokafka._timeout import wait_for
 from aiokafka.errors import (
+    AuthenticationFailedError,
     CorrelationIdError,
     IllegalStateError,
     KafkaConnectionError,
@@ -48,6 +59,7 @@ from aiokafka.errors import (
 from aiokafka.net.config import ConnectionConfig
 from aiokafka.net.failure_log import FailureLog
 from aiokafka.net.frames import MIN_FRAME_SIZE, frame_size_error, response_allowance
+from aiokafka.net.reauth import ReauthSchedule
 from aiokafka.net.transport_errors import TRANSPORT_ERRORS, translate_transport_error
 from aiokafka.net.versions import ApiVersionTable, api_name, api_versions_fallback
 from aiokafka.protocol import api as _api
@@ -125,6 +137,11 @@ class AIOKafkaConnection:
         # Raised (never lowered) by requests allowed larger answers (Fetch max_bytes).
         self._frame_limit = self.config.max_response_size
         self.last_activity = time.monotonic()
+        # KIP-368: set while a re-authentication runs; requests wait for it.
+        self._reauth_gate: asyncio.Event | None = None
+        self._reauth_task: asyncio.Task[None] | None = None
+        self._reauth_schedule = ReauthSchedule()
+        self._reauthentications = 0
 
     def __repr__(self) -> str:
         node = f"node={self.node_id} " if self.node_id is not None else ""
@@ -157,6 +174,11 @@ class AIOKafkaConnection:
     def frame_limit(self) -> int:
         """The largest response frame this connection reads, in bytes."""
         return self._frame_limit
+
+    @property
+    def reauthentications(self) -> int:
+        """Successful SASL re-authentications of this connection (KIP-368)."""
+        return self._reauthentications
 
     @property
     def in_flight(self) -> int:
@@ -236,6 +258,10 @@ class AIOKafkaConnection:
             raise self._close_error
         self._state = "ready"
         log.debug("Connected to %s", self.peer)
+        if self._reauth_schedule.due is not None:
+            self._reauth_task = asyncio.create_task(
+                self._reauth_loop(), name=f"aiokafka-conn-reauth-{self.peer}"
+            )
 
     async def _connect_failed(self, error: KafkaError) -> None:
         # Reported once: if the reader already failed the connection, its error (the
@@ -268,7 +294,9 @@ class AIOKafkaConnection:
         if self.config.uses_sasl:
             from aiokafka.net.auth import authenticate
 
-            await authenticate(self, self.config, self.host)
+            started = time.monotonic()
+            lifetime_ms = await authenticate(self, self.config, self.host, send=self._send_sasl)
+            self._reauth_schedule.session_started(started, lifetime_ms)
 
     async def _negotiate_versions(self) -> None:
         request_type = _messages.ApiVersionsRequest
@@ -359,6 +387,16 @@ class AIOKafkaConnection:
             raise self._unusable()
         if version is None:
             version = self.api_versions.choose(type(request), max_version)
+        decode = self._decoder(request, version)
+        return await self._send(request, version, expect_response, decode, timeout_ms)
+
+    async def _send_sasl(self, request: Any) -> Any:
+        # The SASL exchange's own requests: they pass the re-authentication gate.
+        version = self.api_versions.choose(type(request))
+        decode = self._decoder(request, version)
+        return await self._send(request, version, True, decode, sasl=True)
+
+    def _decoder(self, request: Any, version: int) -> Callable[[memoryview], Any]:
         allowance = response_allowance(request, version)
         if allowance > self._frame_limit:
             self._frame_limit = allowance
@@ -367,7 +405,7 @@ class AIOKafkaConnection:
         def decode(frame: memoryview) -> Any:
             return _api.decode_response(response_type, version, frame)
 
-        return await self._send(request, version, expect_response, decode, timeout_ms)
+        return decode
 
     def _unusable(self) -> KafkaError:
         if self._state == "new":
@@ -383,8 +421,21 @@ class AIOKafkaConnection:
         expect_response: bool,
         decode: Callable[[memoryview], Any],
         timeout_ms: int | None = None,
+        *,
+        sasl: bool = False,
     ) -> Any:
-        await self._slots.acquire()
+        while True:
+            gate = self._reauth_gate
+            if gate is not None and not sasl:
+                await gate.wait()
+                continue
+            await self._slots.acquire()
+            # Checked again with the slot in hand, and nothing awaited from here to the
+            # write: a re-authentication that began while this request waited for its
+            # slot must not see the request written between its SASL frames.
+            if self._reauth_gate is None or sasl:
+                break
+            self._slots.release()
         # From here the slot is released by _finish() once a registered request is
         # answered or failed, or below when nothing gets registered.
         try:
@@ -567,9 +618,14 @@ class AIOKafkaConnection:
             self._finish(p)
             if not p.future.done():
                 p.future.set_exception((specific or {}).get(corr, error))
-        task = self._reader_task
-        if task is not None and task is not asyncio.current_task():
-            task.cancel()
+        current = asyncio.current_task()
+        for task in (self._reader_task, self._reauth_task):
+            if task is not None and task is not current:
+                task.cancel()
+        # Requests held back by a re-authentication wake up and find the connection closed.
+        gate, self._reauth_gate = self._reauth_gate, None
+        if gate is not None:
+            gate.set()
         if requested:
             if previous == "ready":
                 log.debug("Connection to %s closed: %s", self.peer, error)
@@ -593,6 +649,69 @@ class AIOKafkaConnection:
         self._fail(
             reason or KafkaConnectionError(f"connection to {self.peer} closed"), requested=True
         )
-        task, self._reader_task = self._reader_task, None
-        if task is not None and task is not asyncio.current_task():
-            await asyncio.wait([task])
+        current = asyncio.current_task()
+        tasks = [t for t in (self._reader_task, self._reauth_task) if t not in (None, current)]
+        self._reader_task = self._reauth_task = None
+        if tasks:
+            await asyncio.wait(tasks)
+
+    # -- re-authentication (KIP-368) ---------------------------------------------------
+
+    async def _reauth_loop(self) -> None:
+        while True:
+            delay = self._reauth_schedule.delay()
+            if delay is None:
+                return
+            await asyncio.sleep(delay)
+            if not await self._reauthenticate():
+                return
+
+    async def _reauthenticate(self) -> bool:
+        """Run the SASL exchange again; False (and the connection closed) if it failed."""
+        from aiokafka.net.auth import authenticate
+
+        gate = self._reauth_gate = asyncio.Event()
+        # Re-authenticating is not use: an otherwise idle connection stays idle for the
+        # pool's idle limit. With nothing in flight, only our frames move meanwhile.
+        idle_since = None if self._pending else self.last_activity
+        started = time.monotonic()
+        timeout = self.config.request_timeout_ms / 1000
+        try:
+            lifetime_ms = await wait_for(
+                authenticate(self, self.config, self.host, send=self._send_sasl), timeout
+            )
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            self._reauth_failed(exc)
+            return False
+        finally:
+            if self._reauth_gate is gate:
+                self._reauth_gate = None
+            gate.set()
+        if idle_since is not None:
+            self.last_activity = idle_since
+        self._reauthentications += 1
+        self._reauth_schedule.session_started(started, lifetime_ms)
+        log.debug("Re-authenticated to %s", self.peer)
+        return True
+
+    def _reauth_failed(self, exc: Exception) -> None:
+        if self._close_error is not None:
+            return  # the connection failed underneath (and that was reported)
+        if isinstance(exc, asyncio.TimeoutError):
+            detail = f"no answer within {self.config.request_timeout_ms} ms"
+        else:
+            detail = str(exc) or type(exc).__name__
+        error = AuthenticationFailedError(
+            f"re-authentication to {self.peer} with SASL {self.config.sasl_mechanism} "
+            f"failed: {detail}"
+        )
+        error.__cause__ = exc
+        # Requests in flight were sent before the re-authentication: they did not fail
+        # authentication, and are retried on a new connection (whose connect() then
+        # reports a lasting authentication failure itself).
+        lost = KafkaConnectionError(f"connection to {self.peer} closed: {error}")
+        lost.__cause__ = error
+        in_flight: dict[int, KafkaError] = dict.fromkeys(self._pending, lost)
+        self._fail(error, in_flight)
