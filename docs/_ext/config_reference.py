@@ -93,7 +93,8 @@ def _meaning_sources() -> list[dict[str, str]]:
 def _meaning(name: str, sources: list[dict[str, str]]) -> str | None:
     for source in sources:
         if source.get(name):
-            return source[name]
+            extra = option_notes.APPENDED.get(name)
+            return f"{source[name]} {extra}" if extra else source[name]
     return None
 
 
@@ -184,7 +185,7 @@ def problems() -> list[str]:
                     f"{client} option {option.name!r} has no meaning: document it in its "
                     "config class's Attributes section (or docs/_ext/option_notes.py)"
                 )
-    for table in ("MEANINGS", "DEFAULTS", "TYPES"):
+    for table in ("MEANINGS", "APPENDED", "DEFAULTS", "TYPES"):
         for name in sorted(set(getattr(option_notes, table)) - every):
             found.append(f"docs/_ext/option_notes.py {table} names {name!r}, which no client takes")
     return found

@@ -8,7 +8,8 @@ options those docstrings do not describe (today: the consumer's own options, sin
 a meaning into the code retires its line here. An option described nowhere, or a
 line here for an option no client takes, fails the docs build.
 
-:data:`DEFAULTS` and :data:`TYPES` spell out defaults and types that the dataclass
+:data:`APPENDED` adds to a docstring's meaning that refers to text the reference does
+not show. :data:`DEFAULTS` and :data:`TYPES` spell out defaults and types that the dataclass
 cannot show (a sentinel resolved at construction, ``Any``).
 """
 
@@ -116,6 +117,18 @@ MEANINGS: dict[str, str] = {
     "loop": (
         "Deprecated and ignored, with a ``DeprecationWarning`` (as aiokafka): the client "
         "runs on the event loop running when it starts."
+    ),
+}
+
+#: Appended to a docstring's meaning that points at text the reference does not show.
+APPENDED: dict[str, str] = {
+    "enable_idempotence": (
+        "Idempotence (KIP-679): the broker drops a retried batch it already wrote and "
+        "keeps each partition's records in order, using a producer id and sequence "
+        "numbers. Unset means on, unless ``acks`` other than all or "
+        "``max_in_flight_requests_per_connection`` above 5 is given (then off, as in "
+        "the Java client); ``True`` with such an option is a ``ValueError``; "
+        "``transactional_id`` requires it."
     ),
 }
 
