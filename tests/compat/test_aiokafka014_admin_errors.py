@@ -12,6 +12,8 @@ aiokafka 0.14 returned the raw responses of ``create_topics``, ``delete_topics``
 from __future__ import annotations
 
 import asyncio
+import copy
+import pickle
 import uuid
 from collections.abc import Callable
 
@@ -20,6 +22,7 @@ import pytest
 from aiokafka.admin import AIOKafkaAdminClient, NewPartitions, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from aiokafka.client import AIOKafkaClient, CoordinationType
+from aiokafka.cluster import ClusterMetadata, TopicMetadata
 from aiokafka.errors import (
     InvalidConfigurationError,
     InvalidPartitionsError,
@@ -27,7 +30,7 @@ from aiokafka.errors import (
     TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
 )
-from aiokafka.structs import BrokerMetadata, TopicPartition
+from aiokafka.structs import BrokerMetadata, PartitionMetadata, TopicPartition
 from tools.kafka.rig import KafkaCluster
 
 TOPIC_ALREADY_EXISTS = 36
@@ -218,3 +221,31 @@ async def test_client_cluster_answers_aiokafka_cluster_metadata(
         assert "__consumer_offsets" not in cluster.topics()
     finally:
         await client.close()
+
+
+def test_cluster_snapshot_maps_are_read_only_and_copyable() -> None:
+    broker = BrokerMetadata(1, "h", 9092, None)
+    cluster = ClusterMetadata({1: broker}, {"t": TopicMetadata("t")}, controller_id=1)
+    assert cluster.brokers() == {broker} and cluster.topics() == {"t"}
+    for change in (
+        lambda: cluster.brokers.update({2: broker}),
+        lambda: cluster.brokers.pop(1),
+        lambda: cluster.topics.clear(),
+        lambda: cluster.topics.setdefault("u", TopicMetadata("u")),
+    ):
+        with pytest.raises(TypeError, match="immutable"):
+            change()
+    for copied in (copy.deepcopy(cluster.brokers), pickle.loads(pickle.dumps(cluster.brokers))):
+        assert copied == {1: broker} and type(copied) is type(cluster.brokers)
+        assert copied() == {broker}
+    # A snapshot derived from a leader hint keeps the callable maps and answers
+    # aiokafka's queries with the new leader.
+    leaderless = PartitionMetadata("t", 0, -1, (1, 2), (1,), 5, 3, ())
+    cluster = ClusterMetadata({1: broker}, {"t": TopicMetadata("t", partitions={0: leaderless})})
+    tp = TopicPartition("t", 0)
+    assert cluster.leader_for_partition(tp) == -1
+    assert cluster.available_partitions_for_topic("t") == set()
+    other = BrokerMetadata(2, "h2", 9092, None)
+    hinted = cluster.with_leader(tp, 2, 4, [other])
+    assert hinted is not None and hinted.leader_for_partition(tp) == 2
+    assert hinted.brokers() == {broker, other} and hinted.partitions_for_broker(2) == {tp}

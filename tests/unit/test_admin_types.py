@@ -183,3 +183,24 @@ def test_scram_upsertion_defaults() -> None:
     assert len(u.salt) == 32
     assert u.salted_password() == hashlib.pbkdf2_hmac("sha512", b"pw", u.salt, 4096)
     assert "pw" not in repr(u)
+
+
+def test_items_grouped_as_aiokafka_responses() -> None:
+    from aiokafka.admin.results import ConfigDescription, group_as_responses
+    from aiokafka.errors import UnknownTopicOrPartitionError
+
+    topic = ConfigResourceType.TOPIC
+    missing = UnknownTopicOrPartitionError("topic 'c'")
+    items = [
+        ConfigDescription(topic, "a", {}),
+        ConfigDescription(ConfigResourceType.BROKER, "1", {}),
+        ConfigDescription(topic, "c", {}, error=missing),
+    ]
+    grouped = group_as_responses(items, lambda d: d.resource_type)
+    # Typed view unchanged: same items, same order, equal to the ungrouped ones.
+    assert grouped == items and [d.name for d in grouped] == ["a", "1", "c"]
+    # aiokafka's view: the first item of a request lists the whole request.
+    assert [(r[0], r[3]) for r in grouped[0].resources] == [(0, "a"), (3, "c")]
+    assert [r[3] for r in grouped[1].resources] == ["1"]
+    assert grouped[2].resources == []
+    assert "response_peers" not in repr(grouped[0])
