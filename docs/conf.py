@@ -19,7 +19,7 @@ import aiokafka  # noqa: E402
 
 project = "aiokafka"
 author = "the aiokafka authors"
-copyright = "the aiokafka authors, Apache License 2.0"  # noqa: A001
+copyright = "the aiokafka authors, Apache License 2.0"
 release = aiokafka.__version__
 version = ".".join(release.split(".")[:2])
 
