@@ -16,7 +16,6 @@ than one replica at a time. Client kills run on a second timeline alongside.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import signal
 import sys
@@ -166,8 +165,8 @@ class Worker:
                 await proc.wait()
         if self._monitor is not None:
             self._monitor.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._monitor
+            # wait() neither raises the task's CancelledError nor hides our own.
+            await asyncio.wait([self._monitor])
         return None if proc is None else proc.returncode
 
     def tail(self, lines: int = 15) -> str:
