@@ -195,7 +195,8 @@ class ConfigsMixin(AdminBase):
                 message names every failure) instead of returning it.
 
         Returns:
-            One item per resource, in order; each answers aiokafka's ``.resources``.
+            One item per resource, in order; each answers aiokafka's ``.resources``,
+            grouped as aiokafka's requests were (see :meth:`describe_configs`).
 
         Raises:
             aiokafka.errors.KafkaError: a per-resource error with ``raise_errors``;
@@ -227,7 +228,8 @@ class ConfigsMixin(AdminBase):
         outcome = await self._by_node(resources, send)
         if raise_errors:
             raise_first(outcome)
-        return [ConfigAlterationResult(r.resource_type, r.name, outcome[r]) for r in resources]
+        altered = [ConfigAlterationResult(r.resource_type, r.name, outcome[r]) for r in resources]
+        return group_as_responses(altered, _aiokafka_request)
 
     async def incremental_alter_configs(
         self,
@@ -280,7 +282,7 @@ class ConfigsMixin(AdminBase):
         raise_first(outcome)
 
 
-def _aiokafka_request(item: ConfigDescription) -> object:
+def _aiokafka_request(item: ConfigDescription | ConfigAlterationResult) -> object:
     # aiokafka 0.14 sent BROKER resources to that broker, one request per broker,
     # and every other resource in one request to any broker.
     if item.resource_type is ConfigResourceType.BROKER and item.name.isdigit():

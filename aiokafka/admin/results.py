@@ -9,9 +9,9 @@ runs unchanged (``docs/migration-from-aiokafka.md`` has the table):
 * ``describe_topics()`` items (:class:`TopicDescription`) and ``describe_cluster()``
   (:class:`ClusterDescription`) are subscriptable with aiokafka's dict keys
   (``t["topic"]``, ``t["partitions"]``, ``c["controller_id"]``, ...).
-* ``describe_configs(...)`` items answer ``.resources`` and
-  ``describe_consumer_groups(...)`` items answer ``.groups`` with aiokafka's response
-  tuples. aiokafka returned one response per broker asked; here the first item of
+* ``describe_configs(...)`` and ``alter_configs(...)`` items answer ``.resources``
+  and ``describe_consumer_groups(...)`` items answer ``.groups`` with aiokafka's
+  response tuples. aiokafka returned one response per broker asked; here the first item of
   each such response lists every resource (group) of that response and the others
   list none, so ``resp[0].resources[1]`` and a loop over every item's
   ``.resources`` both see what aiokafka's responses held (see
@@ -219,29 +219,41 @@ class PartitionCreationResult:
 @dataclass(frozen=True)
 class ConfigAlterationResult:
     """One resource of what ``alter_configs`` returns. ``.resources`` answers
-    aiokafka's ``AlterConfigsResponse``.
+    aiokafka's ``AlterConfigsResponse``: on the first item of each aiokafka request
+    it lists every resource of that request (this one and ``response_peers``); on
+    the others (``in_earlier_response``) it is empty.
 
     Attributes:
         error: Why the resource was not altered (e.g.
             ``InvalidConfigurationError``), ``None`` if it was.
+        response_peers: The later items that shared aiokafka's response with this
+            one (aiokafka compatibility; not part of equality).
+        in_earlier_response: An earlier item's ``.resources`` lists this one.
     """
 
     resource_type: ConfigResourceType
     name: str
     error: KafkaError | None = None
+    response_peers: tuple[ConfigAlterationResult, ...] = field(
+        default=(), repr=False, compare=False
+    )
+    in_earlier_response: bool = field(default=False, repr=False, compare=False)
 
     @property
     def resources(self) -> list[tuple[int, str | None, int, str]]:
-        """``[(error_code, error_message, resource_type, resource_name)]`` as
+        """``[(error_code, error_message, resource_type, resource_name), ...]`` as
         aiokafka listed it (``error_code`` 0 and message ``None`` on success)."""
-        return [
-            (
-                _error_code(self.error),
-                _error_message(self.error),
-                int(self.resource_type),
-                self.name,
-            )
-        ]
+        if self.in_earlier_response:
+            return []
+        return [self._resource()] + [p._resource() for p in self.response_peers]
+
+    def _resource(self) -> tuple[int, str | None, int, str]:
+        return (
+            _error_code(self.error),
+            _error_message(self.error),
+            int(self.resource_type),
+            self.name,
+        )
 
 
 @dataclass(frozen=True)

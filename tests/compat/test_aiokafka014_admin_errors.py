@@ -143,6 +143,9 @@ async def test_alter_configs_returns_error_codes(
         )
         codes = {r[3]: r[0] for item in resp for r in item.resources}
         assert codes == {good: 0, bad: INVALID_CONFIG}
+        # aiokafka sent both topics in one request: resp[0] lists both.
+        assert [(r[0], r[3]) for r in resp[0].resources] == [(0, good), (INVALID_CONFIG, bad)]
+        assert resp[1].resources == []
         assert isinstance(resp[1].error, InvalidConfigurationError) and resp[0].error is None
         # The valid resource changed anyway (second path: describe it).
         (desc,) = await admin.describe_configs([ConfigResource(topic, good)])
