@@ -174,6 +174,25 @@ async def test_every_mechanism_reauthenticates_with_pipelined_requests(
     assert reauth_tasks() == []
 
 
+@pytest.mark.timeout(60)
+async def test_idle_connection_is_renewed_but_stays_idle(reauth_kafka: KafkaCluster) -> None:
+    # Nothing sent for two session lifetimes: the session is renewed anyway (the broker
+    # would close the connection at its next request otherwise), and renewing is not
+    # use, so the pool's idle limit still sees an idle connection.
+    conn = await raw_connection(reauth_kafka, "SCRAM-SHA-512")
+    try:
+        await conn.send(MetadataRequest(topics=[]))
+        await asyncio.sleep(2 * MAX_REAUTH_MS / 1000)
+        assert conn.reauthentications >= 1
+        assert conn.idle_seconds() > 1.8 * MAX_REAUTH_MS / 1000
+        response = await conn.send(MetadataRequest(topics=[]))
+        assert [b.node_id for b in response.brokers] == [1]
+        assert conn.connected
+    finally:
+        await conn.close()
+    assert reauth_tasks() == []
+
+
 def record_connections(monkeypatch: pytest.MonkeyPatch) -> list[AIOKafkaConnection]:
     created: list[AIOKafkaConnection] = []
 
