@@ -5,6 +5,7 @@ else does."""
 from __future__ import annotations
 
 import dataclasses
+import re
 import sys
 import warnings
 from collections.abc import Callable, Iterator
@@ -124,3 +125,21 @@ def test_error_tables_list_every_code(reference: Any) -> None:
     for code, cls in ERROR_CLASSES.items():
         assert f"   * - {code}\n     - ``{cls.__name__}``" in table
     assert "``KafkaConnectionError``" in reference.render_client_errors()
+
+
+def test_kafka_python_page_lists_every_option_we_lack(reference: Any) -> None:
+    """docs/guide/migration-kafka-python.rst says what to write for each kafka-python
+    option this package does not take under the same name."""
+    kafka = pytest.importorskip("kafka")
+    page = (EXT.parent / "guide" / "migration-kafka-python.rst").read_text()
+    table = page.split("Options that differ")[1].split("Behaviour that differs")[0]
+    rows = table.split("   * - ")[2:]  # past the directive and the header row
+    listed = {name for row in rows for name in re.findall(r"``(\w+)``", row.split("\n     - ")[0])}
+    listed |= {name for name in kafka.KafkaProducer.DEFAULT_CONFIG if name.startswith("metric")} | {
+        name for name in kafka.KafkaConsumer.DEFAULT_CONFIG if name.startswith("metric")
+    }
+    ours = {o.name for c in ("producer", "consumer") for o in reference.client_options(c)}
+    theirs = set(kafka.KafkaProducer.DEFAULT_CONFIG) | set(kafka.KafkaConsumer.DEFAULT_CONFIG)
+    assert theirs - ours <= listed, sorted(theirs - ours - listed)
+    # consumer_timeout_ms is shared by name but not by meaning: the page says so.
+    assert "consumer_timeout_ms" in listed
