@@ -29,6 +29,7 @@ import logging
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from types import TracebackType
 from typing import Any
 
@@ -158,6 +159,7 @@ class AIOKafkaProducer(TransactionalAPI):
         except BaseException:
             self._state = "closed"
             raise
+        senders: list[Sender] = []  # the accumulator's wake-ups go to the sender made below
         self._acc = RecordAccumulator(
             batch_size=config.max_batch_size,
             buffer_memory=config.buffer_memory,
@@ -167,8 +169,14 @@ class AIOKafkaProducer(TransactionalAPI):
             codec=config.codec,
             compression_level=config.compression_level,
             is_transactional=config.transactional_id is not None,
-            wakeup=self._wakeup,
-            on_batch_closed=self._on_batch_closed,
+            # Neither callback holds the producer: its tasks must not keep it alive,
+            # so that one dropped without stop() is collected and released (__del__).
+            wakeup=partial(_wake_sender, senders),
+            on_batch_closed=(
+                partial(_sticky_batch_closed, self._topics, self._sticky)
+                if self._partitioner is None
+                else _ignore_batch_closed
+            ),
         )
         if config.transactional_id is not None:
             assert self._ids is not None  # transactional_id requires idempotence
@@ -180,6 +188,7 @@ class AIOKafkaProducer(TransactionalAPI):
                 config.max_block_ms,
             )
         self._sender = Sender(self._client, self._acc, config, self._ids, self._txn)
+        senders.append(self._sender)
         self._sender.start()
         if self._txn is not None:
             try:
@@ -190,10 +199,6 @@ class AIOKafkaProducer(TransactionalAPI):
                 raise
         self._accepting = config.transactional_id is None
         log.debug("Producer started (idempotent=%s, acks=%s)", self._ids is not None, config.acks)
-
-    def _wakeup(self) -> None:
-        if self._sender is not None:
-            self._sender.wakeup()
 
     async def stop(self, timeout: float | None = None) -> None:
         """Send buffered records, then close (see the module docstring for the order).
@@ -236,17 +241,24 @@ class AIOKafkaProducer(TransactionalAPI):
             self._state = "closed"
 
     def __del__(self, _warn: Callable[..., None] = warnings.warn) -> None:
-        # As aiokafka does: a started producer dropped without stop() leaves its
-        # connections open and its tasks pending, and loses what was buffered. Only
-        # a started one: an unstarted producer holds nothing (aiokafka, which
-        # connects nothing in its constructor either, warns for that too).
+        # As aiokafka does: a started producer dropped without stop() warns (only a
+        # started one: an unstarted producer holds nothing, though aiokafka warns for
+        # that too). Unlike aiokafka, which left it running, what it left is then
+        # stopped in the background as stop() would (see _release_abandoned).
         if getattr(self, "_state", None) != "running":
             return
+        self._state = "closed"
         _warn(f"Unclosed AIOKafkaProducer {self!r}", ResourceWarning, source=self)
-        if self._loop is not None:
-            self._loop.call_exception_handler(
-                {"producer": self, "message": "Unclosed AIOKafkaProducer (stop() was not called)"}
-            )
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        loop.call_exception_handler(
+            {"producer": self, "message": "Unclosed AIOKafkaProducer (stop() was not called)"}
+        )
+        try:
+            loop.call_soon_threadsafe(_release_abandoned, self._sender, self._client)
+        except RuntimeError:
+            pass  # the loop closed meanwhile: nothing can run any more
 
     async def __aenter__(self) -> AIOKafkaProducer:
         await self.start()
@@ -640,12 +652,7 @@ class AIOKafkaProducer(TransactionalAPI):
 
     def _on_batch_closed(self, tp: TopicPartition) -> None:
         if self._partitioner is None:
-            entry = self._topics.get(tp.topic)
-            if entry is not None:
-                self._sticky.on_batch_complete(
-                    tp.topic, tp.partition, entry.all_partitions, entry.available
-                )
-                entry.sticky = None  # the next keyless record asks the sticky state
+            _sticky_batch_closed(self._topics, self._sticky, tp)
 
     # -- introspection ------------------------------------------------------------------
 
@@ -653,3 +660,48 @@ class AIOKafkaProducer(TransactionalAPI):
     def buffered_bytes(self) -> int:
         """Bytes of ``buffer_memory`` currently reserved by unfinished batches."""
         return 0 if self._acc is None else self._acc.used_memory
+
+
+def _wake_sender(senders: list[Sender]) -> None:
+    if senders:
+        senders[0].wakeup()
+
+
+def _sticky_batch_closed(
+    topics: dict[str, _TopicEntry], sticky: StickyPartitionState, tp: TopicPartition
+) -> None:
+    """A partition's batch closed: the sticky partitioner moves on (KIP-480)."""
+    entry = topics.get(tp.topic)
+    if entry is not None:
+        sticky.on_batch_complete(tp.topic, tp.partition, entry.all_partitions, entry.available)
+        entry.sticky = None  # the next keyless record asks the sticky state
+
+
+def _ignore_batch_closed(tp: TopicPartition) -> None:
+    """A custom partitioner chooses every partition itself."""
+
+
+#: Release tasks of producers dropped without stop() (see _release_abandoned), owned
+#: until done.
+_RELEASING: set[asyncio.Task[None]] = set()
+
+
+def _release_abandoned(sender: Sender | None, client: AIOKafkaClient | None) -> None:
+    """Stop what a producer garbage-collected without ``stop()`` left running, in one
+    background task (called on its event loop from ``AIOKafkaProducer.__del__``):
+    buffered records get the delivery ``stop()`` would give them, then the sender's
+    tasks and the connections are closed."""
+
+    async def release() -> None:
+        try:
+            if sender is not None:
+                await sender.close(
+                    None, ProducerClosed("the producer was garbage-collected without stop()")
+                )
+        finally:
+            if client is not None:
+                await client.close()
+
+    task = asyncio.get_running_loop().create_task(release(), name="aiokafka-producer-release")
+    _RELEASING.add(task)
+    task.add_done_callback(_RELEASING.discard)

@@ -18,6 +18,7 @@ from aiokafka.errors import IllegalOperation, IllegalStateError
 from aiokafka.producer import AIOKafkaProducer
 from aiokafka.structs import TopicPartition
 from tests.integration.test_producer_basic import read_confluent
+from tests.integration.test_producer_faults import _is_aiokafka_task
 from tests.integration.test_producer_transactions import read_ours
 from tools.kafka.rig import KafkaCluster
 
@@ -113,23 +114,35 @@ async def test_acks_0_resolves_futures_to_none(kafka: KafkaCluster, new_topic: N
     assert [m.value() for m in msgs] == [b"r%d" % i for i in range(21)] + [b"b0"]
 
 
-async def test_unclosed_started_producer_warns(kafka: KafkaCluster) -> None:
+async def test_unclosed_started_producer_warns_and_is_released(
+    kafka: KafkaCluster, new_topic: NewTopic
+) -> None:
     """As in aiokafka: a started producer garbage-collected without stop() gives a
-    ResourceWarning; stopped or never started ones give none."""
+    ResourceWarning (and a report to the loop's exception handler); stopped or never
+    started ones give none. Unlike aiokafka, which left it running, what it left is
+    then stopped as stop() would: buffered records are delivered, tasks and
+    connections end."""
+    topic = new_topic()
     loop = asyncio.get_running_loop()
     reported: list[dict[str, object]] = []
     previous = loop.get_exception_handler()
     loop.set_exception_handler(lambda _loop, context: reported.append(context))
     try:
-        producer = AIOKafkaProducer(bootstrap_servers=kafka.bootstrap_servers)
+        producer = AIOKafkaProducer(bootstrap_servers=kafka.bootstrap_servers, linger_ms=500)
         await producer.start()
-        client = producer.client
-        await asyncio.sleep(0.1)  # the sender task's first step ran (then only cycles hold it)
+        await producer.send_and_wait(topic, b"first")
+        buffered = await producer.send(topic, b"lingering")  # not sent yet
         with pytest.warns(ResourceWarning, match="Unclosed AIOKafkaProducer"):
-            del producer
+            del producer  # its own tasks do not keep it alive
             gc.collect()
-        await client.close()  # what the producer left open
-        assert any(c.get("message", "").startswith("Unclosed") for c in reported)  # type: ignore[attr-defined]
+        messages = [str(c.get("message", "")) for c in reported]
+        assert any(m.startswith("Unclosed AIOKafkaProducer") for m in messages), messages
+        assert (await asyncio.wait_for(buffered, 10)).offset == 1
+        left = [t for t in asyncio.all_tasks() if _is_aiokafka_task(t)]
+        assert left  # the release, or what it stops
+        await asyncio.wait(left, timeout=10)
+        await asyncio.sleep(0)
+        assert not [t for t in asyncio.all_tasks() if _is_aiokafka_task(t)]
 
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
