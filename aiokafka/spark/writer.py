@@ -23,6 +23,7 @@ the guarantee and its limits.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 import logging
@@ -52,6 +53,7 @@ BATCH_ID_PROPERTY = "streaming.sql.batchId"
 
 # Check acknowledgements every so many sends, so a failing topic stops the task early.
 _CHECK_EVERY = 10_000
+_YIELD_EVERY = 500
 
 
 @dataclass
@@ -146,6 +148,10 @@ class _RowSender:
                 )
             )
             self.count += 1
+            if self.count % _YIELD_EVERY == 0:
+                # send() does not suspend while buffer memory is free: give the sender
+                # and the connections their turn, else nothing leaves until the end.
+                await asyncio.sleep(0)
             if len(self._pending) >= _CHECK_EVERY:
                 self._raise_failed()
         return topics[0] if n else None

@@ -1,0 +1,312 @@
+"""PySpark on Kafka: the ``aiokafka`` data source against Spark's JVM connector.
+
+Same broker, same SparkSession (``local[2]``), same jobs, taking turns (ours, JVM,
+ours, JVM, ...) so that a machine getting busier or a broker still warming up does
+not favour one side:
+
+- ``batch-read``: ``spark.read`` of the whole topic into the ``noop`` sink (records/s)
+- ``batch-write``: ``spark.range(n)`` as 100-byte values written to a new topic
+- ``stream-copy``: ``readStream`` -> ``writeStream`` to a new topic with
+  ``trigger(availableNow=True)``, end to end (records/s)
+- ``latency``: records produced at a steady rate while a ``trigger(processingTime=0)``
+  query copies them to another topic; per record, the time from its produce
+  timestamp to when a consumer of the output received it (p50/p99)
+
+Run: ``python -m benchmark.bench_spark [--records 1000000] [--partitions 6]
+[--repeat 2] [--rate 5000 --latency-seconds 20] [--bootstrap host:port]``.
+Results: ``benchmark/results/spark-<label>.json`` and ``.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from tools.kafka.rig import KafkaCluster, start_single
+from tools.kafka.spark_jars import ensure_spark_connector_jars
+
+RESULTS = Path(__file__).resolve().parent / "results"
+FORMATS = ("aiokafka", "kafka")
+
+
+def _topic(cluster: KafkaCluster | None, admin_bs: str, name: str, partitions: int) -> str:
+    if cluster is not None:
+        return cluster.create_topic(name, partitions, 1, None)
+    from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+
+    async def go() -> None:
+        async with AIOKafkaAdminClient(bootstrap_servers=admin_bs) as admin:
+            await admin.create_topics([NewTopic(name, partitions, 1)], raise_errors=True)
+
+    asyncio.run(go())
+    return name
+
+
+async def _fill(bootstrap: str, topic: str, records: int, size: int, partitions: int) -> None:
+    value = b"x" * size
+    async with AIOKafkaProducer(
+        bootstrap_servers=bootstrap, linger_ms=20, max_batch_size=1 << 20
+    ) as producer:
+        for i in range(records):
+            await producer.send(topic, value, partition=i % partitions)
+        await producer.flush()
+
+
+def _timed(fn: Any) -> float:
+    started = time.perf_counter()
+    fn()
+    return time.perf_counter() - started
+
+
+def batch_read(spark: Any, fmt: str, bs: str, topic: str) -> None:
+    (
+        spark.read.format(fmt)
+        .option("kafka.bootstrap.servers", bs)
+        .option("subscribe", topic)
+        .option("startingOffsets", "earliest")
+        .load()
+        .write.format("noop")
+        .mode("overwrite")
+        .save()
+    )
+
+
+def batch_write(spark: Any, fmt: str, bs: str, topic: str, records: int, size: int) -> None:
+    df = spark.range(records, numPartitions=2).selectExpr(
+        f"cast(repeat('x', {size}) as binary) as value"
+    )
+    writer = df.write.format(fmt).option("kafka.bootstrap.servers", bs).option("topic", topic)
+    if fmt == "aiokafka":
+        writer = writer.mode("append")
+    writer.save()
+
+
+def stream_copy(spark: Any, fmt: str, bs: str, src: str, dst: str, checkpoint: Path) -> None:
+    query = (
+        spark.readStream.format(fmt)
+        .option("kafka.bootstrap.servers", bs)
+        .option("subscribe", src)
+        .option("startingOffsets", "earliest")
+        .load()
+        .select("key", "value")
+        .writeStream.format(fmt)
+        .option("kafka.bootstrap.servers", bs)
+        .option("topic", dst)
+        .option("checkpointLocation", str(checkpoint))
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination()
+    if query.exception() is not None:
+        raise RuntimeError(str(query.exception()))
+
+
+def latency(
+    spark: Any, fmt: str, bs: str, src: str, dst: str, checkpoint: Path, rate: int, seconds: float
+) -> dict[str, float]:
+    """p50/p99 seconds from produce to the output consumer, at ``rate`` records/s."""
+    query = (
+        spark.readStream.format(fmt)
+        .option("kafka.bootstrap.servers", bs)
+        .option("subscribe", src)
+        .option("startingOffsets", "latest")
+        .load()
+        .selectExpr("key", "cast(cast(timestamp as double) * 1000 as string) as value")
+        .writeStream.format(fmt)
+        .option("kafka.bootstrap.servers", bs)
+        .option("topic", dst)
+        .option("checkpointLocation", str(checkpoint))
+        .trigger(processingTime="0 seconds")
+        .start()
+    )
+    # Wait until the query runs micro-batches before producing.
+    deadline = time.monotonic() + 120
+    while query.lastProgress is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    delays: list[float] = []
+    done = threading.Event()
+
+    async def consume() -> None:
+        async with AIOKafkaConsumer(bootstrap_servers=bs, auto_offset_reset="latest") as c:
+            c.subscribe([dst])
+            while not done.is_set():
+                got = await c.getmany(timeout_ms=200)
+                now = time.time() * 1000
+                for records in got.values():
+                    delays.extend((now - float(r.value)) / 1000 for r in records if r.value)
+
+    async def produce() -> None:
+        async with AIOKafkaProducer(bootstrap_servers=bs) as producer:
+            start = time.monotonic()
+            sent = 0
+            while time.monotonic() - start < seconds:
+                due = int((time.monotonic() - start) * rate)
+                while sent < due:
+                    await producer.send(src, b"v")
+                    sent += 1
+                await asyncio.sleep(0.005)
+        await asyncio.sleep(5)  # let the tail arrive
+        done.set()
+
+    async def both() -> None:
+        await asyncio.gather(consume(), produce())
+
+    asyncio.run(both())
+    query.stop()
+    delays.sort()
+    if not delays:
+        return {"p50": float("nan"), "p99": float("nan"), "n": 0}
+    return {
+        "p50": delays[len(delays) // 2],
+        "p99": delays[min(len(delays) - 1, int(len(delays) * 0.99))],
+        "n": len(delays),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--size", type=int, default=100)
+    parser.add_argument("--partitions", type=int, default=6)
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--rate", type=int, default=5000)
+    parser.add_argument("--latency-seconds", type=float, default=20)
+    parser.add_argument("--scenarios", default="batch-read,batch-write,stream-copy,latency")
+    parser.add_argument("--bootstrap")
+    parser.add_argument("--label", default=time.strftime("%Y-%m-%d"))
+    args = parser.parse_args()
+    scenarios = args.scenarios.split(",")
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+    cluster = None if args.bootstrap else start_single()
+    bs = args.bootstrap or (cluster.bootstrap_servers if cluster else "")
+    try:
+        from pyspark.sql import SparkSession
+
+        from aiokafka.spark import register
+
+        jars = ",".join(str(p) for p in ensure_spark_connector_jars())
+        spark = (
+            SparkSession.builder.master("local[2]")
+            .appName("bench-spark")
+            .config("spark.jars", jars)
+            .config("spark.ui.enabled", "false")
+            .config("spark.sql.shuffle.partitions", "2")
+            .config("spark.driver.memory", "2g")
+            .getOrCreate()
+        )
+        spark.sparkContext.setLogLevel("ERROR")
+        register(spark)
+        run = uuid.uuid4().hex[:6]
+        src = _topic(cluster, bs, f"spark-bench-src-{run}", args.partitions)
+        started = time.perf_counter()
+        asyncio.run(_fill(bs, src, args.records, args.size, args.partitions))
+        print(
+            f"filled {src}: {args.records} x {args.size} B in {time.perf_counter() - started:.1f} s"
+        )
+        results: dict[str, dict[str, list[Any]]] = {s: {f: [] for f in FORMATS} for s in scenarios}
+        tmp = Path(f"/tmp/bench-spark-{run}")
+        for round_ in range(args.repeat):
+            for fmt in FORMATS:
+                tag = f"{fmt}-{round_}"
+                if "batch-read" in scenarios:
+                    secs = _timed(lambda fmt=fmt: batch_read(spark, fmt, bs, src))
+                    results["batch-read"][fmt].append(args.records / secs)
+                if "batch-write" in scenarios:
+                    out = _topic(cluster, bs, f"spark-bench-w-{run}-{tag}", args.partitions)
+                    secs = _timed(
+                        lambda fmt=fmt, out=out: batch_write(
+                            spark, fmt, bs, out, args.records, args.size
+                        )
+                    )
+                    results["batch-write"][fmt].append(args.records / secs)
+                if "stream-copy" in scenarios:
+                    out = _topic(cluster, bs, f"spark-bench-s-{run}-{tag}", args.partitions)
+                    secs = _timed(
+                        lambda fmt=fmt, out=out, tag=tag: stream_copy(
+                            spark, fmt, bs, src, out, tmp / f"copy-{tag}"
+                        )
+                    )
+                    results["stream-copy"][fmt].append(args.records / secs)
+                if "latency" in scenarios:
+                    lsrc = _topic(cluster, bs, f"spark-bench-ls-{run}-{tag}", args.partitions)
+                    ldst = _topic(cluster, bs, f"spark-bench-ld-{run}-{tag}", args.partitions)
+                    results["latency"][fmt].append(
+                        latency(
+                            spark,
+                            fmt,
+                            bs,
+                            lsrc,
+                            ldst,
+                            tmp / f"lat-{tag}",
+                            args.rate,
+                            args.latency_seconds,
+                        )
+                    )
+                print(
+                    f"round {round_} {fmt}: "
+                    + json.dumps({s: results[s][fmt][-1:] for s in scenarios})
+                )
+        spark.stop()
+    finally:
+        if cluster is not None:
+            cluster.stop()
+    _report(args, results)
+
+
+def _report(args: argparse.Namespace, results: dict[str, dict[str, list[Any]]]) -> None:
+    RESULTS.mkdir(exist_ok=True)
+    base = RESULTS / f"spark-{args.label}"
+    meta = {
+        "records": args.records,
+        "size": args.size,
+        "partitions": args.partitions,
+        "repeat": args.repeat,
+        "rate": args.rate,
+        "latency_seconds": args.latency_seconds,
+    }
+    base.with_suffix(".json").write_text(json.dumps({"meta": meta, "results": results}, indent=2))
+    lines = [
+        f"# PySpark on Kafka: aiokafka data source vs JVM connector ({args.label})",
+        "",
+        f"{args.records:,} x {args.size} B, {args.partitions} partitions, local[2], "
+        f"{args.repeat} interleaved rounds (median; all runs listed).",
+        "",
+        "| scenario | aiokafka | JVM connector | ratio |",
+        "|---|---|---|---|",
+    ]
+    for scenario, by_fmt in results.items():
+        if scenario == "latency":
+            for q in ("p50", "p99"):
+                ours = statistics.median(r[q] for r in by_fmt["aiokafka"])
+                theirs = statistics.median(r[q] for r in by_fmt["kafka"])
+                lines.append(
+                    f"| latency {q} (s, {args.rate}/s) | {ours:.2f} | {theirs:.2f} | "
+                    f"{theirs / ours:.2f}x |"
+                )
+            continue
+        ours = statistics.median(by_fmt["aiokafka"])
+        theirs = statistics.median(by_fmt["kafka"])
+        lines.append(
+            f"| {scenario} (records/s) | {ours:,.0f} | {theirs:,.0f} | {ours / theirs:.2f}x |"
+        )
+    lines += ["", "All runs:", "", "```", json.dumps(results, indent=1), "```", ""]
+    base.with_suffix(".md").write_text("\n".join(lines))
+    print("\n".join(lines[:12]))
+
+
+if __name__ == "__main__":
+    main()
