@@ -128,6 +128,19 @@ async def test_batch_producer_example(kafka: KafkaCluster) -> None:
     assert all(offset > 0 for offset in ends.values())  # round-robin over partitions
 
 
+def test_guide_snippets(kafka: KafkaCluster) -> None:
+    prefix = f"ex-snip-{uuid.uuid4().hex[:8]}"
+    out = run_example(
+        "guide_snippets.py", "--bootstrap", kafka.bootstrap_servers, "--prefix", prefix
+    )
+    assert f"send_one: {prefix}-events[0] offset 0" in out
+    assert "deliver small: delivered" in out
+    assert "deliver huge: rejected: MessageSizeTooLargeError" in out
+    assert f"three_ways_to_read: offsets {list(range(11))}" in out
+    assert "cooperative_consumer: offset 0, assigned" in out
+    assert "write_atomically: [b'order 17 accepted', b'order 17: 2 x tea']" in out
+
+
 def test_admin_example(kafka: KafkaCluster) -> None:
     topic = f"ex-admin-{uuid.uuid4().hex[:8]}"
     out = run_example("admin_topics.py", "--bootstrap", kafka.bootstrap_servers, "--topic", topic)
