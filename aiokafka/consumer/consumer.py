@@ -62,20 +62,12 @@ from .group.membership import (
 from .leftovers import Leftovers
 from .no_group import NoGroupAssigner, matching_topics
 from .offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, BadArgumentError, OffsetsClient
-from .subscription import SubscriptionState, SubscriptionType
+from .positions import seek_committed
+from .subscription import SubscriptionState, SubscriptionType, check_partitions
 
 __all__ = ["AIOKafkaConsumer"]
 
 log = logging.getLogger(__name__)
-
-
-def _check_tps(partitions: Iterable[Any], name: str = "partitions") -> list[TopicPartition]:
-    out = []
-    for tp in partitions:
-        if not isinstance(tp, TopicPartition):
-            raise TypeError(f"{name}: expected TopicPartition, got {tp!r}")
-        out.append(tp)
-    return out
 
 
 class AIOKafkaConsumer(Generic[KT, VT]):
@@ -388,16 +380,23 @@ class AIOKafkaConsumer(Generic[KT, VT]):
     # -- consuming ----------------------------------------------------------------------
 
     def _partitions_arg(self, partitions: tuple[Any, ...]) -> frozenset[TopicPartition] | None:
-        return frozenset(self._assigned_args(partitions)) if partitions else None
+        if not partitions:
+            return self._subscriptions.returnable  # None: every assigned partition
+        if self._subscriptions.partitions_auto_assigned:
+            # As aiokafka: subscribe() then getone(tp) waits for the group to assign tp.
+            return frozenset(check_partitions(partitions))
+        return frozenset(self._assigned_args(partitions))
 
     async def getone(self, *partitions: TopicPartition) -> ConsumerRecord[KT, VT]:
         """Return one record, waiting until one is available.
 
         Args:
             *partitions: Only return records of these partitions (default: all
-                assigned).
+                assigned of subscribed topics). With :meth:`subscribe`, one the
+                group has yet to assign is waited for, as in aiokafka.
 
         Raises:
+            IllegalStateError: after :meth:`assign`, a partition is not assigned.
             aiokafka.errors.ConsumerStoppedError: the consumer was stopped, also
                 while this call waited.
             aiokafka.errors.OffsetOutOfRangeError: the position is out of range and
@@ -412,6 +411,8 @@ class AIOKafkaConsumer(Generic[KT, VT]):
             await self._ensure_subscription()
         tps = self._partitions_arg(partitions)
         while True:
+            if not partitions:  # the returnable partitions change with the assignment
+                tps = self._subscriptions.returnable
             record = fetcher.next_record(tps)
             if record is not None:
                 return record
@@ -456,14 +457,20 @@ class AIOKafkaConsumer(Generic[KT, VT]):
         if self._resolved_subscription != self._subscription_version:
             await self._ensure_subscription()
         tps = self._partitions_arg(partitions)
-        records = fetcher.drain(tps, max_records)
+        subs = self._subscriptions
+
+        def take() -> dict[TopicPartition, list[ConsumerRecord[KT, VT]]]:
+            # Without partitions: those returnable now (the assignment may change).
+            return fetcher.drain(tps if partitions else subs.returnable, max_records)
+
+        records = take()
         if records or timeout_ms == 0:
             return records
         deadline = time.monotonic() + timeout_ms / 1000
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                return fetcher.drain(tps, max_records)
+                return take()
             slice_ = self._wait_slice()
             try:
                 waited = await fetcher.wait_for_data(
@@ -476,9 +483,9 @@ class AIOKafkaConsumer(Generic[KT, VT]):
                     return {}
                 raise
             if not waited:
-                return fetcher.drain(tps, max_records)
+                return take()
             self._poll()
-            records = fetcher.drain(tps, max_records)
+            records = take()
             if records:
                 return records
 
@@ -502,7 +509,8 @@ class AIOKafkaConsumer(Generic[KT, VT]):
 
     async def __anext__(self) -> ConsumerRecord[KT, VT]:
         fetcher = self._fetcher
-        if fetcher is not None:
+        # The fast path serves every assigned partition (see _partitions_arg).
+        if fetcher is not None and self._subscriptions.returnable is None:
             if self._membership is not None:
                 self._membership.poll_called()
             record = fetcher.next_record_fast()
@@ -525,7 +533,7 @@ class AIOKafkaConsumer(Generic[KT, VT]):
             TypeError: ``partition`` is not a TopicPartition.
             IllegalStateError: ``partition`` is not assigned.
         """
-        _check_tps([partition], "partition")
+        check_partitions([partition], "partition")
         if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
             raise ValueError(f"offset must be an int >= 0, got {offset!r}")
         self._subscriptions.seek(partition, offset)
@@ -533,7 +541,7 @@ class AIOKafkaConsumer(Generic[KT, VT]):
     def _assigned_args(self, partitions: tuple[Any, ...]) -> list[TopicPartition]:
         if not partitions:
             return sorted(self._subscriptions.assigned_partitions())
-        tps = _check_tps(partitions)
+        tps = check_partitions(partitions)
         for tp in tps:
             if not self._subscriptions.is_assigned(tp):
                 raise IllegalStateError(f"Partitions {tp} are not assigned")
@@ -592,19 +600,8 @@ class AIOKafkaConsumer(Generic[KT, VT]):
         if self._config.group_id is None:
             raise IllegalOperation("seek_to_committed requires group_id")
         _, _, offsets = self._started()
-        committed = await offsets.fetch_committed(tps)
-        result: dict[TopicPartition, int | None] = {}
-        reset = []
-        for tp in tps:
-            found = committed.get(tp)
-            result[tp] = None if found is None else found.offset
-            if found is None:
-                reset.append(tp)
-            elif self._subscriptions.is_assigned(tp):
-                self._subscriptions.seek(tp, found.offset, found.leader_epoch)
-        if reset:
-            self._subscriptions.request_reset(reset)
-            await self._resolve(reset)
+        result, reset = await seek_committed(self._subscriptions, offsets, tps)
+        await self._resolve(reset)
         return result
 
     async def position(self, partition: TopicPartition) -> int:
@@ -618,7 +615,7 @@ class AIOKafkaConsumer(Generic[KT, VT]):
                 ``auto_offset_reset="none"``.
         """
         _, fetcher, _ = self._started()
-        _check_tps([partition], "partition")
+        check_partitions([partition], "partition")
         while True:
             state = self._subscriptions.state(partition)
             if state.has_valid_position and state.position is not None:
@@ -644,11 +641,11 @@ class AIOKafkaConsumer(Generic[KT, VT]):
         Raises:
             IllegalStateError: a partition is not assigned.
         """
-        self._subscriptions.pause(_check_tps(partitions))
+        self._subscriptions.pause(check_partitions(partitions))
 
     def resume(self, *partitions: TopicPartition) -> None:
         """Resume fetching ``partitions``."""
-        self._subscriptions.resume(_check_tps(partitions))
+        self._subscriptions.resume(check_partitions(partitions))
 
     def paused(self) -> frozenset[TopicPartition]:
         """The paused partitions."""
@@ -678,7 +675,7 @@ class AIOKafkaConsumer(Generic[KT, VT]):
         self, partitions: Iterable[TopicPartition], ts: int
     ) -> dict[TopicPartition, int]:
         _, _, offsets = self._started()
-        wanted = dict.fromkeys(_check_tps(partitions), ts)
+        wanted = dict.fromkeys(check_partitions(partitions), ts)
         found = await offsets.lookup(wanted, self._config.isolation_level_code)
         return {tp: v.offset for tp, v in found.items() if v is not None}
 
@@ -699,7 +696,7 @@ class AIOKafkaConsumer(Generic[KT, VT]):
         """
         _, _, offsets = self._started()
         for tp, ts in timestamps.items():
-            _check_tps([tp], "timestamps")
+            check_partitions([tp], "timestamps")
             if not isinstance(ts, int) or isinstance(ts, bool) or ts < 0:
                 raise ValueError(f"timestamps: the target timestamp of {tp} must be >= 0")
         return await offsets.lookup(timestamps, self._config.isolation_level_code)
@@ -730,7 +727,7 @@ class AIOKafkaConsumer(Generic[KT, VT]):
         if self._config.group_id is None:
             raise IllegalOperation("committed() requires group_id")
         _, _, offsets = self._started()
-        _check_tps([partition], "partition")
+        check_partitions([partition], "partition")
         found = (await offsets.fetch_committed([partition])).get(partition)
         return None if found is None else found.offset
 

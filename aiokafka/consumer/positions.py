@@ -18,11 +18,36 @@ from .config import ConsumerConfig
 from .offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, OffsetsClient
 from .subscription import SubscriptionState
 
-__all__ = ["resolve_positions"]
+__all__ = ["resolve_positions", "seek_committed"]
 
 log = logging.getLogger(__name__)
 
 ErrorSink = Callable[[TopicPartition, KafkaError], None]
+
+
+async def seek_committed(
+    subs: SubscriptionState, offsets: OffsetsClient, partitions: list[TopicPartition]
+) -> tuple[dict[TopicPartition, int | None], list[TopicPartition]]:
+    """``seek_to_committed()``: move each partition to its committed offset; those
+    without one get a pending ``auto_offset_reset`` (the caller resolves them).
+
+    Returns:
+        ``({tp: committed offset or None}, partitions left to reset)``.
+    """
+    committed = await offsets.fetch_committed(partitions)
+    result: dict[TopicPartition, int | None] = {}
+    reset = []
+    for tp in partitions:
+        found = committed.get(tp)
+        result[tp] = None if found is None else found.offset
+        if found is None:
+            reset.append(tp)
+        elif subs.is_assigned(tp):
+            subs.seek(tp, found.offset, found.leader_epoch)
+    reset = [tp for tp in reset if subs.is_assigned(tp)]
+    if reset:
+        subs.request_reset(reset)
+    return result, reset
 
 
 async def resolve_positions(

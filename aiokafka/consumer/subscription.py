@@ -27,7 +27,7 @@ from aiokafka.abc import ConsumerRebalanceListener
 from aiokafka.errors import IllegalStateError
 from aiokafka.structs import TopicPartition
 
-__all__ = ["PartitionState", "SubscriptionState", "SubscriptionType"]
+__all__ = ["PartitionState", "SubscriptionState", "SubscriptionType", "check_partitions"]
 
 
 class SubscriptionType(enum.Enum):
@@ -136,6 +136,10 @@ class SubscriptionState:
         #: An assignment (possibly empty) was installed since the subscription last
         #: changed (aiokafka's "No partitions assigned" is its absence).
         self.assignment_received = False
+        #: ``None``, or (while assigned partitions of topics no longer subscribed
+        #: wait for the group to revoke them) the assigned partitions whose records
+        #: may still be returned.
+        self.returnable: frozenset[TopicPartition] | None = None
 
     # -- change notification ------------------------------------------------------------
 
@@ -169,7 +173,7 @@ class SubscriptionState:
             IllegalStateError: the consumer subscribed (use one or the other).
             TypeError: an element is not a TopicPartition.
         """
-        parts = _check_partitions(partitions, "partitions")
+        parts = check_partitions(partitions, "partitions")
         self._set_type(SubscriptionType.USER_ASSIGNED)
         self._set_assignment(parts)
 
@@ -185,6 +189,7 @@ class SubscriptionState:
         self.subscribed_topics = names
         self.listener = listener
         self.assignment_received = False
+        self._refresh_returnable()
         self._changed()
 
     def subscribe_pattern(
@@ -202,6 +207,7 @@ class SubscriptionState:
         if self.type not in (SubscriptionType.AUTO_TOPICS, SubscriptionType.AUTO_PATTERN):
             raise IllegalStateError("not subscribed to topics")
         self.subscribed_topics = frozenset(topics)
+        self._refresh_returnable()
         self._changed()
 
     def assign_from_subscribed(self, partitions: Iterable[TopicPartition]) -> None:
@@ -211,7 +217,7 @@ class SubscriptionState:
             IllegalStateError: not subscribed, or a partition is not of a
                 subscribed topic.
         """
-        parts = _check_partitions(partitions, "partitions")
+        parts = check_partitions(partitions, "partitions")
         if self.type not in (SubscriptionType.AUTO_TOPICS, SubscriptionType.AUTO_PATTERN):
             raise IllegalStateError("assign_from_subscribed needs a subscription")
         for tp in parts:
@@ -237,7 +243,21 @@ class SubscriptionState:
             if tp not in self._assignment:
                 state.epoch += 1  # fetched data of a removed partition is now stale
         self.assignment_version += 1
+        self._refresh_returnable()
         self._changed()
+
+    def _refresh_returnable(self) -> None:
+        # As aiokafka (and Java) at subscribe(): records of topics no longer
+        # subscribed are not handed out, even before the rebalance revokes them (so
+        # their positions, which auto-commit commits on revocation, stay put).
+        if self.partitions_auto_assigned and any(
+            tp.topic not in self.subscribed_topics for tp in self._assignment
+        ):
+            self.returnable = frozenset(
+                tp for tp in self._assignment if tp.topic in self.subscribed_topics
+            )
+        else:
+            self.returnable = None
 
     # -- queries ------------------------------------------------------------------------
 
@@ -354,7 +374,13 @@ class SubscriptionState:
         state.last_poll_ms = int(time.time() * 1000)
 
 
-def _check_partitions(partitions: Iterable[Any], name: str) -> list[TopicPartition]:
+def check_partitions(partitions: Iterable[Any], name: str = "partitions") -> list[TopicPartition]:
+    """``partitions`` as a list without duplicates.
+
+    Raises:
+        TypeError: a str/bytes instead of an iterable, or an element that is not a
+            TopicPartition (the message starts with ``name``).
+    """
     if isinstance(partitions, str | bytes):
         raise TypeError(f"{name} must be an iterable of TopicPartition")
     result: list[TopicPartition] = []

@@ -259,3 +259,18 @@ def test_commit_checks_of_a_subscribed_consumer_before_its_first_assignment() ->
         committer.check_commit({tp: 1})
     subs.assign_from_subscribed([tp])
     assert committer.check_commit({tp: 1}) == {tp: OffsetAndMetadata(1, "")}
+
+
+def test_records_of_topics_no_longer_subscribed_are_not_returnable() -> None:
+    subs = SubscriptionState()
+    a, b = TopicPartition("a", 0), TopicPartition("b", 0)
+    subs.subscribe(["a"])
+    subs.assign_from_subscribed([a])
+    assert subs.returnable is None  # everything assigned may be returned
+    subs.subscribe(["b"])  # the group has yet to revoke a
+    assert subs.returnable == frozenset() and subs.assigned_partitions() == {a}
+    subs.assign_from_subscribed([b])
+    assert subs.returnable is None
+    subs.unsubscribe()
+    subs.assign_from_user([a])
+    assert subs.returnable is None
