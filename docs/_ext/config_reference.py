@@ -10,11 +10,11 @@ Two directives:
     ``Attributes:`` sections of the config classes' docstrings, then
     :mod:`option_notes` for options no docstring describes.
 
-``.. aiokafka-error-table:: broker|retriable|client``
+``.. aiokafka-error-table:: broker|retriable|client|client-retriable``
     The broker error codes (``aiokafka.errors.ERROR_CLASSES``, generated from
     Kafka's table) with their ``retriable`` / ``invalid_metadata`` /
-    ``transaction_fatal`` flags, only the retriable ones, or the errors the client
-    raises itself.
+    ``transaction_fatal`` flags, or the errors the client raises itself; the
+    ``retriable`` kinds list only those with ``retriable`` set.
 
 An option without a meaning, or a note for an option no client takes, is a build
 warning (an error under ``-W``). The functions are importable without Sphinx for
@@ -246,8 +246,9 @@ def render_broker_errors(retriable_only: bool = False) -> str:
     return "\n".join(lines)
 
 
-def render_client_errors() -> str:
-    """A table of the errors the client detects itself (not broker error codes)."""
+def render_client_errors(retriable_only: bool = False) -> str:
+    """A table of the errors the client detects itself (not broker error codes), or
+    only the retriable ones."""
     import aiokafka.errors as errors
 
     classes = {
@@ -256,6 +257,7 @@ def render_client_errors() -> str:
         if isinstance(obj, type)
         and issubclass(obj, errors.KafkaError)
         and not issubclass(obj, errors.BrokerResponseError)
+        and (obj.retriable or not retriable_only)
     }
     lines = [
         ".. list-table::",
@@ -315,15 +317,18 @@ def setup(app: Any) -> dict[str, Any]:
 
     class ErrorTable(_Generated):
         def run(self) -> list[Node]:
-            kind = self.arguments[0]
-            if kind not in ("broker", "retriable", "client"):
-                logger.warning("unknown error table %r", kind, location=self.get_location())
+            render = {
+                "broker": render_broker_errors,
+                "retriable": lambda: render_broker_errors(retriable_only=True),
+                "client": render_client_errors,
+                "client-retriable": lambda: render_client_errors(retriable_only=True),
+            }.get(self.arguments[0])
+            if render is None:
+                logger.warning(
+                    "unknown error table %r", self.arguments[0], location=self.get_location()
+                )
                 return []
-            if kind == "retriable":
-                return self._parse(render_broker_errors(retriable_only=True))
-            return self._parse(
-                render_broker_errors() if kind == "broker" else render_client_errors()
-            )
+            return self._parse(render())
 
     def check(app: Any) -> None:
         for problem in problems():
