@@ -320,9 +320,11 @@ class _Worker:
         self.lines.extend(rest.decode().splitlines(keepends=True))
         return await asyncio.wait_for(self.proc.wait(), 10)
 
-    def kill(self) -> None:
+    async def kill(self) -> None:
+        """After a failure: no worker outlives the test."""
         if self.proc.returncode is None:
             self.proc.kill()
+            await asyncio.wait_for(self.proc.wait(), 30)
 
 
 async def _committed(kafka: KafkaCluster, group: str) -> int:
@@ -374,4 +376,4 @@ async def test_group_worker_example(kafka: KafkaCluster) -> None:
             assert "stopped cleanly" in worker.lines[-1]
     finally:
         for worker in workers:
-            worker.kill()
+            await worker.kill()
