@@ -284,7 +284,9 @@ class _Worker:
         self.lines: list[str] = []
 
     @classmethod
-    async def start(cls, kafka: KafkaCluster, topic: str, group: str) -> _Worker:
+    async def start(
+        cls, kafka: KafkaCluster, topic: str, group: str, protocol: str = "classic"
+    ) -> _Worker:
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             str(ROOT / "examples" / "group_worker.py"),
@@ -296,6 +298,8 @@ class _Worker:
             group,
             "--commit-every",
             "1000",
+            "--group-protocol",
+            protocol,
             cwd=ROOT,
             env={**os.environ, "PYTHONPATH": str(ROOT)},
             stdout=asyncio.subprocess.PIPE,
@@ -346,16 +350,26 @@ async def _committed_becomes(kafka: KafkaCluster, group: str, total: int, why: s
         await asyncio.sleep(0.2)
 
 
-async def test_group_worker_example(kafka: KafkaCluster) -> None:
+async def _committed_exceeds(kafka: KafkaCluster, group: str, total: int, why: str) -> None:
+    deadline = time.monotonic() + 60
+    while (committed := await _committed(kafka, group)) <= total:
+        assert time.monotonic() < deadline, f"{why}: committed {committed}, not above {total}"
+        await asyncio.sleep(0.2)
+
+
+@pytest.mark.parametrize("protocol", ["classic", "consumer"])
+async def test_group_worker_example(kafka: KafkaCluster, protocol: str) -> None:
     """--commit-every is larger than anything here, so only the two other commit
     points commit: SIGTERM (the worker commits, leaves and exits 0) and
-    on_partitions_revoked (a second worker joins and takes a partition)."""
+    on_partitions_revoked (another worker joins and takes a partition). With the
+    classic protocol's eager rebalance every partition is revoked, so everything
+    processed is committed then; with KIP-848 only the partition that moves."""
     topic = _topic(kafka, "ex-worker", partitions=2)
     group = f"g-{topic}"
     workers: list[_Worker] = []
     try:
         await _produce(kafka, topic, 300)
-        workers.append(first := await _Worker.start(kafka, topic, group))
+        workers.append(first := await _Worker.start(kafka, topic, group, protocol))
         await first.wait_for("processed 300")
         assert await _committed(kafka, group) == 0
         assert await first.terminate() == 0, "".join(first.lines)
@@ -364,16 +378,20 @@ async def test_group_worker_example(kafka: KafkaCluster) -> None:
 
         # The same group again: it goes on from the committed offsets.
         await _produce(kafka, topic, 100)
-        workers.append(second := await _Worker.start(kafka, topic, group))
+        workers.append(second := await _Worker.start(kafka, topic, group, protocol))
         await second.wait_for("processed 100")
         assert await _committed(kafka, group) == 300
-        workers.append(third := await _Worker.start(kafka, topic, group))
+        workers.append(third := await _Worker.start(kafka, topic, group, protocol))
         await second.wait_for("revoked [TopicPartition")
         await third.wait_for("assigned [TopicPartition")
-        await _committed_becomes(kafka, group, 400, "on_partitions_revoked's commit")
+        if protocol == "classic":
+            await _committed_becomes(kafka, group, 400, "on_partitions_revoked's commit")
+        else:
+            await _committed_exceeds(kafka, group, 300, "on_partitions_revoked's commit")
         for worker in (second, third):
             assert await worker.terminate() == 0, "".join(worker.lines)
             assert "stopped cleanly" in worker.lines[-1]
+        await _committed_becomes(kafka, group, 400, "every worker's commits")
     finally:
         for worker in workers:
             await worker.kill()
