@@ -24,6 +24,7 @@ the guarantee and its limits.
 from __future__ import annotations
 
 import asyncio
+import collections
 import inspect
 import json
 import logging
@@ -40,6 +41,7 @@ from pyspark.sql.datasource import (
 )
 
 from aiokafka.producer import AIOKafkaProducer
+from aiokafka.producer.partitioner import murmur2_partition
 from aiokafka.structs import OffsetAndMetadata, TopicPartition
 
 from .options import WriteOptions
@@ -51,9 +53,9 @@ log = logging.getLogger(__name__)
 QUERY_ID_PROPERTY = "sql.streaming.queryId"
 BATCH_ID_PROPERTY = "streaming.sql.batchId"
 
-# Check acknowledgements every so many sends, so a failing topic stops the task early.
-_CHECK_EVERY = 10_000
-_YIELD_EVERY = 500
+# Unacknowledged record batches per task (each up to kafka.batch.size bytes): bounds
+# memory, and a failing topic stops the task early.
+_MAX_PENDING_BATCHES = 64
 
 
 @dataclass
@@ -110,13 +112,30 @@ def _as_bytes(value: Any) -> bytes | None:
 
 
 class _RowSender:
-    """Sends the rows of Arrow batches with one producer and tracks their futures."""
+    """Sends the rows of Arrow batches with one producer, as whole record batches.
+
+    Rows are grouped by topic and partition (the ``partition`` column, else the
+    Java client's murmur2 partition of the key, else one partition per Arrow batch
+    and topic, taking turns: the sticky partitioning of KIP-480) and appended to
+    ``create_batch()`` builders sent with ``send_batch()``: no per-row ``send()``.
+    Order is kept within a partition. At most :data:`_MAX_PENDING_BATCHES` batches
+    are unacknowledged at a time, which bounds the task's memory.
+    """
 
     def __init__(self, producer: AIOKafkaProducer, topic_option: str | None) -> None:
         self._producer = producer
         self._topic = topic_option
-        self._pending: list[Any] = []
+        self._pending: collections.deque[asyncio.Future[Any]] = collections.deque()
+        self._partition_counts: dict[str, int] = {}
+        self._sticky = 0
         self.count = 0
+
+    async def _partitions(self, topic: str) -> int:
+        count = self._partition_counts.get(topic)
+        if count is None:
+            count = len(await self._producer.partitions_for(topic))
+            self._partition_counts[topic] = count
+        return count
 
     async def send_batch(self, batch: pa.RecordBatch) -> str | None:
         """Send one Arrow batch; returns the first topic written (for the marker)."""
@@ -130,47 +149,60 @@ class _RowSender:
             raise ValueError("no 'topic' option and no 'topic' column to write to")
         partitions = _column(batch, "partition") or [None] * n
         headers = _column(batch, "headers") or [None] * n
-        send = self._producer.send
+        groups: dict[tuple[str, int], list[int]] = {}
+        self._sticky += 1
         for i in range(n):
             topic = topics[i]
             if topic is None:
                 raise ValueError("a row has a null 'topic' and no 'topic' option is set")
+            partition = partitions[i]
+            if partition is None:
+                count = await self._partitions(topic)
+                key = _as_bytes(keys[i])
+                partition = (
+                    murmur2_partition(key, count) if key is not None else self._sticky % count
+                )
+            groups.setdefault((topic, partition), []).append(i)
+        for (topic, partition), rows in groups.items():
+            await self._send_rows(topic, partition, rows, keys, values, headers)
+        self.count += n
+        return topics[0] if n else None
+
+    async def _send_rows(
+        self,
+        topic: str,
+        partition: int,
+        rows: list[int],
+        keys: list[Any],
+        values: list[Any],
+        headers: list[Any],
+    ) -> None:
+        producer = self._producer
+        builder = producer.create_batch()
+        for i in rows:
             row_headers = (
                 [(h["key"], _as_bytes(h["value"])) for h in headers[i]] if headers[i] else None
             )
-            self._pending.append(
-                await send(
-                    topic,
-                    value=_as_bytes(values[i]),
-                    key=_as_bytes(keys[i]),
-                    partition=partitions[i],
-                    headers=row_headers,
-                )
-            )
-            self.count += 1
-            if self.count % _YIELD_EVERY == 0:
-                # send() does not suspend while buffer memory is free: give the sender
-                # and the connections their turn, else nothing leaves until the end.
-                await asyncio.sleep(0)
-            if len(self._pending) >= _CHECK_EVERY:
-                self._raise_failed()
-        return topics[0] if n else None
+            key = _as_bytes(keys[i])
+            value = _as_bytes(values[i])
+            if builder.append(key=key, value=value, headers=row_headers) is None:
+                await self._send(builder, topic, partition)
+                builder = producer.create_batch()
+                if builder.append(key=key, value=value, headers=row_headers) is None:
+                    raise ValueError(f"a row of {topic!r} does not fit in kafka.batch.size")
+        if builder.record_count():
+            await self._send(builder, topic, partition)
 
-    def _raise_failed(self) -> None:
-        still = []
-        for future in self._pending:
-            if future.done():
-                future.result()  # raises the delivery error
-            else:
-                still.append(future)
-        self._pending = still
+    async def _send(self, builder: Any, topic: str, partition: int) -> None:
+        self._pending.append(await self._producer.send_batch(builder, topic, partition=partition))
+        while len(self._pending) > _MAX_PENDING_BATCHES:
+            await self._pending.popleft()  # raises the delivery error
 
     async def finish(self) -> None:
         """Wait until every record is acknowledged; raise the first failure."""
         await self._producer.flush()
-        for future in self._pending:
-            await future
-        self._pending = []
+        while self._pending:
+            await self._pending.popleft()
 
 
 async def _write_plain(options: WriteOptions, batches: Iterator[pa.RecordBatch]) -> int:
