@@ -13,7 +13,8 @@ not favour one side:
   timestamp to when a consumer of the output received it (p50/p99)
 
 Run: ``python -m benchmark.bench_spark [--records 1000000] [--partitions 6]
-[--repeat 2] [--rate 5000 --latency-seconds 20] [--bootstrap host:port]``.
+[--repeat 2] [--warmup-rounds 1] [--rate 5000 --latency-seconds 20]
+[--bootstrap host:port]``.
 Results: ``benchmark/results/spark-<label>.json`` and ``.md``.
 """
 
@@ -181,6 +182,9 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=100)
     parser.add_argument("--partitions", type=int, default=6)
     parser.add_argument("--repeat", type=int, default=2)
+    # The first jobs of a session pay for Python worker start-up and the JVM's JIT on
+    # both sides (round one measured 3-13x slower than round two here): not measured.
+    parser.add_argument("--warmup-rounds", type=int, default=1)
     parser.add_argument("--rate", type=int, default=5000)
     parser.add_argument("--latency-seconds", type=float, default=20)
     parser.add_argument("--scenarios", default="batch-read,batch-write,stream-copy,latency")
@@ -219,7 +223,9 @@ def main() -> None:
         )
         results: dict[str, dict[str, list[Any]]] = {s: {f: [] for f in FORMATS} for s in scenarios}
         tmp = Path(f"/tmp/bench-spark-{run}")
-        for round_ in range(args.repeat):
+        for round_ in range(args.warmup_rounds + args.repeat):
+            if round_ == args.warmup_rounds:
+                results = {s: {f: [] for f in FORMATS} for s in scenarios}  # warm-up done
             for fmt in FORMATS:
                 tag = f"{fmt}-{round_}"
                 if "batch-read" in scenarios:
@@ -275,6 +281,7 @@ def _report(args: argparse.Namespace, results: dict[str, dict[str, list[Any]]]) 
         "size": args.size,
         "partitions": args.partitions,
         "repeat": args.repeat,
+        "warmup_rounds": args.warmup_rounds,
         "rate": args.rate,
         "latency_seconds": args.latency_seconds,
     }
@@ -283,7 +290,8 @@ def _report(args: argparse.Namespace, results: dict[str, dict[str, list[Any]]]) 
         f"# PySpark on Kafka: aiokafka data source vs JVM connector ({args.label})",
         "",
         f"{args.records:,} x {args.size} B, {args.partitions} partitions, local[2], "
-        f"{args.repeat} interleaved rounds (median; all runs listed).",
+        f"{args.warmup_rounds} unmeasured warm-up round(s), then {args.repeat} interleaved "
+        "rounds (median; all runs listed).",
         "",
         "| scenario | aiokafka | JVM connector | ratio |",
         "|---|---|---|---|",
