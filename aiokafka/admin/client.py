@@ -118,6 +118,11 @@ class AIOKafkaAdminClient(
         self._closed = True
         await self._client.close()
 
+    def metrics(self) -> dict[str, Any]:
+        """A snapshot of the admin client's request and connection metrics under the
+        Java client's names, plus ``"nodes"`` per broker (``docs/metrics.md``)."""
+        return self._client.network_metrics()
+
     async def __aenter__(self) -> AIOKafkaAdminClient:
         await self.start()
         return self

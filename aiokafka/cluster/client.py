@@ -466,6 +466,11 @@ class AIOKafkaClient:
         host, port, server_hostname = self._endpoint(node_id)
         return await self._pool.get(node_id, host, port, server_hostname)
 
+    def network_metrics(self) -> dict[str, Any]:
+        """Request and connection metrics of this client's connections: client-wide
+        values and ``"nodes"`` per broker (``docs/metrics.md``)."""
+        return self._pool.metrics.snapshot(self._pool.connection_count)
+
     def is_connected(self, node_id: NodeId) -> bool:
         """True if a connection to ``node_id`` is open (no I/O)."""
         return self._pool.connected(node_id) is not None

@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass
 
 from aiokafka.errors import KafkaConnectionError, KafkaError
+from aiokafka.metrics.network import NetworkMetrics
 from aiokafka.net.backoff import ExponentialBackoff
 from aiokafka.net.config import ConnectionConfig
 from aiokafka.net.connection import AIOKafkaConnection, CloseCallback
@@ -73,6 +74,17 @@ class ConnectionPool:
         self._closed = False
         self._failure_log = failure_log if failure_log is not None else FailureLog()
         self._cleartext_warned = False
+        self._metrics = NetworkMetrics()
+
+    @property
+    def metrics(self) -> NetworkMetrics:
+        """Request and connection metrics of every connection this pool made."""
+        return self._metrics
+
+    @property
+    def connection_count(self) -> int:
+        """Pooled connections open now (bootstrap connections are not pooled)."""
+        return sum(1 for conn in self._conns.values() if conn.connected)
 
     def connected(self, node_id: NodeId) -> AIOKafkaConnection | None:
         """The open connection to ``node_id``, if any (no I/O)."""
@@ -132,6 +144,7 @@ class ConnectionPool:
             state.failures = 0
             state.next_attempt = 0.0
             self._conns[node_id] = conn
+            self._metrics.connections_created.record()
             return conn
 
     def connection(
@@ -158,6 +171,7 @@ class ConnectionPool:
             server_hostname=server_hostname,
             on_close=on_close,
             failure_log=self._failure_log,
+            metrics=self._metrics,
         )
 
     def _warn_cleartext_password(self) -> None:

@@ -716,6 +716,14 @@ class AIOKafkaConsumer(Generic[KT, VT]):
         parts = self._client.cluster.partitions_for_topic(topic)
         return None if parts is None else set(parts)
 
+    def metrics(self) -> dict[str, Any]:
+        """A snapshot of the consumer's metrics under the Java client's names: ``{name:
+        number}`` plus ``"topics"``, ``"partitions"`` and ``"nodes"``
+        (``docs/metrics.md``). Zeros before :meth:`start`."""
+        from aiokafka.metrics.consumer import consumer_snapshot
+
+        return consumer_snapshot(self._fetcher, self._membership, self._client)
+
     # -- commits ------------------------------------------------------------------------
 
     async def committed(self, partition: TopicPartition) -> int | None:

@@ -104,6 +104,7 @@ class PartitionRecords:
         "_batches",
         "_filter",
         "_key_deserializer",
+        "_loaded",
         "_recs",
         "_recs_idx",
         "_value_deserializer",
@@ -150,6 +151,8 @@ class PartitionRecords:
         self._batch_idx = 0
         self._recs: list[ConsumerRecord[Any, Any]] = []
         self._recs_idx = 0
+        # Records of the batches decoded so far, from the position on (metrics).
+        self._loaded = 0
         self.size = memory.valid_bytes()
         self.next_fetch_offset = batches[-1].next_offset if batches else fetch_offset
 
@@ -168,8 +171,14 @@ class PartitionRecords:
         """Nothing left: no records and no error to raise."""
         return self.error is None and not self.has_records
 
+    @property
+    def consumed(self) -> int:
+        """Records handed out so far (counted per decoded batch, for the metrics)."""
+        return self._loaded - (len(self._recs) - self._recs_idx)
+
     def drop(self) -> None:
         """Discard what is left (seek, pause of a stale buffer, unassignment)."""
+        self._loaded -= len(self._recs) - self._recs_idx
         self._batches = []
         self._batch_idx = 0
         self._recs = []
@@ -293,6 +302,7 @@ class PartitionRecords:
                 continue
             self._recs = recs
             self._recs_idx = start
+            self._loaded += len(recs) - start
             return True
         self._recs = []
         self._recs_idx = 0

@@ -46,6 +46,7 @@ from aiokafka.errors import (
     OffsetOutOfRangeError,
     for_code,
 )
+from aiokafka.metrics.consumer import FetchMetrics
 from aiokafka.protocol import messages as m
 from aiokafka.structs import BrokerMetadata, ConsumerRecord, TopicPartition
 
@@ -125,6 +126,8 @@ class Fetcher:
         self._preferred_epoch: dict[TopicPartition, int] = {}
         self._fetched_from: dict[TopicPartition, int] = {}
         self._partials = PartialBatches(config.max_partition_fetch_bytes, config.fetch_max_bytes)
+        #: Fetch latency, records handed out, bytes fetched (see ``docs/metrics.md``).
+        self.metrics = FetchMetrics()
         subscriptions.add_listener(self._on_subscription_change)
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -415,9 +418,11 @@ class Fetcher:
             epochs = {tp: state.epoch for tp in wanted if (state := self._subs.get(tp))}
             # The broker may hold the request up to max_wait; allow for it.
             timeout = self._config.client.request_timeout_ms + self._config.fetch_max_wait_ms
+            started = time.monotonic()
             response = await self._client.send(
                 node, request, max_version=version, timeout_ms=timeout
             )
+            self.metrics.fetch_done(time.monotonic() - started)
             self._handle_response(node, session, plan, version, response, ids, epochs)
         except asyncio.CancelledError:
             session.reset()
@@ -548,6 +553,7 @@ class Fetcher:
                 return
             self._partials.on_progress(tp)
             self._buffer.add(tp, chunk)
+            self.metrics.chunk_added(tp, chunk)
             self._data_ready.set()
             return
         if code == _OFFSET_OUT_OF_RANGE:
@@ -643,6 +649,13 @@ class Fetcher:
     def forget(self, partitions: Iterable[TopicPartition]) -> None:
         """Drop buffered data of ``partitions`` (e.g. revoked by a rebalance)."""
         self._buffer.forget(partitions)
+
+    def metrics_snapshot(self) -> dict[str, Any]:
+        """Fetch metrics, with records lag of the assigned partitions (see
+        :class:`~aiokafka.metrics.consumer.FetchMetrics`)."""
+        subs = self._subs
+        partitions = [(tp, state) for tp in subs.assigned_partitions() if (state := subs.get(tp))]
+        return self.metrics.snapshot(partitions, self._config.read_committed)
 
     def buffered_partitions(self) -> frozenset[TopicPartition]:
         """Partitions with buffered chunks (for tests and diagnostics)."""

@@ -56,6 +56,7 @@ from aiokafka.errors import (
     UnsupportedVersionError,
     for_code,
 )
+from aiokafka.metrics.network import NetworkMetrics
 from aiokafka.net.config import ConnectionConfig
 from aiokafka.net.failure_log import FailureLog
 from aiokafka.net.frames import MIN_FRAME_SIZE, frame_size_error, response_allowance
@@ -84,6 +85,8 @@ class _Pending:
     decode: Callable[[memoryview], Any]
     description: str
     timer: asyncio.TimerHandle | None
+    #: ``time.monotonic()`` when it was registered (request latency).
+    started: float
 
 
 class AIOKafkaConnection:
@@ -102,6 +105,8 @@ class AIOKafkaConnection:
         failure_log: Where failures and recoveries are reported (one per client, so
             its rate limits span the client's connections); a private one by
             default.
+        metrics: Where requests and responses are counted (the pool's, shared by
+            the client's connections); a private one by default.
     """
 
     def __init__(
@@ -114,6 +119,7 @@ class AIOKafkaConnection:
         server_hostname: str | None = None,
         on_close: CloseCallback | None = None,
         failure_log: FailureLog | None = None,
+        metrics: NetworkMetrics | None = None,
     ) -> None:
         self.host = host
         self.port = port
@@ -134,6 +140,8 @@ class AIOKafkaConnection:
         self._close_error: KafkaError | None = None
         self._versions: ApiVersionTable | None = None
         self._failure_log = failure_log if failure_log is not None else FailureLog()
+        # This broker's sensors: one call per request and one per response.
+        self._metrics = (metrics if metrics is not None else NetworkMetrics()).node(node_id)
         # Raised (never lowered) by requests allowed larger answers (Fetch max_bytes).
         self._frame_limit = self.config.max_response_size
         self.last_activity = time.monotonic()
@@ -448,6 +456,8 @@ class AIOKafkaConnection:
             raise
         description = f"{api_name(type(request))} v{version} (correlation id {corr})"
         frame = len(body).to_bytes(4, "big") + body
+        started = time.monotonic()
+        self._metrics.request_sent(len(frame), started)
         if not expect_response:
             try:
                 await self._write(frame)
@@ -459,7 +469,7 @@ class AIOKafkaConnection:
         future: asyncio.Future[Any] = loop.create_future()
         timeout = (timeout_ms if timeout_ms is not None else self.config.request_timeout_ms) / 1000
         timer = loop.call_later(timeout, self._on_timeout, corr, timeout)
-        self._pending[corr] = _Pending(future, decode, description, timer)
+        self._pending[corr] = _Pending(future, decode, description, timer, started)
         try:
             await self._write(frame)
             # Written (the transport or the kernel has the bytes): drop the two
@@ -543,6 +553,9 @@ class AIOKafkaConnection:
                 f"expected one of {sorted(self._pending)}"
             )
         self._finish(pending)
+        # last_activity: the read loop's clock reading for this frame.
+        now = self.last_activity
+        self._metrics.response_received(now - pending.started, len(frame) + 4, now)
         if pending.future.done():
             return  # cancelled by its caller: read and dropped
         try:

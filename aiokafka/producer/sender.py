@@ -55,6 +55,7 @@ from aiokafka.errors import (
     TransactionAbortedError,
     for_code,
 )
+from aiokafka.metrics.producer import ProducerMetrics
 from aiokafka.net.backoff import ExponentialBackoff
 from aiokafka.producer.accumulator import ProducerBatch, RecordAccumulator
 from aiokafka.producer.config import ProducerConfig
@@ -155,6 +156,8 @@ class Sender:
         self._closing = False
         #: Set when the producer cannot go on (e.g. not authorized for idempotence).
         self.fatal_error: KafkaError | None = None
+        #: Recorded per request and per failed/retried batch, never per record.
+        self.metrics = ProducerMetrics()
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -494,6 +497,7 @@ class Sender:
             timeout_ms=self._request_timeout_ms,
             topic_data=[TopicProduceData(name=t, partition_data=p) for t, p in topics.items()],
         )
+        self.metrics.request_sent(batches, request.topic_data)
         self._in_flight[node] = self._in_flight.get(node, 0) + 1
         task = asyncio.create_task(self._produce(node, batches, request))
         self._requests.add(task)
@@ -632,10 +636,12 @@ class Sender:
             self._fail(batch, self._timeout_error(batch))
             return
         log.debug("Retrying %r after %s", batch, exc)
+        self.metrics.batch_retried(batch)
         self._acc.reenqueue(batch, now)
 
     def _fail(self, batch: ProducerBatch, exc: BaseException) -> None:
         batch.in_flight = False
+        self.metrics.batch_failed(batch)
         if self._ids is not None and batch.base_sequence >= 0 and batch.attempts:
             # Its sequence will never reach the broker: later batches of the
             # partition would be out of order forever without a new epoch.
@@ -646,6 +652,7 @@ class Sender:
 
     def _fail_queued(self, exc: KafkaError) -> None:
         for batch in self._acc.expired(float("inf")):
+            self.metrics.batch_failed(batch)
             self._acc.fail(batch, exc)
 
     def _timeout_error(self, batch: ProducerBatch) -> KafkaTimeoutError:

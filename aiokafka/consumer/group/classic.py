@@ -303,10 +303,12 @@ class ClassicMembership(GroupMembership):
             raise CommitFailedError(
                 f"Commit cannot be completed: the consumer is not in the group; {_REMOVED_HINT}"
             )
+        started = time.monotonic()
         try:
             await self._offsets.commit(
                 to_commit, generation=gen.generation_id, member_id=gen.member_id
             )
+            self.metrics.commit_done(started)
         except CommitFailedError as exc:
             cause = exc.__cause__
             if isinstance(cause, KafkaError) and gen == self._generation and not self._rebalancing:
@@ -454,6 +456,7 @@ class ClassicMembership(GroupMembership):
     # -- rebalance ----------------------------------------------------------------------
 
     async def _rebalance(self) -> None:
+        started = time.monotonic()
         await self._prepare_join()
         node = await self._client.coordinator_for(self._group_id, CoordinatorType.GROUP)
         reason = self._rejoin_reason or "rejoin"
@@ -473,6 +476,7 @@ class ClassicMembership(GroupMembership):
             self._rebalancing = False
             self._not_rebalancing.set()
         await self._complete(assignment)
+        self.metrics.rebalance_done(started, len(self._subscriptions.assigned_partitions()))
 
     async def _prepare_join(self) -> None:
         """Java's onJoinPrepare: what a member gives up before JoinGroup."""

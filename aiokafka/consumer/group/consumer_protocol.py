@@ -255,8 +255,10 @@ class ConsumerProtocolMembership(GroupMembership):
                 f"Commit cannot be completed: the consumer is not a member of group "
                 f"{self._group_id!r} now ({machine.state.value}); {self._not_member_hint()}"
             )
+        started = time.monotonic()
         try:
             await self._offsets.commit(converted, generation=epoch, member_id=machine.member_id)
+            self.metrics.commit_done(started)
         except StaleMemberEpochError as exc:
             raise CommitFailedError(
                 f"Commit cannot be completed: member epoch {epoch} is stale ({exc}): the "
@@ -688,6 +690,7 @@ class ConsumerProtocolMembership(GroupMembership):
             self._wake.set()
 
     async def _reconcile_step(self) -> None:
+        started = time.monotonic()
         machine = self._machine
         subscribed = self._is_subscribed
         try:
@@ -711,6 +714,7 @@ class ConsumerProtocolMembership(GroupMembership):
                 self._assigned.set()
             return
         await self._apply(plan)
+        self.metrics.rebalance_done(started, len(self._subscriptions.assigned_partitions()))
 
     async def _apply(self, plan: ReconcilePlan) -> None:
         machine = self._machine

@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from aiokafka.metrics.consumer import CoordinatorMetrics
 from aiokafka.structs import ConsumerGroupMetadata, TopicPartition
 
 if TYPE_CHECKING:
@@ -103,6 +104,8 @@ class GroupMembership(abc.ABC):
         self._config = config
         self._offsets = offsets
         self._hooks = hooks
+        #: Commit latency, rebalances (see ``docs/metrics.md``).
+        self.metrics = CoordinatorMetrics()
 
     @abc.abstractmethod
     def start(self) -> None:

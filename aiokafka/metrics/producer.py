@@ -1,0 +1,157 @@
+"""The producer's metrics: what the sender sends and what fails.
+
+:class:`ProducerMetrics` belongs to the producer's
+:class:`~aiokafka.producer.sender.Sender`, which records once per Produce request
+(records, batches and their sizes) and once per failed batch: never per record. Names
+are the Java client's ``producer-metrics`` and ``producer-topic-metrics``: as there,
+``record-send-total`` counts the records of every Produce request, so a retried batch
+counts again (and in ``record-retry-total``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from typing import Any, Protocol
+
+from .network import empty_network
+from .stats import Sensor
+
+__all__ = ["ProducerMetrics", "SentBatch"]
+
+
+class _Partition(Protocol):
+    @property
+    def topic(self) -> str: ...
+
+
+class SentBatch(Protocol):
+    """What the metrics read of a batch (``ProducerBatch`` has it)."""
+
+    @property
+    def tp(self) -> _Partition: ...
+
+    @property
+    def record_count(self) -> int: ...
+
+    @property
+    def created(self) -> float: ...
+
+
+class _TopicSensors:
+    __slots__ = ("bytes", "errors", "records", "retries")
+
+    def __init__(self) -> None:
+        self.records = Sensor()
+        self.bytes = Sensor()
+        self.errors = Sensor()
+        self.retries = Sensor()
+
+
+class ProducerMetrics:
+    """Sensors of one producer."""
+
+    def __init__(self) -> None:
+        #: Records per Produce request (its total is record-send-total).
+        self.records_per_request = Sensor()
+        #: Bytes per batch sent.
+        self.batch_size = Sensor()
+        #: Seconds from a batch's creation to its (first or later) send.
+        self.queue_time = Sensor()
+        #: Records of failed batches (record-error-*).
+        self.errors = Sensor()
+        #: Records of batches queued again after a failed attempt.
+        self.retries = Sensor()
+        self._topics: dict[str, _TopicSensors] = {}
+
+    def _topic(self, topic: str) -> _TopicSensors:
+        sensors = self._topics.get(topic)
+        if sensors is None:
+            sensors = self._topics[topic] = _TopicSensors()
+        return sensors
+
+    def request_sent(self, batches: Iterable[SentBatch], topic_data: Iterable[Any]) -> None:
+        """One Produce request carrying ``batches``; ``topic_data`` is its
+        ``ProduceRequest.topic_data`` (the encoded batches, for their sizes)."""
+        now = time.monotonic()
+        records = 0
+        for batch in batches:
+            count = batch.record_count
+            records += count
+            self.queue_time.record(now - batch.created, now)
+            self._topic(batch.tp.topic).records.record(count, now)
+        for topic in topic_data:
+            sensor = self._topic(topic.name).bytes
+            for partition in topic.partition_data:
+                size = len(partition.records)
+                self.batch_size.record(size, now)
+                sensor.record(size, now)
+        self.records_per_request.record(records, now)
+
+    def batch_failed(self, batch: SentBatch) -> None:
+        """A batch failed for good: its records are errors."""
+        count = batch.record_count
+        self.errors.record(count)
+        self._topic(batch.tp.topic).errors.record(count)
+
+    def batch_retried(self, batch: SentBatch) -> None:
+        """A batch goes back to its queue for another attempt."""
+        count = batch.record_count
+        self.retries.record(count)
+        self._topic(batch.tp.topic).retries.record(count)
+
+    def snapshot(self) -> dict[str, Any]:
+        """``producer-metrics`` values and ``"topics"``: ``{topic: {name: value}}``."""
+        now = time.monotonic()
+        sent, size, errors, retries = (
+            self.records_per_request,
+            self.batch_size,
+            self.errors,
+            self.retries,
+        )
+        out: dict[str, Any] = {
+            "record-send-total": sent.total,
+            "record-send-rate": sent.rate(now),
+            "records-per-request-avg": sent.avg(now),
+            "produce-request-total": float(sent.count),
+            "produce-request-rate": sent.count_rate(now),
+            "batch-size-avg": size.avg(now),
+            "batch-size-max": size.max(now),
+            "record-queue-time-avg": self.queue_time.avg(now) * 1000,
+            "record-queue-time-max": self.queue_time.max(now) * 1000,
+            "record-error-total": errors.total,
+            "record-error-rate": errors.rate(now),
+            "record-retry-total": retries.total,
+            "record-retry-rate": retries.rate(now),
+        }
+        out["topics"] = {
+            topic: {
+                "record-send-total": s.records.total,
+                "record-send-rate": s.records.rate(now),
+                "byte-total": s.bytes.total,
+                "byte-rate": s.bytes.rate(now),
+                "record-error-total": s.errors.total,
+                "record-error-rate": s.errors.rate(now),
+                "record-retry-total": s.retries.total,
+                "record-retry-rate": s.retries.rate(now),
+            }
+            for topic, s in self._topics.items()
+        }
+        return out
+
+
+def producer_snapshot(
+    metrics: ProducerMetrics | None,
+    network: dict[str, Any] | None,
+    buffer_total: int,
+    buffer_used: int,
+) -> dict[str, Any]:
+    """What ``AIOKafkaProducer.metrics()`` returns: the producer's sensors (zeros before
+    ``start()``), its buffer, and its client's request and connection metrics."""
+    out = (metrics if metrics is not None else ProducerMetrics()).snapshot()
+    topics = out.pop("topics")
+    out["buffer-total-bytes"] = float(buffer_total)
+    out["buffer-available-bytes"] = float(buffer_total - buffer_used)
+    out.update(network if network is not None else empty_network())
+    out["topics"] = topics
+    return out
