@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 
-__all__ = ["WINDOW", "Sensor"]
+__all__ = ["WINDOW", "Combined", "Sensor"]
 
 #: Length of one sample window, in seconds.
 WINDOW = 30.0
@@ -87,11 +87,15 @@ class Sensor:
         if now - self._start >= WINDOW:
             self._roll(now)
 
+    def windowed(self, now: float | None = None) -> tuple[int, float]:
+        """How many values the last one to two windows hold, and their sum."""
+        self._current(time.monotonic() if now is None else now)
+        return self._n + self._p_n, self._sum + self._p_sum
+
     def avg(self, now: float | None = None) -> float:
         """Average of the values of the last one to two windows (0.0 without any)."""
-        self._current(time.monotonic() if now is None else now)
-        n = self._n + self._p_n
-        return (self._sum + self._p_sum) / n if n else 0.0
+        n, total = self.windowed(now)
+        return total / n if n else 0.0
 
     def max(self, now: float | None = None) -> float:
         """Largest value of the last one to two windows (0.0 without any)."""
@@ -112,3 +116,34 @@ class Sensor:
         now = time.monotonic() if now is None else now
         self._current(now)
         return (self._n + self._p_n) / max(now - self._p_start, WINDOW)
+
+
+class Combined:
+    """Several sensors read as one (e.g. every broker's request latency), so a value
+    recorded for one of them is recorded once, not also into a client-wide sensor."""
+
+    __slots__ = ("_now", "_sensors", "count", "total")
+
+    def __init__(self, sensors: list[Sensor], now: float | None = None) -> None:
+        self._sensors = sensors
+        self._now = time.monotonic() if now is None else now
+        self.count = sum(s.count for s in sensors)
+        self.total = sum(s.total for s in sensors)
+
+    def avg(self) -> float:
+        """Average over every sensor's windows."""
+        windows = [s.windowed(self._now) for s in self._sensors]
+        n = sum(count for count, _ in windows)
+        return sum(total for _, total in windows) / n if n else 0.0
+
+    def max(self) -> float:
+        """Largest value in any sensor's windows."""
+        return max((s.max(self._now) for s in self._sensors), default=0.0)
+
+    def rate(self) -> float:
+        """Sum of the sensors' rates."""
+        return sum(s.rate(self._now) for s in self._sensors)
+
+    def count_rate(self) -> float:
+        """Sum of the sensors' count rates."""
+        return sum(s.count_rate(self._now) for s in self._sensors)
