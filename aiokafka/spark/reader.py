@@ -49,22 +49,31 @@ T = TypeVar("T")
 
 
 class KafkaInputPartition(InputPartition):
-    """One Spark task's share: an :class:`OffsetRange` (``value``)."""
+    """One Spark task's share: one or more :class:`OffsetRange` read in turn
+    (``value``, a tuple)."""
 
-    def __init__(self, value: OffsetRange) -> None:
+    def __init__(self, value: tuple[OffsetRange, ...]) -> None:
         super().__init__(value)
-        self.value: OffsetRange = value
+        self.value: tuple[OffsetRange, ...] = value
+
+
+#: A streaming micro-batch with at most this many offsets in all is read by one task:
+#: a trigger-0 query on a slow stream then starts one consumer (and one writer task
+#: downstream) per micro-batch instead of one per Kafka partition, which is most of
+#: its latency. Replays plan the same offsets, hence the same tasks.
+SMALL_MICRO_BATCH = 10_000
 
 
 def _ranges_to_partitions(ranges: list[OffsetRange]) -> list[InputPartition]:
-    return [KafkaInputPartition(r) for r in ranges]
+    return [KafkaInputPartition((r,)) for r in ranges]
 
 
 def _read(options: ReadOptions, partition: InputPartition) -> Iterator[pa.RecordBatch]:
     value = partition.value
-    if not isinstance(value, OffsetRange):
-        return iter(())  # PySpark's placeholder partition when none was planned
-    return read_range(options, value)
+    if not isinstance(value, tuple):
+        return  # PySpark's placeholder partition when none was planned
+    for offsets in value:
+        yield from read_range(options, offsets)
 
 
 class KafkaBatchReader(DataSourceReader):
@@ -228,6 +237,10 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 log.warning("%s; failOnDataLoss=false: skipped", what)
                 continue
             ranges.append(OffsetRange(tp[0], tp[1], first, stop))
+        ranges = [r for r in ranges if r.size > 0]
+        if self._options.min_partitions is None and 1 < len(ranges):
+            if sum(r.size for r in ranges) <= SMALL_MICRO_BATCH:
+                return [KafkaInputPartition(tuple(ranges))]
         return _ranges_to_partitions(split_ranges(ranges, self._options.min_partitions))
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
