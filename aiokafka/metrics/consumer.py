@@ -68,6 +68,16 @@ class _TopicSensors:
 class FetchMetrics:
     """Sensors of one consumer's fetcher."""
 
+    #: The names of each ``"topics"`` entry of a snapshot.
+    TOPIC_NAMES = (
+        "records-consumed-total",
+        "records-consumed-rate",
+        "bytes-fetched-total",
+        "bytes-fetched-rate",
+    )
+    #: The names a ``"partitions"`` entry may have (``records-lag`` once fetched).
+    PARTITION_NAMES = ("records-consumed-total", "records-lag")
+
     def __init__(self) -> None:
         #: Seconds per Fetch request (request to response, the broker's wait included).
         self.fetch_latency = Sensor()

@@ -51,6 +51,18 @@ class _TopicSensors:
 class ProducerMetrics:
     """Sensors of one producer."""
 
+    #: The names of each ``"topics"`` entry of a snapshot.
+    TOPIC_NAMES = (
+        "record-send-total",
+        "record-send-rate",
+        "byte-total",
+        "byte-rate",
+        "record-error-total",
+        "record-error-rate",
+        "record-retry-total",
+        "record-retry-rate",
+    )
+
     def __init__(self) -> None:
         #: Records per Produce request (its total is record-send-total).
         self.records_per_request = Sensor()

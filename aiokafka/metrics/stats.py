@@ -21,12 +21,13 @@ WINDOW = 30.0
 class Sensor:
     """Totals since creation plus two sample windows of values.
 
-    Attributes:
-        count: Values recorded since creation.
-        total: Their sum.
+    ``count`` and ``total`` are the windows' values plus what older windows held, so
+    recording touches the current window only.
     """
 
     __slots__ = (
+        "_base_n",
+        "_base_sum",
         "_max",
         "_n",
         "_p_max",
@@ -35,13 +36,12 @@ class Sensor:
         "_p_sum",
         "_start",
         "_sum",
-        "count",
-        "total",
     )
 
     def __init__(self) -> None:
-        self.count = 0
-        self.total = 0.0
+        # What windows that were dropped held.
+        self._base_n = 0
+        self._base_sum = 0.0
         now = time.monotonic()
         # The current window ...
         self._start = now
@@ -58,8 +58,6 @@ class Sensor:
         """Add one value (``now`` is ``time.monotonic()``, passed when the caller has it)."""
         if now is None:
             now = time.monotonic()
-        self.count += 1
-        self.total += value
         if now - self._start >= WINDOW:
             self._roll(now)
         self._n += 1
@@ -67,8 +65,22 @@ class Sensor:
         if value > self._max:
             self._max = value
 
+    @property
+    def count(self) -> int:
+        """Values recorded since creation."""
+        return self._base_n + self._p_n + self._n
+
+    @property
+    def total(self) -> float:
+        """Their sum."""
+        return self._base_sum + self._p_sum + self._sum
+
     def _roll(self, now: float) -> None:
+        self._base_n += self._p_n
+        self._base_sum += self._p_sum
         if now - self._start >= 2 * WINDOW:
+            self._base_n += self._n
+            self._base_sum += self._sum
             # Nothing was recorded for a whole window: the previous one is empty too.
             self._p_start, self._p_n, self._p_sum, self._p_max = now - WINDOW, 0, 0.0, float("-inf")
         else:

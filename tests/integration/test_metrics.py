@@ -171,3 +171,87 @@ async def test_kip848_group_counts_rebalance_and_commit(
     assert got["rebalance-total"] >= 1
     assert got["commit-total"] >= 1 and got["commit-latency-avg"] > 0
     assert got["records-lag-max"] == 0
+
+
+async def test_prometheus_collector_exports_the_snapshot(
+    kafka: KafkaCluster, new_topic: NewTopic
+) -> None:
+    pytest.importorskip("prometheus_client")
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from aiokafka.metrics.prometheus import KafkaCollector
+
+    topic = new_topic(partitions=1)
+    registry = CollectorRegistry()
+    collector = KafkaCollector()
+    registry.register(collector)
+    async with AIOKafkaProducer(bootstrap_servers=kafka.bootstrap_servers) as producer:
+        collector.add(producer, client_id="p1")
+        for _ in range(25):
+            await producer.send(topic, b"x")
+        await producer.flush()
+        # A scrape runs in the HTTP server's thread: the snapshot is taken on the loop.
+        text = (await asyncio.to_thread(generate_latest, registry)).decode()
+        value = await asyncio.to_thread(
+            registry.get_sample_value,
+            "kafka_producer_topic_record_send_total",
+            {"client_id": "p1", "topic": topic},
+        )
+    assert value == 25
+    assert 'kafka_producer_record_send_total{client_id="p1"} 25.0' in text
+    assert "# TYPE kafka_producer_request_latency_avg gauge" in text
+    assert 'kafka_producer_node_request_total{client_id="p1",node_id=' in text
+    with pytest.raises(ValueError, match="already exported"):
+        collector.add(producer, client_id="p1")
+    collector.remove("p1")
+    assert (
+        registry.get_sample_value("kafka_producer_record_send_total", {"client_id": "p1"}) is None
+    )
+
+
+async def test_otel_instruments_observe_the_snapshot(
+    kafka: KafkaCluster, new_topic: NewTopic
+) -> None:
+    pytest.importorskip("opentelemetry.sdk.metrics")
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+    from aiokafka.metrics.otel import instrument
+
+    topic = new_topic(partitions=2)
+    async with AIOKafkaProducer(bootstrap_servers=kafka.bootstrap_servers) as producer:
+        for i in range(30):
+            await producer.send(topic, b"x", partition=i % 2)
+        await producer.flush()
+    reader = InMemoryMetricReader()
+    provider = MeterProvider(metric_readers=[reader])
+    async with AIOKafkaConsumer(
+        topic,
+        bootstrap_servers=kafka.bootstrap_servers,
+        group_id=f"metrics-otel-{uuid.uuid4().hex[:8]}",
+        auto_offset_reset="earliest",
+    ) as consumer:
+        registration = instrument(provider.get_meter("test"), consumer, client_id="c1")
+        async with asyncio.timeout(60):
+            seen = 0
+            while seen < 30:
+                batches = await consumer.getmany(timeout_ms=1000)
+                seen += sum(len(r) for r in batches.values())
+        # The SDK's periodic reader collects from its own thread.
+        data = await asyncio.to_thread(reader.get_metrics_data)
+        registration.close()
+    provider.shutdown()
+    points: dict[str, list[Any]] = {}
+    assert data is not None
+    for resource in data.resource_metrics:
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                points[metric.name] = list(metric.data.data_points)
+    (total,) = points["kafka.consumer.records-consumed-total"]
+    assert total.value == 30 and dict(total.attributes) == {"client.id": "c1"}
+    lags = points["kafka.consumer.partition.records-lag"]
+    assert sorted(p.attributes["partition"] for p in lags) == ["0", "1"]
+    assert all(p.value == 0 and p.attributes["topic"] == topic for p in lags)
+    (rebalances,) = points["kafka.consumer.rebalance-total"]
+    assert rebalances.value >= 1
+    assert "kafka.consumer.node.request-latency-avg" in points
