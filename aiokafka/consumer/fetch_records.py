@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, cast
 
 from aiokafka.errors import KafkaError
+from aiokafka.metrics.consumer import RecordTally
 from aiokafka.record import MemoryRecords, RecordBatch
 from aiokafka.record.default_records import CONTROL_ABORT, DefaultRecordBatch
 from aiokafka.record.legacy_records import LegacyRecordBatch
@@ -97,6 +98,8 @@ class PartitionRecords:
             batches).
         key_deserializer, value_deserializer: Applied per record if set.
         error: An error to raise once the records before it are consumed.
+        tally: Counts the records of each batch as it starts handing them out
+            (per batch, for the metrics; see :mod:`aiokafka.metrics.consumer`).
     """
 
     __slots__ = (
@@ -104,7 +107,6 @@ class PartitionRecords:
         "_batches",
         "_filter",
         "_key_deserializer",
-        "_loaded",
         "_recs",
         "_recs_idx",
         "_value_deserializer",
@@ -114,6 +116,7 @@ class PartitionRecords:
         "next_fetch_offset",
         "size",
         "state",
+        "tally",
         "tp",
     )
 
@@ -129,8 +132,10 @@ class PartitionRecords:
         key_deserializer: Deserializer | None = None,
         value_deserializer: Deserializer | None = None,
         error: KafkaError | None = None,
+        tally: RecordTally | None = None,
     ) -> None:
         self.tp = tp
+        self.tally = tally if tally is not None else RecordTally()
         self.state = state
         self.epoch = state.epoch
         self.fetch_offset = fetch_offset
@@ -151,8 +156,6 @@ class PartitionRecords:
         self._batch_idx = 0
         self._recs: list[ConsumerRecord[Any, Any]] = []
         self._recs_idx = 0
-        # Records of the batches decoded so far, from the position on (metrics).
-        self._loaded = 0
         self.size = memory.valid_bytes()
         self.next_fetch_offset = batches[-1].next_offset if batches else fetch_offset
 
@@ -171,14 +174,10 @@ class PartitionRecords:
         """Nothing left: no records and no error to raise."""
         return self.error is None and not self.has_records
 
-    @property
-    def consumed(self) -> int:
-        """Records handed out so far (counted per decoded batch, for the metrics)."""
-        return self._loaded - (len(self._recs) - self._recs_idx)
-
     def drop(self) -> None:
         """Discard what is left (seek, pause of a stale buffer, unassignment)."""
-        self._loaded -= len(self._recs) - self._recs_idx
+        # The rest of the decoded batch was counted, never handed out.
+        self.tally.records -= len(self._recs) - self._recs_idx
         self._batches = []
         self._batch_idx = 0
         self._recs = []
@@ -302,7 +301,7 @@ class PartitionRecords:
                 continue
             self._recs = recs
             self._recs_idx = start
-            self._loaded += len(recs) - start
+            self.tally.records += len(recs) - start
             return True
         self._recs = []
         self._recs_idx = 0

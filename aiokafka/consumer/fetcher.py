@@ -547,13 +547,14 @@ class Fetcher:
                 aborted=aborted,
                 key_deserializer=self._config.key_deserializer,
                 value_deserializer=self._config.value_deserializer,
+                tally=self.metrics.tally(tp),
             )
             if chunk.is_drained and chunk.next_fetch_offset == sent.fetch_offset:
                 self._on_incomplete(tp, sent, records, chunk.size)  # a partial batch only
                 return
             self._partials.on_progress(tp)
             self._buffer.add(tp, chunk)
-            self.metrics.chunk_added(tp, chunk)
+            self.metrics.chunk_added(tp, chunk.size)
             self._data_ready.set()
             return
         if code == _OFFSET_OUT_OF_RANGE:

@@ -3,10 +3,13 @@ group coordinator's commits and rebalances.
 
 :class:`FetchMetrics` belongs to the consumer's
 :class:`~aiokafka.consumer.fetcher.Fetcher`: it records once per Fetch request and once
-per fetched partition chunk. Records handed to the application are counted per decoded
-batch by the chunk itself (``PartitionRecords.consumed``) and collected from the chunks
-when a new one arrives for the partition and when a snapshot is taken, so the
-``async for`` path costs nothing per record. Lag is computed when a snapshot is taken,
+per fetched partition chunk. Records handed to the application are counted per batch
+into the partition's :class:`RecordTally` by the chunk that decodes it
+(``PartitionRecords``), as the batch starts being handed out; a chunk dropped (seek,
+revocation) takes back what it never handed out. So the ``async for`` path costs
+nothing per record, and a snapshot taken while a batch is half read counts its rest
+already. The tallies are collected into the rate sensors when a chunk of the partition
+arrives and when a snapshot is taken. Lag is computed when a snapshot is taken,
 from each assigned partition's position and the high watermark (last stable offset
 under ``read_committed``) of its last fetch.
 
@@ -28,20 +31,19 @@ from aiokafka.structs import TopicPartition
 from .network import empty_network
 from .stats import Sensor
 
-__all__ = ["CoordinatorMetrics", "FetchMetrics", "consumer_snapshot"]
+__all__ = ["CoordinatorMetrics", "FetchMetrics", "RecordTally", "consumer_snapshot"]
 
 
-class Chunk(Protocol):
-    """What the metrics read of a fetched chunk (``PartitionRecords`` has it)."""
+class RecordTally:
+    """Records of one partition handed to the application (see the module), written by
+    its fetched chunks, read by :class:`FetchMetrics`."""
 
-    @property
-    def consumed(self) -> int: ...
+    __slots__ = ("collected", "records")
 
-    @property
-    def is_drained(self) -> bool: ...
-
-    @property
-    def size(self) -> int: ...
+    def __init__(self) -> None:
+        self.records = 0
+        #: The part of ``records`` already in the sensors.
+        self.collected = 0
 
 
 class Position(Protocol):
@@ -86,9 +88,7 @@ class FetchMetrics:
         #: Bytes of the fetched partition data.
         self.bytes = Sensor()
         self._topics: dict[str, _TopicSensors] = {}
-        self._partition_records: dict[TopicPartition, int] = {}
-        # Chunks of each partition not fully collected yet, with what was collected.
-        self._live: dict[TopicPartition, list[tuple[Chunk, list[int]]]] = {}
+        self._tallies: dict[TopicPartition, RecordTally] = {}
 
     def _topic(self, topic: str) -> _TopicSensors:
         sensors = self._topics.get(topic)
@@ -100,32 +100,28 @@ class FetchMetrics:
         """A Fetch request was answered after ``latency`` seconds."""
         self.fetch_latency.record(latency)
 
-    def chunk_added(self, tp: TopicPartition, chunk: Chunk) -> None:
-        """A fetched chunk of ``tp`` was buffered for the application."""
+    def tally(self, tp: TopicPartition) -> RecordTally:
+        """The counter ``tp``'s fetched chunks count handed-out records into."""
+        tally = self._tallies.get(tp)
+        if tally is None:
+            tally = self._tallies[tp] = RecordTally()
+        return tally
+
+    def chunk_added(self, tp: TopicPartition, size: int) -> None:
+        """A fetched chunk of ``size`` bytes of ``tp`` was buffered for the application."""
         now = time.monotonic()
-        live = self._live.get(tp)
-        if live is None:
-            live = self._live[tp] = []
-        else:
-            self._collect(tp, live, now)
-        live.append((chunk, [0]))
-        size = chunk.size
         self.bytes.record(size, now)
         self._topic(tp.topic).bytes.record(size, now)
+        tally = self._tallies.get(tp)
+        if tally is not None:
+            self._collect(tp, tally, now)
 
-    def _collect(self, tp: TopicPartition, live: list[tuple[Chunk, list[int]]], now: float) -> None:
-        taken = 0
-        for chunk, counted in live:
-            delta = chunk.consumed - counted[0]
-            if delta > 0:
-                counted[0] += delta
-                taken += delta
-        if taken:
-            self.records.record(taken, now)
-            self._topic(tp.topic).records.record(taken, now)
-            self._partition_records[tp] = self._partition_records.get(tp, 0) + taken
-        if any(chunk.is_drained for chunk, _ in live):
-            live[:] = [entry for entry in live if not entry[0].is_drained]
+    def _collect(self, tp: TopicPartition, tally: RecordTally, now: float) -> None:
+        delta = tally.records - tally.collected
+        if delta:
+            tally.collected = tally.records
+            self.records.record(delta, now)
+            self._topic(tp.topic).records.record(delta, now)
 
     def snapshot(
         self, partitions: Iterable[tuple[TopicPartition, Position]], read_committed: bool
@@ -133,8 +129,8 @@ class FetchMetrics:
         """``consumer-fetch-manager-metrics`` values, ``"topics"`` and ``"partitions"``
         (``{topic: {partition: {name: value}}}``) for the assigned ``partitions``."""
         now = time.monotonic()
-        for tp, live in self._live.items():
-            self._collect(tp, live, now)
+        for tp, tally in list(self._tallies.items()):
+            self._collect(tp, tally, now)
         latency, records, fetched = self.fetch_latency, self.records, self.bytes
         out: dict[str, Any] = {
             "fetch-total": float(latency.count),
@@ -151,7 +147,8 @@ class FetchMetrics:
         lag_max = 0.0
         for tp, state in partitions:
             end = state.last_stable_offset if read_committed else state.highwater
-            values = {"records-consumed-total": float(self._partition_records.get(tp, 0))}
+            counted = self._tallies.get(tp)
+            values = {"records-consumed-total": float(counted.records if counted else 0)}
             position = state.position
             if end is not None and end >= 0 and position is not None:
                 lag = float(max(end - position, 0))

@@ -148,26 +148,30 @@ def test_network_metrics_per_node_and_total() -> None:
     assert net.node(None) is net.node(None)  # a connection without a node id
 
 
-def _chunk(tp: TopicPartition, state: PartitionState, n: int, base: int = 0) -> PartitionRecords:
+def _chunk(
+    tp: TopicPartition, state: PartitionState, n: int, base: int = 0, m: FetchMetrics | None = None
+) -> PartitionRecords:
     b = DefaultRecordBatchBuilder(base_offset=base, batch_size=1 << 20)
     for i in range(n):
         b.append(i, timestamp=1, key=None, value=b"v", headers=[])
-    return PartitionRecords(tp, state, base, bytes(b.build()))
+    tally = m.tally(tp) if m is not None else None
+    return PartitionRecords(tp, state, base, bytes(b.build()), tally=tally)
 
 
-def test_partition_records_count_what_is_handed_out() -> None:
+def test_partition_records_count_per_batch_and_take_back_on_drop() -> None:
     tp = TopicPartition("t", 0)
     state = PartitionState()
     state.position = 0
     chunk = _chunk(tp, state, 10)
-    assert chunk.consumed == 0
+    assert chunk.tally.records == 0  # nothing decoded yet
     assert len(chunk.take(3)) == 3
-    assert chunk.consumed == 3
+    # The batch is counted as it starts being handed out: all of it.
+    assert chunk.tally.records == 10
     assert chunk.take_one() is not None
-    assert chunk.take_within_batch() is not None  # async for's path, uncounted per record
-    assert chunk.consumed == 5
-    chunk.drop()  # the rest of the decoded batch was never handed out
-    assert chunk.consumed == 5
+    assert chunk.take_within_batch() is not None  # async for's path: nothing per record
+    assert chunk.tally.records == 10
+    chunk.drop()  # seek/revocation: the 5 records never handed out are taken back
+    assert chunk.tally.records == 5
 
 
 def test_fetch_metrics_collect_consumed_and_lag() -> None:
@@ -176,45 +180,32 @@ def test_fetch_metrics_collect_consumed_and_lag() -> None:
     state = PartitionState()
     state.position = 0
     state.highwater = 20
-    first = _chunk(tp, state, 10)
-    m.chunk_added(tp, first)
+    first = _chunk(tp, state, 10, m=m)
+    m.chunk_added(tp, first.size)
     m.fetch_done(0.050)
     assert len(first.take(None)) == 10
-    second = _chunk(tp, state, 10, base=10)
-    m.chunk_added(tp, second)  # collects the drained first chunk
-    assert len(second.take(4)) == 4
+    second = _chunk(tp, state, 10, base=10, m=m)
+    m.chunk_added(tp, second.size)  # collects the first chunk's records
+    assert len(second.take(None)) == 10
+    state.highwater = 26
     snap = m.snapshot([(tp, state)], read_committed=False)
-    assert snap["records-consumed-total"] == 14
-    assert snap["topics"]["t"]["records-consumed-total"] == 14
-    assert snap["partitions"]["t"][0] == {"records-consumed-total": 14.0, "records-lag": 6.0}
+    assert snap["records-consumed-total"] == 20
+    assert snap["records-consumed-rate"] > 0
+    assert snap["topics"]["t"]["records-consumed-total"] == 20
+    assert snap["partitions"]["t"][0] == {"records-consumed-total": 20.0, "records-lag": 6.0}
     assert snap["records-lag-max"] == 6.0
     assert snap["fetch-total"] == 1 and snap["fetch-latency-avg"] == pytest.approx(50.0)
     assert snap["bytes-fetched-total"] == first.size + second.size
     # Counted once: a second snapshot adds nothing.
-    assert m.snapshot([(tp, state)], False)["records-consumed-total"] == 14
+    assert m.snapshot([(tp, state)], False)["records-consumed-total"] == 20
     # read_committed: the lag is to the last stable offset.
-    state.last_stable_offset = 16
+    state.last_stable_offset = 22
     assert m.snapshot([(tp, state)], True)["records-lag-max"] == 2.0
     # Unknown high watermark: no lag value for the partition.
     other = PartitionState()
     other.position = 3
     snap = m.snapshot([(TopicPartition("u", 1), other)], False)
     assert snap["partitions"]["u"][1] == {"records-consumed-total": 0.0}
-
-
-def test_fetch_metrics_keep_few_chunks_per_partition() -> None:
-    m = FetchMetrics()
-    tp = TopicPartition("t", 0)
-    state = PartitionState()
-    state.position = 0
-    for i in range(50):
-        chunk = _chunk(tp, state, 2, base=2 * i)
-        m.chunk_added(tp, chunk)
-        chunk.take(None)
-    assert m.snapshot([], False)["records-consumed-total"] == 100
-    m.chunk_added(tp, _chunk(tp, state, 2, base=100))
-    # Drained chunks are let go of when the next one arrives.
-    assert m.snapshot([], False)["records-consumed-total"] == 100
 
 
 def test_coordinator_metrics() -> None:

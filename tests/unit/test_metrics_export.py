@@ -88,18 +88,14 @@ def test_declared_names_match_the_snapshots() -> None:
 
     fetch = FetchMetrics()
 
-    class Chunk:
-        consumed = 0
-        is_drained = False
-        size = 10
-
     class State:
         position = 0
         highwater = 5
         last_stable_offset = 5
 
     tp = TopicPartition("t", 0)
-    fetch.chunk_added(tp, Chunk())
+    fetch.tally(tp).records = 1
+    fetch.chunk_added(tp, 10)
     snap = fetch.snapshot([(tp, State())], False)
     assert tuple(snap["topics"]["t"]) == FetchMetrics.TOPIC_NAMES
     assert tuple(snap["partitions"]["t"][0]) == FetchMetrics.PARTITION_NAMES
