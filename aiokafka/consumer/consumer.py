@@ -717,9 +717,8 @@ class AIOKafkaConsumer(Generic[KT, VT]):
         return None if parts is None else set(parts)
 
     def metrics(self) -> dict[str, Any]:
-        """A snapshot of the consumer's metrics under the Java client's names: ``{name:
-        number}`` plus ``"topics"``, ``"partitions"`` and ``"nodes"``
-        (``docs/metrics.md``). Zeros before :meth:`start`."""
+        """The consumer's metrics by the Java client's names, plus ``"topics"``,
+        ``"partitions"``, ``"nodes"`` (``docs/metrics.md``); zeros before start()."""
         from aiokafka.metrics.consumer import consumer_snapshot
 
         return consumer_snapshot(self._fetcher, self._membership, self._client)
