@@ -28,7 +28,7 @@ import asyncio
 import itertools
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable
 
 from aiokafka.cluster.metadata import ClusterMetadata
 from aiokafka.errors import KafkaError, KafkaTimeoutError
@@ -209,7 +209,8 @@ class RecordAccumulator:
     Args:
         batch_size: ``max_batch_size``.
         buffer_memory: Bytes all unsent/unanswered batches may reserve.
-        linger_ms: How long a batch that is not full waits.
+        linger_ms: How long a batch that is not full may wait while a request to
+            its leader is in flight (see :meth:`ready`).
         delivery_timeout_ms: Time from a batch's creation to its failure.
         retry_backoff_ms: Pause before a failed batch is sent again.
         codec: Compression codec id.
@@ -525,9 +526,21 @@ class RecordAccumulator:
         return bool(self._incomplete)
 
     def ready(
-        self, cluster: ClusterMetadata, now: float
+        self, cluster: ClusterMetadata, now: float, busy: Container[int] = ()
     ) -> tuple[set[int], float, list[TopicPartition]]:
         """Which brokers have a batch that may be sent now.
+
+        The linger rule: a batch that is not full waits for ``linger_ms`` only while
+        a request to its leader is in flight (``busy``). When nothing is in flight to
+        that broker it is sendable at once: waiting could not make the request
+        cheaper for anyone, only later. So an idle producer sends each record
+        without delay, and a busy one batches for as long as its requests take (or
+        ``linger_ms``, whichever ends first: the response wakes the sender).
+
+        Args:
+            cluster: The metadata to route by.
+            now: ``time.monotonic()``.
+            busy: Brokers with a request in flight.
 
         Returns:
             ``(nodes, next_check, unknown_leader)``: the leader ids with a sendable
@@ -556,6 +569,9 @@ class RecordAccumulator:
                 next_check = min(next_check, batch.retry_at - now)
                 continue
             if eager or batch.closed or len(dq) > 1 or batch.attempts:
+                nodes.add(leader)
+                continue
+            if leader not in busy:
                 nodes.add(leader)
                 continue
             wait = batch.created + linger - now

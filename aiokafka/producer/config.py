@@ -91,8 +91,13 @@ class ProducerConfig:
             a busy producer then sends a few large batches instead of many small
             ones, which costs both it and the broker less per record; memory is
             reserved as a batch fills (see ``buffer_memory``), and a batch is sent
-            after ``linger_ms`` however full it is.
-        linger_ms: How long a batch that is not full waits for more records.
+            once its broker is idle or ``linger_ms`` passed, however full it is.
+        linger_ms: How long a batch that is not full may wait for more records
+            while a request to its partition's leader is in flight. When nothing
+            is in flight to that broker the batch is sent at once, so linger never
+            adds latency to an idle producer (aiokafka's rule; the Java client
+            always waits ``linger.ms``); a busy producer batches until the response
+            arrives or ``linger_ms`` passes, whichever is first.
         max_request_size: Upper bound of one Produce request and of one record.
         partitioner: ``partitioner(key_bytes, all_partitions, available_partitions)
             -> int``; ``None`` for the default (murmur2 for keys, sticky otherwise).

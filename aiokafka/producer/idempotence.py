@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from aiokafka.protocol.messages import InitProducerIdRequest
+from aiokafka.protocol import messages as m
 from aiokafka.structs import TopicPartition
 
 __all__ = ["NO_PRODUCER_EPOCH", "NO_PRODUCER_ID", "NO_SEQUENCE", "ProducerIdState"]
@@ -66,7 +66,7 @@ class ProducerIdState:
         """The InitProducerId request to send now (first id, or an epoch bump when
         :attr:`bump_required` and the broker supports it at ``api_version``)."""
         bump = self.producer_id != NO_PRODUCER_ID and api_version >= BUMP_MIN_VERSION
-        return InitProducerIdRequest(
+        return m.InitProducerIdRequest(
             transactional_id=self.transactional_id,
             transaction_timeout_ms=self.transaction_timeout_ms,
             producer_id=self.producer_id if bump else NO_PRODUCER_ID,

@@ -6,6 +6,14 @@ one Produce request per broker; sleep until woken (a batch was created or filled
 up, a response arrived, a flush began) or until the next linger/back-off deadline.
 Nothing runs while there is nothing to do.
 
+Linger never costs latency: a batch waits for ``linger_ms`` only while a request to
+its leader is in flight (:meth:`RecordAccumulator.ready` is told which brokers are
+busy). A broker with nothing in flight gets what is queued at once, and the records
+appended while its request is out go in the next one, sent when the response
+arrives or ``linger_ms`` after the batch began, whichever is first. This is how
+aiokafka batches; the Java client always waits ``linger.ms``, which with
+``linger_ms=5`` made a web service's every ``send_and_wait`` at least 5 ms.
+
 Each Produce request runs in its own short task (owned by the sender, cancelled by
 :meth:`Sender.close`) so several can be in flight per broker. Requests to one broker
 are written in the order they were drained, which is what keeps sequence numbers in
@@ -62,12 +70,7 @@ from aiokafka.producer.config import ProducerConfig
 from aiokafka.producer.idempotence import ProducerIdState
 from aiokafka.producer.transactions import TransactionManager
 from aiokafka.producer.txn_state import TxnState
-from aiokafka.protocol.messages import (
-    InitProducerIdRequest,
-    PartitionProduceData,
-    ProduceRequest,
-    TopicProduceData,
-)
+from aiokafka.protocol import messages as m
 from aiokafka.structs import BrokerMetadata, TopicPartition
 
 __all__ = ["Outcome", "Sender", "classify"]
@@ -304,7 +307,9 @@ class Sender:
             if not ids.has_producer_id:
                 return max(0.0, self._next_init_at - now)
         cluster = self._client.cluster
-        nodes, next_check, unknown_leader = self._acc.ready(cluster, now)
+        in_flight = self._in_flight
+        busy = {n for n, count in in_flight.items() if count} if in_flight else ()
+        nodes, next_check, unknown_leader = self._acc.ready(cluster, now, busy)
         if unknown_leader or self._leaderless:
             self._track_leaders(cluster, unknown_leader)
         if unknown_leader:
@@ -355,7 +360,7 @@ class Sender:
     async def _connect(self, node: int) -> None:
         try:
             # api_version() connects as ready() does, but raises why it could not.
-            await self._client.api_version(node, ProduceRequest.API_KEY)
+            await self._client.api_version(node, m.ProduceRequest.API_KEY)
         except KafkaError as exc:
             # The pool logged it and backs the node off; the batches wait for the next
             # attempt or their delivery timeout, which then names this error. The
@@ -436,7 +441,7 @@ class Sender:
                 if least is None:
                     raise NoBrokersAvailable("no broker known")
                 node = least
-            version = await client.api_version(node, InitProducerIdRequest.API_KEY)
+            version = await client.api_version(node, m.InitProducerIdRequest.API_KEY)
             response = await client.send(node, ids.init_request(version))
             if response.error_code:
                 raise for_code(response.error_code)(
@@ -489,13 +494,13 @@ class Sender:
             batch.in_flight = True
             batch.attempts += 1
             topics.setdefault(batch.tp.topic, []).append(
-                PartitionProduceData(index=batch.tp.partition, records=batch.builder.build())
+                m.PartitionProduceData(index=batch.tp.partition, records=batch.builder.build())
             )
-        request = ProduceRequest(
+        request = m.ProduceRequest(
             transactional_id=ids.transactional_id if ids is not None else None,
             acks=self._acks,
             timeout_ms=self._request_timeout_ms,
-            topic_data=[TopicProduceData(name=t, partition_data=p) for t, p in topics.items()],
+            topic_data=[m.TopicProduceData(name=t, partition_data=p) for t, p in topics.items()],
         )
         self.metrics.request_sent(batches, request.topic_data)
         self._in_flight[node] = self._in_flight.get(node, 0) + 1

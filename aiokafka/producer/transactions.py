@@ -64,17 +64,7 @@ from aiokafka.errors import (
 )
 from aiokafka.producer.idempotence import ProducerIdState
 from aiokafka.producer.txn_state import TxnState, TxnStateMachine
-from aiokafka.protocol.messages import (
-    AddOffsetsToTxnRequest,
-    AddPartitionsToTxnRequest,
-    AddPartitionsToTxnTopic,
-    EndTxnRequest,
-    InitProducerIdRequest,
-    ProduceRequest,
-    TxnOffsetCommitRequest,
-    TxnOffsetCommitRequestPartition,
-    TxnOffsetCommitRequestTopic,
-)
+from aiokafka.protocol import messages as m
 from aiokafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
 
 __all__ = ["TransactionManager", "check_offsets_args"]
@@ -93,11 +83,10 @@ TRANSACTION_VERSION_FEATURE = "transaction.version"
 #: each tells the broker the client runs version 2 (Produce v12 and TxnOffsetCommit v5
 #: add partitions and groups to the transaction implicitly; EndTxn v5 bumps the epoch),
 #: so a version 1 transaction must never use them.
-_TV1_MAX = {
-    ProduceRequest.API_KEY: 11,
-    TxnOffsetCommitRequest.API_KEY: 4,
-    EndTxnRequest.API_KEY: 4,
-}
+#: Keyed by API key as numbers: reading ``m.ProduceRequest.API_KEY`` here would load the
+#: generated modules at ``import aiokafka`` (tests/unit/test_import_cost.py).
+_PRODUCE, _END_TXN, _TXN_OFFSET_COMMIT = 0, 26, 28
+_TV1_MAX = {_PRODUCE: 11, _TXN_OFFSET_COMMIT: 4, _END_TXN: 4}
 
 
 class TransactionManager:
@@ -134,7 +123,7 @@ class TransactionManager:
     @property
     def produce_max_version(self) -> int | None:
         """The cap for Produce requests of this producer (``None``: no cap)."""
-        return None if self.transaction_version >= 2 else _TV1_MAX[ProduceRequest.API_KEY]
+        return None if self.transaction_version >= 2 else _TV1_MAX[_PRODUCE]
 
     def _max_version(self, api_key: int) -> int | None:
         return None if self.transaction_version >= 2 else _TV1_MAX[api_key]
@@ -193,7 +182,7 @@ class TransactionManager:
             ids.producer_epoch = -1
 
         async def attempt(node: int) -> Any:
-            version = await self._client.api_version(node, InitProducerIdRequest.API_KEY)
+            version = await self._client.api_version(node, m.InitProducerIdRequest.API_KEY)
             response = await self._client.send(node, ids.init_request(version))
             if response.error_code:
                 raise for_code(response.error_code)(
@@ -272,12 +261,12 @@ class TransactionManager:
             for tp in tps:
                 by_topic.setdefault(tp.topic, []).append(tp.partition)
             ids = self._ids
-            request = AddPartitionsToTxnRequest(
+            request = m.AddPartitionsToTxnRequest(
                 v3_and_below_transactional_id=self.transactional_id,
                 v3_and_below_producer_id=ids.producer_id,
                 v3_and_below_producer_epoch=ids.producer_epoch,
                 v3_and_below_topics=[
-                    AddPartitionsToTxnTopic(name=t, partitions=p) for t, p in by_topic.items()
+                    m.AddPartitionsToTxnTopic(name=t, partitions=p) for t, p in by_topic.items()
                 ],
             )
 
@@ -312,7 +301,7 @@ class TransactionManager:
                 # TxnOffsetCommit v5 adds the group to the transaction itself.
                 self.state.groups.add(group.group_id)
             elif group.group_id not in self.state.groups:
-                add = AddOffsetsToTxnRequest(
+                add = m.AddOffsetsToTxnRequest(
                     transactional_id=self.transactional_id,
                     producer_id=ids.producer_id,
                     producer_epoch=ids.producer_epoch,
@@ -344,14 +333,14 @@ class TransactionManager:
         for tp, om in offsets.items():
             epoch = om.leader_epoch
             topics.setdefault(tp.topic, []).append(
-                TxnOffsetCommitRequestPartition(
+                m.TxnOffsetCommitRequestPartition(
                     partition_index=tp.partition,
                     committed_offset=om.offset,
                     committed_leader_epoch=-1 if epoch is None else epoch,
                     committed_metadata=om.metadata,
                 )
             )
-        request = TxnOffsetCommitRequest(
+        request = m.TxnOffsetCommitRequest(
             transactional_id=self.transactional_id,
             group_id=group.group_id,
             producer_id=ids.producer_id,
@@ -359,16 +348,16 @@ class TransactionManager:
             generation_id=group.generation_id,
             member_id=group.member_id,
             group_instance_id=group.group_instance_id,
-            topics=[TxnOffsetCommitRequestTopic(name=t, partitions=p) for t, p in topics.items()],
+            topics=[m.TxnOffsetCommitRequestTopic(name=t, partitions=p) for t, p in topics.items()],
         )
         has_member = group.generation_id >= 0 or bool(group.member_id)
-        max_version = self._max_version(TxnOffsetCommitRequest.API_KEY)
+        max_version = self._max_version(m.TxnOffsetCommitRequest.API_KEY)
         client = self._client
         key = (group.group_id, CoordinatorType.GROUP)
 
         async def attempt() -> None:
             node = await client.coordinator_for(*key)
-            version = await client.api_version(node, TxnOffsetCommitRequest.API_KEY)
+            version = await client.api_version(node, m.TxnOffsetCommitRequest.API_KEY)
             if has_member and version < _TXN_OFFSET_COMMIT_GROUP_METADATA:
                 raise UnsupportedVersionError(
                     "the broker does not support TxnOffsetCommit v3 (KIP-447), needed to "
@@ -413,14 +402,14 @@ class TransactionManager:
             # InitProducerId below (our id and epoch) aborts whatever is open instead.
             skip = state.epoch_bump_needed and not commit
             if state.has_data and not skip:
-                request = EndTxnRequest(
+                request = m.EndTxnRequest(
                     transactional_id=self.transactional_id,
                     producer_id=ids.producer_id,
                     producer_epoch=ids.producer_epoch,
                     committed=commit,
                 )
 
-                max_version = self._max_version(EndTxnRequest.API_KEY)
+                max_version = self._max_version(m.EndTxnRequest.API_KEY)
 
                 async def attempt(node: int) -> Any:
                     response = await self._client.send(node, request, max_version=max_version)

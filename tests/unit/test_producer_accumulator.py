@@ -70,22 +70,38 @@ async def test_records_fill_one_batch_then_roll_over() -> None:
     assert all(b.builder.size_in_bytes() <= 1000 for b in batches)
 
 
-async def test_linger_decides_readiness() -> None:
+async def test_linger_decides_readiness_while_a_request_is_in_flight() -> None:
     acc, _, _ = make(linger_ms=50)
     meta = cluster({0: 1, 1: 2})
     acc.append(T0, None, None, b"x", None)
     now = time.monotonic()
-    nodes, next_check, unknown = acc.ready(meta, now)
+    busy = {1}
+    nodes, next_check, unknown = acc.ready(meta, now, busy)
     assert nodes == set() and not unknown
     assert 0 < next_check <= 0.05
-    nodes, _, _ = acc.ready(meta, now + 0.051)
+    nodes, _, _ = acc.ready(meta, now + 0.051, busy)
     assert nodes == {1}
     # A flush makes it ready at once.
     waiters = acc.begin_flush()
     assert len(waiters) == 1
-    assert acc.ready(meta, now)[0] == {1}
+    assert acc.ready(meta, now, busy)[0] == {1}
     acc.end_flush()
-    assert acc.ready(meta, now)[0] == set()
+    assert acc.ready(meta, now, busy)[0] == set()
+    # Another broker's request does not make this one wait.
+    assert acc.ready(meta, now, {2})[0] == {1}
+
+
+async def test_linger_does_not_delay_a_batch_for_an_idle_broker() -> None:
+    acc, _, _ = make(linger_ms=10000)
+    meta = cluster({0: 1, 1: 2})
+    acc.append(T0, None, None, b"x", None)
+    acc.append(T1, None, None, b"x", None)
+    now = time.monotonic()
+    nodes, next_check, _ = acc.ready(meta, now)
+    assert nodes == {1, 2} and next_check == float("inf")
+    # Only the broker with a request in flight lingers.
+    nodes, next_check, _ = acc.ready(meta, now, {2})
+    assert nodes == {1} and 9.9 < next_check <= 10
 
 
 async def test_full_batch_ready_without_linger() -> None:
