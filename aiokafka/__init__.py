@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from aiokafka.consumer import AIOKafkaConsumer
     from aiokafka.errors import ConsumerStoppedError, IllegalOperation
     from aiokafka.producer import AIOKafkaProducer
+    from aiokafka.share import AIOKafkaShareConsumer
     from aiokafka.structs import (
         ConsumerRecord,
         OffsetAndMetadata,
@@ -33,6 +34,7 @@ _LAZY = {
     "AIOKafkaClient": "aiokafka.cluster",
     "AIOKafkaConsumer": "aiokafka.consumer",
     "AIOKafkaProducer": "aiokafka.producer",
+    "AIOKafkaShareConsumer": "aiokafka.share",
     "ConsumerRebalanceListener": "aiokafka.abc",
     "ConsumerRecord": "aiokafka.structs",
     "ConsumerStoppedError": "aiokafka.errors",
@@ -48,6 +50,7 @@ __all__ = [
     "AIOKafkaClient",
     "AIOKafkaConsumer",
     "AIOKafkaProducer",
+    "AIOKafkaShareConsumer",
     "ConsumerRebalanceListener",
     "ConsumerRecord",
     "ConsumerStoppedError",

@@ -10,6 +10,7 @@ def test_all_is_pinned() -> None:
             "AIOKafkaClient",
             "AIOKafkaConsumer",
             "AIOKafkaProducer",
+            "AIOKafkaShareConsumer",
             "ConsumerRebalanceListener",
             "ConsumerRecord",
             "ConsumerStoppedError",

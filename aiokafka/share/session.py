@@ -1,0 +1,278 @@
+"""Share sessions: ShareFetch and ShareAcknowledge to each partition leader.
+
+A share session (per broker, per member) remembers the partitions this member
+fetches; each request carries the next session epoch (0 opens, -1 closes) and only
+the changes: partitions added, partitions forgotten, acknowledgements.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from aiokafka.cluster.client import AIOKafkaClient
+from aiokafka.errors import (
+    InvalidShareSessionEpochError,
+    KafkaError,
+    NotLeaderForPartitionError,
+    ShareSessionNotFoundError,
+    for_code,
+)
+from aiokafka.protocol import messages as _messages
+from aiokafka.structs import TopicPartition
+
+from .acks import to_batches
+from .records import ShareConsumerRecord, acquired_records
+from .wire import AcknowledgeRequestV1, ShareFetchRequestV1, ShareFetchResponseV1
+
+log = logging.getLogger(__name__)
+
+#: ``{partition: None if acknowledged, else the error}``.
+AckResults = dict[TopicPartition, KafkaError | None]
+Fetched = dict[TopicPartition, tuple[list[ShareConsumerRecord[Any, Any]], list[int]]]
+
+_SESSION_LOST = (ShareSessionNotFoundError, InvalidShareSessionEpochError)
+
+
+class _Session:
+    __slots__ = ("epoch", "partitions")
+
+    def __init__(self) -> None:
+        self.epoch = 0
+        self.partitions: set[TopicPartition] = set()
+
+
+class ShareSessions:
+    """The member's share session with each broker.
+
+    Args:
+        client: The consumer's client (metadata gives leaders and topic ids).
+        group_id: The share group.
+        member_id: This member's id.
+    """
+
+    def __init__(self, client: AIOKafkaClient, group_id: str, member_id: str) -> None:
+        self._client = client
+        self._group_id = group_id
+        self._member_id = member_id
+        self._sessions: dict[int, _Session] = {}
+
+    def _by_leader(self, tps: Iterable[TopicPartition]) -> dict[int, set[TopicPartition]]:
+        cluster = self._client.cluster
+        out: dict[int, set[TopicPartition]] = {}
+        for tp in tps:
+            leader = cluster.leader_for(tp)
+            if leader is not None and cluster.topic_id(tp.topic) is not None:
+                out.setdefault(leader, set()).add(tp)
+        return out
+
+    def _topic_id(self, tp: TopicPartition) -> Any:
+        return self._client.cluster.topic_id(tp.topic)
+
+    async def fetch(
+        self,
+        assignment: frozenset[TopicPartition],
+        acks: dict[TopicPartition, dict[int, int]],
+        *,
+        max_wait_ms: int,
+        min_bytes: int,
+        max_bytes: int,
+        max_records: int,
+        key_deserializer: Callable[[bytes], object] | None,
+        value_deserializer: Callable[[bytes], object] | None,
+    ) -> tuple[Fetched, AckResults]:
+        """One ShareFetch per leader of ``assignment`` (in parallel), carrying the
+        acknowledgements of those leaders' partitions; other acknowledgements go in
+        ShareAcknowledge requests. Sessions of brokers that lead none of the
+        assigned partitions are closed."""
+        wanted = self._by_leader(assignment)
+        for node in [n for n in self._sessions if n not in wanted]:
+            wanted[node] = set()
+        if any(tp not in tps for tp in assignment for tps in [set().union(*wanted.values())]):
+            # A partition without a known leader or topic id: ask metadata again.
+            self._client.force_metadata_update()
+        fetch_acks: dict[int, dict[TopicPartition, dict[int, int]]] = {}
+        leftover: dict[TopicPartition, dict[int, int]] = {}
+        by_tp_leader = {tp: n for n, tps in wanted.items() for tp in tps}
+        for tp, a in acks.items():
+            leader = by_tp_leader.get(tp)
+            if leader is None:
+                leftover[tp] = a
+            else:
+                fetch_acks.setdefault(leader, {})[tp] = a
+        jobs = [
+            self._fetch_one(
+                node, tps, fetch_acks.get(node, {}), max_wait_ms, min_bytes, max_bytes, max_records
+            )
+            for node, tps in wanted.items()
+        ]
+        fetched: Fetched = {}
+        results: AckResults = {}
+        for part_results, responses in await asyncio.gather(*jobs):
+            results.update(part_results)
+            for tp, part in responses:
+                fetched[tp] = acquired_records(
+                    tp, part.records, part.acquired, key_deserializer, value_deserializer
+                )
+        if leftover:
+            results.update(await self.acknowledge(leftover))
+        return fetched, results
+
+    async def _fetch_one(
+        self,
+        node: int,
+        tps: set[TopicPartition],
+        acks: dict[TopicPartition, dict[int, int]],
+        max_wait_ms: int,
+        min_bytes: int,
+        max_bytes: int,
+        max_records: int,
+    ) -> tuple[AckResults, list[tuple[TopicPartition, Any]]]:
+        session = self._sessions.setdefault(node, _Session())
+        added = tps if session.epoch == 0 else tps - session.partitions
+        removed = set() if session.epoch == 0 else session.partitions - tps
+        topics: dict[Any, dict[int, list[Any]]] = {}
+        for tp in added | set(acks):
+            topics.setdefault(self._topic_id(tp), {})[tp.partition] = to_batches(acks.get(tp, {}))
+        forgotten: dict[Any, list[int]] = {}
+        for tp in removed:
+            tid = self._topic_id(tp)
+            if tid is not None:
+                forgotten.setdefault(tid, []).append(tp.partition)
+        if not tps and session.epoch == 0:
+            self._sessions.pop(node, None)
+            return {tp: NotLeaderForPartitionError(str(tp)) for tp in acks}, []
+        request = ShareFetchRequestV1(
+            group_id=self._group_id,
+            member_id=self._member_id,
+            share_session_epoch=session.epoch if tps else -1,
+            max_wait_ms=max_wait_ms if tps else 0,
+            min_bytes=min_bytes,
+            max_bytes=max_bytes,
+            max_records=max_records,
+            batch_size=max_records,
+            topics=topics,
+            forgotten=forgotten,
+        )
+        try:
+            resp: ShareFetchResponseV1 = await self._client.send(node, request)
+            if resp.error_code:
+                raise for_code(resp.error_code)(f"ShareFetch: {resp.error_message or ''}")
+        except KafkaError as exc:
+            log.info("ShareFetch to node %s failed: %s", node, exc)
+            self._sessions.pop(node, None)
+            if not isinstance(exc, _SESSION_LOST):
+                self._client.force_metadata_update()
+            return {tp: exc for tp in acks}, []
+        if not tps:
+            self._sessions.pop(node, None)
+        else:
+            session.epoch += 1
+            session.partitions = set(tps)
+        cluster = self._client.cluster
+        results: AckResults = {}
+        out: list[tuple[TopicPartition, Any]] = []
+        for topic_id, parts in resp.topics.items():
+            name = cluster.topic_name(topic_id)
+            if name is None:
+                continue
+            for part in parts:
+                tp = TopicPartition(name, part.partition)
+                if tp in acks:
+                    results[tp] = (
+                        for_code(part.acknowledge_error_code)(
+                            part.acknowledge_error_message or str(tp)
+                        )
+                        if part.acknowledge_error_code
+                        else None
+                    )
+                if part.error_code:
+                    log.info("ShareFetch %s: error %s", tp, part.error_code)
+                    self._client.force_metadata_update()
+                    continue
+                if part.acquired:
+                    out.append((tp, part))
+        for tp in acks:
+            results.setdefault(tp, None)
+        return results, out
+
+    async def acknowledge(
+        self, acks: dict[TopicPartition, dict[int, int]], *, closing: bool = False
+    ) -> AckResults:
+        """ShareAcknowledge to each leader (in parallel); ``closing`` ends the
+        sessions too."""
+        by_node: dict[int, dict[TopicPartition, dict[int, int]]] = {}
+        results: AckResults = {}
+        cluster = self._client.cluster
+        for tp, a in acks.items():
+            node = cluster.leader_for(tp)
+            if node is None or node not in self._sessions:
+                results[tp] = NotLeaderForPartitionError(f"{tp}: no share session with its leader")
+                continue
+            by_node.setdefault(node, {})[tp] = a
+        nodes = set(by_node) | (set(self._sessions) if closing else set())
+        for part in await asyncio.gather(
+            *(self._ack_one(node, by_node.get(node, {}), closing) for node in nodes)
+        ):
+            results.update(part)
+        return results
+
+    async def _ack_one(
+        self, node: int, acks: dict[TopicPartition, dict[int, int]], closing: bool
+    ) -> AckResults:
+        session = self._sessions.get(node)
+        if session is None:
+            return {tp: ShareSessionNotFoundError(str(tp)) for tp in acks}
+        topics: dict[Any, list[Any]] = {}
+        for tp, a in acks.items():
+            topics.setdefault(self._topic_id(tp), []).append(
+                _messages.AcknowledgePartition(
+                    partition_index=tp.partition,
+                    acknowledgement_batches=[
+                        _messages.ShareAcknowledgeRequestAcknowledgementBatch(
+                            first_offset=f, last_offset=last, acknowledge_types=types
+                        )
+                        for f, last, types in to_batches(a)
+                    ],
+                )
+            )
+        body = _messages.ShareAcknowledgeRequest(
+            group_id=self._group_id,
+            member_id=self._member_id,
+            share_session_epoch=-1 if closing else session.epoch,
+            topics=[
+                _messages.AcknowledgeTopic(topic_id=tid, partitions=parts)
+                for tid, parts in topics.items()
+            ],
+        )
+        try:
+            resp = await self._client.send(node, AcknowledgeRequestV1(body))
+            if resp.error_code:
+                raise for_code(resp.error_code)(f"ShareAcknowledge: {resp.error_message or ''}")
+        except KafkaError as exc:
+            self._sessions.pop(node, None)
+            return {tp: exc for tp in acks}
+        if closing:
+            self._sessions.pop(node, None)
+        else:
+            session.epoch += 1
+        cluster = self._client.cluster
+        results: AckResults = {}
+        for t in resp.responses:
+            name = cluster.topic_name(t.topic_id)
+            for p in t.partitions:
+                if name is None:
+                    continue
+                tp = TopicPartition(name, p.partition_index)
+                results[tp] = (
+                    for_code(p.error_code)(p.error_message or str(tp)) if p.error_code else None
+                )
+        for tp in acks:
+            results.setdefault(tp, None)
+        return results
+
+    async def close(self, acks: dict[TopicPartition, dict[int, int]]) -> AckResults:
+        """Send the last acknowledgements and close every session."""
+        return await self.acknowledge(acks, closing=True)
