@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, NamedTuple, TypeVar, cast
+from typing import Any, Generic, NamedTuple, cast
 
-from typing_extensions import Self
+from typing_extensions import Self, TypeVar
 
 # aiokafka 0.14's structs module imported KafkaError, and code imports it from here.
 from aiokafka.errors import KafkaError as KafkaError
@@ -32,10 +32,13 @@ __all__ = [
     "TopicPartition",
 ]
 
-#: The type of a record key (after deserialization).
-KT = TypeVar("KT")
-#: The type of a record value (after deserialization).
-VT = TypeVar("VT")
+# PEP 696 defaults (typing_extensions until Python 3.13): a client or record built
+# without (de)serializers is typed with bytes, so ``AIOKafkaConsumer("t")`` needs no
+# annotation under mypy --strict.
+#: The type of a record key (after deserialization; ``bytes`` without one).
+KT = TypeVar("KT", default=bytes)
+#: The type of a record value (after deserialization; ``bytes`` without one).
+VT = TypeVar("VT", default=bytes)
 
 
 class TopicPartition(NamedTuple):

@@ -31,12 +31,17 @@ until ``request_timeout_ms`` (plus the operation's ``timeout_ms``) has passed.
 
 from __future__ import annotations
 
+import asyncio
+import ssl
 from collections.abc import Sequence
 from types import TracebackType
 from typing import Any
 
+from typing_extensions import Never
+
+from aiokafka.abc import AbstractTokenProvider
 from aiokafka.admin.acls import AclsMixin
-from aiokafka.admin.config import admin_config
+from aiokafka.admin.config import ADMIN_OPTIONS, admin_config
 from aiokafka.admin.configs import ConfigsMixin
 from aiokafka.admin.groups import GroupsMixin
 from aiokafka.admin.offsets import OffsetsMixin
@@ -49,6 +54,10 @@ from aiokafka.admin.types import IsolationLevel, OffsetSpec
 from aiokafka.admin.users import UsersMixin
 from aiokafka.cluster import AIOKafkaClient, ClientConfig
 from aiokafka.errors import IllegalStateError
+from aiokafka.net.config import DEFAULT_CLIENT_ID
+from aiokafka.net.frames import DEFAULT_MAX_RESPONSE_SIZE
+from aiokafka.net.secret import Secret
+from aiokafka.options import given, reject_unknown
 from aiokafka.protocol._gen import api_versions as _av
 from aiokafka.structs import TopicPartition
 
@@ -79,8 +88,72 @@ class AIOKafkaAdminClient(
         TypeError: a value of the wrong type.
     """
 
-    def __init__(self, **config: Any) -> None:
-        self._config: ClientConfig = admin_config(config)
+    def __init__(
+        self,
+        *,
+        loop: asyncio.AbstractEventLoop | None = None,
+        bootstrap_servers: str | Sequence[str] = "localhost",
+        client_id: str | None = DEFAULT_CLIENT_ID,
+        metadata_max_age_ms: int = 300000,
+        request_timeout_ms: int = 40000,
+        retry_backoff_ms: int = 100,
+        reconnect_backoff_ms: int = 50,
+        reconnect_backoff_max_ms: int = 1000,
+        connections_max_idle_ms: int = 540000,
+        max_in_flight_requests_per_connection: int = 5,
+        api_version: str | None = "auto",
+        security_protocol: str = "PLAINTEXT",
+        ssl_context: ssl.SSLContext | None = None,
+        sasl_mechanism: str = "PLAIN",
+        sasl_plain_username: str | None = None,
+        sasl_plain_password: str | Secret | None = None,
+        sasl_kerberos_service_name: str = "kafka",
+        sasl_kerberos_domain_name: str | None = None,
+        sasl_oauth_token_provider: AbstractTokenProvider | None = None,
+        client_rack: str | None = None,
+        allow_auto_topic_creation: bool = True,
+        max_response_size: int = DEFAULT_MAX_RESPONSE_SIZE,
+        **configs: Never,
+    ) -> None:
+        """Validate the options; nothing connects before :meth:`start`.
+
+        Options are keyword-only, with aiokafka 0.14's names and defaults (see
+        :class:`~aiokafka.cluster.config.ClientConfig` for each one's meaning).
+
+        Args:
+            loop: Deprecated and ignored (a ``DeprecationWarning``).
+            bootstrap_servers: ``"host:port[,host:port]"`` or a list of them.
+            client_id: Sent in request headers (broker logs, quotas).
+            metadata_max_age_ms: Refresh metadata at least this often.
+            request_timeout_ms: Deadline of one request, and of connecting.
+            retry_backoff_ms: Pause between retries of a failed request.
+            reconnect_backoff_ms: First pause before reconnecting to a broker.
+            reconnect_backoff_max_ms: Bound of the growing reconnect pause.
+            connections_max_idle_ms: Close connections idle for longer.
+            max_in_flight_requests_per_connection: Pipelining depth per connection.
+            api_version: Accepted for aiokafka and ignored (versions are negotiated).
+            security_protocol: ``PLAINTEXT``, ``SSL``, ``SASL_PLAINTEXT`` or ``SASL_SSL``.
+            ssl_context: Required for the SSL protocols.
+            sasl_mechanism: ``PLAIN``, ``SCRAM-SHA-256/512``, ``OAUTHBEARER``, ``GSSAPI``.
+            sasl_plain_username: User for PLAIN/SCRAM.
+            sasl_plain_password: Password for PLAIN/SCRAM (kept as a ``Secret``).
+            sasl_kerberos_service_name: Kerberos service name (GSSAPI).
+            sasl_kerberos_domain_name: Kerberos host name override (GSSAPI).
+            sasl_oauth_token_provider: Token provider (OAUTHBEARER).
+            client_rack: The client's rack.
+            allow_auto_topic_creation: Let Metadata requests create missing topics.
+            max_response_size: Largest response frame accepted from a broker.
+            **configs: Nothing else: an unknown name raises.
+
+        Raises:
+            aiokafka.net.config.InvalidOptionError: an unknown option (with the
+                closest valid name) or a value of the wrong type; both a
+                ``TypeError`` and a ``ValueError``.
+            ValueError: a value out of range (names it).
+        """
+        options = given(locals())
+        reject_unknown("AIOKafkaAdminClient", configs, ADMIN_OPTIONS | {"loop"})
+        self._config: ClientConfig = admin_config(options)
         self._client = AIOKafkaClient(self._config)
         self._started = False
         self._closed = False

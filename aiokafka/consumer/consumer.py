@@ -32,7 +32,7 @@ import time
 import warnings
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from types import TracebackType
-from typing import Any, Generic
+from typing import Any
 
 from aiokafka.abc import ConsumerRebalanceListener
 from aiokafka.cluster import AIOKafkaClient
@@ -62,6 +62,7 @@ from .group.membership import (
 from .leftovers import Leftovers
 from .no_group import NoGroupAssigner, matching_topics
 from .offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, BadArgumentError, OffsetsClient
+from .options import ConsumerOptions
 from .positions import seek_committed
 from .subscription import SubscriptionState, SubscriptionType, check_partitions
 
@@ -70,17 +71,12 @@ __all__ = ["AIOKafkaConsumer"]
 log = logging.getLogger(__name__)
 
 
-class AIOKafkaConsumer(Generic[KT, VT]):
+class AIOKafkaConsumer(ConsumerOptions[KT, VT]):
     """A client that consumes records from a Kafka cluster.
 
-    Args:
-        *topics: Topics to subscribe to (same as calling :meth:`subscribe`).
-        **config: aiokafka's options (``bootstrap_servers``, ``group_id``,
-            ``auto_offset_reset``, ``isolation_level``, ...); see
-            :class:`~aiokafka.consumer.config.ConsumerConfig`.
-
-    Raises:
-        TypeError, ValueError: an unknown option or an invalid value (names it).
+    The constructor (:class:`~aiokafka.consumer.options.ConsumerOptions`) takes
+    ``*topics`` to subscribe to, then every option as a typed keyword; the
+    deserializers set the key and value types of the records (``bytes`` without).
 
     Example::
 
@@ -91,8 +87,9 @@ class AIOKafkaConsumer(Generic[KT, VT]):
                 print(record.offset, record.value)
     """
 
-    def __init__(self, *topics: str, **config: Any) -> None:
-        self._config = ConsumerConfig.from_options(**config)
+    def _setup(self, config: ConsumerConfig, topics: tuple[str, ...]) -> None:
+        # Called by ConsumerOptions.__init__ with the validated options.
+        self._config = config
         self._subscriptions = SubscriptionState(self._config.auto_offset_reset)
         self._client: AIOKafkaClient | None = None
         self._fetcher: Fetcher | None = None

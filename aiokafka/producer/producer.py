@@ -50,13 +50,14 @@ from aiokafka.producer.accumulator import RecordAccumulator
 from aiokafka.producer.config import ProducerConfig
 from aiokafka.producer.futures import RecordFuture
 from aiokafka.producer.idempotence import ProducerIdState
+from aiokafka.producer.options import ProducerOptions
 from aiokafka.producer.partitioner import StickyPartitionState, murmur2_partition
 from aiokafka.producer.records import BatchBuilder, bad_timestamp, check_headers, to_bytes
 from aiokafka.producer.sender import Sender
 from aiokafka.producer.transactional import TransactionalAPI
 from aiokafka.producer.transactions import TransactionManager
 from aiokafka.record import DefaultRecordBatchBuilder
-from aiokafka.structs import RecordMetadata, TopicPartition
+from aiokafka.structs import KT, VT, RecordMetadata, TopicPartition
 
 __all__ = ["AIOKafkaProducer", "BatchBuilder"]
 
@@ -79,12 +80,15 @@ class _TopicEntry:
     sticky: TopicPartition | None = None
 
 
-class AIOKafkaProducer(TransactionalAPI):
+class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI):
     """An asyncio Kafka producer (aiokafka-compatible).
 
-    Every option is a keyword; see :class:`~aiokafka.producer.config.ProducerConfig`
-    for the full list, defaults and the idempotence rules (idempotence and
-    ``acks="all"`` are on unless disabled or incompatible options are given).
+    Every option is a typed keyword of the constructor
+    (:class:`~aiokafka.producer.options.ProducerOptions`); see
+    :class:`~aiokafka.producer.config.ProducerConfig` for the idempotence rules
+    (idempotence and ``acks="all"`` are on unless disabled or incompatible options
+    are given). The serializers set the key and value types ``send()`` takes
+    (``bytes`` without them).
 
     Example::
 
@@ -99,8 +103,9 @@ class AIOKafkaProducer(TransactionalAPI):
             ``TypeError`` (as in aiokafka 0.x) and suggests the closest option name.
     """
 
-    def __init__(self, **configs: Any) -> None:
-        self._config = config = ProducerConfig.from_kwargs(**configs)
+    def _setup(self, config: ProducerConfig) -> None:
+        # Called by ProducerOptions.__init__ with the validated options.
+        self._config = config
         self._key_serializer = config.key_serializer
         self._value_serializer = config.value_serializer
         self._partitioner = config.partitioner
@@ -260,7 +265,7 @@ class AIOKafkaProducer(TransactionalAPI):
         except RuntimeError:
             pass  # the loop closed meanwhile: nothing can run any more
 
-    async def __aenter__(self) -> AIOKafkaProducer:
+    async def __aenter__(self) -> AIOKafkaProducer[KT, VT]:
         await self.start()
         return self
 
@@ -308,8 +313,8 @@ class AIOKafkaProducer(TransactionalAPI):
     async def send(
         self,
         topic: str,
-        value: Any = None,
-        key: Any = None,
+        value: VT | None = None,
+        key: KT | None = None,
         partition: int | None = None,
         timestamp_ms: int | None = None,
         headers: Iterable[tuple[str, bytes | None]] | None = None,
@@ -348,23 +353,26 @@ class AIOKafkaProducer(TransactionalAPI):
         if not self._accepting:
             self._check_running(sending=True)
         # Serialization inlined (see _serialize): this is the per-record hot path.
-        if self._key_serializer is not None:
-            key = self._key_serializer(key)
-        if self._value_serializer is not None:
-            value = self._value_serializer(value)
-        if key is not None and type(key) is not bytes:
-            key = to_bytes(key, "key")
-        if value is not None and type(value) is not bytes:
-            value = to_bytes(value, "value")
+        # The serialized forms get their own names: the parameters are typed KT/VT.
+        key_bytes: Any = key if self._key_serializer is None else self._key_serializer(key)
+        value_bytes: Any = (
+            value if self._value_serializer is None else self._value_serializer(value)
+        )
+        if key_bytes is not None and type(key_bytes) is not bytes:
+            key_bytes = to_bytes(key_bytes, "key")
+        if value_bytes is not None and type(value_bytes) is not bytes:
+            value_bytes = to_bytes(value_bytes, "value")
         if headers is not None:
             headers = check_headers(headers) or None
         if timestamp_ms is not None and (
             type(timestamp_ms) is not int or not 0 <= timestamp_ms < 2**63
         ):
             bad_timestamp(timestamp_ms)
-        size = (len(value) if value is not None else 0) + (len(key) if key is not None else 0)
+        size = (len(value_bytes) if value_bytes is not None else 0) + (
+            len(key_bytes) if key_bytes is not None else 0
+        )
         if size + 100 > self._max_record or headers:
-            self._check_size(key, value, headers)
+            self._check_size(key_bytes, value_bytes, headers)
 
         entry = self._topics.get(topic)
         # The client's ``cluster`` property read directly: a Python call per record
@@ -375,15 +383,15 @@ class AIOKafkaProducer(TransactionalAPI):
         if partition is None:
             if self._partitioner is not None:
                 partition = self._partitioner(
-                    key, list(entry.all_partitions), list(entry.available)
+                    key_bytes, list(entry.all_partitions), list(entry.available)
                 )
                 if partition not in entry.tps:
                     raise ValueError(
                         f"partitioner returned {partition!r}, not a partition of {topic!r}"
                     )
                 tp = entry.tps[partition]
-            elif key is not None:
-                tp = entry.tps[murmur2_partition(key, len(entry.all_partitions))]
+            elif key_bytes is not None:
+                tp = entry.tps[murmur2_partition(key_bytes, len(entry.all_partitions))]
             else:
                 sticky = True
                 tp = entry.sticky  # type: ignore[assignment]
@@ -393,10 +401,10 @@ class AIOKafkaProducer(TransactionalAPI):
             if partition not in entry.tps:
                 entry = await self._check_partition(topic, partition)
             tp = entry.tps[partition]
-        future = self._acc.append_to_open(tp, timestamp_ms, key, value, headers)  # type: ignore[union-attr]
+        future = self._acc.append_to_open(tp, timestamp_ms, key_bytes, value_bytes, headers)  # type: ignore[union-attr]
         if future is None:
             future = await self._append_to_new(
-                tp, timestamp_ms, key, value, headers, entry if sticky else None
+                tp, timestamp_ms, key_bytes, value_bytes, headers, entry if sticky else None
             )
         return future
 
@@ -479,8 +487,8 @@ class AIOKafkaProducer(TransactionalAPI):
     async def send_and_wait(
         self,
         topic: str,
-        value: Any = None,
-        key: Any = None,
+        value: VT | None = None,
+        key: KT | None = None,
         partition: int | None = None,
         timestamp_ms: int | None = None,
         headers: Iterable[tuple[str, bytes | None]] | None = None,

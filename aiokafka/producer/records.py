@@ -60,7 +60,9 @@ class BatchBuilder:
     Create with :meth:`AIOKafkaProducer.create_batch`.
     """
 
-    def __init__(self, producer: AIOKafkaProducer, builder: DefaultRecordBatchBuilder) -> None:
+    def __init__(
+        self, producer: AIOKafkaProducer[Any, Any], builder: DefaultRecordBatchBuilder
+    ) -> None:
         self._producer = producer
         self._builder = builder
         self._closed = False
