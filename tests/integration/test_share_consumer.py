@@ -3,21 +3,27 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 import uuid
+from collections import Counter
 from collections.abc import Callable
 
-from aiokafka import AIOKafkaProducer
+import pytest
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.types import AlterConfigOp, ConfigResource, ConfigResourceType
+from aiokafka.errors import IllegalStateError
 from aiokafka.share import AIOKafkaShareConsumer, ShareConsumerRecord
 
-pytestmark = []
 
-
-async def _produce(bootstrap: str, topic: str, n: int) -> None:
+async def _produce(bootstrap: str, topic: str, n: int, *, one_per_batch: bool = False) -> None:
     async with AIOKafkaProducer(bootstrap_servers=bootstrap) as producer:
         for i in range(n):
-            await producer.send(topic, str(i).encode())
+            sent = await producer.send(topic, str(i).encode())
+            if one_per_batch:
+                # The broker acquires whole batches: small batches let members share.
+                await sent
         await producer.flush()
 
 
@@ -58,3 +64,224 @@ async def test_one_member_receives_and_accepts(kafka, new_topic: Callable[..., s
         assert all(r.delivery_count == 1 for r in got)
         results = await c.commit()
         assert results and all(e is None for e in results.values())
+
+
+async def _drain(
+    c: AIOKafkaShareConsumer, want: int, seconds: float = 40
+) -> list[ShareConsumerRecord[bytes, bytes]]:
+    got: list[ShareConsumerRecord[bytes, bytes]] = []
+    async with asyncio.timeout(seconds):
+        while len(got) < want:
+            for recs in (await c.getmany(timeout_ms=500)).values():
+                got.extend(recs)
+    return got
+
+
+async def test_several_members_accept_each_record_once(
+    kafka, new_topic: Callable[..., str]
+) -> None:
+    topic = new_topic()
+    group = _group()
+    await _set_earliest(kafka.bootstrap_servers, group)
+    n = 300
+    await _produce(kafka.bootstrap_servers, topic, n, one_per_batch=True)
+    members = [
+        AIOKafkaShareConsumer(
+            topic, group_id=group, bootstrap_servers=kafka.bootstrap_servers, max_poll_records=10
+        )
+        for _ in range(3)
+    ]
+    for m in members:
+        await m.start()
+    seen: Counter[int] = Counter()
+    per_member: list[int] = [0, 0, 0]
+    done = asyncio.Event()
+
+    async def work(i: int, m: AIOKafkaShareConsumer) -> None:
+        while not done.is_set():
+            batch = await m.getmany(timeout_ms=300)
+            for recs in batch.values():
+                for r in recs:
+                    seen[int(r.value)] += 1
+                    per_member[i] += 1
+            await m.commit()
+            if sum(seen.values()) >= n:
+                done.set()
+            await asyncio.sleep(0.01)  # "work", so the others get a turn
+
+    try:
+        async with asyncio.timeout(60):
+            await asyncio.gather(*(work(i, m) for i, m in enumerate(members)))
+    finally:
+        for m in members:
+            await m.stop()
+    assert sorted(seen) == list(range(n))
+    assert all(count == 1 for count in seen.values())
+    # The work was shared: more than one member got records.
+    assert sum(1 for c in per_member if c) >= 2, per_member
+
+
+async def test_release_redelivers_with_growing_delivery_count(
+    kafka, new_topic: Callable[..., str]
+) -> None:
+    topic = new_topic()
+    group = _group()
+    await _set_earliest(kafka.bootstrap_servers, group)
+    await _produce(kafka.bootstrap_servers, topic, 1)
+    async with AIOKafkaShareConsumer(
+        topic,
+        group_id=group,
+        bootstrap_servers=kafka.bootstrap_servers,
+        acknowledgement_mode="explicit",
+    ) as c:
+        counts = []
+        for _ in range(3):
+            (record,) = await _drain(c, 1)
+            counts.append(record.delivery_count)
+            c.acknowledge(record, "release")
+            results = await c.commit()
+            assert list(results.values()) == [None]
+        assert counts == [1, 2, 3]
+        (record,) = await _drain(c, 1)
+        c.acknowledge(record, "accept")
+        assert all(e is None for e in (await c.commit()).values())
+        assert await c.getmany(timeout_ms=1500) == {}
+
+
+async def test_reject_is_never_redelivered_and_explicit_mode_enforced(
+    kafka, new_topic: Callable[..., str]
+) -> None:
+    topic = new_topic()
+    group = _group()
+    await _set_earliest(kafka.bootstrap_servers, group)
+    await _produce(kafka.bootstrap_servers, topic, 2)
+    async with AIOKafkaShareConsumer(
+        topic,
+        group_id=group,
+        bootstrap_servers=kafka.bootstrap_servers,
+        acknowledgement_mode="explicit",
+    ) as c:
+        records = await _drain(c, 2)
+        with pytest.raises(IllegalStateError):
+            await c.getmany(timeout_ms=100)
+        c.acknowledge(records[0], "reject")
+        c.acknowledge(records[1], "release")
+        with pytest.raises(IllegalStateError):
+            c.acknowledge(records[1], "accept")  # already acknowledged
+        await c.commit()
+        (again,) = await _drain(c, 1)
+        assert again.offset == records[1].offset and again.delivery_count == 2
+        c.acknowledge(again)
+        await c.commit()
+        assert await c.getmany(timeout_ms=1500) == {}
+
+
+async def test_delivery_count_limit_archives_record(kafka, new_topic: Callable[..., str]) -> None:
+    topic = new_topic()
+    group = _group()
+    await _group_configs(
+        kafka.bootstrap_servers,
+        group,
+        share_auto_offset_reset="earliest",
+        share_delivery_count_limit="2",
+    )
+    await _produce(kafka.bootstrap_servers, topic, 1)
+    async with AIOKafkaShareConsumer(
+        topic,
+        group_id=group,
+        bootstrap_servers=kafka.bootstrap_servers,
+        acknowledgement_mode="explicit",
+    ) as c:
+        for expected in (1, 2):
+            (record,) = await _drain(c, 1)
+            assert record.delivery_count == expected
+            c.acknowledge(record, "release")
+            await c.commit()
+        # Two deliveries used up: the broker archived it.
+        assert await c.getmany(timeout_ms=2000) == {}
+
+
+_WORKER = """
+import asyncio, sys
+from aiokafka.errors import IllegalStateError
+from aiokafka.share import AIOKafkaShareConsumer
+
+async def main():
+    c = AIOKafkaShareConsumer(sys.argv[2], group_id=sys.argv[3], bootstrap_servers=sys.argv[1],
+                              acknowledgement_mode="explicit")
+    await c.start()
+    while True:
+        batch = await c.getmany(timeout_ms=500)
+        offsets = [r.offset for recs in batch.values() for r in recs]
+        if offsets:
+            print(" ".join(map(str, offsets)), flush=True)
+            await asyncio.sleep(3600)  # holds its records until killed
+
+asyncio.run(main())
+"""
+
+
+async def test_killed_member_loses_its_records_after_the_lock(
+    kafka, new_topic: Callable[..., str]
+) -> None:
+    topic = new_topic()
+    group = _group()
+    await _group_configs(
+        kafka.bootstrap_servers,
+        group,
+        share_auto_offset_reset="earliest",
+        share_record_lock_duration_ms="2000",
+    )
+    await _produce(kafka.bootstrap_servers, topic, 5)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        _WORKER,
+        kafka.bootstrap_servers,
+        topic,
+        group,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert proc.stdout is not None
+        line = await asyncio.wait_for(proc.stdout.readline(), 60)
+        held = [int(x) for x in line.split()]
+        if not held:
+            proc.kill()
+            assert proc.stderr is not None
+            pytest.fail((await proc.stderr.read()).decode()[-2000:])
+    finally:
+        proc.kill()
+        await proc.wait()
+    async with AIOKafkaShareConsumer(
+        topic, group_id=group, bootstrap_servers=kafka.bootstrap_servers
+    ) as c:
+        got = await _drain(c, 5)
+    by_offset = {r.offset: r.delivery_count for r in got}
+    assert sorted(by_offset) == list(range(5))
+    assert all(by_offset[o] == 2 for o in held)
+
+
+async def test_share_group_beside_consumer_group(kafka, new_topic: Callable[..., str]) -> None:
+    topic = new_topic()
+    group = _group()
+    await _set_earliest(kafka.bootstrap_servers, group)
+    await _produce(kafka.bootstrap_servers, topic, 20)
+    async with AIOKafkaShareConsumer(
+        topic, group_id=group, bootstrap_servers=kafka.bootstrap_servers
+    ) as sc:
+        shared = await _drain(sc, 20)
+    async with AIOKafkaConsumer(
+        topic,
+        group_id=f"classic-{group}",
+        bootstrap_servers=kafka.bootstrap_servers,
+        auto_offset_reset="earliest",
+    ) as cc:
+        normal = []
+        async with asyncio.timeout(30):
+            while len(normal) < 20:
+                for recs in (await cc.getmany(timeout_ms=500)).values():
+                    normal.extend(recs)
+    # Each group reads the whole topic independently.
+    assert sorted(r.offset for r in shared) == sorted(r.offset for r in normal) == list(range(20))

@@ -112,6 +112,13 @@ def server_properties(
         "group.min.session.timeout.ms": "1000",
         "group.consumer.min.session.timeout.ms": "1000",
         "group.consumer.min.heartbeat.interval.ms": "500",
+        # Share groups (KIP-932, on by default in 4.x): tests shorten record locks and
+        # heartbeats per group, below the broker's default minimums (15 s, 5 s).
+        "group.share.min.record.lock.duration.ms": "1000",
+        "group.share.min.heartbeat.interval.ms": "500",
+        "group.share.heartbeat.interval.ms": "1000",
+        "group.share.min.session.timeout.ms": "6000",
+        "group.share.session.timeout.ms": "10000",
         # A killed broker is fenced (and its leaderships moved) after this many ms.
         "broker.heartbeat.interval.ms": "1000",
         "broker.session.timeout.ms": "6000",
