@@ -28,8 +28,9 @@ from collections import deque
 from typing import Any
 
 try:
-    from benchmark import workerlib
+    from benchmark import produce_patterns, workerlib
 except ModuleNotFoundError:  # started as a script: benchmark/ itself is on sys.path
+    import produce_patterns  # type: ignore[no-redef,import-not-found]
     import workerlib  # type: ignore[no-redef,import-not-found]
 
 import aiokafka
@@ -121,9 +122,30 @@ async def produce_batches(args: Namespace) -> dict[str, Any]:
     )
 
 
+async def produce_pattern(args: Namespace) -> dict[str, Any]:
+    """``--pattern``: the same caller code as aiokafka 0.14's worker
+    (``produce_patterns``), linger_ms=5 and 256 KiB batches (our default)."""
+    producer = await _producer(args, linger_ms=5, max_batch_size=262144)
+    try:
+        with workerlib.Meter() as meter:
+            ok, failed = await produce_patterns.run(
+                producer, args.pattern, args.topic, workerlib.payload(args.size), args.count
+            )
+    finally:
+        await producer.stop()
+    return _result(
+        meter,
+        args,
+        count=ok,
+        errors=failed + args.count - ok - failed,
+        notes=f"pattern {args.pattern}, linger_ms=5, max_batch_size=262144",
+    )
+
+
 async def send_and_wait(args: Namespace, concurrency: int) -> dict[str, Any]:
     """``concurrency`` coroutines each awaiting ``send_and_wait`` in a loop."""
-    producer = await _producer(args)
+    linger = args.linger_ms or 0
+    producer = await _producer(args, linger_ms=linger)
     value = workerlib.payload(args.size)
     latencies: list[float] = []
     remaining = [args.count]
@@ -151,7 +173,7 @@ async def send_and_wait(args: Namespace, concurrency: int) -> dict[str, Any]:
         count=len(latencies) - failed[0],
         errors=failed[0],
         latencies_us=latencies,
-        notes=f"send_and_wait, {concurrency} coroutine(s)",
+        notes=f"send_and_wait, {concurrency} coroutine(s), linger_ms={linger}",
     )
 
 
@@ -162,6 +184,8 @@ def run(args: Namespace) -> dict[str, Any]:
     if args.api == "batch" and args.scenario != workerlib.PRODUCE:
         workerlib.unsupported("the batch API is measured for throughput only")
     if args.scenario == workerlib.PRODUCE:
+        if args.pattern is not None:
+            return asyncio.run(produce_pattern(args))
         return asyncio.run(produce_batches(args) if args.api == "batch" else produce(args))
     if args.scenario == workerlib.LATENCY:
         return asyncio.run(send_and_wait(args, 1))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -207,6 +208,7 @@ def worker_command(
     partitions: int,
     concurrency: int,
     acks: str = "1",
+    extra: Sequence[str] = (),
 ) -> list[str]:
     """The command line of the worker contract for one run."""
     consumer = scenario.startswith("consume")
@@ -232,4 +234,4 @@ def worker_command(
     ]
     if client.api is not None:
         cmd += ["--api", client.api]
-    return cmd
+    return [*cmd, *extra]

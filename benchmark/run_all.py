@@ -57,6 +57,8 @@ class Scenario:
     warm_rounds: int = 0
     """Unmeasured rounds (every client once) before the measured ones, unless
     ``--warmup-rounds`` says otherwise."""
+    extra: tuple[str, ...] = ()
+    """More worker arguments (``--pattern``, ``--linger-ms``)."""
 
     @property
     def consumer(self) -> bool:
@@ -72,6 +74,29 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("latency", "latency", 1, "latency_count", "sequential send-and-wait round trips", 1),
     Scenario(
         "concurrent", "concurrent", 1, "concurrent_count", "coroutines looping send-and-wait", 1
+    ),
+    Scenario(
+        "concurrent-l5",
+        "concurrent",
+        1,
+        "concurrent_count",
+        "coroutines looping send-and-wait, linger_ms=5",
+        1,
+        ("--linger-ms", "5"),
+    ),
+    # Every way a caller handles send()'s futures; linger_ms=5 and 256 KiB batches for
+    # both asyncio clients (workerlib.PATTERNS).
+    *(
+        Scenario(
+            f"produce-{p}",
+            "produce",
+            1,
+            "count",
+            f"producer throughput, 1 partition, futures: {p}",
+            0,
+            ("--pattern", p),
+        )
+        for p in ("done", "gather", "callback", "flush", "batch")
     ),
     Scenario("consume-batch", "consume-batch", 1, "count", "consumer, batch API"),
     Scenario("consume-iter", "consume-iter", 1, "count", "consumer, per-message iteration"),
@@ -294,6 +319,7 @@ class Runner:
             size=self.args.size,
             partitions=scenario.partitions,
             concurrency=self.args.concurrency,
+            extra=scenario.extra,
         )
         return run_worker(
             label,
@@ -345,7 +371,7 @@ class Runner:
         else:
             count = min(self.counts["count"], WARM_UP_RECORDS)
             self._warm_with("produce-1p", "data", count, f"{count:,} records")
-        if {"latency", "concurrent"} & set(self.args.scenarios):
+        if {"latency", "concurrent", "concurrent-l5"} & set(self.args.scenarios):
             requests = WARM_UP_REQUESTS_QUICK if self.args.quick else WARM_UP_REQUESTS
             self._warm_with("latency", "requests", requests, f"{requests:,} round trips")
 

@@ -15,8 +15,9 @@ from argparse import Namespace
 from typing import Any
 
 try:
-    from benchmark import workerlib
+    from benchmark import produce_patterns, workerlib
 except ModuleNotFoundError:  # started as a script: benchmark/ itself is on sys.path
+    import produce_patterns  # type: ignore[no-redef,import-not-found]
     import workerlib  # type: ignore[no-redef,import-not-found]
 
 # Imported by name so that type checkers run from the repository (which see OUR aiokafka
@@ -37,9 +38,9 @@ def _result(meter: workerlib.Meter, args: Namespace, **kw: Any) -> dict[str, Any
     return meter.result(client=CLIENT, client_version=aiokafka.__version__, size=args.size, **kw)
 
 
-async def _producer(args: Namespace) -> Any:
+async def _producer(args: Namespace, **options: Any) -> Any:
     producer = aiokafka.AIOKafkaProducer(
-        bootstrap_servers=args.bootstrap, acks=workerlib.acks_value(args.acks)
+        bootstrap_servers=args.bootstrap, acks=workerlib.acks_value(args.acks), **options
     )
     await producer.start()
     await producer.send_and_wait(args.topic, workerlib.payload(args.size))  # warm-up
@@ -72,8 +73,29 @@ async def produce(args: Namespace) -> dict[str, Any]:
     return _result(meter, args, count=outcome["ok"], errors=outcome["failed"], notes="defaults")
 
 
+async def produce_pattern(args: Namespace) -> dict[str, Any]:
+    """``--pattern``: the same caller code as our worker (``produce_patterns``),
+    linger_ms=5 and 256 KiB batches as ours."""
+    producer = await _producer(args, linger_ms=5, max_batch_size=262144)
+    try:
+        with workerlib.Meter() as meter:
+            ok, failed = await produce_patterns.run(
+                producer, args.pattern, args.topic, workerlib.payload(args.size), args.count
+            )
+    finally:
+        await producer.stop()
+    return _result(
+        meter,
+        args,
+        count=ok,
+        errors=failed + args.count - ok - failed,
+        notes=f"pattern {args.pattern}, linger_ms=5, max_batch_size=262144",
+    )
+
+
 async def send_and_wait(args: Namespace, concurrency: int) -> dict[str, Any]:
-    producer = await _producer(args)
+    linger = args.linger_ms or 0
+    producer = await _producer(args, linger_ms=linger)
     value = workerlib.payload(args.size)
     latencies: list[float] = []
     remaining = [args.count]
@@ -100,7 +122,7 @@ async def send_and_wait(args: Namespace, concurrency: int) -> dict[str, Any]:
         count=len(latencies) - failed[0],
         errors=failed[0],
         latencies_us=latencies,
-        notes=f"send_and_wait, {concurrency} coroutine(s)",
+        notes=f"send_and_wait, {concurrency} coroutine(s), linger_ms={linger}",
     )
 
 
@@ -146,6 +168,8 @@ def run(args: Namespace) -> dict[str, Any]:
     if args.api not in (None, "aio"):
         workerlib.unsupported(f"aiokafka has no --api {args.api!r}")
     if args.scenario == workerlib.PRODUCE:
+        if args.pattern is not None:
+            return asyncio.run(produce_pattern(args))
         return asyncio.run(produce(args))
     if args.scenario == workerlib.LATENCY:
         return asyncio.run(send_and_wait(args, 1))

@@ -114,7 +114,7 @@ def sync_latency(args: Namespace) -> dict[str, Any]:
 
 
 async def _sync_concurrent(args: Namespace) -> dict[str, Any]:
-    producer = confluent_kafka.Producer(_producer_conf(args, **{"linger.ms": 0}))
+    producer = confluent_kafka.Producer(_producer_conf(args, **{"linger.ms": args.linger_ms or 0}))
     _warm_up(producer, args)
     loop = asyncio.get_running_loop()
     stop = threading.Event()
@@ -167,7 +167,7 @@ async def _sync_concurrent(args: Namespace) -> dict[str, Any]:
         count=len(latencies) - failed[0],
         errors=failed[0],
         latencies_us=latencies,
-        notes="linger.ms=0, poll thread + call_soon_threadsafe bridge",
+        notes=f"linger.ms={args.linger_ms or 0}, poll thread + call_soon_threadsafe bridge",
     )
 
 

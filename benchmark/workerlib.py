@@ -35,6 +35,15 @@ CONSUME_BATCH = "consume-batch"
 CONSUME_ITER = "consume-iter"
 SCENARIOS = (PRODUCE, LATENCY, CONCURRENT, CONSUME_BATCH, CONSUME_ITER)
 
+#: Ways a caller handles ``send()``'s futures (``--pattern``, produce scenario):
+#: ``done`` checks ``done()`` in bulk, ``gather`` awaits ``asyncio.gather`` of every
+#: 10,000, ``callback`` adds a done callback to each, ``flush`` awaits ``send()`` and
+#: then ``flush()`` (outcomes read after the flush), ``batch`` uses
+#: ``create_batch()``/``send_batch()``.
+PATTERNS = ("done", "gather", "callback", "flush", "batch")
+#: Futures per ``asyncio.gather`` in the ``gather`` pattern.
+GATHER_EVERY = 10_000
+
 #: Exit status of a worker asked for a scenario (or ``--api``) it does not implement; the
 #: harness reports the pair as skipped rather than failed.
 EXIT_UNSUPPORTED = 3
@@ -57,6 +66,16 @@ def build_parser(description: str | None = None) -> argparse.ArgumentParser:
         "--concurrency", type=int, default=200, help="concurrent senders (concurrent)"
     )
     parser.add_argument("--api", default=None, help="variant of the client, e.g. sync or aio")
+    parser.add_argument(
+        "--pattern",
+        default=None,
+        choices=PATTERNS,
+        help="produce: how the caller handles send()'s futures (workers of libraries "
+        "without futures run their one way and say so in the notes)",
+    )
+    parser.add_argument(
+        "--linger-ms", type=int, default=None, help="latency/concurrent: linger (default 0)"
+    )
     return parser
 
 

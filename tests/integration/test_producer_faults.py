@@ -277,8 +277,8 @@ async def test_stop_with_a_healthy_broker_delivers_everything(
     )
     await producer.start()
     try:
+        # Batches created while a request is in flight linger (up to 10 s) at stop().
         futures = [await producer.send(topic, b"%05d" % i) for i in range(3000)]
-        assert not any(f.done() for f in futures)  # lingering: nothing sent yet
         t0 = time.monotonic()
         await producer.stop()
         assert time.monotonic() - t0 < 10
