@@ -88,8 +88,9 @@ class PartitionRecords:
 
     Args:
         tp: The partition.
-        state: Its subscription state; the position is advanced as records are
-            taken (per batch, plus once at the end of a ``take``).
+        state: Its subscription state, the position's owner: records taken
+            advance it through :meth:`PartitionState.advance` (per batch slice a
+            ``take`` returns, per record otherwise).
         fetch_offset: The offset the fetch asked for.
         data: The response's ``records`` blob.
         check_crcs: Verify batch checksums before decoding.
@@ -208,18 +209,19 @@ class PartitionRecords:
                 self._recs_idx = len(recs)
                 # Whole batch consumed: the position moves past it, which also
                 # skips compacted-away offsets and a trailing control record.
-                state.position = self._batches[self._batch_idx - 1].next_offset
+                state.advance(
+                    self._batches[self._batch_idx - 1].next_offset, chunk[-1].leader_epoch
+                )
             else:
                 chunk = recs[idx : idx + need]
                 self._recs_idx = idx + need
-                state.position = chunk[-1].offset + 1
+                state.advance(chunk[-1].offset + 1, chunk[-1].leader_epoch)
             if out:
                 out.extend(chunk)
             else:
                 out = chunk
             if need > 0:
                 need -= len(chunk)
-            state.position_epoch = chunk[-1].leader_epoch
         if not out and self.error is not None and not self.has_records:
             raise self.error
         return out
@@ -233,12 +235,10 @@ class PartitionRecords:
                 return None
         rec = self._recs[self._recs_idx]
         self._recs_idx += 1
-        state = self.state
         if self._recs_idx == len(self._recs):
-            state.position = self._batches[self._batch_idx - 1].next_offset
+            self.state.advance(self._batches[self._batch_idx - 1].next_offset, rec.leader_epoch)
         else:
-            state.position = rec.offset + 1
-        state.position_epoch = rec.leader_epoch
+            self.state.advance(rec.offset + 1, rec.leader_epoch)
         return rec
 
     def take_within_batch(self) -> ConsumerRecord[Any, Any] | None:
@@ -253,8 +253,7 @@ class PartitionRecords:
             return None
         rec = recs[i]
         self._recs_idx = i + 1
-        state.position = rec.offset + 1
-        state.position_epoch = rec.leader_epoch
+        state.advance(rec.offset + 1, rec.leader_epoch)
         return rec
 
     def _load_next_batch(self) -> bool:
@@ -273,7 +272,7 @@ class PartitionRecords:
                     v2 = cast(DefaultRecordBatch, batch)
                     flt = self._filter
                     if (flt is not None and flt.skip(v2)) or v2.is_control_batch:
-                        state.position = v2.next_offset
+                        state.skip_to(v2.next_offset)
                         continue
                     recs = self._decode_v2(v2)
                 else:
@@ -297,7 +296,7 @@ class PartitionRecords:
                 # A (compressed) batch may start before the fetch offset.
                 start = bisect.bisect_left([r.offset for r in recs], position)
             if start >= len(recs):
-                state.position = batch.next_offset
+                state.skip_to(batch.next_offset)
                 continue
             self._recs = recs
             self._recs_idx = start

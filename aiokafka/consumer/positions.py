@@ -104,8 +104,7 @@ async def _use_committed(
             log.debug("Starting %s at committed offset %d", tp, found.offset)
             state.seek(found.offset, found.leader_epoch)
         else:
-            state.reset_strategy = subs.default_reset
-            state.epoch += 1
+            state.request_reset(subs.default_reset)
 
 
 async def _reset_offsets(
@@ -140,6 +139,4 @@ async def _reset_offsets(
         if current is None or current.epoch != epochs[tp] or value is None:
             continue
         log.debug("Reset %s to offset %d", tp, value.offset)
-        current.position = value.offset
-        current.position_epoch = None
-        current.reset_strategy = None
+        current.reset_to(value.offset)

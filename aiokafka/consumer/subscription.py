@@ -6,7 +6,8 @@ consumer facade, the fetcher and, in a later stage, the group coordinator:
 * the *mode*: nothing yet, manual assignment (``assign()``), a topic list or a
   pattern (``subscribe()``, partitions then assigned by the group);
 * the *assignment*: one :class:`PartitionState` per partition with the fetch
-  position (and the leader epoch of the record before it), pause flag, the
+  position (and the leader epoch of the record before it; the state is the
+  position's only writer), pause flag, the
   highwater / last stable / log start offsets seen in the last fetch, and a pending
   offset reset.
 
@@ -42,13 +43,14 @@ class SubscriptionType(enum.Enum):
 class PartitionState:
     """Fetch state of one assigned partition.
 
+    The position has one writer, this class (franz-go's ``cursor.setOffset``): the
+    fetch path hands out records through :meth:`advance` and :meth:`skip_to`, the
+    user and the group move it through :meth:`seek`, :meth:`request_reset`,
+    :meth:`reset_to` and :meth:`clear_position`. ``position``, ``position_epoch`` and
+    ``reset_strategy`` are read-only to everyone else.
+
     Attributes:
-        position: Offset of the next record to return, or ``None`` until it is
-            known (committed offset looked up or reset).
-        position_epoch: Leader epoch of the batch of the last returned record
-            (sent with commits for truncation detection, KIP-320), or ``None``.
         paused: ``pause()`` was called.
-        reset_strategy: Pending reset (``"earliest"``/``"latest"``) or ``None``.
         highwater: High watermark from the last fetch response.
         last_stable_offset: LSO from the last fetch response (-1 if the broker sent
             none).
@@ -56,29 +58,31 @@ class PartitionState:
         last_poll_ms: Wall time (ms) the last fetch response for it was handled.
         preferred_read_replica: KIP-392 replica to fetch from, or -1 for the leader.
         preferred_until: ``time.monotonic()`` after which the leader is asked again.
-        epoch: Bumped whenever ``position`` is moved from outside the fetch path;
-            data fetched under an older epoch is dropped.
+        epoch: Bumped whenever the position is moved from outside the fetch path (and
+            when the partition is unassigned); data fetched under an older epoch is
+            dropped. Written only by this class's methods; a plain slot because the
+            ``async for`` hot path reads it per record.
     """
 
     __slots__ = (
+        "_position",
+        "_position_epoch",
+        "_reset_strategy",
         "epoch",
         "highwater",
         "last_poll_ms",
         "last_stable_offset",
         "log_start_offset",
         "paused",
-        "position",
-        "position_epoch",
         "preferred_read_replica",
         "preferred_until",
-        "reset_strategy",
     )
 
     def __init__(self) -> None:
-        self.position: int | None = None
-        self.position_epoch: int | None = None
+        self._position: int | None = None
+        self._position_epoch: int | None = None
+        self._reset_strategy: str | None = None
         self.paused = False
-        self.reset_strategy: str | None = None
         self.highwater: int | None = None
         self.last_stable_offset: int | None = None
         self.log_start_offset: int | None = None
@@ -88,26 +92,82 @@ class PartitionState:
         self.epoch = 0
 
     @property
+    def position(self) -> int | None:
+        """Offset of the next record to return, or ``None`` until it is known
+        (committed offset looked up or reset)."""
+        return self._position
+
+    @property
+    def position_epoch(self) -> int | None:
+        """Leader epoch of the batch of the last returned record (sent with commits
+        for truncation detection, KIP-320), or ``None``."""
+        return self._position_epoch
+
+    @property
+    def reset_strategy(self) -> str | None:
+        """Pending reset (``"earliest"``/``"latest"``/``"none"``) or ``None``."""
+        return self._reset_strategy
+
+    @property
     def has_valid_position(self) -> bool:
         """A position is known and no reset is pending."""
-        return self.position is not None and self.reset_strategy is None
+        return self._position is not None and self._reset_strategy is None
 
     @property
     def is_fetchable(self) -> bool:
         """Records may be fetched now (valid position, not paused)."""
-        return self.position is not None and self.reset_strategy is None and not self.paused
+        return self._position is not None and self._reset_strategy is None and not self.paused
+
+    # -- the fetch path: records handed out (fetched data stays valid) -------------------
+
+    def advance(self, offset: int, leader_epoch: int | None) -> None:
+        """Records before ``offset`` were handed out, the last one written under
+        ``leader_epoch``."""
+        self._position = offset
+        self._position_epoch = leader_epoch
+
+    def skip_to(self, offset: int) -> None:
+        """Nothing before ``offset`` will be handed out (control or aborted batches,
+        records before the fetch offset); the position's leader epoch stays."""
+        self._position = offset
+
+    # -- moves from outside the fetch path (fetched data becomes stale) ------------------
 
     def seek(self, offset: int, leader_epoch: int | None = None) -> None:
         """Move the position (from outside the fetch path)."""
-        self.position = offset
-        self.position_epoch = leader_epoch
-        self.reset_strategy = None
+        self._position = offset
+        self._position_epoch = leader_epoch
+        self._reset_strategy = None
+        self.epoch += 1
+
+    def request_reset(self, strategy: str) -> None:
+        """Look the position up again by ``strategy`` (``"earliest"``/``"latest"``;
+        ``"none"`` raises ``NoOffsetForPartitionError`` when it is looked up)."""
+        self._reset_strategy = strategy
+        self.epoch += 1
+
+    def reset_to(self, offset: int) -> None:
+        """The pending reset found ``offset``. No epoch bump: :meth:`request_reset`
+        made fetched data stale already, and nothing is fetched while it is pending."""
+        self._position = offset
+        self._position_epoch = None
+        self._reset_strategy = None
+
+    def clear_position(self) -> None:
+        """Forget the position so it is looked up again (committed offset or reset)."""
+        self._position = None
+        self._position_epoch = None
+        self._reset_strategy = None
+        self.epoch += 1
+
+    def invalidate(self) -> None:
+        """The partition was unassigned: its fetched data is stale."""
         self.epoch += 1
 
     def __repr__(self) -> str:
         return (
-            f"PartitionState(position={self.position}, paused={self.paused}, "
-            f"reset={self.reset_strategy}, highwater={self.highwater})"
+            f"PartitionState(position={self._position}, paused={self.paused}, "
+            f"reset={self._reset_strategy}, highwater={self.highwater})"
         )
 
 
@@ -241,7 +301,7 @@ class SubscriptionState:
         self._assignment = {tp: old.get(tp) or PartitionState() for tp in partitions}
         for tp, state in old.items():
             if tp not in self._assignment:
-                state.epoch += 1  # fetched data of a removed partition is now stale
+                state.invalidate()  # fetched data of a removed partition is now stale
         self.assignment_version += 1
         self._refresh_returnable()
         self._changed()
@@ -333,18 +393,12 @@ class SubscriptionState:
         """Mark partitions for an offset reset (``earliest``/``latest``; default policy)."""
         strategy = strategy or self.default_reset
         for tp in tps:
-            state = self.state(tp)
-            state.reset_strategy = strategy
-            state.epoch += 1
+            self.state(tp).request_reset(strategy)
         self._changed()
 
     def clear_position(self, tp: TopicPartition) -> None:
         """Forget the position so it is looked up again (committed offset or reset)."""
-        state = self.state(tp)
-        state.position = None
-        state.position_epoch = None
-        state.reset_strategy = None
-        state.epoch += 1
+        self.state(tp).clear_position()
         self._changed()
 
     def pause(self, tps: Iterable[TopicPartition]) -> None:

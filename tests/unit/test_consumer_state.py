@@ -274,3 +274,28 @@ def test_records_of_topics_no_longer_subscribed_are_not_returnable() -> None:
     subs.unsubscribe()
     subs.assign_from_user([a])
     assert subs.returnable is None
+
+
+def test_the_partition_state_is_the_only_writer_of_the_position() -> None:
+    s = SubscriptionState()
+    s.assign_from_user([A0])
+    state = s.state(A0)
+    # Read-only to everyone else: the state's methods are the only writers.
+    for name in ("position", "position_epoch", "reset_strategy"):
+        with pytest.raises(AttributeError):
+            setattr(state, name, 1)
+    s.seek(A0, 5, 2)
+    assert (state.position, state.position_epoch, state.epoch) == (5, 2, 1)
+    # Handing out records moves the position without making fetched data stale.
+    state.advance(8, 3)
+    state.skip_to(10)  # a control batch: the epoch of the last record stays
+    assert (state.position, state.position_epoch, state.epoch) == (10, 3, 1)
+    s.request_reset([A0], "earliest")
+    assert state.epoch == 2 and not state.has_valid_position
+    state.reset_to(0)  # the look-up's answer: nothing was fetched meanwhile
+    assert (state.position, state.position_epoch, state.reset_strategy) == (0, None, None)
+    assert state.epoch == 2 and state.is_fetchable
+    s.clear_position(A0)
+    assert state.position is None and state.epoch == 3
+    s.assign_from_user([A1])  # unassigned: its fetched data is stale
+    assert state.epoch == 4

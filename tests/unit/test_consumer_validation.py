@@ -166,7 +166,7 @@ def test_only_positions_with_an_epoch_under_a_new_leader_wait() -> None:
     assert not needs(fetcher, A)
     # Position 5 now counts as checked under epoch 4; a later leader change with a
     # consumed epoch asks again.
-    subs.state(A).position_epoch = 4
+    subs.state(A).advance(5, 4)  # a record of leader epoch 4 consumed
     client.cluster = metadata({A: (3, 5), B: (1, 1)})
     assert needs(fetcher, A)
 

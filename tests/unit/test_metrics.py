@@ -161,7 +161,7 @@ def _chunk(
 def test_partition_records_count_per_batch_and_take_back_on_drop() -> None:
     tp = TopicPartition("t", 0)
     state = PartitionState()
-    state.position = 0
+    state.seek(0)
     chunk = _chunk(tp, state, 10)
     assert chunk.tally.records == 0  # nothing decoded yet
     assert len(chunk.take(3)) == 3
@@ -178,7 +178,7 @@ def test_fetch_metrics_collect_consumed_and_lag() -> None:
     m = FetchMetrics()
     tp = TopicPartition("t", 0)
     state = PartitionState()
-    state.position = 0
+    state.seek(0)
     state.highwater = 20
     first = _chunk(tp, state, 10, m=m)
     m.chunk_added(tp, first.size)
@@ -203,7 +203,7 @@ def test_fetch_metrics_collect_consumed_and_lag() -> None:
     assert m.snapshot([(tp, state)], True)["records-lag-max"] == 2.0
     # Unknown high watermark: no lag value for the partition.
     other = PartitionState()
-    other.position = 3
+    other.seek(3)
     snap = m.snapshot([(TopicPartition("u", 1), other)], False)
     assert snap["partitions"]["u"][1] == {"records-consumed-total": 0.0}
 
