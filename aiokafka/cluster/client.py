@@ -14,23 +14,19 @@ from __future__ import annotations
 
 import asyncio
 import enum
-import inspect
 import logging
 import random
 import socket
-import ssl
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable
 from types import TracebackType
 from typing import Any, TypeVar
 
-from typing_extensions import Never
-
 from aiokafka._timeout import wait_for
-from aiokafka.abc import AbstractTokenProvider
-from aiokafka.cluster.config import ClientConfig, check_loop
+from aiokafka.cluster.config import ClientConfig
 from aiokafka.cluster.connections import ConnectionPool, NodeId
 from aiokafka.cluster.metadata import ClusterMetadata
+from aiokafka.cluster.options import ClientOptions
 from aiokafka.cluster.retry import Action, action_for
 from aiokafka.errors import (
     IllegalStateError,
@@ -45,11 +41,7 @@ from aiokafka.errors import (
     for_code,
 )
 from aiokafka.net.backoff import ExponentialBackoff
-from aiokafka.net.config import DEFAULT_CLIENT_ID
 from aiokafka.net.connection import AIOKafkaConnection
-from aiokafka.net.frames import DEFAULT_MAX_RESPONSE_SIZE
-from aiokafka.net.secret import Secret
-from aiokafka.options import given, reject_unknown
 from aiokafka.protocol import messages as _messages
 from aiokafka.structs import BrokerMetadata, TopicPartition
 
@@ -78,7 +70,7 @@ class ConnectionGroup(enum.IntEnum):
     COORDINATION = 1
 
 
-class AIOKafkaClient:
+class AIOKafkaClient(ClientOptions):
     """Connections to a Kafka cluster with cached metadata and routing.
 
     Either pass a :class:`~aiokafka.cluster.config.ClientConfig` or the same options
@@ -93,81 +85,9 @@ class AIOKafkaClient:
     GROUP = CoordinatorType.GROUP
     TRANSACTION = CoordinatorType.TRANSACTION
 
-    def __init__(
-        self,
-        config: ClientConfig | None = None,
-        *,
-        loop: asyncio.AbstractEventLoop | None = None,
-        bootstrap_servers: str | Sequence[str] = "localhost",
-        client_id: str | None = DEFAULT_CLIENT_ID,
-        metadata_max_age_ms: int = 300000,
-        request_timeout_ms: int = 40000,
-        retry_backoff_ms: int = 100,
-        reconnect_backoff_ms: int = 50,
-        reconnect_backoff_max_ms: int = 1000,
-        connections_max_idle_ms: int = 540000,
-        max_in_flight_requests_per_connection: int = 5,
-        api_version: str | None = "auto",
-        security_protocol: str = "PLAINTEXT",
-        ssl_context: ssl.SSLContext | None = None,
-        sasl_mechanism: str = "PLAIN",
-        sasl_plain_username: str | None = None,
-        sasl_plain_password: str | Secret | None = None,
-        sasl_kerberos_service_name: str = "kafka",
-        sasl_kerberos_domain_name: str | None = None,
-        sasl_oauth_token_provider: AbstractTokenProvider | None = None,
-        client_rack: str | None = None,
-        allow_auto_topic_creation: bool = True,
-        max_response_size: int = DEFAULT_MAX_RESPONSE_SIZE,
-        **configs: Never,
-    ) -> None:
-        """Validate the options; nothing connects before :meth:`start`.
-
-        Options are keyword-only, with aiokafka 0.14's names and defaults (see
-        :class:`~aiokafka.cluster.config.ClientConfig` for each one's meaning).
-
-        Args:
-            config: A validated config instead of the keyword options.
-            loop: Deprecated and ignored (a ``DeprecationWarning``).
-            bootstrap_servers: ``"host:port[,host:port]"`` or a list of them.
-            client_id: Sent in request headers (broker logs, quotas).
-            metadata_max_age_ms: Refresh metadata at least this often.
-            request_timeout_ms: Deadline of one request, and of connecting.
-            retry_backoff_ms: Pause between retries of a failed request.
-            reconnect_backoff_ms: First pause before reconnecting to a broker.
-            reconnect_backoff_max_ms: Bound of the growing reconnect pause.
-            connections_max_idle_ms: Close connections idle for longer.
-            max_in_flight_requests_per_connection: Pipelining depth per connection.
-            api_version: Accepted for aiokafka and ignored (versions are negotiated).
-            security_protocol: ``PLAINTEXT``, ``SSL``, ``SASL_PLAINTEXT`` or ``SASL_SSL``.
-            ssl_context: Required for the SSL protocols.
-            sasl_mechanism: ``PLAIN``, ``SCRAM-SHA-256/512``, ``OAUTHBEARER``, ``GSSAPI``.
-            sasl_plain_username: User for PLAIN/SCRAM.
-            sasl_plain_password: Password for PLAIN/SCRAM (kept as a ``Secret``).
-            sasl_kerberos_service_name: Kerberos service name (GSSAPI).
-            sasl_kerberos_domain_name: Kerberos host name override (GSSAPI).
-            sasl_oauth_token_provider: Token provider (OAUTHBEARER).
-            client_rack: The client's rack.
-            allow_auto_topic_creation: Let Metadata requests create missing topics.
-            max_response_size: Largest response frame accepted from a broker.
-            **configs: Nothing else: an unknown name raises.
-
-        Raises:
-            aiokafka.net.config.InvalidOptionError: an unknown option (with the
-                closest valid name) or a value of the wrong type; both a
-                ``TypeError`` and a ``ValueError``.
-            ValueError: a value out of range (names it).
-            TypeError: both ``config`` and keyword options.
-        """
-        options = given(locals())
-        reject_unknown("AIOKafkaClient", configs, _OPTION_DEFAULTS)
-        check_loop(options.pop("loop"), "AIOKafkaClient")
-        if config is not None:
-            if any(options[name] != _OPTION_DEFAULTS[name] for name in options):
-                raise TypeError("pass either config or keyword options, not both")
-            self.config = config
-        else:
-            self.config = ClientConfig(**options)
+    def _setup(self, config: ClientConfig) -> None:
+        # Called by ClientOptions.__init__ with the validated options.
+        self.config = config
         cfg = self.config
         self._pool = ConnectionPool(
             cfg.connection,
@@ -804,12 +724,3 @@ def _retrieve_exception(task: asyncio.Task[Any]) -> None:
     # its exception would otherwise be logged as "never retrieved" at ERROR.
     if not task.cancelled():
         task.exception()
-
-
-# Each keyword option's default, from the signature (``loop`` included): the options
-# passed beside a ``config`` are those that differ from it.
-_OPTION_DEFAULTS = {
-    name: p.default
-    for name, p in inspect.signature(AIOKafkaClient.__init__).parameters.items()
-    if p.kind is inspect.Parameter.KEYWORD_ONLY
-}
