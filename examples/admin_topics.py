@@ -53,10 +53,15 @@ async def manage(bootstrap: str, topic: str, group: str | None) -> None:
         await admin.incremental_alter_configs(
             {resource: [AlterConfigOp("cleanup.policy", "compact")]}
         )
-        [configs] = await admin.describe_configs(
-            [ConfigResource(ConfigResourceType.TOPIC, topic, {"cleanup.policy": None})],
-            raise_errors=True,
-        )
+        # The controller has committed the change when the call returns, but each
+        # broker applies it from the metadata log a moment later: a describe sent at
+        # once can still see the old value, so read it back until it shows (bounded).
+        wanted = ConfigResource(ConfigResourceType.TOPIC, topic, {"cleanup.policy": None})
+        for _ in range(50):
+            [configs] = await admin.describe_configs([wanted], raise_errors=True)
+            if configs.configs["cleanup.policy"].value == "compact":
+                break
+            await asyncio.sleep(0.1)
         print(f"cleanup.policy = {configs.configs['cleanup.policy'].value}")
 
         if group is not None:
