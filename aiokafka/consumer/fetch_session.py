@@ -134,6 +134,8 @@ def build_fetch_request(
     under another epoch, fences the fetch instead of serving a stale log (KIP-320);
     ``rack_id`` (v11+) lets the leader pick a replica in the client's rack (KIP-392).
 
+    Fields a version lacks are left to the generated encoder, which drops them there.
+
     Returns:
         ``(request, {topic_id: topic name})``; the map is empty below v13.
 
@@ -147,7 +149,7 @@ def build_fetch_request(
         topics.setdefault(tp.topic, []).append(
             m.FetchRequestFetchPartition(
                 partition=tp.partition,
-                current_leader_epoch=pf.current_leader_epoch if version >= 9 else -1,
+                current_leader_epoch=pf.current_leader_epoch,
                 fetch_offset=pf.fetch_offset,
                 partition_max_bytes=pf.max_bytes,
             )
@@ -186,12 +188,14 @@ def build_fetch_request(
         replica_id=-1,
         max_wait_ms=cfg.fetch_max_wait_ms,
         min_bytes=cfg.fetch_min_bytes,
-        max_bytes=cfg.fetch_max_bytes if version >= 3 else 2147483647,
-        isolation_level=cfg.isolation_level_code if version >= 4 else 0,
-        session_id=plan.session_id if version >= 7 else 0,
-        session_epoch=plan.epoch if version >= 7 else -1,
+        max_bytes=cfg.fetch_max_bytes,
+        isolation_level=cfg.isolation_level_code,
+        session_id=plan.session_id,
+        session_epoch=plan.epoch,
         topics=fetch_topics,
+        # The generated encoder drops the fields above at versions without them;
+        # this one it refuses (it is never filled there: no session below v7).
         forgotten_topics_data=forgotten_data if version >= 7 else [],
-        rack_id=(cfg.client.client_rack or "") if version >= 11 else "",
+        rack_id=cfg.client.client_rack or "",
     )
     return request, ids

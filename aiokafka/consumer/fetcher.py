@@ -30,6 +30,7 @@ loop.
 from __future__ import annotations
 
 import asyncio
+import enum
 import logging
 import time
 from collections.abc import Callable, Iterable
@@ -38,9 +39,6 @@ from typing import Any
 from aiokafka.cluster import AIOKafkaClient
 from aiokafka.errors import (
     ConsumerStoppedError,
-    CorruptRecordError,
-    FetchSessionIdNotFound,
-    InvalidFetchSessionEpoch,
     KafkaError,
     KafkaTimeoutError,
     OffsetOutOfRangeError,
@@ -52,6 +50,7 @@ from aiokafka.structs import BrokerMetadata, ConsumerRecord, TopicPartition
 
 from .config import ConsumerConfig
 from .fetch_buffer import MAX_CHUNKS_PER_PARTITION, FetchBuffer, Records
+from .fetch_errors import PartitionAction, ResponseAction, partition_action, response_action
 from .fetch_records import PartitionRecords
 from .fetch_session import (
     FIRST_TOPIC_ID_VERSION,
@@ -70,10 +69,14 @@ __all__ = ["MAX_CHUNKS_PER_PARTITION", "Fetcher"]
 
 log = logging.getLogger(__name__)
 
-# Back-off key of the validation task in _node_backoff (-1 metadata, -2 positions).
-_VALIDATION_KEY = -3
-_OFFSET_OUT_OF_RANGE = OffsetOutOfRangeError.errno
-_CORRUPT = CorruptRecordError.errno
+
+class Retry(enum.Enum):
+    """The fetch loop's own steps that wait out ``retry_backoff_ms`` after a failure
+    (brokers and partitions have their own back-off tables)."""
+
+    METADATA = "metadata"  # tracking the assigned topics' metadata
+    POSITIONS = "positions"  # committed-offset / reset look-ups
+    VALIDATION = "validation"  # OffsetForLeaderEpoch of moved leaders
 
 
 class Fetcher:
@@ -108,6 +111,7 @@ class Fetcher:
         self._sessions: dict[int, FetchSession] = {}
         self._in_flight: dict[int, asyncio.Task[None]] = {}
         self._node_backoff: dict[int, float] = {}
+        self._step_backoff: dict[Retry, float] = {}
         self._tp_backoff: dict[TopicPartition, float] = {}
         self._wakeup = asyncio.Event()  # wakes the fetch loop
         self._buffer = FetchBuffer(subscriptions, self._wakeup.set)
@@ -206,7 +210,11 @@ class Fetcher:
 
     def _next_backoff_expiry(self) -> float | None:
         now = time.monotonic()
-        expiries = [t for t in (*self._node_backoff.values(), *self._tp_backoff.values())]
+        expiries = [
+            *self._node_backoff.values(),
+            *self._tp_backoff.values(),
+            *self._step_backoff.values(),
+        ]
         if not expiries:
             return None
         # Expired back-offs are removed when fetches are planned.
@@ -233,7 +241,7 @@ class Fetcher:
             except KafkaError as exc:
                 log.debug("Metadata refresh for the fetcher failed: %s", exc)
                 self._refresh_wanted = True
-                self._node_backoff[-1] = time.monotonic() + self._retry_backoff
+                self._step_backoff[Retry.METADATA] = time.monotonic() + self._retry_backoff
 
     # -- positions ----------------------------------------------------------------------
 
@@ -242,15 +250,15 @@ class Fetcher:
         missing = [tp for tp in subs.missing_positions() if not self._buffer.has_error(tp)]
         if not missing:
             return
-        if self._node_backoff.get(-2, 0.0) > time.monotonic():
+        if self._step_backoff.get(Retry.POSITIONS, 0.0) > time.monotonic():
             return  # a failed look-up is waiting out its back-off
-        self._node_backoff.pop(-2, None)
+        self._step_backoff.pop(Retry.POSITIONS, None)
         try:
             await self.resolve_positions(missing, raise_errors=False)
         except KafkaError as exc:
             if exc.retriable or isinstance(exc, KafkaTimeoutError):
                 log.debug("Offset look-up failed, retrying: %s", exc)
-                self._node_backoff[-2] = time.monotonic() + self._retry_backoff
+                self._step_backoff[Retry.POSITIONS] = time.monotonic() + self._retry_backoff
                 return
             for tp in missing:
                 if subs.is_assigned(tp):
@@ -301,6 +309,8 @@ class Fetcher:
             del self._node_backoff[node_key]
         for tp_key in [k for k, t in self._tp_backoff.items() if t <= now]:
             del self._tp_backoff[tp_key]
+        for step in [k for k, t in self._step_backoff.items() if t <= now]:
+            del self._step_backoff[step]
         cluster = self._client.cluster
         per_node: dict[int, dict[TopicPartition, PartitionFetch]] = {}
         max_bytes = self._partials.max_bytes
@@ -369,7 +379,7 @@ class Fetcher:
     def _start_validation(self) -> None:
         if self._validating is not None and not self._validating.done():
             return
-        if self._node_backoff.get(_VALIDATION_KEY, 0.0) > time.monotonic():
+        if self._step_backoff.get(Retry.VALIDATION, 0.0) > time.monotonic():
             return
         tps = [tp for tp in self._validator.pending() if not self._buffer.has_error(tp)]
         if tps:
@@ -386,7 +396,7 @@ class Fetcher:
                 self._want_metadata()
             if self._validator.pending():
                 # Some must be asked again (after a metadata refresh): not in a loop.
-                self._node_backoff[_VALIDATION_KEY] = time.monotonic() + self._retry_backoff
+                self._step_backoff[Retry.VALIDATION] = time.monotonic() + self._retry_backoff
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -450,21 +460,21 @@ class Fetcher:
         ids: dict[Any, str],
         epochs: dict[TopicPartition, int],
     ) -> None:
-        if response.error_code:
+        action = response_action(response.error_code)
+        if action is not ResponseAction.OK:
             exc = for_code(response.error_code)(f"Fetch from node {node}")
             session.reset()
             self._leave_replica(node, plan.wanted)
-            if isinstance(exc, FetchSessionIdNotFound | InvalidFetchSessionEpoch):
+            if action is ResponseAction.SESSION_LOST:
                 log.debug("Fetch session with node %s lost (%r); next fetch is full", node, exc)
             else:
                 log.warning("Fetch from node %s failed: %r", node, exc)
                 self._node_backoff[node] = time.monotonic() + self._retry_backoff
             return
-        if version >= 7:
-            session.on_response(plan, response.session_id)
+        # Below v7 the decoded session id is 0 (no session): a full fetch each time.
+        session.on_response(plan, response.session_id)
         endpoints = [
-            BrokerMetadata(e.node_id, e.host, e.port, e.rack)
-            for e in getattr(response, "node_endpoints", ())
+            BrokerMetadata(e.node_id, e.host, e.port, e.rack) for e in response.node_endpoints
         ]
         use_ids = version >= FIRST_TOPIC_ID_VERSION
         for topic_data in response.responses:
@@ -517,74 +527,90 @@ class Fetcher:
             return  # the leader changed meanwhile: this data waits for validation
         if self._fetch_offset(tp, state) != sent.fetch_offset:
             return
-        code = p.error_code
-        if code == 0:
-            self._fetched_from[tp] = node
-            self._subs.update_fetch_metadata(
-                state, p.high_watermark, p.last_stable_offset, p.log_start_offset
+        action = partition_action(p.error_code)
+        if action is PartitionAction.DATA:
+            self._on_data(node, tp, state, sent, p)
+        elif action is PartitionAction.OUT_OF_RANGE:
+            self._on_out_of_range(node, tp, state, sent)
+        elif action is PartitionAction.FAIL:
+            self._push_error(tp, for_code(p.error_code)(f"Fetch {tp}"))
+        else:
+            self._on_retriable(tp, state, p, action, endpoints)
+
+    def _on_data(
+        self, node: int, tp: TopicPartition, state: PartitionState, sent: PartitionFetch, p: Any
+    ) -> None:
+        self._fetched_from[tp] = node
+        self._subs.update_fetch_metadata(
+            state, p.high_watermark, p.last_stable_offset, p.log_start_offset
+        )
+        if p.preferred_read_replica >= 0 and p.preferred_read_replica != node:
+            # KIP-392: the leader names a replica closer to client_rack; fetch
+            # there until it fails, the leader changes or metadata_max_age_ms.
+            log.debug("%s: leader prefers replica %d", tp, p.preferred_read_replica)
+            state.preferred_read_replica = p.preferred_read_replica
+            state.preferred_until = (
+                time.monotonic() + self._config.client.metadata_max_age_ms / 1000
             )
-            if p.preferred_read_replica >= 0 and p.preferred_read_replica != node:
-                # KIP-392: the leader names a replica closer to client_rack; fetch
-                # there until it fails, the leader changes or metadata_max_age_ms.
-                log.debug("%s: leader prefers replica %d", tp, p.preferred_read_replica)
-                state.preferred_read_replica = p.preferred_read_replica
-                state.preferred_until = (
-                    time.monotonic() + self._config.client.metadata_max_age_ms / 1000
-                )
-                self._preferred_epoch[tp] = self._client.cluster.leader_epoch(tp)
-            records = p.records
-            if records is None or len(records) == 0:
-                return
-            aborted = None
-            if self._config.read_committed:
-                aborted = [(a.producer_id, a.first_offset) for a in p.aborted_transactions or ()]
-            chunk = PartitionRecords(
+            self._preferred_epoch[tp] = self._client.cluster.leader_epoch(tp)
+        records = p.records
+        if records is None or len(records) == 0:
+            return
+        aborted = None
+        if self._config.read_committed:
+            aborted = [(a.producer_id, a.first_offset) for a in p.aborted_transactions or ()]
+        chunk = PartitionRecords(
+            tp,
+            state,
+            sent.fetch_offset,
+            records,
+            check_crcs=self._config.check_crcs,
+            aborted=aborted,
+            key_deserializer=self._config.key_deserializer,
+            value_deserializer=self._config.value_deserializer,
+            tally=self.metrics.tally(tp),
+        )
+        if chunk.is_drained and chunk.next_fetch_offset == sent.fetch_offset:
+            self._on_incomplete(tp, sent, records, chunk.size)  # a partial batch only
+            return
+        self._partials.on_progress(tp)
+        self._buffer.add(tp, chunk)
+        self.metrics.chunk_added(tp, chunk.size)
+        self._data_ready.set()
+
+    def _on_out_of_range(
+        self, node: int, tp: TopicPartition, state: PartitionState, sent: PartitionFetch
+    ) -> None:
+        if state.preferred_read_replica == node:
+            # A follower behind the leader's high watermark: ask the leader.
+            self._clear_preferred(tp, state)
+            return
+        if state.position != sent.fetch_offset:
+            return  # the prefetch ran past a truncated log; the current chunk still holds
+        if self._subs.default_reset == "none":
+            self._push_error(
                 tp,
-                state,
-                sent.fetch_offset,
-                records,
-                check_crcs=self._config.check_crcs,
-                aborted=aborted,
-                key_deserializer=self._config.key_deserializer,
-                value_deserializer=self._config.value_deserializer,
-                tally=self.metrics.tally(tp),
+                OffsetOutOfRangeError(f"fetch offset {sent.fetch_offset} is out of range for {tp}"),
             )
-            if chunk.is_drained and chunk.next_fetch_offset == sent.fetch_offset:
-                self._on_incomplete(tp, sent, records, chunk.size)  # a partial batch only
-                return
-            self._partials.on_progress(tp)
-            self._buffer.add(tp, chunk)
-            self.metrics.chunk_added(tp, chunk.size)
-            self._data_ready.set()
-            return
-        if code == _OFFSET_OUT_OF_RANGE:
-            if state.preferred_read_replica == node:
-                # A follower behind the leader's high watermark: ask the leader.
-                self._clear_preferred(tp, state)
-                return
-            if state.position != sent.fetch_offset:
-                return  # the prefetch ran past a truncated log; the current chunk still holds
-            if self._subs.default_reset == "none":
-                self._push_error(
-                    tp,
-                    OffsetOutOfRangeError(
-                        f"fetch offset {sent.fetch_offset} is out of range for {tp}"
-                    ),
-                )
-            else:
-                log.info(
-                    "Fetch offset %d out of range for %s; resetting to %s",
-                    sent.fetch_offset,
-                    tp,
-                    self._subs.default_reset,
-                )
-                self._subs.request_reset([tp])
-            return
-        exc = for_code(code)(f"Fetch {tp}")
-        if code == _CORRUPT or not exc.retriable:
-            self._push_error(tp, exc)
-            return
+        else:
+            log.info(
+                "Fetch offset %d out of range for %s; resetting to %s",
+                sent.fetch_offset,
+                tp,
+                self._subs.default_reset,
+            )
+            self._subs.request_reset([tp])
+
+    def _on_retriable(
+        self,
+        tp: TopicPartition,
+        state: PartitionState,
+        p: Any,
+        action: PartitionAction,
+        endpoints: list[BrokerMetadata],
+    ) -> None:
         # Leadership moved, topic recreated, epoch fenced, replica not ready...
+        exc = for_code(p.error_code)(f"Fetch {tp}")
         self._clear_preferred(tp, state)
         leader = p.current_leader
         hinted = False
@@ -594,7 +620,7 @@ class Fetcher:
             )
         if not hinted:
             self._tp_backoff[tp] = time.monotonic() + self._retry_backoff
-            if exc.invalid_metadata:
+            if action is PartitionAction.RETRY_REFRESH:
                 self._want_metadata()
         log.debug("Fetch %s: %r (leader hint applied: %s)", tp, exc, hinted)
 
