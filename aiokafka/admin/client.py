@@ -48,6 +48,7 @@ from aiokafka.admin.offsets import OffsetsMixin
 from aiokafka.admin.quotas import QuotasMixin
 from aiokafka.admin.replicas import ReplicasMixin
 from aiokafka.admin.results import FeatureMetadata, GroupOffsetDescription
+from aiokafka.admin.share_groups import ShareGroupsMixin
 from aiokafka.admin.topics import TopicsMixin
 from aiokafka.admin.transactions import TransactionsMixin
 from aiokafka.admin.types import IsolationLevel, OffsetSpec
@@ -74,6 +75,7 @@ class AIOKafkaAdminClient(
     ReplicasMixin,
     TransactionsMixin,
     QuotasMixin,
+    ShareGroupsMixin,
 ):
     """Administer a Kafka cluster: topics, configs, groups, offsets, ACLs, users,
     quotas, replicas and transactions.

@@ -1,0 +1,242 @@
+"""Share-group (KIP-932) operations of the admin client.
+
+Listing uses ListGroups with the ``share`` type filter; deleting a share group is a
+DeleteGroups like any group's. Describing a group and its offsets, and altering or
+deleting offsets, use the share-group APIs, written by hand in
+:mod:`aiokafka.share.wire` and :mod:`aiokafka.share.admin_wire` (the generated codec
+predates their stable versions). Group configs (``share.auto.offset.reset``,
+``share.record.lock.duration.ms``, ``share.delivery.count.limit``, ...) are set with
+:meth:`~aiokafka.admin.AIOKafkaAdminClient.incremental_alter_configs` on a
+``ConfigResource(ConfigResourceType.GROUP, group_id)``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiokafka.admin._base import AdminBase, check, error_for
+from aiokafka.cluster import CoordinatorType
+from aiokafka.errors import KafkaError
+from aiokafka.protocol import messages as _messages
+from aiokafka.share import admin_wire as _aw
+from aiokafka.share.wire import DescribeRequestV1
+from aiokafka.structs import TopicPartition
+
+__all__ = [
+    "ShareGroupDescription",
+    "ShareGroupListing",
+    "ShareGroupOffset",
+    "ShareGroupsMixin",
+    "ShareMemberDescription",
+]
+
+_GROUP = CoordinatorType.GROUP
+
+
+@dataclass(frozen=True, slots=True)
+class ShareGroupListing:
+    """A share group as listed: its id and state (``Empty``, ``Stable``, ...)."""
+
+    group_id: str
+    state: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ShareMemberDescription:
+    """One member of a share group."""
+
+    member_id: str
+    client_id: str
+    client_host: str
+    rack_id: str | None
+    member_epoch: int
+    subscribed_topics: tuple[str, ...]
+    assignment: frozenset[TopicPartition]
+
+
+@dataclass(frozen=True, slots=True)
+class ShareGroupDescription:
+    """A described share group; ``error`` is set (and the rest empty) if it failed."""
+
+    group_id: str
+    state: str
+    group_epoch: int
+    assignment_epoch: int
+    assignor: str
+    members: tuple[ShareMemberDescription, ...] = field(default_factory=tuple)
+    error: KafkaError | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ShareGroupOffset:
+    """Where a share group starts in a partition (its share-partition start offset),
+    and how many records after it are not yet acknowledged (``lag``, -1 unknown)."""
+
+    start_offset: int
+    leader_epoch: int
+    lag: int
+
+
+class ShareGroupsMixin(AdminBase):
+    """Share-group operations of :class:`~aiokafka.admin.AIOKafkaAdminClient`."""
+
+    async def list_share_groups(self) -> list[ShareGroupListing]:
+        """Every share group the brokers know, sorted by id.
+
+        Raises:
+            aiokafka.errors.KafkaError: a broker failed to answer or reported an error.
+        """
+        request = _messages.ListGroupsRequest(types_filter=["share"])
+
+        async def one(node: int) -> Any:
+            response = await self._send_node(node, request)
+            check(response.error_code, None, f"list groups on broker {node}")
+            return response
+
+        nodes = list(self._client.cluster.brokers)
+        found: dict[str, ShareGroupListing] = {}
+        for response in await asyncio.gather(*(one(n) for n in nodes)):
+            for g in response.groups:
+                found[g.group_id] = ShareGroupListing(g.group_id, g.group_state or None)
+        return [found[k] for k in sorted(found)]
+
+    async def describe_share_groups(self, group_ids: Sequence[str]) -> list[ShareGroupDescription]:
+        """Describe share groups (per item: a failed group carries its ``error``).
+
+        Raises:
+            aiokafka.errors.KafkaError: a request failed as a whole.
+        """
+        return list(await asyncio.gather(*(self._describe_one(g) for g in _ids(group_ids))))
+
+    async def _describe_one(self, group_id: str) -> ShareGroupDescription:
+        body = _messages.ShareGroupDescribeRequest(group_ids=[group_id])
+
+        def check_top(response: Any) -> None:
+            for g in response.groups:
+                # NOT_COORDINATOR & co. arrive per group: raise them to be retried.
+                err = error_for(g.error_code, g.error_message, f"describe {g.group_id!r}")
+                if err is not None and err.retriable:
+                    raise err
+
+        _, response = await self._send_coordinator(
+            group_id, _GROUP, DescribeRequestV1(body), check_top
+        )
+        (g,) = response.groups
+        err = error_for(g.error_code, g.error_message, f"describe share group {group_id!r}")
+        members = tuple(
+            ShareMemberDescription(
+                m.member_id,
+                m.client_id,
+                m.client_host,
+                m.rack_id,
+                m.member_epoch,
+                tuple(m.subscribed_topic_names),
+                frozenset(
+                    TopicPartition(t.topic_name, p)
+                    for t in m.assignment.topic_partitions
+                    for p in t.partitions
+                ),
+            )
+            for m in g.members
+        )
+        return ShareGroupDescription(
+            group_id,
+            g.group_state,
+            g.group_epoch,
+            g.assignment_epoch,
+            g.assignor_name,
+            members,
+            err,
+        )
+
+    async def delete_share_groups(self, group_ids: Sequence[str]) -> dict[str, KafkaError | None]:
+        """Delete share groups and their state. Per item: each group's error or
+        ``None`` (``GroupNotEmptyError`` while members are active)."""
+
+        async def one(group_id: str) -> KafkaError | None:
+            request = _messages.DeleteGroupsRequest(groups_names=[group_id])
+            _, response = await self._send_coordinator(group_id, _GROUP, request)
+            (r,) = response.results
+            return error_for(r.error_code, None, f"delete share group {group_id!r}")
+
+        ids = _ids(group_ids)
+        return dict(zip(ids, await asyncio.gather(*(one(g) for g in ids)), strict=True))
+
+    async def describe_share_group_offsets(
+        self, group_id: str, partitions: Sequence[TopicPartition] | None = None
+    ) -> dict[TopicPartition, ShareGroupOffset]:
+        """The share group's start offset (and lag) in each partition it has state
+        for, or in ``partitions``.
+
+        Raises:
+            aiokafka.errors.KafkaError: the group's or a partition's error.
+        """
+        topics: dict[str, list[int]] | None = None
+        if partitions is not None:
+            topics = {}
+            for tp in partitions:
+                topics.setdefault(tp.topic, []).append(tp.partition)
+        request = _aw.DescribeOffsetsRequest(group_id, topics)
+        _, resp = await self._send_coordinator(
+            group_id, _GROUP, request, lambda r: check(r.error_code, r.error_message, group_id)
+        )
+        out: dict[TopicPartition, ShareGroupOffset] = {}
+        for t in resp.topics:
+            for p in t.partitions:
+                tp = TopicPartition(t.topic, p.partition)
+                check(p.error_code, p.error_message, f"share group {group_id!r} offset of {tp}")
+                out[tp] = ShareGroupOffset(p.start_offset, p.leader_epoch, p.lag)
+        return out
+
+    async def alter_share_group_offsets(
+        self, group_id: str, offsets: Mapping[TopicPartition, int]
+    ) -> None:
+        """Move the share group's start offset in partitions (the group must have no
+        active members).
+
+        Raises:
+            aiokafka.errors.KafkaError: the group's or the first partition's error.
+        """
+        by_topic: dict[str, dict[int, int]] = {}
+        for tp, offset in offsets.items():
+            by_topic.setdefault(tp.topic, {})[tp.partition] = int(offset)
+        _, resp = await self._send_coordinator(
+            group_id,
+            _GROUP,
+            _aw.AlterOffsetsRequest(group_id, by_topic),
+            lambda r: check(r.error_code, r.error_message, f"alter share group {group_id!r}"),
+        )
+        for t in resp.topics:
+            for p in t.partitions:
+                check(p.error_code, p.error_message, f"{t.topic}-{p.partition}")
+
+    async def delete_share_group_offsets(self, group_id: str, topics: Sequence[str]) -> None:
+        """Forget the share group's state for whole topics (the group must have no
+        active members); it starts again by ``share.auto.offset.reset``.
+
+        Raises:
+            aiokafka.errors.KafkaError: the group's or the first topic's error.
+        """
+        _, resp = await self._send_coordinator(
+            group_id,
+            _GROUP,
+            _aw.DeleteOffsetsRequest(group_id, list(topics)),
+            lambda r: check(
+                r.error_code, r.error_message, f"delete share group offsets {group_id!r}"
+            ),
+        )
+        for t in resp.topics:
+            check(t.error_code, t.error_message, t.topic)
+
+
+def _ids(values: Sequence[str]) -> list[str]:
+    if isinstance(values, str):
+        raise TypeError("group_ids must be a list of group ids")
+    out = list(dict.fromkeys(values))
+    for g in out:
+        if not isinstance(g, str) or not g:
+            raise ValueError(f"group_ids: invalid group id {g!r}")
+    return out
