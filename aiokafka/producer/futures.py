@@ -114,8 +114,8 @@ class BatchResults:
         topic, partition = tp
         timestamps = self.timestamps
         cancelled = self._cancelled
-        call_soon = self.loop.call_soon
         keep: list[_Callback] = []
+        due: list[_Callback] = []
         # Per waiting record; inlined (no RecordFuture method calls) because with many
         # concurrent ``await producer.send_and_wait(...)`` every record has a waiter.
         for entry in callbacks:
@@ -124,7 +124,7 @@ class BatchResults:
             if not start <= index < end:
                 keep.append(entry)
             elif fn is not None:
-                call_soon(fn, fut, context=ctx)
+                due.append(entry)
             elif ctx.done():
                 pass  # the awaiting task was cancelled
             elif cancelled is not None and index in cancelled:
@@ -145,6 +145,32 @@ class BatchResults:
                     )
                 )
         self._callbacks = keep or None
+        if due:
+            # One loop callback runs them all, in the order they were added: a
+            # Handle and a trip through the loop per record cost as much as the
+            # callbacks themselves (asyncio.gather adds one to every future).
+            self.loop.call_soon(self._run_due, due)
+
+    def _run_due(self, due: list[_Callback]) -> None:
+        """Run done-callbacks as the loop would have, one by one: each in its own
+        context, an exception reported to the loop's handler and not stopping the
+        rest (as ``asyncio.Handle`` does)."""
+        loop = self.loop
+        for i, (fut, fn, ctx) in enumerate(due):
+            try:
+                ctx.run(fn, fut)
+            except (SystemExit, KeyboardInterrupt):
+                if i + 1 < len(due):
+                    loop.call_soon(self._run_due, due[i + 1 :])
+                raise
+            except BaseException as exc:
+                loop.call_exception_handler(
+                    {
+                        "message": f"Exception in callback {fn!r}({fut!r})",
+                        "exception": exc,
+                        "future": fut,
+                    }
+                )
 
     def _run_callback(self, entry: _Callback) -> None:
         fut, fn, ctx = entry
@@ -259,11 +285,13 @@ class RecordFuture(_FutureFields):
             asyncio.CancelledError: the future was cancelled.
             KafkaError: the record's batch failed.
         """
-        segment = self._outcome()
+        results = self._results
+        segment = results._whole  # one outcome for the whole batch: no search
+        if segment is None or results._cancelled is not None:
+            segment = self._outcome()
         error = segment[5]
         if error is not None:
             raise _copy_error(error)
-        results = self._results
         tp = results.tp
         start, _, base_offset, log_append_time, lso, _ = segment
         if base_offset == _UNACKNOWLEDGED:
@@ -323,10 +351,14 @@ class RecordFuture(_FutureFields):
         # Before anything refers back to this future (fn may hold it): see _cfuture.c.
         self._track()
         entry = (self, fn, context)
-        if self.done():
-            self._results._run_callback(entry)
+        results = self._results
+        # No outcome in the batch yet (the usual case): done() need not search.
+        if (results._segments or results._cancelled) and self.done():
+            results._run_callback(entry)
+        elif results._callbacks is None:
+            results._callbacks = [entry]
         else:
-            self._results._add_callback(entry)
+            results._callbacks.append(entry)
 
     def remove_done_callback(self, fn: Callable[[RecordFuture], object]) -> int:
         """Forget every registration of ``fn``; returns how many there were."""

@@ -1,0 +1,62 @@
+"""Done-callbacks of record futures: one loop callback runs every callback of a settled
+batch, with the semantics of ``asyncio.Handle`` (order, own context, errors reported)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+from typing import Any
+
+from aiokafka.producer.futures import BatchResults, RecordFuture, new_record_future
+from aiokafka.structs import TopicPartition
+
+VAR: contextvars.ContextVar[int] = contextvars.ContextVar("VAR", default=-1)
+
+
+def futures(n: int) -> tuple[BatchResults, list[RecordFuture]]:
+    results = BatchResults(asyncio.get_running_loop(), TopicPartition("t", 0))
+    out = []
+    for i in range(n):
+        results.timestamps.append(1000 + i)
+        out.append(new_record_future(RecordFuture, results, i))
+    return results, out
+
+
+async def test_callbacks_run_in_order_in_their_context_and_errors_do_not_stop_others() -> None:
+    loop = asyncio.get_running_loop()
+    reported: list[dict[str, Any]] = []
+    loop.set_exception_handler(lambda _loop, context: reported.append(context))
+    try:
+        results, futs = futures(4)
+        seen: list[tuple[int, int, int]] = []
+
+        def record(fut: RecordFuture) -> None:
+            seen.append((fut.result().offset, VAR.get(), len(seen)))
+            if fut.result().offset == 11:
+                raise ValueError("boom")
+
+        for i, fut in enumerate(futs):
+            ctx = contextvars.copy_context()
+            ctx.run(VAR.set, i)
+            fut.add_done_callback(record, context=ctx)
+        results.resolve(0, 4, 10, -1, 0)
+        assert seen == []  # never called synchronously
+        await asyncio.sleep(0)
+        assert seen == [(10, 0, 0), (11, 1, 1), (12, 2, 2), (13, 3, 3)]
+        assert len(reported) == 1 and isinstance(reported[0]["exception"], ValueError)
+        assert VAR.get() == -1
+    finally:
+        loop.set_exception_handler(None)
+
+
+async def test_gather_and_callbacks_on_a_split_batch() -> None:
+    results, futs = futures(6)
+    got: list[BaseException | None] = []
+    futs[4].add_done_callback(lambda f: got.append(f.exception()))
+    gathered = asyncio.gather(*futs[:3])
+    results.resolve(0, 3, 100, -1, 0)  # the first part
+    assert [md.offset for md in await asyncio.wait_for(gathered, 5)] == [100, 101, 102]
+    assert got == [] and not futs[4].done()
+    results.fail(3, 6, KeyError("x"))
+    await asyncio.sleep(0)
+    assert len(got) == 1 and isinstance(got[0], KeyError)
