@@ -121,8 +121,7 @@ async def main() -> None:
             )
             for i in range(args.workers)
         ]
-        async with asyncio.timeout(120):
-            await stop.wait()
+        await asyncio.wait_for(stop.wait(), 120)
         await asyncio.gather(*workers)
         print(
             f"accepted {settled['accepted']}, released {settled['released']} "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
+import sys
 import uuid
 from collections.abc import Callable
 
@@ -12,6 +12,11 @@ from aiokafka.admin.types import AlterConfigOp, ConfigResource, ConfigResourceTy
 from aiokafka.errors import NonEmptyGroupError
 from aiokafka.share import AIOKafkaShareConsumer
 from aiokafka.structs import TopicPartition
+
+if sys.version_info >= (3, 11):
+    from asyncio import timeout
+else:  # Python 3.10
+    from async_timeout import timeout
 
 
 async def test_share_group_admin_round_trip(
@@ -36,7 +41,7 @@ async def test_share_group_admin_round_trip(
         topic, group_id=group, bootstrap_servers=kafka.bootstrap_servers, client_id="share-admin"
     ) as consumer:
         got = 0
-        async with asyncio.timeout(30):
+        async with timeout(30):
             while got < 10:
                 got += sum(len(r) for r in (await consumer.getmany(timeout_ms=500)).values())
         assert list((await consumer.commit()).values()) == [None]
@@ -58,7 +63,7 @@ async def test_share_group_admin_round_trip(
         topic, group_id=group, bootstrap_servers=kafka.bootstrap_servers
     ) as consumer:
         again: list[int] = []
-        async with asyncio.timeout(30):
+        async with timeout(30):
             while len(again) < 6:
                 for recs in (await consumer.getmany(timeout_ms=500)).values():
                     again.extend(r.offset for r in recs)

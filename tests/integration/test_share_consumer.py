@@ -16,6 +16,11 @@ from aiokafka.admin.types import AlterConfigOp, ConfigResource, ConfigResourceTy
 from aiokafka.errors import IllegalStateError
 from aiokafka.share import AIOKafkaShareConsumer, ShareConsumerRecord
 
+if sys.version_info >= (3, 11):
+    from asyncio import timeout
+else:  # Python 3.10
+    from async_timeout import timeout
+
 
 async def _produce(bootstrap: str, topic: str, n: int, *, one_per_batch: bool = False) -> None:
     async with AIOKafkaProducer(bootstrap_servers=bootstrap) as producer:
@@ -56,7 +61,7 @@ async def test_one_member_receives_and_accepts(kafka, new_topic: Callable[..., s
         topic, group_id=group, bootstrap_servers=kafka.bootstrap_servers
     ) as c:
         got: list[ShareConsumerRecord[bytes, bytes]] = []
-        async with asyncio.timeout(30):
+        async with timeout(30):
             while len(got) < 10:
                 for recs in (await c.getmany(timeout_ms=1000)).values():
                     got.extend(recs)
@@ -70,7 +75,7 @@ async def _drain(
     c: AIOKafkaShareConsumer, want: int, seconds: float = 40
 ) -> list[ShareConsumerRecord[bytes, bytes]]:
     got: list[ShareConsumerRecord[bytes, bytes]] = []
-    async with asyncio.timeout(seconds):
+    async with timeout(seconds):
         while len(got) < want:
             for recs in (await c.getmany(timeout_ms=500)).values():
                 got.extend(recs)
@@ -110,7 +115,7 @@ async def test_several_members_accept_each_record_once(
             await asyncio.sleep(0.01)  # "work", so the others get a turn
 
     try:
-        async with asyncio.timeout(60):
+        async with timeout(60):
             await asyncio.gather(*(work(i, m) for i, m in enumerate(members)))
     finally:
         for m in members:
@@ -203,7 +208,6 @@ async def test_delivery_count_limit_archives_record(kafka, new_topic: Callable[.
 
 _WORKER = """
 import asyncio, sys
-from aiokafka.errors import IllegalStateError
 from aiokafka.share import AIOKafkaShareConsumer
 
 async def main():
@@ -279,7 +283,7 @@ async def test_share_group_beside_consumer_group(kafka, new_topic: Callable[...,
         auto_offset_reset="earliest",
     ) as cc:
         normal = []
-        async with asyncio.timeout(30):
+        async with timeout(30):
             while len(normal) < 20:
                 for recs in (await cc.getmany(timeout_ms=500)).values():
                     normal.extend(recs)
