@@ -96,6 +96,8 @@ class AIOKafkaShareConsumer:
         self._membership: ShareMembership | None = None
         self._sessions: ShareSessions | None = None
         self._lock = asyncio.Lock()
+        # Acquired records not yet handed to the application (see _hand_out).
+        self._buffer: list[ShareConsumerRecord[Any, Any]] = []
         self._state = "new"
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -138,6 +140,8 @@ class AIOKafkaShareConsumer:
             async with self._lock:
                 if not self._acks.explicit:
                     self._acks.accept_all()
+                # Records never handed out are released when the sessions close.
+                self._buffer.clear()
                 try:
                     results = await asyncio.wait_for(sessions.close(self._acks.take()), timeout)
                     self._report(results)
@@ -210,7 +214,7 @@ class AIOKafkaShareConsumer:
         Args:
             *partitions: Only these assigned partitions (default: all assigned).
             timeout_ms: Longest wait for records.
-            max_records: Cap on records in this call (default ``max_poll_records``).
+            max_records: Cap on records in this call (default: all fetched).
 
         Raises:
             aiokafka.errors.IllegalStateError: explicit mode and records of the
@@ -224,6 +228,14 @@ class AIOKafkaShareConsumer:
             while True:
                 if membership.error is not None:
                     raise membership.error
+                ready = self._hand_out(partitions, max_records)
+                if ready:
+                    # Acknowledgements must not wait for the next fetch: their
+                    # records' locks are running.
+                    pending = self._acks.take()
+                    if pending:
+                        self._report(await sessions.acknowledge(pending))
+                    return ready
                 wanted = membership.assignment
                 if partitions:
                     wanted = wanted & frozenset(partitions)
@@ -241,32 +253,49 @@ class AIOKafkaShareConsumer:
                         return {}
                     continue
                 max_wait, min_bytes, max_bytes, limit = self._fetch
-                if max_records is not None:
-                    limit = max_records
                 fetched, results = await sessions.fetch(
                     membership.assignment,
                     self._acks.take(),
                     max_wait_ms=max(0, min(max_wait, int(remaining * 1000))),
                     min_bytes=min_bytes,
                     max_bytes=max_bytes,
-                    max_records=limit,
+                    max_records=limit if max_records is None else min(limit, max_records),
                     key_deserializer=self._kd,
                     value_deserializer=self._vd,
                 )
                 self._report(results)
-                out = {}
                 for tp, (recs, gaps) in fetched.items():
                     self._acks.gaps(tp, gaps)
-                    if recs:
-                        self._acks.delivered(tp, (r.offset for r in recs))
-                        out[tp] = recs
-                if out or time.monotonic() >= deadline:
-                    return out
+                    self._buffer.extend(recs)
+                if not self._buffer and time.monotonic() >= deadline:
+                    return {}
+
+    def _hand_out(
+        self, partitions: tuple[TopicPartition, ...], max_records: int | None
+    ) -> dict[TopicPartition, list[ShareConsumerRecord[Any, Any]]]:
+        # The broker may return more records than asked (it keeps batches whole) and
+        # records of partitions the caller did not ask for: those stay buffered,
+        # acquired but not yet delivered, so implicit mode never accepts a record
+        # the application has not seen.
+        wanted = frozenset(partitions)
+        out: dict[TopicPartition, list[ShareConsumerRecord[Any, Any]]] = {}
+        kept: list[ShareConsumerRecord[Any, Any]] = []
+        budget = max_records if max_records is not None else len(self._buffer)
+        for record in self._buffer:
+            tp = TopicPartition(record.topic, record.partition)
+            if budget > 0 and (not wanted or tp in wanted):
+                out.setdefault(tp, []).append(record)
+                budget -= 1
+            else:
+                kept.append(record)
+        self._buffer = kept
+        for tp, recs in out.items():
+            self._acks.delivered(tp, (r.offset for r in recs))
+        return out
 
     async def getone(self, *partitions: TopicPartition) -> ShareConsumerRecord[Any, Any]:
-        """One record (waits until there is one). In implicit mode, the records of
-        the poll that returned it are all accepted at the next poll, so this
-        fetches at most one record at a time."""
+        """One record (waits until there is one); it counts as one poll, so in
+        implicit mode the next poll accepts it."""
         while True:
             batch = await self.getmany(*partitions, timeout_ms=1000, max_records=1)
             for recs in batch.values():

@@ -289,3 +289,25 @@ async def test_share_group_beside_consumer_group(kafka, new_topic: Callable[...,
                     normal.extend(recs)
     # Each group reads the whole topic independently.
     assert sorted(r.offset for r in shared) == sorted(r.offset for r in normal) == list(range(20))
+
+
+async def test_getone_and_async_for_hand_out_each_record_once(
+    kafka, new_topic: Callable[..., str]
+) -> None:
+    topic = new_topic()
+    group = _group()
+    await _set_earliest(kafka.bootstrap_servers, group)
+    await _produce(kafka.bootstrap_servers, topic, 6)  # one batch: the broker sends all 6
+    async with AIOKafkaShareConsumer(
+        topic, group_id=group, bootstrap_servers=kafka.bootstrap_servers
+    ) as c:
+        async with timeout(30):
+            first = [await c.getone() for _ in range(3)]
+            rest = []
+            async for record in c:
+                rest.append(record)
+                if len(rest) == 3:
+                    break
+        assert [r.offset for r in first + rest] == list(range(6))
+        assert list((await c.commit()).values()) == [None]
+        assert await c.getmany(timeout_ms=1000) == {}
