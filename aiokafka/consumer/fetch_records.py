@@ -111,6 +111,7 @@ class PartitionRecords:
         "_recs",
         "_recs_idx",
         "_value_deserializer",
+        "_within_end",
         "epoch",
         "error",
         "fetch_offset",
@@ -156,6 +157,8 @@ class PartitionRecords:
         self._batches = batches
         self._batch_idx = 0
         self._recs: list[ConsumerRecord[Any, Any]] = []
+        # Index of the decoded batch's last record (take_within_batch stops before it).
+        self._within_end = -1
         self._recs_idx = 0
         self.size = memory.valid_bytes()
         self.next_fetch_offset = batches[-1].next_offset if batches else fetch_offset
@@ -182,6 +185,7 @@ class PartitionRecords:
         self._batches = []
         self._batch_idx = 0
         self._recs = []
+        self._within_end = -1
         self._recs_idx = 0
         self.error = None
 
@@ -246,12 +250,11 @@ class PartitionRecords:
         position is the batch's end, not its offset + 1), the position moved, or the
         partition is paused; ``None`` then (``async for``'s hot path: ask
         :meth:`take_one`)."""
-        recs = self._recs
         i = self._recs_idx
         state = self.state
-        if i >= len(recs) - 1 or self.epoch != state.epoch or state.paused:
+        if i >= self._within_end or self.epoch != state.epoch or state.paused:
             return None
-        rec = recs[i]
+        rec = self._recs[i]
         self._recs_idx = i + 1
         state.advance(rec.offset + 1, rec.leader_epoch)
         return rec
@@ -283,6 +286,7 @@ class PartitionRecords:
                 self.error = exc
                 self._batch_idx = len(batches)
                 self._recs = []
+                self._within_end = -1
                 self._recs_idx = 0
                 return False
             except BaseException:
@@ -299,10 +303,12 @@ class PartitionRecords:
                 state.skip_to(batch.next_offset)
                 continue
             self._recs = recs
+            self._within_end = len(recs) - 1
             self._recs_idx = start
             self.tally.records += len(recs) - start
             return True
         self._recs = []
+        self._within_end = -1
         self._recs_idx = 0
         return False
 
