@@ -13,8 +13,9 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.types import AlterConfigOp, ConfigResource, ConfigResourceType
-from aiokafka.errors import IllegalStateError
+from aiokafka.errors import IllegalStateError, InvalidRecordStateError
 from aiokafka.share import AIOKafkaShareConsumer, ShareConsumerRecord
+from aiokafka.structs import TopicPartition
 
 if sys.version_info >= (3, 11):
     from asyncio import timeout
@@ -311,3 +312,37 @@ async def test_getone_and_async_for_hand_out_each_record_once(
         assert [r.offset for r in first + rest] == list(range(6))
         assert list((await c.commit()).values()) == [None]
         assert await c.getmany(timeout_ms=1000) == {}
+
+
+async def test_acknowledgement_after_the_lock_expired_is_reported(
+    kafka, new_topic: Callable[..., str]
+) -> None:
+    topic = new_topic()
+    group = _group()
+    await _group_configs(
+        kafka.bootstrap_servers,
+        group,
+        share_auto_offset_reset="earliest",
+        share_record_lock_duration_ms="1000",
+    )
+    await _produce(kafka.bootstrap_servers, topic, 1)
+    reported: list[dict[TopicPartition, Exception | None]] = []
+    async with AIOKafkaShareConsumer(
+        topic,
+        group_id=group,
+        bootstrap_servers=kafka.bootstrap_servers,
+        acknowledgement_mode="explicit",
+        acknowledgement_commit_callback=reported.append,
+    ) as c:
+        (record,) = await _drain(c, 1)
+        await asyncio.sleep(3)  # the 1 s lock runs out: the record is available again
+        c.acknowledge(record, "accept")
+        results = await c.commit()
+        (error,) = results.values()
+        assert isinstance(error, InvalidRecordStateError), results
+        assert reported == [results]
+        # The broker delivers it again.
+        (again,) = await _drain(c, 1)
+        assert again.offset == record.offset and again.delivery_count == 2
+        c.acknowledge(again)
+        assert list((await c.commit()).values()) == [None]
