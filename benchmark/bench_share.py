@@ -4,7 +4,7 @@ All members run in this process (so ``time.process_time()`` is the client's CPU 
 every member together) against a single-node broker started with ``tools.kafka.rig``
 (or ``--bootstrap``). Records are produced first, in the producer's normal batches;
 each member acknowledges implicitly (the next poll accepts the previous one's
-records). Run it::
+records). The clock starts when every member has its assignment. Run it::
 
     python -m benchmark.bench_share --count 100000
 """
@@ -79,6 +79,10 @@ async def run(bootstrap: str, topic: str, count: int, members: int) -> tuple[flo
             if seen >= count:
                 done.set()
 
+    # Joining takes a few heartbeats; measure consumption only.
+    async with asyncio.timeout(60):
+        while not all(c.assignment() for c in consumers):  # noqa: ASYNC110 - no event to wait on
+            await asyncio.sleep(0.05)
     wall, cpu = time.perf_counter(), time.process_time()
     await asyncio.gather(*(work(c) for c in consumers))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
