@@ -189,3 +189,13 @@ def test_generation_user_data() -> None:
     assert decode_generation_user_data(encode_generation_user_data(-1)) == -1
     assert decode_generation_user_data(None) is None
     assert decode_generation_user_data(b"\x00") is None
+
+
+def test_known_versions_match_the_generated_classes() -> None:
+    # codec.py writes the versions as literals so that importing it (a constructor
+    # default of the consumer) does not load the generated modules; keep them true.
+    from aiokafka.consumer.group.assignors import ASSIGNMENT_VERSION, SUBSCRIPTION_VERSION
+    from aiokafka.protocol.messages import ConsumerProtocolAssignment, ConsumerProtocolSubscription
+
+    assert SUBSCRIPTION_VERSION == ConsumerProtocolSubscription.MAX_VERSION
+    assert ASSIGNMENT_VERSION == ConsumerProtocolAssignment.MAX_VERSION

@@ -14,15 +14,14 @@ from __future__ import annotations
 import struct
 
 from aiokafka.errors import KafkaProtocolError, UnsupportedVersionError
-from aiokafka.protocol.messages import (
-    ConsumerProtocolAssignment,
-    ConsumerProtocolAssignmentTopicPartition,
-    ConsumerProtocolSubscription,
-    ConsumerProtocolSubscriptionTopicPartition,
-)
+from aiokafka.protocol import messages as m
 from aiokafka.structs import TopicPartition
 
 from .types import Assignment, Subscription, group_by_topic
+
+# The generated classes are read through the lazy ``messages`` module (``m.X``) at the
+# call sites: the default assignors are constructor defaults, so this module loads with
+# ``import aiokafka`` and must not pull in the generated modules there.
 
 __all__ = [
     "ASSIGNMENT_VERSION",
@@ -38,10 +37,11 @@ __all__ = [
     "encode_subscription",
 ]
 
-#: Highest ConsumerProtocolSubscription version known (3: rack id, KIP-881).
-SUBSCRIPTION_VERSION = ConsumerProtocolSubscription.MAX_VERSION
-#: Highest ConsumerProtocolAssignment version known.
-ASSIGNMENT_VERSION = ConsumerProtocolAssignment.MAX_VERSION
+#: Highest ConsumerProtocolSubscription version known (3: rack id, KIP-881). A literal,
+#: so the generated module is not loaded at import; a unit test pins it to MAX_VERSION.
+SUBSCRIPTION_VERSION = 3
+#: Highest ConsumerProtocolAssignment version known (pinned the same way).
+ASSIGNMENT_VERSION = 3
 
 _VERSION = struct.Struct(">h")
 _INT32 = struct.Struct(">i")
@@ -63,11 +63,11 @@ def encode_subscription(subscription: Subscription, version: int = SUBSCRIPTION_
     generation v2, rack v3), otherwise ``UnsupportedVersionError`` is raised.
     """
     _check_subscription_fields(subscription, version)
-    msg = ConsumerProtocolSubscription(
+    msg = m.ConsumerProtocolSubscription(
         topics=list(subscription.topics),
         user_data=subscription.user_data,
         owned_partitions=[
-            ConsumerProtocolSubscriptionTopicPartition(topic=t, partitions=p)
+            m.ConsumerProtocolSubscriptionTopicPartition(topic=t, partitions=p)
             for t, p in group_by_topic(subscription.owned_partitions)
         ],
         generation_id=subscription.generation_id,
@@ -94,7 +94,7 @@ def decode_subscription(data: bytes | bytearray | memoryview) -> Subscription:
         KafkaProtocolError: The bytes are truncated or otherwise malformed.
     """
     version = _read_version(data, "subscription", SUBSCRIPTION_VERSION)
-    msg = ConsumerProtocolSubscription.decode(memoryview(data)[2:], version)
+    msg = m.ConsumerProtocolSubscription.decode(memoryview(data)[2:], version)
     return Subscription(
         topics=tuple(msg.topics),
         user_data=msg.user_data,
@@ -108,9 +108,9 @@ def decode_subscription(data: bytes | bytearray | memoryview) -> Subscription:
 
 def encode_assignment(assignment: Assignment, version: int = ASSIGNMENT_VERSION) -> bytes:
     """Encode one member's SyncGroup assignment: int16 ``version`` + body."""
-    msg = ConsumerProtocolAssignment(
+    msg = m.ConsumerProtocolAssignment(
         assigned_partitions=[
-            ConsumerProtocolAssignmentTopicPartition(topic=t, partitions=p)
+            m.ConsumerProtocolAssignmentTopicPartition(topic=t, partitions=p)
             for t, p in group_by_topic(assignment.topic_partitions)
         ],
         user_data=assignment.user_data,
@@ -130,7 +130,7 @@ def decode_assignment(data: bytes | bytearray | memoryview) -> Assignment:
     if len(data) == 0:
         return Assignment()
     version = _read_version(data, "assignment", ASSIGNMENT_VERSION)
-    msg = ConsumerProtocolAssignment.decode(memoryview(data)[2:], version)
+    msg = m.ConsumerProtocolAssignment.decode(memoryview(data)[2:], version)
     return Assignment.of(
         (TopicPartition(tp.topic, p) for tp in msg.assigned_partitions for p in tp.partitions),
         msg.user_data,

@@ -19,13 +19,14 @@ import enum
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from aiokafka.protocol.messages import (
-    ConsumerProtocolSubscription,
-    ConsumerProtocolSubscriptionTopicPartition,
-)
+# Lazy (see codec.py): the generated module loads when metadata() is first built.
+from aiokafka.protocol import messages as m
 from aiokafka.structs import TopicPartition
+
+if TYPE_CHECKING:
+    from aiokafka.protocol.messages import ConsumerProtocolSubscription
 
 __all__ = [
     "Assignment",
@@ -207,11 +208,11 @@ class GroupMember:
     @property
     def metadata(self) -> ConsumerProtocolSubscription:
         """The subscription as the generated wire struct (kafka-python 3 shape)."""
-        return ConsumerProtocolSubscription(
+        return m.ConsumerProtocolSubscription(
             topics=list(self.topics),
             user_data=self.user_data,
             owned_partitions=[
-                ConsumerProtocolSubscriptionTopicPartition(topic=t, partitions=p)
+                m.ConsumerProtocolSubscriptionTopicPartition(topic=t, partitions=p)
                 for t, p in group_by_topic(self.owned_partitions)
             ],
             generation_id=self.generation_id,
