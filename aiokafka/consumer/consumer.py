@@ -36,11 +36,7 @@ from typing import Any
 
 from aiokafka.abc import ConsumerRebalanceListener
 from aiokafka.cluster import AIOKafkaClient
-from aiokafka.errors import (
-    ConsumerStoppedError,
-    IllegalOperation,
-    IllegalStateError,
-)
+from aiokafka.errors import ConsumerStoppedError, IllegalOperation, IllegalStateError
 from aiokafka.structs import (
     KT,
     VT,
