@@ -116,6 +116,10 @@ async def test_several_members_accept_each_record_once(
             await asyncio.sleep(0.01)  # "work", so the others get a turn
 
     try:
+        # Work starts once all have joined, or the first could drain the topic alone.
+        async with timeout(30):
+            while not all(m.assignment() for m in members):  # noqa: ASYNC110 - no event
+                await asyncio.sleep(0.05)
         async with timeout(60):
             await asyncio.gather(*(work(i, m) for i, m in enumerate(members)))
     finally:
