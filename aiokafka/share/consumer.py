@@ -226,8 +226,7 @@ class AIOKafkaShareConsumer:
         async with self._lock:
             self._acks.before_poll()
             while True:
-                if membership.error is not None:
-                    raise membership.error
+                membership.check()
                 ready = self._hand_out(partitions, max_records)
                 if ready:
                     # Acknowledgements must not wait for the next fetch: their

@@ -66,6 +66,21 @@ class ShareMembership:
         self._task: asyncio.Task[None] | None = None
         self.error: KafkaError | None = None
 
+    def check(self) -> None:
+        """Raise the error that stops this member from working: a non-retriable
+        heartbeat error, or whatever ended the heartbeat task.
+
+        Raises:
+            aiokafka.errors.KafkaError: and anything the task died of.
+        """
+        if self.error is not None:
+            raise self.error
+        task = self._task
+        if task is not None and task.done() and not task.cancelled():
+            exc = task.exception()
+            if exc is not None:
+                raise exc
+
     def subscribe(self, topics: list[str]) -> None:
         """Heartbeat the new subscription now (empty: no partitions wanted)."""
         self._topics = sorted(set(topics))
@@ -95,6 +110,7 @@ class ShareMembership:
         while True:
             try:
                 await self._heartbeat()
+                self.error = None  # e.g. an authorization error that an ACL fixed
                 delay = self._interval
             except _REJOIN as exc:
                 log.info("Share group %s: %s; rejoining", self.group_id, exc)
