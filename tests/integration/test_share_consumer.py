@@ -350,3 +350,28 @@ async def test_acknowledgement_after_the_lock_expired_is_reported(
         assert again.offset == record.offset and again.delivery_count == 2
         c.acknowledge(again)
         assert list((await c.commit()).values()) == [None]
+
+
+async def test_subscribe_and_unsubscribe_change_the_assignment(
+    kafka, new_topic: Callable[..., str]
+) -> None:
+    first, second = new_topic(), new_topic()
+    group = _group()
+    await _set_earliest(kafka.bootstrap_servers, group)
+    await _produce(kafka.bootstrap_servers, first, 2)
+    await _produce(kafka.bootstrap_servers, second, 3)
+    async with AIOKafkaShareConsumer(
+        group_id=group, bootstrap_servers=kafka.bootstrap_servers
+    ) as c:
+        assert c.subscription() == frozenset()
+        c.subscribe([first])
+        assert {r.topic for r in await _drain(c, 2)} == {first}
+        c.subscribe([second])
+        got = await _drain(c, 3)
+        assert {r.topic for r in got} == {second}
+        assert c.assignment() == frozenset({TopicPartition(second, 0)})
+        c.unsubscribe()
+        async with timeout(30):
+            while c.assignment():  # noqa: ASYNC110 - no event to wait on
+                await asyncio.sleep(0.1)
+        assert await c.getmany(timeout_ms=500) == {}
