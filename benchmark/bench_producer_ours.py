@@ -123,23 +123,12 @@ async def produce_batches(args: Namespace) -> dict[str, Any]:
 
 
 async def produce_pattern(args: Namespace) -> dict[str, Any]:
-    """``--pattern``: the same caller code as aiokafka 0.14's worker
-    (``produce_patterns``), linger_ms=5 and 256 KiB batches (our default)."""
-    producer = await _producer(args, linger_ms=5, max_batch_size=262144)
-    try:
-        with workerlib.Meter() as meter:
-            ok, failed = await produce_patterns.run(
-                producer, args.pattern, args.topic, workerlib.payload(args.size), args.count
-            )
-    finally:
-        await producer.stop()
-    return _result(
-        meter,
-        args,
-        count=ok,
-        errors=failed + args.count - ok - failed,
-        notes=f"pattern {args.pattern}, linger_ms=5, max_batch_size=262144",
-    )
+    """``--pattern``: the same caller code and settings as aiokafka 0.14's worker
+    (``produce_patterns``)."""
+    producer = await _producer(args, **produce_patterns.SETTINGS)
+    meter, ok, notes = await produce_patterns.measure(producer, args)
+    # Every record not delivered is an error: failed, or never sent.
+    return _result(meter, args, count=ok, errors=args.count - ok, notes=notes)
 
 
 async def send_and_wait(args: Namespace, concurrency: int) -> dict[str, Any]:

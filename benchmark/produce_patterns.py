@@ -120,3 +120,24 @@ async def run(producer: Any, pattern: str, topic: str, value: bytes, count: int)
         return await batches(producer, topic, value, count, partitions)
     patterns = {"done": done_checks, "gather": gather, "callback": callbacks, "flush": flush}
     return await patterns[pattern](producer, topic, value, count)
+
+
+#: The settings both workers give the producer for ``--pattern`` (ours are the defaults).
+SETTINGS: dict[str, Any] = {"linger_ms": 5, "max_batch_size": 262144}
+
+
+async def measure(producer: Any, args: Any) -> tuple[workerlib.Meter, int, str]:
+    """Run ``args.pattern`` on a started producer under a meter, then stop it.
+
+    Returns the meter, the records delivered and the result's notes; both workers
+    (ours and aiokafka 0.14's) build their result line from these.
+    """
+    try:
+        with workerlib.Meter() as meter:
+            ok, _ = await run(
+                producer, args.pattern, args.topic, workerlib.payload(args.size), args.count
+            )
+    finally:
+        await producer.stop()
+    notes = f"pattern {args.pattern}, " + ", ".join(f"{k}={v}" for k, v in SETTINGS.items())
+    return meter, ok, notes
