@@ -23,7 +23,7 @@ _SCOPES = {"topics": ("topic",), "partitions": ("topic", "partition"), "nodes": 
 
 
 class HasMetrics(Protocol):
-    """A producer, consumer or admin client."""
+    """A producer, consumer, share consumer or admin client."""
 
     def metrics(self) -> dict[str, Any]: ...
 
@@ -52,18 +52,24 @@ class Sample:
 
 
 def client_kind(client: object) -> str:
-    """``"producer"``, ``"consumer"`` or ``"admin"`` for one of our clients."""
+    """``"producer"``, ``"consumer"``, ``"share_consumer"`` or ``"admin"`` for one of
+    our clients."""
     from aiokafka.admin import AIOKafkaAdminClient
     from aiokafka.consumer import AIOKafkaConsumer
     from aiokafka.producer import AIOKafkaProducer
+    from aiokafka.share import AIOKafkaShareConsumer
 
     if isinstance(client, AIOKafkaProducer):
         return "producer"
     if isinstance(client, AIOKafkaConsumer):
         return "consumer"
+    if isinstance(client, AIOKafkaShareConsumer):
+        return "share_consumer"
     if isinstance(client, AIOKafkaAdminClient):
         return "admin"
-    raise TypeError(f"{type(client).__name__} is not a producer, consumer or admin client")
+    raise TypeError(
+        f"{type(client).__name__} is not a producer, consumer, share consumer or admin client"
+    )
 
 
 def read_snapshot(

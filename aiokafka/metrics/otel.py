@@ -35,6 +35,8 @@ from .consumer import CoordinatorMetrics, FetchMetrics
 from .export import HasMetrics, Sample, client_kind, read_snapshot, samples
 from .network import NetworkMetrics, NodeMetrics
 from .producer import ProducerMetrics
+from .share import TOPIC_NAMES as SHARE_TOPIC_NAMES
+from .share import ShareCoordinatorMetrics, ShareFetchMetrics, SharePollMetrics
 
 __all__ = ["Registration", "instrument"]
 
@@ -42,6 +44,9 @@ __all__ = ["Registration", "instrument"]
 _REUSE = 0.5
 
 _ATTRIBUTE = {"node_id": "node.id"}
+
+#: Names holding one of these are milliseconds.
+_MS_WORDS = ("latency", "queue-time", "throttle-time", "time-between-poll", "response-time")
 
 
 def _names(kind: str) -> dict[str, set[str]]:
@@ -60,6 +65,11 @@ def _names(kind: str) -> dict[str, set[str]]:
         names[""] |= set(CoordinatorMetrics().snapshot())
         names["topic"] = set(FetchMetrics.TOPIC_NAMES)
         names["partition"] = set(FetchMetrics.PARTITION_NAMES)
+    elif kind == "share_consumer":
+        names[""] |= set(SharePollMetrics().snapshot())
+        names[""] |= set(ShareFetchMetrics().snapshot())
+        names[""] |= set(ShareCoordinatorMetrics().snapshot())
+        names["topic"] = set(SHARE_TOPIC_NAMES)
     return names
 
 
@@ -143,7 +153,7 @@ def instrument(
     for scope, names in _names(kind).items():
         for name in sorted(names):
             full = f"kafka.{kind}.{scope + '.' if scope else ''}{name}"
-            unit = "ms" if "latency" in name or "queue-time" in name else "1"
+            unit = "ms" if any(word in name for word in _MS_WORDS) else "1"
             callbacks = [registration.callback(scope, name)]
             if name.endswith("-total"):
                 meter.create_observable_counter(full, callbacks, unit=unit)

@@ -18,13 +18,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from types import TracebackType
 from typing import Any
 
 from aiokafka.cluster.client import AIOKafkaClient
 from aiokafka.cluster.config import ClientConfig
 from aiokafka.errors import ConsumerStoppedError, IllegalStateError, KafkaError
+from aiokafka.metrics.share import ShareFetchMetrics, SharePollMetrics, share_consumer_snapshot
 from aiokafka.structs import TopicPartition
 
 from .acks import AcknowledgementState
@@ -35,6 +36,7 @@ from .session import AckResults, ShareSessions
 log = logging.getLogger(__name__)
 
 AcknowledgementCallback = Callable[[AckResults], None]
+Polled = dict[TopicPartition, list[ShareConsumerRecord[Any, Any]]]
 
 
 class AIOKafkaShareConsumer:
@@ -99,6 +101,7 @@ class AIOKafkaShareConsumer:
         # Acquired records not yet handed to the application (see _hand_out).
         self._buffer: list[ShareConsumerRecord[Any, Any]] = []
         self._state = "new"
+        self._poll_metrics = SharePollMetrics()
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -121,7 +124,12 @@ class AIOKafkaShareConsumer:
             rack_id=self._client_config.client_rack or None,
             retry_backoff_ms=self._client_config.retry_backoff_ms,
         )
-        self._sessions = ShareSessions(client, self._group_id, self._membership.member_id)
+        self._sessions = ShareSessions(
+            client,
+            self._group_id,
+            self._membership.member_id,
+            ShareFetchMetrics(self._poll_metrics.topics),
+        )
         if self._topics:
             self.subscribe(self._topics)
         self._membership.start()
@@ -166,8 +174,25 @@ class AIOKafkaShareConsumer:
 
     # -- subscription ---------------------------------------------------------------------
 
-    def subscribe(self, topics: list[str] | tuple[str, ...]) -> None:
-        """Replace the subscription with ``topics`` (names; no patterns)."""
+    def subscribe(self, topics: Iterable[str] = (), pattern: str | None = None) -> None:
+        """Replace the subscription with ``topics``.
+
+        Args:
+            topics: Topic names (an empty list subscribes to nothing).
+            pattern: Not supported: a share group subscribes by topic name only
+                (KIP-932's ShareGroupHeartbeat carries names, and Kafka's own
+                ``KafkaShareConsumer`` has no pattern subscription). Resolve the
+                names yourself, e.g. from ``AIOKafkaAdminClient.list_topics()``.
+
+        Raises:
+            ValueError: ``pattern`` given.
+            TypeError: ``topics`` is a single string.
+        """
+        if pattern is not None:
+            raise ValueError(
+                "subscribe(pattern=...): share groups subscribe by topic name only "
+                "(Kafka has no pattern subscription for share groups); pass the topic names"
+            )
         if isinstance(topics, str):
             raise TypeError("topics: a list of topic names, not a string")
         self._topics = list(topics)
@@ -204,7 +229,7 @@ class AIOKafkaShareConsumer:
 
     async def getmany(
         self, *partitions: TopicPartition, timeout_ms: int = 0, max_records: int | None = None
-    ) -> dict[TopicPartition, list[ShareConsumerRecord[Any, Any]]]:
+    ) -> Polled:
         """Fetch records acquired for this member, waiting up to ``timeout_ms``.
 
         The records of the previous poll are settled first: implicit mode accepts
@@ -222,6 +247,22 @@ class AIOKafkaShareConsumer:
             aiokafka.errors.ConsumerStoppedError: the consumer is stopped.
         """
         membership, sessions = self._started()
+        started = self._poll_metrics.poll_started()
+        out: Polled = {}
+        try:
+            out = await self._poll(membership, sessions, partitions, timeout_ms, max_records)
+            return out
+        finally:
+            self._poll_metrics.poll_ended(started, out)
+
+    async def _poll(
+        self,
+        membership: ShareMembership,
+        sessions: ShareSessions,
+        partitions: tuple[TopicPartition, ...],
+        timeout_ms: int,
+        max_records: int | None,
+    ) -> Polled:
         deadline = time.monotonic() + timeout_ms / 1000
         async with self._lock:
             self._acks.before_poll()
@@ -269,15 +310,13 @@ class AIOKafkaShareConsumer:
                 if not self._buffer and time.monotonic() >= deadline:
                     return {}
 
-    def _hand_out(
-        self, partitions: tuple[TopicPartition, ...], max_records: int | None
-    ) -> dict[TopicPartition, list[ShareConsumerRecord[Any, Any]]]:
+    def _hand_out(self, partitions: tuple[TopicPartition, ...], max_records: int | None) -> Polled:
         # The broker may return more records than asked (it keeps batches whole) and
         # records of partitions the caller did not ask for: those stay buffered,
         # acquired but not yet delivered, so implicit mode never accepts a record
         # the application has not seen.
         wanted = frozenset(partitions)
-        out: dict[TopicPartition, list[ShareConsumerRecord[Any, Any]]] = {}
+        out: Polled = {}
         kept: list[ShareConsumerRecord[Any, Any]] = []
         budget = max_records if max_records is not None else len(self._buffer)
         for record in self._buffer:
@@ -343,6 +382,20 @@ class AIOKafkaShareConsumer:
             results = await sessions.acknowledge(self._acks.take())
         self._report(results)
         return results
+
+    # -- metrics --------------------------------------------------------------------------
+
+    def metrics(self) -> dict[str, Any]:
+        """A snapshot of the share consumer's metrics, keyed by the Java share
+        consumer's names, plus ``"topics"`` and ``"nodes"`` (``docs/metrics.md``);
+        zeros before :meth:`start`. Call it on the consumer's event loop thread."""
+        sessions, membership = self._sessions, self._membership
+        return share_consumer_snapshot(
+            self._poll_metrics,
+            sessions.metrics if sessions is not None else None,
+            membership.metrics if membership is not None else None,
+            self._client,
+        )
 
     def _report(self, results: AckResults) -> None:
         if results and self._callback is not None:

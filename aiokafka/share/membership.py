@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
+import time
 import uuid
 
 from aiokafka.cluster.client import AIOKafkaClient, CoordinatorType
@@ -23,6 +24,7 @@ from aiokafka.errors import (
     UnknownMemberIdError,
     for_code,
 )
+from aiokafka.metrics.share import ShareCoordinatorMetrics
 from aiokafka.protocol import messages as _messages
 from aiokafka.structs import TopicPartition
 
@@ -65,6 +67,8 @@ class ShareMembership:
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.error: KafkaError | None = None
+        #: Heartbeats and assignment changes of this member.
+        self.metrics = ShareCoordinatorMetrics()
 
     def check(self) -> None:
         """Raise the error that stops this member from working: a non-retriable
@@ -139,7 +143,9 @@ class ShareMembership:
             subscribed_topic_names=self._topics,
         )
         node = await self._client.coordinator_for(self.group_id, CoordinatorType.GROUP)
+        started = time.monotonic()
         resp = await self._client.send(node, HeartbeatRequestV1(body))
+        self.metrics.heartbeat_done(started)
         if resp.error_code:
             raise for_code(resp.error_code)(
                 f"ShareGroupHeartbeat({self.group_id}): {resp.error_message or ''}"
@@ -173,4 +179,5 @@ class ShareMembership:
         if assignment != self.assignment:
             log.info("Share group %s: assigned %s", self.group_id, sorted(assignment))
             self.assignment = assignment
+            self.metrics.assignment_changed(len(assignment))
             self.changed.set()

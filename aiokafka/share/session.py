@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -20,6 +21,7 @@ from aiokafka.errors import (
     ShareSessionNotFoundError,
     for_code,
 )
+from aiokafka.metrics.share import ShareFetchMetrics
 from aiokafka.protocol import messages as _messages
 from aiokafka.structs import TopicPartition
 
@@ -51,13 +53,23 @@ class ShareSessions:
         client: The consumer's client (metadata gives leaders and topic ids).
         group_id: The share group.
         member_id: This member's id.
+        metrics: Where requests and acknowledgements are counted (a new one when not
+            given).
     """
 
-    def __init__(self, client: AIOKafkaClient, group_id: str, member_id: str) -> None:
+    def __init__(
+        self,
+        client: AIOKafkaClient,
+        group_id: str,
+        member_id: str,
+        metrics: ShareFetchMetrics | None = None,
+    ) -> None:
         self._client = client
         self._group_id = group_id
         self._member_id = member_id
         self._sessions: dict[int, _Session] = {}
+        #: Sensors of these sessions' ShareFetch requests and acknowledgements.
+        self.metrics = metrics if metrics is not None else ShareFetchMetrics()
 
     def _by_leader(self, tps: Iterable[TopicPartition]) -> dict[int, set[TopicPartition]]:
         cluster = self._client.cluster
@@ -102,22 +114,20 @@ class ShareSessions:
                 leftover[tp] = a
             else:
                 fetch_acks.setdefault(leader, {})[tp] = a
+        limits = (max_wait_ms, min_bytes, max_bytes, max_records)
+        deserializers = (key_deserializer, value_deserializer)
         jobs = [
-            self._fetch_one(
-                node, tps, fetch_acks.get(node, {}), max_wait_ms, min_bytes, max_bytes, max_records
-            )
+            self._fetch_one(node, tps, fetch_acks.get(node, {}), limits, deserializers)
             for node, tps in wanted.items()
         ]
         fetched: Fetched = {}
         results: AckResults = {}
-        for part_results, responses in await asyncio.gather(*jobs):
+        for part_results, part_fetched in await asyncio.gather(*jobs):
             results.update(part_results)
-            for tp, part in responses:
-                fetched[tp] = acquired_records(
-                    tp, part.records, part.acquired, key_deserializer, value_deserializer
-                )
+            fetched.update(part_fetched)
         if leftover:
-            results.update(await self.acknowledge(leftover))
+            results.update(await self._acknowledge(leftover, closing=False))
+        self.metrics.acknowledged(acks, results)
         return fetched, results
 
     async def _fetch_one(
@@ -125,11 +135,10 @@ class ShareSessions:
         node: int,
         tps: set[TopicPartition],
         acks: dict[TopicPartition, dict[int, int]],
-        max_wait_ms: int,
-        min_bytes: int,
-        max_bytes: int,
-        max_records: int,
-    ) -> tuple[AckResults, list[tuple[TopicPartition, Any]]]:
+        limits: tuple[int, int, int, int],
+        deserializers: tuple[Callable[[bytes], object] | None, Callable[[bytes], object] | None],
+    ) -> tuple[AckResults, Fetched]:
+        max_wait_ms, min_bytes, max_bytes, max_records = limits
         session = self._sessions.setdefault(node, _Session())
         added = tps if session.epoch == 0 else tps - session.partitions
         removed = set() if session.epoch == 0 else session.partitions - tps
@@ -143,7 +152,7 @@ class ShareSessions:
                 forgotten.setdefault(tid, []).append(tp.partition)
         if not tps and session.epoch == 0:
             self._sessions.pop(node, None)
-            return {tp: NotLeaderForPartitionError(str(tp)) for tp in acks}, []
+            return {tp: NotLeaderForPartitionError(str(tp)) for tp in acks}, {}
         request = ShareFetchRequestV1(
             group_id=self._group_id,
             member_id=self._member_id,
@@ -157,7 +166,9 @@ class ShareSessions:
             forgotten=forgotten,
         )
         try:
+            started = time.monotonic()
             resp: ShareFetchResponseV1 = await self._client.send(node, request)
+            self.metrics.fetch_done(time.monotonic() - started, resp.throttle_time_ms)
             if resp.error_code:
                 raise for_code(resp.error_code)(f"ShareFetch: {resp.error_message or ''}")
         except KafkaError as exc:
@@ -165,7 +176,7 @@ class ShareSessions:
             self._sessions.pop(node, None)
             if not isinstance(exc, _SESSION_LOST):
                 self._client.force_metadata_update()
-            return {tp: exc for tp in acks}, []
+            return {tp: exc for tp in acks}, {}
         if not tps:
             self._sessions.pop(node, None)
         else:
@@ -173,7 +184,9 @@ class ShareSessions:
             session.partitions = set(tps)
         cluster = self._client.cluster
         results: AckResults = {}
-        out: list[tuple[TopicPartition, Any]] = []
+        out: Fetched = {}
+        # {topic: (records, bytes)} of this response, for the metrics.
+        counts: dict[str, tuple[int, int]] = {}
         for topic_id, parts in resp.topics.items():
             name = cluster.topic_name(topic_id)
             if name is None:
@@ -193,7 +206,12 @@ class ShareSessions:
                     self._client.force_metadata_update()
                     continue
                 if part.acquired:
-                    out.append((tp, part))
+                    decoded = out[tp] = acquired_records(
+                        tp, part.records, part.acquired, *deserializers
+                    )
+                    n, size = counts.get(name, (0, 0))
+                    counts[name] = (n + len(decoded[0]), size + len(part.records or b""))
+        self.metrics.fetched(counts)
         for tp in acks:
             results.setdefault(tp, None)
         return results, out
@@ -203,6 +221,13 @@ class ShareSessions:
     ) -> AckResults:
         """ShareAcknowledge to each leader (in parallel); ``closing`` ends the
         sessions too."""
+        results = await self._acknowledge(acks, closing=closing)
+        self.metrics.acknowledged(acks, results)
+        return results
+
+    async def _acknowledge(
+        self, acks: dict[TopicPartition, dict[int, int]], *, closing: bool
+    ) -> AckResults:
         by_node: dict[int, dict[TopicPartition, dict[int, int]]] = {}
         results: AckResults = {}
         cluster = self._client.cluster
