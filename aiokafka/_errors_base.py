@@ -7,12 +7,17 @@ They live apart from :mod:`aiokafka.errors` so that the generated per-code class
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+import enum
+from typing import ClassVar
 
-if TYPE_CHECKING:
-    from aiokafka.errors import TransactionErrorKind
-
-__all__ = ["AuthorizationError", "BrokerResponseError", "KafkaError", "NoError"]
+__all__ = [
+    "AuthorizationError",
+    "BrokerResponseError",
+    "KafkaError",
+    "NoError",
+    "TransactionErrorKind",
+    "transaction_error_kind",
+]
 
 
 class KafkaError(RuntimeError):
@@ -50,8 +55,6 @@ class KafkaError(RuntimeError):
         """What a transactional producer does after this error: retry the call
         (``RETRIABLE``), abort the transaction and begin again (``ABORTABLE``), or
         close the producer (``FATAL``); see :func:`aiokafka.errors.transaction_error_kind`."""
-        from aiokafka.errors import transaction_error_kind  # the public module imports this one
-
         return transaction_error_kind(self)
 
 
@@ -93,3 +96,38 @@ class NoError(BrokerResponseError):
 
     def __init__(self, *args: object) -> None:
         raise TypeError("error code 0 (NONE) means success; NoError cannot be raised")
+
+
+class TransactionErrorKind(enum.Enum):
+    """What a transactional producer does after an error (see
+    :func:`transaction_error_kind`)."""
+
+    #: Send the same request again after a back-off; the transaction goes on.
+    RETRIABLE = "retriable"
+    #: The transaction cannot commit: abort it, then a new one may begin.
+    ABORTABLE = "abortable"
+    #: The producer cannot continue (fenced, not authorized, broker too old): close it.
+    FATAL = "fatal"
+
+
+def transaction_error_kind(
+    error: BaseException | type[BaseException],
+) -> TransactionErrorKind:
+    """Classify an error for a transactional producer.
+
+    ``transaction_fatal`` wins, then ``retriable``; any other :class:`KafkaError` only
+    aborts the current transaction. An exception that is not a :class:`KafkaError`
+    means a bug or an unexpected state, so it is fatal.
+
+    Args:
+        error: An exception instance or class.
+
+    Returns:
+        The kind of the error.
+    """
+    cls = error if isinstance(error, type) else type(error)
+    if not issubclass(cls, KafkaError) or cls.transaction_fatal:
+        return TransactionErrorKind.FATAL
+    if cls.retriable:
+        return TransactionErrorKind.RETRIABLE
+    return TransactionErrorKind.ABORTABLE

@@ -228,10 +228,16 @@ with ``[code flags]``, where the flags are ``R`` retriable, ``M`` invalid_metada
 
 from __future__ import annotations
 
-import enum
 from typing import Any, ClassVar, Final
 
-from aiokafka._errors_base import AuthorizationError, BrokerResponseError, KafkaError, NoError
+from aiokafka._errors_base import (
+    AuthorizationError,
+    BrokerResponseError,
+    KafkaError,
+    NoError,
+    TransactionErrorKind,
+    transaction_error_kind,
+)
 from aiokafka._gen import error_codes as _codes
 from aiokafka._gen.error_codes import *  # noqa: F403 - the generated per-code classes
 from aiokafka._gen.error_codes import ERROR_CLASSES, UnknownError, UnsupportedVersionError
@@ -593,41 +599,6 @@ def for_code(error_code: int) -> type[BrokerResponseError]:
         # setdefault: if two threads race, both get the same class.
         cls = _unrecognized.setdefault(code, made)
     return cls
-
-
-class TransactionErrorKind(enum.Enum):
-    """What a transactional producer does after an error (see
-    :func:`transaction_error_kind`)."""
-
-    #: Send the same request again after a back-off; the transaction goes on.
-    RETRIABLE = "retriable"
-    #: The transaction cannot commit: abort it, then a new one may begin.
-    ABORTABLE = "abortable"
-    #: The producer cannot continue (fenced, not authorized, broker too old): close it.
-    FATAL = "fatal"
-
-
-def transaction_error_kind(
-    error: BaseException | type[BaseException],
-) -> TransactionErrorKind:
-    """Classify an error for a transactional producer.
-
-    ``transaction_fatal`` wins, then ``retriable``; any other :class:`KafkaError` only
-    aborts the current transaction. An exception that is not a :class:`KafkaError`
-    means a bug or an unexpected state, so it is fatal.
-
-    Args:
-        error: An exception instance or class.
-
-    Returns:
-        The kind of the error.
-    """
-    cls = error if isinstance(error, type) else type(error)
-    if not issubclass(cls, KafkaError) or cls.transaction_fatal:
-        return TransactionErrorKind.FATAL
-    if cls.retriable:
-        return TransactionErrorKind.RETRIABLE
-    return TransactionErrorKind.ABORTABLE
 
 
 #: aiokafka's table of the broker error classes by code (``errno`` -> class); prefer

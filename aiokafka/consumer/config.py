@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiokafka.cluster.config import ClientConfig, check_loop
-from aiokafka.net.config import check_int, unknown_option
+from aiokafka.net.config import DEFAULT_CLIENT_ID, check_int, unknown_option
 
 __all__ = ["ISOLATION_LEVELS", "OFFSET_RESET_STRATEGIES", "ConsumerConfig"]
 
@@ -100,7 +100,7 @@ class ConsumerConfig:
                 client_opts[key] = value
             else:
                 raise unknown_option("AIOKafkaConsumer", key, own | _CLIENT_OPTIONS)
-        client_opts.setdefault("client_id", _default_client_id())
+        client_opts.setdefault("client_id", DEFAULT_CLIENT_ID)
         return cls(client=ClientConfig(**client_opts), **consumer_opts)
 
     def __post_init__(self) -> None:
@@ -188,9 +188,3 @@ class ConsumerConfig:
         if self.rebalance_timeout_ms is None:
             return self.session_timeout_ms
         return self.rebalance_timeout_ms
-
-
-def _default_client_id() -> str:
-    from aiokafka import __version__
-
-    return f"aiokafka-{__version__}"

@@ -49,12 +49,8 @@ from aiokafka.structs import (
 from .commits import Committer
 from .config import ConsumerConfig
 from .fetcher import Fetcher
-from .group.membership import (
-    GroupMembership,
-    MembershipHooks,
-    create_membership,
-    wait_first_assignment,
-)
+from .group.factory import create_membership
+from .group.membership import GroupMembership, MembershipHooks, wait_first_assignment
 from .leftovers import Leftovers
 from .no_group import NoGroupAssigner, matching_topics
 from .offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, BadArgumentError, OffsetsClient

@@ -17,6 +17,7 @@ from aiokafka.cluster import AIOKafkaClient, CoordinatorType
 from aiokafka.errors import (
     CommitFailedError,
     IllegalGenerationError,
+    IllegalOperation,
     IllegalStateError,
     KafkaError,
     RebalanceInProgressError,
@@ -197,8 +198,6 @@ class OffsetsClient:
 
     def _require_group(self) -> str:
         if self._group_id is None:
-            from aiokafka.errors import IllegalOperation
-
             raise IllegalOperation("Requires group_id")
         return self._group_id
 

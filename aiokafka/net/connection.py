@@ -57,6 +57,7 @@ from aiokafka.errors import (
     for_code,
 )
 from aiokafka.metrics.network import NetworkMetrics
+from aiokafka.net.auth import authenticate
 from aiokafka.net.config import ConnectionConfig
 from aiokafka.net.failure_log import FailureLog
 from aiokafka.net.frames import MIN_FRAME_SIZE, frame_size_error, response_allowance
@@ -300,8 +301,6 @@ class AIOKafkaConnection:
         )
         await self._negotiate_versions()
         if self.config.uses_sasl:
-            from aiokafka.net.auth import authenticate
-
             started = time.monotonic()
             lifetime_ms = await authenticate(self, self.config, self.host, send=self._send_sasl)
             self._reauth_schedule.session_started(started, lifetime_ms)
@@ -681,8 +680,6 @@ class AIOKafkaConnection:
 
     async def _reauthenticate(self) -> bool:
         """Run the SASL exchange again; False (and the connection closed) if it failed."""
-        from aiokafka.net.auth import authenticate
-
         gate = self._reauth_gate = asyncio.Event()
         # Re-authenticating is not use: an otherwise idle connection stays idle for the
         # pool's idle limit. With nothing in flight, only our frames move meanwhile.

@@ -3,7 +3,7 @@
 Two implementations: the classic protocol (JoinGroup/SyncGroup/Heartbeat, client-side
 assignors, eager or cooperative) in ``classic.py`` and the KIP-848 consumer protocol
 (ConsumerGroupHeartbeat, server-side assignors) in ``consumer_protocol.py``.
-:func:`create_membership` picks one by ``group_protocol``.
+:func:`.factory.create_membership` picks one by ``group_protocol``.
 
 A membership owns one background task (joining, heartbeats, reconciliation) started by
 :meth:`GroupMembership.start` and stopped by :meth:`GroupMembership.close`. It installs
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 __all__ = [
     "GroupMembership",
     "MembershipHooks",
-    "create_membership",
     "run_listener",
     "wait_first_assignment",
 ]
@@ -146,23 +145,6 @@ class GroupMembership(abc.ABC):
     @abc.abstractmethod
     async def wait_until_assigned(self, timeout: float | None) -> bool:
         """Wait until the member has joined and holds an assignment; False on timeout."""
-
-
-def create_membership(
-    client: AIOKafkaClient,
-    subscriptions: SubscriptionState,
-    config: ConsumerConfig,
-    offsets: OffsetsClient,
-    hooks: MembershipHooks,
-) -> GroupMembership:
-    """The membership implementation for ``config.group_protocol``."""
-    if config.group_protocol == "consumer":
-        from .consumer_protocol import ConsumerProtocolMembership
-
-        return ConsumerProtocolMembership(client, subscriptions, config, offsets, hooks)
-    from .classic import ClassicMembership
-
-    return ClassicMembership(client, subscriptions, config, offsets, hooks)
 
 
 async def wait_first_assignment(membership: GroupMembership, timeout: float) -> bool:
