@@ -434,7 +434,14 @@ class SerializationError(KafkaError):
 
 
 class RecordTooLargeError(KafkaError):
-    """A record in a fetched batch is larger than ``max_partition_fetch_bytes``."""
+    """The first record batch at a partition's position never arrived whole.
+
+    With Fetch v0-v2 (before KIP-74) a batch larger than the partition's fetch limit
+    comes back cut; the consumer grows the limit up to its cap first. From v3 a broker
+    returns such a batch whole, so an incomplete first batch means a broken response;
+    the consumer fetches once more before raising. The message names topic, partition
+    and offset, and ``getmany()``/``getone()`` raise it until the application seeks.
+    """
 
     message = "A fetched record is larger than max_partition_fetch_bytes."
 
