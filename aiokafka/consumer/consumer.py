@@ -37,6 +37,7 @@ from typing import Any
 from aiokafka.abc import ConsumerRebalanceListener
 from aiokafka.cluster import AIOKafkaClient
 from aiokafka.errors import ConsumerStoppedError, IllegalOperation, IllegalStateError
+from aiokafka.hooks import Instrumentable
 from aiokafka.structs import (
     KT,
     VT,
@@ -63,7 +64,7 @@ __all__ = ["AIOKafkaConsumer"]
 log = logging.getLogger(__name__)
 
 
-class AIOKafkaConsumer(ConsumerOptions[KT, VT]):
+class AIOKafkaConsumer(ConsumerOptions[KT, VT], Instrumentable):
     """A client that consumes records from a Kafka cluster.
 
     The constructor (:class:`~aiokafka.consumer.options.ConsumerOptions`) takes
@@ -494,7 +495,7 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT]):
         """
         if self._state == "stopped":
             raise ConsumerStoppedError("the consumer was stopped")
-        return self
+        return self if self._iteration_wrapper is None else self._iteration_wrapper(self)
 
     async def __anext__(self) -> ConsumerRecord[KT, VT]:
         fetcher = self._fetcher

@@ -46,6 +46,7 @@ from aiokafka.errors import (
     UnknownTopicOrPartitionError,
     for_code,
 )
+from aiokafka.hooks import Instrumentable
 from aiokafka.producer.accumulator import RecordAccumulator
 from aiokafka.producer.config import ProducerConfig
 from aiokafka.producer.futures import RecordFuture
@@ -80,7 +81,7 @@ class _TopicEntry:
     sticky: TopicPartition | None = None
 
 
-class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI):
+class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable):
     """An asyncio Kafka producer (aiokafka-compatible).
 
     Every option is a typed keyword of the constructor

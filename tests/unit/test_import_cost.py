@@ -32,7 +32,7 @@ _USED_BY_CLIENTS = {
     "txn_offset_commit",
 }
 
-_OPTIONAL = ("pyspark", "gssapi", "opentelemetry", "crc32c", "aiokafka.spark")
+_OPTIONAL = ("pyspark", "gssapi", "opentelemetry", "crc32c", "aiokafka.spark", "aiokafka.otel")
 
 
 def _modules_after(statement: str) -> set[str]:

@@ -1,0 +1,147 @@
+"""Spans of an instrumented :class:`~aiokafka.AIOKafkaProducer`.
+
+``send()``: one ``send {topic}`` span of kind PRODUCER per record, started when
+``send()`` is called and ended when the record's future completes (the broker's
+acknowledgement, or the error). Its context is the record's creation context,
+injected into the record's headers (``traceparent``, ``tracestate``), after the
+user's headers. A record whose headers already hold a ``traceparent`` keeps it (the
+conventions: a custom creation context is not modified); its span is then of kind
+CLIENT and links to that context.
+
+``send_batch()``: one ``send {topic}`` span of kind CLIENT per batch with
+``messaging.batch.message_count``; the batch's records were encoded before, so
+nothing is injected into them (see :func:`aiokafka.otel.context_headers`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable
+from functools import partial
+from typing import Any
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.trace import Span, SpanKind, Tracer
+
+from aiokafka.structs import RecordMetadata
+
+from .common import (
+    BATCH_COUNT,
+    DESTINATION,
+    KEY,
+    OFFSET,
+    PARTITION,
+    TOMBSTONE,
+    ClientAttributes,
+    creation_context,
+    end_failed,
+    has_traceparent,
+    inject,
+    link_to,
+)
+
+__all__ = ["ProducerTracing"]
+
+_Headers = list[tuple[str, "bytes | None"]]
+
+
+class ProducerTracing:
+    """The wrappers of one producer's ``send()`` and ``send_batch()``."""
+
+    def __init__(self, tracer: Tracer, attributes: ClientAttributes) -> None:
+        self._tracer = tracer
+        self._attributes = attributes
+
+    def wrappers(self) -> dict[str, Callable[..., Any]]:
+        """For :meth:`~aiokafka.hooks.Instrumentable.set_instrumentation`."""
+        return {"send": self.send, "send_batch": self.send_batch}
+
+    async def send(
+        self,
+        send: Callable[..., Awaitable[asyncio.Future[RecordMetadata]]],
+        topic: str,
+        value: Any = None,
+        key: Any = None,
+        partition: int | None = None,
+        timestamp_ms: int | None = None,
+        headers: Iterable[tuple[str, bytes | None]] | None = None,
+    ) -> asyncio.Future[RecordMetadata]:
+        """``send()`` in a span; the span's context goes into the record's headers."""
+        # A list of our own: the caller's headers are kept (first) and not modified.
+        carrier: _Headers = list(headers) if headers is not None else []
+        custom = creation_context(carrier)  # the caller's own traceparent, if valid
+        more: dict[str, Any] = {DESTINATION: topic}
+        if partition is not None:
+            more[PARTITION] = str(partition)
+        if isinstance(key, str):
+            more[KEY] = key
+        if value is None:
+            more[TOMBSTONE] = True
+        span = self._tracer.start_span(
+            f"send {topic}",
+            kind=SpanKind.CLIENT if custom is not None else SpanKind.PRODUCER,
+            attributes=self._attributes.operation("send", "send", **more),
+            links=[link_to(custom)] if custom is not None else None,
+        )
+        if custom is None and not has_traceparent(carrier):
+            inject(carrier, trace.set_span_in_context(span, otel_context.get_current()))
+        try:
+            future = await send(
+                topic, value, key, partition, timestamp_ms, carrier if carrier else headers
+            )
+        except Exception as error:
+            end_failed(span, error)
+            raise
+        except BaseException:  # cancelled: nothing was queued, nothing failed
+            span.end()
+            raise
+        future.add_done_callback(partial(_delivered, span))
+        return future
+
+    async def send_batch(
+        self,
+        send_batch: Callable[..., Awaitable[asyncio.Future[RecordMetadata]]],
+        batch: Any,
+        topic: str,
+        *,
+        partition: int,
+    ) -> asyncio.Future[RecordMetadata]:
+        """``send_batch()`` in a span (ended with the batch's outcome)."""
+        more: dict[str, Any] = {DESTINATION: topic, PARTITION: str(partition)}
+        count = batch.record_count() if hasattr(batch, "record_count") else None
+        if isinstance(count, int):
+            more[BATCH_COUNT] = count
+        span = self._tracer.start_span(
+            f"send {topic}",
+            kind=SpanKind.CLIENT,
+            attributes=self._attributes.operation("send", "send", **more),
+        )
+        try:
+            future = await send_batch(batch, topic, partition=partition)
+        except Exception as error:
+            end_failed(span, error)
+            raise
+        except BaseException:
+            span.end()
+            raise
+        future.add_done_callback(partial(_delivered, span))
+        return future
+
+
+def _delivered(span: Span, future: asyncio.Future[RecordMetadata]) -> None:
+    # The future's done-callback: the broker's answer (or the error) ends the span.
+    if future.cancelled():
+        span.end()
+        return
+    error = future.exception()
+    if error is not None:
+        end_failed(span, error)
+        return
+    metadata = future.result()
+    # None: acks=0, no answer; offset -1: the broker gave none (a duplicate batch).
+    if metadata is not None and span.is_recording():
+        span.set_attribute(PARTITION, str(metadata.partition))
+        if metadata.offset >= 0:
+            span.set_attribute(OFFSET, metadata.offset)
+    span.end()
