@@ -11,13 +11,17 @@ The loop is the peer benchmark's: ``send()`` without awaiting each future, finis
 futures counted in bulk (``done()``, ``cancelled()``, ``exception()``). It also
 reports the garbage collector's share (CPU time inside collections).
 
+With ``--pattern P`` it runs the caller code of the peer benchmark's ``--pattern``
+(``produce_patterns.py``: ``done``, ``gather``, ``callback``, ``flush``, ``batch``)
+instead, so each way of handling ``send()``'s futures can be profiled without a broker.
+
 With ``--concurrency N`` it runs the web-service pattern instead: N coroutines, each
 looping ``await producer.send_and_wait(...)``; the stand-in answers each batch on the
 next turn of the event loop, so what is measured is the client's CPU per awaited
 record: ``send()``, the wake-up of the awaiting task and the loop's bookkeeping.
 
 Usage: ``python -m benchmark.bench_send_path [--count N] [--repeat R] [--await-each]
-[--concurrency N]``
+[--concurrency N] [--pattern P] [--profile FILE]``
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from aiokafka.cluster.metadata import ClusterMetadata, TopicMetadata
 from aiokafka.producer import AIOKafkaProducer
 from aiokafka.producer.accumulator import RecordAccumulator
 from aiokafka.structs import BrokerMetadata, PartitionMetadata
+from benchmark import produce_patterns, workerlib
 
 TOPIC = "bench"
 
@@ -64,15 +69,16 @@ def _cluster(partitions: int) -> ClusterMetadata:
 
 
 class _Client:
-    """What ``send()`` reads from the cluster client: the metadata snapshot (the
-    producer reads ``_metadata``, the property's storage, on its per-record path)."""
+    """What ``send()`` reads from the cluster client: the metadata snapshot and the
+    topics kept."""
 
     def __init__(self, cluster: ClusterMetadata) -> None:
-        self.cluster = self._metadata = cluster
+        self.cluster = cluster
+        self.topics = frozenset({TOPIC})
 
 
 async def _run(
-    count: int, size: int, partitions: int, await_each: bool, concurrency: int
+    count: int, size: int, partitions: int, await_each: bool, concurrency: int, pattern: str = ""
 ) -> dict[str, float]:
     producer = AIOKafkaProducer(bootstrap_servers="127.0.0.1:9", linger_ms=5)
     cluster = _cluster(partitions)
@@ -132,7 +138,9 @@ async def _run(
     send, append = producer.send, pending.append
     try:
         start = time.process_time()
-        if concurrency:
+        if pattern:
+            outcome[:] = await produce_patterns.run(producer, pattern, TOPIC, value, count)
+        elif concurrency:
             left = [count]
 
             async def caller() -> None:
@@ -178,11 +186,29 @@ def main() -> None:
     parser.add_argument(
         "--concurrency", type=int, default=0, help="coroutines looping send_and_wait"
     )
+    parser.add_argument("--pattern", choices=workerlib.PATTERNS, default="")
+    parser.add_argument("--profile", metavar="FILE", help="write a cProfile of the last run")
     args = parser.parse_args()
-    runs = [
-        asyncio.run(_run(args.count, args.size, args.partitions, args.await_each, args.concurrency))
-        for _ in range(args.repeat)
-    ]
+
+    def once() -> dict[str, float]:
+        return asyncio.run(
+            _run(
+                args.count,
+                args.size,
+                args.partitions,
+                args.await_each,
+                args.concurrency,
+                args.pattern,
+            )
+        )
+
+    runs = [once() for _ in range(args.repeat)]
+    if args.profile:
+        import cProfile
+
+        profiler = cProfile.Profile()
+        profiler.runcall(once)
+        profiler.dump_stats(args.profile)
     best = min(runs, key=lambda r: r["us_per_record"])
     each = ", ".join(f"{r['us_per_record']:.2f}" for r in runs)
     print(

@@ -146,7 +146,7 @@ class ProducerBatch:
         """Append a record; its future, or None if it does not fit."""
         builder = self.builder
         count = builder.record_count
-        ts = builder.add(count, timestamp, key, value, headers)
+        ts = builder.add(timestamp, key, value, headers)
         if ts is None:
             return None
         results = self.results
@@ -247,6 +247,10 @@ class RecordAccumulator:
         self._wakeup = wakeup
         self._on_batch_closed = on_batch_closed
         self._batches: dict[TopicPartition, deque[ProducerBatch]] = {}
+        # The batch of each partition that takes records: the last queued one, until
+        # it closes (_close) or leaves the queue (expired, abort_all). One lookup on
+        # the per-record path instead of the queue, its last batch and its flag.
+        self._open: dict[TopicPartition, ProducerBatch] = {}
         self._incomplete: set[ProducerBatch] = set()
         self._used = 0
         self._mem_waiters: deque[object] = deque()
@@ -258,6 +262,11 @@ class RecordAccumulator:
         self._drain_start: dict[int, int] = {}
         self._first_reserve = min(batch_size, FIRST_RESERVE, buffer_memory)
         self._resume_below = buffer_memory - max(self._first_reserve, buffer_memory // 8)
+
+    def set_wakeup(self, wakeup: Callable[[], None]) -> None:
+        """Call ``wakeup`` (instead of the constructor's) when the sender should look
+        again: the sender registers itself, as it is made after the accumulator."""
+        self._wakeup = wakeup
 
     # -- appending ----------------------------------------------------------------------
 
@@ -301,21 +310,22 @@ class RecordAccumulator:
             does not fit in it (the batch is then closed: it is ready to be sent);
             the caller goes on with :meth:`append_to_new`.
         """
-        dq = self._batches.get(tp)
-        if dq:
-            batch = dq[-1]
-            if not batch.closed:
-                # ProducerBatch.try_append inlined: this runs once per record.
-                builder = batch.builder
-                count = builder._count
-                ts = builder.add(count, timestamp, key, value, headers)
-                if ts is None and builder._batch_size < self.batch_size:
-                    ts = self._grow_and_add(batch, timestamp, key, value, headers)
-                if ts is not None:
-                    results = batch.results
-                    results.timestamps.append(ts)
-                    return new_record_future(RecordFuture, results, count)
-                self._close(batch)
+        batch = self._open.get(tp)
+        if batch is not None:
+            # ProducerBatch.try_append inlined: this runs once per record.
+            builder = batch.builder
+            ts = builder.add(timestamp, key, value, headers)
+            if ts is None and builder.size_limit < self.batch_size:
+                ts = self._grow_and_add(batch, timestamp, key, value, headers)
+            if ts is not None:
+                results = batch.results
+                timestamps = results.timestamps
+                # An open batch has results of its own (first == 0): the record's
+                # index is the number of records before it.
+                index = len(timestamps)
+                timestamps.append(ts)
+                return new_record_future(RecordFuture, results, index)
+            self._close(batch)
         return None
 
     def _grow_and_add(
@@ -339,7 +349,7 @@ class RecordAccumulator:
             self._used += extra
             batch.reserved += extra
             builder.size_limit = target
-            ts = builder.add(builder._count, timestamp, key, value, headers)
+            ts = builder.add(timestamp, key, value, headers)
             if ts is not None:
                 return ts
 
@@ -375,12 +385,15 @@ class RecordAccumulator:
         if dq is None:
             dq = self._batches[tp] = deque()
         dq.append(batch)
+        self._open[tp] = batch
         self._wakeup()
         return future
 
     def _close(self, batch: ProducerBatch) -> None:
         """Stop appending to ``batch``; account for its records' Python objects."""
         batch.closed = True
+        if self._open.get(batch.tp) is batch:
+            del self._open[batch.tp]
         # Done per batch, not per record, to keep append() cheap; until a batch
         # closes, its record overhead is not counted (at most one open batch per
         # partition).
@@ -676,9 +689,9 @@ class RecordAccumulator:
         first = batch.first
         for index, (_, timestamp, key, value, headers, _) in enumerate(records):
             record = (timestamp, key, value, headers or None)
-            if builder is None or builder.add(builder.record_count, *record) is None:
+            if builder is None or builder.add(*record) is None:
                 builder = self._new_builder(limit)
-                builder.add(0, *record)  # the first record always fits
+                builder.add(*record)  # the first record always fits
                 parts.append(
                     ProducerBatch(
                         batch.tp,
@@ -694,6 +707,8 @@ class RecordAccumulator:
                 )
         batch._split = True
         batch.closed = True
+        if self._open.get(batch.tp) is batch:
+            del self._open[batch.tp]
         queue = self._batches.get(batch.tp)
         if queue and batch in queue:  # not drained after all: the parts replace it
             queue.remove(batch)
@@ -730,7 +745,10 @@ class RecordAccumulator:
         out: list[ProducerBatch] = []
         for dq in self._batches.values():
             while dq and dq[0].deadline <= now:
-                out.append(dq.popleft())
+                batch = dq.popleft()
+                if not batch.closed:
+                    self._close(batch)  # no record may join a batch that is failing
+                out.append(batch)
             # Later batches are younger, except re-enqueued ones, which sit first.
         return out
 
@@ -770,6 +788,7 @@ class RecordAccumulator:
         with ``error_for(batch)``; appends after this raise ``exc``."""
         for dq in self._batches.values():
             dq.clear()
+        self._open.clear()
         for batch in sorted(self._incomplete, key=lambda b: b.order):
             self.fail(batch, exc if error_for is None else error_for(batch))
         self._closed_error = exc

@@ -53,7 +53,7 @@ from aiokafka.producer.futures import RecordFuture
 from aiokafka.producer.idempotence import ProducerIdState
 from aiokafka.producer.options import ProducerOptions
 from aiokafka.producer.partitioner import StickyPartitionState, murmur2_partition
-from aiokafka.producer.records import BatchBuilder, bad_timestamp, check_headers, to_bytes
+from aiokafka.producer.records import BatchBuilder, RecordSerializer
 from aiokafka.producer.sender import Sender
 from aiokafka.producer.transactional import TransactionalAPI
 from aiokafka.producer.transactions import TransactionManager
@@ -107,8 +107,7 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
     def _setup(self, config: ProducerConfig) -> None:
         # Called by ProducerOptions.__init__ with the validated options.
         self._config = config
-        self._key_serializer = config.key_serializer
-        self._value_serializer = config.value_serializer
+        self._serializer = RecordSerializer(config.key_serializer, config.value_serializer)
         self._partitioner = config.partitioner
         self._sticky = StickyPartitionState()
         self._max_request_size = config.max_request_size
@@ -165,7 +164,6 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
         except BaseException:
             self._state = "closed"
             raise
-        senders: list[Sender] = []  # the accumulator's wake-ups go to the sender made below
         self._acc = RecordAccumulator(
             batch_size=config.max_batch_size,
             buffer_memory=config.buffer_memory,
@@ -175,9 +173,9 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
             codec=config.codec,
             compression_level=config.compression_level,
             is_transactional=config.transactional_id is not None,
-            # Neither callback holds the producer: its tasks must not keep it alive,
-            # so that one dropped without stop() is collected and released (__del__).
-            wakeup=partial(_wake_sender, senders),
+            # The callback does not hold the producer: its tasks must not keep it
+            # alive, so that one dropped without stop() is collected and released
+            # (__del__). Wake-ups go to the sender, which registers itself.
             on_batch_closed=(
                 partial(_sticky_batch_closed, self._topics, self._sticky)
                 if self._partitioner is None
@@ -194,7 +192,6 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
                 config.max_block_ms,
             )
         self._sender = Sender(self._client, self._acc, config, self._ids, self._txn)
-        senders.append(self._sender)
         self._sender.start()
         if self._txn is not None:
             try:
@@ -292,25 +289,6 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
 
     # -- sending ------------------------------------------------------------------------
 
-    def _serialize(
-        self, key: Any, value: Any, headers: Any, timestamp_ms: Any
-    ) -> tuple[bytes | None, bytes | None, list[tuple[str, bytes | None]] | None]:
-        if self._key_serializer is not None:
-            key = self._key_serializer(key)
-        if self._value_serializer is not None:
-            value = self._value_serializer(value)
-        if key is not None and type(key) is not bytes:
-            key = to_bytes(key, "key")
-        if value is not None and type(value) is not bytes:
-            value = to_bytes(value, "value")
-        if headers is not None:
-            headers = check_headers(headers) or None
-        if timestamp_ms is not None and (
-            type(timestamp_ms) is not int or not 0 <= timestamp_ms < 2**63
-        ):
-            bad_timestamp(timestamp_ms)
-        return key, value, headers
-
     async def send(
         self,
         topic: str,
@@ -353,32 +331,18 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
         """
         if not self._accepting:
             self._check_running(sending=True)
-        # Serialization inlined (see _serialize): this is the per-record hot path.
-        # The serialized forms get their own names: the parameters are typed KT/VT.
-        key_bytes: Any = key if self._key_serializer is None else self._key_serializer(key)
-        value_bytes: Any = (
-            value if self._value_serializer is None else self._value_serializer(value)
+        key_bytes, value_bytes, header_list = self._serializer.serialize(
+            key, value, headers, timestamp_ms
         )
-        if key_bytes is not None and type(key_bytes) is not bytes:
-            key_bytes = to_bytes(key_bytes, "key")
-        if value_bytes is not None and type(value_bytes) is not bytes:
-            value_bytes = to_bytes(value_bytes, "value")
-        if headers is not None:
-            headers = check_headers(headers) or None
-        if timestamp_ms is not None and (
-            type(timestamp_ms) is not int or not 0 <= timestamp_ms < 2**63
-        ):
-            bad_timestamp(timestamp_ms)
         size = (len(value_bytes) if value_bytes is not None else 0) + (
             len(key_bytes) if key_bytes is not None else 0
         )
-        if size + 100 > self._max_record or headers:
-            self._check_size(key_bytes, value_bytes, headers)
+        if size + 100 > self._max_record or header_list:
+            self._check_size(key_bytes, value_bytes, header_list)
 
         entry = self._topics.get(topic)
-        # The client's ``cluster`` property read directly: a Python call per record
-        # otherwise. A new snapshot (refreshed metadata) rebuilds the entry.
-        if entry is None or entry.cluster is not self._client._metadata:  # type: ignore[union-attr]
+        # A new snapshot (refreshed metadata) rebuilds the entry.
+        if entry is None or entry.cluster is not self._client.cluster:  # type: ignore[union-attr]
             entry = await self._topic_entry(topic)
         sticky = False
         if partition is None:
@@ -402,10 +366,10 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
             if partition not in entry.tps:
                 entry = await self._check_partition(topic, partition)
             tp = entry.tps[partition]
-        future = self._acc.append_to_open(tp, timestamp_ms, key_bytes, value_bytes, headers)  # type: ignore[union-attr]
+        future = self._acc.append_to_open(tp, timestamp_ms, key_bytes, value_bytes, header_list)  # type: ignore[union-attr]
         if future is None:
             future = await self._append_to_new(
-                tp, timestamp_ms, key_bytes, value_bytes, headers, entry if sticky else None
+                tp, timestamp_ms, key_bytes, value_bytes, header_list, entry if sticky else None
             )
         return future
 
@@ -509,7 +473,7 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
             batch_size=config.max_batch_size,
             compression_level=config.compression_level,
         )
-        return BatchBuilder(self, builder)
+        return BatchBuilder(self._serializer, builder)
 
     async def send_batch(
         self, batch: BatchBuilder, topic: str, *, partition: int
@@ -539,9 +503,8 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
             entry = await self._topic_entry(topic)
         if partition not in entry.tps:
             entry = await self._check_partition(topic, partition)
-        batch.close()
         assert self._acc is not None
-        return self._acc.add_batch(entry.tps[partition], batch._builder)
+        return self._acc.add_batch(entry.tps[partition], batch.close_for_send())
 
     async def flush(self, timeout: float | None = None) -> None:
         """Send every buffered record now and wait for all their outcomes.
@@ -692,11 +655,6 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
     def buffered_bytes(self) -> int:
         """Bytes of ``buffer_memory`` currently reserved by unfinished batches."""
         return 0 if self._acc is None else self._acc.used_memory
-
-
-def _wake_sender(senders: list[Sender]) -> None:
-    if senders:
-        senders[0].wakeup()
 
 
 def _sticky_batch_closed(

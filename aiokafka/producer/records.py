@@ -1,24 +1,21 @@
-"""What a caller hands the producer: the checks of a record's key, value, headers and
-timestamp (after the serializers), and :class:`BatchBuilder` of
-``create_batch()``/``send_batch()``.
+"""What a caller hands the producer: :class:`RecordSerializer` (the serializers, then
+the checks of a record's key, value, headers and timestamp), and :class:`BatchBuilder`
+of ``create_batch()``/``send_batch()``.
 
-The checks run on ``send()``'s per-record path only when a value is not already of the
-expected exact type (see ``AIOKafkaProducer.send``); each raises ``TypeError`` or
-``ValueError`` naming the argument.
+The checks cost nothing when a value already has the expected exact type (the
+per-record path of ``send()``); each raises ``TypeError`` or ``ValueError`` naming
+the argument.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from aiokafka.errors import IllegalStateError
 from aiokafka.record import DefaultRecordBatchBuilder, DefaultRecordMetadata
 
-if TYPE_CHECKING:
-    from aiokafka.producer.producer import AIOKafkaProducer
-
-__all__ = ["BatchBuilder", "bad_timestamp", "check_headers", "to_bytes"]
+__all__ = ["BatchBuilder", "RecordSerializer", "bad_timestamp", "check_headers", "to_bytes"]
 
 
 def to_bytes(data: Any, name: str) -> bytes | None:
@@ -53,6 +50,66 @@ def check_headers(headers: Any) -> list[tuple[str, bytes | None]]:
     return out
 
 
+#: A record's parts after :meth:`RecordSerializer.serialize`: key, value, headers.
+Serialized = tuple[bytes | None, bytes | None, list[tuple[str, bytes | None]] | None]
+
+
+class RecordSerializer:
+    """The producer's serializers and record checks, shared by ``send()`` and
+    :class:`BatchBuilder`.
+
+    Args:
+        key_serializer: Turns a key into bytes, or ``None`` (keys are bytes).
+        value_serializer: Turns a value into bytes, or ``None`` (values are bytes).
+    """
+
+    __slots__ = ("_key", "_value")
+
+    def __init__(
+        self,
+        key_serializer: Callable[[Any], Any] | None,
+        value_serializer: Callable[[Any], Any] | None,
+    ) -> None:
+        self._key = key_serializer
+        self._value = value_serializer
+
+    def serialize(self, key: Any, value: Any, headers: Any, timestamp_ms: Any) -> Serialized:
+        """Serialize ``key`` and ``value`` and check every part of a record.
+
+        Args:
+            key: The key given to ``send()`` (``None`` is kept, unless the key
+                serializer turns it into bytes).
+            value: The value given to ``send()``.
+            headers: ``(str, bytes)`` pairs or ``None``.
+            timestamp_ms: ms since the epoch, or ``None``.
+
+        Returns:
+            ``(key, value, headers)``: bytes or ``None``; headers as a list of
+            pairs, ``None`` when there are none.
+
+        Raises:
+            TypeError: a part (after serialization) has the wrong type.
+            ValueError: the timestamp is out of range.
+        """
+        # Runs once per record: the common case (bytes, no headers, no timestamp) is
+        # four identity checks.
+        if self._key is not None:
+            key = self._key(key)
+        if self._value is not None:
+            value = self._value(value)
+        if key is not None and type(key) is not bytes:
+            key = to_bytes(key, "key")
+        if value is not None and type(value) is not bytes:
+            value = to_bytes(value, "value")
+        if headers is not None:
+            headers = check_headers(headers) or None
+        if timestamp_ms is not None and (
+            type(timestamp_ms) is not int or not 0 <= timestamp_ms < 2**63
+        ):
+            bad_timestamp(timestamp_ms)
+        return key, value, headers
+
+
 class BatchBuilder:
     """Records collected by the caller and sent as one batch with
     :meth:`AIOKafkaProducer.send_batch` (aiokafka's API).
@@ -60,10 +117,8 @@ class BatchBuilder:
     Create with :meth:`AIOKafkaProducer.create_batch`.
     """
 
-    def __init__(
-        self, producer: AIOKafkaProducer[Any, Any], builder: DefaultRecordBatchBuilder
-    ) -> None:
-        self._producer = producer
+    def __init__(self, serializer: RecordSerializer, builder: DefaultRecordBatchBuilder) -> None:
+        self._serializer = serializer
         self._builder = builder
         self._closed = False
 
@@ -87,10 +142,11 @@ class BatchBuilder:
         """
         if self._closed:
             raise IllegalStateError("this batch was already passed to send_batch()")
-        p = self._producer
-        key_bytes, value_bytes, header_list = p._serialize(key, value, headers, timestamp)
-        offset = self._builder.record_count
-        return self._builder.append(offset, timestamp, key_bytes, value_bytes, header_list)
+        key_bytes, value_bytes, header_list = self._serializer.serialize(
+            key, value, headers, timestamp
+        )
+        builder = self._builder
+        return builder.append(builder.record_count, timestamp, key_bytes, value_bytes, header_list)
 
     def size(self) -> int:
         """Bytes in the batch so far (before compression)."""
@@ -103,3 +159,8 @@ class BatchBuilder:
     def close(self) -> None:
         """No more records can be added."""
         self._closed = True
+
+    def close_for_send(self) -> DefaultRecordBatchBuilder:
+        """:meth:`close`, and hand the records over (``send_batch``)."""
+        self._closed = True
+        return self._builder

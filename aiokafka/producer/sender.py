@@ -161,6 +161,8 @@ class Sender:
         self.fatal_error: KafkaError | None = None
         #: Recorded per request and per failed/retried batch, never per record.
         self.metrics = ProducerMetrics()
+        # The accumulator wakes this sender directly (Event.set: no call in between).
+        accumulator.set_wakeup(self._event.set)
 
     # -- lifecycle ----------------------------------------------------------------------
 

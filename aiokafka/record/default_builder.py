@@ -374,25 +374,34 @@ class DefaultRecordBatchBuilder:
         if timestamp is not None and not _MIN_INT64 <= timestamp <= _MAX_INT64:
             raise ValueError(f"timestamp must fit in int64, got {timestamp}")
         before = len(self._buffer)
-        appended = self.add(offset, timestamp, key, value, headers)
+        appended = self.add(timestamp, key, value, headers, offset)
         if appended is None:
             return None
         return DefaultRecordMetadata(offset, len(self._buffer) - before, appended)
 
     def add(
         self,
-        offset: int,
         timestamp: int | None,
         key: bytes | bytearray | memoryview | None,
         value: bytes | bytearray | memoryview | None,
         headers: Iterable[tuple[str, bytes | None]] | None = None,
+        offset: int | None = None,
     ) -> int | None:
-        """:meth:`append` for callers that already checked ``offset`` (greater than
-        the last one, at most 2**31 - 1) and ``timestamp`` (int64): the producer's
-        per-record path, which needs no metadata object.
+        """Append a record at the next offset (:attr:`record_count`): the producer's
+        per-record path, which needs no metadata object. A ``timestamp`` must fit
+        in int64 (unchecked here; :meth:`append` checks it).
+
+        Args:
+            timestamp: ms since the epoch; None means now.
+            key: key bytes or None.
+            value: value bytes or None.
+            headers: ``(str, bytes | None)`` pairs.
+            offset: for :meth:`append`, which checked it: an offset greater than
+                the last one, at most 2**31 - 1, instead of the next.
 
         Returns:
-            The record's timestamp, or None if the batch is full.
+            The record's timestamp, or None if the batch is full (the first record
+            always fits).
 
         Raises:
             TypeError: a field has the wrong type (nothing is appended).
@@ -403,6 +412,8 @@ class DefaultRecordBatchBuilder:
         if timestamp is None:
             timestamp = _time_ns() // 1_000_000
         count = self._count
+        if offset is None:
+            offset = count
         if _c_append_record is not None:
             # The same encoding in C (_cbuilder.c): limit -1 lets the first record in.
             if count:

@@ -63,7 +63,8 @@ def _outcome(c_path: bool, ops: list[Op], **builder_args: Any) -> list[object]:
         seen: list[object] = []
         for op in ops:
             try:
-                seen.append(builder.add(*op))  # type: ignore[arg-type]
+                offset, *record = op
+                seen.append(builder.add(*record, offset=offset))  # type: ignore[arg-type]
             except Exception as exc:
                 # Messages may show an object's repr: the two runs see different objects.
                 seen.append((type(exc), re.sub(r" at 0x[0-9a-f]+", "", str(exc))))
