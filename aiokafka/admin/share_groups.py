@@ -2,9 +2,9 @@
 
 Listing uses ListGroups with the ``share`` type filter; deleting a share group is a
 DeleteGroups like any group's. Describing a group and its offsets, and altering or
-deleting offsets, use the share-group APIs, written by hand in
-:mod:`aiokafka.share.wire` and :mod:`aiokafka.share.admin_wire` (the generated codec
-predates their stable versions). Group configs (``share.auto.offset.reset``,
+deleting offsets, use the share-group APIs (ShareGroupDescribe and
+Describe/Alter/DeleteShareGroupOffsets, generated from the project's definitions in
+``tools/codegen/definitions/``). Group configs (``share.auto.offset.reset``,
 ``share.record.lock.duration.ms``, ``share.delivery.count.limit``, ...) are set with
 :meth:`~aiokafka.admin.AIOKafkaAdminClient.incremental_alter_configs` on a
 ``ConfigResource(ConfigResourceType.GROUP, group_id)``.
@@ -21,8 +21,6 @@ from aiokafka.admin._base import AdminBase, check, error_for
 from aiokafka.cluster import CoordinatorType
 from aiokafka.errors import KafkaError
 from aiokafka.protocol import messages as _messages
-from aiokafka.share import admin_wire as _aw
-from aiokafka.share.wire import DescribeRequestV1
 from aiokafka.structs import TopicPartition
 
 __all__ = [
@@ -121,9 +119,7 @@ class ShareGroupsMixin(AdminBase):
                 if err is not None and err.retriable:
                     raise err
 
-        _, response = await self._send_coordinator(
-            group_id, _GROUP, DescribeRequestV1(body), check_top
-        )
+        _, response = await self._send_coordinator(group_id, _GROUP, body, check_top)
         (g,) = response.groups
         err = error_for(g.error_code, g.error_message, f"describe share group {group_id!r}")
         members = tuple(
@@ -174,21 +170,31 @@ class ShareGroupsMixin(AdminBase):
         Raises:
             aiokafka.errors.KafkaError: the group's or a partition's error.
         """
-        topics: dict[str, list[int]] | None = None
+        topics: list[_messages.DescribeShareGroupOffsetsRequestTopic] | None = None
         if partitions is not None:
-            topics = {}
+            by_topic: dict[str, list[int]] = {}
             for tp in partitions:
-                topics.setdefault(tp.topic, []).append(tp.partition)
-        request = _aw.DescribeOffsetsRequest(group_id, topics)
-        _, resp = await self._send_coordinator(
-            group_id, _GROUP, request, lambda r: check(r.error_code, r.error_message, group_id)
-        )
+                by_topic.setdefault(tp.topic, []).append(tp.partition)
+            topics = [
+                _messages.DescribeShareGroupOffsetsRequestTopic(topic_name=t, partitions=ps)
+                for t, ps in by_topic.items()
+            ]
+        group = _messages.DescribeShareGroupOffsetsRequestGroup(group_id=group_id, topics=topics)
+        request = _messages.DescribeShareGroupOffsetsRequest(groups=[group])
+
+        def check_group(response: Any) -> None:
+            for g in response.groups:
+                check(g.error_code, g.error_message, group_id)
+
+        _, resp = await self._send_coordinator(group_id, _GROUP, request, check_group)
         out: dict[TopicPartition, ShareGroupOffset] = {}
-        for t in resp.topics:
-            for p in t.partitions:
-                tp = TopicPartition(t.topic, p.partition)
-                check(p.error_code, p.error_message, f"share group {group_id!r} offset of {tp}")
-                out[tp] = ShareGroupOffset(p.start_offset, p.leader_epoch, p.lag)
+        for g in resp.groups:
+            for t in g.topics:
+                for p in t.partitions:
+                    tp = TopicPartition(t.topic_name, p.partition_index)
+                    check(p.error_code, p.error_message, f"share group {group_id!r} offset of {tp}")
+                    # A v0 answer has no lag: the generated default, -1, says unknown.
+                    out[tp] = ShareGroupOffset(p.start_offset, p.leader_epoch, p.lag)
         return out
 
     async def alter_share_group_offsets(
@@ -200,18 +206,29 @@ class ShareGroupsMixin(AdminBase):
         Raises:
             aiokafka.errors.KafkaError: the group's or the first partition's error.
         """
-        by_topic: dict[str, dict[int, int]] = {}
+        by_topic: dict[str, list[_messages.AlterShareGroupOffsetsRequestPartition]] = {}
         for tp, offset in offsets.items():
-            by_topic.setdefault(tp.topic, {})[tp.partition] = int(offset)
+            by_topic.setdefault(tp.topic, []).append(
+                _messages.AlterShareGroupOffsetsRequestPartition(
+                    partition_index=tp.partition, start_offset=int(offset)
+                )
+            )
+        request = _messages.AlterShareGroupOffsetsRequest(
+            group_id=group_id,
+            topics=[
+                _messages.AlterShareGroupOffsetsRequestTopic(topic_name=t, partitions=ps)
+                for t, ps in by_topic.items()
+            ],
+        )
         _, resp = await self._send_coordinator(
             group_id,
             _GROUP,
-            _aw.AlterOffsetsRequest(group_id, by_topic),
+            request,
             lambda r: check(r.error_code, r.error_message, f"alter share group {group_id!r}"),
         )
-        for t in resp.topics:
+        for t in resp.responses:
             for p in t.partitions:
-                check(p.error_code, p.error_message, f"{t.topic}-{p.partition}")
+                check(p.error_code, p.error_message, f"{t.topic_name}-{p.partition_index}")
 
     async def delete_share_group_offsets(self, group_id: str, topics: Sequence[str]) -> None:
         """Forget the share group's state for whole topics (the group must have no
@@ -220,16 +237,20 @@ class ShareGroupsMixin(AdminBase):
         Raises:
             aiokafka.errors.KafkaError: the group's or the first topic's error.
         """
+        request = _messages.DeleteShareGroupOffsetsRequest(
+            group_id=group_id,
+            topics=[_messages.DeleteShareGroupOffsetsRequestTopic(topic_name=t) for t in topics],
+        )
         _, resp = await self._send_coordinator(
             group_id,
             _GROUP,
-            _aw.DeleteOffsetsRequest(group_id, list(topics)),
+            request,
             lambda r: check(
                 r.error_code, r.error_message, f"delete share group offsets {group_id!r}"
             ),
         )
-        for t in resp.topics:
-            check(t.error_code, t.error_message, t.topic)
+        for t in resp.responses:
+            check(t.error_code, t.error_message, t.topic_name)
 
 
 def _ids(values: Sequence[str]) -> list[str]:

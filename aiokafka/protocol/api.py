@@ -60,15 +60,7 @@ class _Response(Protocol):
 _R = TypeVar("_R")
 
 
-# APIs newer than the generated definitions, spoken by hand-written messages
-# (aiokafka/share/admin_wire.py: the share-group offset admin APIs), and the first
-# flexible version of each.
-_HAND_WRITTEN_FLEXIBLE_MIN: dict[int, int | None] = {90: 0, 91: 0, 92: 0}
-
-
 def _flexible_min(api_key: int) -> int | None:
-    if api_key in _HAND_WRITTEN_FLEXIBLE_MIN:
-        return _HAND_WRITTEN_FLEXIBLE_MIN[api_key]
     try:
         request_type = REQUEST_TYPES[api_key]
     except KeyError:

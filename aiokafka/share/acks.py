@@ -14,7 +14,11 @@ from typing import Literal
 from aiokafka.errors import IllegalStateError
 from aiokafka.structs import TopicPartition
 
-from .wire import ACCEPT, GAP, REJECT, RELEASE, AckBatch
+#: AcknowledgeTypes values (KIP-932); 0 is a gap (an offset that holds no record).
+GAP, ACCEPT, RELEASE, REJECT = 0, 1, 2, 3
+
+#: One acknowledgement batch: (first offset, last offset, one type or one per offset).
+AckBatch = tuple[int, int, list[int]]
 
 AckType = Literal["accept", "release", "reject"]
 

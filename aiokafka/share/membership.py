@@ -28,8 +28,6 @@ from aiokafka.metrics.share import ShareCoordinatorMetrics
 from aiokafka.protocol import messages as _messages
 from aiokafka.structs import TopicPartition
 
-from .wire import HeartbeatRequestV1
-
 log = logging.getLogger(__name__)
 
 _REJOIN = (UnknownMemberIdError, FencedMemberEpochError)
@@ -144,7 +142,7 @@ class ShareMembership:
         )
         node = await self._client.coordinator_for(self.group_id, CoordinatorType.GROUP)
         started = time.monotonic()
-        resp = await self._client.send(node, HeartbeatRequestV1(body))
+        resp = await self._client.send(node, body)
         self.metrics.heartbeat_done(started)
         if resp.error_code:
             raise for_code(resp.error_code)(

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiokafka.consumer.record_decode import decode_batch, deserialize
 from aiokafka.record import MemoryRecords
 from aiokafka.record.default_records import DefaultRecordBatch
 from aiokafka.structs import KT, VT, ConsumerRecord, TopicPartition
 
-from .wire import AcquiredRange
+if TYPE_CHECKING:
+    from aiokafka.protocol.messages import AcquiredRecords
 
 
 @dataclass(slots=True)
@@ -35,7 +36,7 @@ class ShareConsumerRecord(ConsumerRecord[KT, VT]):
 def acquired_records(
     tp: TopicPartition,
     data: bytes | None,
-    acquired: list[AcquiredRange],
+    acquired: list[AcquiredRecords],
     key_deserializer: Callable[[bytes], object] | None,
     value_deserializer: Callable[[bytes], object] | None,
 ) -> tuple[list[ShareConsumerRecord[Any, Any]], list[int]]:

@@ -27,7 +27,6 @@ from aiokafka.structs import TopicPartition
 
 from .acks import to_batches
 from .records import ShareConsumerRecord, acquired_records
-from .wire import AcknowledgeRequestV1, ShareFetchRequestV1, ShareFetchResponseV1
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +35,15 @@ AckResults = dict[TopicPartition, KafkaError | None]
 Fetched = dict[TopicPartition, tuple[list[ShareConsumerRecord[Any, Any]], list[int]]]
 
 _SESSION_LOST = (ShareSessionNotFoundError, InvalidShareSessionEpochError)
+
+
+def _batches(batch_type: Callable[..., Any], acks: dict[int, int]) -> list[Any]:
+    """The runs of ``acks`` as ``batch_type`` structs (ShareFetch and ShareAcknowledge
+    each have their own generated ``AcknowledgementBatch`` class)."""
+    return [
+        batch_type(first_offset=first, last_offset=last, acknowledge_types=types)
+        for first, last, types in to_batches(acks)
+    ]
 
 
 class _Session:
@@ -142,9 +150,16 @@ class ShareSessions:
         session = self._sessions.setdefault(node, _Session())
         added = tps if session.epoch == 0 else tps - session.partitions
         removed = set() if session.epoch == 0 else session.partitions - tps
-        topics: dict[Any, dict[int, list[Any]]] = {}
+        topics: dict[Any, list[Any]] = {}
         for tp in added | set(acks):
-            topics.setdefault(self._topic_id(tp), {})[tp.partition] = to_batches(acks.get(tp, {}))
+            topics.setdefault(self._topic_id(tp), []).append(
+                _messages.ShareFetchRequestFetchPartition(
+                    partition_index=tp.partition,
+                    acknowledgement_batches=_batches(
+                        _messages.ShareFetchRequestAcknowledgementBatch, acks.get(tp, {})
+                    ),
+                )
+            )
         forgotten: dict[Any, list[int]] = {}
         for tp in removed:
             tid = self._topic_id(tp)
@@ -153,7 +168,7 @@ class ShareSessions:
         if not tps and session.epoch == 0:
             self._sessions.pop(node, None)
             return {tp: NotLeaderForPartitionError(str(tp)) for tp in acks}, {}
-        request = ShareFetchRequestV1(
+        request = _messages.ShareFetchRequest(
             group_id=self._group_id,
             member_id=self._member_id,
             share_session_epoch=session.epoch if tps else -1,
@@ -162,12 +177,18 @@ class ShareSessions:
             max_bytes=max_bytes,
             max_records=max_records,
             batch_size=max_records,
-            topics=topics,
-            forgotten=forgotten,
+            topics=[
+                _messages.ShareFetchRequestFetchTopic(topic_id=tid, partitions=parts)
+                for tid, parts in topics.items()
+            ],
+            forgotten_topics_data=[
+                _messages.ShareFetchRequestForgottenTopic(topic_id=tid, partitions=parts)
+                for tid, parts in forgotten.items()
+            ],
         )
         try:
             started = time.monotonic()
-            resp: ShareFetchResponseV1 = await self._client.send(node, request)
+            resp = await self._client.send(node, request)
             self.metrics.fetch_done(time.monotonic() - started, resp.throttle_time_ms)
             if resp.error_code:
                 raise for_code(resp.error_code)(f"ShareFetch: {resp.error_message or ''}")
@@ -187,12 +208,12 @@ class ShareSessions:
         out: Fetched = {}
         # {topic: (records, bytes)} of this response, for the metrics.
         counts: dict[str, tuple[int, int]] = {}
-        for topic_id, parts in resp.topics.items():
-            name = cluster.topic_name(topic_id)
+        for topic in resp.responses:
+            name = cluster.topic_name(topic.topic_id)
             if name is None:
                 continue
-            for part in parts:
-                tp = TopicPartition(name, part.partition)
+            for part in topic.partitions:
+                tp = TopicPartition(name, part.partition_index)
                 if tp in acks:
                     results[tp] = (
                         for_code(part.acknowledge_error_code)(
@@ -205,9 +226,9 @@ class ShareSessions:
                     log.info("ShareFetch %s: error %s", tp, part.error_code)
                     self._client.force_metadata_update()
                     continue
-                if part.acquired:
+                if part.acquired_records:
                     decoded = out[tp] = acquired_records(
-                        tp, part.records, part.acquired, *deserializers
+                        tp, part.records, part.acquired_records, *deserializers
                     )
                     n, size = counts.get(name, (0, 0))
                     counts[name] = (n + len(decoded[0]), size + len(part.records or b""))
@@ -255,12 +276,9 @@ class ShareSessions:
             topics.setdefault(self._topic_id(tp), []).append(
                 _messages.AcknowledgePartition(
                     partition_index=tp.partition,
-                    acknowledgement_batches=[
-                        _messages.ShareAcknowledgeRequestAcknowledgementBatch(
-                            first_offset=f, last_offset=last, acknowledge_types=types
-                        )
-                        for f, last, types in to_batches(a)
-                    ],
+                    acknowledgement_batches=_batches(
+                        _messages.ShareAcknowledgeRequestAcknowledgementBatch, a
+                    ),
                 )
             )
         body = _messages.ShareAcknowledgeRequest(
@@ -273,7 +291,7 @@ class ShareSessions:
             ],
         )
         try:
-            resp = await self._client.send(node, AcknowledgeRequestV1(body))
+            resp = await self._client.send(node, body)
             if resp.error_code:
                 raise for_code(resp.error_code)(f"ShareAcknowledge: {resp.error_message or ''}")
         except KafkaError as exc:

@@ -24,8 +24,13 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from tools.codegen.spec import definition_files
+
 REPO = Path(__file__).resolve().parents[2]
 SPEC_DIR = REPO.parent / "shared" / "kafka-protocol" / "message"
+# The shared set with the project's newer definitions (tools/codegen/definitions/)
+# replacing or adding files, as the generator reads them.
+DEFINITIONS = definition_files(SPEC_DIR.parent)
 
 _OPEN = 1 << 15
 _SNAKE_1 = re.compile(r"([a-z0-9])([A-Z])")
@@ -61,7 +66,7 @@ def _in(rng: tuple[int, int], version: int) -> bool:
 @functools.cache
 def load_spec(name: str) -> dict[str, Any]:
     """One JSON definition with comment lines stripped and common structs inlined."""
-    text = (SPEC_DIR / f"{name}.json").read_text(encoding="utf-8")
+    text = DEFINITIONS[f"{name}.json"].read_text(encoding="utf-8")
     raw: dict[str, Any] = json.loads(
         "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("//"))
     )

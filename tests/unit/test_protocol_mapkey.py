@@ -25,9 +25,10 @@ import pytest
 from aiokafka.protocol import messages
 from tools.codegen.__main__ import DEFAULT_SPEC
 from tools.codegen.messages import load_named
-from tools.codegen.spec import FieldSpec, MessageSpec, StructSpec
+from tools.codegen.spec import FieldSpec, MessageSpec, StructSpec, definition_files
 
-MESSAGE_DIR = Path(DEFAULT_SPEC) / "message"
+# The files the generator reads: the shared set plus the project's newer definitions.
+DEFINITIONS = definition_files(Path(DEFAULT_SPEC))
 
 
 # -- finding mapKey arrays in the JSON ----------------------------------------------------
@@ -93,7 +94,7 @@ def find_map_key_arrays() -> tuple[list[MapKeyArray], int, int]:
     """Every mapKey array, the mapKey flags reached by walking, and the flags in the text."""
     found: list[MapKeyArray] = []
     walked = in_text = 0
-    for path in sorted(MESSAGE_DIR.glob("*.json")):
+    for _, path in sorted(DEFINITIONS.items()):
         data = _load_json(path)
         in_text += json.dumps(data).count('"mapKey": true')
         common = {s["name"]: s["fields"] for s in data.get("commonStructs", [])}
@@ -183,9 +184,20 @@ def _marker(
             return f.py_name, [[v] for v in _MARKERS[f.elem_type]]
     for f in fields:
         if f.is_array and f.struct is not None:
-            cls = _class(mod, f.struct)
-            return f.py_name, [[cls() for _ in range(n)] for n in range(3)]
+            struct = f.struct
+            return f.py_name, [[_default(mod, struct, version) for _ in range(n)] for n in range(3)]
     return None
+
+
+def _default(mod: str, spec: StructSpec, version: int) -> Any:
+    """A struct with default values, encodable at ``version``: a records field defaults
+    to ``None``, which a version where it is not nullable (ShareFetchResponse v1+) cannot
+    carry, so it gets empty records there."""
+    obj = _class(mod, spec)()
+    for f in spec.fields:
+        if f.type == "records" and f.present(version) and not f.nullable(version):
+            setattr(obj, f.py_name, b"")
+    return obj
 
 
 def _build(array: MapKeyArray, version: int) -> Case:

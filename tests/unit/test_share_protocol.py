@@ -1,4 +1,9 @@
-"""Share-group codecs and acknowledgement state (bytes in, bytes out; no broker)."""
+"""Share-group messages and acknowledgement state (bytes in, bytes out; no broker).
+
+The share-group APIs come from the generated codec (``tools/codegen/definitions/``);
+the expected bytes here are written out field by field from the protocol, so a
+definition that drifts from Kafka 4.3's layout fails. ``tests/integration/
+test_share_protocol_versions.py`` round-trips the broker's own bytes."""
 
 from __future__ import annotations
 
@@ -12,20 +17,16 @@ from aiokafka.protocol import messages as _messages
 from aiokafka.protocol.api import request_header_version, response_header_version
 from aiokafka.protocol.primitives import write_bytes, write_string, write_unsigned_varint
 from aiokafka.record.default_builder import DefaultRecordBatchBuilder
-from aiokafka.share import admin_wire
-from aiokafka.share.acks import AcknowledgementState, ack_code, to_batches
-from aiokafka.share.records import acquired_records
-from aiokafka.share.wire import (
+from aiokafka.share.acks import (
     ACCEPT,
     GAP,
     REJECT,
     RELEASE,
-    AcknowledgeRequestV1,
-    AcquiredRange,
-    HeartbeatRequestV1,
-    ShareFetchRequestV1,
-    ShareFetchResponseV1,
+    AcknowledgementState,
+    ack_code,
+    to_batches,
 )
+from aiokafka.share.records import acquired_records
 from aiokafka.structs import TopicPartition
 
 TID = uuid.UUID("12345678-1234-5678-1234-567812345678")
@@ -69,8 +70,8 @@ def test_explicit_mode_requires_every_record() -> None:
     assert state.take([TP]) == {TP: {1: REJECT, 2: ACCEPT, 3: GAP}}
 
 
-def test_share_fetch_request_v1_bytes() -> None:
-    request = ShareFetchRequestV1(
+def _fetch_request(version_fields: dict[str, int]) -> _messages.ShareFetchRequest:
+    return _messages.ShareFetchRequest(
         group_id="g",
         member_id="m",
         share_session_epoch=2,
@@ -79,12 +80,33 @@ def test_share_fetch_request_v1_bytes() -> None:
         max_bytes=1000,
         max_records=10,
         batch_size=10,
-        topics={TID: {0: [(4, 5, [ACCEPT])]}},
-        forgotten={TID: [1]},
+        topics=[
+            _messages.ShareFetchRequestFetchTopic(
+                topic_id=TID,
+                partitions=[
+                    _messages.ShareFetchRequestFetchPartition(
+                        partition_index=0,
+                        acknowledgement_batches=[
+                            _messages.ShareFetchRequestAcknowledgementBatch(
+                                first_offset=4, last_offset=5, acknowledge_types=[ACCEPT]
+                            )
+                        ],
+                    )
+                ],
+            )
+        ],
+        forgotten_topics_data=[
+            _messages.ShareFetchRequestForgottenTopic(topic_id=TID, partitions=[1])
+        ],
+        **version_fields,
     )
-    expected = (
+
+
+def _fetch_request_bytes(v2_fields: bytes) -> bytes:
+    return (
         b"\x02g\x02m"
         + struct.pack(">iiiiii", 2, 500, 1, 1000, 10, 10)
+        + v2_fields  # v2: ShareAcquireMode (int8), IsRenewAck (bool)
         + b"\x02"
         + TID.bytes  # one topic
         + b"\x02"
@@ -100,11 +122,22 @@ def test_share_fetch_request_v1_bytes() -> None:
         + b"\x00"  # forgotten
         + b"\x00"
     )
-    assert request.encode(1) == expected
+
+
+def test_share_fetch_request_v1_and_v2_bytes() -> None:
+    assert _messages.ShareFetchRequest.MIN_VERSION == 1
+    assert _messages.ShareFetchRequest.MAX_VERSION == 2
+    assert _fetch_request({}).encode(1) == _fetch_request_bytes(b"")
+    assert _fetch_request({}).encode(2) == _fetch_request_bytes(b"\x00\x00")
+    record_limit = _fetch_request({"share_acquire_mode": 1})
+    assert record_limit.encode(2) == _fetch_request_bytes(b"\x01\x00")
+    # The acquire mode is ignorable: v1 drops it (the broker then acquires whole batches).
+    assert record_limit.encode(1) == _fetch_request_bytes(b"")
+    assert _messages.ShareFetchRequest.decode(_fetch_request_bytes(b"\x01\x00"), 2) == record_limit
     # Flexible from v0: request header v2, response header v1.
     assert request_header_version(78, 1) == 2 and response_header_version(78, 1) == 1
-    for key in (90, 91, 92):
-        assert request_header_version(key, 0) == 2
+    for key in (76, 77, 79, 90, 91, 92):
+        assert request_header_version(key, 1) == 2 and response_header_version(key, 0) == 1
 
 
 def _fetch_response(records: bytes | None) -> bytes:
@@ -136,14 +169,22 @@ def _batch(base: int, n: int) -> bytes:
     return bytes(b.build())
 
 
-def test_share_fetch_response_v1_and_acquired_records() -> None:
+def _acquired(first: int, last: int, count: int) -> _messages.AcquiredRecords:
+    return _messages.AcquiredRecords(first_offset=first, last_offset=last, delivery_count=count)
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_share_fetch_response_and_acquired_records(version: int) -> None:
     data = _batch(0, 3)  # offsets 0..2; 3 is acquired but holds no record
-    resp = ShareFetchResponseV1.decode(_fetch_response(data), 1)
+    resp = _messages.ShareFetchResponse.decode(_fetch_response(data), version)
     assert resp.acquisition_lock_timeout_ms == 30000
-    (part,) = resp.topics[TID]
-    assert (part.leader_id, part.leader_epoch) == (1, 7)
-    assert part.acquired == [AcquiredRange(0, 1, 1), AcquiredRange(2, 3, 4)]
-    recs, gaps = acquired_records(TP, part.records, part.acquired, None, bytes.decode)
+    (topic,) = resp.responses
+    assert topic.topic_id == TID
+    (part,) = topic.partitions
+    assert (part.current_leader.leader_id, part.current_leader.leader_epoch) == (1, 7)
+    assert part.acquired_records == [_acquired(0, 1, 1), _acquired(2, 3, 4)]
+    assert resp.encode(version) == _fetch_response(data)
+    recs, gaps = acquired_records(TP, part.records, part.acquired_records, None, bytes.decode)
     assert [(r.offset, r.value, r.delivery_count) for r in recs] == [
         (0, "v0", 1),
         (1, "v1", 1),
@@ -151,22 +192,37 @@ def test_share_fetch_response_v1_and_acquired_records() -> None:
     ]
     assert gaps == [3]
     # Records outside the acquired ranges (another member's) are dropped.
-    recs, gaps = acquired_records(TP, data, [AcquiredRange(1, 1, 2)], None, None)
+    recs, gaps = acquired_records(TP, data, [_acquired(1, 1, 2)], None, None)
     assert [r.offset for r in recs] == [1] and gaps == []
     with pytest.raises(KafkaProtocolError):
-        ShareFetchResponseV1.decode(_fetch_response(data) + b"\x00", 1)
+        _messages.ShareFetchResponse.decode(_fetch_response(data) + b"\x00", version)
+    # Records are not nullable from v1 on: a null (length 0) is malformed.
+    with pytest.raises(KafkaProtocolError):
+        _messages.ShareFetchResponse.decode(_fetch_response(None), version)
 
 
-def test_v1_requests_with_v0_layout_encode_the_generated_bytes() -> None:
+def test_heartbeat_and_acknowledge_bytes() -> None:
     body = _messages.ShareGroupHeartbeatRequest(group_id="g", member_id="m", member_epoch=3)
-    assert HeartbeatRequestV1(body).encode(1) == body.encode(0)
+    # GroupId, MemberId, MemberEpoch, RackId (null), SubscribedTopicNames (null), tags.
+    assert body.encode(1) == b"\x02g\x02m" + struct.pack(">i", 3) + b"\x00\x00\x00"
     ack = _messages.ShareAcknowledgeRequest(group_id="g", member_id="m", share_session_epoch=1)
-    assert AcknowledgeRequestV1(ack).encode(1) == ack.encode(0)
+    head = b"\x02g\x02m" + struct.pack(">i", 1)
+    assert ack.encode(1) == head + b"\x01\x00"  # no topics, tags
+    assert ack.encode(2) == head + b"\x00\x01\x00"  # IsRenewAck false first
+    w = bytearray(struct.pack(">ih", 0, 0) + b"\x00")  # throttle, error, null message
+    v2 = bytes(w) + struct.pack(">i", 15000) + b"\x01\x01\x00"
+    resp = _messages.ShareAcknowledgeResponse.decode(v2, 2)
+    assert resp.acquisition_lock_timeout_ms == 15000 and resp.responses == []
+    assert _messages.ShareAcknowledgeResponse.decode(bytes(w) + b"\x01\x01\x00", 1) == (
+        _messages.ShareAcknowledgeResponse()
+    )
 
 
-def test_admin_offsets_codecs() -> None:
-    req = admin_wire.DescribeOffsetsRequest("g", None)
-    assert req.encode(1) == b"\x02\x02g\x00\x00\x00"
+def test_admin_offsets_messages() -> None:
+    describe = _messages.DescribeShareGroupOffsetsRequest(
+        groups=[_messages.DescribeShareGroupOffsetsRequestGroup(group_id="g", topics=None)]
+    )
+    assert describe.encode(1) == b"\x02\x02g\x00\x00\x00"
     w = bytearray(struct.pack(">i", 0))
     write_unsigned_varint(w, 2)
     write_string(w, "g", compact=True, nullable=False)
@@ -178,10 +234,31 @@ def test_admin_offsets_codecs() -> None:
     w += b"\x00"  # topic tags
     w += struct.pack(">h", 0) + b"\x00" + b"\x00"  # group error, null message, tags
     w += b"\x00"
-    resp = admin_wire.DescribeOffsetsResponse.decode(bytes(w), 1)
-    (topic,) = resp.topics
-    assert topic.topic == "t" and topic.topic_id == TID
-    assert topic.partitions == [admin_wire.PartitionResult(0, 0, None, 10, 0, 3)]
-    alter = admin_wire.AlterOffsetsRequest("g", {"t": {0: 4}})
+    resp = _messages.DescribeShareGroupOffsetsResponse.decode(bytes(w), 1)
+    (group,) = resp.groups
+    (topic,) = group.topics
+    assert topic.topic_name == "t" and topic.topic_id == TID
+    (p,) = topic.partitions
+    assert (p.partition_index, p.start_offset, p.leader_epoch, p.lag) == (0, 10, 0, 3)
+    # v0 has no lag: it decodes as -1 (unknown).
+    v0 = bytes(w).replace(struct.pack(">iqiqh", 0, 10, 0, 3, 0), struct.pack(">iqih", 0, 10, 0, 0))
+    (p0,) = _messages.DescribeShareGroupOffsetsResponse.decode(v0, 0).groups[0].topics[0].partitions
+    assert (p0.start_offset, p0.lag) == (10, -1)
+    alter = _messages.AlterShareGroupOffsetsRequest(
+        group_id="g",
+        topics=[
+            _messages.AlterShareGroupOffsetsRequestTopic(
+                topic_name="t",
+                partitions=[
+                    _messages.AlterShareGroupOffsetsRequestPartition(
+                        partition_index=0, start_offset=4
+                    )
+                ],
+            )
+        ],
+    )
     assert alter.encode(0) == (b"\x02g\x02\x02t\x02" + struct.pack(">iq", 0, 4) + b"\x00\x00\x00")
-    assert admin_wire.DeleteOffsetsRequest("g", ["t"]).encode(0) == b"\x02g\x02\x02t\x00\x00"
+    delete = _messages.DeleteShareGroupOffsetsRequest(
+        group_id="g", topics=[_messages.DeleteShareGroupOffsetsRequestTopic(topic_name="t")]
+    )
+    assert delete.encode(0) == b"\x02g\x02\x02t\x00\x00"

@@ -17,11 +17,13 @@ from pathlib import Path
 __all__ = [
     "DATA_MESSAGES",
     "HEADER_MESSAGES",
+    "PROJECT_DEFINITIONS",
     "SAME_LAYOUT_VERSIONS",
     "FieldSpec",
     "MessageSpec",
     "StructSpec",
     "Versions",
+    "definition_files",
     "load_message",
     "load_selected",
     "snake_case",
@@ -47,6 +49,10 @@ SAME_LAYOUT_VERSIONS: dict[str, tuple[int, int]] = {
     "TxnOffsetCommitRequest": (5, 4),
     "TxnOffsetCommitResponse": (5, 4),
 }
+
+# The project's own definitions of messages newer than the shared set (see README.md
+# there): a file named like a shared one replaces it, a new name adds an API.
+PROJECT_DEFINITIONS = Path(__file__).resolve().parent / "definitions"
 
 # Upper bound used for open ranges ("3+"); message versions never get near it.
 _OPEN = 1 << 15
@@ -193,6 +199,7 @@ class MessageSpec:
     structs: list[StructSpec] = field(default_factory=list)  # every nested struct
     listeners: tuple[str, ...] = ()
     source: str = ""
+    project: bool = False  # read from PROJECT_DEFINITIONS rather than the shared set
 
     @property
     def versions(self) -> range:
@@ -282,6 +289,7 @@ def load_message(path: Path) -> MessageSpec:
         structs=structs,
         listeners=tuple(raw.get("listeners", ())),
         source=path.name,
+        project=path.parent == PROJECT_DEFINITIONS,
     )
 
 
@@ -316,19 +324,44 @@ def load_selected(spec_dir: Path) -> list[tuple[str, list[MessageSpec]]]:
     A group is a request with its response (one module per API), a data message, or
     the two headers together.
     """
-    msg_dir = spec_dir / "message"
+    files = definition_files(spec_dir)
     groups: list[tuple[str, list[MessageSpec]]] = []
-    for path in sorted(msg_dir.glob("*Request.json")):
-        if path.name == "RequestHeader.json":
+    for file_name, path in sorted(files.items()):
+        if not file_name.endswith("Request.json") or file_name == "RequestHeader.json":
             continue
         req = load_message(path)
         if req.kind != "request" or "broker" not in req.listeners:
             continue
-        resp = load_message(msg_dir / path.name.replace("Request.json", "Response.json"))
+        resp = load_message(files[file_name.replace("Request.json", "Response.json")])
         groups.append((snake_case(req.name[: -len("Request")]), [req, resp]))
     for name in DATA_MESSAGES:
-        groups.append((snake_case(name), [load_message(msg_dir / f"{name}.json")]))
-    headers = [load_message(msg_dir / f"{n}.json") for n in HEADER_MESSAGES]
+        groups.append((snake_case(name), [load_message(files[f"{name}.json"])]))
+    headers = [load_message(files[f"{n}.json"]) for n in HEADER_MESSAGES]
     groups.append(("header", headers))
     groups.sort(key=lambda g: g[0])
     return groups
+
+
+def _max_version(path: Path) -> int:
+    raw = json.loads(_strip_comments(path.read_text(encoding="utf-8")))
+    return Versions.parse(str(raw["validVersions"])).hi
+
+
+def definition_files(spec_dir: Path, project_dir: Path = PROJECT_DEFINITIONS) -> dict[str, Path]:
+    """Every message definition by file name: the shared set under ``spec_dir/message``
+    with the project's files (``project_dir``) replacing or adding to it.
+
+    Raises:
+        ValueError: the shared set defines a higher version of a message than the
+            project's file, which is then stale (delete it and regenerate).
+    """
+    files = {p.name: p for p in (spec_dir / "message").glob("*.json")}
+    for path in sorted(project_dir.glob("*.json")):
+        shared = files.get(path.name)
+        if shared is not None and _max_version(shared) > _max_version(path):
+            raise ValueError(
+                f"{path}: the shared definitions now go further ({shared}); "
+                "delete the project's file and regenerate"
+            )
+        files[path.name] = path
+    return files

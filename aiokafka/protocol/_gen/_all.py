@@ -63,6 +63,14 @@ from aiokafka.protocol._gen.alter_replica_log_dirs import (
     AlterReplicaLogDir as AlterReplicaLogDir,
     AlterReplicaLogDirsRequest as AlterReplicaLogDirsRequest,
 )
+from aiokafka.protocol._gen.alter_share_group_offsets import (
+    AlterShareGroupOffsetsResponsePartition as AlterShareGroupOffsetsResponsePartition,
+    AlterShareGroupOffsetsResponseTopic as AlterShareGroupOffsetsResponseTopic,
+    AlterShareGroupOffsetsResponse as AlterShareGroupOffsetsResponse,
+    AlterShareGroupOffsetsRequestPartition as AlterShareGroupOffsetsRequestPartition,
+    AlterShareGroupOffsetsRequestTopic as AlterShareGroupOffsetsRequestTopic,
+    AlterShareGroupOffsetsRequest as AlterShareGroupOffsetsRequest,
+)
 from aiokafka.protocol._gen.alter_user_scram_credentials import (
     AlterUserScramCredentialsResult as AlterUserScramCredentialsResult,
     AlterUserScramCredentialsResponse as AlterUserScramCredentialsResponse,
@@ -146,6 +154,12 @@ from aiokafka.protocol._gen.delete_records import (
     DeleteRecordsTopic as DeleteRecordsTopic,
     DeleteRecordsRequest as DeleteRecordsRequest,
 )
+from aiokafka.protocol._gen.delete_share_group_offsets import (
+    DeleteShareGroupOffsetsResponseTopic as DeleteShareGroupOffsetsResponseTopic,
+    DeleteShareGroupOffsetsResponse as DeleteShareGroupOffsetsResponse,
+    DeleteShareGroupOffsetsRequestTopic as DeleteShareGroupOffsetsRequestTopic,
+    DeleteShareGroupOffsetsRequest as DeleteShareGroupOffsetsRequest,
+)
 from aiokafka.protocol._gen.delete_share_group_state import (
     PartitionResult as DeleteShareGroupStateResponsePartitionResult,
     DeleteStateResult as DeleteStateResult,
@@ -226,6 +240,15 @@ from aiokafka.protocol._gen.describe_quorum import (
     DescribeQuorumRequestPartitionData as DescribeQuorumRequestPartitionData,
     DescribeQuorumRequestTopicData as DescribeQuorumRequestTopicData,
     DescribeQuorumRequest as DescribeQuorumRequest,
+)
+from aiokafka.protocol._gen.describe_share_group_offsets import (
+    DescribeShareGroupOffsetsResponsePartition as DescribeShareGroupOffsetsResponsePartition,
+    DescribeShareGroupOffsetsResponseTopic as DescribeShareGroupOffsetsResponseTopic,
+    DescribeShareGroupOffsetsResponseGroup as DescribeShareGroupOffsetsResponseGroup,
+    DescribeShareGroupOffsetsResponse as DescribeShareGroupOffsetsResponse,
+    DescribeShareGroupOffsetsRequestTopic as DescribeShareGroupOffsetsRequestTopic,
+    DescribeShareGroupOffsetsRequestGroup as DescribeShareGroupOffsetsRequestGroup,
+    DescribeShareGroupOffsetsRequest as DescribeShareGroupOffsetsRequest,
 )
 from aiokafka.protocol._gen.describe_topic_partitions import (
     DescribeTopicPartitionsResponsePartition as DescribeTopicPartitionsResponsePartition,
@@ -601,6 +624,9 @@ REQUEST_TYPES: dict[int, type[Any]] = {
     85: WriteShareGroupStateRequest,
     86: DeleteShareGroupStateRequest,
     87: ReadShareGroupStateSummaryRequest,
+    90: DescribeShareGroupOffsetsRequest,
+    91: AlterShareGroupOffsetsRequest,
+    92: DeleteShareGroupOffsetsRequest,
 }
 RESPONSE_TYPES: dict[int, type[Any]] = {
     0: ProduceResponse,
@@ -675,6 +701,9 @@ RESPONSE_TYPES: dict[int, type[Any]] = {
     85: WriteShareGroupStateResponse,
     86: DeleteShareGroupStateResponse,
     87: ReadShareGroupStateSummaryResponse,
+    90: DescribeShareGroupOffsetsResponse,
+    91: AlterShareGroupOffsetsResponse,
+    92: DeleteShareGroupOffsetsResponse,
 }
 
 __all__ = [
@@ -715,6 +744,12 @@ __all__ = [
     'AlterReplicaLogDirTopicResult',
     'AlterReplicaLogDirsRequest',
     'AlterReplicaLogDirsResponse',
+    'AlterShareGroupOffsetsRequest',
+    'AlterShareGroupOffsetsRequestPartition',
+    'AlterShareGroupOffsetsRequestTopic',
+    'AlterShareGroupOffsetsResponse',
+    'AlterShareGroupOffsetsResponsePartition',
+    'AlterShareGroupOffsetsResponseTopic',
     'AlterUserScramCredentialsRequest',
     'AlterUserScramCredentialsResponse',
     'AlterUserScramCredentialsResult',
@@ -773,6 +808,10 @@ __all__ = [
     'DeleteRecordsResponse',
     'DeleteRecordsTopic',
     'DeleteRecordsTopicResult',
+    'DeleteShareGroupOffsetsRequest',
+    'DeleteShareGroupOffsetsRequestTopic',
+    'DeleteShareGroupOffsetsResponse',
+    'DeleteShareGroupOffsetsResponseTopic',
     'DeleteShareGroupStateRequest',
     'DeleteShareGroupStateRequestPartitionData',
     'DeleteShareGroupStateResponse',
@@ -820,6 +859,13 @@ __all__ = [
     'DescribeQuorumResponsePartitionData',
     'DescribeQuorumResponseReplicaState',
     'DescribeQuorumResponseTopicData',
+    'DescribeShareGroupOffsetsRequest',
+    'DescribeShareGroupOffsetsRequestGroup',
+    'DescribeShareGroupOffsetsRequestTopic',
+    'DescribeShareGroupOffsetsResponse',
+    'DescribeShareGroupOffsetsResponseGroup',
+    'DescribeShareGroupOffsetsResponsePartition',
+    'DescribeShareGroupOffsetsResponseTopic',
     'DescribeTopicPartitionsRequest',
     'DescribeTopicPartitionsRequestTopicRequest',
     'DescribeTopicPartitionsResponse',

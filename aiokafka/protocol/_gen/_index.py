@@ -22,6 +22,7 @@ _BY_MODULE = {
     'alter_configs': 'AlterConfigsResourceResponse=AlterConfigsResponseAlterConfigsResourceResponse AlterConfigsResponse AlterableConfig=AlterConfigsRequestAlterableConfig AlterConfigsResource=AlterConfigsRequestAlterConfigsResource AlterConfigsRequest',
     'alter_partition_reassignments': 'ReassignablePartitionResponse ReassignableTopicResponse AlterPartitionReassignmentsResponse ReassignablePartition ReassignableTopic AlterPartitionReassignmentsRequest',
     'alter_replica_log_dirs': 'AlterReplicaLogDirPartitionResult AlterReplicaLogDirTopicResult AlterReplicaLogDirsResponse AlterReplicaLogDirTopic AlterReplicaLogDir AlterReplicaLogDirsRequest',
+    'alter_share_group_offsets': 'AlterShareGroupOffsetsResponsePartition AlterShareGroupOffsetsResponseTopic AlterShareGroupOffsetsResponse AlterShareGroupOffsetsRequestPartition AlterShareGroupOffsetsRequestTopic AlterShareGroupOffsetsRequest',
     'alter_user_scram_credentials': 'AlterUserScramCredentialsResult AlterUserScramCredentialsResponse ScramCredentialDeletion ScramCredentialUpsertion AlterUserScramCredentialsRequest',
     'api_versions': 'ApiVersion SupportedFeatureKey FinalizedFeatureKey ApiVersionsResponse ApiVersionsRequest',
     'consumer_group_describe': 'TopicPartitions=ConsumerGroupDescribeResponseTopicPartitions Assignment=ConsumerGroupDescribeResponseAssignment Member=ConsumerGroupDescribeResponseMember DescribedGroup=ConsumerGroupDescribeResponseDescribedGroup ConsumerGroupDescribeResponse ConsumerGroupDescribeRequest',
@@ -35,6 +36,7 @@ _BY_MODULE = {
     'delete_acls': 'DeleteAclsMatchingAcl DeleteAclsFilterResult DeleteAclsResponse DeleteAclsFilter DeleteAclsRequest',
     'delete_groups': 'DeletableGroupResult DeleteGroupsResponse DeleteGroupsRequest',
     'delete_records': 'DeleteRecordsPartitionResult DeleteRecordsTopicResult DeleteRecordsResponse DeleteRecordsPartition DeleteRecordsTopic DeleteRecordsRequest',
+    'delete_share_group_offsets': 'DeleteShareGroupOffsetsResponseTopic DeleteShareGroupOffsetsResponse DeleteShareGroupOffsetsRequestTopic DeleteShareGroupOffsetsRequest',
     'delete_share_group_state': 'PartitionResult=DeleteShareGroupStateResponsePartitionResult DeleteStateResult DeleteShareGroupStateResponse PartitionData=DeleteShareGroupStateRequestPartitionData DeleteStateData DeleteShareGroupStateRequest',
     'delete_topics': 'DeletableTopicResult DeleteTopicsResponse DeleteTopicState DeleteTopicsRequest',
     'describe_acls': 'AclDescription DescribeAclsResource DescribeAclsResponse DescribeAclsRequest',
@@ -46,6 +48,7 @@ _BY_MODULE = {
     'describe_log_dirs': 'DescribeLogDirsPartition DescribeLogDirsTopic DescribeLogDirsResult DescribeLogDirsResponse DescribableLogDirTopic DescribeLogDirsRequest',
     'describe_producers': 'ProducerState PartitionResponse TopicResponse DescribeProducersResponse TopicRequest=DescribeProducersRequestTopicRequest DescribeProducersRequest',
     'describe_quorum': 'ReplicaState=DescribeQuorumResponseReplicaState DescribeQuorumResponsePartitionData DescribeQuorumResponseTopicData Listener=DescribeQuorumResponseListener Node DescribeQuorumResponse DescribeQuorumRequestPartitionData DescribeQuorumRequestTopicData DescribeQuorumRequest',
+    'describe_share_group_offsets': 'DescribeShareGroupOffsetsResponsePartition DescribeShareGroupOffsetsResponseTopic DescribeShareGroupOffsetsResponseGroup DescribeShareGroupOffsetsResponse DescribeShareGroupOffsetsRequestTopic DescribeShareGroupOffsetsRequestGroup DescribeShareGroupOffsetsRequest',
     'describe_topic_partitions': 'DescribeTopicPartitionsResponsePartition DescribeTopicPartitionsResponseTopic DescribeTopicPartitionsResponse TopicRequest=DescribeTopicPartitionsRequestTopicRequest Cursor DescribeTopicPartitionsRequest',
     'describe_transactions': 'TopicData TransactionState=DescribeTransactionsResponseTransactionState DescribeTransactionsResponse DescribeTransactionsRequest',
     'describe_user_scram_credentials': 'CredentialInfo DescribeUserScramCredentialsResult DescribeUserScramCredentialsResponse UserName DescribeUserScramCredentialsRequest',
@@ -170,6 +173,9 @@ REQUESTS: dict[int, tuple[str, str]] = {
     85: ('write_share_group_state', 'WriteShareGroupStateRequest'),
     86: ('delete_share_group_state', 'DeleteShareGroupStateRequest'),
     87: ('read_share_group_state_summary', 'ReadShareGroupStateSummaryRequest'),
+    90: ('describe_share_group_offsets', 'DescribeShareGroupOffsetsRequest'),
+    91: ('alter_share_group_offsets', 'AlterShareGroupOffsetsRequest'),
+    92: ('delete_share_group_offsets', 'DeleteShareGroupOffsetsRequest'),
 }
 RESPONSES: dict[int, tuple[str, str]] = {
     0: ('produce', 'ProduceResponse'),
@@ -244,4 +250,7 @@ RESPONSES: dict[int, tuple[str, str]] = {
     85: ('write_share_group_state', 'WriteShareGroupStateResponse'),
     86: ('delete_share_group_state', 'DeleteShareGroupStateResponse'),
     87: ('read_share_group_state_summary', 'ReadShareGroupStateSummaryResponse'),
+    90: ('describe_share_group_offsets', 'DescribeShareGroupOffsetsResponse'),
+    91: ('alter_share_group_offsets', 'AlterShareGroupOffsetsResponse'),
+    92: ('delete_share_group_offsets', 'DeleteShareGroupOffsetsResponse'),
 }
