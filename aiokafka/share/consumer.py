@@ -49,13 +49,18 @@ class AIOKafkaShareConsumer:
             acknowledged are accepted by the next poll or ``commit()``.
             ``"explicit"``: every record must be acknowledged with
             :meth:`acknowledge` before the next poll.
-        acknowledgement_commit_callback: Called with ``{TopicPartition: error or
-            None}`` after the broker answered acknowledgements (also those sent
-            with a poll); errors are ``InvalidRecordStateError`` and similar.
+        acknowledgement_commit_callback: Called on the event loop with
+            ``{TopicPartition: None or the error}`` each time brokers answered
+            acknowledgements: those a poll carried, a :meth:`commit`'s and the last
+            ones, sent by :meth:`stop`. Errors are ``InvalidRecordStateError`` (the
+            record's lock ran out first) and similar. An exception it raises comes
+            out of the call that sent them; fetched records are kept.
         key_deserializer, value_deserializer: Applied to each record's key/value.
         fetch_max_wait_ms: Longest time a broker holds a ShareFetch for data.
         fetch_min_bytes, fetch_max_bytes: ShareFetch byte limits.
-        max_poll_records: Records per ShareFetch (``MaxRecords``; default 500).
+        max_poll_records: Records per ShareFetch (``MaxRecords``; default 500). The
+            broker hands out whole batches, so a fetch may bring more; the rest wait
+            in the consumer for the next polls, their locks running.
         **config: Client options as :class:`~aiokafka.AIOKafkaConsumer` takes them
             (``bootstrap_servers``, ``client_id``, security, timeouts...).
     """
@@ -144,6 +149,7 @@ class AIOKafkaShareConsumer:
         client, membership, sessions = self._client, self._membership, self._sessions
         assert client is not None and membership is not None and sessions is not None
         timeout = self._client_config.request_timeout_ms / 1000
+        results: AckResults = {}
         try:
             async with self._lock:
                 if not self._acks.explicit:
@@ -152,13 +158,14 @@ class AIOKafkaShareConsumer:
                 self._buffer.clear()
                 try:
                     results = await asyncio.wait_for(sessions.close(self._acks.take()), timeout)
-                    self._report(results)
                 except (KafkaError, asyncio.TimeoutError) as exc:
                     log.info("Share group %s: closing sessions failed: %s", self._group_id, exc)
             await membership.stop(timeout)
         finally:
             self._state = "stopped"
             await client.close()
+        # Once stopped: an exception from the callback cannot keep the member in the group.
+        self._report(results)
 
     async def __aenter__(self) -> AIOKafkaShareConsumer:
         await self.start()
@@ -303,10 +310,11 @@ class AIOKafkaShareConsumer:
                     key_deserializer=self._kd,
                     value_deserializer=self._vd,
                 )
-                self._report(results)
                 for tp, (recs, gaps) in fetched.items():
                     self._acks.gaps(tp, gaps)
                     self._buffer.extend(recs)
+                # After buffering: a callback that raises must not lose acquired records.
+                self._report(results)
                 if not self._buffer and time.monotonic() >= deadline:
                     return {}
 

@@ -13,7 +13,7 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.types import AlterConfigOp, ConfigResource, ConfigResourceType
-from aiokafka.errors import IllegalStateError, InvalidRecordStateError
+from aiokafka.errors import ConsumerStoppedError, IllegalStateError, InvalidRecordStateError
 from aiokafka.share import AIOKafkaShareConsumer, ShareConsumerRecord
 from aiokafka.structs import TopicPartition
 
@@ -375,3 +375,50 @@ async def test_subscribe_and_unsubscribe_change_the_assignment(
             while c.assignment():  # noqa: ASYNC110 - no event to wait on
                 await asyncio.sleep(0.1)
         assert await c.getmany(timeout_ms=500) == {}
+
+
+async def test_a_raising_acknowledgement_callback_loses_no_record(
+    kafka, new_topic: Callable[..., str]
+) -> None:
+    topic = new_topic()
+    group = _group()
+    await _set_earliest(kafka.bootstrap_servers, group)
+    await _produce(kafka.bootstrap_servers, topic, 6, one_per_batch=True)
+    calls = 0
+
+    def callback(results: dict[TopicPartition, Exception | None]) -> None:
+        nonlocal calls
+        calls += 1
+        raise RuntimeError("callback failed")
+
+    c = AIOKafkaShareConsumer(
+        topic,
+        group_id=group,
+        bootstrap_servers=kafka.bootstrap_servers,
+        acknowledgement_commit_callback=callback,
+        max_poll_records=1,  # one batch of one record per ShareFetch
+    )
+    await c.start()
+    got: list[ShareConsumerRecord[bytes, bytes]] = []
+    raised = 0
+    try:
+        async with timeout(40):
+            while len(got) < 6:
+                try:
+                    batch = await c.getmany(timeout_ms=500)
+                except RuntimeError:
+                    # The poll that carried the previous records' acknowledgements
+                    # may also have fetched: those records come with the next poll.
+                    raised += 1
+                    continue
+                for recs in batch.values():
+                    got.extend(recs)
+    finally:
+        with pytest.raises(RuntimeError, match="callback failed"):
+            await c.stop()  # the callback's exception, once stopped
+    assert raised >= 1 and calls >= raised
+    assert sorted(int(r.value) for r in got) == list(range(6))
+    # None was lost and redelivered after its lock ran out.
+    assert all(r.delivery_count == 1 for r in got)
+    with pytest.raises(ConsumerStoppedError):
+        await c.getmany()
