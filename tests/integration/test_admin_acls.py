@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
@@ -36,6 +36,7 @@ from aiokafka.errors import (
 from aiokafka.producer import AIOKafkaProducer
 from aiokafka.structs import TopicPartition
 from tests.conftest import START_TIMEOUT
+from tests.support.wait import eventually
 from tools.kafka.fetch import ensure_jars
 from tools.kafka.rig import KafkaCluster
 
@@ -76,16 +77,6 @@ async def user_admin(secured: KafkaCluster) -> AsyncIterator[AIOKafkaAdminClient
         request_timeout_ms=15000,
     ) as client:
         yield client
-
-
-async def _eventually(check: Callable[[], Awaitable[bool]], expect: bool) -> bool:
-    # ACLs reach the broker's authorizer through the metadata log, just after the
-    # controller accepted them.
-    for _ in range(50):
-        if await check() == expect:
-            return expect
-        await asyncio.sleep(0.1)
-    return not expect
 
 
 async def _acls(
@@ -141,7 +132,7 @@ async def test_acl_create_describe_enforce_delete(
     assert only_literal == [allow]
 
     # Second path: the authorizer now lets the SASL user describe the topic.
-    assert await _eventually(user_can_describe, True)
+    assert await eventually(user_can_describe, bool)
     # ...but it may not administer ACLs itself.
     with pytest.raises(ClusterAuthorizationFailedError):
         await user_admin.describe_acls()
@@ -151,7 +142,7 @@ async def test_acl_create_describe_enforce_delete(
     )
     assert deleted == [[allow], []]
     assert await _acls(admin, by_principal, {prefixed}) == {prefixed}
-    assert not await _eventually(user_can_describe, False)
+    assert not await eventually(user_can_describe, lambda allowed: not allowed)
 
     deleted = await admin.delete_acls([AclBindingFilter(principal=principal)])
     assert deleted == [[prefixed]]
@@ -220,11 +211,11 @@ async def test_deny_binding_denies_the_fetch(
 
     try:
         await admin.create_acls(allows)
-        assert await _eventually(reads, True)
+        assert await eventually(reads, bool)
 
         # A DENY wins over the literal ALLOW: the same fetch is now refused...
         await admin.create_acls([deny])
-        assert not await _eventually(reads, False)
+        assert not await eventually(reads, lambda allowed: not allowed)
         # ...while DESCRIBE, which the DENY does not name, is still allowed.
         (desc,) = await user_admin.describe_topics([topic], raise_errors=True)
         assert desc.name == topic
@@ -232,7 +223,7 @@ async def test_deny_binding_denies_the_fetch(
         assert await _acls(admin, by_match, {*allows, deny}) == {*allows, deny}
 
         assert await admin.delete_acls([deny.to_filter()]) == [[deny]]
-        assert await _eventually(reads, True)
+        assert await eventually(reads, bool)
     finally:
         await admin.delete_acls([AclBindingFilter(principal=principal)])
         await admin.delete_topics([topic])

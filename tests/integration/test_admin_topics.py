@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import TypeVar
 
 import pytest
@@ -26,23 +26,10 @@ from aiokafka.errors import (
     TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
 )
+from tests.support.wait import eventually
 from tools.kafka.rig import KafkaCluster
 
 T = TypeVar("T")
-
-
-async def eventually(read: Callable[[], Awaitable[T]], ok: Callable[[T], bool]) -> T:
-    """Poll ``read()`` until ``ok`` holds (5 s at most) and return the last value.
-
-    Brokers apply a change the controller committed from the metadata log a moment
-    after the admin call returns, so reads that follow a change poll.
-    """
-    for _ in range(50):
-        value = await read()
-        if ok(value):
-            break
-        await asyncio.sleep(0.1)
-    return value
 
 
 def _name(prefix: str) -> str:

@@ -24,6 +24,7 @@ from aiokafka.helpers import create_ssl_context
 from aiokafka.protocol.messages import MetadataRequest
 from aiokafka.structs import TopicPartition
 from tests.support.framing_relay import FramingFaultRelay
+from tests.support.wait import wait_until
 from tools.kafka.rig import KafkaCluster
 
 # What the WARNING must say about each fault's cause.
@@ -141,13 +142,6 @@ async def test_sasl_plain_without_tls_warns_once_per_client(
     assert len(cleartext_warnings(caplog)) == 2 * expected
 
 
-async def wait_until(condition: Callable[[], bool], timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not reached in time"
-        await asyncio.sleep(0.05)
-
-
 def failure_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [
         r.getMessage()
@@ -184,7 +178,7 @@ async def test_producer_retrying_through_a_fault_warns_once_then_recovers(
             caplog.set_level(logging.DEBUG, "aiokafka")
             relay.fault = "close_mid_response"
             sent = asyncio.ensure_future(producer.send_and_wait(topic, b"through the fault"))
-            await wait_until(lambda: relay.faulted >= 5)
+            await wait_until("the relay faulted 5 times", lambda: relay.faulted >= 5)
             assert not sent.done()
             # The client may reach the same address as node 1 or as bootstrap-0 (its
             # fallback for metadata); the failure log keeps one state per address.
@@ -224,7 +218,7 @@ async def test_consumer_retrying_through_a_fault_warns_once_then_recovers(
             caplog.clear()
             caplog.set_level(logging.DEBUG, "aiokafka")
             relay.fault = "huge_length"
-            await wait_until(lambda: relay.faulted >= 5)
+            await wait_until("the relay faulted 5 times", lambda: relay.faulted >= 5)
             # The client may reach the same address as node 1 or as bootstrap-0 (its
             # fallback for metadata); the failure log keeps one state per address.
             broker = f"{relay.bootstrap_servers} (node "

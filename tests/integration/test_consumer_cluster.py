@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
-from typing import Any
 
 import pytest
 
 from aiokafka.consumer.consumer import AIOKafkaConsumer
 from aiokafka.structs import TopicPartition
+from tests.support.wait import drain
 from tools.kafka.rig import KafkaCluster
 
 NewTopic = Callable[..., str]
@@ -29,15 +28,6 @@ def produce(bootstrap: str, topic: str, partitions: int, per_partition: int, tag
     assert producer.flush(60) == 0
 
 
-async def read_all(c: AIOKafkaConsumer[Any, Any], n: int, timeout: float = 60) -> list[Any]:
-    out: list[Any] = []
-    deadline = time.monotonic() + timeout
-    while len(out) < n and time.monotonic() < deadline:
-        for recs in (await c.getmany(timeout_ms=500)).values():
-            out.extend(recs)
-    return out
-
-
 async def test_fetches_from_every_leader_and_survives_leader_loss(
     kafka_cluster: KafkaCluster, new_topic: NewTopic
 ) -> None:
@@ -52,7 +42,7 @@ async def test_fetches_from_every_leader_and_survives_leader_loss(
         metadata_max_age_ms=5000,
     ) as c:
         c.assign(tps)
-        first = await read_all(c, 300)
+        first = await drain(c, 300)
         assert len(first) == 300
         fetcher = c._fetcher
         assert fetcher is not None
@@ -65,7 +55,7 @@ async def test_fetches_from_every_leader_and_survives_leader_loss(
         kafka_cluster.kill(victim)
         try:
             produce(kafka_cluster.bootstrap_servers, topic, 6, 50, b"b")
-            second = await read_all(c, 300)
+            second = await drain(c, 300)
             values = sorted(r.value for r in second)
             assert values == sorted(b"b-%d-%d" % (p, i) for p in range(6) for i in range(50))
             for tp in tps:
@@ -93,7 +83,7 @@ async def test_leader_loss_validates_the_position_and_loses_nothing(
     ) as c:
         c.assign([tp])
         c.seek(tp, 0)
-        first = await read_all(c, 100)
+        first = await drain(c, 100)
         assert [r.value for r in first] == [b"a-0-%d" % i for i in range(100)]
         fetcher = c._fetcher
         assert fetcher is not None
@@ -107,7 +97,7 @@ async def test_leader_loss_validates_the_position_and_loses_nothing(
         try:
             # acks=all: these go to the new leader once the old one is fenced.
             produce(kafka_cluster.bootstrap_servers, topic, 1, 100, b"b")
-            second = await read_all(c, 100)
+            second = await drain(c, 100)
             assert [r.value for r in second] == [b"b-0-%d" % i for i in range(100)]
             assert [r.offset for r in second] == list(range(100, 200))
             # The new leader was asked where epoch `old_epoch` ends before fetching.
@@ -138,7 +128,7 @@ async def test_client_rack_fetches_from_the_follower_in_that_rack(
         request_timeout_ms=10000,
     ) as c:
         c.assign([tp])
-        got = await read_all(c, 50)
+        got = await drain(c, 50)
         assert [r.value for r in got] == [b"a-0-%d" % i for i in range(50)]
         fetcher = c._fetcher
         assert fetcher is not None
@@ -153,7 +143,7 @@ async def test_client_rack_fetches_from_the_follower_in_that_rack(
         kafka_cluster.kill(follower)
         try:
             produce(kafka_cluster.bootstrap_servers, topic, 1, 50, b"b")
-            more = await read_all(c, 50)
+            more = await drain(c, 50)
             assert [r.value for r in more] == [b"b-0-%d" % i for i in range(50)]
             assert fetcher.fetched_from(tp) != follower
         finally:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import re
-import time
 import uuid
 import warnings
 from collections.abc import Callable
@@ -26,6 +25,7 @@ from aiokafka.errors import (
     InvalidSessionTimeoutError,
 )
 from aiokafka.structs import OffsetAndMetadata, TopicPartition
+from tests.support.wait import wait_until
 from tools.kafka.rig import KafkaCluster
 
 from .test_consumer_fetch import consumer, other_tasks, produce
@@ -33,13 +33,6 @@ from .test_consumer_fetch import consumer, other_tasks, produce
 NewTopic = Callable[..., str]
 
 pytestmark = pytest.mark.timeout(120)
-
-
-async def eventually(what: str, predicate: Callable[[], bool], timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting until {what}"
-        await asyncio.sleep(0.05)
 
 
 # -- item 2: exception types and the order of checks ----------------------------------
@@ -119,7 +112,7 @@ async def test_commit_argument_validation(kafka: KafkaCluster, new_topic: NewTop
     group = f"g-{uuid.uuid4().hex[:8]}"
     async with consumer(kafka, group_id=group, enable_auto_commit=False) as c:
         c.subscribe([topic])
-        await eventually("assigned", lambda: c.assignment() == {tp})
+        await wait_until("assigned", lambda: c.assignment() == {tp})
         offset = await c.position(tp)
         with pytest.raises(ValueError):
             await c.commit({})
@@ -276,7 +269,7 @@ async def test_async_for_ends_at_stop_and_cannot_start_after(
             seen.append(record.value)
 
     task = asyncio.create_task(iterate())
-    await eventually("both records read", lambda: len(seen) == 2)
+    await wait_until("both records read", lambda: len(seen) == 2)
     await c.stop()
     # An iteration in progress just ends (StopAsyncIteration inside __anext__)...
     await asyncio.wait_for(task, 10)
@@ -310,13 +303,13 @@ async def test_pattern_subscription_follows_new_topics(kafka: KafkaCluster, grou
             # aiokafka's test allows 0.3 s with metadata_max_age_ms=200; the machine
             # running this one may be loaded.
             first = await asyncio.to_thread(kafka.create_topic, f"{prefix}-1")
-            await eventually("first matched", lambda: c.subscription() == {first}, timeout=5)
+            await wait_until("first matched", lambda: c.subscription() == {first}, timeout=5)
             second = await asyncio.to_thread(kafka.create_topic, f"{prefix}-2")
-            await eventually(
+            await wait_until(
                 "second matched", lambda: c.subscription() == {first, second}, timeout=5
             )
             assert not getter.done()
-            await eventually(
+            await wait_until(
                 "both assigned",
                 lambda: c.assignment() == {TopicPartition(first, 0), TopicPartition(second, 0)},
             )
@@ -391,7 +384,7 @@ async def test_listener_gets_sets_and_a_first_empty_revoke(kafka: KafkaCluster) 
 
         topic = await asyncio.to_thread(kafka.create_topic, f"{prefix}-1", 2)
         expected = {TopicPartition(topic, 0), TopicPartition(topic, 1)}
-        await eventually(
+        await wait_until(
             "the new topic's partitions are assigned",
             lambda: (
                 c1.assignment() | c2.assignment() == expected
@@ -468,7 +461,7 @@ async def test_listener_calls_as_in_aiokafka(kafka: KafkaCluster, new_topic: New
 
 
 async def wait_assigned(c: AIOKafkaConsumer[Any, Any]) -> None:
-    await eventually("assigned", lambda: bool(c.assignment()))
+    await wait_until("assigned", lambda: bool(c.assignment()))
 
 
 async def test_unclosed_started_consumer_warns_and_is_released(
@@ -494,7 +487,7 @@ async def test_unclosed_started_consumer_warns_and_is_released(
                 gc.collect()
         messages = [str(ctx.get("message")) for ctx in reported]
         assert sum(m.startswith("Unclosed AIOKafkaConsumer") for m in messages) == 2, messages
-        await eventually("the abandoned consumers' tasks ended", lambda: other_tasks() <= before)
+        await wait_until("the abandoned consumers' tasks ended", lambda: other_tasks() <= before)
 
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")

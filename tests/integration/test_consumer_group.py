@@ -18,6 +18,7 @@ from aiokafka.consumer.consumer import AIOKafkaConsumer
 from aiokafka.consumer.group.assignors import RebalanceProtocol
 from aiokafka.errors import FencedInstanceIdError, IllegalOperation
 from aiokafka.structs import TopicPartition
+from tests.support.wait import wait_until
 from tools.kafka.rig import KafkaCluster
 
 NewTopic = Callable[..., str]
@@ -57,14 +58,6 @@ class Log(ConsumerRebalanceListener):
 
     def on_partitions_lost(self, lost: list[TopicPartition]) -> None:
         self.events.append(("lost", sorted(lost)))
-
-
-async def wait_until(what: str, predicate: Callable[[], bool], timeout: float = 60.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not predicate():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.1)
 
 
 async def poll_until(

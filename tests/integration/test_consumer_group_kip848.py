@@ -36,6 +36,7 @@ from aiokafka.errors import (
 )
 from aiokafka.producer.producer import AIOKafkaProducer
 from aiokafka.structs import OffsetAndMetadata, TopicPartition
+from tests.support.wait import wait_until
 from tools.kafka.rig import KafkaCluster
 
 NewTopic = Callable[..., str]
@@ -99,14 +100,6 @@ class Member:
     @property
     def assigned(self) -> frozenset[TopicPartition]:
         return self.subs.assigned_partitions()
-
-
-async def eventually(what: str, check: Callable[[], bool], timeout: float = WAIT) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
-        await asyncio.sleep(0.1)
 
 
 async def fast_group(kafka: KafkaCluster, group: str, session_ms: int = 6000) -> None:
@@ -178,7 +171,7 @@ async def test_two_members_split_partitions_each_record_once(
     a = await Member(kafka, group, [topic]).start()
     b = await Member(kafka, group, [topic]).start()
     try:
-        await eventually(
+        await wait_until(
             "a 3+3 split",
             lambda: (
                 len(a.assigned) == 3
@@ -214,12 +207,12 @@ async def test_leaving_member_gives_only_its_partitions_to_the_other(
     a = await Member(kafka, group, [topic]).start()
     try:
         assert await a.membership.wait_until_assigned(WAIT)
-        await eventually("a owns all four", lambda: len(a.assigned) == 4)
+        await wait_until("a owns all four", lambda: len(a.assigned) == 4)
         everything = frozenset(TopicPartition(topic, p) for p in range(4))
         assert a.log.calls == [("assigned", everything)]
         b = await Member(kafka, group, [topic]).start()
         try:
-            await eventually(
+            await wait_until(
                 "a 2+2 split",
                 lambda: (
                     len(a.assigned) == 2
@@ -235,8 +228,8 @@ async def test_leaving_member_gives_only_its_partitions_to_the_other(
             assert b.log.calls == [("assigned", moved)]
         finally:
             await b.close()
-        await eventually("a owns all four again", lambda: a.assigned == everything)
-        await eventually("a's assigned callback", lambda: len(a.log.calls) == 4)
+        await wait_until("a owns all four again", lambda: a.assigned == everything)
+        await wait_until("a's assigned callback", lambda: len(a.log.calls) == 4)
         assert a.log.calls[3] == ("assigned", moved)
         assert b.membership.state is MemberState.UNSUBSCRIBED
     finally:
@@ -251,7 +244,7 @@ async def test_static_member_restart_keeps_assignment_without_rebalance(
     a = await Member(kafka, group, [topic], group_instance_id="static-a").start()
     b = await Member(kafka, group, [topic]).start()
     try:
-        await eventually(
+        await wait_until(
             "a 2+2 split",
             lambda: (
                 len(a.assigned) == 2
@@ -268,7 +261,7 @@ async def test_static_member_restart_keeps_assignment_without_rebalance(
         a2 = await Member(kafka, group, [topic], group_instance_id="static-a").start()
         try:
             assert await a2.membership.wait_until_assigned(WAIT)
-            await eventually("a2 owns a's partitions", lambda: a2.assigned == before)
+            await wait_until("a2 owns a's partitions", lambda: a2.assigned == before)
             await asyncio.sleep(2)  # several heartbeat intervals: b must see nothing
             assert b.log.calls == b_calls
             assert b.assigned != before and len(b.assigned) == 2
@@ -301,13 +294,13 @@ async def test_commit_with_member_epoch_and_stale_epoch_fails(
     b: Member | None = None
     try:
         assert await a.membership.wait_until_assigned(WAIT)
-        await eventually("a owns both", lambda: len(a.assigned) == 2)
+        await wait_until("a owns both", lambda: len(a.assigned) == 2)
         old_epoch = a.membership.member_epoch
         for tp in a.assigned:
             await a.membership.commit({tp: OffsetAndMetadata(5, "m")})
             assert await committed_offset(a, tp) == 5
         b = await Member(kafka, group, [topic]).start()
-        await eventually(
+        await wait_until(
             "a 1+1 split",
             lambda: (
                 len(a.assigned) == 1
@@ -350,13 +343,13 @@ async def test_fenced_member_loses_partitions_and_rejoins(
     a = await Member(kafka, group, [topic]).start()
     try:
         assert await a.membership.wait_until_assigned(WAIT)
-        await eventually("a owns both", lambda: len(a.assigned) == 2)
+        await wait_until("a owns both", lambda: len(a.assigned) == 2)
         owned = a.assigned
         # A wrong epoch in the next heartbeat: the coordinator answers
         # FENCED_MEMBER_EPOCH, as after a missed session.
         a.membership._machine.member_epoch += 100
-        await eventually("partitions lost", lambda: ("lost", owned) in a.log.calls)
-        await eventually(
+        await wait_until("partitions lost", lambda: ("lost", owned) in a.log.calls)
+        await wait_until(
             "rejoined", lambda: a.assigned == owned and a.membership.state is MemberState.STABLE
         )
         lost_at = a.log.calls.index(("lost", owned))
@@ -433,18 +426,18 @@ async def test_range_assignor_and_subscription_change(
     a = await Member(kafka, group, [t1], group_remote_assignor="range").start()
     try:
         assert await a.membership.wait_until_assigned(WAIT)
-        await eventually("t1 assigned", lambda: {tp.topic for tp in a.assigned} == {t1})
+        await wait_until("t1 assigned", lambda: {tp.topic for tp in a.assigned} == {t1})
         a.subs.change_subscription([t1, t2])
         await a.client.set_topics([t1, t2])
         a.membership.subscription_changed()
-        await eventually("t1+t2 assigned", lambda: len(a.assigned) == 4)
+        await wait_until("t1+t2 assigned", lambda: len(a.assigned) == 4)
         assert a.log.calls[-1] == (
             "assigned",
             frozenset({TopicPartition(t2, 0), TopicPartition(t2, 1)}),
         )
         a.subs.change_subscription([t2])
         a.membership.subscription_changed()
-        await eventually("only t2", lambda: {tp.topic for tp in a.assigned} == {t2})
+        await wait_until("only t2", lambda: {tp.topic for tp in a.assigned} == {t2})
         assert ("revoked", frozenset({TopicPartition(t1, 0), TopicPartition(t1, 1)})) in (
             a.log.calls
         )
@@ -468,17 +461,17 @@ async def test_max_poll_interval_leaves_and_next_poll_rejoins(
     poller = asyncio.create_task(keep_polling())
     try:
         try:
-            await eventually("a 1+1 split", lambda: len(a.assigned) == 1 and len(b.assigned) == 1)
+            await wait_until("a 1+1 split", lambda: len(a.assigned) == 1 and len(b.assigned) == 1)
         finally:
             poller.cancel()
             await asyncio.wait({poller})
         a_owned = a.assigned
         # a never polls: after 3 s it leaves, its partition is lost, b gets both.
-        await eventually("a stale", lambda: a.membership.state is MemberState.STALE)
+        await wait_until("a stale", lambda: a.membership.state is MemberState.STALE)
         assert ("lost", a_owned) in a.log.calls and a.assigned == frozenset()
-        await eventually("b owns both", lambda: len(b.assigned) == 2)
+        await wait_until("b owns both", lambda: len(b.assigned) == 2)
         a.membership.poll_called()
-        await eventually(
+        await wait_until(
             "a back", lambda: len(a.assigned) == 1 and len(b.assigned) == 1, timeout=WAIT
         )
     finally:
@@ -681,13 +674,13 @@ async def test_coordinator_killed_members_find_the_new_one(
                 and b.membership.state is MemberState.STABLE
             )
 
-        await eventually("a 2+2 split", split)
+        await wait_until("a 2+2 split", split)
         victim = await a.client.coordinator_for(group)
         epoch_before = a.membership.member_epoch
         kafka_cluster.kill(victim)
         # Heartbeats fail, the coordinator is looked up again (with back-off) and the
         # members carry on with the new one.
-        await eventually(
+        await wait_until(
             "a heartbeat to a new coordinator",
             lambda: (
                 a.membership.member_epoch >= epoch_before
@@ -697,7 +690,7 @@ async def test_coordinator_killed_members_find_the_new_one(
             ),
             timeout=90,
         )
-        await eventually("members stable again", split, timeout=90)
+        await wait_until("members stable again", split, timeout=90)
         a.membership.check_errors()  # no fatal error
         b.membership.check_errors()
     finally:
@@ -770,14 +763,14 @@ async def test_heartbeats_continue_while_a_slow_listener_runs(
     await a.start()
     b = await Member(kafka, group, []).start()  # subscribes later
     try:
-        await eventually("a owns both", lambda: len(a.assigned) == 2)
+        await wait_until("a owns both", lambda: len(a.assigned) == 2)
         b.subs.change_subscription([topic])
         await b.client.set_topics([topic])
         b.membership.subscription_changed()
-        await eventually("a revoking", lambda: a.log.calls[-1][0] == "revoking")
+        await wait_until("a revoking", lambda: a.log.calls[-1][0] == "revoking")
         # 8 s in the listener, longer than the 6 s session: still a member, because
         # the heartbeat task kept going (the rebalance timeout bounds the listener).
-        await eventually("1+1", lambda: len(a.assigned) == 1 and len(b.assigned) == 1)
+        await wait_until("1+1", lambda: len(a.assigned) == 1 and len(b.assigned) == 1)
         assert not [c for c in a.log.calls if c[0] == "lost"]
         assert a.membership.state in (MemberState.STABLE, MemberState.ACKNOWLEDGING)
         assert a.log.calls[-2][0] == "revoked"

@@ -5,9 +5,7 @@ hidden unless ``exclude_internal_topics=False``."""
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
-from typing import Any
 
 from aiokafka.admin import AIOKafkaAdminClient, NewPartitions
 from aiokafka.structs import TopicPartition
@@ -16,13 +14,6 @@ from tools.kafka.rig import KafkaCluster
 from .test_consumer_fetch import NewTopic, consumer, produce, read
 
 OFFSETS_TOPIC = "__consumer_offsets"
-
-
-async def wait_until(what: str, predicate: Any, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting until {what}"
-        await asyncio.sleep(0.1)
 
 
 async def ensure_offsets_topic(kafka: KafkaCluster, topic: str) -> None:
