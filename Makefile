@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: install kafka lint codegen check-codegen test unit integration docs demo bench clean chaos spark-demo fuzz install-kerberos compat-env
+.PHONY: install kafka telemetry-plugin lint codegen check-codegen test unit integration docs demo bench clean chaos spark-demo fuzz install-kerberos compat-env
 
 # setup.py and the C source too: a changed extension is rebuilt by the next `make`.
 $(STAMP): pyproject.toml setup.py aiokafka/record/_cbuilder.c aiokafka/record/_cdecode.c aiokafka/producer/_cfuture.c
@@ -49,6 +49,11 @@ compat-env: install
 kafka: install
 	$(PY) -m tools.kafka fetch
 
+# The broker-side KIP-714 plugin the telemetry tests start a broker with (javac against
+# the jars above; tools/kafka/telemetry_plugin.py). Recompiled only when changed.
+telemetry-plugin: kafka
+	$(PY) -m tools.kafka telemetry-plugin
+
 codegen: install
 	$(PY) -m tools.codegen
 
@@ -59,13 +64,13 @@ lint: install check-codegen
 	$(PY) -m ruff check aiokafka tools tests benchmark examples
 	$(PY) -m mypy
 
-test: install kafka lint docs install-kerberos compat-env
+test: install kafka telemetry-plugin lint docs install-kerberos compat-env
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 unit: install
 	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
 
-integration: install kafka install-kerberos
+integration: install kafka telemetry-plugin install-kerberos
 	$(PY) -m pytest tests/integration $(PYTEST_ARGS)
 
 # HTML documentation into docs/_build/html (Sphinx, docs/conf.py); every warning is an

@@ -115,6 +115,7 @@ class AIOKafkaAdminClient(
         client_rack: str | None = None,
         allow_auto_topic_creation: bool = True,
         max_response_size: int = DEFAULT_MAX_RESPONSE_SIZE,
+        enable_metrics_push: bool = True,
         **configs: Never,
     ) -> None:
         """Validate the options; nothing connects before :meth:`start`.
@@ -145,6 +146,7 @@ class AIOKafkaAdminClient(
             client_rack: The client's rack.
             allow_auto_topic_creation: Let Metadata requests create missing topics.
             max_response_size: Largest response frame accepted from a broker.
+            enable_metrics_push: Push metrics when the cluster subscribes (KIP-714).
             **configs: Nothing else: an unknown name raises.
 
         Raises:
@@ -186,6 +188,8 @@ class AIOKafkaAdminClient(
             # The cluster client closed itself; it cannot be started again.
             self._closed = True
             raise
+        rack = self._config.client_rack
+        self._client.push_metrics("admin", self.metrics, {"client_rack": rack} if rack else {})
 
     async def close(self) -> None:
         """Close every connection. Idempotent; operations still running fail with

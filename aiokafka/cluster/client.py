@@ -20,7 +20,7 @@ import socket
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from aiokafka._timeout import wait_for
 from aiokafka.cluster.config import ClientConfig
@@ -44,6 +44,9 @@ from aiokafka.net.backoff import ExponentialBackoff
 from aiokafka.net.connection import AIOKafkaConnection
 from aiokafka.protocol import messages as _messages
 from aiokafka.structs import BrokerMetadata, TopicPartition
+
+if TYPE_CHECKING:
+    from aiokafka.telemetry import TelemetryReporter
 
 __all__ = ["AIOKafkaClient", "ConnectionGroup", "CoordinatorType"]
 
@@ -106,6 +109,8 @@ class AIOKafkaClient(ClientOptions):
         self._maintenance_task: asyncio.Task[None] | None = None
         self._coordinators: dict[tuple[CoordinatorType, str], BrokerMetadata] = {}
         self._state = "new"  # new -> started -> closed
+        # KIP-714 metrics push, set up by the facade that owns this client (push_metrics).
+        self._telemetry: TelemetryReporter | None = None
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -142,20 +147,54 @@ class AIOKafkaClient(ClientOptions):
 
     bootstrap = start  # aiokafka's name
 
-    async def close(self) -> None:
+    def push_metrics(
+        self, kind: str, metrics: Callable[[], dict[str, Any]], resource: dict[str, str]
+    ) -> None:
+        """Push ``metrics()`` to the cluster when it subscribes to them (KIP-714), unless
+        ``enable_metrics_push`` is off: starts the telemetry task, which this client owns
+        and :meth:`close` ends (after a final push). Call after :meth:`start`, once.
+
+        Args:
+            kind: ``"producer"``, ``"consumer"`` or ``"admin"`` (the metric names' group).
+            metrics: The facade's ``metrics`` (a bound method is held weakly).
+            resource: The client's KIP-714 resource attributes (``group_id``, ...).
+        """
+        if not self.config.enable_metrics_push or self._state != "started":
+            return
+        if self._telemetry is not None:
+            raise IllegalStateError("push_metrics() was already called")
+        from aiokafka.telemetry import TelemetryReporter
+
+        self._telemetry = TelemetryReporter(
+            self, kind, metrics, resource, self.config.request_timeout_ms
+        )
+        self._telemetry.start()
+
+    async def close(self, timeout: float | None = None) -> None:
         """Cancel and await the client's tasks, then close every connection.
 
         Idempotent. Requests still running fail with
         :class:`~aiokafka.errors.KafkaConnectionError`.
+
+        Args:
+            timeout: Seconds the final metrics push (KIP-714, when the cluster
+                subscribed to this client's metrics) may take; default
+                ``request_timeout_ms``; ``0`` skips it.
         """
-        self._state = "closed"
-        tasks = [t for t in (self._maintenance_task, self._refresh_task) if t is not None]
-        self._maintenance_task = self._refresh_task = None
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            await asyncio.wait(tasks)
-        await self._pool.close()
+        telemetry, self._telemetry = self._telemetry, None
+        try:
+            if telemetry is not None:  # first: the final push needs the connections
+                limit = self.config.request_timeout_ms / 1000 if timeout is None else timeout
+                await telemetry.close(limit)
+        finally:
+            self._state = "closed"
+            tasks = [t for t in (self._maintenance_task, self._refresh_task) if t is not None]
+            self._maintenance_task = self._refresh_task = None
+            for task in tasks:
+                task.cancel()
+            if tasks:
+                await asyncio.wait(tasks)
+            await self._pool.close()
 
     async def __aenter__(self) -> AIOKafkaClient:
         await self.start()

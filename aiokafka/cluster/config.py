@@ -150,6 +150,13 @@ class ClientConfig:
             and the limit. A consumer's Fetch raises its connection's limit to its
             own ``max_bytes`` (``fetch_max_bytes``) plus headroom, so this only
             needs setting to accept other unusually large responses.
+        enable_metrics_push: Push the client's metrics to the cluster when the
+            cluster subscribes to them (KIP-714, the Java client's
+            ``enable.metrics.push``): a broker with a client-telemetry plugin and a
+            matching client-metrics subscription is sent the selected metrics every
+            push interval, and once more at ``stop()``; with no plugin the broker
+            does not offer the API and nothing is sent. ``False``: the client never
+            asks (``docs/metrics.md``).
     """
 
     bootstrap_servers: str | Sequence[str] = "localhost"
@@ -173,6 +180,7 @@ class ClientConfig:
     client_rack: str | None = None
     allow_auto_topic_creation: bool = True
     max_response_size: int = DEFAULT_MAX_RESPONSE_SIZE
+    enable_metrics_push: bool = True
     bootstrap_addresses: tuple[tuple[str, int], ...] = field(init=False, default=())
     connection: ConnectionConfig = field(init=False, default_factory=ConnectionConfig)
 
@@ -211,6 +219,8 @@ class ClientConfig:
             raise InvalidOptionError(
                 "allow_auto_topic_creation must be a bool", "allow_auto_topic_creation"
             )
+        if not isinstance(self.enable_metrics_push, bool):
+            raise InvalidOptionError("enable_metrics_push must be a bool", "enable_metrics_push")
         # Timeout, pipelining, security and SASL rules live in ConnectionConfig.
         object.__setattr__(
             self,

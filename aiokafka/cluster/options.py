@@ -56,6 +56,7 @@ class ClientOptions:
         client_rack: str | None = None,
         allow_auto_topic_creation: bool = True,
         max_response_size: int = DEFAULT_MAX_RESPONSE_SIZE,
+        enable_metrics_push: bool = True,
         **configs: Never,
     ) -> None:
         """Validate the options; nothing connects before :meth:`start`.
@@ -87,6 +88,7 @@ class ClientOptions:
             client_rack: The client's rack.
             allow_auto_topic_creation: Let Metadata requests create missing topics.
             max_response_size: Largest response frame accepted from a broker.
+            enable_metrics_push: Push metrics when the cluster subscribes (KIP-714).
             **configs: Nothing else: an unknown name raises.
 
         Raises:

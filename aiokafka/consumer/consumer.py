@@ -150,6 +150,13 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], Instrumentable):
             self._no_group.start()
         self._maybe_start_membership()
         self._committer.start()
+        # KIP-714 resource attributes of a consumer (the Java client's).
+        resource = {
+            "group_id": config.group_id,
+            "group_instance_id": config.group_instance_id,
+            "client_rack": config.client.client_rack,
+        }
+        client.push_metrics("consumer", self.metrics, {k: v for k, v in resource.items() if v})
         membership = self._membership
         if membership is not None and self._subscriptions.type is SubscriptionType.AUTO_TOPICS:
             limit = config.client.request_timeout_ms + config.effective_rebalance_timeout_ms

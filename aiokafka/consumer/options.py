@@ -64,6 +64,7 @@ class ConsumerOptions(Generic[KT, VT]):
         client_rack: str | None = None,
         allow_auto_topic_creation: bool = True,
         max_response_size: int = DEFAULT_MAX_RESPONSE_SIZE,
+        enable_metrics_push: bool = True,
         group_id: str | None = None,
         group_instance_id: str | None = None,
         key_deserializer: Callable[[bytes], KT] | None = None,
@@ -121,6 +122,7 @@ class ConsumerOptions(Generic[KT, VT]):
             client_rack: The client's rack (fetch from the closest replica).
             allow_auto_topic_creation: Let Metadata requests create missing topics.
             max_response_size: Largest response frame accepted from a broker.
+            enable_metrics_push: Push metrics when the cluster subscribes (KIP-714).
             group_id: The consumer group; ``None`` for no group (no commits).
             group_instance_id: Static membership id (needs ``group_id``).
             key_deserializer: ``bytes -> key``; sets the records' key type.

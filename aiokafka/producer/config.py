@@ -154,6 +154,7 @@ class ProducerConfig:
     reconnect_backoff_max_ms: int = 1000
     allow_auto_topic_creation: bool = True
     max_response_size: int = DEFAULT_MAX_RESPONSE_SIZE
+    enable_metrics_push: bool = True
     client_rack: str | None = None
     buffer_memory: int = 33554432
     max_block_ms: int = 60000

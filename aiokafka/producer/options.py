@@ -71,6 +71,7 @@ class ProducerOptions(Generic[KT, VT]):
         reconnect_backoff_max_ms: int = 1000,
         allow_auto_topic_creation: bool = True,
         max_response_size: int = DEFAULT_MAX_RESPONSE_SIZE,
+        enable_metrics_push: bool = True,
         client_rack: str | None = None,
         buffer_memory: int = 33554432,
         max_block_ms: int = 60000,
@@ -120,6 +121,7 @@ class ProducerOptions(Generic[KT, VT]):
             reconnect_backoff_max_ms: Bound of the growing reconnect pause.
             allow_auto_topic_creation: Let Metadata requests create missing topics.
             max_response_size: Largest response frame accepted from a broker.
+            enable_metrics_push: Push metrics when the cluster subscribes (KIP-714).
             client_rack: The client's rack.
             buffer_memory: Bytes of unsent batches before ``send()`` waits.
             max_block_ms: How long ``send()`` may wait for metadata or memory.

@@ -193,6 +193,11 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
             )
         self._sender = Sender(self._client, self._acc, config, self._ids, self._txn)
         self._sender.start()
+        # KIP-714 resource attributes of a producer (the Java client's).
+        resource = {"transactional_id": config.transactional_id, "client_rack": config.client_rack}
+        self._client.push_metrics(
+            "producer", self.metrics, {k: v for k, v in resource.items() if v}
+        )
         if self._txn is not None:
             try:
                 await self._txn.initialize()
@@ -240,7 +245,7 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
                 )
         finally:
             if self._client is not None:
-                await self._client.close()
+                await self._client.close(timeout)  # bounds the final metrics push
             self._state = "closed"
 
     def __del__(self, _warn: Callable[..., None] = warnings.warn) -> None:

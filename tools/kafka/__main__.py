@@ -29,6 +29,13 @@ def _cmd_fetch(_: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_telemetry_plugin(_: argparse.Namespace) -> int:
+    from .telemetry_plugin import build
+
+    print(f"client-telemetry test plugin ready in {build()}")
+    return 0
+
+
 def _cmd_start(args: argparse.Namespace) -> int:
     state = _load_state()
     if state is not None and any(pid_alive(int(n["pid"])) for n in state["nodes"]):  # type: ignore[attr-defined]
@@ -90,6 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("fetch", help="download the pinned Kafka jars (once)").set_defaults(
         func=_cmd_fetch
     )
+    sub.add_parser(
+        "telemetry-plugin", help="compile the KIP-714 test plugin (tools/kafka/telemetry-plugin)"
+    ).set_defaults(func=_cmd_telemetry_plugin)
     start = sub.add_parser("start", help="start brokers in the background")
     start.add_argument("--cluster", action="store_true", help="three nodes instead of one")
     start.add_argument("--auto-create-topics", action="store_true")

@@ -233,6 +233,8 @@ class KafkaCluster:
             traffic (replication, transaction markers), which follows the advertised
             address. The rig's own probes still use the real port.
         gssapi: Add the Kerberos listener ``GSSAPI`` (``bootstrap("GSSAPI")``).
+        classpath: Extra class path entries of the broker JVMs (plugins named in
+            ``extra_config``, e.g. :mod:`tools.kafka.telemetry_plugin`).
     """
 
     def __init__(
@@ -250,6 +252,7 @@ class KafkaCluster:
         features: dict[str, int] | None = None,
         advertised_ports: dict[int, int] | None = None,
         gssapi: GssapiListener | None = None,
+        classpath: Sequence[Path] = (),
     ) -> None:
         if num_nodes < 1:
             raise ValueError("num_nodes must be at least 1")
@@ -275,6 +278,7 @@ class KafkaCluster:
         self.racks: list[str] | None = _racks(racks, num_nodes)
         self.features = dict(features or {})
         self.advertised_ports = dict(advertised_ports or {})
+        self.classpath = [Path(p) for p in classpath]
         self.nodes: list[KafkaNode] = []
         self.work_dir: Path | None = None
         self.cluster_id: str | None = None
@@ -403,7 +407,14 @@ class KafkaCluster:
         }
 
     @staticmethod
-    def _java(main: str, *args: str, xmx: str, xms: str, props: Iterable[str] = ()) -> list[str]:
+    def _java(
+        main: str,
+        *args: str,
+        xmx: str,
+        xms: str,
+        props: Iterable[str] = (),
+        classpath: Iterable[Path] = (),
+    ) -> list[str]:
         return [
             "java",
             f"-Xmx{xmx}",
@@ -412,7 +423,7 @@ class KafkaCluster:
             "-Djava.awt.headless=true",
             *props,
             "-cp",
-            str(LIBS_DIR / "*"),
+            os.pathsep.join([str(LIBS_DIR / "*"), *(str(p) for p in classpath)]),
             main,
             *args,
         ]
@@ -451,6 +462,7 @@ class KafkaCluster:
                 xmx="256m",
                 xms="64m",
                 props=self._SHORT_JVM,
+                classpath=self.classpath,
             )
             procs.append((node, log, subprocess.Popen(cmd, stdout=log, stderr=log)))
         failed = []
@@ -474,7 +486,12 @@ class KafkaCluster:
         if self.gssapi is not None:
             props.append(f"-Djava.security.krb5.conf={self.gssapi.krb5_conf}")
         cmd = self._java(
-            "kafka.Kafka", str(node.config_file), xmx=self.heap, xms="256m", props=props
+            "kafka.Kafka",
+            str(node.config_file),
+            xmx=self.heap,
+            xms="256m",
+            props=props,
+            classpath=self.classpath,
         )
         with node.stdout_file.open("ab") as out:
             # A new session: Ctrl-C in the terminal must not kill brokers behind our back;
