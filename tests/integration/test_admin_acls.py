@@ -229,15 +229,6 @@ async def test_deny_binding_denies_the_fetch(
         await admin.delete_topics([topic])
 
 
-def test_acl_input_validation() -> None:
-    with pytest.raises(ValueError, match="only valid in a filter"):
-        ResourcePattern(ResourceType.ANY, "t")
-    with pytest.raises(ValueError, match="only valid in a filter"):
-        AclBinding(ResourcePattern(ResourceType.TOPIC, "t"), "User:a", "*", AclOperation.ANY)
-    with pytest.raises(ValueError, match="principal"):
-        AclBinding(ResourcePattern(ResourceType.TOPIC, "t"), "", "*", AclOperation.READ)
-
-
 async def test_acls_without_authorizer(kafka: KafkaCluster) -> None:
     async with AIOKafkaAdminClient(bootstrap_servers=kafka.bootstrap_servers) as admin:
         with pytest.raises(SecurityDisabled):

@@ -118,13 +118,6 @@ async def test_scram_user_created_authenticates_then_deleted(
         )
 
 
-def test_scram_input_validation() -> None:
-    with pytest.raises(ValueError, match="iterations"):
-        UserScramCredentialUpsertion("u", "SCRAM-SHA-256", "p", iterations=10)
-    with pytest.raises(ValueError, match="mechanism"):
-        UserScramCredentialDeletion("u", "SCRAM-SHA-1")
-
-
 async def test_client_quotas_set_describe_remove(admin: AIOKafkaAdminClient) -> None:
     user = f"quota-user-{uuid.uuid4().hex[:8]}"
     entity = ClientQuotaEntity.of({"user": user})

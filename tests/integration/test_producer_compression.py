@@ -1,7 +1,7 @@
 """compression_level against a real broker: gzip, lz4 and zstd at non-default levels
 round-trip (another client reads every record back intact), a higher level stores a
-smaller batch for compressible data, and a level outside the codec's range is a
-ValueError at construction."""
+smaller batch for compressible data. (A level outside the codec's range is a
+ValueError at construction: tests/unit/test_producer_config.py.)"""
 
 from __future__ import annotations
 
@@ -89,14 +89,3 @@ async def test_levels_round_trip_and_higher_levels_store_less(
     # Both compress (the stored batch is well under the raw values), and the higher
     # level stores less.
     assert 0 < sizes[high] < sizes[low] < raw, (codec, sizes, raw)
-
-
-@pytest.mark.parametrize(
-    ("codec", "level"), [("gzip", 10), ("lz4", 17), ("zstd", 23), ("zstd", -131073)]
-)
-def test_invalid_level_for_the_codec_fails_at_construction(codec: str, level: int) -> None:
-    pytest.importorskip({"gzip": "zlib", "lz4": "lz4", "zstd": "zstandard"}[codec])
-    with pytest.raises(ValueError, match=f"compression_level for {codec}"):
-        AIOKafkaProducer(
-            bootstrap_servers="127.0.0.1:1", compression_type=codec, compression_level=level
-        )

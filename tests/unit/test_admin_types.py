@@ -29,6 +29,7 @@ from aiokafka.admin import (
     ResourcePatternType,
     ResourceType,
     ScramMechanism,
+    UserScramCredentialDeletion,
     UserScramCredentialUpsertion,
 )
 from aiokafka.admin.groups import decode_assignment
@@ -204,3 +205,19 @@ def test_items_grouped_as_aiokafka_responses() -> None:
     assert [r[3] for r in grouped[1].resources] == ["1"]
     assert grouped[2].resources == []
     assert "response_peers" not in repr(grouped[0])
+
+
+def test_acl_input_validation() -> None:
+    with pytest.raises(ValueError, match="only valid in a filter"):
+        ResourcePattern(ResourceType.ANY, "t")
+    with pytest.raises(ValueError, match="only valid in a filter"):
+        AclBinding(ResourcePattern(ResourceType.TOPIC, "t"), "User:a", "*", AclOperation.ANY)
+    with pytest.raises(ValueError, match="principal"):
+        AclBinding(ResourcePattern(ResourceType.TOPIC, "t"), "", "*", AclOperation.READ)
+
+
+def test_scram_input_validation() -> None:
+    with pytest.raises(ValueError, match="iterations"):
+        UserScramCredentialUpsertion("u", "SCRAM-SHA-256", "p", iterations=10)
+    with pytest.raises(ValueError, match="mechanism"):
+        UserScramCredentialDeletion("u", "SCRAM-SHA-1")
