@@ -19,7 +19,7 @@ rest observable gauges. One snapshot per collection serves every instrument (tak
 client's event loop, see :func:`aiokafka.metrics.export.read_snapshot`).
 
 Metrics only: spans for send/receive/commit and W3C trace context in record headers are
-not implemented.
+:mod:`aiokafka.otel` (``docs/tracing.md``).
 """
 
 from __future__ import annotations

@@ -98,6 +98,27 @@ def test_getting_started_example(kafka: KafkaCluster) -> None:
     assert consumed == [("b'hello'", "0"), ("b'hallo'", "1"), ("b'bonjour'", "2")], out
 
 
+def test_tracing_example(kafka: KafkaCluster) -> None:
+    """One trace from the producing request to the consumer's work, through the
+    records' traceparent headers (docs/tracing.md includes this program)."""
+    topic = _topic(kafka, "ex-tracing")
+    out = run_example(
+        "tracing.py",
+        "--bootstrap",
+        kafka.bootstrap_servers,
+        "--topic",
+        topic,
+        "--group",
+        f"g-{topic}",
+    )
+    spans = re.findall(r"span '([^']+)' kind=(\w+) trace=\w+ parent='([^']*)'", out)
+    assert spans.count((f"send {topic}", "PRODUCER", "POST /checkout")) == 2, out
+    assert spans.count((f"process {topic}", "CONSUMER", f"send {topic}")) == 2, out
+    assert spans.count(("bill", "INTERNAL", f"process {topic}")) == 2, out
+    assert (f"commit {topic}", "CLIENT", "-") in spans, out
+    assert "one trace from checkout to billing: True" in out
+
+
 def test_json_serialization_example(kafka: KafkaCluster) -> None:
     topic = _topic(kafka, "ex-json")
     out = run_example(
