@@ -60,3 +60,39 @@ async def test_gather_and_callbacks_on_a_split_batch() -> None:
     results.fail(3, 6, KeyError("x"))
     await asyncio.sleep(0)
     assert len(got) == 1 and isinstance(got[0], KeyError)
+
+
+async def test_callbacks_added_once_done_run_on_a_later_turn_in_order_and_context() -> None:
+    """Callbacks added to futures that are done already (``asyncio.gather`` of an
+    acknowledged batch) share one loop callback, keeping asyncio's semantics:
+    never run synchronously, in the order added, each in its own context, an error
+    reported without stopping the others; a callback added by one of them runs on
+    a later turn."""
+    loop = asyncio.get_running_loop()
+    reported: list[dict[str, Any]] = []
+    loop.set_exception_handler(lambda _loop, context: reported.append(context))
+    try:
+        results, futs = futures(3)
+        results.resolve(0, 3, 50, -1, 0)
+        seen: list[tuple[int, int]] = []
+
+        def record(fut: RecordFuture) -> None:
+            seen.append((fut.result().offset, VAR.get()))
+            if fut.result().offset == 51:
+                fut.add_done_callback(lambda f: seen.append((-1, VAR.get())))
+                raise ValueError("boom")
+
+        for i, fut in enumerate([futs[2], futs[0], futs[1]]):
+            ctx = contextvars.copy_context()
+            ctx.run(VAR.set, i)
+            fut.add_done_callback(record, context=ctx)
+        assert seen == []
+        await asyncio.sleep(0)
+        assert seen == [(52, 0), (50, 1), (51, 2)]
+        assert len(reported) == 1 and isinstance(reported[0]["exception"], ValueError)
+        await asyncio.sleep(0)
+        assert seen[-1] == (-1, 2)  # added from the callback: in its context
+        gathered = await asyncio.wait_for(asyncio.gather(*futs), 5)
+        assert [md.offset for md in gathered] == [50, 51, 52]
+    finally:
+        loop.set_exception_handler(None)
