@@ -86,8 +86,8 @@ class _HeaderGetter(Getter[Sequence[tuple[str, "bytes | None"]]]):
         if found is None:
             return None
         try:
-            return [found.decode()]
-        except UnicodeDecodeError:  # not something a propagator wrote
+            return [bytes(found).decode()]
+        except (TypeError, UnicodeDecodeError):  # not something a propagator wrote
             return None
 
     def keys(self, carrier: Sequence[tuple[str, bytes | None]]) -> list[str]:

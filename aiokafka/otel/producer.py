@@ -69,8 +69,9 @@ class ProducerTracing:
     ) -> asyncio.Future[RecordMetadata]:
         """``send()`` in a span; the span's context goes into the record's headers."""
         # A list of our own: the caller's headers are kept (first) and not modified.
-        carrier: _Headers = list(headers) if headers is not None else []
-        custom = creation_context(carrier)  # the caller's own traceparent, if valid
+        carrier = _header_list(headers)
+        pairs = carrier is not None and _are_pairs(carrier)
+        custom = creation_context(carrier) if carrier and pairs else None  # the caller's own
         more: dict[str, Any] = {DESTINATION: topic}
         if partition is not None:
             more[PARTITION] = str(partition)
@@ -84,11 +85,11 @@ class ProducerTracing:
             attributes=self._attributes.operation("send", "send", **more),
             links=[link_to(custom)] if custom is not None else None,
         )
-        if custom is None and not has_traceparent(carrier):
+        if carrier is not None and pairs and custom is None and not has_traceparent(carrier):
             inject(carrier, trace.set_span_in_context(span, otel_context.get_current()))
         try:
             future = await send(
-                topic, value, key, partition, timestamp_ms, carrier if carrier else headers
+                topic, value, key, partition, timestamp_ms, headers if carrier is None else carrier
             )
         except Exception as error:
             end_failed(span, error)
@@ -127,6 +128,23 @@ class ProducerTracing:
             raise
         future.add_done_callback(partial(_delivered, span))
         return future
+
+
+def _header_list(headers: Any) -> _Headers | None:
+    """``headers`` as a new list (``None``: not iterable; ``send()`` says so)."""
+    if headers is None:
+        return []
+    try:
+        return list(headers)
+    except TypeError:
+        return None
+
+
+def _are_pairs(headers: _Headers) -> bool:
+    # Malformed headers get nothing injected: send() raises its own TypeError for them.
+    return all(
+        isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], str) for pair in headers
+    )
 
 
 def _delivered(span: Span, future: asyncio.Future[RecordMetadata]) -> None:

@@ -218,12 +218,27 @@ async def test_failed_sends_set_error_status(
         # send() itself refuses the value: the span ends at once.
         with pytest.raises(TypeError):
             await producer.send(topic, 12345)  # type: ignore[arg-type]
-    spans = await _until_spans(exporter, f"send {topic}", 2)
-    for span in spans:
-        assert span.status.status_code is StatusCode.ERROR
+        # Malformed headers get nothing injected: send() reports them as without tracing.
+        with pytest.raises(TypeError, match="header key must be str"):
+            await producer.send(topic, b"v", headers=[(b"key", b"v")])  # type: ignore[list-item]
+        # Headers from a generator are read once, kept, and extended.
+        pairs = (pair for pair in [("a", b"1")])
+        metadata = await producer.send_and_wait(topic, b"ok", headers=pairs)
+    spans = await _until_spans(exporter, f"send {topic}", 4)
+    failed = [span for span in spans if span.status.status_code is StatusCode.ERROR]
+    for span in failed:
         assert [event.name for event in span.events] == ["exception"]
-    error_types = sorted(dict(span.attributes or {})["error.type"] for span in spans)
-    assert error_types == ["MessageSizeTooLargeError", "TypeError"]
+    error_types = sorted(dict(span.attributes or {})["error.type"] for span in failed)
+    assert error_types == ["MessageSizeTooLargeError", "TypeError", "TypeError"]
+    async with AIOKafkaConsumer(
+        bootstrap_servers=kafka.bootstrap_servers, auto_offset_reset="earliest"
+    ) as consumer:
+        tp = TopicPartition(topic, 0)
+        consumer.assign([tp])
+        consumer.seek(tp, metadata.offset)
+        async with asyncio.timeout(30):
+            record = await consumer.getone()
+    assert [name for name, _ in record.headers] == ["a", "traceparent"]
 
 
 async def test_without_a_tracer_provider_clients_work_and_add_no_context(
