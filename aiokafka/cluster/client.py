@@ -4,8 +4,11 @@ Tasks owned by the client (see ``docs/DESIGN.md``):
 
 * the *maintenance* task, started by :meth:`AIOKafkaClient.start`: refreshes
   metadata every ``metadata_max_age_ms`` and closes idle connections;
-* at most one *metadata refresh* task at a time; every caller that needs fresh
-  metadata while it runs awaits the same task (coalescing).
+* the *metadata refresh* task of :class:`~aiokafka.cluster.refresh.MetadataRefresher`,
+  the one owner of refreshes (coalesced, one throttle), running while someone waits.
+
+The topics refreshes ask for come from the owners registered in
+:class:`~aiokafka.cluster.interest.TopicInterest` (:meth:`AIOKafkaClient.topic_interest`).
 
 :meth:`AIOKafkaClient.close` cancels and awaits both, then closes every connection.
 """
@@ -25,8 +28,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from aiokafka._timeout import wait_for
 from aiokafka.cluster.config import ClientConfig
 from aiokafka.cluster.connections import ConnectionPool, NodeId
+from aiokafka.cluster.interest import InterestHandle, TopicInterest
 from aiokafka.cluster.metadata import ClusterMetadata
 from aiokafka.cluster.options import ClientOptions
+from aiokafka.cluster.refresh import MetadataRefresher, as_bool
 from aiokafka.cluster.retry import Action, action_for
 from aiokafka.errors import (
     IllegalStateError,
@@ -99,13 +104,19 @@ class AIOKafkaClient(ClientOptions):
             connections_max_idle_ms=cfg.connections_max_idle_ms,
         )
         self._retry_backoff = ExponentialBackoff(cfg.retry_backoff_ms, cfg.retry_backoff_ms)
-        self._refresh_backoff = ExponentialBackoff(
-            cfg.retry_backoff_ms, max(cfg.retry_backoff_ms, cfg.reconnect_backoff_max_ms)
-        )
         self._metadata = ClusterMetadata()
         self._generation = 0
-        self._topics: set[str] = set()
-        self._refresh_task: asyncio.Task[ClusterMetadata] | None = None
+        self._interest = TopicInterest()
+        # set_topics()/add_topic(): aiokafka's single set, as one owner among the
+        # others (not declaring: a bare client keeps aiokafka's "empty = all").
+        self._user_topics = InterestHandle(self._interest, "set_topics()", self._interest_grew)
+        self._interest.register(self._user_topics, declares=False)
+        self._refresher = MetadataRefresher(
+            self._refresh,
+            lambda: self._interest.version,
+            retry_backoff_ms=cfg.retry_backoff_ms,
+            max_backoff_ms=cfg.reconnect_backoff_max_ms,
+        )
         self._maintenance_task: asyncio.Task[None] | None = None
         self._coordinators: dict[tuple[CoordinatorType, str], BrokerMetadata] = {}
         self._state = "new"  # new -> started -> closed
@@ -188,12 +199,11 @@ class AIOKafkaClient(ClientOptions):
                 await telemetry.close(limit)
         finally:
             self._state = "closed"
-            tasks = [t for t in (self._maintenance_task, self._refresh_task) if t is not None]
-            self._maintenance_task = self._refresh_task = None
-            for task in tasks:
+            task, self._maintenance_task = self._maintenance_task, None
+            if task is not None:
                 task.cancel()
-            if tasks:
-                await asyncio.wait(tasks)
+                await asyncio.wait([task])
+            await self._refresher.close()
             await self._pool.close()
 
     async def __aenter__(self) -> AIOKafkaClient:
@@ -265,14 +275,78 @@ class AIOKafkaClient(ClientOptions):
 
     @property
     def topics(self) -> frozenset[str]:
-        """Topics whose metadata is kept (empty means all topics)."""
-        return frozenset(self._topics)
+        """Topics whose metadata is kept: those some owner holds (see
+        :meth:`topic_interest`; ``set_topics()`` is one owner). Whether every
+        topic is asked for instead is :attr:`wants_all_topics`."""
+        return self._interest.topics
+
+    @property
+    def wants_all_topics(self) -> bool:
+        """Whether metadata requests ask for every topic: an owner asked for that
+        (:meth:`InterestHandle.want_all`), or no owner registered and no topic is
+        held (aiokafka's meaning of an empty ``set_topics()``)."""
+        return self._interest.wants_all
+
+    def topic_interest(self, name: str) -> InterestHandle:
+        """A new owner's handle on the topics this client keeps metadata of.
+
+        Metadata requests name every topic some handle holds; once a handle is
+        registered, holding no topic asks for none (never silently for all).
+        Close the handle when its owner stops.
+
+        Args:
+            name: Who owns it, for ``repr`` and logs (``"producer"``, ``"fetcher"``).
+        """
+        handle = InterestHandle(self._interest, name, self._interest_grew)
+        self._interest.register(handle)
+        return handle
+
+    def _interest_grew(self, topics: frozenset[str], all_topics: bool) -> asyncio.Future[bool]:
+        # A handle asked for ``topics`` (or every topic): refresh now unless the
+        # cache covers them. Before start() the bootstrap request names them.
+        if self._state == "new" or (not all_topics and topics <= self._metadata.topics.keys()):
+            done: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+            done.set_result(True)
+            return done
+        self._check_started()
+        reason = "every topic" if all_topics else f"new topics {sorted(topics)}"
+        version = self._interest.version
+        return as_bool(self._refresher.request(reason, urgent=True, interest_version=version), None)
+
+    def request_refresh(self, reason: str) -> asyncio.Future[ClusterMetadata]:
+        """Ask for fresher metadata because something looks stale (an unknown
+        leader, NOT_LEADER_OR_FOLLOWER, an unknown topic id).
+
+        The client's one throttle applies: coalesced with other requests, started
+        ``retry_backoff_ms`` or more after the last refresh (growing up to
+        ``reconnect_backoff_max_ms`` while requests come back to back or refreshes
+        fail; see :mod:`aiokafka.cluster.refresh`). Not awaiting the result is
+        fine; awaiting it raises what the refresh raised.
+
+        Args:
+            reason: Why, for the debug log.
+
+        Returns:
+            A future of the caller's own: the snapshot of a refresh that started
+            after this call.
+
+        Raises:
+            aiokafka.errors.IllegalStateError: the client is not started.
+        """
+        self._check_started()
+        return self._refresher.request(reason)
+
+    @property
+    def refresher(self) -> MetadataRefresher:
+        """The owner of this client's refreshes (counters for tests, diagnostics)."""
+        return self._refresher
 
     def _metadata_request(self) -> Any:
+        names = self._interest.request_topics()
         topics = None
-        if self._topics:
+        if names is not None:
             topic_type = _messages.MetadataRequestTopic
-            topics = [topic_type(name=t) for t in sorted(self._topics)]
+            topics = [topic_type(name=t) for t in names]
         return _messages.MetadataRequest(
             topics=topics, allow_auto_topic_creation=self.config.allow_auto_topic_creation
         )
@@ -292,32 +366,18 @@ class AIOKafkaClient(ClientOptions):
             if broker.nodeId not in metadata.brokers:
                 del self._coordinators[key]
 
-    def _shared_refresh(self) -> asyncio.Task[ClusterMetadata]:
-        """The in-flight refresh task, started if none runs (owned; close() stops it)."""
-        self._check_started()
-        task = self._refresh_task
-        if task is None or task.done():
-            task = asyncio.create_task(self._refresh(), name="aiokafka-metadata-refresh")
-            task.add_done_callback(_retrieve_exception)
-            self._refresh_task = task
-        return task
-
     async def refresh_metadata(self) -> ClusterMetadata:
-        """Fetch metadata now; concurrent callers share one in-flight request.
+        """Fetch metadata now (no throttle); concurrent callers share one refresh.
+
+        Returns the snapshot of a refresh that started after the call.
 
         Raises:
             aiokafka.errors.KafkaConnectionError, aiokafka.errors.NoBrokersAvailable:
-                no broker answered.
+                no broker answered (``KafkaConnectionError`` also if the client was
+                closed meanwhile).
         """
-        task = self._shared_refresh()
-        # Shielded: one caller giving up must not cancel the refresh for the others.
-        try:
-            return await asyncio.shield(task)
-        except asyncio.CancelledError:
-            if task.cancelled() and not _being_cancelled():
-                # close() cancelled the shared refresh, not this caller.
-                raise KafkaConnectionError("the client was closed") from None
-            raise
+        self._check_started()
+        return await self._refresher.request("refresh_metadata()", urgent=True)
 
     async def _refresh(self) -> ClusterMetadata:
         request = self._metadata_request()
@@ -365,14 +425,20 @@ class AIOKafkaClient(ClientOptions):
             A future that resolves to ``True`` once the metadata is refreshed, or
             ``False`` if no broker answered (the maintenance task keeps retrying).
         """
-        return self._future_of(self._shared_refresh(), failed=False)
+        self._check_started()
+        return as_bool(self._refresher.request("force_metadata_update()", urgent=True), False)
 
     def add_topic(self, topic: str) -> asyncio.Future[bool]:
         """Track ``topic`` too; see :meth:`set_topics`."""
-        return self.set_topics(self._topics | {topic})
+        return self._user_topics.add((topic,))
 
     def set_topics(self, topics: Iterable[str]) -> asyncio.Future[bool]:
         """Track exactly ``topics`` (aiokafka's kind: a plain method returning a future).
+
+        They are one owner's topics, this client's user's: what other owners hold
+        (a producer's, a consumer's; see :meth:`topic_interest`) stays tracked. As
+        in aiokafka, an empty set on a client nobody else registered with means
+        every topic; on a producer's or consumer's client it adds none.
 
         Metadata is fetched at once if one of them is not known yet; the returned
         future resolves to ``True`` when the metadata is current. Awaiting it raises
@@ -384,47 +450,7 @@ class AIOKafkaClient(ClientOptions):
             ValueError: a topic name is not a non-empty str (raised at the call).
             TypeError: ``topics`` is a str (a topic name passed by mistake).
         """
-        if isinstance(topics, str):
-            raise TypeError("topics must be a collection of topic names, not a str")
-        new = set(topics)
-        for t in new:
-            if not isinstance(t, str) or not t:
-                raise ValueError(f"topics: invalid topic name {t!r}")
-        missing = new - set(self._metadata.topics)
-        self._topics = new
-        if not missing:
-            done: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-            done.set_result(True)
-            return done
-        return self._future_of(self._shared_refresh(), failed=None)
-
-    @staticmethod
-    def _future_of(
-        task: asyncio.Task[ClusterMetadata], failed: bool | None
-    ) -> asyncio.Future[bool]:
-        """A future of its own for one caller of the shared refresh ``task``: the
-        caller may cancel it (``wait_for`` timing out) without cancelling the refresh
-        for everyone. ``failed=None`` passes the refresh's exception on; a bool is
-        the result instead."""
-        result: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-
-        def settle(t: asyncio.Task[ClusterMetadata]) -> None:
-            if result.done():
-                return
-            error = None if t.cancelled() else t.exception()
-            if t.cancelled():
-                error = KafkaConnectionError("the client was closed")
-            if error is None:
-                result.set_result(True)
-            elif failed is not None:
-                result.set_result(failed)
-            else:
-                result.set_exception(error)
-                # A caller that never awaits must not get "exception never retrieved".
-                result.exception()
-
-        task.add_done_callback(settle)
-        return result
+        return self._user_topics.set(topics)
 
     async def fetch_all_metadata(self) -> ClusterMetadata:
         """Metadata of every topic, without changing the cache or tracked topics."""
@@ -467,14 +493,13 @@ class AIOKafkaClient(ClientOptions):
         min_interval = max(self.config.retry_backoff_ms / 1000, 0.01)
         failures = 0
         while True:
-            if failures:
-                wait = self._refresh_backoff.delay(failures - 1)
-            else:
-                wait = max(max_age - self._metadata.age(), min_interval)
+            wait = max(max_age - self._metadata.age(), min_interval)
             await asyncio.sleep(min(wait, self._pool.next_idle_check()) + 0.001)
-            if failures or self._metadata.age() >= max_age:
+            if self._metadata.age() >= max_age:
                 try:
-                    await self.refresh_metadata()
+                    # Due: no wait. After a failure the refresher's back-off (growing
+                    # with each failure) spaces the retries.
+                    await self._refresher.request("metadata_max_age_ms", urgent=not failures)
                     failures = 0
                 except KafkaError as exc:
                     failures += 1
@@ -708,10 +733,10 @@ class AIOKafkaClient(ClientOptions):
         """Run ``fn()`` until it succeeds, retrying retriable Kafka errors.
 
         Between attempts the loop waits ``retry_backoff_ms`` (with jitter), refreshes
-        metadata after invalid-metadata errors (e.g. NOT_LEADER_OR_FOLLOWER, a lost
-        connection) and forgets the coordinator of ``coordinator`` after
-        NOT_COORDINATOR/COORDINATOR_NOT_AVAILABLE. Non-retriable errors propagate at
-        once.
+        metadata (:meth:`request_refresh`, throttled) after invalid-metadata errors
+        (e.g. NOT_LEADER_OR_FOLLOWER, a lost connection) and forgets the coordinator
+        of ``coordinator`` after NOT_COORDINATOR/COORDINATOR_NOT_AVAILABLE.
+        Non-retriable errors propagate at once.
 
         Args:
             fn: Makes one attempt (re-reading metadata each time, so a retry goes to
@@ -744,22 +769,10 @@ class AIOKafkaClient(ClientOptions):
                     self.invalidate_coordinator(*coordinator)
                 if action & Action.REFRESH_METADATA:
                     try:
-                        await wait_for(self.refresh_metadata(), remaining)
+                        reason = f"retrying after {type(exc).__name__}"
+                        await wait_for(self.request_refresh(reason), remaining)
                     except (KafkaError, asyncio.TimeoutError) as refresh_exc:
                         log.debug("Metadata refresh during retry failed: %s", refresh_exc)
                 remaining = deadline - time.monotonic()
                 await asyncio.sleep(max(0.0, min(self._retry_backoff.delay(attempt), remaining)))
                 attempt += 1
-
-
-def _being_cancelled() -> bool:
-    task = asyncio.current_task()
-    cancelling = getattr(task, "cancelling", None)  # Python 3.11+
-    return bool(cancelling()) if cancelling is not None else False
-
-
-def _retrieve_exception(task: asyncio.Task[Any]) -> None:
-    # The refresh task is awaited through shield(); if every waiter was cancelled
-    # its exception would otherwise be logged as "never retrieved" at ERROR.
-    if not task.cancelled():
-        task.exception()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import pytest
@@ -50,14 +51,16 @@ class Recorder:
         self.refreshes = 0
         self.invalidated: list[tuple[str, CoordinatorType]] = []
 
-        async def refresh() -> ClusterMetadata:
+        def refresh(reason: str) -> asyncio.Future[ClusterMetadata]:
             self.refreshes += 1
-            return client.cluster
+            done: asyncio.Future[ClusterMetadata] = asyncio.get_running_loop().create_future()
+            done.set_result(client.cluster)
+            return done
 
         def invalidate(key: str, key_type: CoordinatorType = CoordinatorType.GROUP) -> None:
             self.invalidated.append((key, key_type))
 
-        client.refresh_metadata = refresh  # type: ignore[method-assign]
+        client.request_refresh = refresh  # type: ignore[method-assign]
         client.invalidate_coordinator = invalidate  # type: ignore[method-assign]
 
 
@@ -127,10 +130,12 @@ async def test_deadline_gives_timeout_with_last_error() -> None:
 async def test_refresh_failure_does_not_abort_retry() -> None:
     client = AIOKafkaClient(retry_backoff_ms=1)
 
-    async def broken_refresh() -> ClusterMetadata:
-        raise KafkaConnectionError("no broker")
+    def broken_refresh(reason: str) -> asyncio.Future[ClusterMetadata]:
+        failed: asyncio.Future[ClusterMetadata] = asyncio.get_running_loop().create_future()
+        failed.set_exception(KafkaConnectionError("no broker"))
+        return failed
 
-    client.refresh_metadata = broken_refresh  # type: ignore[method-assign]
+    client.request_refresh = broken_refresh  # type: ignore[method-assign]
     errors: list[KafkaError] = [NotLeaderForPartitionError()]
     fn = Attempts(list(errors))
     assert await client.call_with_retry(fn) == "ok"
