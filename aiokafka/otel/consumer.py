@@ -197,7 +197,9 @@ class ConsumerTracing:
             start_time=start,
         )
         span.end()
-        _remember(record, span.get_span_context())
+        span_context = span.get_span_context()
+        if span_context.is_valid:  # else a no-op span with no parent: nothing to remember
+            _remember(record, span_context)
 
     def _poll_span(
         self, records: dict[TopicPartition, list[ConsumerRecord[Any, Any]]], start: int

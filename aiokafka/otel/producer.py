@@ -85,7 +85,14 @@ class ProducerTracing:
             attributes=self._attributes.operation("send", "send", **more),
             links=[link_to(custom)] if custom is not None else None,
         )
-        if carrier is not None and pairs and custom is None and not has_traceparent(carrier):
+        # An invalid context (no SDK and no current span) has nothing to propagate.
+        if (
+            carrier is not None
+            and pairs
+            and custom is None
+            and span.get_span_context().is_valid
+            and not has_traceparent(carrier)
+        ):
             inject(carrier, trace.set_span_in_context(span, otel_context.get_current()))
         try:
             future = await send(
@@ -97,7 +104,8 @@ class ProducerTracing:
         except BaseException:  # cancelled: nothing was queued, nothing failed
             span.end()
             raise
-        future.add_done_callback(partial(_delivered, span))
+        if span.is_recording():  # a no-op span (no SDK, sampled out) has nothing to end
+            future.add_done_callback(partial(_delivered, span))
         return future
 
     async def send_batch(
@@ -126,7 +134,8 @@ class ProducerTracing:
         except BaseException:
             span.end()
             raise
-        future.add_done_callback(partial(_delivered, span))
+        if span.is_recording():
+            future.add_done_callback(partial(_delivered, span))
         return future
 
 
