@@ -129,6 +129,29 @@ def test_json_serialization_example(kafka: KafkaCluster) -> None:
     assert "read back 3 records as sent" in out
 
 
+async def test_avro_serialization_example(kafka: KafkaCluster) -> None:
+    """Avro with pinned schema ids: a v1 writer, then a v2 writer, one v2 reader
+    (docs/guide/serialization.rst includes this program)."""
+    topic = _topic(kafka, "ex-avro")
+    out = run_example(
+        "avro_serialization.py", "--bootstrap", kafka.bootstrap_servers, "--topic", topic
+    )
+    assert (
+        "customer-1: {'order': 1, 'items': ['tea', 'scone'], 'total': 7.5, 'currency': 'EUR'}"
+        in out
+    ), out
+    assert "'currency': 'GBP'}" in out
+    assert "customer-1: None" in out  # the tombstone stayed one
+    assert "read back 3 records; the v1 record got v2's default currency" in out
+    # On the wire: magic byte 0 and the pinned ids 1 and 2, then Avro; the tombstone bare.
+    tp = TopicPartition(topic, 0)
+    async with AIOKafkaConsumer(bootstrap_servers=kafka.bootstrap_servers) as consumer:
+        consumer.assign([tp])
+        await consumer.seek_to_beginning(tp)
+        raw = [(await asyncio.wait_for(consumer.getone(), 30)).value for _ in range(3)]
+    assert [v[:5] if v else v for v in raw] == [b"\0\0\0\0\x01", b"\0\0\0\0\x02", None]
+
+
 async def test_batch_producer_example(kafka: KafkaCluster) -> None:
     topic = _topic(kafka, "ex-batch", partitions=3)
     out = run_example(
