@@ -71,7 +71,21 @@ class ShareGroupDescription:
 @dataclass(frozen=True, slots=True)
 class ShareGroupOffset:
     """Where a share group starts in a partition (its share-partition start offset),
-    and how many records after it are not yet acknowledged (``lag``, -1 unknown)."""
+    and how many records after it are not yet acknowledged (``lag``).
+
+    The values are the broker's persisted share-group state, as Kafka's own
+    ``Admin.listShareGroupOffsets`` reports them (checked against Kafka 4.3):
+
+    * ``start_offset`` and ``lag`` are -1 until the broker has written state for the
+      partition, i.e. until records of it were first acknowledged (Kafka's admin
+      client shows no offset for it then). ``lag`` is also -1 from a broker that
+      only speaks DescribeShareGroupOffsets v0.
+    * ``start_offset`` trails the acknowledgements by one round: after a member
+      accepts offsets 10-14 it is still 10, and it moves to 15 with the next
+      acknowledgement written. ``lag`` is exact: with every delivered record
+      accepted and nothing new it is 0, even while ``start_offset`` still points at
+      accepted records.
+    """
 
     start_offset: int
     leader_epoch: int
@@ -165,7 +179,8 @@ class ShareGroupsMixin(AdminBase):
         self, group_id: str, partitions: Sequence[TopicPartition] | None = None
     ) -> dict[TopicPartition, ShareGroupOffset]:
         """The share group's start offset (and lag) in each partition it has state
-        for, or in ``partitions``.
+        for, or in ``partitions`` (see :class:`ShareGroupOffset` for what the broker
+        reports while the group is active).
 
         Raises:
             aiokafka.errors.KafkaError: the group's or a partition's error.

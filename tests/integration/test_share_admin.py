@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import uuid
 from collections.abc import Callable
@@ -72,3 +73,49 @@ async def test_share_group_admin_round_trip(
     assert tp not in await admin.describe_share_group_offsets(group)
     assert await admin.delete_share_groups([group]) == {group: None}
     assert group not in [g.group_id for g in await admin.list_share_groups()]
+
+
+async def test_share_group_offsets_while_members_work(
+    kafka, admin: AIOKafkaAdminClient, new_topic: Callable[..., str]
+) -> None:
+    # What DescribeShareGroupOffsets reports during consumption (the same numbers as
+    # Kafka's Admin.listShareGroupOffsets): nothing until the first acknowledgement
+    # is written, then an exact lag.
+    topic = new_topic()
+    group = f"share-lag-{uuid.uuid4().hex[:8]}"
+    tp = TopicPartition(topic, 0)
+    await admin.incremental_alter_configs(
+        {
+            ConfigResource(ConfigResourceType.GROUP, group): [
+                AlterConfigOp("share.auto.offset.reset", "earliest")
+            ]
+        }
+    )
+    async with AIOKafkaProducer(bootstrap_servers=kafka.bootstrap_servers) as producer:
+        for i in range(5):
+            await producer.send_and_wait(topic, str(i).encode())
+    async with AIOKafkaShareConsumer(
+        topic,
+        group_id=group,
+        bootstrap_servers=kafka.bootstrap_servers,
+        acknowledgement_mode="explicit",
+    ) as consumer:
+        records = []
+        async with timeout(30):
+            while len(records) < 5:
+                for recs in (await consumer.getmany(timeout_ms=500)).values():
+                    records.extend(recs)
+        unknown = (await admin.describe_share_group_offsets(group))[tp]
+        assert (unknown.start_offset, unknown.lag) == (-1, -1)  # acquired, none acknowledged
+        for r in records[:2]:
+            consumer.acknowledge(r, "accept")
+        for r in records[2:]:
+            consumer.acknowledge(r, "release")
+        assert list((await consumer.commit()).values()) == [None]
+        for _ in range(50):  # (the broker answers the commit once the state is written)
+            offsets = (await admin.describe_share_group_offsets(group))[tp]
+            if offsets.lag != -1:
+                break
+            await asyncio.sleep(0.2)
+        assert offsets.lag == 3  # the released records
+        assert 0 <= offsets.start_offset <= 2  # (Kafka 4.3 still says 0 here)
