@@ -14,6 +14,7 @@ Timing bounds are generous: the machine is shared.
 from __future__ import annotations
 
 import asyncio
+import gc
 import itertools
 import statistics
 import time
@@ -323,3 +324,36 @@ async def test_broker_without_telemetry_gets_no_request(kafka: KafkaCluster) -> 
         await client.close()
     assert log.count("GetTelemetrySubscriptionsRequest") == 0
     assert log.count("PushTelemetryRequest") == 0
+
+
+async def test_dropped_producer_is_collected_and_its_push_ends(
+    telemetry_broker: TelemetryBroker, admin: AIOKafkaAdminClient
+) -> None:
+    """The telemetry task holds the producer's metrics() weakly: a producer dropped
+    without stop() is still collected, and its release closes the client, which ends
+    the task with the terminating push."""
+    client_id = f"tel-{uuid.uuid4().hex[:8]}"
+    await _subscribe(admin, client_id, "org.apache.kafka.producer.record.send.total")
+    loop = asyncio.get_running_loop()
+    previous = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _loop, _context: None)  # the "Unclosed" report
+    try:
+        producer = AIOKafkaProducer(
+            bootstrap_servers=telemetry_broker.cluster.bootstrap_servers, client_id=client_id
+        )
+        await producer.start()
+        await telemetry_broker.wait_pushes(client_id, 1)
+        with pytest.warns(ResourceWarning, match="Unclosed AIOKafkaProducer"):
+            del producer
+            gc.collect()
+        pushes = await telemetry_broker.wait_pushes(client_id, 2)
+        while not pushes[-1].terminating:
+            pushes = await telemetry_broker.wait_pushes(client_id, len(pushes) + 1)
+        deadline = time.monotonic() + 30
+        while any(t.get_name() == "aiokafka-telemetry" for t in asyncio.all_tasks()):
+            assert time.monotonic() < deadline, "the telemetry task did not end"
+            await asyncio.sleep(0.05)
+        # Nothing left to read: the terminating push carries no metrics.
+        assert pushes[-1].metrics.points == []
+    finally:
+        loop.set_exception_handler(previous)
