@@ -194,6 +194,8 @@ class TelemetryReporter:
                 await self._push(subscription, terminating=True)
         except (KafkaError, asyncio.TimeoutError, _Stop) as exc:
             log.debug("Telemetry: the terminating push failed: %s", exc)
+        except Exception:
+            log.exception("Client telemetry: the terminating push failed")
 
     # -- the task -----------------------------------------------------------------------
 
@@ -215,6 +217,11 @@ class TelemetryReporter:
                     await self._sleep(subscription.interval)
         except _Stop as stop:
             log.debug("Telemetry stopped: %s", stop)
+            self._subscription = None
+        except Exception:
+            # A bug (or a metrics() that raised) must not go unnoticed, nor end anything
+            # but telemetry; CancelledError (close()) is not an Exception and passes.
+            log.exception("Client telemetry failed; no more metrics are pushed")
             self._subscription = None
 
     async def _sleep(self, seconds: float) -> None:

@@ -283,3 +283,20 @@ async def test_payload_is_cut_to_telemetry_max_bytes() -> None:
     assert 0 < len(push.metrics) <= 2000
     kept = decode_metrics_data(push.metrics).points
     assert 0 < len(kept) < 200
+
+
+async def test_a_failing_metrics_source_is_logged_and_ends_only_telemetry(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def broken() -> dict[str, Any]:
+        raise RuntimeError("snapshot bug")
+
+    client = FakeClient([_subscription(), _push()])
+    reporter = await _run(client, 1, metrics=broken)
+    for _ in range(300):
+        if "Client telemetry failed" in caplog.text:
+            break
+        await asyncio.sleep(0.01)
+    await reporter.close(1.0)  # telemetry is over: no terminating push either
+    assert "snapshot bug" in caplog.text
+    assert _names(client) == ["GetTelemetrySubscriptions"]
