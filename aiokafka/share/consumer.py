@@ -61,6 +61,12 @@ class AIOKafkaShareConsumer:
         max_poll_records: Records per ShareFetch (``MaxRecords``; default 500). The
             broker hands out whole batches, so a fetch may bring more; the rest wait
             in the consumer for the next polls, their locks running.
+        share_acquire_mode: ``"batch_optimized"`` (default): the broker acquires
+            whole record batches, as above. ``"record_limit"``: a fetch acquires at
+            most ``max_poll_records`` records (fewer if ``getmany(max_records=...)``
+            asks for fewer), splitting batches, so no record is locked before the
+            application asks for it (KIP-1206, ShareFetch v2, Kafka 4.2+; an older
+            broker ignores it and acquires whole batches).
         **config: Client options as :class:`~aiokafka.AIOKafkaConsumer` takes them
             (``bootstrap_servers``, ``client_id``, security, timeouts...).
     """
@@ -77,12 +83,15 @@ class AIOKafkaShareConsumer:
         fetch_min_bytes: int = 1,
         fetch_max_bytes: int = 52428800,
         max_poll_records: int = 500,
+        share_acquire_mode: str = "batch_optimized",
         **config: Any,
     ) -> None:
         if not group_id:
             raise ValueError("group_id: a share consumer needs a group")
         if acknowledgement_mode not in ("implicit", "explicit"):
             raise ValueError("acknowledgement_mode must be 'implicit' or 'explicit'")
+        if share_acquire_mode not in ("batch_optimized", "record_limit"):
+            raise ValueError("share_acquire_mode must be 'batch_optimized' or 'record_limit'")
         for name, value in (
             ("fetch_max_wait_ms", fetch_max_wait_ms),
             ("fetch_min_bytes", fetch_min_bytes),
@@ -99,6 +108,7 @@ class AIOKafkaShareConsumer:
         self._kd = key_deserializer
         self._vd = value_deserializer
         self._fetch = (fetch_max_wait_ms, fetch_min_bytes, fetch_max_bytes, max_poll_records)
+        self._record_limit = share_acquire_mode == "record_limit"
         self._client: AIOKafkaClient | None = None
         self._membership: ShareMembership | None = None
         self._sessions: ShareSessions | None = None
@@ -307,6 +317,7 @@ class AIOKafkaShareConsumer:
                     min_bytes=min_bytes,
                     max_bytes=max_bytes,
                     max_records=limit if max_records is None else min(limit, max_records),
+                    record_limit=self._record_limit,
                     key_deserializer=self._kd,
                     value_deserializer=self._vd,
                 )

@@ -36,6 +36,10 @@ Fetched = dict[TopicPartition, tuple[list[ShareConsumerRecord[Any, Any]], list[i
 
 _SESSION_LOST = (ShareSessionNotFoundError, InvalidShareSessionEpochError)
 
+# ShareAcquireMode of ShareFetch v2 (KIP-1206); the field is ignorable, so a v1 request
+# drops it and the broker acquires whole batches.
+_BATCH_OPTIMIZED, _RECORD_LIMIT = 0, 1
+
 
 def _batches(batch_type: Callable[..., Any], acks: dict[int, int]) -> list[Any]:
     """The runs of ``acks`` as ``batch_type`` structs (ShareFetch and ShareAcknowledge
@@ -102,11 +106,14 @@ class ShareSessions:
         max_records: int,
         key_deserializer: Callable[[bytes], object] | None,
         value_deserializer: Callable[[bytes], object] | None,
+        record_limit: bool = False,
     ) -> tuple[Fetched, AckResults]:
         """One ShareFetch per leader of ``assignment`` (in parallel), carrying the
         acknowledgements of those leaders' partitions; other acknowledgements go in
         ShareAcknowledge requests. Sessions of brokers that lead none of the
-        assigned partitions are closed."""
+        assigned partitions are closed. ``record_limit`` asks each broker to acquire
+        at most ``max_records`` records (ShareFetch v2's record-limit acquire mode)
+        instead of whole batches."""
         wanted = self._by_leader(assignment)
         for node in [n for n in self._sessions if n not in wanted]:
             wanted[node] = set()
@@ -125,7 +132,9 @@ class ShareSessions:
         limits = (max_wait_ms, min_bytes, max_bytes, max_records)
         deserializers = (key_deserializer, value_deserializer)
         jobs = [
-            self._fetch_one(node, tps, fetch_acks.get(node, {}), limits, deserializers)
+            self._fetch_one(
+                node, tps, fetch_acks.get(node, {}), limits, record_limit, deserializers
+            )
             for node, tps in wanted.items()
         ]
         fetched: Fetched = {}
@@ -144,6 +153,7 @@ class ShareSessions:
         tps: set[TopicPartition],
         acks: dict[TopicPartition, dict[int, int]],
         limits: tuple[int, int, int, int],
+        record_limit: bool,
         deserializers: tuple[Callable[[bytes], object] | None, Callable[[bytes], object] | None],
     ) -> tuple[AckResults, Fetched]:
         max_wait_ms, min_bytes, max_bytes, max_records = limits
@@ -177,6 +187,7 @@ class ShareSessions:
             max_bytes=max_bytes,
             max_records=max_records,
             batch_size=max_records,
+            share_acquire_mode=_RECORD_LIMIT if record_limit else _BATCH_OPTIMIZED,
             topics=[
                 _messages.ShareFetchRequestFetchTopic(topic_id=tid, partitions=parts)
                 for tid, parts in topics.items()

@@ -422,3 +422,45 @@ async def test_a_raising_acknowledgement_callback_loses_no_record(
     assert all(r.delivery_count == 1 for r in got)
     with pytest.raises(ConsumerStoppedError):
         await c.getmany()
+
+
+async def test_record_limit_acquires_only_max_poll_records(
+    kafka, new_topic: Callable[..., str]
+) -> None:
+    # One batch of 6 records. A record-limit member (ShareFetch v2) with
+    # max_poll_records=2 acquires 2 of them and leaves the rest to another member;
+    # in the default batch mode it would have acquired (locked) all 6.
+    topic = new_topic()
+    group = _group()
+    await _set_earliest(kafka.bootstrap_servers, group)
+    await _produce(kafka.bootstrap_servers, topic, 6)
+    limited = AIOKafkaShareConsumer(
+        topic,
+        group_id=group,
+        bootstrap_servers=kafka.bootstrap_servers,
+        acknowledgement_mode="explicit",
+        max_poll_records=2,
+        share_acquire_mode="record_limit",
+    )
+    other = AIOKafkaShareConsumer(
+        topic,
+        group_id=group,
+        bootstrap_servers=kafka.bootstrap_servers,
+        acknowledgement_mode="explicit",
+    )
+    await limited.start()
+    try:
+        first = await _drain(limited, 1, seconds=30)
+        assert [r.offset for r in first] == [0, 1]
+        await other.start()
+        rest = await _drain(other, 4, seconds=20)  # well within the 30 s lock
+        # The first member's two records stay locked by it (30 s lock), so the other
+        # member gets exactly the four the first one did not acquire.
+        assert sorted(r.offset for r in rest) == [2, 3, 4, 5]
+        for c, recs in ((limited, first), (other, rest)):
+            for r in recs:
+                c.acknowledge(r, "accept")
+            assert all(e is None for e in (await c.commit()).values())
+    finally:
+        await limited.stop()
+        await other.stop()

@@ -16,6 +16,8 @@ def test_arguments_are_checked() -> None:
         AIOKafkaShareConsumer("t", group_id="g", acknowledgement_mode="auto")
     with pytest.raises(ValueError, match="max_poll_records"):
         AIOKafkaShareConsumer("t", group_id="g", max_poll_records=0)
+    with pytest.raises(ValueError, match="share_acquire_mode"):
+        AIOKafkaShareConsumer("t", group_id="g", share_acquire_mode="record-limit")
     with pytest.raises(TypeError):
         AIOKafkaShareConsumer("t", group_id="g", no_such_option=1)
 
