@@ -58,7 +58,7 @@ async def produce(bootstrap: str, topic: str, schema: dict[str, Any], orders: li
     ) as producer:
         for order in orders:
             # The serializer runs inside send(): a value that does not match the
-            # schema raises SerializationError here, naming the field.
+            # schema raises SchemaSerializationError here, naming the field.
             await producer.send_and_wait(topic, order, key="customer-1")
 
 
@@ -83,9 +83,9 @@ async def consume(bootstrap: str, topic: str, count: int) -> list[Any]:
     raise AssertionError("unreachable: the loop returns")
 
 
-# With a schema registry, wrap confluent-kafka's client (pip install
-# "confluent-kafka[schemaregistry]"); the rest stays as above:
+# With a schema registry instead of pinned ids:
 #
+#     # pip install "confluent-kafka[schemaregistry]"
 #     from confluent_kafka.schema_registry import SchemaRegistryClient
 #     from aiokafka.serialization import ConfluentSchemaRegistry, SchemaNotFoundError
 #
@@ -106,6 +106,7 @@ async def consume(bootstrap: str, topic: str, count: int) -> list[Any]:
 #             # once; the consumer kept the record and returns it next.
 #             await deserializer.resolve(exc.schema_id)
 #             continue
+#         handle(record.value)
 
 
 async def run(bootstrap: str, topic: str) -> None:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from aiokafka.serialization.errors import (
     SchemaNotFoundError,
     SchemaRegistryError,
-    SerializationError,
+    SchemaSerializationError,
     WireFormatError,
 )
 from aiokafka.serialization.registry import SchemaRegistry, StaticSchemas, topic_subject
@@ -42,7 +42,7 @@ __all__ = [
     "SchemaNotFoundError",
     "SchemaRegistry",
     "SchemaRegistryError",
-    "SerializationError",
+    "SchemaSerializationError",
     "StaticSchemas",
     "WireFormatError",
     "frame",

@@ -23,7 +23,7 @@ from fastavro import parse_schema, schemaless_reader, schemaless_writer
 from fastavro.types import Schema
 from fastavro.validation import ValidationError, validate
 
-from aiokafka.serialization.errors import SchemaNotFoundError, SerializationError
+from aiokafka.serialization.errors import SchemaNotFoundError, SchemaSerializationError
 from aiokafka.serialization.registry import SchemaRegistry, schema_text
 from aiokafka.serialization.wire import frame, unframe
 
@@ -39,7 +39,7 @@ def _parse(text: str, what: str) -> Schema:
     try:
         return parse_schema(json.loads(text))
     except _FASTAVRO_ERRORS as exc:
-        raise SerializationError(f"{what} is not a valid Avro schema: {exc}") from exc
+        raise SchemaSerializationError(f"{what} is not a valid Avro schema: {exc}") from exc
 
 
 class AvroSerializer:
@@ -54,7 +54,7 @@ class AvroSerializer:
         schema: The Avro schema, as JSON text or as the parsed JSON (a dict).
 
     Raises:
-        SerializationError: if ``schema`` is not a valid Avro schema.
+        SchemaSerializationError: if ``schema`` is not a valid Avro schema.
 
     Example::
 
@@ -102,14 +102,14 @@ class AvroSerializer:
         """Encode ``value`` framed with the schema's id.
 
         Raises:
-            SerializationError: if :meth:`register` has not run yet, or ``value`` does
+            SchemaSerializationError: if :meth:`register` has not run yet, or ``value`` does
                 not match the schema (the message names the field).
         """
         if value is None:
             return None
         schema_id = self._schema_id
         if schema_id is None:
-            raise SerializationError(
+            raise SchemaSerializationError(
                 f"subject {self._subject!r}: the schema has no id yet; "
                 "await serializer.register() before the first record"
             )
@@ -117,7 +117,7 @@ class AvroSerializer:
         try:
             schemaless_writer(out, self._parsed, value)
         except _FASTAVRO_ERRORS as exc:
-            raise SerializationError(
+            raise SchemaSerializationError(
                 f"subject {self._subject!r} (schema id {schema_id}): the value does not "
                 f"match the schema: {_mismatch(self._parsed, value, exc)}"
             ) from exc
@@ -134,7 +134,7 @@ class AvroDeserializer:
             are dropped), or ``None`` to decode with each record's writer schema.
 
     Raises:
-        SerializationError: if ``reader_schema`` is not a valid Avro schema.
+        SchemaSerializationError: if ``reader_schema`` is not a valid Avro schema.
 
     As a consumer's ``value_deserializer``, resolve the ids at set-up; a record with
     another id makes ``getone()``/``getmany()`` raise :class:`SchemaNotFoundError`,
@@ -180,7 +180,7 @@ class AvroDeserializer:
         Raises:
             SchemaNotFoundError: if the registry has no schema with one of the ids.
             SchemaRegistryError: if the registry fails.
-            SerializationError: if a fetched schema is not a valid Avro schema.
+            SchemaSerializationError: if a fetched schema is not a valid Avro schema.
         """
         for schema_id in schema_ids:
             if schema_id not in self._writers:
@@ -195,7 +195,7 @@ class AvroDeserializer:
             WireFormatError: if ``data`` is not in the Confluent wire format.
             SchemaNotFoundError: if the registry has no schema with the record's id.
             SchemaRegistryError: if the registry fails.
-            SerializationError: if the payload does not decode with its schema.
+            SchemaSerializationError: if the payload does not decode with its schema.
         """
         if data is None:
             return None
@@ -211,7 +211,7 @@ class AvroDeserializer:
             WireFormatError: if ``data`` is not in the Confluent wire format.
             SchemaNotFoundError: if the record's schema id has not been resolved
                 (``await resolve(exc.schema_id)``, then read again).
-            SerializationError: if the payload does not decode with its schema.
+            SchemaSerializationError: if the payload does not decode with its schema.
         """
         if data is None:
             return None
@@ -230,7 +230,7 @@ class AvroDeserializer:
         try:
             return schemaless_reader(io.BytesIO(payload), writer, self._reader)
         except _FASTAVRO_ERRORS as exc:
-            raise SerializationError(
+            raise SchemaSerializationError(
                 f"schema id {schema_id}: the {len(payload)}-byte Avro payload does not "
                 f"decode: {type(exc).__name__}: {exc}"
             ) from exc

@@ -3,7 +3,7 @@
 ::
 
     ValueError
-    `-- SerializationError               a value does not encode, or bytes do not decode
+    `-- SchemaSerializationError               a value does not encode, or bytes do not decode
         +-- WireFormatError              bytes are not in the Confluent wire format
         +-- SchemaNotFoundError          no schema for this id (unknown or not resolved)
         `-- SchemaRegistryError          the registry failed or rejected a request
@@ -14,7 +14,10 @@ batch and raises it until the application seeks past it, while any other excepti
 from a deserializer leaves the batch in place so that the next read decodes it again.
 That is what lets an application resolve a schema id it had not met
 (:class:`SchemaNotFoundError` names it) and read on without losing the record. It is
-also what ``json.loads`` raises for bytes that are not JSON.
+also what ``json.loads`` raises for bytes that are not JSON. For the same reason the
+base is not :class:`aiokafka.errors.SerializationError` (aiokafka 0.14's name, a
+``KafkaError`` that aiokafka itself never raises), and has a name of its own so that
+the two are not confused.
 """
 
 from __future__ import annotations
@@ -22,12 +25,12 @@ from __future__ import annotations
 __all__ = [
     "SchemaNotFoundError",
     "SchemaRegistryError",
-    "SerializationError",
+    "SchemaSerializationError",
     "WireFormatError",
 ]
 
 
-class SerializationError(ValueError):
+class SchemaSerializationError(ValueError):
     """A value could not be serialized or deserialized (base of this package's errors).
 
     Raised as is when a value does not match its Avro schema, when a payload does not
@@ -36,12 +39,12 @@ class SerializationError(ValueError):
     """
 
 
-class WireFormatError(SerializationError):
+class WireFormatError(SchemaSerializationError):
     """The bytes are not in the Confluent wire format: shorter than its 5-byte header,
     or a first byte other than the magic byte 0 (say, a record written as plain JSON)."""
 
 
-class SchemaNotFoundError(SerializationError):
+class SchemaNotFoundError(SchemaSerializationError):
     """No schema is known for a schema id.
 
     Raised by a registry that does not know the id, and by a deserializer called
@@ -57,7 +60,7 @@ class SchemaNotFoundError(SerializationError):
         self.schema_id = schema_id
 
 
-class SchemaRegistryError(SerializationError):
+class SchemaRegistryError(SchemaSerializationError):
     """The schema registry failed or rejected a request (the registry's own error is
     the ``__cause__``).
 

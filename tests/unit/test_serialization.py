@@ -18,7 +18,7 @@ from aiokafka.serialization import (
     AvroSerializer,
     SchemaNotFoundError,
     SchemaRegistryError,
-    SerializationError,
+    SchemaSerializationError,
     StaticSchemas,
     WireFormatError,
     frame,
@@ -88,10 +88,10 @@ def test_unframe_wrong_magic_byte_names_the_byte() -> None:
 
 def test_error_tree() -> None:
     for cls in (WireFormatError, SchemaNotFoundError, SchemaRegistryError):
-        assert issubclass(cls, SerializationError)
+        assert issubclass(cls, SchemaSerializationError)
     # ValueError, not KafkaError: the consumer keeps the record for the next read
     # (see aiokafka/serialization/errors.py).
-    assert issubclass(SerializationError, ValueError)
+    assert issubclass(SchemaSerializationError, ValueError)
     exc = SchemaNotFoundError(42)
     assert exc.schema_id == 42 and str(exc) == "no schema with id 42"
     rejected = SchemaRegistryError("incompatible", status=409, error_code=409)
@@ -161,7 +161,7 @@ async def test_avro_round_trip_through_the_sync_callables() -> None:
 
 async def test_serializer_before_register_says_what_to_do() -> None:
     serializer = AvroSerializer(StaticSchemas({1: ORDER_V1}), "orders-value", ORDER_V1)
-    with pytest.raises(SerializationError, match=r"await serializer.register\(\)"):
+    with pytest.raises(SchemaSerializationError, match=r"await serializer.register\(\)"):
         serializer({"id": 1, "item": "tea"})
 
 
@@ -169,14 +169,14 @@ async def test_serializer_value_mismatch_names_the_field() -> None:
     serializer = AvroSerializer(StaticSchemas({1: ORDER_V1}), "orders-value", ORDER_V1)
     await serializer.register()
     with pytest.raises(
-        SerializationError,
+        SchemaSerializationError,
         match=r"schema id 1\): the value does not match the schema: "
         r"shop\.Order\.id is <not a number>",
     ) as info:
         serializer({"id": "not a number", "item": "tea"})
     assert info.value.__cause__ is not None
     with pytest.raises(
-        SerializationError, match=r"Field\(shop\.Order\.item\) is None expected string"
+        SchemaSerializationError, match=r"Field\(shop\.Order\.item\) is None expected string"
     ):
         serializer({"id": 1})
 
@@ -189,9 +189,9 @@ async def test_register_failure_leaves_the_serializer_unregistered() -> None:
 
 
 def test_invalid_schemas_are_serialization_errors() -> None:
-    with pytest.raises(SerializationError, match="subject 'x-value' is not a valid Avro"):
+    with pytest.raises(SchemaSerializationError, match="subject 'x-value' is not a valid Avro"):
         AvroSerializer(StaticSchemas({}), "x-value", {"type": "no-such-type"})
-    with pytest.raises(SerializationError, match="the reader schema is not a valid Avro"):
+    with pytest.raises(SchemaSerializationError, match="the reader schema is not a valid Avro"):
         AvroDeserializer(StaticSchemas({}), reader_schema="not json")
 
 
@@ -253,7 +253,7 @@ async def test_payload_that_does_not_decode() -> None:
     schemas = StaticSchemas({1: ORDER_V1})
     deserializer = AvroDeserializer(schemas)
     await deserializer.resolve(1)
-    with pytest.raises(SerializationError, match=r"schema id 1: the 2-byte Avro payload"):
+    with pytest.raises(SchemaSerializationError, match=r"schema id 1: the 2-byte Avro payload"):
         deserializer(frame(1, b"\x02\x10"))  # the string says 8 bytes, none follow
     with pytest.raises(WireFormatError):
         deserializer(b'{"id": 1, "item": "tea"}')
@@ -261,7 +261,7 @@ async def test_payload_that_does_not_decode() -> None:
 
 async def test_registry_schema_that_is_not_avro() -> None:
     deserializer = AvroDeserializer(StaticSchemas({1: '{"type": "object"}'}))
-    with pytest.raises(SerializationError, match="schema id 1 is not a valid Avro schema"):
+    with pytest.raises(SchemaSerializationError, match="schema id 1 is not a valid Avro schema"):
         await deserializer.resolve(1)
     assert deserializer.resolved_ids == frozenset()
 
