@@ -65,6 +65,7 @@ class MetadataRefresher:
         self._backoff = ExponentialBackoff(retry_backoff_ms, max(retry_backoff_ms, max_backoff_ms))
         self._quiet = self._backoff.max_ms / 1000
         self._next: list[asyncio.Future[ClusterMetadata]] = []
+        self._asked_at = 0.0  # when the first of ``_next`` asked
         self._next_urgent = False
         self._reasons: dict[str, None] = {}
         self._current: list[asyncio.Future[ClusterMetadata]] = []
@@ -103,6 +104,8 @@ class MetadataRefresher:
         ):
             self._current.append(future)
             return future
+        if not self._next:
+            self._asked_at = self._clock()
         self._next.append(future)
         self._reasons[reason] = None
         if urgent and not self._next_urgent:
@@ -115,10 +118,14 @@ class MetadataRefresher:
 
     def delay(self) -> float:
         """Seconds until a non-urgent refresh may start (0 if now)."""
-        now = self._clock()
-        if self._last_ok and now - self._last_end >= self._quiet:
-            self._streak = 0  # a pause as long as the bound: back to retry_backoff_ms
-        return max(0.0, self._last_end + self._backoff.delay(self._streak) - now)
+        if self._last_ok and not self._back_to_back():
+            self._streak = 0  # asked after a pause as long as the bound: from the start
+        return max(0.0, self._last_end + self._backoff.delay(self._streak) - self._clock())
+
+    def _back_to_back(self) -> bool:
+        # Whether the refresh waited for was asked within the bound of the last one's
+        # end (judged by when it was asked, not by when the throttle let it start).
+        return self._asked_at - self._last_end < self._quiet
 
     @property
     def in_flight(self) -> bool:
@@ -141,7 +148,13 @@ class MetadataRefresher:
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
-        while self._next:
+        while True:
+            # Callers that gave up (cancelled their future) no longer need one.
+            self._next = [f for f in self._next if not f.done()]
+            if not self._next:
+                self._next_urgent = False
+                self._reasons.clear()
+                return
             wait = 0.0 if self._next_urgent else self.delay()
             if wait > 0:
                 # Woken early by an urgent request.
@@ -154,11 +167,11 @@ class MetadataRefresher:
                 continue
             batch, self._next = self._next, []
             urgent, self._next_urgent = self._next_urgent, False
+            back_to_back = self._back_to_back()
             self.last_reasons = tuple(self._reasons)
             self._reasons.clear()
             self._current = batch
             self._current_version = self._version()
-            started = self._clock()
             log.debug("Refreshing metadata: %s", ", ".join(self.last_reasons))
             ok = False
             try:
@@ -176,7 +189,7 @@ class MetadataRefresher:
             finally:
                 self._current = []
                 self.refreshes += 1
-                if not ok or (not urgent and started - self._last_end < self._quiet):
+                if not ok or (not urgent and back_to_back):
                     self._streak += 1
                 self._last_ok = ok
                 self._last_end = self._clock()

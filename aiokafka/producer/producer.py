@@ -34,6 +34,7 @@ from types import TracebackType
 from typing import Any
 
 from aiokafka.cluster.client import AIOKafkaClient
+from aiokafka.cluster.interest import InterestHandle
 from aiokafka.cluster.metadata import ClusterMetadata
 from aiokafka.errors import (
     IllegalStateError,
@@ -126,6 +127,8 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
         self._accepting = False
         self._txn: TransactionManager | None = None
         self._client: AIOKafkaClient | None = None
+        #: The topics this producer sends to, as the client's metadata interest.
+        self._interest: InterestHandle | None = None
         self._sender: Sender | None = None
         self._acc: RecordAccumulator | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -158,6 +161,9 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
         self._loop = asyncio.get_running_loop()
         config = self._config
         self._client = AIOKafkaClient(config.client)
+        # Registered before the bootstrap: a producer that has sent nothing asks
+        # for no topic's metadata (not, as an empty set would, for all of them).
+        self._interest = self._client.topic_interest("producer")
         self._state = "running"
         try:
             await self._client.start()
@@ -573,14 +579,16 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
         if not topic:
             raise ValueError("topic must not be empty")
         client = self.client
+        interest = self._interest
+        assert interest is not None  # set in start(), with the client
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._max_block
-        if topic not in client.topics or topic not in client.cluster.topics:
-            # add_topic() starts (or joins) a refresh only if the topic has no metadata
+        if topic not in interest.topics or topic not in client.cluster.topics:
+            # add() starts (or joins) a refresh only if the topic has no metadata
             # yet; then wait for it, also when another send() added the topic a moment
             # ago (instead of sleeping a back-off before asking again). Otherwise do
             # not yield: concurrent first sends of a topic keep their order.
-            added = client.add_topic(topic)
+            added = interest.add((topic,))
             if topic not in client.cluster.topics:
                 await asyncio.wait_for(added, self._max_block)
         while True:
@@ -592,11 +600,11 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
                 return entry
             code = cluster.topic_error(topic)
             if code in (InvalidTopicError.errno, TopicAuthorizationFailedError.errno):
-                await self._forget_topic(topic)
+                self._forget_topic(topic)
                 raise for_code(code)(f"topic {topic!r}")
             remaining = deadline - loop.time()
             if remaining <= 0:
-                await self._forget_topic(topic)
+                self._forget_topic(topic)
                 if code == _UNKNOWN_TOPIC or code is None:
                     raise UnknownTopicOrPartitionError(
                         f"topic {topic!r} not found in the cluster metadata within max_block_ms "
@@ -605,17 +613,18 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
                 raise KafkaTimeoutError(
                     f"no metadata for topic {topic!r} within max_block_ms (last error code {code})"
                 )
-            await asyncio.sleep(min(self._config.retry_backoff_ms / 1000, remaining))
+            # The client's throttle spaces these (retry_backoff_ms and up).
+            refresh = client.request_refresh(f"no metadata for topic {topic!r}")
             try:
-                await asyncio.wait_for(client.refresh_metadata(), max(remaining, 0.001))
+                await asyncio.wait_for(refresh, max(remaining, 0.001))
             except (KafkaError, asyncio.TimeoutError) as exc:
                 log.debug("Metadata refresh for %r failed: %s", topic, exc)
 
-    async def _forget_topic(self, topic: str) -> None:
-        # An unknown topic must not stay in every later metadata request.
-        client = self.client
-        if topic in client.topics and topic not in self._topics:
-            await client.set_topics(client.topics - {topic})
+    def _forget_topic(self, topic: str) -> None:
+        # An unknown topic must not stay in every later metadata request (and
+        # dropping the producer's last topic asks for none, not for all).
+        if self._interest is not None and topic not in self._topics:
+            self._interest.remove((topic,))
 
     def _entry_from(self, topic: str, cluster: ClusterMetadata) -> _TopicEntry | None:
         parts = cluster.partitions_for_topic(topic)
@@ -638,8 +647,9 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
         if partition < 0:
             raise ValueError(f"partition must be >= 0, got {partition}")
         # Maybe partitions were added since the last metadata: look once more.
+        refresh = self.client.request_refresh(f"partition {partition} of {topic!r} unknown")
         try:
-            await asyncio.wait_for(self.client.refresh_metadata(), self._max_block)
+            await asyncio.wait_for(refresh, self._max_block)
         except (KafkaError, asyncio.TimeoutError) as exc:
             log.debug("Metadata refresh for %r failed: %s", topic, exc)
         entry = self._entry_from(topic, self.client.cluster)

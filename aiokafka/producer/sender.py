@@ -64,7 +64,6 @@ from aiokafka.errors import (
     for_code,
 )
 from aiokafka.metrics.producer import ProducerMetrics
-from aiokafka.net.backoff import ExponentialBackoff
 from aiokafka.producer.accumulator import ProducerBatch, RecordAccumulator
 from aiokafka.producer.config import ProducerConfig
 from aiokafka.producer.idempotence import ProducerIdState
@@ -143,15 +142,8 @@ class Sender:
         #: Connect tasks by node (in ``_requests`` too, so close() cancels them).
         self._connecting: dict[int, asyncio.Task[None]] = {}
         self._in_flight: dict[int, int] = {}
-        self._metadata_task: asyncio.Task[None] | None = None
-        self._next_metadata_at = 0.0
-        # Refreshes while some partition has no leader to send to: from
-        # retry_backoff_ms, doubling, up to reconnect_backoff_max_ms (the bound the
-        # client's own refresh retries use).
-        self._metadata_backoff = ExponentialBackoff(
-            config.retry_backoff_ms, max(config.retry_backoff_ms, config.reconnect_backoff_max_ms)
-        )
-        self._metadata_refreshes = 0
+        #: The refresh asked of the client, while it has not ended (one at a time).
+        self._metadata_wait: asyncio.Future[ClusterMetadata] | None = None
         #: Partitions with queued batches and no leader to send to, with the reason
         #: (set as their batches' ``last_error``, so the delivery timeout names it).
         self._leaderless: dict[TopicPartition, LeaderNotAvailableError] = {}
@@ -196,12 +188,14 @@ class Sender:
                 reason = await self._wait_delivered(waiters, timeout)
             finally:
                 self._acc.end_flush()
-        tasks = [t for t in (self._task, self._metadata_task, *self._requests) if t is not None]
+        if self._metadata_wait is not None:
+            self._metadata_wait.cancel()  # our own future: the refresh is the client's
+        tasks = [t for t in (self._task, *self._requests) if t is not None]
         for task in tasks:
             task.cancel()
         if tasks:
             await asyncio.wait(tasks)
-        self._task = self._metadata_task = None
+        self._task = None
         self._requests.clear()
         left = self._acc.incomplete_batches()
         if left:
@@ -315,10 +309,7 @@ class Sender:
         if unknown_leader or self._leaderless:
             self._track_leaders(cluster, unknown_leader)
         if unknown_leader:
-            wait = self._request_metadata(now)
-            next_check = min(next_check, max(wait, 0.001))
-        else:
-            self._metadata_refreshes = 0
+            self._request_metadata("a partition with queued records has no leader")
         limit = self._max_in_flight
         nodes = {n for n in nodes if self._in_flight.get(n, 0) < limit}
         if nodes:
@@ -371,7 +362,7 @@ class Sender:
             for tp in cluster.partitions_for_broker(node):
                 for batch in self._acc.unsent_batches(tp):
                     batch.last_error = exc
-            self._request_metadata(time.monotonic())
+            self._request_metadata(f"cannot connect to node {node}")
         finally:
             self._connecting.pop(node, None)
             self.wakeup()
@@ -542,7 +533,7 @@ class Sender:
         # sequence lets the broker drop it as a duplicate.
         if exc.retriable:
             if exc.invalid_metadata or isinstance(exc, KafkaConnectionError):
-                self._request_metadata(time.monotonic())
+                self._request_metadata(f"Produce failed: {type(exc).__name__}")
             for batch in batches:
                 self._retry(batch, exc)
         else:
@@ -582,7 +573,7 @@ class Sender:
                     batch.tp, leader.leader_id, leader.leader_epoch, endpoints
                 )
                 if not hinted:
-                    self._request_metadata(time.monotonic())
+                    self._request_metadata(f"Produce to {batch.tp} failed: {type(exc).__name__}")
                 self._retry(batch, exc)
             elif outcome is Outcome.RETRY:
                 self._retry(batch, exc)
@@ -675,25 +666,24 @@ class Sender:
 
     # -- metadata -----------------------------------------------------------------------
 
-    def _request_metadata(self, now: float) -> float:
-        """Start a metadata refresh unless one runs or the back-off since the last
-        one has not passed; returns seconds until one may start.
+    def _request_metadata(self, reason: str) -> None:
+        """Ask the client for a metadata refresh; the loop is woken when it ends.
 
-        The back-off is ``retry_backoff_ms``, growing (doubling, with jitter, up to
-        ``reconnect_backoff_max_ms``) with each refresh after which a partition
-        still has no leader to send to (reset once all have one): a leader that
-        stays unknown costs a bounded rate of Metadata requests, not a loop.
+        The client's throttle spaces refreshes (``retry_backoff_ms``, doubling up to
+        ``reconnect_backoff_max_ms`` while they are asked back to back), so a leader
+        that stays unknown costs a bounded rate of Metadata requests, not a loop.
+        One request at a time: the passes in between need not ask again.
         """
-        task = self._metadata_task
-        if task is not None and not task.done():
-            return self._retry_backoff
-        if now < self._next_metadata_at:
-            return self._next_metadata_at - now
-        wait = self._metadata_backoff.delay(self._metadata_refreshes)
-        self._metadata_refreshes += 1
-        self._next_metadata_at = now + wait
-        self._metadata_task = asyncio.create_task(self._refresh_metadata())
-        return wait
+        pending = self._metadata_wait
+        if pending is not None and not pending.done():
+            return
+        pending = self._metadata_wait = self._client.request_refresh(reason)
+        pending.add_done_callback(self._metadata_done)
+
+    def _metadata_done(self, refresh: asyncio.Future[ClusterMetadata]) -> None:
+        if not refresh.cancelled() and refresh.exception() is not None:
+            log.debug("Metadata refresh for the producer failed: %s", refresh.exception())
+        self.wakeup()
 
     def _track_leaders(self, cluster: ClusterMetadata, unknown: list[TopicPartition]) -> None:
         """Note why partitions with queued batches have no leader to send to (their
@@ -716,11 +706,3 @@ class Sender:
                 leader = cluster.sendable_leader(tp)
                 if leader is not None:
                     log.info("%s-%s has a leader again: node %d", tp.topic, tp.partition, leader)
-
-    async def _refresh_metadata(self) -> None:
-        try:
-            await self._client.refresh_metadata()
-        except KafkaError as exc:
-            log.debug("Metadata refresh for the producer failed: %s", exc)
-        finally:
-            self.wakeup()

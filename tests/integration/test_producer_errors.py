@@ -126,6 +126,9 @@ async def test_cancelling_send_and_wait_keeps_state_consistent(
 ) -> None:
     topic = new_topic()
     async with make(kafka, linger_ms=200) as p:
+        # The topic's metadata first (the client asks only for topics sent to), so
+        # that the sends below append at once instead of waiting for it.
+        await p.partitions_for(topic)
         tasks = [asyncio.create_task(p.send_and_wait(topic, b"c%d" % i)) for i in range(20)]
         # One loop turn: every task has appended its record and waits for it. (The
         # batch goes out at once, the broker being idle: linger does not hold it.)

@@ -103,6 +103,9 @@ class InjectingRelay:
         """API key -> how many requests the relay answered itself."""
         self.forwarded: dict[int, int] = {}
         """API key -> how many requests went to the broker."""
+        self.recorded: dict[int, list[tuple[int, bytes]]] = {}
+        """API key -> ``(version, request body)`` of each request, for the keys given
+        to :meth:`record`, in the order they arrived."""
 
     @property
     def bootstrap_servers(self) -> str:
@@ -130,6 +133,10 @@ class InjectingRelay:
             self._rewrites.pop(api_key, None)
         else:
             self._rewrites[api_key] = rewrite
+
+    def record(self, api_key: int) -> None:
+        """Keep the body of every later request of ``api_key`` in :attr:`recorded`."""
+        self.recorded.setdefault(api_key, [])
 
     async def start(self) -> InjectingRelay:
         self._server = await asyncio.start_server(self._accept, self.host, 0)
@@ -181,6 +188,11 @@ class InjectingRelay:
     ) -> None:
         while (frame := await read_frame(reader)) is not None:
             api_key, version, correlation_id, client_len = _HEAD.unpack_from(frame)
+            kept = self.recorded.get(api_key)
+            if kept is not None:
+                view = memoryview(frame)
+                body = view[_body_offset(view, api_key, version, client_len) :]
+                kept.append((version, bytes(body)))
             plan = self._plan.get(api_key)
             if plan:
                 code = plan.popleft()

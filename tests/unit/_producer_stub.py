@@ -11,6 +11,7 @@ from types import MappingProxyType
 from typing import Any
 
 from aiokafka.cluster.metadata import ClusterMetadata, TopicMetadata
+from aiokafka.cluster.refresh import MetadataRefresher
 from aiokafka.errors import KafkaConnectionError
 from aiokafka.producer.accumulator import RecordAccumulator
 from aiokafka.producer.config import ProducerConfig
@@ -37,6 +38,9 @@ class StubClient:
     def __init__(self) -> None:
         self.cluster = one_partition_metadata()
         self.refreshes = 0
+        #: The refresh throttle's retry_backoff_ms and bound (as the client's config).
+        self.refresh_backoff_ms = (1.0, 1.0)
+        self._refresher: MetadataRefresher | None = None
 
     def least_loaded_node(self) -> int:
         return 1
@@ -50,6 +54,15 @@ class StubClient:
     async def refresh_metadata(self) -> ClusterMetadata:
         self.refreshes += 1
         return self.cluster
+
+    def request_refresh(self, reason: str) -> asyncio.Future[ClusterMetadata]:
+        # The client's real refresher (coalescing, throttle) over refresh_metadata().
+        if self._refresher is None:
+            backoff, bound = self.refresh_backoff_ms
+            self._refresher = MetadataRefresher(
+                self.refresh_metadata, lambda: 0, retry_backoff_ms=backoff, max_backoff_ms=bound
+            )
+        return self._refresher.request(reason)
 
     def apply_leader_hint(self, *args: Any) -> bool:
         return False

@@ -1,8 +1,9 @@
 """Unit tests (no broker) for a partition without a usable leader and for the bound
-of ``Sender.close()``: the metadata's explanation, the sender's metadata back-off and
-the delivery-timeout message, and stop()'s rule (wait while batches complete, give
-up after request_timeout_ms without one). The same behaviour against the real broker
-is in tests/integration/test_producer_leader.py and test_producer_faults.py."""
+of ``Sender.close()``: the metadata's explanation, the client's refresh throttle
+under the sender and the delivery-timeout message, and stop()'s rule (wait while
+batches complete, give up after request_timeout_ms without one). The same behaviour
+against the real broker is in tests/integration/test_producer_leader.py and
+test_producer_faults.py."""
 
 from __future__ import annotations
 
@@ -67,6 +68,7 @@ async def test_unknown_leader_refreshes_with_growing_bounded_backoff_then_times_
     never = _Never()
     client = ScriptedClient(never)
     client.cluster = metadata(99)
+    client.refresh_backoff_ms = (10, 80)  # the client's throttle, from the same options
     futures, sender, _ = await run_sender(
         client,
         3,
