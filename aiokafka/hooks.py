@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Mapping
 from functools import partial
 from typing import Any
+from weakref import ref
 
 __all__ = ["Instrumentable", "IterationWrapper", "OperationWrapper"]
 
@@ -65,9 +66,10 @@ class Instrumentable:
             del attributes[name]
         attributes.pop("_iteration_wrapper", None)
         for name, wrapper in (wrappers or {}).items():
-            # The class's function bound to this instance: the unwrapped method.
-            original = getattr(cls, name).__get__(self, cls)
-            attributes[name] = partial(wrapper, original)
+            # The client is held weakly: a strong reference from its own __dict__ would
+            # be a cycle, and a client dropped without stop() would wait for the cyclic
+            # collector before its __del__ releases what it left running.
+            attributes[name] = partial(_call_wrapper, wrapper, getattr(cls, name), ref(self))
         if iteration is not None:
             self._iteration_wrapper = iteration
 
@@ -76,6 +78,20 @@ class Instrumentable:
         """Whether :meth:`set_instrumentation` installed wrappers on this client."""
         cls = type(self)
         return any(name == "_iteration_wrapper" or _is_wrapper(cls, name) for name in vars(self))
+
+
+def _call_wrapper(
+    wrapper: OperationWrapper,
+    function: Callable[..., Any],
+    client: ref[Instrumentable],
+    /,
+    *args: Any,
+    **kwargs: Any,
+) -> Any:
+    # Called as the client's method, so the client is alive: hand the wrapper the
+    # class's method bound to it.
+    instance = client()
+    return wrapper(function.__get__(instance, type(instance)), *args, **kwargs)
 
 
 def _is_wrapper(cls: type, name: str) -> bool:

@@ -78,7 +78,6 @@ def instrument(
             tracer,
             ClientAttributes(cfg.client.client_id, cfg.client.bootstrap_servers),
             cfg.group_id,
-            client.assignment,
         )
         client.set_instrumentation(consumer.wrappers(), consumer.iteration)
     else:

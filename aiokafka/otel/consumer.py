@@ -88,8 +88,8 @@ class ConsumerTracing:
         tracer: Makes the spans.
         attributes: The client's attributes.
         group_id: The consumer's group (``messaging.consumer.group.name``).
-        assignment: The consumer's public ``assignment()`` (what ``commit()``
-            without offsets commits).
+
+    It holds no reference to the consumer (which holds the wrappers).
     """
 
     def __init__(
@@ -97,12 +97,10 @@ class ConsumerTracing:
         tracer: Tracer,
         attributes: ClientAttributes,
         group_id: str | None,
-        assignment: Callable[[], frozenset[TopicPartition]],
     ) -> None:
         self._tracer = tracer
         self._attributes = attributes
         self._group: dict[str, Any] = {GROUP: group_id} if group_id else {}
-        self._assignment = assignment
 
     def wrappers(self) -> dict[str, Callable[..., Any]]:
         """For :meth:`~aiokafka.hooks.Instrumentable.set_instrumentation`."""
@@ -149,8 +147,9 @@ class ConsumerTracing:
         """``commit()`` in a ``commit`` span."""
         offsets = args[0] if args else kw.get("offsets")
         tps: list[Any] = list(offsets) if isinstance(offsets, Mapping) else []
-        if offsets is None:
-            tps = list(self._assignment())
+        consumer = getattr(commit, "__self__", None)  # the consumer's bound commit()
+        if offsets is None and consumer is not None:
+            tps = list(consumer.assignment())  # what commit() without offsets commits
         topics = {getattr(tp, "topic", None) for tp in tps}
         more: dict[str, Any] = dict(self._group)
         name = "commit"

@@ -3,6 +3,8 @@ on the class, nothing left after removal."""
 
 from __future__ import annotations
 
+import gc
+import weakref
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -59,3 +61,22 @@ def test_iteration_wrapper_is_what_async_for_gets() -> None:
     assert consumer.__aiter__() is consumer and not consumer.instrumented
     with pytest.raises(ValueError, match="iterable"):
         AIOKafkaProducer().set_instrumentation(None, iterate)
+
+
+@pytest.mark.parametrize("kind", [AIOKafkaProducer, AIOKafkaConsumer])
+def test_an_instrumented_client_is_freed_by_reference_counting(kind: type[Any]) -> None:
+    """Wrappers hold their client weakly: no reference cycle, so a client dropped
+    without stop() reaches its __del__ (which releases what it left running) at once."""
+    pytest.importorskip("opentelemetry")
+    from aiokafka.otel import instrument
+
+    gc.disable()
+    try:
+        client = kind()
+        instrument(client)
+        assert client.instrumented
+        probe = weakref.ref(client)
+        del client
+        assert probe() is None
+    finally:
+        gc.enable()
