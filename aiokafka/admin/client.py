@@ -115,7 +115,7 @@ class AIOKafkaAdminClient(
         client_rack: str | None = None,
         allow_auto_topic_creation: bool = True,
         max_response_size: int = DEFAULT_MAX_RESPONSE_SIZE,
-        enable_metrics_push: bool = True,
+        enable_metrics_push: bool = False,
         **configs: Never,
     ) -> None:
         """Validate the options; nothing connects before :meth:`start`.
@@ -146,7 +146,8 @@ class AIOKafkaAdminClient(
             client_rack: The client's rack.
             allow_auto_topic_creation: Let Metadata requests create missing topics.
             max_response_size: Largest response frame accepted from a broker.
-            enable_metrics_push: Push metrics when the cluster subscribes (KIP-714).
+            enable_metrics_push: Push metrics when the cluster subscribes (KIP-714). Off
+                by default, as in the Java admin client.
             **configs: Nothing else: an unknown name raises.
 
         Raises:

@@ -33,6 +33,11 @@ CLIENTS: dict[str, Callable[..., Any]] = {
 }
 
 
+#: Where a client's default differs from the shared ClientConfig's on purpose: the
+#: Java admin client does not push metrics (KIP-714) unless asked.
+OWN_DEFAULTS: dict[str, dict[str, Any]] = {"admin": {"enable_metrics_push": False}}
+
+
 def _field_default(field: dataclasses.Field[Any]) -> Any:
     if field.default is not dataclasses.MISSING:
         return field.default
@@ -76,7 +81,7 @@ def test_constructor_defaults_are_the_config_defaults(client: str) -> None:
     params = _options(client)
     for name, field in _config_fields(client).items():
         default = params[name].default
-        expected = _field_default(field)
+        expected = OWN_DEFAULTS.get(client, {}).get(name, _field_default(field))
         if default is RESOLVED:
             # Left for the config to derive from the other options: its own sentinel.
             assert type(expected) is object, f"{client}({name}) RESOLVED, config {expected!r}"
@@ -164,3 +169,9 @@ def test_every_parameter_is_documented(client: str) -> None:
         assert (
             f"\n    {name}:" in args or f"\n    *{name}:" in args or (f"\n    **{name}:" in args)
         ), f"{client}: {name} missing from Args"
+
+
+def test_admin_does_not_push_metrics_unless_asked() -> None:
+    assert AIOKafkaAdminClient().config.enable_metrics_push is False
+    assert AIOKafkaAdminClient(enable_metrics_push=True).config.enable_metrics_push is True
+    assert AIOKafkaClient().config.enable_metrics_push is True
