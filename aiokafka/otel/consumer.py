@@ -82,14 +82,12 @@ def _remember(record: ConsumerRecord[Any, Any], span_context: SpanContext) -> No
 
 class ConsumerTracing:
     """The wrappers of one consumer's ``getone()``, ``getmany()``, ``commit()`` and
-    ``async for``.
+    ``async for``. Holds no reference to the consumer (which holds the wrappers).
 
     Args:
         tracer: Makes the spans.
         attributes: The client's attributes.
         group_id: The consumer's group (``messaging.consumer.group.name``).
-
-    It holds no reference to the consumer (which holds the wrappers).
     """
 
     def __init__(
