@@ -15,7 +15,9 @@ aiokafka batches; the Java client always waits ``linger.ms``, which with
 ``linger_ms=5`` made a web service's every ``send_and_wait`` at least 5 ms.
 
 Each Produce request runs in its own short task (owned by the sender, cancelled by
-:meth:`Sender.close`) so several can be in flight per broker. Requests to one broker
+:meth:`Sender.close`) so several can be in flight per broker. The task is started
+eagerly (:func:`_start_eagerly`): the request is written in the sender's own loop
+turn, not one turn later. Requests to one broker
 are written in the order they were drained, which is what keeps sequence numbers in
 order on the wire.
 
@@ -48,7 +50,8 @@ import asyncio
 import enum
 import logging
 import time
-from collections.abc import Iterable
+import types
+from collections.abc import Coroutine, Generator, Iterable
 from typing import Any
 
 from aiokafka.cluster.client import AIOKafkaClient, CoordinatorType
@@ -497,9 +500,10 @@ class Sender:
         )
         self.metrics.request_sent(batches, request.topic_data)
         self._in_flight[node] = self._in_flight.get(node, 0) + 1
-        task = asyncio.create_task(self._produce(node, batches, request))
-        self._requests.add(task)
-        task.add_done_callback(self._requests.discard)
+        task = _start_eagerly(self._produce(node, batches, request))
+        if task is not None:
+            self._requests.add(task)
+            task.add_done_callback(self._requests.discard)
 
     async def _produce(self, node: int, batches: list[ProducerBatch], request: Any) -> None:
         try:
@@ -706,3 +710,41 @@ class Sender:
                 leader = cluster.sendable_leader(tp)
                 if leader is not None:
                     log.info("%s-%s has a leader again: node %d", tp.topic, tp.partition, leader)
+
+
+def _start_eagerly(coro: Coroutine[Any, Any, None]) -> asyncio.Task[None] | None:
+    """Run ``coro`` now up to its first suspension, then in a task (``None`` if it
+    finished without suspending).
+
+    A Produce request is written in the sender's own loop turn: a task made with
+    ``create_task`` would only start on the next turn, one more turn between a
+    lone ``send_and_wait`` and its request on the wire. (Python 3.12's eager task
+    factory does this for every task; here it is for the produce tasks only.)
+    ``coro`` must not rely on :func:`asyncio.current_task` before it first
+    suspends (it is the sender's task then).
+    """
+    try:
+        first = coro.send(None)
+    except StopIteration:
+        return None
+    return asyncio.get_running_loop().create_task(_resume(coro, first))
+
+
+@types.coroutine
+def _resume(coro: Coroutine[Any, Any, None], suspended_on: Any) -> Generator[Any, Any, None]:
+    """Go on running ``coro``, suspended where it yielded ``suspended_on`` (the future
+    it awaits, handed to the task running this): results and exceptions, including
+    the task's cancellation, are passed through as ``await`` would."""
+    while True:
+        try:
+            sent = yield suspended_on
+        except BaseException as exc:
+            try:
+                suspended_on = coro.throw(exc)
+            except StopIteration:
+                return
+        else:
+            try:
+                suspended_on = coro.send(sent)
+            except StopIteration:
+                return
