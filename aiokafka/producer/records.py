@@ -145,8 +145,8 @@ class BatchBuilder:
         key_bytes, value_bytes, header_list = self._serializer.serialize(
             key, value, headers, timestamp
         )
-        builder = self._builder
-        return builder.append(builder.record_count, timestamp, key_bytes, value_bytes, header_list)
+        # The serializer checked the timestamp (0 <= t < 2**63).
+        return self._builder.append_next(timestamp, key_bytes, value_bytes, header_list)
 
     def size(self) -> int:
         """Bytes in the batch so far (before compression)."""

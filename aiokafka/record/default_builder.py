@@ -85,6 +85,7 @@ def _ensure_tables() -> None:
 
 
 _time_ns = time.time_ns
+_new_tuple = tuple.__new__
 
 # Upper bounds used by the size estimators: a record length varint of a
 # record below 256 MiB takes at most 5 bytes, a timestamp delta at most 10,
@@ -158,21 +159,34 @@ def _encode_headers(headers: Iterable[tuple[str, bytes | None]]) -> bytes:
     return _varint(count) + b"".join(parts)
 
 
-class DefaultRecordMetadata:
-    """What :meth:`DefaultRecordBatchBuilder.append` reports for an accepted record.
+class DefaultRecordMetadata(tuple[int, int, int]):
+    """What :meth:`DefaultRecordBatchBuilder.append` reports for an accepted record:
+    ``offset``, ``size``, ``timestamp`` (and ``crc``, always ``None``).
 
-    Attributes:
-        offset: offset of the record relative to the batch's base offset.
-        timestamp: the record's timestamp (ms).
-        size: encoded size of the record in bytes.
+    A tuple ``(offset, size, timestamp)``: :meth:`~DefaultRecordBatchBuilder.append`
+    makes one per record of ``create_batch()``, and a tuple is made without a Python
+    ``__init__`` call.
     """
 
-    __slots__ = ("offset", "size", "timestamp")
+    __slots__ = ()
 
-    def __init__(self, offset: int, size: int, timestamp: int) -> None:
-        self.offset = offset
-        self.size = size
-        self.timestamp = timestamp
+    def __new__(cls, offset: int, size: int, timestamp: int) -> DefaultRecordMetadata:
+        return _new_tuple(cls, (offset, size, timestamp))
+
+    @property
+    def offset(self) -> int:
+        """Offset of the record relative to the batch's base offset."""
+        return self[0]
+
+    @property
+    def size(self) -> int:
+        """Encoded size of the record in bytes."""
+        return self[1]
+
+    @property
+    def timestamp(self) -> int:
+        """The record's timestamp (ms)."""
+        return self[2]
 
     @property
     def crc(self) -> None:
@@ -373,11 +387,36 @@ class DefaultRecordBatchBuilder:
             )
         if timestamp is not None and not _MIN_INT64 <= timestamp <= _MAX_INT64:
             raise ValueError(f"timestamp must fit in int64, got {timestamp}")
-        before = len(self._buffer)
+        buffer = self._buffer
+        before = len(buffer)
         appended = self.add(timestamp, key, value, headers, offset)
         if appended is None:
             return None
-        return DefaultRecordMetadata(offset, len(self._buffer) - before, appended)
+        return _new_tuple(DefaultRecordMetadata, (offset, len(buffer) - before, appended))
+
+    def append_next(
+        self,
+        timestamp: int | None,
+        key: bytes | bytearray | memoryview | None,
+        value: bytes | bytearray | memoryview | None,
+        headers: Iterable[tuple[str, bytes | None]] | None = None,
+    ) -> DefaultRecordMetadata | None:
+        """:meth:`append` at the next offset (:attr:`record_count`), for callers that
+        checked ``timestamp`` (int64) already: ``create_batch()``'s per-record path.
+
+        Returns:
+            Metadata of the appended record, or None if the batch is full.
+
+        Raises:
+            TypeError: a field has the wrong type (nothing is appended).
+            IllegalStateError: the batch was already built.
+        """
+        buffer = self._buffer
+        before = len(buffer)
+        appended = self.add(timestamp, key, value, headers)
+        if appended is None:
+            return None
+        return _new_tuple(DefaultRecordMetadata, (self._count - 1, len(buffer) - before, appended))
 
     def add(
         self,

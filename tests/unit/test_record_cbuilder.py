@@ -355,3 +355,25 @@ def test_no_extensions_switch_forces_pure_python() -> None:
             [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
         ).stdout
         assert expected in out
+
+
+@pytest.mark.parametrize("c_path", [True, False])
+def test_append_next_is_append_at_the_next_offset(c_path: bool) -> None:
+    saved = default_builder._c_append_record
+    default_builder._c_append_record = _cbuilder.append_record if c_path else None
+    try:
+        a = DefaultRecordBatchBuilder(batch_size=200)
+        b = DefaultRecordBatchBuilder(batch_size=200)
+        records = [
+            (1000 + i, b"k%d" % i, b"v" * 40, [("h", b"x")] if i % 2 else None) for i in range(6)
+        ]
+        for i, record in enumerate(records):
+            expected = a.append(i, *record)
+            got = b.append_next(*record)
+            assert got == expected
+            if got is not None:
+                assert (got.offset, got.size, got.timestamp) == (i, expected.size, 1000 + i)
+        assert b.record_count == a.record_count < len(records)  # the batch filled up
+        assert bytes(b.build()) == bytes(a.build())
+    finally:
+        default_builder._c_append_record = saved
