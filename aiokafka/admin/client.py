@@ -183,6 +183,9 @@ class AIOKafkaAdminClient(
         if self._started:
             return
         self._started = True
+        # Partition leaders of any topic are looked up from the client's metadata
+        # (delete_records, list_offsets, ...): the admin client asks for every topic.
+        self._client.topic_interest("admin").want_all()
         try:
             await self._client.start()
         except BaseException:

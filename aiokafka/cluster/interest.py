@@ -201,7 +201,8 @@ class InterestHandle:
             TypeError, ValueError: see :func:`check_topic_names` (at the call).
         """
         names = check_topic_names(topics)
-        self._check_open()
+        if self._closed:
+            return self._grow(frozenset(), False)
         self._interest.add(self, names)
         return self._grow(names, False)
 
@@ -212,7 +213,8 @@ class InterestHandle:
             TypeError, ValueError: see :func:`check_topic_names` (at the call).
         """
         names = check_topic_names(topics)
-        self._check_open()
+        if self._closed:
+            return self._grow(frozenset(), False)
         self._interest.set(self, names)
         return self._grow(names, False)
 
@@ -223,16 +225,15 @@ class InterestHandle:
 
     def want_all(self, enabled: bool = True) -> asyncio.Future[bool]:
         """Ask for every topic's metadata (``enabled=False``: stop asking)."""
-        self._check_open()
+        if self._closed:
+            return self._grow(frozenset(), False)
         grew = self._interest.want_all(self, enabled)
         return self._grow(frozenset(), grew)
 
     def close(self) -> None:
-        """Release everything this owner holds (idempotent)."""
+        """Release everything this owner holds (idempotent). Later calls hold
+        nothing (their futures resolve at once): an owner's task that is still
+        winding down while its owner stops must not fail for it."""
         if not self._closed:
             self._closed = True
             self._interest.release(self)
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise RuntimeError(f"{self!r} was closed")

@@ -120,6 +120,7 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], Instrumentable):
         self._state = "started"
         self._loop = asyncio.get_running_loop()
         client = AIOKafkaClient(self._config.client)
+        self._subscribed = client.topic_interest("subscription")  # before the bootstrap
         try:
             await client.start()
         except BaseException:
@@ -363,12 +364,9 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], Instrumentable):
             return
         if subs.type is SubscriptionType.AUTO_PATTERN and subs.subscribed_pattern is not None:
             metadata = await client.fetch_all_metadata()
-            subs.change_subscription(
-                matching_topics(
-                    metadata, subs.subscribed_pattern, self._config.exclude_internal_topics
-                )
-            )
-        await client.set_topics(client.topics | subs.subscribed_topics)
+            exclude = self._config.exclude_internal_topics
+            subs.change_subscription(matching_topics(metadata, subs.subscribed_pattern, exclude))
+        await self._subscribed.set(subs.subscribed_topics)
         # The group assigns the partitions.
         self._resolved_subscription = self._subscription_version
         if self._membership is not None:

@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from aiokafka.cluster import AIOKafkaClient
+from aiokafka.cluster.metadata import ClusterMetadata
 from aiokafka.errors import (
     ConsumerStoppedError,
     KafkaError,
@@ -72,9 +73,9 @@ log = logging.getLogger(__name__)
 
 class Retry(enum.Enum):
     """The fetch loop's own steps that wait out ``retry_backoff_ms`` after a failure
-    (brokers and partitions have their own back-off tables)."""
+    (brokers and partitions have their own back-off tables; metadata refreshes are
+    spaced by the client's one throttle)."""
 
-    METADATA = "metadata"  # tracking the assigned topics' metadata
     POSITIONS = "positions"  # committed-offset / reset look-ups
     VALIDATION = "validation"  # OffsetForLeaderEpoch of moved leaders
 
@@ -121,7 +122,11 @@ class Fetcher:
         self._fatal: BaseException | None = None
         self._closed = False
         self._tracked_version = -1
+        #: The topics of the assignment, as the client's metadata interest.
+        self._interest = client.topic_interest("fetcher")
         self._refresh_wanted = False
+        #: The refresh asked of the client, while it has not ended (one at a time).
+        self._refresh: asyncio.Future[ClusterMetadata] | None = None
         self._retry_backoff = config.client.retry_backoff_ms / 1000
         self._validator = PositionValidator(subscriptions)
         self._validating: asyncio.Task[None] | None = None
@@ -146,6 +151,9 @@ class Fetcher:
         self._closed = True
         self._buffer.clear()  # next_record_fast() returns nothing from now on
         self._subs.remove_listener(self._on_subscription_change)
+        self._interest.close()
+        if self._refresh is not None:
+            self._refresh.cancel()  # our own future: the refresh is the client's
         while True:
             # Re-collected each round: a cancellation swallowed by a library call
             # (asyncio.wait_for before 3.12) may let the loop start a new fetch; the
@@ -222,7 +230,7 @@ class Fetcher:
 
     async def _track_topics(self) -> None:
         version = self._subs.assignment_version
-        if version != self._tracked_version or self._refresh_wanted:
+        if version != self._tracked_version:
             assigned = self._subs.assigned_partitions()
             wanted = {tp.topic for tp in assigned}
             self._tracked_version = version
@@ -232,16 +240,24 @@ class Fetcher:
                 for tp in [tp for tp in table if tp not in assigned]:
                     del table[tp]
             try:
-                if self._refresh_wanted:
-                    self._refresh_wanted = False
-                    await self._client.set_topics(self._client.topics | wanted)
-                    await self._client.refresh_metadata()
-                elif not wanted <= self._client.topics:
-                    await self._client.set_topics(self._client.topics | wanted)
+                # Waits only when a topic has no metadata yet (a new assignment).
+                await self._interest.set(wanted)
             except KafkaError as exc:
-                log.debug("Metadata refresh for the fetcher failed: %s", exc)
+                log.debug("Metadata for the fetcher's topics failed: %s", exc)
                 self._refresh_wanted = True
-                self._step_backoff[Retry.METADATA] = time.monotonic() + self._retry_backoff
+        if self._refresh_wanted:
+            self._refresh_wanted = False
+            pending = self._refresh
+            if pending is None or pending.done():
+                # The client's throttle spaces these; the loop wakes when it ends.
+                pending = self._refresh = self._client.request_refresh("fetcher: stale leaders")
+                pending.add_done_callback(self._refresh_done)
+
+    def _refresh_done(self, refresh: asyncio.Future[ClusterMetadata]) -> None:
+        if not refresh.cancelled() and refresh.exception() is not None:
+            log.debug("Metadata refresh for the fetcher failed: %s", refresh.exception())
+            self._refresh_wanted = True  # asked again, after the client's back-off
+        self._wakeup.set()
 
     # -- positions ----------------------------------------------------------------------
 

@@ -103,6 +103,8 @@ class NoGroupAssigner:
         self._all_topics: ClusterMetadata | None = None
         self._all_topics_at = 0.0
         self._seen_generation = -1
+        #: The subscribed topics, as the client's metadata interest.
+        self._interest = client.topic_interest("subscription without group")
 
     def start(self) -> None:
         """Start the loop (once, from the running event loop)."""
@@ -115,6 +117,7 @@ class NoGroupAssigner:
         if task is not None:
             task.cancel()
             await asyncio.wait([task])
+        self._interest.close()
 
     async def _run(self) -> None:
         tick = min(self._period, _MAX_TICK)
@@ -154,10 +157,9 @@ class NoGroupAssigner:
                         subs.change_subscription(matched)
                     force = True
             topics = subs.subscribed_topics
-            tracked = self._client.topics
-            if not topics <= tracked:
+            if topics != self._interest.topics:
                 # The fetcher needs leaders of these topics from the client's cache.
-                await self._client.set_topics(tracked | topics)
+                await self._interest.set(topics)
                 force = True
             cluster = self._client.cluster
             if not force and cluster.generation == self._seen_generation:

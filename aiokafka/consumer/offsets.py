@@ -74,6 +74,8 @@ class OffsetsClient:
         self._client = client
         self._group_id = group_id
         self._group_instance_id = group_instance_id
+        #: Topics looked up that are not assigned (kept, as a consumer asks again).
+        self._interest = client.topic_interest("offset look-ups")
 
     def _deadline(self, timeout_ms: int | None) -> float:
         if timeout_ms is None:
@@ -97,7 +99,7 @@ class OffsetsClient:
         client = self._client
         missing = {tp.topic for tp in timestamps} - set(client.cluster.topics)
         if missing:
-            await client.set_topics(client.topics | missing)
+            await self._interest.add(missing)
         found = await self.list_offsets(timestamps, isolation_level=isolation_level)
         return {tp: found.get(tp) for tp in timestamps}
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
 
+from aiokafka.cluster.interest import InterestHandle, TopicInterest
 from aiokafka.consumer.config import ConsumerConfig
 from aiokafka.consumer.fetch_session import FetchSession, PartitionFetch
 from aiokafka.consumer.fetcher import Fetcher
@@ -32,6 +34,16 @@ class FakeClient:
     ) -> bool:
         self.hints.append((tp, leader, epoch))
         return True
+
+    def topic_interest(self, name: str) -> InterestHandle:
+        return InterestHandle(TopicInterest(), name, _covered)
+
+
+def _covered(topics: frozenset[str], all_topics: bool) -> asyncio.Future[bool]:
+    """A fake client's metadata covers every topic asked for."""
+    done: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+    done.set_result(True)
+    return done
 
 
 def records(base: int, n: int) -> bytes:

@@ -3,9 +3,12 @@ the leader's assignment, cooperative revocation and the error table."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from aiokafka.abc import ConsumerRebalanceListener
+from aiokafka.cluster.interest import InterestHandle, TopicInterest
 from aiokafka.consumer.config import ConsumerConfig
 from aiokafka.consumer.group.assignors import (
     Assignment,
@@ -166,6 +169,16 @@ class _FakeClient:
 
     def invalidate_coordinator(self, key: str, key_type: object = None) -> None:
         self.invalidated.append(key)
+
+    def topic_interest(self, name: str) -> InterestHandle:
+        return InterestHandle(TopicInterest(), name, _covered)
+
+
+def _covered(topics: frozenset[str], all_topics: bool) -> asyncio.Future[bool]:
+    """A fake client's metadata covers every topic asked for."""
+    done: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+    done.set_result(True)
+    return done
 
 
 class _Listener(ConsumerRebalanceListener):

@@ -189,6 +189,9 @@ class ClassicMembership(GroupMembership):
         # Leader only: partition counts of every topic of the group when it assigned.
         self._assigned_snapshot: dict[str, int] | None = None
         self._next_metadata_check = 0.0
+        #: The topics the group needs metadata of: the pattern's matches, and (leader)
+        #: every member's topics, so it notices partitions added to any of them.
+        self._interest = client.topic_interest(f"group {self._group_id}")
         # EAGER: on_partitions_revoked ran for the rebalance under way (reset when it
         # completes), so a retried JoinGroup does not announce it again.
         self._revoke_announced = False
@@ -215,6 +218,7 @@ class ClassicMembership(GroupMembership):
         if self._closed:
             return
         self._closed = True
+        self._interest.close()
         tasks = [t for t in (self._task, self._hb_task) if t is not None]
         for task in tasks:
             task.cancel()
@@ -442,7 +446,7 @@ class ClassicMembership(GroupMembership):
             )
             if matched != subs.subscribed_topics:
                 subs.change_subscription(matched)
-                await self._client.set_topics(self._client.topics | matched)
+                await self._interest.set(matched)
                 self._request_rejoin(f"the pattern matches {sorted(matched)} now")
                 return
         snapshot = self._assigned_snapshot
@@ -607,9 +611,10 @@ class ClassicMembership(GroupMembership):
         for _, _, metadata in members:
             topics.update(decode_subscription(metadata).topics)
         # The leader tracks every topic of the group, so it notices partitions added
-        # to any of them (_check_metadata) and can assign them.
-        await self._client.set_topics(self._client.topics | topics)
-        await self._client.refresh_metadata()
+        # to any of them (_check_metadata) and can assign them; the assignment
+        # is computed from metadata fetched now (the client's throttle applies).
+        await self._interest.set(topics | self._subscriptions.subscribed_topics)
+        await self._client.request_refresh(f"group {self._group_id}: assigning")
         encoded, topics = compute_assignment(assignor, self._client.cluster, members)
         self._assigned_snapshot = self._partition_counts(topics)
         return encoded

@@ -150,6 +150,8 @@ class ConsumerProtocolMembership(GroupMembership):
         )
         self._failures = 0
         self._join_sent = False
+        #: The subscribed topics (a pattern's matches) as the client's metadata interest.
+        self._interest = client.topic_interest(f"group {self._group_id}")
         # How long the coordinator waits for this member to give up partitions (the
         # revoke listener included) before fencing it. The Java client sends
         # max.poll.interval.ms; aiokafka's default (the session timeout, meant for the
@@ -180,6 +182,7 @@ class ConsumerProtocolMembership(GroupMembership):
             await self._closed.wait()
             return
         self._closing = True
+        self._interest.close()
         self._stopped.set()
         self._wake.set()
         try:
@@ -634,11 +637,7 @@ class ConsumerProtocolMembership(GroupMembership):
             await self._track_topics()
 
     async def _track_topics(self) -> None:
-        tracked = self._client.topics
-        wanted = self._subscriptions.subscribed_topics
-        # An empty tracked set means "all topics": nothing to add.
-        if tracked and not wanted <= tracked:
-            await self._client.set_topics(tracked | wanted)
+        await self._interest.set(self._subscriptions.subscribed_topics)
 
     # -- reconciliation -----------------------------------------------------------------
 
@@ -699,7 +698,7 @@ class ConsumerProtocolMembership(GroupMembership):
             # The target names topics whose ids the metadata does not know yet (a
             # topic just created, or metadata without ids): refresh and try once more.
             await self._track_topics()
-            await self._client.refresh_metadata()
+            await self._client.request_refresh(f"group {self._group_id}: unknown topic ids")
             try:
                 plan = machine.plan(self._topic_name, subscribed)
             except LookupError as exc:
