@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from aiokafka.admin import AIOKafkaAdminClient, IsolationLevel
-from aiokafka.admin.types import OffsetSpec as AdminOffsetSpec
 from aiokafka.structs import TopicPartition
 
 from .options import EARLIEST, LATEST, TP, OffsetSpec, ReadOptions, Subscription
+
+if TYPE_CHECKING:
+    from aiokafka.admin import AIOKafkaAdminClient, IsolationLevel
+
+# The admin client is imported where it is used (the driver side): Spark's Python
+# workers unpickle OffsetRange from this module and must not pay for importing it.
 
 Offsets = dict[TP, int]
 
@@ -79,6 +83,8 @@ def from_json(data: Any) -> Offsets:
 
 def isolation(options: ReadOptions) -> IsolationLevel:
     """The ListOffsets isolation matching the consumer's ``isolation_level``."""
+    from aiokafka.admin import IsolationLevel
+
     level = options.consumer_kwargs.get("isolation_level", "read_uncommitted")
     return (
         IsolationLevel.READ_COMMITTED
@@ -110,6 +116,8 @@ async def list_offsets(
     admin: AIOKafkaAdminClient, tps: list[TP], which: int, level: IsolationLevel
 ) -> Offsets:
     """Earliest (``which`` = -2) or latest (-1) offsets of ``tps``."""
+    from aiokafka.admin.types import OffsetSpec as AdminOffsetSpec
+
     if not tps:
         return {}
     spec = AdminOffsetSpec.earliest() if which == EARLIEST else AdminOffsetSpec.latest()
@@ -133,6 +141,8 @@ async def resolve(
         ValueError: the spec names a partition outside the subscription, or a
             starting timestamp matches no record and the strategy is ``error``.
     """
+    from aiokafka.admin.types import OffsetSpec as AdminOffsetSpec
+
     level = isolation(options)
     starting = option_name.startswith("starting")
     default = EARLIEST if starting else LATEST

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, DataSourceStreamReader, InputPartition
@@ -22,8 +22,6 @@ from pyspark.sql.streaming.datasource import (
     ReadMaxRows,
     SupportsTriggerAvailableNow,
 )
-
-from aiokafka.admin import AIOKafkaAdminClient
 
 from .options import EARLIEST, LATEST, ReadOptions
 from .planning import (
@@ -40,8 +38,11 @@ from .planning import (
     split_ranges,
     to_json,
 )
-from .reading import read_range
+from .reading import read_ranges
 from .runtime import PrivateLoop, close_quietly, new_admin
+
+if TYPE_CHECKING:
+    from aiokafka.admin import AIOKafkaAdminClient
 
 log = logging.getLogger(__name__)
 
@@ -72,8 +73,14 @@ def _read(options: ReadOptions, partition: InputPartition) -> Iterator[pa.Record
     value = partition.value
     if not isinstance(value, tuple):
         return  # PySpark's placeholder partition when none was planned
+    by_partition: dict[tuple[str, int], list[OffsetRange]] = {}
     for offsets in value:
-        yield from read_range(options, offsets)
+        by_partition.setdefault((offsets.topic, offsets.partition), []).append(offsets)
+    if all(len(same) == 1 for same in by_partition.values()):
+        yield from read_ranges(options, value)  # one consumer for all of them
+        return
+    for offsets in value:  # not planned here; read in turn, each with its own consumer
+        yield from read_ranges(options, [offsets])
 
 
 class KafkaBatchReader(DataSourceReader):

@@ -1,5 +1,6 @@
-"""One Spark read task: the records of one offset range as Arrow record batches.
+"""One Spark read task: the records of its offset ranges as Arrow record batches.
 
+A task's ranges (one per partition) are read with one consumer, fetched together.
 The task reads until the consumer's *position* reaches the range's end, never until
 it has seen a record at ``end - 1``: on a topic written with transactions the last
 offsets before the end can be commit/abort markers or aborted records that are
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -78,29 +79,36 @@ def to_batch(records: list[ConsumerRecord[Any, Any]], schema: pa.Schema) -> pa.R
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
-class RangeReader:
-    """Reads one :class:`OffsetRange` with its own consumer (see the module docstring)."""
+class TaskReader:
+    """Reads a task's :class:`OffsetRange` s (one per partition) with one consumer.
 
-    def __init__(self, options: ReadOptions, offsets: OffsetRange) -> None:
+    Every partition is assigned and positioned at its range's start, so one fetch
+    round brings records of all of them; a partition is paused once its position
+    reaches its range's end. See the module docstring for ends and data loss.
+    """
+
+    def __init__(self, options: ReadOptions, ranges: Sequence[OffsetRange]) -> None:
         self._options = options
-        self._range = offsets
-        self._tp = TopicPartition(offsets.topic, offsets.partition)
+        self._ranges = {TopicPartition(r.topic, r.partition): r for r in ranges if r.size > 0}
+        if len(self._ranges) != len([r for r in ranges if r.size > 0]):
+            raise ValueError("a task's offset ranges must be of distinct partitions")
+        self._active = set(self._ranges)
         self._consumer: AIOKafkaConsumer[Any, Any] | None = None
-        self._done = offsets.size <= 0
 
-    def _what(self) -> str:
-        r = self._range
+    def _what(self, tp: TopicPartition) -> str:
+        r = self._ranges[tp]
         return f"topic {r.topic!r} partition {r.partition} offsets [{r.start}, {r.end})"
 
     async def start(self) -> None:
-        """Create and start the consumer, positioned at the range's start."""
-        if self._done:
+        """Create and start the consumer, each partition positioned at its start."""
+        if not self._active:
             return
         consumer = new_consumer(self._options.consumer_kwargs, self._options.ssl_options)
         self._consumer = consumer
         await consumer.start()
-        consumer.assign([self._tp])
-        consumer.seek(self._tp, self._range.start)
+        consumer.assign(list(self._ranges))
+        for tp, r in self._ranges.items():
+            consumer.seek(tp, r.start)
 
     async def close(self) -> None:
         """Stop the consumer (bounded)."""
@@ -108,77 +116,106 @@ class RangeReader:
         if consumer is not None:
             await close_quietly(consumer.stop())
 
-    async def next_records(self) -> list[ConsumerRecord[Any, Any]] | None:
-        """The next records below the end (possibly empty), None when the range is done.
+    async def _positions(self, consumer: AIOKafkaConsumer[Any, Any]) -> dict[TopicPartition, int]:
+        """Positions of the partitions still below their end; pauses the others."""
+        positions = {}
+        for tp in sorted(self._active):
+            position = await consumer.position(tp)
+            if position >= self._ranges[tp].end:
+                self._active.discard(tp)
+                consumer.pause(tp)
+            else:
+                positions[tp] = position
+        return positions
+
+    async def next_records(self) -> dict[TopicPartition, list[ConsumerRecord[Any, Any]]] | None:
+        """The next records below the ends, by partition (possibly empty); None when
+        every range is done.
 
         Raises:
-            DataLossError: offsets of the range are gone and ``failOnDataLoss`` is set.
+            DataLossError: offsets of a range are gone and ``failOnDataLoss`` is set.
             TimeoutError: no progress for ``kafkaConsumer.pollTimeoutMs``.
         """
-        if self._done or self._consumer is None:
-            return None
         consumer = self._consumer
-        end = self._range.end
+        if consumer is None:
+            return None
         deadline = time.monotonic() + self._options.poll_timeout_ms / 1000
         while True:
-            position = await consumer.position(self._tp)
-            if position >= end:
-                self._done = True
+            positions = await self._positions(consumer)
+            if not positions:
                 return None
             try:
                 got = await consumer.getmany(
-                    self._tp,
+                    *positions,
                     timeout_ms=_FETCH_WAIT_MS,
                     max_records=self._options.max_records_per_batch,
                 )
             except OffsetOutOfRangeError:
-                if not await self._after_data_loss(consumer, position):
-                    self._done = True
-                    return None
+                await self._after_data_loss(consumer, positions)
                 continue
-            records = [r for r in got.get(self._tp, ()) if r.offset < end]
-            if records:
-                return records
-            if await consumer.position(self._tp) > position:
+            out = {}
+            for tp, records in got.items():
+                end = self._ranges[tp].end
+                below = [r for r in records if r.offset < end]
+                if below:
+                    out[tp] = below
+            if out:
+                return out
+            now = [await consumer.position(tp) for tp in positions]
+            if any(n > p for n, p in zip(now, positions.values(), strict=True)):
                 # Markers or aborted records only: progress without rows.
                 deadline = time.monotonic() + self._options.poll_timeout_ms / 1000
                 continue
             if time.monotonic() > deadline:
+                stuck = "; ".join(f"{self._what(tp)} at {p}" for tp, p in positions.items())
                 raise TimeoutError(
-                    f"no record of {self._what()} arrived within kafkaConsumer.pollTimeoutMs="
-                    f"{self._options.poll_timeout_ms} (position {position})"
+                    f"no record arrived within kafkaConsumer.pollTimeoutMs="
+                    f"{self._options.poll_timeout_ms} ({stuck})"
                 )
 
-    async def _after_data_loss(self, consumer: AIOKafkaConsumer[Any, Any], position: int) -> bool:
-        """Handle an out-of-range position; True to go on reading."""
-        earliest = (await consumer.beginning_offsets([self._tp]))[self._tp]
-        what = (
-            f"cannot read {self._what()}: offset {position} is out of range, the earliest "
-            f"offset available is {earliest}"
-        )
-        if self._options.fail_on_data_loss:
-            raise DataLossError(data_loss_message(what))
-        log.warning("%s; failOnDataLoss=false: skipping what is gone", what)
-        if earliest <= position or earliest >= self._range.end:
-            # Truncated below the position (or everything left is gone): nothing more.
-            return False
-        consumer.seek(self._tp, earliest)
-        return True
+    async def _after_data_loss(
+        self, consumer: AIOKafkaConsumer[Any, Any], positions: dict[TopicPartition, int]
+    ) -> None:
+        """Handle an out-of-range position: fail, or skip what is gone.
+
+        The partitions whose position is outside ``[earliest, latest]`` are the lost
+        ones (all of those read, if that names none).
+        """
+        tps = list(positions)
+        earliest = await consumer.beginning_offsets(tps)
+        latest = await consumer.end_offsets(tps)
+        lost = [tp for tp in tps if not earliest[tp] <= positions[tp] <= latest[tp]] or tps
+        for tp in lost:
+            position = positions[tp]
+            what = (
+                f"cannot read {self._what(tp)}: offset {position} is out of range, the "
+                f"earliest offset available is {earliest[tp]}"
+            )
+            if self._options.fail_on_data_loss:
+                raise DataLossError(data_loss_message(what))
+            log.warning("%s; failOnDataLoss=false: skipping what is gone", what)
+            if earliest[tp] <= position or earliest[tp] >= self._ranges[tp].end:
+                # Truncated below the position (or everything left is gone): nothing more.
+                self._active.discard(tp)
+                consumer.pause(tp)
+            else:
+                consumer.seek(tp, earliest[tp])
 
 
-def read_range(options: ReadOptions, offsets: OffsetRange) -> Iterator[pa.RecordBatch]:
-    """Arrow batches of one range, on a private event loop closed when the iteration
-    ends, fails or is abandoned (Spark closes the iterator)."""
+def read_ranges(options: ReadOptions, ranges: Sequence[OffsetRange]) -> Iterator[pa.RecordBatch]:
+    """Arrow batches of a task's ranges (one per partition), read with one consumer on
+    a private event loop closed when the iteration ends, fails or is abandoned (Spark
+    closes the iterator)."""
     schema = arrow_schema(options.include_headers)
+    reader = TaskReader(options, ranges)
     loop = PrivateLoop()
-    reader = RangeReader(options, offsets)
     try:
         loop.run(reader.start())
         while True:
-            records = loop.run(reader.next_records())
-            if records is None:
+            found = loop.run(reader.next_records())
+            if found is None:
                 return
-            if records:
+            for records in found.values():
                 yield to_batch(records, schema)
     finally:
         try:

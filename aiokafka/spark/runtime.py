@@ -7,20 +7,24 @@ so nothing outlives the task in a reused worker. The driver-side stream reader k
 one loop and one admin client for the life of the query (``stop()`` closes them),
 because it is asked for offsets every trigger. Nothing here is pickled: objects that
 Spark ships hold only options and create these on first use.
+
+Each client class is imported when the first one is made: a Python worker that only
+reads never imports the producer or the admin client (the admin client alone takes
+most of a second to import on a loaded machine, paid by every new worker).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine
-from typing import Any, TypeVar
-
-from aiokafka.admin import AIOKafkaAdminClient
-from aiokafka.admin.config import ADMIN_OPTIONS
-from aiokafka.consumer import AIOKafkaConsumer
-from aiokafka.producer import AIOKafkaProducer
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .kafka_options import build_ssl_context
+
+if TYPE_CHECKING:
+    from aiokafka.admin import AIOKafkaAdminClient
+    from aiokafka.consumer import AIOKafkaConsumer
+    from aiokafka.producer import AIOKafkaProducer
 
 T = TypeVar("T")
 
@@ -56,6 +60,8 @@ def _with_ssl(kwargs: dict[str, Any], ssl_opts: dict[str, str]) -> dict[str, Any
 
 def new_consumer(kwargs: dict[str, Any], ssl_opts: dict[str, str]) -> AIOKafkaConsumer[Any, Any]:
     """A consumer (not started) from parsed options; call inside the loop that runs it."""
+    from aiokafka.consumer import AIOKafkaConsumer
+
     return AIOKafkaConsumer(**_with_ssl(kwargs, ssl_opts))
 
 
@@ -63,12 +69,17 @@ def new_producer(
     kwargs: dict[str, Any], ssl_opts: dict[str, str], **extra: Any
 ) -> AIOKafkaProducer:
     """A producer (not started) from parsed options plus ``extra`` keyword arguments."""
+    from aiokafka.producer import AIOKafkaProducer
+
     return AIOKafkaProducer(**_with_ssl({**kwargs, **extra}, ssl_opts))
 
 
 def new_admin(kwargs: dict[str, Any], ssl_opts: dict[str, str]) -> AIOKafkaAdminClient:
     """An admin client (not started) from a consumer's or producer's parsed options:
     only the options every client shares are kept."""
+    from aiokafka.admin import AIOKafkaAdminClient
+    from aiokafka.admin.config import ADMIN_OPTIONS
+
     shared = {k: v for k, v in kwargs.items() if k in ADMIN_OPTIONS}
     return AIOKafkaAdminClient(**_with_ssl(shared, ssl_opts))
 

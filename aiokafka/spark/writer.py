@@ -29,10 +29,12 @@ import inspect
 import json
 import logging
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark import TaskContext
 from pyspark.sql.datasource import (
     DataSourceArrowWriter,
@@ -40,12 +42,14 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
-from aiokafka.producer import AIOKafkaProducer
 from aiokafka.producer.partitioner import murmur2_partition
 from aiokafka.structs import OffsetAndMetadata, TopicPartition
 
 from .options import WriteOptions
 from .runtime import PrivateLoop, close_quietly, new_admin, new_producer
+
+if TYPE_CHECKING:
+    from aiokafka.producer import AIOKafkaProducer
 
 log = logging.getLogger(__name__)
 
@@ -98,9 +102,31 @@ def _partition_id() -> int:
     return 0 if context is None else context.partitionId()
 
 
-def _column(batch: pa.RecordBatch, name: str) -> list[Any] | None:
+def _column(batch: pa.RecordBatch, name: str) -> pa.Array | None:
+    """The column ``name``, or None when it is absent or holds only nulls."""
     index = batch.schema.get_field_index(name)
-    return None if index < 0 else batch.column(index).to_pylist()
+    if index < 0:
+        return None
+    column = batch.column(index)
+    return None if column.null_count == len(column) else column
+
+
+def _bytes_column(batch: pa.RecordBatch, name: str) -> list[bytes | None] | None:
+    """A binary or string column as Python bytes (strings cast to their UTF-8 bytes by
+    Arrow, without a per-row Python step); None when absent or all null."""
+    column = _column(batch, name)
+    if column is None:
+        return None
+    if not pa.types.is_binary(column.type):
+        column = column.cast(pa.binary())
+    values: list[bytes | None] = column.to_pylist()
+    return values
+
+
+def _headers(value: Any) -> list[tuple[str, bytes | None]] | None:
+    if not value:
+        return None
+    return [(h["key"], _as_bytes(h["value"])) for h in value]
 
 
 def _as_bytes(value: Any) -> bytes | None:
@@ -120,6 +146,10 @@ class _RowSender:
     ``create_batch()`` builders sent with ``send_batch()``: no per-row ``send()``.
     Order is kept within a partition. At most :data:`_MAX_PENDING_BATCHES` batches
     are unacknowledged at a time, which bounds the task's memory.
+
+    The per-row Python work is one ``BatchBuilder.append`` call: columns become
+    Python lists in one Arrow call each, and an Arrow batch without keys, partitions
+    or per-row topics (the common shape) goes to its partition without any grouping.
     """
 
     def __init__(self, producer: AIOKafkaProducer, topic_option: str | None) -> None:
@@ -137,28 +167,54 @@ class _RowSender:
             self._partition_counts[topic] = count
         return count
 
+    def _topics(self, batch: pa.RecordBatch) -> str | list[str | None]:
+        """The one topic of the batch's rows, or each row's topic."""
+        if self._topic:
+            return self._topic
+        column = _column(batch, "topic")
+        if column is None:
+            raise ValueError("no 'topic' option and no 'topic' column to write to")
+        if column.null_count:
+            raise ValueError("a row has a null 'topic' and no 'topic' option is set")
+        distinct = pc.unique(column).to_pylist()
+        if len(distinct) == 1:
+            return str(distinct[0])
+        topics: list[str | None] = column.to_pylist()
+        return topics
+
     async def send_batch(self, batch: pa.RecordBatch) -> str | None:
         """Send one Arrow batch; returns the first topic written (for the marker)."""
-        values = _column(batch, "value")
-        if values is None:
+        values = _bytes_column(batch, "value")
+        n = batch.num_rows
+        if batch.schema.get_field_index("value") < 0:
             raise ValueError("the data to write has no 'value' column")
-        n = len(values)
-        keys = _column(batch, "key") or [None] * n
-        topics = [self._topic] * n if self._topic else _column(batch, "topic")
-        if topics is None:
-            raise ValueError("no 'topic' option and no 'topic' column to write to")
-        partitions = _column(batch, "partition") or [None] * n
-        headers = _column(batch, "headers") or [None] * n
-        groups: dict[tuple[str, int], list[int]] = {}
+        if n == 0:
+            return None
+        if values is None:
+            values = [None] * n
+        keys = _bytes_column(batch, "key")
+        column = _column(batch, "headers")
+        headers = None if column is None else [_headers(h) for h in column.to_pylist()]
+        partition_column = _column(batch, "partition")
+        partitions = None if partition_column is None else partition_column.to_pylist()
+        topics = self._topics(batch)
         self._sticky += 1
+        if isinstance(topics, str) and partitions is None and keys is None:
+            # No choice per row: the whole batch goes to the topic's sticky partition.
+            sticky = self._sticky % await self._partitions(topics)
+            await self._send_rows(topics, sticky, None, keys, values, headers)
+            self.count += n
+            return topics
+        per_row = [topics] * n if isinstance(topics, str) else topics
+        counts = {t: await self._partitions(t) for t in set(per_row) if t is not None}
+        groups: dict[tuple[str, int], list[int]] = {}
         for i in range(n):
-            topic = topics[i]
-            if topic is None:
-                raise ValueError("a row has a null 'topic' and no 'topic' option is set")
-            partition = partitions[i]
+            topic = per_row[i]
+            assert topic is not None  # _topics() refused null topics
+            partition = None if partitions is None else partitions[i]
             if partition is None:
-                count = await self._partitions(topic)
-                key = _as_bytes(keys[i])
+                key = None if keys is None else keys[i]
+                count = counts[topic]
                 partition = (
                     murmur2_partition(key, count) if key is not None else self._sticky % count
                 )
@@ -166,30 +222,40 @@ class _RowSender:
         for (topic, partition), rows in groups.items():
             await self._send_rows(topic, partition, rows, keys, values, headers)
         self.count += n
-        return topics[0] if n else None
+        return per_row[0]
 
     async def _send_rows(
         self,
         topic: str,
         partition: int,
-        rows: list[int],
-        keys: list[Any],
-        values: list[Any],
-        headers: list[Any],
+        rows: list[int] | None,
+        keys: list[bytes | None] | None,
+        values: list[bytes | None],
+        headers: list[list[tuple[str, bytes | None]] | None] | None,
     ) -> None:
+        """Append ``rows`` (None: every row, in order) to record batches and send them."""
         producer = self._producer
         builder = producer.create_batch()
-        for i in rows:
-            row_headers = (
-                [(h["key"], _as_bytes(h["value"])) for h in headers[i]] if headers[i] else None
-            )
-            key = _as_bytes(keys[i])
-            value = _as_bytes(values[i])
-            if builder.append(key=key, value=value, headers=row_headers) is None:
-                await self._send(builder, topic, partition)
-                builder = producer.create_batch()
-                if builder.append(key=key, value=value, headers=row_headers) is None:
-                    raise ValueError(f"a row of {topic!r} does not fit in kafka.batch.size")
+        append = builder.append
+        if rows is None and keys is None and headers is None:
+            # The hot loop of the common shape: values only.
+            for value in values:
+                if append(value=value) is None:
+                    await self._send(builder, topic, partition)
+                    builder = producer.create_batch()
+                    append = builder.append
+                    if append(value=value) is None:
+                        raise ValueError(f"a row of {topic!r} does not fit in kafka.batch.size")
+        else:
+            for i in range(len(values)) if rows is None else rows:
+                key = None if keys is None else keys[i]
+                row_headers = None if headers is None else headers[i]
+                if append(key=key, value=values[i], headers=row_headers) is None:
+                    await self._send(builder, topic, partition)
+                    builder = producer.create_batch()
+                    append = builder.append
+                    if append(key=key, value=values[i], headers=row_headers) is None:
+                        raise ValueError(f"a row of {topic!r} does not fit in kafka.batch.size")
         if builder.record_count():
             await self._send(builder, topic, partition)
 
@@ -197,6 +263,9 @@ class _RowSender:
         self._pending.append(await self._producer.send_batch(builder, topic, partition=partition))
         while len(self._pending) > _MAX_PENDING_BATCHES:
             await self._pending.popleft()  # raises the delivery error
+        # Let the sender put the batch on the wire while the next one is built: awaiting
+        # futures that are already done never suspends.
+        await asyncio.sleep(0)
 
     async def finish(self) -> None:
         """Wait until every record is acknowledged; raise the first failure."""
@@ -205,12 +274,56 @@ class _RowSender:
             await self._pending.popleft()
 
 
-async def _write_plain(options: WriteOptions, batches: Iterator[pa.RecordBatch]) -> int:
+class _Input:
+    """Spark's blocking iterator of Arrow batches, pulled one batch ahead in a thread
+    owned by the task.
+
+    While Spark delivers the next batch (the JVM, or an upstream Python worker still
+    reading Kafka), the task's event loop goes on: the producer starts, the sender
+    writes and reads acknowledgements. Only one pull runs at a time, so the iterator is
+    never used by two threads at once. :meth:`close` lets the thread end; a pull still
+    blocked then ends when Spark closes the task's input.
+    """
+
+    def __init__(self, batches: Iterator[pa.RecordBatch]) -> None:
+        self._batches = iter(batches)
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="aiokafka-spark-input")
+        self._next: asyncio.Future[pa.RecordBatch | None] | None = None
+
+    def _pull(self) -> asyncio.Future[pa.RecordBatch | None]:
+        loop = asyncio.get_running_loop()
+        return loop.run_in_executor(self._pool, next, self._batches, None)
+
+    def start(self) -> None:
+        """Start pulling the first batch (call on the task's loop)."""
+        if self._next is None:
+            self._next = self._pull()
+
+    def __aiter__(self) -> _Input:
+        return self
+
+    async def __anext__(self) -> pa.RecordBatch:
+        self.start()
+        assert self._next is not None
+        batch = await self._next
+        if batch is None:
+            self._next = None
+            raise StopAsyncIteration
+        self._next = self._pull()
+        return batch
+
+    def close(self) -> None:
+        """Stop the thread once its current pull (if any) returns."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+async def _write_plain(options: WriteOptions, batches: _Input) -> int:
     producer = new_producer(options.producer_kwargs, options.ssl_options)
+    batches.start()  # Spark delivers the first rows while the producer starts
     await producer.start()
     try:
         sender = _RowSender(producer, options.topic)
-        for batch in batches:
+        async for batch in batches:
             await sender.send_batch(batch)
         await sender.finish()
     except BaseException:
@@ -246,14 +359,25 @@ async def write_exactly_once(
         aiokafka.errors.KafkaError: the transaction failed (it is aborted) or the
             producer was fenced by a newer attempt of the same task.
     """
+    rows = _Input(batches)
+    try:
+        return await _write_exactly_once(options, rows, who)
+    finally:
+        rows.close()
+
+
+async def _write_exactly_once(
+    options: WriteOptions, batches: _Input, who: TaskIdentity
+) -> KafkaCommitMessage:
     txn_id = transactional_id(options.transactional_id_prefix, who)
     producer = new_producer(options.producer_kwargs, options.ssl_options, transactional_id=txn_id)
+    batches.start()
     # start() runs InitProducerId: it fences earlier attempts and completes or aborts
     # a transaction they left open, so the marker read next is final.
     await producer.start()
     try:
         if await _committed_batch(options, txn_id) >= who.batch_id:
-            skipped = sum(batch.num_rows for batch in batches)
+            skipped = sum([batch.num_rows async for batch in batches])
             log.info(
                 "%s: batch %d already committed; %d rows not written again",
                 txn_id,
@@ -268,7 +392,7 @@ async def write_exactly_once(
             await opened
         sender = _RowSender(producer, options.topic)
         marker_topic = None
-        for batch in batches:
+        async for batch in batches:
             marker_topic = marker_topic or await sender.send_batch(batch)
         await sender.finish()
         if marker_topic is not None:
@@ -288,11 +412,13 @@ def _run_task(
     options: WriteOptions, batches: Iterator[pa.RecordBatch], exactly_once: bool
 ) -> KafkaCommitMessage:
     loop = PrivateLoop()
+    rows = _Input(batches)
     try:
         if exactly_once:
-            return loop.run(write_exactly_once(options, batches, TaskIdentity.current()))
-        return KafkaCommitMessage(_partition_id(), loop.run(_write_plain(options, batches)))
+            return loop.run(_write_exactly_once(options, rows, TaskIdentity.current()))
+        return KafkaCommitMessage(_partition_id(), loop.run(_write_plain(options, rows)))
     finally:
+        rows.close()
         loop.close()
 
 

@@ -1,0 +1,111 @@
+"""One read task and one write task without Spark, against the broker: a task's ranges
+of several partitions read by one consumer (ends, data loss attributed to the right
+partition), and the writer's row grouping (no keys, keys, partition column, per-row
+topics) with Spark's input pulled in the task's thread."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pyarrow as pa
+import pytest
+
+from aiokafka.spark.options import parse_read_options, parse_write_options
+from aiokafka.spark.planning import DataLossError, OffsetRange
+from aiokafka.spark.reading import read_ranges
+from aiokafka.spark.writer import KafkaBatchWriter, KafkaCommitMessage
+from tools.kafka.rig import KafkaCluster
+
+from .helpers import consume_all, delete_records, produce
+
+
+def _rows(batches: Iterator[pa.RecordBatch]) -> dict[int, list[tuple[int, bytes]]]:
+    out: dict[int, list[tuple[int, bytes]]] = {}
+    for batch in batches:
+        for r in batch.to_pylist():
+            out.setdefault(r["partition"], []).append((r["offset"], r["value"]))
+    return out
+
+
+def test_one_consumer_reads_ranges_of_several_partitions(
+    kafka: KafkaCluster, new_topic: Callable[..., str]
+) -> None:
+    bs = kafka.bootstrap_servers
+    topic = new_topic(partitions=3)
+    for p in range(3):
+        produce(bs, topic, [f"{p}-{i}".encode() for i in range(20)], partition=p)
+    options = parse_read_options(
+        {"kafka.bootstrap.servers": bs, "subscribe": topic, "maxRecordsPerBatch": "4"},
+        streaming=True,
+    )
+    ranges = [
+        OffsetRange(topic, 0, 0, 20),
+        OffsetRange(topic, 1, 5, 9),
+        OffsetRange(topic, 2, 7, 7),  # empty: never fetched
+    ]
+    got = _rows(read_ranges(options, ranges))
+    assert got == {
+        0: [(i, f"0-{i}".encode()) for i in range(20)],
+        1: [(i, f"1-{i}".encode()) for i in range(5, 9)],
+    }
+    with pytest.raises(ValueError, match="distinct partitions"):
+        list(read_ranges(options, [OffsetRange(topic, 0, 0, 5), OffsetRange(topic, 0, 5, 9)]))
+
+
+def test_data_loss_names_the_partition_among_several(
+    kafka: KafkaCluster, new_topic: Callable[..., str]
+) -> None:
+    bs = kafka.bootstrap_servers
+    topic = new_topic(partitions=2)
+    for p in range(2):
+        produce(bs, topic, [f"{p}-{i}".encode() for i in range(10)], partition=p)
+    delete_records(bs, topic, 1, 6)  # partition 1 now starts at offset 6
+    ranges = [OffsetRange(topic, 0, 0, 10), OffsetRange(topic, 1, 2, 10)]
+    strict = parse_read_options({"kafka.bootstrap.servers": bs, "subscribe": topic}, True)
+    with pytest.raises(DataLossError, match=r"partition 1 offsets \[2, 10\).*offset 2"):
+        list(read_ranges(strict, ranges))
+    lenient = parse_read_options(
+        {"kafka.bootstrap.servers": bs, "subscribe": topic, "failOnDataLoss": "false"}, True
+    )
+    got = _rows(read_ranges(lenient, ranges))
+    assert [o for o, _ in got[0]] == list(range(10))
+    assert [o for o, _ in got[1]] == list(range(6, 10))  # what is still there
+
+
+def test_writer_groups_rows_by_partition(
+    kafka: KafkaCluster, new_topic: Callable[..., str]
+) -> None:
+    bs = kafka.bootstrap_servers
+    topic = new_topic(partitions=3)
+    other = new_topic(partitions=2)
+    batches = [
+        # values only: the whole batch to one partition
+        pa.RecordBatch.from_pydict({"value": pa.array([b"v0", b"v1", b"v2"])}),
+        # string values and keys (cast by Arrow), an explicit partition on one row
+        pa.RecordBatch.from_pydict(
+            {
+                "key": pa.array(["k", None, "k"], pa.string()),
+                "value": pa.array(["s0", "s1", "s2"], pa.string()),
+                "partition": pa.array([None, 2, None], pa.int32()),
+            }
+        ),
+    ]
+    writer = KafkaBatchWriter(parse_write_options({"kafka.bootstrap.servers": bs, "topic": topic}))
+    message = writer.write(iter(batches))
+    assert isinstance(message, KafkaCommitMessage) and message.records == 6
+    # per-row topics (no topic option)
+    per_row = pa.RecordBatch.from_pydict(
+        {"value": pa.array([b"t0", b"t1"]), "topic": pa.array([topic, other])}
+    )
+    message = KafkaBatchWriter(parse_write_options({"kafka.bootstrap.servers": bs})).write(
+        iter([per_row])
+    )
+    assert isinstance(message, KafkaCommitMessage) and message.records == 2
+    seen = consume_all(bs, topic, "read_uncommitted")
+    by_value = {v: (p, k) for p, k, v in seen}
+    assert len({by_value[v][0] for v in (b"v0", b"v1", b"v2")}) == 1
+    assert by_value[b"s1"] == (2, None)
+    # the same key, the same partition (murmur2, as the Java client)
+    assert by_value[b"s0"] == by_value[b"s2"] and by_value[b"s0"][1] == b"k"
+    assert b"t0" in by_value and b"t1" not in by_value
+    assert [v for _, _, v in consume_all(bs, other, "read_uncommitted")] == [b"t1"]
