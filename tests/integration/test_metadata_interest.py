@@ -1,20 +1,24 @@
 """Which topics the client's Metadata requests name, read from the wire: a producer
 asks for the topics it sends to, and forgetting its last topic asks for none, never
-for every topic of the cluster (issue 16 item 3). The relay records each Metadata
+for every topic of the cluster (issue 16 item 3); a group leader keeps its topics
+and so sees partitions added to them. The relay records each Metadata
 request the client sends to the real broker."""
 
 from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from collections.abc import Callable
 
 import pytest
 
-from aiokafka import AIOKafkaProducer
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka.admin import AIOKafkaAdminClient, NewPartitions
 from aiokafka.cluster.client import AIOKafkaClient
 from aiokafka.errors import UnknownTopicOrPartitionError
 from aiokafka.protocol._gen import metadata as _md
+from aiokafka.structs import TopicPartition
 from tests.support.inject_relay import InjectingRelay
 from tools.kafka.rig import KafkaCluster
 
@@ -96,3 +100,33 @@ async def test_a_bare_client_keeps_aiokafkas_empty_set_meaning_every_topic(
     requests = asked(relay)
     # aiokafka 0.14: a client nobody told asks for all; then the topics it was told.
     assert requests == [ALL, [topic], ALL, []]
+
+
+async def test_a_group_leader_keeps_its_topics_and_sees_new_partitions(
+    kafka: KafkaCluster, new_topic: Callable[..., str]
+) -> None:
+    topic = new_topic(partitions=1)
+    node = kafka.nodes[0]
+    async with InjectingRelay(node.host, node.ports["PLAINTEXT"]) as relay:
+        relay.record(METADATA)
+        async with AIOKafkaConsumer(
+            topic,
+            bootstrap_servers=relay.bootstrap_servers,
+            group_id=f"interest-{uuid.uuid4().hex[:8]}",
+            metadata_max_age_ms=300,
+            auto_offset_reset="earliest",
+        ) as c:
+            assert c.assignment() == {TopicPartition(topic, 0)}
+            async with AIOKafkaAdminClient(bootstrap_servers=kafka.bootstrap_servers) as admin:
+                await admin.create_partitions({topic: NewPartitions(3)})
+            # The leader's periodic refreshes name the group's topic, so it sees the
+            # new partitions and rebalances (the group's new-partition detection).
+            deadline = time.monotonic() + 30
+            while len(c.assignment()) < 3:
+                assert time.monotonic() < deadline, c.assignment()
+                await c.getmany(timeout_ms=200)
+            assert c.assignment() == {TopicPartition(topic, p) for p in range(3)}
+    requests = asked(relay)
+    assert requests[0] == []  # the consumer's bootstrap: no topic yet
+    assert ALL not in requests
+    assert requests[-1] == [topic]
