@@ -169,7 +169,7 @@ class NoGroupAssigner:
                 or subs.subscribed_topics != topics
                 or subs.subscribed_pattern is not pattern
             ):
-                return  # the subscription changed while set_topics() waited
+                return  # the subscription changed while the metadata was awaited
             self._seen_generation = cluster.generation
             snapshots = [cluster]
             if pattern is not None and self._all_topics is not None:
