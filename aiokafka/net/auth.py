@@ -22,20 +22,14 @@ from aiokafka.errors import (
     UnsupportedVersionError,
     for_code,
 )
+from aiokafka.net import sasl  # its mechanism classes load at the first authentication
 from aiokafka.net.config import ConnectionConfig
-from aiokafka.net.sasl import (
-    GssapiMechanism,
-    OAuthBearerMechanism,
-    PlainMechanism,
-    SaslMechanism,
-    ScramSha256Mechanism,
-    ScramSha512Mechanism,
-)
 from aiokafka.net.secret import Secret
 from aiokafka.protocol import messages as _messages
 
 if TYPE_CHECKING:
     from aiokafka.net.connection import AIOKafkaConnection
+    from aiokafka.net.sasl import SaslMechanism
 
 __all__ = ["SendFunction", "authenticate", "build_mechanism"]
 
@@ -56,11 +50,11 @@ async def build_mechanism(config: ConnectionConfig, host: str) -> SaslMechanism:
     if password is None:  # excluded for PLAIN/SCRAM by ConnectionConfig validation
         password = Secret("")
     if mech == "PLAIN":
-        return PlainMechanism(config.sasl_plain_username or "", password)
+        return sasl.PlainMechanism(config.sasl_plain_username or "", password)
     if mech == "SCRAM-SHA-256":
-        return ScramSha256Mechanism(config.sasl_plain_username or "", password)
+        return sasl.ScramSha256Mechanism(config.sasl_plain_username or "", password)
     if mech == "SCRAM-SHA-512":
-        return ScramSha512Mechanism(config.sasl_plain_username or "", password)
+        return sasl.ScramSha512Mechanism(config.sasl_plain_username or "", password)
     if mech == "OAUTHBEARER":
         provider = config.sasl_oauth_token_provider
         if provider is None:  # excluded by ConnectionConfig validation
@@ -71,11 +65,11 @@ async def build_mechanism(config: ConnectionConfig, host: str) -> SaslMechanism:
                 f"the token provider returned {type(token).__name__}, expected str"
             )
         try:
-            return OAuthBearerMechanism(Secret(token), provider.extensions())
+            return sasl.OAuthBearerMechanism(Secret(token), provider.extensions())
         except ValueError as exc:
             raise AuthenticationFailedError(f"OAUTHBEARER: {exc}") from exc
     if mech == "GSSAPI":
-        return GssapiMechanism(
+        return sasl.GssapiMechanism(
             config.sasl_kerberos_service_name, config.sasl_kerberos_domain_name or host
         )
     raise AuthenticationFailedError(f"unsupported sasl_mechanism {mech!r}")

@@ -7,7 +7,6 @@ one place and the error names the user-facing argument.
 
 from __future__ import annotations
 
-import difflib
 import importlib.util
 import ssl
 from collections.abc import Iterable
@@ -59,6 +58,8 @@ class InvalidOptionError(ValueError, TypeError):
 def unknown_option(owner: str, name: str, known: Iterable[str]) -> InvalidOptionError:
     """The error for an unknown keyword ``name`` of ``owner``, suggesting the closest
     of ``known`` (a typo such as ``lingerms`` names ``linger_ms``)."""
+    import difflib  # for import cost only: needed to word an error
+
     close = difflib.get_close_matches(str(name), sorted(known), n=1, cutoff=0.6)
     suggestion = close[0] if close else None
     hint = f"; did you mean {suggestion!r}?" if suggestion else ""

@@ -9,7 +9,6 @@ wherever the clear value is used.
 
 from __future__ import annotations
 
-import hmac
 from typing import Any, final
 
 __all__ = ["Secret", "reveal"]
@@ -58,6 +57,10 @@ class Secret:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Secret):
             return NotImplemented
+        # Imported here for import cost only (hmac loads hashlib and OpenSSL's
+        # bindings); hmac imports nothing from aiokafka.
+        import hmac
+
         return hmac.compare_digest(
             self._value.encode("utf-8", "surrogatepass"),
             other._value.encode("utf-8", "surrogatepass"),

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiokafka.cluster.client import AIOKafkaClient
 from aiokafka.cluster.interest import InterestHandle
@@ -57,9 +57,11 @@ from aiokafka.producer.partitioner import StickyPartitionState, murmur2_partitio
 from aiokafka.producer.records import BatchBuilder, RecordSerializer
 from aiokafka.producer.sender import Sender
 from aiokafka.producer.transactional import TransactionalAPI
-from aiokafka.producer.transactions import TransactionManager
 from aiokafka.record import DefaultRecordBatchBuilder
 from aiokafka.structs import KT, VT, RecordMetadata, TopicPartition
+
+if TYPE_CHECKING:
+    from aiokafka.producer.transactions import TransactionManager
 
 __all__ = ["AIOKafkaProducer", "BatchBuilder"]
 
@@ -190,6 +192,10 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
         )
         if config.transactional_id is not None:
             assert self._ids is not None  # transactional_id requires idempotence
+            # Imported here for import cost only: a producer without transactional_id
+            # never loads it; transactions.py imports nothing of this module (no cycle).
+            from aiokafka.producer.transactions import TransactionManager
+
             self._txn = TransactionManager(
                 self._client,
                 self._ids,

@@ -52,7 +52,7 @@ import logging
 import time
 import types
 from collections.abc import Coroutine, Generator, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiokafka.cluster.client import AIOKafkaClient, CoordinatorType
 from aiokafka.cluster.metadata import ClusterMetadata
@@ -70,10 +70,13 @@ from aiokafka.metrics.producer import ProducerMetrics
 from aiokafka.producer.accumulator import ProducerBatch, RecordAccumulator
 from aiokafka.producer.config import ProducerConfig
 from aiokafka.producer.idempotence import ProducerIdState
-from aiokafka.producer.transactions import TransactionManager
 from aiokafka.producer.txn_state import TxnState
 from aiokafka.protocol import messages as m
 from aiokafka.structs import BrokerMetadata, TopicPartition
+
+if TYPE_CHECKING:
+    # Loaded with the first transactional producer (see producer.py).
+    from aiokafka.producer.transactions import TransactionManager
 
 __all__ = ["Outcome", "Sender", "classify"]
 

@@ -21,7 +21,6 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
 from aiokafka.errors import IllegalStateError, KafkaError, KafkaTimeoutError, ProducerClosed
-from aiokafka.producer.transactions import TransactionManager, check_offsets_args
 from aiokafka.producer.txn_state import IllegalTransactionOperation
 from aiokafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
 
@@ -29,6 +28,7 @@ if TYPE_CHECKING:
     from aiokafka.producer.accumulator import RecordAccumulator
     from aiokafka.producer.config import ProducerConfig
     from aiokafka.producer.sender import Sender
+    from aiokafka.producer.transactions import TransactionManager
 
 __all__ = ["TransactionalAPI"]
 
@@ -183,6 +183,10 @@ class TransactionalAPI:
         """
         txn = self._transactions()
         txn.state.check_offsets()
+        # Imported here for import cost only: transactions.py loads with the first
+        # transactional producer and imports nothing of this module (no cycle).
+        from aiokafka.producer.transactions import check_offsets_args
+
         checked, group = check_offsets_args(offsets, group_id)
         if checked:
             await txn.send_offsets(checked, group)

@@ -4,7 +4,11 @@ Each check runs a fresh interpreter (the test process has imported everything al
 and reads ``sys.modules`` after the import. The generated protocol modules are large
 (compiling all of them cost ~0.5 s per process without cached bytecode), so they load
 on first use; optional integrations (Spark, GSSAPI, OpenTelemetry) load only when
-asked for.
+asked for. So do the parts a client may never use: the group membership
+implementations (one of them, picked by ``group_protocol`` when the consumer starts),
+the assignors but the default round robin, the SASL mechanisms, transactions.
+``_CLIENT_MODULES`` pins the whole set the client imports may load: a module that
+appears there was added to the import path of every program that imports aiokafka.
 """
 
 from __future__ import annotations
@@ -19,20 +23,124 @@ from aiokafka.protocol import messages
 
 _GEN = "aiokafka.protocol._gen."
 
-# APIs the producer and consumer facades talk to from their own modules' top level
-# (sender/transactions/idempotence name their request classes at import). Anything
-# else (admin, share groups, KRaft, ACLs, delegation tokens, ...) must wait for use.
-_USED_BY_CLIENTS = {
-    "_index",
-    "produce",
-    "init_producer_id",
-    "add_offsets_to_txn",
-    "add_partitions_to_txn",
-    "end_txn",
-    "txn_offset_commit",
-}
+# Only the name -> module table: every request class (even Produce and Fetch) is
+# resolved when a client first builds that request.
+_USED_BY_CLIENTS = {"_index"}
 
 _OPTIONAL = ("pyspark", "gssapi", "opentelemetry", "crc32c", "aiokafka.spark", "aiokafka.otel")
+
+# Everything ``from aiokafka import AIOKafkaProducer, AIOKafkaConsumer`` may load from
+# aiokafka (the C extensions only when built). Before adding a module here, ask
+# whether a program that never uses it should pay for it at import; if not, import it
+# where it is first used (PEP 562 ``__getattr__`` for a package's public names).
+_CLIENT_MODULES = {
+    "aiokafka",
+    "aiokafka._errors_base",
+    "aiokafka._extensions",
+    "aiokafka._gen",
+    "aiokafka._gen.error_codes",
+    "aiokafka._timeout",
+    "aiokafka.abc",
+    "aiokafka.cluster",
+    "aiokafka.cluster.client",
+    "aiokafka.cluster.config",
+    "aiokafka.cluster.connections",
+    "aiokafka.cluster.interest",
+    "aiokafka.cluster.metadata",
+    "aiokafka.cluster.options",
+    "aiokafka.cluster.refresh",
+    "aiokafka.cluster.retry",
+    "aiokafka.consumer",
+    "aiokafka.consumer.commits",
+    "aiokafka.consumer.config",
+    "aiokafka.consumer.consumer",
+    "aiokafka.consumer.fetch_buffer",
+    "aiokafka.consumer.fetch_errors",
+    "aiokafka.consumer.fetch_records",
+    "aiokafka.consumer.fetch_session",
+    "aiokafka.consumer.fetcher",
+    "aiokafka.consumer.group",
+    "aiokafka.consumer.group.assignors",
+    "aiokafka.consumer.group.assignors.abstract",
+    "aiokafka.consumer.group.assignors.roundrobin",  # the default strategy
+    "aiokafka.consumer.group.assignors.types",
+    "aiokafka.consumer.group.factory",
+    "aiokafka.consumer.group.membership",
+    "aiokafka.consumer.leftovers",
+    "aiokafka.consumer.no_group",
+    "aiokafka.consumer.offsets",
+    "aiokafka.consumer.options",
+    "aiokafka.consumer.partial_batch",
+    "aiokafka.consumer.positions",
+    "aiokafka.consumer.record_decode",
+    "aiokafka.consumer.subscription",
+    "aiokafka.consumer.validation",
+    "aiokafka.errors",
+    "aiokafka.hooks",
+    "aiokafka.metrics",
+    "aiokafka.metrics.consumer",
+    "aiokafka.metrics.network",
+    "aiokafka.metrics.producer",
+    "aiokafka.metrics.stats",
+    "aiokafka.net",
+    "aiokafka.net.auth",
+    "aiokafka.net.backoff",
+    "aiokafka.net.config",
+    "aiokafka.net.connection",
+    "aiokafka.net.failure_log",
+    "aiokafka.net.frames",
+    "aiokafka.net.reauth",
+    "aiokafka.net.sasl",  # the package only: SUPPORTED_MECHANISMS
+    "aiokafka.net.secret",
+    "aiokafka.net.transport_errors",
+    "aiokafka.net.versions",
+    "aiokafka.options",
+    "aiokafka.producer",
+    "aiokafka.producer._cfuture",
+    "aiokafka.producer.accumulator",
+    "aiokafka.producer.config",
+    "aiokafka.producer.futures",
+    "aiokafka.producer.idempotence",
+    "aiokafka.producer.options",
+    "aiokafka.producer.partitioner",
+    "aiokafka.producer.producer",
+    "aiokafka.producer.records",
+    "aiokafka.producer.sender",
+    "aiokafka.producer.transactional",  # the facade's methods (a base class)
+    "aiokafka.producer.txn_state",
+    "aiokafka.protocol",
+    "aiokafka.protocol._gen",
+    "aiokafka.protocol._gen._index",
+    "aiokafka.protocol.api",
+    "aiokafka.protocol.messages",
+    "aiokafka.protocol.primitives",
+    "aiokafka.record",
+    "aiokafka.record._cbuilder",
+    "aiokafka.record._cdecode",
+    "aiokafka.record.compression",
+    "aiokafka.record.default_builder",
+    "aiokafka.record.default_records",
+    "aiokafka.record.legacy_records",
+    "aiokafka.record.memory_records",
+    "aiokafka.record.util",
+    "aiokafka.structs",
+}
+
+# Loaded when used, and named here because each once loaded at import.
+_ON_FIRST_USE = {
+    "aiokafka.consumer.group.classic": "group_protocol='classic' at start()",
+    "aiokafka.consumer.group.classic_state": "group_protocol='classic' at start()",
+    "aiokafka.consumer.group.consumer_protocol": "group_protocol='consumer' at start()",
+    "aiokafka.consumer.group.reconcile": "group_protocol='consumer' at start()",
+    "aiokafka.consumer.group.assignors.sticky": "the classic protocol's assignors",
+    "aiokafka.consumer.group.assignors.compat": "the classic protocol's assignors",
+    "aiokafka.consumer.group.assignors.codec": "the classic protocol's assignors",
+    "aiokafka.net.sasl.scram": "the first SASL authentication",
+    "aiokafka.net.sasl.plain": "the first SASL authentication",
+    "aiokafka.producer.transactions": "a producer with transactional_id",
+    "difflib": "an unknown option's error message",
+    "hmac": "comparing two Secrets; SCRAM",
+}
 
 
 def _modules_after(statement: str) -> set[str]:
@@ -68,11 +176,67 @@ def test_clients_load_only_the_apis_their_modules_name(statement: str) -> None:
     assert not gen & {"fetch", "metadata", "api_versions", "header", "find_coordinator"}
     for name in _OPTIONAL:
         assert not any(m == name or m.startswith(name + ".") for m in loaded), name
+    ours = {m for m in loaded if m == "aiokafka" or m.startswith("aiokafka.")}
+    assert ours <= _CLIENT_MODULES, sorted(ours - _CLIENT_MODULES)
+    early = {m: why for m, why in _ON_FIRST_USE.items() if m in loaded}
+    assert not early, early
+
+
+def test_first_use_modules_exist() -> None:
+    # Keeps _ON_FIRST_USE honest: a renamed module would pass the check above unseen.
+    import importlib.util
+
+    for name in _ON_FIRST_USE:
+        assert importlib.util.find_spec(name) is not None, name
 
 
 def test_consumer_alone_loads_no_producer_api() -> None:
     gen = _generated(_modules_after("from aiokafka import AIOKafkaConsumer"))
     assert not gen & {"produce", "add_partitions_to_txn", "end_txn"}
+
+
+@pytest.mark.parametrize(
+    ("package", "name", "module"),
+    [
+        ("aiokafka.consumer.group.assignors", "StickyPartitionAssignor", "sticky"),
+        ("aiokafka.consumer.group.assignors", "as_assignor", "compat"),
+        ("aiokafka.consumer.group.assignors", "encode_subscription", "codec"),
+        ("aiokafka.net.sasl", "ScramSha512Mechanism", "scram"),
+        ("aiokafka.net.sasl", "GssapiMechanism", "gssapi"),
+    ],
+)
+def test_lazy_package_names_load_their_module_on_first_use(
+    package: str, name: str, module: str
+) -> None:
+    # A fresh process: `from package import name` (the aiokafka 0.14 spelling) works
+    # and is what imports the submodule; the name then lives in the package's dict.
+    code = (
+        "import sys, importlib\n"
+        f"pkg = importlib.import_module('{package}')\n"
+        f"assert '{package}.{module}' not in sys.modules\n"
+        f"assert '{name}' in dir(pkg) and '{name}' in pkg.__all__\n"
+        f"from {package} import {name}\n"
+        f"assert '{package}.{module}' in sys.modules\n"
+        f"assert pkg.__dict__['{name}'] is {name}\n"
+        f"assert {name} is getattr(importlib.import_module('{package}.{module}'), '{name}')\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert out.stdout.strip() == "ok"
+
+
+@pytest.mark.parametrize("package", ["aiokafka.consumer.group.assignors", "aiokafka.net.sasl"])
+def test_lazy_packages_export_every_name(package: str) -> None:
+    import importlib
+
+    pkg = importlib.import_module(package)
+    for name in pkg.__all__:
+        assert getattr(pkg, name) is not None, name
+    assert set(pkg.__all__) <= set(dir(pkg))
+    with pytest.raises(AttributeError, match="no_such_name"):
+        _ = pkg.no_such_name
 
 
 def test_names_resolve_on_first_use_and_stay() -> None:

@@ -1,15 +1,16 @@
 """Pick the membership implementation for a consumer's ``group_protocol``.
 
 It lives apart from :mod:`.membership` because both implementations import the base
-class from there; a factory inside that module would need function-level imports.
+class from there; a factory inside that module would make an import cycle. Here the
+implementation is imported when a consumer with a group starts, not when
+:mod:`aiokafka` is imported: a process runs one of the two, and each pulls in its own
+state machines and wire codecs (with the assignors for the classic protocol). Neither
+imports this module, so the function-level imports below hide no cycle.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
-
-from .classic import ClassicMembership
-from .consumer_protocol import ConsumerProtocolMembership
 
 if TYPE_CHECKING:
     from aiokafka.cluster import AIOKafkaClient
@@ -30,6 +31,11 @@ def create_membership(
     hooks: MembershipHooks,
 ) -> GroupMembership:
     """The membership implementation for ``config.group_protocol``."""
+    # Imported here for import cost only (see the module docstring): no cycle.
     if config.group_protocol == "consumer":
+        from .consumer_protocol import ConsumerProtocolMembership
+
         return ConsumerProtocolMembership(client, subscriptions, config, offsets, hooks)
+    from .classic import ClassicMembership
+
     return ClassicMembership(client, subscriptions, config, offsets, hooks)

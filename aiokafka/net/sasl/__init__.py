@@ -2,15 +2,37 @@
 
 :func:`mechanism_names` lists what is supported; the connection builds one
 mechanism object per authentication and drives it with SaslAuthenticate frames.
+The mechanism classes are imported on first use (PEP 562): a client that does not
+authenticate with SASL never loads them (SCRAM alone pulls in ``hashlib``, ``hmac`` and
+``secrets``).
 """
 
 from __future__ import annotations
 
-from aiokafka.net.sasl.base import SaslMechanism
-from aiokafka.net.sasl.gssapi import GssapiMechanism
-from aiokafka.net.sasl.oauth import OAuthBearerMechanism
-from aiokafka.net.sasl.plain import PlainMechanism
-from aiokafka.net.sasl.scram import ScramMechanism, ScramSha256Mechanism, ScramSha512Mechanism
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from aiokafka.net.sasl.base import SaslMechanism
+    from aiokafka.net.sasl.gssapi import GssapiMechanism
+    from aiokafka.net.sasl.oauth import OAuthBearerMechanism
+    from aiokafka.net.sasl.plain import PlainMechanism
+    from aiokafka.net.sasl.scram import (
+        ScramMechanism,
+        ScramSha256Mechanism,
+        ScramSha512Mechanism,
+    )
+
+# Public name -> submodule that defines it.
+_LAZY = {
+    "SaslMechanism": "base",
+    "GssapiMechanism": "gssapi",
+    "OAuthBearerMechanism": "oauth",
+    "PlainMechanism": "plain",
+    "ScramMechanism": "scram",
+    "ScramSha256Mechanism": "scram",
+    "ScramSha512Mechanism": "scram",
+}
 
 __all__ = [
     "SUPPORTED_MECHANISMS",
@@ -27,3 +49,16 @@ __all__ = [
 SUPPORTED_MECHANISMS: frozenset[str] = frozenset(
     {"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER", "GSSAPI"}
 )
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

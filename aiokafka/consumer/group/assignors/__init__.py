@@ -6,31 +6,65 @@ Built-in assignors, by protocol name: ``range`` (:class:`RangePartitionAssignor`
 (:class:`CooperativeStickyAssignor`). Custom assignors subclass
 :class:`AbstractPartitionAssignor`; aiokafka 0.x and kafka-python ones are wrapped by
 :func:`as_assignor`. All of this is pure computation, without I/O.
+
+The names below are imported on first use (PEP 562): a consumer imports
+:mod:`.roundrobin` for its default strategy, and the other assignors, the legacy
+adapter and the wire codec load with the group membership that uses them.
 """
 
 from __future__ import annotations
 
-from .abstract import AbstractPartitionAssignor, partitions_per_topic
-from .codec import (
-    ASSIGNMENT_VERSION,
-    SUBSCRIPTION_VERSION,
-    decode_assignment,
-    decode_subscription,
-    encode_assignment,
-    encode_subscription,
-)
-from .compat import AssignorAdapter, as_assignor, to_assignment, to_subscription
-from .range import RangePartitionAssignor
-from .roundrobin import RoundRobinPartitionAssignor
-from .sticky import CooperativeStickyAssignor, StickyPartitionAssignor
-from .types import (
-    Assignment,
-    ClusterView,
-    GroupMember,
-    RebalanceProtocol,
-    StaticCluster,
-    Subscription,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .abstract import AbstractPartitionAssignor, partitions_per_topic
+    from .codec import (
+        ASSIGNMENT_VERSION,
+        SUBSCRIPTION_VERSION,
+        decode_assignment,
+        decode_subscription,
+        encode_assignment,
+        encode_subscription,
+    )
+    from .compat import AssignorAdapter, as_assignor, to_assignment, to_subscription
+    from .range import RangePartitionAssignor
+    from .roundrobin import RoundRobinPartitionAssignor
+    from .sticky import CooperativeStickyAssignor, StickyPartitionAssignor
+    from .types import (
+        Assignment,
+        ClusterView,
+        GroupMember,
+        RebalanceProtocol,
+        StaticCluster,
+        Subscription,
+    )
+
+# Public name -> submodule that defines it.
+_LAZY = {
+    "AbstractPartitionAssignor": "abstract",
+    "partitions_per_topic": "abstract",
+    "ASSIGNMENT_VERSION": "codec",
+    "SUBSCRIPTION_VERSION": "codec",
+    "decode_assignment": "codec",
+    "decode_subscription": "codec",
+    "encode_assignment": "codec",
+    "encode_subscription": "codec",
+    "AssignorAdapter": "compat",
+    "as_assignor": "compat",
+    "to_assignment": "compat",
+    "to_subscription": "compat",
+    "RangePartitionAssignor": "range",
+    "RoundRobinPartitionAssignor": "roundrobin",
+    "CooperativeStickyAssignor": "sticky",
+    "StickyPartitionAssignor": "sticky",
+    "Assignment": "types",
+    "ClusterView": "types",
+    "GroupMember": "types",
+    "RebalanceProtocol": "types",
+    "StaticCluster": "types",
+    "Subscription": "types",
+}
 
 __all__ = [
     "ASSIGNMENT_VERSION",
@@ -56,3 +90,16 @@ __all__ = [
     "to_assignment",
     "to_subscription",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
