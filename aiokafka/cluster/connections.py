@@ -21,6 +21,7 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass
+from typing import Protocol
 
 from aiokafka.errors import KafkaConnectionError, KafkaError
 from aiokafka.metrics.network import NetworkMetrics
@@ -29,12 +30,33 @@ from aiokafka.net.config import ConnectionConfig
 from aiokafka.net.connection import AIOKafkaConnection, CloseCallback
 from aiokafka.net.failure_log import FailureLog
 
-__all__ = ["ConnectionPool", "NodeId"]
+__all__ = ["ConnectionFactory", "ConnectionPool", "NodeId"]
 
 log = logging.getLogger(__name__)
 
 #: A broker id, or a label such as ``"bootstrap-0"`` for an address not yet known by id.
 NodeId = int | str
+
+
+class ConnectionFactory(Protocol):
+    """Makes the pool's connections; :class:`AIOKafkaConnection` itself by default.
+
+    Tests pass one that builds connections over an in-memory stream
+    (``stream_factory``) or records what the pool made.
+    """
+
+    def __call__(
+        self,
+        host: str,
+        port: int,
+        config: ConnectionConfig,
+        *,
+        node_id: NodeId,
+        server_hostname: str | None,
+        on_close: CloseCallback | None,
+        failure_log: FailureLog,
+        metrics: NetworkMetrics,
+    ) -> AIOKafkaConnection: ...
 
 
 @dataclass(slots=True)
@@ -53,6 +75,8 @@ class ConnectionPool:
         connections_max_idle_ms: Idle time after which :meth:`close_idle` closes a
             connection.
         failure_log: The logging policy for broker failures (a new one by default).
+        connection_factory: Makes each connection (pooled or not);
+            :class:`AIOKafkaConnection` by default.
     """
 
     def __init__(
@@ -63,8 +87,12 @@ class ConnectionPool:
         reconnect_backoff_max_ms: int,
         connections_max_idle_ms: int,
         failure_log: FailureLog | None = None,
+        connection_factory: ConnectionFactory | None = None,
     ) -> None:
         self._config = config
+        self._make_connection: ConnectionFactory = (
+            connection_factory if connection_factory is not None else AIOKafkaConnection
+        )
         self._backoff = ExponentialBackoff(reconnect_backoff_ms, reconnect_backoff_max_ms)
         self._max_idle = connections_max_idle_ms / 1000
         self._conns: dict[NodeId, AIOKafkaConnection] = {}
@@ -163,7 +191,7 @@ class ConnectionPool:
         on_close: CloseCallback | None = None,
     ) -> AIOKafkaConnection:
         self._warn_cleartext_password()
-        return AIOKafkaConnection(
+        return self._make_connection(
             host,
             port,
             self._config,

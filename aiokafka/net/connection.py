@@ -9,8 +9,11 @@ Failure model (see ``docs/DESIGN.md``): the first read/write error, protocol err
 request timeout closes the connection and fails every request in flight with a
 retriable :class:`~aiokafka.errors.KafkaConnectionError` (the timed-out one with
 :class:`~aiokafka.errors.RequestTimedOutError`). A closed connection is never
-reused; the owner makes a new one. A failed connection lets go of its stream reader
-and writer at once, so a partly read frame is not kept alive by a dead connection.
+reused; the owner makes a new one. A failed connection lets go of its stream at once,
+so a partly read frame is not kept alive by a dead connection.
+
+The stream comes from a :class:`~aiokafka.net.streams.StreamFactory` (TCP/TLS by
+default), so unit tests can drive framing and failures with an in-memory stream.
 
 A response's length prefix is checked against the connection's frame limit before
 its body is read (:mod:`aiokafka.net.frames`), so a peer that is not a Kafka broker
@@ -41,7 +44,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from aiokafka import __version__
 from aiokafka._timeout import wait_for
@@ -62,10 +65,14 @@ from aiokafka.net.config import ConnectionConfig
 from aiokafka.net.failure_log import FailureLog
 from aiokafka.net.frames import MIN_FRAME_SIZE, frame_size_error, response_allowance
 from aiokafka.net.reauth import ReauthSchedule
+from aiokafka.net.streams import ByteStream, StreamFactory, open_tcp_stream
 from aiokafka.net.transport_errors import TRANSPORT_ERRORS, translate_transport_error
 from aiokafka.net.versions import ApiVersionTable, api_name, api_versions_fallback
 from aiokafka.protocol import api as _api
 from aiokafka.protocol import messages as _messages
+
+if TYPE_CHECKING:
+    from aiokafka.protocol.request import Request
 
 __all__ = ["AIOKafkaConnection", "CloseCallback"]
 
@@ -73,6 +80,9 @@ log = logging.getLogger(__name__)
 
 #: Called once when the connection closes, with the error in-flight requests got.
 CloseCallback = Callable[["AIOKafkaConnection", KafkaError], None]
+
+# The response type of the request being sent (``Request[_R]`` -> ``_R``).
+_R = TypeVar("_R")
 
 _MAX_CORRELATION_ID = 2**31 - 1
 _HEADER_V0_LEN = MIN_FRAME_SIZE
@@ -108,6 +118,9 @@ class AIOKafkaConnection:
             default.
         metrics: Where requests and responses are counted (the pool's, shared by
             the client's connections); a private one by default.
+        stream_factory: Opens the byte stream (:mod:`aiokafka.net.streams`); TCP,
+            with TLS when the config asks for it, by default. Tests pass an
+            in-memory one.
     """
 
     def __init__(
@@ -121,6 +134,7 @@ class AIOKafkaConnection:
         on_close: CloseCallback | None = None,
         failure_log: FailureLog | None = None,
         metrics: NetworkMetrics | None = None,
+        stream_factory: StreamFactory = open_tcp_stream,
     ) -> None:
         self.host = host
         self.port = port
@@ -132,8 +146,8 @@ class AIOKafkaConnection:
         self._peer = self.peer
         self._on_close = on_close
         self._state = "new"  # new -> connecting -> ready -> closed
-        self._reader: asyncio.StreamReader | None = None
-        self._writer: asyncio.StreamWriter | None = None
+        self._open_stream = stream_factory
+        self._stream: ByteStream | None = None
         self._reader_task: asyncio.Task[None] | None = None
         self._pending: dict[int, _Pending] = {}
         self._slots = asyncio.Semaphore(self.config.max_in_flight_requests_per_connection)
@@ -283,7 +297,7 @@ class AIOKafkaConnection:
         ssl_context = self.config.ssl_context if self.config.uses_ssl else None
         server_hostname = (self._server_hostname or self.host) if ssl_context else None
         try:
-            self._reader, self._writer = await asyncio.open_connection(
+            stream = await self._open_stream(
                 self.host, self.port, ssl=ssl_context, server_hostname=server_hostname
             )
         except TRANSPORT_ERRORS as exc:
@@ -292,12 +306,12 @@ class AIOKafkaConnection:
             ) from exc
         if self._close_error is not None:
             # close() ran while the socket was opening; it had nothing to abort then.
-            self._writer.transport.abort()
-            self._reader = self._writer = None
+            stream.abort()
             raise self._unusable()
+        self._stream = stream
         self.last_activity = time.monotonic()
         self._reader_task = asyncio.create_task(
-            self._read_loop(self._reader), name=f"aiokafka-conn-reader-{self.peer}"
+            self._read_loop(stream), name=f"aiokafka-conn-reader-{self.peer}"
         )
         await self._negotiate_versions()
         if self.config.uses_sasl:
@@ -348,11 +362,13 @@ class AIOKafkaConnection:
             return
 
     @staticmethod
-    def _api_versions_decoder(version: int) -> Callable[[memoryview], Any]:
+    def _api_versions_decoder(
+        version: int,
+    ) -> Callable[[memoryview], _messages.ApiVersionsResponse]:
         response_type = _messages.ApiVersionsResponse
         unsupported = UnsupportedVersionError.errno
 
-        def decode(frame: memoryview) -> Any:
+        def decode(frame: memoryview) -> _messages.ApiVersionsResponse:
             # The error code is the first body field in every version, right after
             # the v0 response header; an UNSUPPORTED_VERSION answer is encoded as v0.
             code = int.from_bytes(frame[_HEADER_V0_LEN : _HEADER_V0_LEN + 2], "big", signed=True)
@@ -363,16 +379,42 @@ class AIOKafkaConnection:
 
     # -- requests ---------------------------------------------------------------------
 
+    @overload
     async def send(
         self,
-        request: Any,
+        request: Request[_R],
+        *,
+        expect_response: Literal[True] = True,
+        version: int | None = None,
+        max_version: int | None = None,
+        timeout_ms: int | None = None,
+    ) -> _R: ...
+
+    @overload
+    async def send(
+        self,
+        request: Request[_R],
+        *,
+        expect_response: bool,
+        version: int | None = None,
+        max_version: int | None = None,
+        timeout_ms: int | None = None,
+    ) -> _R | None: ...
+
+    async def send(
+        self,
+        request: Request[_R],
         *,
         expect_response: bool = True,
         version: int | None = None,
         max_version: int | None = None,
         timeout_ms: int | None = None,
-    ) -> Any:
+    ) -> _R | None:
         """Send ``request`` and return its decoded response.
+
+        The response's type is the one the request class names
+        (:class:`~aiokafka.protocol.request.Request`), so callers are type-checked
+        against the response's fields.
 
         Args:
             request: A generated request object (``aiokafka.protocol.messages``).
@@ -397,19 +439,19 @@ class AIOKafkaConnection:
         decode = self._decoder(request, version)
         return await self._send(request, version, expect_response, decode, timeout_ms)
 
-    async def _send_sasl(self, request: Any) -> Any:
+    async def _send_sasl(self, request: Request[_R]) -> _R:
         # The SASL exchange's own requests: they pass the re-authentication gate.
         version = self.api_versions.choose(type(request))
         decode = self._decoder(request, version)
         return await self._send(request, version, True, decode, sasl=True)
 
-    def _decoder(self, request: Any, version: int) -> Callable[[memoryview], Any]:
+    def _decoder(self, request: Request[_R], version: int) -> Callable[[memoryview], _R]:
         allowance = response_allowance(request, version)
         if allowance > self._frame_limit:
             self._frame_limit = allowance
-        response_type = type(request).RESPONSE_TYPE
+        response_type: type[_R] = type(request).RESPONSE_TYPE
 
-        def decode(frame: memoryview) -> Any:
+        def decode(frame: memoryview) -> _R:
             return _api.decode_response(response_type, version, frame)
 
         return decode
@@ -421,16 +463,40 @@ class AIOKafkaConnection:
         err.__cause__ = self._close_error
         return err
 
+    @overload
     async def _send(
         self,
-        request: Any,
+        request: Request[Any],
         version: int,
-        expect_response: bool,
-        decode: Callable[[memoryview], Any],
+        expect_response: Literal[True],
+        decode: Callable[[memoryview], _R],
         timeout_ms: int | None = None,
         *,
         sasl: bool = False,
-    ) -> Any:
+    ) -> _R: ...
+
+    @overload
+    async def _send(
+        self,
+        request: Request[Any],
+        version: int,
+        expect_response: bool,
+        decode: Callable[[memoryview], _R],
+        timeout_ms: int | None = None,
+        *,
+        sasl: bool = False,
+    ) -> _R | None: ...
+
+    async def _send(
+        self,
+        request: Request[Any],
+        version: int,
+        expect_response: bool,
+        decode: Callable[[memoryview], _R],
+        timeout_ms: int | None = None,
+        *,
+        sasl: bool = False,
+    ) -> _R | None:
         while True:
             gate = self._reauth_gate
             if gate is not None and not sasl:
@@ -446,7 +512,7 @@ class AIOKafkaConnection:
         # From here the slot is released by _finish() once a registered request is
         # answered or failed, or below when nothing gets registered.
         try:
-            if self._close_error is not None or self._writer is None:
+            if self._close_error is not None or self._stream is None:
                 raise self._unusable()
             corr = self._next_correlation_id()
             body = _api.encode_request(request, version, corr, self.config.client_id)
@@ -465,7 +531,7 @@ class AIOKafkaConnection:
             return None
 
         loop = asyncio.get_running_loop()
-        future: asyncio.Future[Any] = loop.create_future()
+        future: asyncio.Future[_R] = loop.create_future()
         timeout = (timeout_ms if timeout_ms is not None else self.config.request_timeout_ms) / 1000
         timer = loop.call_later(timeout, self._on_timeout, corr, timeout)
         self._pending[corr] = _Pending(future, decode, description, timer, started)
@@ -489,12 +555,12 @@ class AIOKafkaConnection:
             raise
 
     async def _write(self, frame: bytes) -> None:
-        writer = self._writer
-        if writer is None or self._close_error is not None:
+        stream = self._stream
+        if stream is None or self._close_error is not None:
             raise self._unusable()
         try:
-            writer.write(frame)
-            await writer.drain()
+            stream.write(frame)
+            await stream.drain()
         except TRANSPORT_ERRORS as exc:
             err = translate_transport_error(exc, self.peer)
             self._fail(err)
@@ -510,7 +576,7 @@ class AIOKafkaConnection:
 
     # -- reading ----------------------------------------------------------------------
 
-    async def _read_loop(self, reader: asyncio.StreamReader) -> None:
+    async def _read_loop(self, reader: ByteStream) -> None:
         try:
             while True:
                 size_bytes = await reader.readexactly(4)
@@ -617,14 +683,13 @@ class AIOKafkaConnection:
             return
         self._close_error = error
         previous, self._state = self._state, "closed"
-        # Drop the streams now, not in close(): the reader's buffer may hold most of a
+        # Drop the stream now, not in close(): its read buffer may hold most of a
         # large frame, and an owner may keep a dead connection around for a while.
-        # (The writer references the reader too.) The reader task keeps its own
-        # reference until it ends, which the cancel below makes prompt.
-        writer, self._writer = self._writer, None
-        self._reader = None
-        if writer is not None:
-            writer.transport.abort()
+        # The reader task keeps its own reference until it ends, which the cancel
+        # below makes prompt.
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            stream.abort()
         pending, self._pending = self._pending, {}
         for corr, p in pending.items():
             self._finish(p)
