@@ -143,6 +143,9 @@ class FetchBuffer:
 
         Raises:
             KafkaError: a partition's stored error, see above.
+            Exception: what a deserializer raised, when no record was taken before it
+                in this call (else those records are returned and the next call
+                raises it).
         """
         self._raise_deferred(partitions)
         self._current = None
@@ -151,6 +154,7 @@ class FetchBuffer:
         buffer = self._chunks
         freed = False
         error: tuple[TopicPartition, KafkaError] | None = None
+        failed: TopicPartition | None = None
         for tp in list(buffer):
             if partitions is not None and tp not in partitions:
                 continue
@@ -177,6 +181,14 @@ class FetchBuffer:
                     if error is None:
                         error = (tp, exc)
                     break
+                except Exception:
+                    # A deserializer failed; the chunk keeps the batch and raises again
+                    # at its next take. Records taken before it in this call already
+                    # moved their positions, so they are returned, not lost.
+                    if taken is None and not result:
+                        raise
+                    failed = tp
+                    break
                 if recs:
                     if taken is None:
                         taken = recs
@@ -193,6 +205,11 @@ class FetchBuffer:
                     break
             if taken:
                 result[tp] = taken
+            if failed is not None:
+                # The failing partition goes first next time, so that its error is
+                # raised by the next call instead of waiting behind other partitions.
+                self._chunks = buffer = {tp: buffer.pop(tp), **buffer}
+                break
             if not chunks:
                 del buffer[tp]
             else:

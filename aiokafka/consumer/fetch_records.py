@@ -197,6 +197,9 @@ class PartitionRecords:
                 ``OffsetOutOfRangeError``) once every record before it was taken and
                 none is taken in this call. It stays stored, so it is raised again
                 until the user seeks.
+            Exception: what a deserializer raised for the next batch, when no record
+                is taken in this call; the batch stays, so the next call decodes it
+                again.
         """
         out: list[ConsumerRecord[Any, Any]] = []
         need = max_records if max_records is not None else -1
@@ -205,7 +208,16 @@ class PartitionRecords:
             recs = self._recs
             idx = self._recs_idx
             if idx >= len(recs):
-                if not self._load_next_batch():
+                try:
+                    loaded = self._load_next_batch()
+                except Exception:
+                    if not out:
+                        raise
+                    # A deserializer failed on the next batch. The records taken
+                    # already moved the position past them: hand them out, or they
+                    # are lost. The failing batch stays and raises at the next call.
+                    break
+                if not loaded:
                     break
                 continue
             if need < 0 or len(recs) - idx <= need:

@@ -103,12 +103,21 @@ def _read_raw(bootstrap: str, topic: str, expected: int) -> list[Any]:
 
 
 def _produce_with_confluent(
-    bootstrap: str, topic: str, serializer: CAvroSerializer, values: list[dict[str, Any]]
+    bootstrap: str,
+    topic: str,
+    serializer: CAvroSerializer,
+    values: list[dict[str, Any]],
+    partition: int = 0,
 ) -> None:
     producer = Producer({"bootstrap.servers": bootstrap})
     ctx = SerializationContext(topic, MessageField.VALUE)
     for value in values:
-        producer.produce(topic, value=serializer(value, ctx), key=str(value["id"]).encode())
+        producer.produce(
+            topic,
+            value=serializer(value, ctx),
+            key=str(value["id"]).encode(),
+            partition=partition,
+        )
     assert producer.flush(30) == 0
 
 
@@ -219,3 +228,59 @@ async def test_async_deserialize_on_a_bytes_consumer(
     # Each record read with its writer's schema (no reader schema given).
     assert values == V1_ORDERS + V2_ORDERS
     assert len(deserializer.resolved_ids) == 2
+
+
+@pytest.mark.parametrize("partitions", [1, 2])
+async def test_getmany_hands_out_what_it_took_before_an_unresolved_id(
+    kafka: KafkaCluster, new_topic: NewTopic, partitions: int
+) -> None:
+    """v1 records, then v2 records (the last partition), all fetched before the first
+    getmany(): the v1 records come back, the next call raises SchemaNotFoundError, and
+    after resolve() the v2 records follow. No record is lost (the position had moved
+    past the v1 records when the v2 batch failed to decode)."""
+    topic = new_topic(partitions=partitions)
+    client = _registry_client()
+    await asyncio.to_thread(
+        _produce_with_confluent,
+        kafka.bootstrap_servers,
+        topic,
+        CAvroSerializer(client, ORDER_V1),
+        V1_ORDERS,
+    )
+    await asyncio.to_thread(
+        _produce_with_confluent,
+        kafka.bootstrap_servers,
+        topic,
+        CAvroSerializer(client, ORDER_V2),
+        V2_ORDERS,
+        partitions - 1,
+    )
+    v1_id = client.get_version(topic_subject(topic), 1).schema_id
+    deserializer = AvroDeserializer(ConfluentSchemaRegistry(client), reader_schema=ORDER_V2)
+    await deserializer.resolve(v1_id)
+    tps = [TopicPartition(topic, p) for p in range(partitions)]
+    got: list[tuple[int, int, Any]] = []
+    raised: list[int] = []
+    async with AIOKafkaConsumer(
+        bootstrap_servers=kafka.bootstrap_servers,
+        value_deserializer=deserializer,
+        auto_offset_reset="earliest",
+    ) as consumer:
+        consumer.assign(tps)
+        deadline = time.monotonic() + 60
+        while len(got) < len(V1_ORDERS) + len(V2_ORDERS):
+            assert time.monotonic() < deadline, (got, raised)
+            try:
+                batches = await consumer.getmany(timeout_ms=1000)
+            except SchemaNotFoundError as exc:
+                raised.append(exc.schema_id)
+                await deserializer.resolve(exc.schema_id)
+                continue
+            for tp, records in batches.items():
+                got.extend((tp.partition, r.offset, r.value) for r in records)
+    first_v2 = len(V1_ORDERS) if partitions == 1 else 0
+    assert sorted(got, key=lambda g: g[:2]) == [
+        *((0, i, {**o, "quantity": 1}) for i, o in enumerate(V1_ORDERS)),
+        *((partitions - 1, first_v2 + i, o) for i, o in enumerate(V2_ORDERS)),
+    ]
+    assert len(raised) == 1  # once, for the v2 id; then it was resolved

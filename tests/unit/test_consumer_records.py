@@ -145,6 +145,30 @@ def test_deserializer_error_keeps_batch() -> None:
     assert values(pr.take(None)) == [b"x"]
 
 
+def test_deserializer_error_on_a_later_batch_returns_the_records_taken_first() -> None:
+    # A schema-aware deserializer that does not know the second batch's schema yet:
+    # the first batch's records (their position already moved) must be handed out,
+    # the failing batch raises at the next call and reads once the cause is fixed.
+    known = {b"v1"}
+
+    def deserialize(v: bytes) -> bytes:
+        if v[:2] not in known:
+            raise LookupError(f"unknown {v[:2]!r}")
+        return v
+
+    st = state_at(0)
+    data = batch(0, [b"v1-a", b"v1-b"]) + batch(2, [b"v2-c"])
+    pr = PartitionRecords(TP, st, 0, data, value_deserializer=deserialize)
+    assert values(pr.take(None)) == [b"v1-a", b"v1-b"]
+    assert st.position == 2
+    with pytest.raises(LookupError, match="unknown b'v2'"):
+        pr.take(None)
+    assert st.position == 2
+    known.add(b"v2")
+    assert [(r.offset, r.value) for r in pr.take(None)] == [(2, b"v2-c")]
+    assert st.position == 3
+
+
 def test_partial_trailing_batch_is_ignored() -> None:
     full = batch(0, [b"a"])
     partial = batch(1, [b"b" * 100])[:40]
