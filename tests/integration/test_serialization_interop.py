@@ -30,6 +30,7 @@ from aiokafka.serialization import (
     AvroSerializer,
     ConfluentSchemaRegistry,
     SchemaNotFoundError,
+    SchemaSerializationError,
     topic_subject,
 )
 from tools.kafka.rig import KafkaCluster
@@ -284,3 +285,25 @@ async def test_getmany_hands_out_what_it_took_before_an_unresolved_id(
         *((partitions - 1, first_v2 + i, o) for i, o in enumerate(V2_ORDERS)),
     ]
     assert len(raised) == 1  # once, for the v2 id; then it was resolved
+
+
+async def test_send_raises_for_a_value_that_does_not_match_and_writes_nothing(
+    kafka: KafkaCluster, new_topic: NewTopic
+) -> None:
+    topic = new_topic()
+    client = _registry_client()
+    serializer = AvroSerializer(ConfluentSchemaRegistry(client), topic_subject(topic), ORDER_V1)
+    await serializer.register()
+    async with AIOKafkaProducer(
+        bootstrap_servers=kafka.bootstrap_servers, value_serializer=serializer
+    ) as producer:
+        with pytest.raises(SchemaSerializationError, match=r"shop\.Order\.id is <x>"):
+            await producer.send(topic, {"id": "x", "item": "tea", "note": None})
+        metadata = await producer.send_and_wait(topic, V1_ORDERS[0])
+    # The bad value never reached the broker: the good one is the topic's first record.
+    assert metadata.offset == 0
+    msgs = await asyncio.to_thread(_read_raw, kafka.bootstrap_servers, topic, 1)
+    assert (
+        CAvroDeserializer(client)(msgs[0].value(), SerializationContext(topic, MessageField.VALUE))
+        == V1_ORDERS[0]
+    )
