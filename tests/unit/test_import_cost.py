@@ -27,7 +27,17 @@ _GEN = "aiokafka.protocol._gen."
 # resolved when a client first builds that request.
 _USED_BY_CLIENTS = {"_index"}
 
-_OPTIONAL = ("pyspark", "gssapi", "opentelemetry", "crc32c", "aiokafka.spark", "aiokafka.otel")
+_OPTIONAL = (
+    "pyspark",
+    "gssapi",
+    "opentelemetry",
+    "crc32c",
+    "aiokafka.spark",
+    "aiokafka.otel",
+    "aiokafka.serialization",
+    "fastavro",
+    "confluent_kafka",
+)
 
 # Everything ``from aiokafka import AIOKafkaProducer, AIOKafkaConsumer`` may load from
 # aiokafka (the C extensions only when built). Before adding a module here, ask
