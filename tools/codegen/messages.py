@@ -155,7 +155,12 @@ def _dunders(st: StructSpec, msg: MessageSpec) -> list[str]:
 
 
 def _emit_class(st: StructSpec, msg: MessageSpec, is_message: bool, response: str | None) -> str:
-    lines = ["@dataclass(slots=True, init=False, repr=False, eq=False)", f"class {st.class_name}:"]
+    # A request subclasses Request[its response], so send(request) -> response is typed.
+    base = f"(_Request[{response}])" if response is not None else ""
+    lines = [
+        "@dataclass(slots=True, init=False, repr=False, eq=False)",
+        f"class {st.class_name}{base}:",
+    ]
     if is_message:
         flex = msg.flexible.lo if has_utf(msg) else None
         kind = {"request": "request", "response": "response"}.get(msg.kind, msg.kind + " message")
@@ -311,6 +316,11 @@ def generate_module(messages: list[MessageSpec]) -> tuple[str, list[tuple[str, s
         "    write_tagged_fields as _write_tagged,",
         "    write_unsigned_varint as _wuvarint,",
         ")",
+        *(
+            ["from aiokafka.protocol.request import Request as _Request"]
+            if any(m.kind == "request" for m in messages)
+            else []
+        ),
         "",
         "_new = object.__new__",
         "# Default of the fields whose default is a fresh list, struct or dict.",

@@ -24,6 +24,7 @@ from aiokafka.protocol.primitives import (
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+from aiokafka.protocol.request import Request as _Request
 
 _new = object.__new__
 # Default of the fields whose default is a fresh list, struct or dict.
@@ -262,7 +263,7 @@ class AddPartitionsToTxnTransaction:
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class AddPartitionsToTxnRequest:
+class AddPartitionsToTxnRequest(_Request[AddPartitionsToTxnResponse]):
     """Kafka request ``AddPartitionsToTxnRequest``, versions 0-5 (generated from AddPartitionsToTxnRequest.json)."""
 
     API_KEY: ClassVar[int] = 24

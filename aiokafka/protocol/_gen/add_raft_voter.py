@@ -24,6 +24,7 @@ from aiokafka.protocol.primitives import (
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+from aiokafka.protocol.request import Request as _Request
 
 _new = object.__new__
 # Default of the fields whose default is a fresh list, struct or dict.
@@ -134,7 +135,7 @@ class Listener:
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class AddRaftVoterRequest:
+class AddRaftVoterRequest(_Request[AddRaftVoterResponse]):
     """Kafka request ``AddRaftVoterRequest``, versions 0-0 (generated from AddRaftVoterRequest.json)."""
 
     API_KEY: ClassVar[int] = 80

@@ -24,6 +24,7 @@ from aiokafka.protocol.primitives import (
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+from aiokafka.protocol.request import Request as _Request
 
 _new = object.__new__
 # Default of the fields whose default is a fresh list, struct or dict.
@@ -198,7 +199,7 @@ class AlterConfigsResource:
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class AlterConfigsRequest:
+class AlterConfigsRequest(_Request[AlterConfigsResponse]):
     """Kafka request ``AlterConfigsRequest``, versions 0-2 (generated from AlterConfigsRequest.json)."""
 
     API_KEY: ClassVar[int] = 33

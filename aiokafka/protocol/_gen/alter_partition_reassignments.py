@@ -24,6 +24,7 @@ from aiokafka.protocol.primitives import (
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+from aiokafka.protocol.request import Request as _Request
 
 _new = object.__new__
 # Default of the fields whose default is a fresh list, struct or dict.
@@ -222,7 +223,7 @@ class ReassignableTopic:
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class AlterPartitionReassignmentsRequest:
+class AlterPartitionReassignmentsRequest(_Request[AlterPartitionReassignmentsResponse]):
     """Kafka request ``AlterPartitionReassignmentsRequest``, versions 0-0 (generated from AlterPartitionReassignmentsRequest.json)."""
 
     API_KEY: ClassVar[int] = 45

@@ -24,6 +24,7 @@ from aiokafka.protocol.primitives import (
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+from aiokafka.protocol.request import Request as _Request
 
 _new = object.__new__
 # Default of the fields whose default is a fresh list, struct or dict.
@@ -213,7 +214,7 @@ class ApiVersionsResponse:
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class ApiVersionsRequest:
+class ApiVersionsRequest(_Request[ApiVersionsResponse]):
     """Kafka request ``ApiVersionsRequest``, versions 0-4 (generated from ApiVersionsRequest.json)."""
 
     API_KEY: ClassVar[int] = 18

@@ -24,6 +24,7 @@ from aiokafka.protocol.primitives import (
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+from aiokafka.protocol.request import Request as _Request
 
 _new = object.__new__
 # Default of the fields whose default is a fresh list, struct or dict.
@@ -175,7 +176,7 @@ class AclCreation:
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class CreateAclsRequest:
+class CreateAclsRequest(_Request[CreateAclsResponse]):
     """Kafka request ``CreateAclsRequest``, versions 0-3 (generated from CreateAclsRequest.json)."""
 
     API_KEY: ClassVar[int] = 30

@@ -24,6 +24,7 @@ from aiokafka.protocol.primitives import (
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+from aiokafka.protocol.request import Request as _Request
 
 _new = object.__new__
 # Default of the fields whose default is a fresh list, struct or dict.
@@ -190,7 +191,7 @@ class CreatePartitionsTopic:
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class CreatePartitionsRequest:
+class CreatePartitionsRequest(_Request[CreatePartitionsResponse]):
     """Kafka request ``CreatePartitionsRequest``, versions 0-3 (generated from CreatePartitionsRequest.json)."""
 
     API_KEY: ClassVar[int] = 37

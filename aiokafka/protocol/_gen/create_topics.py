@@ -24,6 +24,7 @@ from aiokafka.protocol.primitives import (
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+from aiokafka.protocol.request import Request as _Request
 
 _new = object.__new__
 # Default of the fields whose default is a fresh list, struct or dict.
@@ -286,7 +287,7 @@ class CreatableTopic:
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class CreateTopicsRequest:
+class CreateTopicsRequest(_Request[CreateTopicsResponse]):
     """Kafka request ``CreateTopicsRequest``, versions 0-7 (generated from CreateTopicsRequest.json)."""
 
     API_KEY: ClassVar[int] = 19

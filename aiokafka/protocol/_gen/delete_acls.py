@@ -24,6 +24,7 @@ from aiokafka.protocol.primitives import (
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+from aiokafka.protocol.request import Request as _Request
 
 _new = object.__new__
 # Default of the fields whose default is a fresh list, struct or dict.
@@ -228,7 +229,7 @@ class DeleteAclsFilter:
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class DeleteAclsRequest:
+class DeleteAclsRequest(_Request[DeleteAclsResponse]):
     """Kafka request ``DeleteAclsRequest``, versions 0-3 (generated from DeleteAclsRequest.json)."""
 
     API_KEY: ClassVar[int] = 31

@@ -24,6 +24,7 @@ from aiokafka.protocol.primitives import (
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+from aiokafka.protocol.request import Request as _Request
 
 _new = object.__new__
 # Default of the fields whose default is a fresh list, struct or dict.
@@ -127,7 +128,7 @@ class DeleteGroupsResponse:
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class DeleteGroupsRequest:
+class DeleteGroupsRequest(_Request[DeleteGroupsResponse]):
     """Kafka request ``DeleteGroupsRequest``, versions 0-2 (generated from DeleteGroupsRequest.json)."""
 
     API_KEY: ClassVar[int] = 42

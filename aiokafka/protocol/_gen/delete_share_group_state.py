@@ -24,6 +24,7 @@ from aiokafka.protocol.primitives import (
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+from aiokafka.protocol.request import Request as _Request
 
 _new = object.__new__
 # Default of the fields whose default is a fresh list, struct or dict.
@@ -212,7 +213,7 @@ class DeleteStateData:
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class DeleteShareGroupStateRequest:
+class DeleteShareGroupStateRequest(_Request[DeleteShareGroupStateResponse]):
     """Kafka request ``DeleteShareGroupStateRequest``, versions 0-0 (generated from DeleteShareGroupStateRequest.json)."""
 
     API_KEY: ClassVar[int] = 86

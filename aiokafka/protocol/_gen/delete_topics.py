@@ -24,6 +24,7 @@ from aiokafka.protocol.primitives import (
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+from aiokafka.protocol.request import Request as _Request
 
 _new = object.__new__
 # Default of the fields whose default is a fresh list, struct or dict.
@@ -166,7 +167,7 @@ class DeleteTopicState:
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class DeleteTopicsRequest:
+class DeleteTopicsRequest(_Request[DeleteTopicsResponse]):
     """Kafka request ``DeleteTopicsRequest``, versions 0-6 (generated from DeleteTopicsRequest.json)."""
 
     API_KEY: ClassVar[int] = 20

@@ -24,6 +24,7 @@ from aiokafka.protocol.primitives import (
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+from aiokafka.protocol.request import Request as _Request
 
 _new = object.__new__
 # Default of the fields whose default is a fresh list, struct or dict.
@@ -153,7 +154,7 @@ class DescribeClusterResponse:
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class DescribeClusterRequest:
+class DescribeClusterRequest(_Request[DescribeClusterResponse]):
     """Kafka request ``DescribeClusterRequest``, versions 0-1 (generated from DescribeClusterRequest.json)."""
 
     API_KEY: ClassVar[int] = 60

@@ -24,6 +24,7 @@ from aiokafka.protocol.primitives import (
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+from aiokafka.protocol.request import Request as _Request
 
 _new = object.__new__
 # Default of the fields whose default is a fresh list, struct or dict.
@@ -214,7 +215,7 @@ class DescribeDelegationTokenOwner:
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class DescribeDelegationTokenRequest:
+class DescribeDelegationTokenRequest(_Request[DescribeDelegationTokenResponse]):
     """Kafka request ``DescribeDelegationTokenRequest``, versions 0-3 (generated from DescribeDelegationTokenRequest.json)."""
 
     API_KEY: ClassVar[int] = 41

@@ -24,6 +24,7 @@ from aiokafka.protocol.primitives import (
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+from aiokafka.protocol.request import Request as _Request
 
 _new = object.__new__
 # Default of the fields whose default is a fresh list, struct or dict.
@@ -185,7 +186,7 @@ class DescribeGroupsResponse:
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class DescribeGroupsRequest:
+class DescribeGroupsRequest(_Request[DescribeGroupsResponse]):
     """Kafka request ``DescribeGroupsRequest``, versions 0-5 (generated from DescribeGroupsRequest.json)."""
 
     API_KEY: ClassVar[int] = 15

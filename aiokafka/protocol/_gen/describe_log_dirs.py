@@ -24,6 +24,7 @@ from aiokafka.protocol.primitives import (
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+from aiokafka.protocol.request import Request as _Request
 
 _new = object.__new__
 # Default of the fields whose default is a fresh list, struct or dict.
@@ -236,7 +237,7 @@ class DescribableLogDirTopic:
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class DescribeLogDirsRequest:
+class DescribeLogDirsRequest(_Request[DescribeLogDirsResponse]):
     """Kafka request ``DescribeLogDirsRequest``, versions 0-4 (generated from DescribeLogDirsRequest.json)."""
 
     API_KEY: ClassVar[int] = 35

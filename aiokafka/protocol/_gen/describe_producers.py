@@ -24,6 +24,7 @@ from aiokafka.protocol.primitives import (
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+from aiokafka.protocol.request import Request as _Request
 
 _new = object.__new__
 # Default of the fields whose default is a fresh list, struct or dict.
@@ -232,7 +233,7 @@ class TopicRequest:
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class DescribeProducersRequest:
+class DescribeProducersRequest(_Request[DescribeProducersResponse]):
     """Kafka request ``DescribeProducersRequest``, versions 0-0 (generated from DescribeProducersRequest.json)."""
 
     API_KEY: ClassVar[int] = 61

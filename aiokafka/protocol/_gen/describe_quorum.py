@@ -24,6 +24,7 @@ from aiokafka.protocol.primitives import (
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+from aiokafka.protocol.request import Request as _Request
 
 _new = object.__new__
 # Default of the fields whose default is a fresh list, struct or dict.
@@ -341,7 +342,7 @@ class DescribeQuorumRequestTopicData:
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class DescribeQuorumRequest:
+class DescribeQuorumRequest(_Request[DescribeQuorumResponse]):
     """Kafka request ``DescribeQuorumRequest``, versions 0-2 (generated from DescribeQuorumRequest.json)."""
 
     API_KEY: ClassVar[int] = 55

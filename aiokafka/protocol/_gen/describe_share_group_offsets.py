@@ -24,6 +24,7 @@ from aiokafka.protocol.primitives import (
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+from aiokafka.protocol.request import Request as _Request
 
 _new = object.__new__
 # Default of the fields whose default is a fresh list, struct or dict.
@@ -267,7 +268,7 @@ class DescribeShareGroupOffsetsRequestGroup:
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class DescribeShareGroupOffsetsRequest:
+class DescribeShareGroupOffsetsRequest(_Request[DescribeShareGroupOffsetsResponse]):
     """Kafka request ``DescribeShareGroupOffsetsRequest``, versions 0-1 (generated from DescribeShareGroupOffsetsRequest.json)."""
 
     API_KEY: ClassVar[int] = 90

@@ -24,6 +24,7 @@ from aiokafka.protocol.primitives import (
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+from aiokafka.protocol.request import Request as _Request
 
 _new = object.__new__
 # Default of the fields whose default is a fresh list, struct or dict.
@@ -105,7 +106,7 @@ class EndTxnResponse:
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class EndTxnRequest:
+class EndTxnRequest(_Request[EndTxnResponse]):
     """Kafka request ``EndTxnRequest``, versions 0-5 (generated from EndTxnRequest.json)."""
 
     API_KEY: ClassVar[int] = 26

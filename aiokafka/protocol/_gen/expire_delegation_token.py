@@ -24,6 +24,7 @@ from aiokafka.protocol.primitives import (
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+from aiokafka.protocol.request import Request as _Request
 
 _new = object.__new__
 # Default of the fields whose default is a fresh list, struct or dict.
@@ -101,7 +102,7 @@ class ExpireDelegationTokenResponse:
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class ExpireDelegationTokenRequest:
+class ExpireDelegationTokenRequest(_Request[ExpireDelegationTokenResponse]):
     """Kafka request ``ExpireDelegationTokenRequest``, versions 0-2 (generated from ExpireDelegationTokenRequest.json)."""
 
     API_KEY: ClassVar[int] = 40

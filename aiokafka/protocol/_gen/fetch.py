@@ -24,6 +24,7 @@ from aiokafka.protocol.primitives import (
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+from aiokafka.protocol.request import Request as _Request
 
 _new = object.__new__
 # Default of the fields whose default is a fresh list, struct or dict.
@@ -508,7 +509,7 @@ class ForgottenTopic:
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class FetchRequest:
+class FetchRequest(_Request[FetchResponse]):
     """Kafka request ``FetchRequest``, versions 0-17 (generated from FetchRequest.json)."""
 
     API_KEY: ClassVar[int] = 1

@@ -24,6 +24,7 @@ from aiokafka.protocol.primitives import (
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+from aiokafka.protocol.request import Request as _Request
 
 _new = object.__new__
 # Default of the fields whose default is a fresh list, struct or dict.
@@ -218,7 +219,7 @@ class InitializeStateData:
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class InitializeShareGroupStateRequest:
+class InitializeShareGroupStateRequest(_Request[InitializeShareGroupStateResponse]):
     """Kafka request ``InitializeShareGroupStateRequest``, versions 0-0 (generated from InitializeShareGroupStateRequest.json)."""
 
     API_KEY: ClassVar[int] = 83

@@ -24,6 +24,7 @@ from aiokafka.protocol.primitives import (
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+from aiokafka.protocol.request import Request as _Request
 
 _new = object.__new__
 # Default of the fields whose default is a fresh list, struct or dict.
@@ -187,7 +188,7 @@ class JoinGroupRequestProtocol:
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class JoinGroupRequest:
+class JoinGroupRequest(_Request[JoinGroupResponse]):
     """Kafka request ``JoinGroupRequest``, versions 0-9 (generated from JoinGroupRequest.json)."""
 
     API_KEY: ClassVar[int] = 11

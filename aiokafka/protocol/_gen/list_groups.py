@@ -24,6 +24,7 @@ from aiokafka.protocol.primitives import (
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+from aiokafka.protocol.request import Request as _Request
 
 _new = object.__new__
 # Default of the fields whose default is a fresh list, struct or dict.
@@ -138,7 +139,7 @@ class ListGroupsResponse:
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class ListGroupsRequest:
+class ListGroupsRequest(_Request[ListGroupsResponse]):
     """Kafka request ``ListGroupsRequest``, versions 0-5 (generated from ListGroupsRequest.json)."""
 
     API_KEY: ClassVar[int] = 16

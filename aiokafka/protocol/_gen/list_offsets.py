@@ -24,6 +24,7 @@ from aiokafka.protocol.primitives import (
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+from aiokafka.protocol.request import Request as _Request
 
 _new = object.__new__
 # Default of the fields whose default is a fresh list, struct or dict.
@@ -241,7 +242,7 @@ class ListOffsetsTopic:
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class ListOffsetsRequest:
+class ListOffsetsRequest(_Request[ListOffsetsResponse]):
     """Kafka request ``ListOffsetsRequest``, versions 0-10 (generated from ListOffsetsRequest.json)."""
 
     API_KEY: ClassVar[int] = 2

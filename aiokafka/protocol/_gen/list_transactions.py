@@ -24,6 +24,7 @@ from aiokafka.protocol.primitives import (
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+from aiokafka.protocol.request import Request as _Request
 
 _new = object.__new__
 # Default of the fields whose default is a fresh list, struct or dict.
@@ -135,7 +136,7 @@ class ListTransactionsResponse:
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class ListTransactionsRequest:
+class ListTransactionsRequest(_Request[ListTransactionsResponse]):
     """Kafka request ``ListTransactionsRequest``, versions 0-1 (generated from ListTransactionsRequest.json)."""
 
     API_KEY: ClassVar[int] = 66

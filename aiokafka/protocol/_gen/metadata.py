@@ -24,6 +24,7 @@ from aiokafka.protocol.primitives import (
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+from aiokafka.protocol.request import Request as _Request
 
 _new = object.__new__
 # Default of the fields whose default is a fresh list, struct or dict.
@@ -272,7 +273,7 @@ class MetadataRequestTopic:
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class MetadataRequest:
+class MetadataRequest(_Request[MetadataResponse]):
     """Kafka request ``MetadataRequest``, versions 0-12 (generated from MetadataRequest.json)."""
 
     API_KEY: ClassVar[int] = 3

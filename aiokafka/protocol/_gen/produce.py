@@ -24,6 +24,7 @@ from aiokafka.protocol.primitives import (
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+from aiokafka.protocol.request import Request as _Request
 
 _new = object.__new__
 # Default of the fields whose default is a fresh list, struct or dict.
@@ -335,7 +336,7 @@ class TopicProduceData:
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class ProduceRequest:
+class ProduceRequest(_Request[ProduceResponse]):
     """Kafka request ``ProduceRequest``, versions 0-12 (generated from ProduceRequest.json)."""
 
     API_KEY: ClassVar[int] = 0

@@ -24,6 +24,7 @@ from aiokafka.protocol.primitives import (
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+from aiokafka.protocol.request import Request as _Request
 
 _new = object.__new__
 # Default of the fields whose default is a fresh list, struct or dict.
@@ -332,7 +333,7 @@ class AcknowledgeTopic:
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class ShareAcknowledgeRequest:
+class ShareAcknowledgeRequest(_Request[ShareAcknowledgeResponse]):
     """Kafka request ``ShareAcknowledgeRequest``, versions 1-2 (generated from ShareAcknowledgeRequest.json)."""
 
     API_KEY: ClassVar[int] = 79

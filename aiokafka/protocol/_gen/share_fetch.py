@@ -24,6 +24,7 @@ from aiokafka.protocol.primitives import (
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+from aiokafka.protocol.request import Request as _Request
 
 _new = object.__new__
 # Default of the fields whose default is a fresh list, struct or dict.
@@ -411,7 +412,7 @@ class ForgottenTopic:
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class ShareFetchRequest:
+class ShareFetchRequest(_Request[ShareFetchResponse]):
     """Kafka request ``ShareFetchRequest``, versions 1-2 (generated from ShareFetchRequest.json)."""
 
     API_KEY: ClassVar[int] = 78

@@ -24,6 +24,7 @@ from aiokafka.protocol.primitives import (
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+from aiokafka.protocol.request import Request as _Request
 
 _new = object.__new__
 # Default of the fields whose default is a fresh list, struct or dict.
@@ -253,7 +254,7 @@ class ShareGroupDescribeResponse:
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class ShareGroupDescribeRequest:
+class ShareGroupDescribeRequest(_Request[ShareGroupDescribeResponse]):
     """Kafka request ``ShareGroupDescribeRequest``, versions 1-1 (generated from ShareGroupDescribeRequest.json)."""
 
     API_KEY: ClassVar[int] = 77

@@ -24,6 +24,7 @@ from aiokafka.protocol.primitives import (
     write_tagged_fields as _write_tagged,
     write_unsigned_varint as _wuvarint,
 )
+from aiokafka.protocol.request import Request as _Request
 
 _new = object.__new__
 # Default of the fields whose default is a fresh list, struct or dict.
@@ -227,7 +228,7 @@ class TxnOffsetCommitRequestTopic:
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
-class TxnOffsetCommitRequest:
+class TxnOffsetCommitRequest(_Request[TxnOffsetCommitResponse]):
     """Kafka request ``TxnOffsetCommitRequest``, versions 0-5 (generated from TxnOffsetCommitRequest.json)."""
 
     API_KEY: ClassVar[int] = 28
