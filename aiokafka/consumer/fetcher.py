@@ -36,8 +36,8 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from aiokafka.cluster import AIOKafkaClient
 from aiokafka.cluster.metadata import ClusterMetadata
+from aiokafka.cluster.ports import FetcherClient
 from aiokafka.errors import (
     ConsumerStoppedError,
     KafkaError,
@@ -100,7 +100,7 @@ class Fetcher:
 
     def __init__(
         self,
-        client: AIOKafkaClient,
+        client: FetcherClient,
         subscriptions: SubscriptionState,
         config: ConsumerConfig,
         offsets: OffsetsClient,

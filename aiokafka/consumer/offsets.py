@@ -13,7 +13,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from aiokafka.cluster import AIOKafkaClient, CoordinatorType
+from aiokafka.cluster import CoordinatorType
+from aiokafka.cluster.ports import OffsetsRequestClient
 from aiokafka.errors import (
     CommitFailedError,
     IllegalGenerationError,
@@ -67,7 +68,7 @@ class OffsetsClient:
 
     def __init__(
         self,
-        client: AIOKafkaClient,
+        client: OffsetsRequestClient,
         group_id: str | None,
         group_instance_id: str | None = None,
     ) -> None:

@@ -45,8 +45,8 @@ from aiokafka.structs import TopicPartition
 from .subscription import PartitionState, SubscriptionState
 
 if TYPE_CHECKING:
-    from aiokafka.cluster import AIOKafkaClient
     from aiokafka.cluster.metadata import ClusterMetadata
+    from aiokafka.cluster.ports import FetcherClient
 
 __all__ = [
     "MIN_VALIDATION_VERSION",
@@ -183,7 +183,7 @@ class PositionValidator:
     # -- requests -----------------------------------------------------------------------
 
     async def validate(
-        self, client: AIOKafkaClient, tps: list[TopicPartition]
+        self, client: FetcherClient, tps: list[TopicPartition]
     ) -> tuple[dict[TopicPartition, KafkaError], bool]:
         """Ask the leaders of ``tps`` (in parallel) where their positions' epochs end
         and apply the answers.
@@ -204,7 +204,7 @@ class PositionValidator:
         return errors, refresh
 
     async def _validate_node(
-        self, client: AIOKafkaClient, node: int, checks: list[Check]
+        self, client: FetcherClient, node: int, checks: list[Check]
     ) -> tuple[dict[TopicPartition, KafkaError], bool]:
         try:
             try:

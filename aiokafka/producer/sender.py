@@ -54,8 +54,9 @@ import types
 from collections.abc import Coroutine, Generator, Iterable
 from typing import TYPE_CHECKING, Any
 
-from aiokafka.cluster.client import AIOKafkaClient, CoordinatorType
+from aiokafka.cluster.client import CoordinatorType
 from aiokafka.cluster.metadata import ClusterMetadata
+from aiokafka.cluster.ports import SenderClient
 from aiokafka.errors import (
     IllegalStateError,
     KafkaConnectionError,
@@ -127,7 +128,7 @@ class Sender:
 
     def __init__(
         self,
-        client: AIOKafkaClient,
+        client: SenderClient,
         accumulator: RecordAccumulator,
         config: ProducerConfig,
         id_state: ProducerIdState | None,

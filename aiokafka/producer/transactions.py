@@ -48,7 +48,8 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
-from aiokafka.cluster.client import AIOKafkaClient, CoordinatorType
+from aiokafka.cluster.client import CoordinatorType
+from aiokafka.cluster.ports import TransactionClient
 from aiokafka.errors import (
     CommitFailedError,
     IllegalGenerationError,
@@ -103,7 +104,7 @@ class TransactionManager:
 
     def __init__(
         self,
-        client: AIOKafkaClient,
+        client: TransactionClient,
         ids: ProducerIdState,
         transactional_id: str,
         transaction_timeout_ms: int,

@@ -1,7 +1,10 @@
 """A stand-in for :class:`~aiokafka.cluster.client.AIOKafkaClient` under the producer's
 sender and transaction manager: one broker (node 1), topic ``"t"`` with one partition
 it leads, always connected, every retry attempted once. Tests subclass it and answer
-``send()`` and ``api_version()`` as their scenario needs."""
+``send()`` and ``api_version()`` as their scenario needs.
+
+It satisfies :class:`~aiokafka.cluster.ports.SenderClient` and
+:class:`~aiokafka.cluster.ports.TransactionClient`, so it is passed without casts."""
 
 from __future__ import annotations
 
@@ -73,6 +76,15 @@ class StubClient:
     async def ready(self, node: int) -> bool:
         return True
 
+    async def finalized_level(self, node: int, feature: str) -> int:
+        return 0  # no transaction.version: the version-1 flow
+
+    async def api_version(self, node: int, api_key: int, max_version: int | None = None) -> int:
+        raise AssertionError(f"{type(self).__name__} does not answer API {api_key}")
+
+    async def send(self, node: int, request: Any, **kw: Any) -> Any:
+        raise AssertionError(f"{type(self).__name__} does not answer {type(request).__name__}")
+
 
 def transactional_sender(
     client: StubClient, ids: ProducerIdState, txn: TransactionManager
@@ -92,7 +104,7 @@ def transactional_sender(
         is_transactional=True,
         wakeup=lambda: sender.wakeup(),
     )
-    sender = Sender(client, acc, config, ids, txn)  # type: ignore[arg-type]
+    sender = Sender(client, acc, config, ids, txn)
     return sender, acc
 
 

@@ -150,7 +150,7 @@ async def run_sender(
         wakeup=lambda: sender.wakeup(),
     )
     ids = ProducerIdState() if config.enable_idempotence else None
-    sender = Sender(client, acc, config, ids)  # type: ignore[arg-type]
+    sender = Sender(client, acc, config, ids)
     futures = []
     for i in range(records):
         fut = acc.append(TP, None, None, str(i).encode(), None)

@@ -215,7 +215,7 @@ class TxnClient(StubClient):
 async def start_txn_sender(client: TxnClient) -> tuple[Sender, RecordAccumulator, Any]:
     ids = ProducerIdState("tid")
     ids.set_producer_id(5, 0)
-    txn = TransactionManager(client, ids, "tid", 60000, 1000)  # type: ignore[arg-type]
+    txn = TransactionManager(client, ids, "tid", 60000, 1000)
     txn.state.begin_init()
     txn.state.init_done()
     sender, acc = transactional_sender(client, ids, txn)

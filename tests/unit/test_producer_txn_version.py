@@ -92,7 +92,7 @@ class Coordinator(StubClient):
 
 async def manager(client: Coordinator) -> tuple[TransactionManager, ProducerIdState]:
     ids = ProducerIdState("tid")
-    txn = TransactionManager(client, ids, "tid", 60000, 1000)  # type: ignore[arg-type]
+    txn = TransactionManager(client, ids, "tid", 60000, 1000)
     await txn.initialize()
     return txn, ids
 
