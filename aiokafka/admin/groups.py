@@ -324,6 +324,9 @@ class GroupsMixin(AdminBase):
                     require_stable=bool(require_stable),
                 )
             response = await self._client.send(node, request, max_version=version)
+            # v8+ answer per group, older versions at the top level: two classes with
+            # the same fields.
+            result_topics: list[_of.OffsetFetchResponseTopics] | list[_of.OffsetFetchResponseTopic]
             if version >= _OFFSET_FETCH_GROUPS_MIN:
                 (g,) = response.groups
                 check(g.error_code, None, f"fetch offsets of group {group!r}")

@@ -186,9 +186,13 @@ class TopicsMixin(AdminBase):
             response = await self._client.send_to_controller(
                 request, timeout_ms=self._send_timeout(timeout)
             )
+            # Names are nullable from v6 (a delete by topic id); these deletes are by
+            # name, so an entry without one answers nothing asked (the topic then
+            # fails as omitted from the response).
             return {
                 r.name: error_for(r.error_code, r.error_message, f"delete topic {r.name!r}")
                 for r in response.responses
+                if r.name is not None
             }
 
         outcome = await self._retry_items(

@@ -23,7 +23,7 @@ import socket
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from aiokafka._timeout import wait_for
 from aiokafka.cluster.config import ClientConfig
@@ -51,6 +51,7 @@ from aiokafka.protocol import messages as _messages
 from aiokafka.structs import BrokerMetadata, TopicPartition
 
 if TYPE_CHECKING:
+    from aiokafka.protocol.request import Request
     from aiokafka.telemetry import TelemetryReporter
 
 __all__ = ["AIOKafkaClient", "ConnectionGroup", "CoordinatorType"]
@@ -58,6 +59,8 @@ __all__ = ["AIOKafkaClient", "ConnectionGroup", "CoordinatorType"]
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+# The response type of the request being sent (``Request[R]`` -> ``R``).
+R = TypeVar("R")
 
 
 class CoordinatorType(enum.IntEnum):
@@ -341,7 +344,7 @@ class AIOKafkaClient(ClientOptions):
         """The owner of this client's refreshes (counters for tests, diagnostics)."""
         return self._refresher
 
-    def _metadata_request(self) -> Any:
+    def _metadata_request(self) -> _messages.MetadataRequest:
         names = self._interest.request_topics()
         topics = None
         if names is not None:
@@ -351,7 +354,7 @@ class AIOKafkaClient(ClientOptions):
             topics=topics, allow_auto_topic_creation=self.config.allow_auto_topic_creation
         )
 
-    def _snapshot(self, response: Any) -> ClusterMetadata:
+    def _snapshot(self, response: _messages.MetadataResponse) -> ClusterMetadata:
         self._generation += 1
         return ClusterMetadata.from_response(response, self._generation)
 
@@ -588,20 +591,46 @@ class AIOKafkaClient(ClientOptions):
         conn = await self._connection(node_id)
         return conn.api_versions.finalized_level(feature)
 
+    @overload
     async def send(
         self,
         node_id: NodeId,
-        request: Any,
+        request: Request[R],
+        *,
+        group: ConnectionGroup = ConnectionGroup.DEFAULT,
+        expect_response: Literal[True] = True,
+        max_version: int | None = None,
+        timeout_ms: int | None = None,
+    ) -> R: ...
+
+    @overload
+    async def send(
+        self,
+        node_id: NodeId,
+        request: Request[R],
+        *,
+        group: ConnectionGroup = ConnectionGroup.DEFAULT,
+        expect_response: bool,
+        max_version: int | None = None,
+        timeout_ms: int | None = None,
+    ) -> R | None: ...
+
+    async def send(
+        self,
+        node_id: NodeId,
+        request: Request[R],
         *,
         group: ConnectionGroup = ConnectionGroup.DEFAULT,
         expect_response: bool = True,
         max_version: int | None = None,
         timeout_ms: int | None = None,
-    ) -> Any:
+    ) -> R | None:
         """Send ``request`` to a broker (connecting if needed); return its response.
 
         See :meth:`aiokafka.net.connection.AIOKafkaConnection.send` for the arguments;
         ``group`` is aiokafka's and has no effect (see :class:`ConnectionGroup`).
+        The response has the type the request class names, ``None`` when
+        ``expect_response`` is False.
         Errors are not retried here; wrap in :meth:`call_with_retry` for that.
         """
         conn = await self._connection(node_id)
@@ -624,12 +653,35 @@ class AIOKafkaClient(ClientOptions):
             raise LeaderNotAvailableError(f"{tp} has no leader")
         return leader
 
-    async def send_to_leader(self, tp: TopicPartition, request: Any, **kwargs: Any) -> Any:
-        """Send ``request`` to the leader of ``tp`` (see :meth:`leader_for`)."""
-        return await self.send(self.leader_for(tp), request, **kwargs)
+    async def send_to_leader(
+        self,
+        tp: TopicPartition,
+        request: Request[R],
+        *,
+        group: ConnectionGroup = ConnectionGroup.DEFAULT,
+        max_version: int | None = None,
+        timeout_ms: int | None = None,
+    ) -> R:
+        """Send ``request`` to the leader of ``tp`` (see :meth:`leader_for`); the
+        keyword arguments are :meth:`send`'s."""
+        return await self.send(
+            self.leader_for(tp),
+            request,
+            group=group,
+            max_version=max_version,
+            timeout_ms=timeout_ms,
+        )
 
-    async def send_to_controller(self, request: Any, **kwargs: Any) -> Any:
-        """Send ``request`` to the controller named by the cached metadata.
+    async def send_to_controller(
+        self,
+        request: Request[R],
+        *,
+        group: ConnectionGroup = ConnectionGroup.DEFAULT,
+        max_version: int | None = None,
+        timeout_ms: int | None = None,
+    ) -> R:
+        """Send ``request`` to the controller named by the cached metadata; the keyword
+        arguments are :meth:`send`'s.
 
         Raises:
             aiokafka.errors.NotControllerError: the metadata names no controller (the
@@ -638,7 +690,9 @@ class AIOKafkaClient(ClientOptions):
         controller = self._metadata.controller_id
         if controller is None:
             raise NotControllerError("the cluster metadata names no controller")
-        return await self.send(controller, request, **kwargs)
+        return await self.send(
+            controller, request, group=group, max_version=max_version, timeout_ms=timeout_ms
+        )
 
     def least_loaded_node(self) -> int | None:
         """The broker with the fewest requests in flight, preferring connected brokers
@@ -715,11 +769,21 @@ class AIOKafkaClient(ClientOptions):
         self._coordinators.pop((CoordinatorType(key_type), key), None)
 
     async def send_to_coordinator(
-        self, key: str, request: Any, key_type: CoordinatorType = CoordinatorType.GROUP, **kw: Any
-    ) -> Any:
-        """Send ``request`` to the coordinator of ``key``."""
+        self,
+        key: str,
+        request: Request[R],
+        key_type: CoordinatorType = CoordinatorType.GROUP,
+        *,
+        group: ConnectionGroup = ConnectionGroup.DEFAULT,
+        max_version: int | None = None,
+        timeout_ms: int | None = None,
+    ) -> R:
+        """Send ``request`` to the coordinator of ``key``; the keyword arguments are
+        :meth:`send`'s."""
         node_id = await self.coordinator_for(key, key_type)
-        return await self.send(node_id, request, **kw)
+        return await self.send(
+            node_id, request, group=group, max_version=max_version, timeout_ms=timeout_ms
+        )
 
     # -- retries ------------------------------------------------------------------------
 

@@ -245,6 +245,9 @@ class OffsetsClient:
                     require_stable=version >= 7,
                 )
             response = await self._client.send(node, request, max_version=version)
+            # v8+ answer per group, older versions at the top level: two classes with
+            # the same fields.
+            topics: list[m.OffsetFetchResponseTopics] | list[m.OffsetFetchResponseTopic]
             if version >= 8:
                 if not response.groups:
                     raise for_code(-1)("OffsetFetch: empty response")

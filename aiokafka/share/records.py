@@ -35,7 +35,7 @@ class ShareConsumerRecord(ConsumerRecord[KT, VT]):
 
 def acquired_records(
     tp: TopicPartition,
-    data: bytes | None,
+    data: bytes | bytearray | memoryview | None,
     acquired: list[AcquiredRecords],
     key_deserializer: Callable[[bytes], object] | None,
     value_deserializer: Callable[[bytes], object] | None,
