@@ -54,9 +54,11 @@ _UNACKNOWLEDGED = -2
 # log_start_offset, error). base_offset -1: the broker gave no offset (a duplicate
 # batch), every offset is -1; _UNACKNOWLEDGED: sent with acks=0, the result is None.
 _Segment = tuple[int, int, int, int, "int | None", "BaseException | None"]
-# A registered done-callback: (future, callback or None for a waiter, context or
-# the waiter future).
-_Callback = tuple["RecordFuture", Any, Any]
+# Registered done-callbacks, flat: future, callback (None for a waiter), context (the
+# waiter future for a waiter), then the next three. Flat, not a tuple per callback:
+# each callback's tuple lived until the batch settled, one more object per record
+# for every garbage collection to walk (a callback per record is the common case).
+_Callbacks = list[Any]
 
 
 class BatchResults:
@@ -91,11 +93,11 @@ class BatchResults:
         # The one segment when it covers every record (the batch was not split): the
         # per-future checks (done(), exception()) then need no search.
         self._whole: _Segment | None = None
-        self._callbacks: list[_Callback] | None = None
+        self._callbacks: _Callbacks | None = None
         self._cancelled: set[int] | None = None
         # Callbacks added to futures that were done already, waiting for their one
         # loop callback (see _call_soon).
-        self._soon: list[_Callback] | None = None
+        self._soon: _Callbacks | None = None
 
     def resolve(
         self, start: int, end: int, base_offset: int, log_append_time: int, log_start_offset: int
@@ -127,17 +129,17 @@ class BatchResults:
         topic, partition = tp
         timestamps = self.timestamps
         cancelled = self._cancelled
-        keep: list[_Callback] = []
-        due: list[_Callback] = []
+        keep: _Callbacks = []
+        due: _Callbacks = []
         # Per waiting record; inlined (no RecordFuture method calls) because with many
         # concurrent ``await producer.send_and_wait(...)`` every record has a waiter.
-        for entry in callbacks:
-            fut, fn, ctx = entry
+        entries = iter(callbacks)
+        for fut, fn, ctx in zip(entries, entries, entries, strict=True):
             index = fut._index
             if not start <= index < end:
-                keep.append(entry)
+                keep += (fut, fn, ctx)
             elif fn is not None:
-                due.append(entry)
+                due += (fut, fn, ctx)
             elif ctx.done():
                 pass  # the awaiting task was cancelled
             elif cancelled is not None and index in cancelled:
@@ -164,17 +166,19 @@ class BatchResults:
             # callbacks themselves (asyncio.gather adds one to every future).
             self.loop.call_soon(self._run_due, due)
 
-    def _run_due(self, due: list[_Callback]) -> None:
+    def _run_due(self, due: _Callbacks) -> None:
         """Run done-callbacks as the loop would have, one by one: each in its own
         context, an exception reported to the loop's handler and not stopping the
         rest (as ``asyncio.Handle`` does)."""
         loop = self.loop
-        for i, (fut, fn, ctx) in enumerate(due):
+        entries = iter(due)
+        for i, (fut, fn, ctx) in enumerate(zip(entries, entries, entries, strict=True)):
             try:
                 ctx.run(fn, fut)
             except (SystemExit, KeyboardInterrupt):
-                if i + 1 < len(due):
-                    loop.call_soon(self._run_due, due[i + 1 :])
+                rest = due[3 * i + 3 :]
+                if rest:
+                    loop.call_soon(self._run_due, rest)
                 raise
             except BaseException as exc:
                 loop.call_exception_handler(
@@ -185,16 +189,15 @@ class BatchResults:
                     }
                 )
 
-    def _run_callback(self, entry: _Callback) -> None:
-        fut, fn, ctx = entry
+    def _run_callback(self, fut: RecordFuture, fn: Any, ctx: Any) -> None:
         if fn is None:  # the future an ``await`` waits on: pass the outcome on
             if not ctx.done():  # done: the awaiting task was cancelled
                 _copy_outcome(fut, ctx)
         else:
-            self._call_soon(entry)
+            self._call_soon(fut, fn, ctx)
 
-    def _call_soon(self, entry: _Callback) -> None:
-        """Run the done-callback ``entry`` of a future that is done already on a
+    def _call_soon(self, fut: RecordFuture, fn: Any, ctx: Any) -> None:
+        """Run the done-callback ``fn`` of ``fut``, done already, in ``ctx`` on a
         later loop turn, as asyncio does.
 
         The callbacks added to this batch's futures until that turn share one loop
@@ -207,10 +210,10 @@ class BatchResults:
         """
         soon = self._soon
         if soon is None:
-            self._soon = [entry]
+            self._soon = [fut, fn, ctx]
             self.loop.call_soon(self._run_soon)
         else:
-            soon.append(entry)
+            soon += (fut, fn, ctx)
 
     def _run_soon(self) -> None:
         due = self._soon
@@ -224,11 +227,12 @@ class BatchResults:
                 return segment
         return None
 
-    def _add_callback(self, entry: _Callback) -> None:
-        if self._callbacks is None:
-            self._callbacks = [entry]
+    def _add_callback(self, fut: RecordFuture, fn: Any, ctx: Any) -> None:
+        callbacks = self._callbacks
+        if callbacks is None:
+            self._callbacks = [fut, fn, ctx]
         else:
-            self._callbacks.append(entry)
+            callbacks += (fut, fn, ctx)
 
 
 def _copy_outcome(fut: RecordFuture, waiter: asyncio.Future[RecordMetadata]) -> None:
@@ -388,15 +392,16 @@ class RecordFuture(_FutureFields):
             context = _copy_context()
         # Before anything refers back to this future (fn may hold it): see _cfuture.c.
         self._track()
-        entry = (self, fn, context)
         results = self._results
         # No outcome in the batch yet (the usual case): done() need not search.
         if (results._segments or results._cancelled) and self.done():
-            results._call_soon(entry)
-        elif results._callbacks is None:
-            results._callbacks = [entry]
+            results._call_soon(self, fn, context)
         else:
-            results._callbacks.append(entry)
+            callbacks = results._callbacks
+            if callbacks is None:
+                results._callbacks = [self, fn, context]
+            else:
+                callbacks += (self, fn, context)
 
     def remove_done_callback(self, fn: Callable[[RecordFuture], object]) -> int:
         """Forget every registration of ``fn``; returns how many there were."""
@@ -404,9 +409,16 @@ class RecordFuture(_FutureFields):
         callbacks = results._callbacks
         if not callbacks:
             return 0
-        keep = [e for e in callbacks if not (e[0] is self and e[1] == fn)]
+        entries = iter(callbacks)
+        keep: _Callbacks = []
+        removed = 0
+        for entry in zip(entries, entries, entries, strict=True):
+            if entry[0] is self and entry[1] == fn:
+                removed += 1
+            else:
+                keep += entry
         results._callbacks = keep or None
-        return len(callbacks) - len(keep)
+        return removed
 
     def cancel(self, msg: Any | None = None) -> bool:
         """Mark the future cancelled (the record is still sent); False if already done."""
@@ -418,10 +430,17 @@ class RecordFuture(_FutureFields):
         results._cancelled.add(self._index)
         callbacks = results._callbacks
         if callbacks:
-            mine = [e for e in callbacks if e[0] is self]
-            results._callbacks = [e for e in callbacks if e[0] is not self] or None
-            for entry in mine:
-                results._run_callback(entry)
+            entries = iter(callbacks)
+            mine = []
+            others: _Callbacks = []
+            for entry in zip(entries, entries, entries, strict=True):
+                if entry[0] is self:
+                    mine.append(entry)
+                else:
+                    others += entry
+            results._callbacks = others or None
+            for fut, fn, ctx in mine:
+                results._run_callback(fut, fn, ctx)
         return True
 
     # Read by asyncio.gather() for cancelled children.
@@ -443,10 +462,8 @@ class RecordFuture(_FutureFields):
         self._track()
         if (results._segments or results._cancelled) and self.done():
             _copy_outcome(self, waiter)
-        elif results._callbacks is None:
-            results._callbacks = [(self, None, waiter)]
         else:
-            results._callbacks.append((self, None, waiter))
+            results._add_callback(self, None, waiter)
         return waiter.__await__()
 
     __iter__ = __await__

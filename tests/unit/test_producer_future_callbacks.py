@@ -96,3 +96,29 @@ async def test_callbacks_added_once_done_run_on_a_later_turn_in_order_and_contex
         assert [md.offset for md in gathered] == [50, 51, 52]
     finally:
         loop.set_exception_handler(None)
+
+
+async def test_remove_and_cancel_leave_the_other_callbacks_in_order() -> None:
+    results, futs = futures(3)
+    seen: list[str] = []
+
+    def named(name: str) -> Any:
+        def callback(fut: RecordFuture) -> None:
+            seen.append(f"{name}:{'cancelled' if fut.cancelled() else fut.result().offset}")
+
+        return callback
+
+    a, b, c, d = named("a"), named("b"), named("c"), named("d")
+    futs[0].add_done_callback(a)
+    futs[1].add_done_callback(b)
+    futs[1].add_done_callback(c)
+    futs[2].add_done_callback(d)
+    futs[0].add_done_callback(b)
+    assert futs[1].remove_done_callback(b) == 1
+    assert futs[1].remove_done_callback(a) == 0
+    assert futs[2].cancel()
+    await asyncio.sleep(0)
+    assert seen == ["d:cancelled"]
+    results.resolve(0, 3, 7, -1, 0)
+    await asyncio.sleep(0)
+    assert seen == ["d:cancelled", "a:7", "c:8", "b:7"]
