@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from aiokafka.cluster import AIOKafkaClient, CoordinatorType
 from aiokafka.errors import (
@@ -31,9 +31,13 @@ from aiokafka.errors import (
 )
 from aiokafka.structs import TopicPartition
 
+if TYPE_CHECKING:
+    from aiokafka.protocol.request import Request
+
 __all__ = ["AdminBase", "error_for", "raise_first"]
 
 K = TypeVar("K", bound=Hashable)
+# The response type of a request (``Request[R]`` -> ``R``).
 R = TypeVar("R")
 
 #: An attempt's outcome per item: a result, or the error for that item.
@@ -96,20 +100,20 @@ class AdminBase:
             raise NoBrokersAvailable("no broker known")
         return node
 
-    async def _send_any(self, request: Any, timeout_ms: int | None = None) -> Any:
+    async def _send_any(self, request: Request[R], timeout_ms: int | None = None) -> R:
         """Send to the least loaded broker, retrying retriable errors."""
 
-        async def attempt() -> Any:
+        async def attempt() -> R:
             return await self._client.send(
                 self._any_node(), request, timeout_ms=self._send_timeout(timeout_ms)
             )
 
         return await self._client.call_with_retry(attempt, self._deadline(timeout_ms))
 
-    async def _send_node(self, node_id: int, request: Any) -> Any:
+    async def _send_node(self, node_id: int, request: Request[R]) -> R:
         """Send to one broker, retrying retriable errors (e.g. reconnecting)."""
 
-        async def attempt() -> Any:
+        async def attempt() -> R:
             return await self._client.send(node_id, request)
 
         return await self._client.call_with_retry(attempt, self._deadline())
@@ -118,9 +122,9 @@ class AdminBase:
         self,
         key: str,
         key_type: CoordinatorType,
-        request: Any,
-        check_response: Callable[[Any], None] | None = None,
-    ) -> tuple[int, Any]:
+        request: Request[R],
+        check_response: Callable[[R], None] | None = None,
+    ) -> tuple[int, R]:
         """Send to ``key``'s coordinator; NOT_COORDINATOR & co. are retried after
         looking the coordinator up again.
 
@@ -129,7 +133,7 @@ class AdminBase:
         coordinator's node id and the response.
         """
 
-        async def attempt() -> tuple[int, Any]:
+        async def attempt() -> tuple[int, R]:
             node = await self._client.coordinator_for(key, key_type)
             response = await self._client.send(node, request)
             if check_response is not None:

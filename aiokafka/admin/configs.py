@@ -290,7 +290,10 @@ def _aiokafka_request(item: ConfigDescription | ConfigAlterationResult) -> objec
     return None
 
 
-def _alter_outcome(responses: Iterable[Any], verb: str) -> dict[ConfigResource, Any]:
+def _alter_outcome(
+    responses: Iterable[_ac.AlterConfigsResourceResponse | _iac.AlterConfigsResourceResponse],
+    verb: str,
+) -> dict[ConfigResource, Any]:
     out: dict[ConfigResource, Any] = {}
     for res in responses:
         key = ConfigResource(res.resource_type, res.resource_name)

@@ -439,7 +439,7 @@ class GroupsMixin(AdminBase):
             ],
         )
 
-        def check_top(response: Any) -> None:
+        def check_top(response: _od.OffsetDeleteResponse) -> None:
             check(response.error_code, None, f"delete offsets of group {group!r}")
 
         _, response = await self._send_coordinator(group, _GROUP, request, check_top)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 from aiokafka.admin._base import AdminBase, check, error_for, raise_first
 from aiokafka.admin.results import LogDirDescription, PartitionReassignment, ReplicaInfo
@@ -65,7 +64,7 @@ class ReplicasMixin(AdminBase):
             timeout_ms=timeout,
         )
 
-        async def attempt() -> Any:
+        async def attempt() -> _el.ElectLeadersResponse:
             response = await self._client.send_to_controller(
                 request, timeout_ms=self._send_timeout(timeout)
             )
@@ -125,7 +124,7 @@ class ReplicasMixin(AdminBase):
             ],
         )
 
-        async def attempt() -> Any:
+        async def attempt() -> _apr.AlterPartitionReassignmentsResponse:
             response = await self._client.send_to_controller(
                 request, timeout_ms=self._send_timeout(timeout)
             )
@@ -161,7 +160,7 @@ class ReplicasMixin(AdminBase):
             ],
         )
 
-        async def attempt() -> Any:
+        async def attempt() -> _lpr.ListPartitionReassignmentsResponse:
             response = await self._client.send_to_controller(request)
             check(response.error_code, response.error_message, "list partition reassignments")
             return response

@@ -126,7 +126,7 @@ class ShareGroupsMixin(AdminBase):
     async def _describe_one(self, group_id: str) -> ShareGroupDescription:
         body = _messages.ShareGroupDescribeRequest(group_ids=[group_id])
 
-        def check_top(response: Any) -> None:
+        def check_top(response: _messages.ShareGroupDescribeResponse) -> None:
             for g in response.groups:
                 # NOT_COORDINATOR & co. arrive per group: raise them to be retried.
                 err = error_for(g.error_code, g.error_message, f"describe {g.group_id!r}")
@@ -197,7 +197,7 @@ class ShareGroupsMixin(AdminBase):
         group = _messages.DescribeShareGroupOffsetsRequestGroup(group_id=group_id, topics=topics)
         request = _messages.DescribeShareGroupOffsetsRequest(groups=[group])
 
-        def check_group(response: Any) -> None:
+        def check_group(response: _messages.DescribeShareGroupOffsetsResponse) -> None:
             for g in response.groups:
                 check(g.error_code, g.error_message, group_id)
 
