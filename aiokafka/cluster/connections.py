@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from dataclasses import dataclass
 from typing import Protocol
 
+from aiokafka._clock import SYSTEM_CLOCK, Clock
 from aiokafka.errors import KafkaConnectionError, KafkaError
 from aiokafka.metrics.network import NetworkMetrics
 from aiokafka.net.backoff import ExponentialBackoff
@@ -77,6 +77,8 @@ class ConnectionPool:
         failure_log: The logging policy for broker failures (a new one by default).
         connection_factory: Makes each connection (pooled or not);
             :class:`AIOKafkaConnection` by default.
+        clock: Times and waits out the reconnect back-off (the system clock by
+            default; tests pass a fake one).
     """
 
     def __init__(
@@ -88,7 +90,9 @@ class ConnectionPool:
         connections_max_idle_ms: int,
         failure_log: FailureLog | None = None,
         connection_factory: ConnectionFactory | None = None,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
+        self._clock = clock
         self._config = config
         self._make_connection: ConnectionFactory = (
             connection_factory if connection_factory is not None else AIOKafkaConnection
@@ -123,7 +127,7 @@ class ConnectionPool:
         """True if the last attempt to reach ``node_id`` failed and its back-off is
         still running."""
         state = self._states.get(node_id)
-        return state is not None and state.next_attempt > time.monotonic()
+        return state is not None and state.next_attempt > self._clock.monotonic()
 
     def in_flight(self, node_id: NodeId) -> int:
         """Requests in flight to ``node_id`` (0 without a connection)."""
@@ -155,15 +159,16 @@ class ConnectionPool:
             if self._closed:
                 raise KafkaConnectionError("the client is closed")
             state = self._states.setdefault(node_id, _NodeState())
-            wait = state.next_attempt - time.monotonic()
+            wait = state.next_attempt - self._clock.monotonic()
             if wait > 0:
-                await asyncio.sleep(wait)
+                await self._clock.sleep(wait)
             conn = self._new(host, port, node_id, server_hostname, on_close=self._on_close)
             try:
                 await conn.connect()
             except KafkaError as exc:
                 state.failures += 1
-                state.next_attempt = time.monotonic() + self._backoff.delay(state.failures - 1)
+                pause = self._backoff.delay(state.failures - 1)
+                state.next_attempt = self._clock.monotonic() + pause
                 log.debug("Connecting to node %s failed (%s); backing off", node_id, exc)
                 raise
             if self._closed:  # closed while connecting: do not leak the new connection

@@ -66,6 +66,8 @@ class MemoryStream:
         #: Raised by the next :meth:`write` (then cleared), to fail a write.
         self.write_error: BaseException | None = None
         self.aborted = False
+        #: The peer closed its side (:meth:`close_by_peer`): it answers nothing more.
+        self.peer_closed = False
         self._inbound = asyncio.StreamReader()
         self._outbound = bytearray()
         self._requests: asyncio.Queue[Request] = asyncio.Queue()
@@ -103,7 +105,7 @@ class MemoryStream:
     def abort(self) -> None:
         if not self.aborted:
             self.aborted = True
-            self._inbound.feed_eof()
+            self.close_by_peer()
 
     # -- the test's side --------------------------------------------------------------
 
@@ -113,7 +115,9 @@ class MemoryStream:
 
     def close_by_peer(self) -> None:
         """End of stream, as when the broker closes its side."""
-        self._inbound.feed_eof()
+        if not self.peer_closed:
+            self.peer_closed = True
+            self._inbound.feed_eof()
 
     async def request(self, timeout: float = 5.0) -> Request:
         """The next request the connection wrote (ApiVersions excluded when the
@@ -127,6 +131,8 @@ class MemoryStream:
             int.from_bytes(payload[4:8], "big", signed=True),
             payload,
         )
+        if self.peer_closed:
+            return  # written into the void: nobody reads it
         if request.api_key == API_VERSIONS and self.answer_api_versions:
             keys = [
                 ApiVersion(api_key=k, min_version=lo, max_version=hi)
