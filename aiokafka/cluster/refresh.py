@@ -66,6 +66,7 @@ class MetadataRefresher:
         self._quiet = self._backoff.max_ms / 1000
         self._next: list[asyncio.Future[ClusterMetadata]] = []
         self._asked_at = 0.0  # when the first of ``_next`` asked
+        self._start_at: float | None = None  # when the throttle lets ``_next`` start
         self._next_urgent = False
         self._reasons: dict[str, None] = {}
         self._current: list[asyncio.Future[ClusterMetadata]] = []
@@ -116,11 +117,14 @@ class MetadataRefresher:
             self._task = asyncio.create_task(self._run(), name="aiokafka-metadata-refresh")
         return future
 
-    def delay(self) -> float:
-        """Seconds until a non-urgent refresh may start (0 if now)."""
-        if self._last_ok and not self._back_to_back():
-            self._streak = 0  # asked after a pause as long as the bound: from the start
-        return max(0.0, self._last_end + self._backoff.delay(self._streak) - self._clock())
+    def _wait_time(self) -> float:
+        """Seconds until the next, non-urgent, refresh may start (0 if now)."""
+        if self._start_at is None:
+            if self._last_ok and not self._back_to_back():
+                self._streak = 0  # asked after a pause as long as the bound: from the start
+            # Drawn once per refresh: the jitter must not move a start already set.
+            self._start_at = self._last_end + self._backoff.delay(self._streak)
+        return max(0.0, self._start_at - self._clock())
 
     def _back_to_back(self) -> bool:
         # Whether the refresh waited for was asked within the bound of the last one's
@@ -153,9 +157,10 @@ class MetadataRefresher:
             self._next = [f for f in self._next if not f.done()]
             if not self._next:
                 self._next_urgent = False
+                self._start_at = None
                 self._reasons.clear()
                 return
-            wait = 0.0 if self._next_urgent else self.delay()
+            wait = 0.0 if self._next_urgent else self._wait_time()
             if wait > 0:
                 # Woken early by an urgent request.
                 self._wake.clear()
@@ -166,6 +171,7 @@ class MetadataRefresher:
                     timer.cancel()
                 continue
             batch, self._next = self._next, []
+            self._start_at = None
             urgent, self._next_urgent = self._next_urgent, False
             back_to_back = self._back_to_back()
             self.last_reasons = tuple(self._reasons)
