@@ -20,10 +20,13 @@ import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from aiokafka.errors import for_code
 from aiokafka.structs import BrokerMetadata, PartitionMetadata, TopicPartition
+
+if TYPE_CHECKING:
+    from aiokafka.protocol.messages import MetadataResponse
 
 __all__ = ["BrokerMap", "ClusterMetadata", "TopicMap", "TopicMetadata", "TopicNames"]
 
@@ -166,7 +169,7 @@ class ClusterMetadata:
             object.__setattr__(self, "topics", TopicMap(self.topics))
 
     @classmethod
-    def from_response(cls, response: Any, generation: int = 0) -> ClusterMetadata:
+    def from_response(cls, response: MetadataResponse, generation: int = 0) -> ClusterMetadata:
         """Build a snapshot from a decoded ``MetadataResponse`` (any version)."""
         brokers = {
             b.node_id: BrokerMetadata(b.node_id, b.host, b.port, b.rack) for b in response.brokers

@@ -20,6 +20,8 @@ from aiokafka.protocol import messages as m
 from aiokafka.structs import TopicPartition
 
 if TYPE_CHECKING:
+    from uuid import UUID
+
     from aiokafka.cluster.metadata import ClusterMetadata
 
     from .config import ConsumerConfig
@@ -126,7 +128,7 @@ class FetchSession:
 
 def build_fetch_request(
     plan: FetchPlan, version: int, cluster: ClusterMetadata, cfg: ConsumerConfig
-) -> tuple[Any, dict[Any, str]]:
+) -> tuple[m.FetchRequest, dict[UUID, str]]:
     """The Fetch request (at ``version``) for ``plan``.
 
     Every partition carries the leader epoch the metadata has for it

@@ -30,7 +30,7 @@ import asyncio
 import enum
 import logging
 from collections.abc import Collection, Iterable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from aiokafka.errors import (
     KafkaError,
@@ -257,9 +257,9 @@ class PositionValidator:
         return per_node, leaderless
 
     @staticmethod
-    def request(checks: list[Check]) -> Any:
+    def request(checks: list[Check]) -> _oe.OffsetForLeaderEpochRequest:
         """The OffsetForLeaderEpoch request for one broker's ``checks``."""
-        topics: dict[str, list[Any]] = {}
+        topics: dict[str, list[_oe.OffsetForLeaderPartition]] = {}
         for c in checks:
             topics.setdefault(c.tp.topic, []).append(
                 _oe.OffsetForLeaderPartition(
@@ -275,7 +275,7 @@ class PositionValidator:
         )
 
     def on_response(
-        self, checks: list[Check], response: Any
+        self, checks: list[Check], response: _oe.OffsetForLeaderEpochResponse
     ) -> tuple[dict[TopicPartition, KafkaError], bool]:
         """Apply one broker's answer.
 

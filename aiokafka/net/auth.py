@@ -13,8 +13,8 @@ round from the session lifetime :func:`authenticate` returns.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from aiokafka.errors import (
     AuthenticationFailedError,
@@ -30,11 +30,19 @@ from aiokafka.protocol import messages as _messages
 if TYPE_CHECKING:
     from aiokafka.net.connection import AIOKafkaConnection
     from aiokafka.net.sasl import SaslMechanism
+    from aiokafka.protocol.request import Request
 
 __all__ = ["SendFunction", "authenticate", "build_mechanism"]
 
-#: Sends one request on the connection being authenticated and returns its response.
-SendFunction = Callable[[Any], Awaitable[Any]]
+_R = TypeVar("_R")
+
+
+class SendFunction(Protocol):
+    """Sends one request on the connection being authenticated and returns its
+    response (typed by the request class, as ``AIOKafkaConnection.send``)."""
+
+    def __call__(self, request: Request[_R], /) -> Awaitable[_R]: ...
+
 
 log = logging.getLogger(__name__)
 

@@ -466,7 +466,7 @@ class AIOKafkaConnection:
     @overload
     async def _send(
         self,
-        request: Request[Any],
+        request: Request[object],
         version: int,
         expect_response: Literal[True],
         decode: Callable[[memoryview], _R],
@@ -478,7 +478,7 @@ class AIOKafkaConnection:
     @overload
     async def _send(
         self,
-        request: Request[Any],
+        request: Request[object],
         version: int,
         expect_response: bool,
         decode: Callable[[memoryview], _R],
@@ -489,7 +489,7 @@ class AIOKafkaConnection:
 
     async def _send(
         self,
-        request: Request[Any],
+        request: Request[object],
         version: int,
         expect_response: bool,
         decode: Callable[[memoryview], _R],

@@ -19,7 +19,7 @@ Invariants:
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
 from aiokafka.protocol import messages as m
 from aiokafka.structs import TopicPartition
@@ -62,7 +62,7 @@ class ProducerIdState:
         """True once InitProducerId succeeded (and no bump is pending)."""
         return self.producer_id != NO_PRODUCER_ID and not self.bump_required
 
-    def init_request(self, api_version: int) -> Any:
+    def init_request(self, api_version: int) -> m.InitProducerIdRequest:
         """The InitProducerId request to send now (first id, or an epoch bump when
         :attr:`bump_required` and the broker supports it at ``api_version``)."""
         bump = self.producer_id != NO_PRODUCER_ID and api_version >= BUMP_MIN_VERSION

@@ -431,7 +431,7 @@ class Sender:
         assert ids is not None
         client = self._client
 
-        async def attempt() -> Any:
+        async def attempt() -> m.InitProducerIdResponse:
             if ids.transactional_id is not None:
                 node = await client.coordinator_for(
                     ids.transactional_id, CoordinatorType.TRANSACTION
@@ -509,7 +509,9 @@ class Sender:
             self._requests.add(task)
             task.add_done_callback(self._requests.discard)
 
-    async def _produce(self, node: int, batches: list[ProducerBatch], request: Any) -> None:
+    async def _produce(
+        self, node: int, batches: list[ProducerBatch], request: m.ProduceRequest
+    ) -> None:
         try:
             if self._acks == 0:
                 await self._client.send(node, request, expect_response=False)
@@ -548,11 +550,13 @@ class Sender:
             for batch in batches:
                 self._fail(batch, exc)
 
-    def _on_response(self, node: int, batches: list[ProducerBatch], response: Any) -> None:
-        results: dict[tuple[str, int], Any] = {}
+    def _on_response(
+        self, node: int, batches: list[ProducerBatch], response: m.ProduceResponse
+    ) -> None:
+        results: dict[tuple[str, int], m.PartitionProduceResponse] = {}
         for topic in response.responses:
-            for part in topic.partition_responses:
-                results[(topic.name, part.index)] = part
+            for answer in topic.partition_responses:
+                results[(topic.name, answer.index)] = answer
         endpoints = [
             BrokerMetadata(e.node_id, e.host, e.port, e.rack) for e in response.node_endpoints
         ]

@@ -182,7 +182,7 @@ class TransactionManager:
             ids.producer_id = -1
             ids.producer_epoch = -1
 
-        async def attempt(node: int) -> Any:
+        async def attempt(node: int) -> m.InitProducerIdResponse:
             version = await self._client.api_version(node, m.InitProducerIdRequest.API_KEY)
             response = await self._client.send(node, ids.init_request(version))
             if response.error_code:
@@ -412,7 +412,7 @@ class TransactionManager:
 
                 max_version = self._max_version(m.EndTxnRequest.API_KEY)
 
-                async def attempt(node: int) -> Any:
+                async def attempt(node: int) -> m.EndTxnResponse:
                     response = await self._client.send(node, request, max_version=max_version)
                     if response.error_code:
                         raise for_code(response.error_code)(
@@ -443,7 +443,7 @@ class TransactionManager:
             state.end_done()
 
 
-def _raise_add_partitions_error(response: Any) -> None:
+def _raise_add_partitions_error(response: m.AddPartitionsToTxnResponse) -> None:
     """Raise the most telling per-partition error of an AddPartitionsToTxn response."""
     if response.error_code:
         raise for_code(response.error_code)("AddPartitionsToTxn")
@@ -461,7 +461,9 @@ def _raise_add_partitions_error(response: Any) -> None:
         raise worst
 
 
-def _raise_txn_offset_commit_error(response: Any, group: ConsumerGroupMetadata) -> None:
+def _raise_txn_offset_commit_error(
+    response: m.TxnOffsetCommitResponse, group: ConsumerGroupMetadata
+) -> None:
     for topic in response.topics:
         for part in topic.partitions:
             code = part.error_code

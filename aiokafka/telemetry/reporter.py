@@ -40,7 +40,7 @@ import uuid
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from aiokafka import errors
 from aiokafka._timeout import timeout as _timeout
@@ -51,9 +51,15 @@ from aiokafka.record import compression
 from .collect import Collector, Selection
 from .otlp import Point, encode_metrics_data
 
+if TYPE_CHECKING:
+    from aiokafka.protocol.request import Request
+
 __all__ = ["DEFAULT_PUSH_INTERVAL_MS", "TelemetryClient", "TelemetryReporter"]
 
 log = logging.getLogger(__name__)
+
+# The response type of a request (``Request[_R]`` -> ``_R``).
+_R = TypeVar("_R")
 
 #: Wait after a failed request when no subscription gave an interval (Java's).
 DEFAULT_PUSH_INTERVAL_MS = 5 * 60 * 1000
@@ -90,7 +96,9 @@ class TelemetryClient(Protocol):
         self, node_id: int, api_key: int, max_version: int | None = None
     ) -> int: ...
 
-    async def send(self, node_id: int, request: Any, *, timeout_ms: int | None = None) -> Any: ...
+    async def send(
+        self, node_id: int, request: Request[_R], *, timeout_ms: int | None = None
+    ) -> _R: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,7 +236,7 @@ class TelemetryReporter:
         wait = max(seconds, self._not_before - time.monotonic())
         await asyncio.sleep(max(wait, 0.0))
 
-    async def _request(self, node_id: int, request: Any) -> Any:
+    async def _request(self, node_id: int, request: Request[_R]) -> _R:
         response = await self._client.send(node_id, request, timeout_ms=self._timeout_ms)
         throttle = getattr(response, "throttle_time_ms", 0)
         if throttle > 0:
@@ -272,7 +280,9 @@ class TelemetryReporter:
             return subscription.interval
         return DEFAULT_PUSH_INTERVAL_MS / 1000
 
-    def _install(self, node_id: int, response: Any) -> Subscription:
+    def _install(
+        self, node_id: int, response: _messages.GetTelemetrySubscriptionsResponse
+    ) -> Subscription:
         instance_id = response.client_instance_id
         if instance_id == _ZERO_UUID:
             raise _Stop("the broker gave no client instance id")

@@ -471,7 +471,7 @@ class ConsumerProtocolMembership(GroupMembership):
         if machine.state is MemberState.STABLE and self._reconcile_task is None:
             self._assigned.set()
 
-    def _request(self, fields: HeartbeatFields) -> Any:
+    def _request(self, fields: HeartbeatFields) -> m.ConsumerGroupHeartbeatRequest:
         owned = None
         if fields.owned is not None:
             owned = [
