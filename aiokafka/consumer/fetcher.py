@@ -40,6 +40,7 @@ from aiokafka.cluster.metadata import ClusterMetadata
 from aiokafka.cluster.ports import FetcherClient
 from aiokafka.errors import (
     ConsumerStoppedError,
+    IllegalStateError,
     KafkaError,
     KafkaTimeoutError,
     OffsetOutOfRangeError,
@@ -199,12 +200,9 @@ class Fetcher:
         try:
             while not self._closed:
                 self._wakeup.clear()
-                await self._track_topics()
-                await self._update_positions()
+                await self._turn()
                 if self._closed:
                     break
-                self._send_fetches()
-                self._start_validation()
                 await _wait_event(self._wakeup, self._next_backoff_expiry())
         except asyncio.CancelledError:
             raise
@@ -215,6 +213,37 @@ class Fetcher:
             self._fatal = exc
             self._data_ready.set()
             raise
+
+    async def _turn(self) -> None:
+        """One turn of the loop, up to its wait: steps 1-4 of the module docstring."""
+        await self._track_topics()
+        await self._update_positions()
+        if self._closed:
+            return
+        self._send_fetches()
+        self._start_validation()
+
+    async def run_once(self) -> None:
+        """Run one turn of the fetch loop in the caller's task, and wait for the
+        fetches and the validation it started to be answered and handled.
+
+        For tests and tools that drive a fetcher whose loop is not started: each call
+        sends, through the client, what one turn of :meth:`start`'s loop would send
+        (back-offs and in-flight limits apply as in the loop).
+
+        Raises:
+            aiokafka.errors.IllegalStateError: the loop is running.
+        """
+        if self._task is not None:
+            raise IllegalStateError("run_once() drives a fetcher whose loop is not running")
+        self._wakeup.clear()
+        await self._turn()
+        started = [
+            task
+            for task in (self._validating, *self._in_flight.values())
+            if task is not None and not task.done()
+        ]
+        await asyncio.gather(*started)
 
     def _next_backoff_expiry(self) -> float | None:
         now = time.monotonic()

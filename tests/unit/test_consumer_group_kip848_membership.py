@@ -24,7 +24,8 @@ from aiokafka.errors import (
 )
 from aiokafka.structs import ConsumerRecord, TopicPartition
 
-from .test_consumer_fetcher import FakeClient, pdata, records, respond
+from ._fetcher_stub import FetcherStub, metadata
+from .test_consumer_fetcher import pdata, records, respond
 
 A = TopicPartition("t", 0)  # revoked
 B = TopicPartition("t", 1)  # kept
@@ -41,11 +42,11 @@ class _Listener(ConsumerRebalanceListener):
         pass
 
 
-def _subscribed_fetcher() -> tuple[Fetcher, SubscriptionState, FakeClient, ConsumerConfig]:
+def _subscribed_fetcher() -> tuple[Fetcher, SubscriptionState, FetcherStub, ConsumerConfig]:
     config = ConsumerConfig.from_options(group_id="g", group_protocol="consumer")
     subs = SubscriptionState("earliest")
-    client = FakeClient()
-    fetcher = Fetcher(client, subs, config, OffsetsClient(client, "g"))  # type: ignore[arg-type]
+    client = FetcherStub(metadata({A: (1, 0), B: (1, 0)}))
+    fetcher = Fetcher(client, subs, config, OffsetsClient(client, "g"))
     subs.subscribe(["t"], _Listener())
     subs.assign_from_subscribed([A, B])
     subs.seek(A, 0)
@@ -58,7 +59,7 @@ async def test_revoke_stops_handing_out_records_before_the_commit() -> None:
     revoked partition: the commit took its position before, so the next owner would
     read them again (duplicates). Records of kept partitions still flow."""
     fetcher, subs, client, config = _subscribed_fetcher()
-    respond(fetcher, {A: pdata(A, records(0, 5)), B: pdata(B, records(0, 5))})
+    await respond(fetcher, client, {A: pdata(A, records(0, 5)), B: pdata(B, records(0, 5))})
     # The application has read two records of A before the rebalance.
     assert [r.offset for r in fetcher.drain(frozenset({A}), 2)[A]] == [0, 1]
 
@@ -116,7 +117,7 @@ def _member(error: KafkaError | None = None) -> tuple[ConsumerProtocolMembership
         pass
 
     membership = ConsumerProtocolMembership(
-        FakeClient(),  # type: ignore[arg-type]
+        FetcherStub(metadata({})),  # type: ignore[arg-type]
         subs,
         config,
         offsets,  # type: ignore[arg-type]

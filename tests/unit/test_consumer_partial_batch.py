@@ -20,6 +20,8 @@ from aiokafka.protocol import messages as m
 from aiokafka.record import DefaultRecordBatchBuilder
 from aiokafka.structs import TopicPartition
 
+from ._fetcher_stub import FetcherStub, metadata
+
 A = TopicPartition("t", 0)
 B = TopicPartition("t", 1)
 
@@ -37,16 +39,11 @@ def inflate(data: bytes, extra: int) -> bytes:
     return data[:8] + struct.pack(">i", length + extra) + data[12:]
 
 
-class FakeClient:
-    def __init__(self) -> None:
-        self.config = ConsumerConfig.from_options().client
-
-
 def make(**options: Any) -> tuple[Fetcher, SubscriptionState]:
     cfg = ConsumerConfig.from_options(**options)
     subs = SubscriptionState("earliest")
-    client = FakeClient()
-    fetcher = Fetcher(client, subs, cfg, OffsetsClient(client, None))  # type: ignore[arg-type]
+    client = FetcherStub(metadata({A: (1, 0), B: (1, 0)}))
+    fetcher = Fetcher(client, subs, cfg, OffsetsClient(client, None))
     subs.assign_from_user([A, B])
     subs.seek(A, 0)
     subs.seek(B, 0)

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from aiokafka.cluster.interest import InterestHandle
 from aiokafka.cluster.metadata import ClusterMetadata, TopicMetadata
 from aiokafka.consumer.config import ConsumerConfig
 from aiokafka.consumer.fetch_session import FetchSession, PartitionFetch, build_fetch_request
@@ -29,6 +30,8 @@ from aiokafka.protocol import messages as m
 from aiokafka.protocol._gen import offset_for_leader_epoch as _oe
 from aiokafka.record import DefaultRecordBatchBuilder
 from aiokafka.structs import BrokerMetadata, PartitionMetadata, TopicPartition
+
+from ._fetcher_stub import FetcherStub
 
 A = TopicPartition("t", 0)
 B = TopicPartition("t", 1)
@@ -73,6 +76,12 @@ class FakeClient:
 
     def apply_leader_hint(self, tp: TopicPartition, leader: int, epoch: int, ep: Any) -> bool:
         return False
+
+    def topic_interest(self, name: str) -> InterestHandle:
+        return FetcherStub(self.cluster).topic_interest(name)
+
+    def request_refresh(self, reason: str) -> asyncio.Future[ClusterMetadata]:
+        return FetcherStub(self.cluster).request_refresh(reason)
 
 
 def epoch_end(tp: TopicPartition, end_offset: int, leader_epoch: int, error: int = 0) -> Any:
