@@ -46,6 +46,7 @@ _OPTIONAL = (
 _CLIENT_MODULES = {
     "aiokafka",
     "aiokafka._errors_base",
+    "aiokafka._clock",  # the connection pool's default clock
     "aiokafka._extensions",
     "aiokafka._gen",
     "aiokafka._gen.error_codes",
@@ -58,6 +59,7 @@ _CLIENT_MODULES = {
     "aiokafka.cluster.interest",
     "aiokafka.cluster.metadata",
     "aiokafka.cluster.options",
+    "aiokafka.cluster.ports",  # what the fetcher, sender and offsets need of the client
     "aiokafka.cluster.refresh",
     "aiokafka.cluster.retry",
     "aiokafka.consumer",
@@ -102,6 +104,7 @@ _CLIENT_MODULES = {
     "aiokafka.net.reauth",
     "aiokafka.net.sasl",  # the package only: SUPPORTED_MECHANISMS
     "aiokafka.net.secret",
+    "aiokafka.net.streams",  # the connection's default TCP stream factory
     "aiokafka.net.transport_errors",
     "aiokafka.net.versions",
     "aiokafka.options",
