@@ -1,4 +1,5 @@
-"""From a client constructor's explicit keyword parameters to its options.
+"""What the client facades share: from a constructor's keyword parameters to its
+options, and what ``async with`` means.
 
 Each client constructor (producer, consumer, admin, ``AIOKafkaClient``) declares every
 option as a typed keyword-only parameter, so ``inspect.signature()``, ``help()``, IDEs
@@ -9,16 +10,22 @@ config classes stay the one place that validates and resolves them.
 The constructors end with ``**configs: Never``: a static checker rejects any other
 keyword, and at run time :func:`reject_unknown` raises
 :class:`~aiokafka.net.config.InvalidOptionError` naming the closest option, as before.
+
+``async with client:`` calls ``start()`` on entry and, on exit (with or without an
+exception, which is never suppressed), ``stop()`` (producer, consumers:
+:class:`StartStop`) or ``close()`` (admin and cluster clients: :class:`StartClose`),
+as aiokafka 0.14 does.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from types import TracebackType
+from typing import Any, Final, Protocol, TypeVar
 
 from aiokafka.net.config import unknown_option
 
-__all__ = ["RESOLVED", "given", "reject_unknown"]
+__all__ = ["RESOLVED", "StartClose", "StartStop", "given", "reject_unknown"]
 
 
 class _Resolved:
@@ -56,3 +63,50 @@ def given(arguments: Mapping[str, Any]) -> dict[str, Any]:
         for name, value in arguments.items()
         if name not in _NOT_OPTIONS and value is not RESOLVED
     }
+
+
+class _Startable(Protocol):
+    async def start(self) -> None: ...
+
+
+class _Exiting(_Startable, Protocol):
+    async def _exit_context(self) -> None: ...
+
+
+class _Stoppable(Protocol):
+    async def stop(self) -> None: ...
+
+
+class _Closable(Protocol):
+    async def close(self) -> None: ...
+
+
+_S = TypeVar("_S", bound=_Startable)
+
+
+class _AsyncWith:
+    async def __aenter__(self: _S) -> _S:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self: _Exiting,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self._exit_context()
+
+
+class StartStop(_AsyncWith):
+    """Mixin: ``async with`` runs ``start()``, then ``stop()`` on the way out."""
+
+    async def _exit_context(self: _Stoppable) -> None:
+        await self.stop()
+
+
+class StartClose(_AsyncWith):
+    """Mixin: ``async with`` runs ``start()``, then ``close()`` on the way out."""
+
+    async def _exit_context(self: _Closable) -> None:
+        await self.close()

@@ -34,7 +34,6 @@ from __future__ import annotations
 import asyncio
 import ssl
 from collections.abc import Sequence
-from types import TracebackType
 from typing import Any
 
 from typing_extensions import Never
@@ -58,7 +57,7 @@ from aiokafka.errors import IllegalStateError
 from aiokafka.net.config import DEFAULT_CLIENT_ID
 from aiokafka.net.frames import DEFAULT_MAX_RESPONSE_SIZE
 from aiokafka.net.secret import Secret
-from aiokafka.options import given, reject_unknown
+from aiokafka.options import StartClose, given, reject_unknown
 from aiokafka.protocol._gen import api_versions as _av
 from aiokafka.structs import TopicPartition
 
@@ -76,6 +75,7 @@ class AIOKafkaAdminClient(
     TransactionsMixin,
     QuotasMixin,
     ShareGroupsMixin,
+    StartClose,
 ):
     """Administer a Kafka cluster: topics, configs, groups, offsets, ACLs, users,
     quotas, replicas and transactions.
@@ -205,18 +205,6 @@ class AIOKafkaAdminClient(
         """A snapshot of the admin client's request and connection metrics under the
         Java client's names, plus ``"nodes"`` per broker (``docs/metrics.md``)."""
         return self._client.network_metrics()
-
-    async def __aenter__(self) -> AIOKafkaAdminClient:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
 
     async def describe_features(self) -> FeatureMetadata:
         """Supported and finalized feature flags (KIP-584), e.g. ``metadata.version``.

@@ -22,7 +22,6 @@ import random
 import socket
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from aiokafka._timeout import wait_for
@@ -47,6 +46,7 @@ from aiokafka.errors import (
 )
 from aiokafka.net.backoff import ExponentialBackoff
 from aiokafka.net.connection import AIOKafkaConnection
+from aiokafka.options import StartClose
 from aiokafka.protocol import messages as _messages
 from aiokafka.structs import BrokerMetadata, TopicPartition
 
@@ -81,7 +81,7 @@ class ConnectionGroup(enum.IntEnum):
     COORDINATION = 1
 
 
-class AIOKafkaClient(ClientOptions):
+class AIOKafkaClient(ClientOptions, StartClose):
     """Connections to a Kafka cluster with cached metadata and routing.
 
     Either pass a :class:`~aiokafka.cluster.config.ClientConfig` or the same options
@@ -208,18 +208,6 @@ class AIOKafkaClient(ClientOptions):
                 await asyncio.wait([task])
             await self._refresher.close()
             await self._pool.close()
-
-    async def __aenter__(self) -> AIOKafkaClient:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
 
     def _check_started(self) -> None:
         if self._state != "started":

@@ -31,13 +31,12 @@ import re
 import time
 import warnings
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
-from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiokafka.abc import ConsumerRebalanceListener
-from aiokafka.cluster import AIOKafkaClient
 from aiokafka.errors import ConsumerStoppedError, IllegalOperation, IllegalStateError
 from aiokafka.hooks import Instrumentable
+from aiokafka.options import StartStop
 from aiokafka.structs import (
     KT,
     VT,
@@ -47,24 +46,26 @@ from aiokafka.structs import (
     TopicPartition,
 )
 
-from .commits import Committer
 from .config import ConsumerConfig
-from .fetcher import Fetcher
-from .group.factory import create_membership
-from .group.membership import GroupMembership, MembershipHooks, wait_first_assignment
 from .leftovers import Leftovers
-from .no_group import NoGroupAssigner, matching_topics
-from .offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, BadArgumentError, OffsetsClient
 from .options import ConsumerOptions
-from .positions import seek_committed
-from .subscription import SubscriptionState, SubscriptionType, check_partitions
+from .subscription import BadArgumentError, SubscriptionState, SubscriptionType, check_partitions
+
+if TYPE_CHECKING:
+    from aiokafka.cluster import AIOKafkaClient
+
+    from .commits import Committer
+    from .fetcher import Fetcher
+    from .group.membership import GroupMembership
+    from .no_group import NoGroupAssigner
+    from .offsets import OffsetsClient
 
 __all__ = ["AIOKafkaConsumer"]
 
 log = logging.getLogger(__name__)
 
 
-class AIOKafkaConsumer(ConsumerOptions[KT, VT], Instrumentable):
+class AIOKafkaConsumer(ConsumerOptions[KT, VT], Instrumentable, StartStop):
     """A client that consumes records from a Kafka cluster.
 
     The constructor (:class:`~aiokafka.consumer.options.ConsumerOptions`) takes
@@ -119,6 +120,19 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], Instrumentable):
             raise IllegalStateError(f"AIOKafkaConsumer.start() on a {self._state} consumer")
         self._state = "started"
         self._loop = asyncio.get_running_loop()
+        # Imported by the first start() for import cost (issue 14): the cluster client
+        # (with the connection layer), the fetcher and the offsets and commit machinery
+        # are most of the consumer's code, and a program may import the consumer
+        # without starting one. None of them imports this module (no cycle); other
+        # methods that need one import it too, after start() loaded it.
+        from aiokafka.cluster.client import AIOKafkaClient
+
+        from .commits import Committer
+        from .fetcher import Fetcher
+        from .group.membership import wait_first_assignment
+        from .no_group import NoGroupAssigner
+        from .offsets import OffsetsClient
+
         client = AIOKafkaClient(self._config.client)
         self._subscribed = client.topic_interest("subscription")  # before the bootstrap
         try:
@@ -228,6 +242,9 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], Instrumentable):
             or not self._subscriptions.partitions_auto_assigned
         ):
             return
+        from .group.factory import create_membership  # loaded by the first membership
+        from .group.membership import MembershipHooks
+
         # The hooks point at the committer and the fetcher, not at this facade: the
         # membership's task must not keep an abandoned consumer alive (see __del__).
         hooks = MembershipHooks(
@@ -245,18 +262,6 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], Instrumentable):
         if membership is not None:
             membership.poll_called()
             membership.check_errors()
-
-    async def __aenter__(self) -> AIOKafkaConsumer[KT, VT]:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.stop()
 
     def _started(self) -> tuple[AIOKafkaClient, Fetcher, OffsetsClient]:
         if self._state == "stopped":
@@ -363,6 +368,8 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], Instrumentable):
             self._resolved_subscription = self._subscription_version
             return
         if subs.type is SubscriptionType.AUTO_PATTERN and subs.subscribed_pattern is not None:
+            from .no_group import matching_topics  # loaded by start()
+
             metadata = await client.fetch_all_metadata()
             exclude = self._config.exclude_internal_topics
             subs.change_subscription(matching_topics(metadata, subs.subscribed_pattern, exclude))
@@ -595,6 +602,8 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], Instrumentable):
         if self._config.group_id is None:
             raise IllegalOperation("seek_to_committed requires group_id")
         _, _, offsets = self._started()
+        from .positions import seek_committed  # a cold path: one committed-offset look-up
+
         result, reset = await seek_committed(self._subscriptions, offsets, tps)
         await self._resolve(reset)
         return result
@@ -656,6 +665,8 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], Instrumentable):
         Raises:
             aiokafka.errors.KafkaTimeoutError: not answered within request_timeout_ms.
         """
+        from .offsets import EARLIEST_TIMESTAMP  # loaded by start()
+
         return await self._list_special(partitions, EARLIEST_TIMESTAMP)
 
     async def end_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
@@ -664,6 +675,8 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], Instrumentable):
         Raises:
             aiokafka.errors.KafkaTimeoutError: not answered within request_timeout_ms.
         """
+        from .offsets import LATEST_TIMESTAMP  # loaded by start()
+
         return await self._list_special(partitions, LATEST_TIMESTAMP)
 
     async def _list_special(

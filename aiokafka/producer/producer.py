@@ -30,12 +30,8 @@ import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from aiokafka.cluster.client import AIOKafkaClient
-from aiokafka.cluster.interest import InterestHandle
-from aiokafka.cluster.metadata import ClusterMetadata
 from aiokafka.errors import (
     IllegalStateError,
     InvalidTopicError,
@@ -48,19 +44,23 @@ from aiokafka.errors import (
     for_code,
 )
 from aiokafka.hooks import Instrumentable
-from aiokafka.producer.accumulator import RecordAccumulator
+from aiokafka.options import StartStop
 from aiokafka.producer.config import ProducerConfig
-from aiokafka.producer.futures import RecordFuture
 from aiokafka.producer.idempotence import ProducerIdState
 from aiokafka.producer.options import ProducerOptions
 from aiokafka.producer.partitioner import StickyPartitionState, murmur2_partition
 from aiokafka.producer.records import BatchBuilder, RecordSerializer
-from aiokafka.producer.sender import Sender
 from aiokafka.producer.transactional import TransactionalAPI
 from aiokafka.record import DefaultRecordBatchBuilder
 from aiokafka.structs import KT, VT, RecordMetadata, TopicPartition
 
 if TYPE_CHECKING:
+    from aiokafka.cluster.client import AIOKafkaClient
+    from aiokafka.cluster.interest import InterestHandle
+    from aiokafka.cluster.metadata import ClusterMetadata
+    from aiokafka.producer.accumulator import RecordAccumulator
+    from aiokafka.producer.futures import RecordFuture
+    from aiokafka.producer.sender import Sender
     from aiokafka.producer.transactions import TransactionManager
 
 __all__ = ["AIOKafkaProducer", "BatchBuilder"]
@@ -84,7 +84,7 @@ class _TopicEntry:
     sticky: TopicPartition | None = None
 
 
-class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable):
+class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable, StartStop):
     """An asyncio Kafka producer (aiokafka-compatible).
 
     Every option is a typed keyword of the constructor
@@ -161,6 +161,14 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
         if self._state != "new":
             raise IllegalStateError(f"AIOKafkaProducer.start(): the producer is {self._state}")
         self._loop = asyncio.get_running_loop()
+        # Imported by the first start() for import cost (issue 14): the cluster client
+        # (with the connection layer), the accumulator and the sender are most of the
+        # producer's code, and a program may import the producer without starting one.
+        # None of them imports this module (no cycle).
+        from aiokafka.cluster.client import AIOKafkaClient
+        from aiokafka.producer.accumulator import RecordAccumulator
+        from aiokafka.producer.sender import Sender
+
         config = self._config
         self._client = AIOKafkaClient(config.client)
         # Registered before the bootstrap: a producer that has sent nothing asks
@@ -279,18 +287,6 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
             loop.call_soon_threadsafe(_release_abandoned, self._sender, self._client)
         except RuntimeError:
             pass  # the loop closed meanwhile: nothing can run any more
-
-    async def __aenter__(self) -> AIOKafkaProducer[KT, VT]:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.stop()
 
     def _check_running(self, sending: bool = False) -> None:
         if self._state == "running":

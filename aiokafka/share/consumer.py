@@ -19,13 +19,13 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
-from types import TracebackType
 from typing import Any
 
 from aiokafka.cluster.client import AIOKafkaClient
 from aiokafka.cluster.config import ClientConfig
 from aiokafka.errors import ConsumerStoppedError, IllegalStateError, KafkaError
 from aiokafka.metrics.share import ShareFetchMetrics, SharePollMetrics, share_consumer_snapshot
+from aiokafka.options import StartStop
 from aiokafka.structs import TopicPartition
 
 from .acks import AcknowledgementState
@@ -39,7 +39,7 @@ AcknowledgementCallback = Callable[[AckResults], None]
 Polled = dict[TopicPartition, list[ShareConsumerRecord[Any, Any]]]
 
 
-class AIOKafkaShareConsumer:
+class AIOKafkaShareConsumer(StartStop):
     """A share-group consumer.
 
     Args:
@@ -176,18 +176,6 @@ class AIOKafkaShareConsumer:
             await client.close()
         # Once stopped: an exception from the callback cannot keep the member in the group.
         self._report(results)
-
-    async def __aenter__(self) -> AIOKafkaShareConsumer:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.stop()
 
     # -- subscription ---------------------------------------------------------------------
 
