@@ -34,11 +34,12 @@ from aiokafka.structs import TopicPartition
 if TYPE_CHECKING:
     from aiokafka.protocol.request import Request
 
-__all__ = ["AdminBase", "error_for", "raise_first"]
+__all__ = ["AdminBase", "error_for", "instances", "raise_first"]
 
 K = TypeVar("K", bound=Hashable)
 # The response type of a request (``Request[R]`` -> ``R``).
 R = TypeVar("R")
+T = TypeVar("T")
 
 #: An attempt's outcome per item: a result, or the error for that item.
 Outcome = dict[K, Any]
@@ -58,6 +59,20 @@ def check(code: int, message: str | None, what: str) -> None:
     err = error_for(code, message, what)
     if err is not None:
         raise err
+
+
+def instances(name: str, values: Iterable[object], cls: type[T]) -> list[T]:
+    """``values`` as a list, each checked to be a ``cls``.
+
+    Raises:
+        TypeError: naming the argument ``name`` and the first wrong value.
+    """
+    items: list[T] = []
+    for item in values:
+        if not isinstance(item, cls):
+            raise TypeError(f"{name} must be {cls.__name__} instances, got {item!r}")
+        items.append(item)
+    return items
 
 
 def raise_first(outcome: Mapping[Any, object]) -> None:
@@ -205,10 +220,7 @@ class AdminBase:
     async def _require_partitions(self, partitions: Iterable[TopicPartition]) -> None:
         """Fail fast if a topic/partition does not exist (after one refresh), instead
         of retrying UNKNOWN_TOPIC_OR_PARTITION until the deadline."""
-        tps = list(partitions)
-        for tp in tps:
-            if not isinstance(tp, TopicPartition):
-                raise TypeError(f"partitions must be TopicPartition, got {tp!r}")
+        tps = instances("partitions", partitions, TopicPartition)
         if all(self._client.cluster.partition(tp) is not None for tp in tps):
             return
         await self._client.refresh_metadata()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from aiokafka.admin._base import AdminBase, check, error_for, raise_first
+from aiokafka.admin._base import AdminBase, check, error_for, instances, raise_first
 from aiokafka.admin.acl_types import (
     AclBinding,
     AclBindingFilter,
@@ -91,10 +91,7 @@ class AclsMixin(AdminBase):
             aiokafka.errors.InvalidRequestError: and other per-binding errors; the
                 other bindings are created, the exception names every failure.
         """
-        bindings = list(acls)
-        for b in bindings:
-            if not isinstance(b, AclBinding):
-                raise TypeError(f"acls must be AclBinding instances, got {b!r}")
+        bindings = instances("acls", acls, AclBinding)
         request = _ca.CreateAclsRequest(
             creations=[
                 _ca.AclCreation(
@@ -135,10 +132,7 @@ class AclsMixin(AdminBase):
             aiokafka.errors.KafkaError: a per-filter or per-ACL error (the exception
                 names every failure; other filters still delete).
         """
-        flist = list(filters)
-        for f in flist:
-            if not isinstance(f, AclBindingFilter):
-                raise TypeError(f"filters must be AclBindingFilter instances, got {f!r}")
+        flist = instances("filters", filters, AclBindingFilter)
         request = _da.DeleteAclsRequest(
             filters=[
                 _da.DeleteAclsFilter(

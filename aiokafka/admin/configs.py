@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from aiokafka.admin._base import AdminBase, error_for, raise_first
+from aiokafka.admin._base import AdminBase, error_for, instances, raise_first
 from aiokafka.admin.results import (
     ConfigAlterationResult,
     ConfigDescription,
@@ -37,13 +37,10 @@ _PER_BROKER = (ConfigResourceType.BROKER, ConfigResourceType.BROKER_LOGGER)
 
 
 def _resources(arg: str, values: Iterable[object]) -> list[ConfigResource]:
-    out: list[ConfigResource] = []
-    for r in values:
-        if not isinstance(r, ConfigResource):
-            raise TypeError(f"{arg} must be ConfigResource instances, got {r!r}")
+    out = instances(arg, values, ConfigResource)
+    for r in out:
         if r.resource_type in _PER_BROKER and r.name and not r.name.isdigit():
             raise ValueError(f"{arg}: a {r.resource_type.name} name must be a broker id")
-        out.append(r)
     if len(set(out)) != len(out):
         raise ValueError(f"{arg}: the same resource is listed twice")
     return out

@@ -12,7 +12,7 @@ import struct
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from aiokafka.admin._base import AdminBase, check, error_for, raise_first
+from aiokafka.admin._base import AdminBase, check, error_for, instances, raise_first
 from aiokafka.admin.results import (
     ConsumerGroupListing,
     GroupDescription,
@@ -61,9 +61,7 @@ def _group_id(value: object) -> str:
 
 def _by_topic(partitions: Iterable[TopicPartition]) -> dict[str, list[int]]:
     out: dict[str, list[int]] = {}
-    for tp in partitions:
-        if not isinstance(tp, TopicPartition):
-            raise TypeError(f"partitions must be TopicPartition, got {tp!r}")
+    for tp in instances("partitions", partitions, TopicPartition):
         out.setdefault(tp.topic, []).append(tp.partition)
     return out
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from aiokafka.admin._base import AdminBase, check, error_for, raise_first
+from aiokafka.admin._base import AdminBase, check, error_for, instances, raise_first
 from aiokafka.admin.quota_types import (
     ClientQuotaAlteration,
     ClientQuotaEntity,
@@ -32,9 +32,7 @@ class QuotasMixin(AdminBase):
         Raises:
             aiokafka.errors.InvalidRequestError: e.g. an unknown entity type.
         """
-        for c in components:
-            if not isinstance(c, ClientQuotaFilterComponent):
-                raise TypeError(f"components must be ClientQuotaFilterComponent, got {c!r}")
+        components = instances("components", components, ClientQuotaFilterComponent)
         request = _dcq.DescribeClientQuotasRequest(
             components=[
                 _dcq.ComponentData(
@@ -62,10 +60,7 @@ class QuotasMixin(AdminBase):
             aiokafka.errors.InvalidRequestError: e.g. an unknown quota key. Per
                 entity: the others still change; the exception names every failure.
         """
-        items = list(alterations)
-        for a in items:
-            if not isinstance(a, ClientQuotaAlteration):
-                raise TypeError(f"alterations must be ClientQuotaAlteration, got {a!r}")
+        items = instances("alterations", alterations, ClientQuotaAlteration)
         request = _acq.AlterClientQuotasRequest(
             entries=[
                 _acq.AlterClientQuotasRequestEntryData(

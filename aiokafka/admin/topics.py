@@ -7,7 +7,7 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from aiokafka.admin._base import AdminBase, check, error_for, raise_first
+from aiokafka.admin._base import AdminBase, check, error_for, instances, raise_first
 from aiokafka.admin.acl_types import AclOperation
 from aiokafka.admin.results import (
     ClusterDescription,
@@ -104,10 +104,7 @@ class TopicsMixin(AdminBase):
                 after retries) always.
             ValueError, TypeError: bad arguments (duplicate names, not NewTopic).
         """
-        topics = list(new_topics)
-        for t in topics:
-            if not isinstance(t, NewTopic):
-                raise TypeError(f"new_topics must be NewTopic instances, got {t!r}")
+        topics = instances("new_topics", new_topics, NewTopic)
         _names("new_topics", [t.name for t in topics])
         timeout = _timeout("timeout_ms", timeout_ms, self._request_timeout_ms)
         by_name = {t.name: t for t in topics}

@@ -86,13 +86,10 @@ from .classic_state import (
     join_protocols,
     select_rebalance_protocol,
 )
-from .membership import GroupMembership, MembershipHooks, run_listener
+from .membership import GroupMembership, run_listener
 
 if TYPE_CHECKING:
-    from aiokafka.cluster import AIOKafkaClient
     from aiokafka.consumer.config import ConsumerConfig
-    from aiokafka.consumer.offsets import OffsetsClient
-    from aiokafka.consumer.subscription import SubscriptionState
 
 __all__ = ["ClassicMembership"]
 
@@ -143,18 +140,7 @@ class ClassicMembership(GroupMembership):
         TypeError: an entry of ``partition_assignment_strategy`` is not an assignor.
     """
 
-    def __init__(
-        self,
-        client: AIOKafkaClient,
-        subscriptions: SubscriptionState,
-        config: ConsumerConfig,
-        offsets: OffsetsClient,
-        hooks: MembershipHooks,
-    ) -> None:
-        super().__init__(client, subscriptions, config, offsets, hooks)
-        if config.group_id is None:
-            raise ValueError("group_id: group membership needs a group_id")
-        self._group_id: str = config.group_id
+    def _setup(self, config: ConsumerConfig) -> None:
         self._instance_id = config.group_instance_id
         self._assignors: list[AbstractPartitionAssignor] = [
             _assignor_of(s) for s in config.partition_assignment_strategy
@@ -189,9 +175,6 @@ class ClassicMembership(GroupMembership):
         # Leader only: partition counts of every topic of the group when it assigned.
         self._assigned_snapshot: dict[str, int] | None = None
         self._next_metadata_check = 0.0
-        #: The topics the group needs metadata of: the pattern's matches, and (leader)
-        #: every member's topics, so it notices partitions added to any of them.
-        self._interest = client.topic_interest(f"group {self._group_id}")
         # EAGER: on_partitions_revoked ran for the rebalance under way (reset when it
         # completes), so a retried JoinGroup does not announce it again.
         self._revoke_announced = False

@@ -63,7 +63,7 @@ from aiokafka.net.backoff import ExponentialBackoff
 from aiokafka.protocol import messages as m
 from aiokafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
 
-from .membership import GroupMembership, MembershipHooks, run_listener
+from .membership import GroupMembership, run_listener
 from .reconcile import (
     HeartbeatFields,
     MemberState,
@@ -73,10 +73,7 @@ from .reconcile import (
 )
 
 if TYPE_CHECKING:
-    from aiokafka.cluster import AIOKafkaClient
     from aiokafka.consumer.config import ConsumerConfig
-    from aiokafka.consumer.offsets import OffsetsClient
-    from aiokafka.consumer.subscription import SubscriptionState
 
 __all__ = ["ConsumerProtocolMembership"]
 
@@ -114,18 +111,7 @@ class ConsumerProtocolMembership(GroupMembership):
         ValueError: the config has no ``group_id``.
     """
 
-    def __init__(
-        self,
-        client: AIOKafkaClient,
-        subscriptions: SubscriptionState,
-        config: ConsumerConfig,
-        offsets: OffsetsClient,
-        hooks: MembershipHooks,
-    ) -> None:
-        super().__init__(client, subscriptions, config, offsets, hooks)
-        if config.group_id is None:
-            raise ValueError("group_id: the consumer group protocol needs a group_id")
-        self._group_id: str = config.group_id
+    def _setup(self, config: ConsumerConfig) -> None:
         # KIP-1082: the client picks its member id once and keeps it for its whole
         # life (v1+); a v0 coordinator hands one out on the first heartbeat instead.
         self._client_member_id = str(uuid.uuid4())
@@ -144,14 +130,12 @@ class ConsumerProtocolMembership(GroupMembership):
         self._next_heartbeat = 0.0
         self._last_poll = time.monotonic()
         self._pattern_checked = 0.0
-        cfg = client.config
+        cfg = self._client.config
         self._backoff = ExponentialBackoff(
             cfg.retry_backoff_ms, max(cfg.retry_backoff_ms, cfg.reconnect_backoff_max_ms)
         )
         self._failures = 0
         self._join_sent = False
-        #: The subscribed topics (a pattern's matches) as the client's metadata interest.
-        self._interest = client.topic_interest(f"group {self._group_id}")
         # How long the coordinator waits for this member to give up partitions (the
         # revoke listener included) before fencing it. The Java client sends
         # max.poll.interval.ms; aiokafka's default (the session timeout, meant for the

@@ -98,13 +98,25 @@ class GroupMembership(abc.ABC):
         offsets: OffsetsClient,
         hooks: MembershipHooks,
     ) -> None:
+        if config.group_id is None:
+            raise ValueError("group_id: group membership needs a group_id")
         self._client = client
         self._subscriptions = subscriptions
         self._config = config
         self._offsets = offsets
         self._hooks = hooks
+        self._group_id: str = config.group_id
         #: Commit latency, rebalances (see ``docs/metrics.md``).
         self.metrics = CoordinatorMetrics()
+        #: The topics the group needs metadata of (the subscribed topics or the
+        #: pattern's matches; a classic leader adds every member's topics).
+        self._interest = client.topic_interest(f"group {self._group_id}")
+        self._setup(config)
+
+    @abc.abstractmethod
+    def _setup(self, config: ConsumerConfig) -> None:
+        """The protocol's own state, set at the end of the constructor (which has
+        checked ``config.group_id`` and set ``_group_id`` and ``_interest``)."""
 
     @abc.abstractmethod
     def start(self) -> None:

@@ -29,7 +29,7 @@ from typing import ClassVar
 
 from .types import Assignment, ClusterView, GroupMember, RebalanceProtocol, Subscription
 
-__all__ = ["AbstractPartitionAssignor", "partitions_per_topic"]
+__all__ = ["AbstractPartitionAssignor", "TopicsOnlyAssignor", "partitions_per_topic"]
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +95,19 @@ class AbstractPartitionAssignor(abc.ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} name={self.name!r}>"
+
+
+class TopicsOnlyAssignor(AbstractPartitionAssignor):
+    """An assignor whose subscription is its topics alone (range, roundrobin)."""
+
+    @classmethod
+    def metadata(cls, topics: Iterable[str]) -> Subscription:
+        """The JoinGroup subscription for ``topics`` (no user data).
+
+        A classmethod, as in aiokafka: ``RangePartitionAssignor.metadata(topics)``
+        works on the class and on an instance.
+        """
+        return Subscription(tuple(sorted(set(topics))))
 
 
 def partitions_per_topic(

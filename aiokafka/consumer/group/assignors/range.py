@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 from aiokafka.structs import TopicPartition
 
-from .abstract import AbstractPartitionAssignor, partitions_per_topic
-from .types import Assignment, ClusterView, GroupMember, Subscription, member_sort_key
+from .abstract import TopicsOnlyAssignor, partitions_per_topic
+from .types import Assignment, ClusterView, GroupMember, member_sort_key
 
 __all__ = ["RangePartitionAssignor"]
 
 
-class RangePartitionAssignor(AbstractPartitionAssignor):
+class RangePartitionAssignor(TopicsOnlyAssignor):
     """Assigns each topic separately, in contiguous ranges.
 
     For each topic, the partitions are laid out in numeric order and the members
@@ -34,15 +34,6 @@ class RangePartitionAssignor(AbstractPartitionAssignor):
 
     name = "range"
     version = 0
-
-    @classmethod
-    def metadata(cls, topics: Iterable[str]) -> Subscription:
-        """The JoinGroup subscription for ``topics`` (no user data).
-
-        A classmethod, as in aiokafka: ``RangePartitionAssignor.metadata(topics)``
-        works on the class and on an instance.
-        """
-        return Subscription(tuple(sorted(set(topics))))
 
     def assign(
         self, cluster: ClusterView, members: Mapping[str, GroupMember]

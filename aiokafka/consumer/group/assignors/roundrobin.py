@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 from aiokafka.structs import TopicPartition
 
-from .abstract import AbstractPartitionAssignor, partitions_per_topic
+from .abstract import TopicsOnlyAssignor, partitions_per_topic
 from .types import (
     Assignment,
     ClusterView,
     GroupMember,
-    Subscription,
     java_string_key,
     member_sort_key,
 )
@@ -19,7 +18,7 @@ from .types import (
 __all__ = ["RoundRobinPartitionAssignor"]
 
 
-class RoundRobinPartitionAssignor(AbstractPartitionAssignor):
+class RoundRobinPartitionAssignor(TopicsOnlyAssignor):
     """Deals every subscribed partition to the members in turn.
 
     All partitions of all subscribed topics are sorted (topic, then partition) and
@@ -45,15 +44,6 @@ class RoundRobinPartitionAssignor(AbstractPartitionAssignor):
 
     name = "roundrobin"
     version = 0
-
-    @classmethod
-    def metadata(cls, topics: Iterable[str]) -> Subscription:
-        """The JoinGroup subscription for ``topics`` (no user data).
-
-        A classmethod, as in aiokafka: ``RangePartitionAssignor.metadata(topics)``
-        works on the class and on an instance.
-        """
-        return Subscription(tuple(sorted(set(topics))))
 
     def assign(
         self, cluster: ClusterView, members: Mapping[str, GroupMember]
