@@ -31,10 +31,9 @@ import re
 import time
 import warnings
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiokafka.abc import ConsumerRebalanceListener
-from aiokafka.cluster import AIOKafkaClient
 from aiokafka.errors import ConsumerStoppedError, IllegalOperation, IllegalStateError
 from aiokafka.hooks import Instrumentable
 from aiokafka.options import StartStop
@@ -47,17 +46,19 @@ from aiokafka.structs import (
     TopicPartition,
 )
 
-from .commits import Committer
 from .config import ConsumerConfig
-from .fetcher import Fetcher
-from .group.factory import create_membership
-from .group.membership import GroupMembership, MembershipHooks, wait_first_assignment
 from .leftovers import Leftovers
-from .no_group import NoGroupAssigner, matching_topics
-from .offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, BadArgumentError, OffsetsClient
 from .options import ConsumerOptions
-from .positions import seek_committed
-from .subscription import SubscriptionState, SubscriptionType, check_partitions
+from .subscription import BadArgumentError, SubscriptionState, SubscriptionType, check_partitions
+
+if TYPE_CHECKING:
+    from aiokafka.cluster import AIOKafkaClient
+
+    from .commits import Committer
+    from .fetcher import Fetcher
+    from .group.membership import GroupMembership
+    from .no_group import NoGroupAssigner
+    from .offsets import OffsetsClient
 
 __all__ = ["AIOKafkaConsumer"]
 
@@ -119,6 +120,19 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], Instrumentable, StartStop):
             raise IllegalStateError(f"AIOKafkaConsumer.start() on a {self._state} consumer")
         self._state = "started"
         self._loop = asyncio.get_running_loop()
+        # Imported by the first start() for import cost (issue 14): the cluster client
+        # (with the connection layer), the fetcher and the offsets and commit machinery
+        # are most of the consumer's code, and a program may import the consumer
+        # without starting one. None of them imports this module (no cycle); other
+        # methods that need one import it too, after start() loaded it.
+        from aiokafka.cluster.client import AIOKafkaClient
+
+        from .commits import Committer
+        from .fetcher import Fetcher
+        from .group.membership import wait_first_assignment
+        from .no_group import NoGroupAssigner
+        from .offsets import OffsetsClient
+
         client = AIOKafkaClient(self._config.client)
         self._subscribed = client.topic_interest("subscription")  # before the bootstrap
         try:
@@ -228,6 +242,9 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], Instrumentable, StartStop):
             or not self._subscriptions.partitions_auto_assigned
         ):
             return
+        from .group.factory import create_membership  # loaded by the first membership
+        from .group.membership import MembershipHooks
+
         # The hooks point at the committer and the fetcher, not at this facade: the
         # membership's task must not keep an abandoned consumer alive (see __del__).
         hooks = MembershipHooks(
@@ -351,6 +368,8 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], Instrumentable, StartStop):
             self._resolved_subscription = self._subscription_version
             return
         if subs.type is SubscriptionType.AUTO_PATTERN and subs.subscribed_pattern is not None:
+            from .no_group import matching_topics  # loaded by start()
+
             metadata = await client.fetch_all_metadata()
             exclude = self._config.exclude_internal_topics
             subs.change_subscription(matching_topics(metadata, subs.subscribed_pattern, exclude))
@@ -583,6 +602,8 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], Instrumentable, StartStop):
         if self._config.group_id is None:
             raise IllegalOperation("seek_to_committed requires group_id")
         _, _, offsets = self._started()
+        from .positions import seek_committed  # a cold path: one committed-offset look-up
+
         result, reset = await seek_committed(self._subscriptions, offsets, tps)
         await self._resolve(reset)
         return result
@@ -644,6 +665,8 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], Instrumentable, StartStop):
         Raises:
             aiokafka.errors.KafkaTimeoutError: not answered within request_timeout_ms.
         """
+        from .offsets import EARLIEST_TIMESTAMP  # loaded by start()
+
         return await self._list_special(partitions, EARLIEST_TIMESTAMP)
 
     async def end_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
@@ -652,6 +675,8 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], Instrumentable, StartStop):
         Raises:
             aiokafka.errors.KafkaTimeoutError: not answered within request_timeout_ms.
         """
+        from .offsets import LATEST_TIMESTAMP  # loaded by start()
+
         return await self._list_special(partitions, LATEST_TIMESTAMP)
 
     async def _list_special(

@@ -28,6 +28,9 @@ from aiokafka.errors import (
 from aiokafka.protocol import messages as m
 from aiokafka.structs import OffsetAndMetadata, OffsetAndTimestamp, TopicPartition
 
+# Defined with the subscription checks (the consumer imports that module, not this one).
+from .subscription import BadArgumentError
+
 __all__ = [
     "EARLIEST_TIMESTAMP",
     "LATEST_TIMESTAMP",
@@ -39,11 +42,6 @@ __all__ = [
 #: ListOffsets' special timestamps.
 LATEST_TIMESTAMP = -1
 EARLIEST_TIMESTAMP = -2
-
-
-class BadArgumentError(TypeError, ValueError):
-    """A bad argument that aiokafka 0.14 rejects with ``TypeError`` where this package
-    raised ``ValueError``: code written for either catches it."""
 
 
 # Errors meaning "this member no longer owns what it commits": retrying cannot help.

@@ -28,7 +28,18 @@ from aiokafka.abc import ConsumerRebalanceListener
 from aiokafka.errors import IllegalStateError
 from aiokafka.structs import TopicPartition
 
-__all__ = ["PartitionState", "SubscriptionState", "SubscriptionType", "check_partitions"]
+__all__ = [
+    "BadArgumentError",
+    "PartitionState",
+    "SubscriptionState",
+    "SubscriptionType",
+    "check_partitions",
+]
+
+
+class BadArgumentError(TypeError, ValueError):
+    """A bad argument that aiokafka 0.14 rejects with ``TypeError`` where this package
+    raised ``ValueError``: code written for either catches it."""
 
 
 class SubscriptionType(enum.Enum):

@@ -19,10 +19,12 @@ Invariants:
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from aiokafka.protocol import messages as m
 from aiokafka.structs import TopicPartition
+
+if TYPE_CHECKING:
+    from aiokafka.protocol import messages as m
 
 __all__ = ["NO_PRODUCER_EPOCH", "NO_PRODUCER_ID", "NO_SEQUENCE", "ProducerIdState"]
 
@@ -65,6 +67,10 @@ class ProducerIdState:
     def init_request(self, api_version: int) -> m.InitProducerIdRequest:
         """The InitProducerId request to send now (first id, or an epoch bump when
         :attr:`bump_required` and the broker supports it at ``api_version``)."""
+        # Imported here for import cost: the producer facade builds this state in its
+        # constructor, and the message table loads with the first request anyway.
+        from aiokafka.protocol import messages as m
+
         bump = self.producer_id != NO_PRODUCER_ID and api_version >= BUMP_MIN_VERSION
         return m.InitProducerIdRequest(
             transactional_id=self.transactional_id,

@@ -32,9 +32,6 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from aiokafka.cluster.client import AIOKafkaClient
-from aiokafka.cluster.interest import InterestHandle
-from aiokafka.cluster.metadata import ClusterMetadata
 from aiokafka.errors import (
     IllegalStateError,
     InvalidTopicError,
@@ -48,19 +45,22 @@ from aiokafka.errors import (
 )
 from aiokafka.hooks import Instrumentable
 from aiokafka.options import StartStop
-from aiokafka.producer.accumulator import RecordAccumulator
 from aiokafka.producer.config import ProducerConfig
-from aiokafka.producer.futures import RecordFuture
 from aiokafka.producer.idempotence import ProducerIdState
 from aiokafka.producer.options import ProducerOptions
 from aiokafka.producer.partitioner import StickyPartitionState, murmur2_partition
 from aiokafka.producer.records import BatchBuilder, RecordSerializer
-from aiokafka.producer.sender import Sender
 from aiokafka.producer.transactional import TransactionalAPI
 from aiokafka.record import DefaultRecordBatchBuilder
 from aiokafka.structs import KT, VT, RecordMetadata, TopicPartition
 
 if TYPE_CHECKING:
+    from aiokafka.cluster.client import AIOKafkaClient
+    from aiokafka.cluster.interest import InterestHandle
+    from aiokafka.cluster.metadata import ClusterMetadata
+    from aiokafka.producer.accumulator import RecordAccumulator
+    from aiokafka.producer.futures import RecordFuture
+    from aiokafka.producer.sender import Sender
     from aiokafka.producer.transactions import TransactionManager
 
 __all__ = ["AIOKafkaProducer", "BatchBuilder"]
@@ -161,6 +161,14 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
         if self._state != "new":
             raise IllegalStateError(f"AIOKafkaProducer.start(): the producer is {self._state}")
         self._loop = asyncio.get_running_loop()
+        # Imported by the first start() for import cost (issue 14): the cluster client
+        # (with the connection layer), the accumulator and the sender are most of the
+        # producer's code, and a program may import the producer without starting one.
+        # None of them imports this module (no cycle).
+        from aiokafka.cluster.client import AIOKafkaClient
+        from aiokafka.producer.accumulator import RecordAccumulator
+        from aiokafka.producer.sender import Sender
+
         config = self._config
         self._client = AIOKafkaClient(config.client)
         # Registered before the bootstrap: a producer that has sent nothing asks

@@ -21,7 +21,6 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
 from aiokafka.errors import IllegalStateError, KafkaError, KafkaTimeoutError, ProducerClosed
-from aiokafka.producer.txn_state import IllegalTransactionOperation
 from aiokafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
 
 if TYPE_CHECKING:
@@ -49,6 +48,10 @@ class TransactionalAPI:
     def _transactions(self) -> TransactionManager:
         if self._txn is None:
             if self._config.transactional_id is None:
+                # Imported on this error only: a producer without transactional_id
+                # never loads the transaction state machine.
+                from aiokafka.producer.txn_state import IllegalTransactionOperation
+
                 raise IllegalTransactionOperation(
                     "transactions need a transactional_id (AIOKafkaProducer(transactional_id=...))"
                 )

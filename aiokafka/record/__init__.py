@@ -11,43 +11,84 @@ Typical use::
             ...
 
 No module in this package imports asyncio.
+
+The names are imported on first use (PEP 562), so that a module needing one
+codec helper or the v2 builder does not also load the legacy v0/v1 format.
 """
 
-from aiokafka.record.compression import (
-    CODEC_GZIP,
-    CODEC_LZ4,
-    CODEC_NONE,
-    CODEC_SNAPPY,
-    CODEC_ZSTD,
-    DEFAULT_MAX_DECOMPRESSED_SIZE,
-    check_codec,
-    codec_from_name,
-    codec_name,
-)
-from aiokafka.record.default_builder import (
-    DefaultRecordBatchBuilder,
-    DefaultRecordMetadata,
-    build_control_batch,
-)
-from aiokafka.record.default_records import (
-    CONTROL_ABORT,
-    CONTROL_COMMIT,
-    CREATE_TIME,
-    LOG_APPEND_TIME,
-    ControlRecord,
-    DefaultRecord,
-    DefaultRecordBatch,
-    Header,
-    RecordTuple,
-)
-from aiokafka.record.legacy_records import (
-    NO_TIMESTAMP_TYPE,
-    LegacyRecord,
-    LegacyRecordBatch,
-    LegacyRecordBatchBuilder,
-    LegacyRecordMetadata,
-)
-from aiokafka.record.memory_records import MemoryRecords, RecordBatch
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from aiokafka.record.compression import (
+        CODEC_GZIP,
+        CODEC_LZ4,
+        CODEC_NONE,
+        CODEC_SNAPPY,
+        CODEC_ZSTD,
+        DEFAULT_MAX_DECOMPRESSED_SIZE,
+        check_codec,
+        codec_from_name,
+        codec_name,
+    )
+    from aiokafka.record.default_builder import (
+        DefaultRecordBatchBuilder,
+        DefaultRecordMetadata,
+        build_control_batch,
+    )
+    from aiokafka.record.default_records import (
+        CONTROL_ABORT,
+        CONTROL_COMMIT,
+        CREATE_TIME,
+        LOG_APPEND_TIME,
+        ControlRecord,
+        DefaultRecord,
+        DefaultRecordBatch,
+        Header,
+        RecordTuple,
+    )
+    from aiokafka.record.legacy_records import (
+        NO_TIMESTAMP_TYPE,
+        LegacyRecord,
+        LegacyRecordBatch,
+        LegacyRecordBatchBuilder,
+        LegacyRecordMetadata,
+    )
+    from aiokafka.record.memory_records import MemoryRecords, RecordBatch
+
+# Public name -> submodule that defines it.
+_LAZY = {
+    "CODEC_GZIP": "compression",
+    "CODEC_LZ4": "compression",
+    "CODEC_NONE": "compression",
+    "CODEC_SNAPPY": "compression",
+    "CODEC_ZSTD": "compression",
+    "CONTROL_ABORT": "default_records",
+    "CONTROL_COMMIT": "default_records",
+    "CREATE_TIME": "default_records",
+    "ControlRecord": "default_records",
+    "DEFAULT_MAX_DECOMPRESSED_SIZE": "compression",
+    "DefaultRecord": "default_records",
+    "DefaultRecordBatch": "default_records",
+    "DefaultRecordBatchBuilder": "default_builder",
+    "DefaultRecordMetadata": "default_builder",
+    "Header": "default_records",
+    "LOG_APPEND_TIME": "default_records",
+    "LegacyRecord": "legacy_records",
+    "LegacyRecordBatch": "legacy_records",
+    "LegacyRecordBatchBuilder": "legacy_records",
+    "LegacyRecordMetadata": "legacy_records",
+    "MemoryRecords": "memory_records",
+    "NO_TIMESTAMP_TYPE": "legacy_records",
+    "RecordBatch": "memory_records",
+    "RecordTuple": "default_records",
+    "build_control_batch": "default_builder",
+    "check_codec": "compression",
+    "codec_from_name": "compression",
+    "codec_name": "compression",
+}
 
 __all__ = [
     "CODEC_GZIP",
@@ -79,3 +120,16 @@ __all__ = [
     "codec_from_name",
     "codec_name",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

@@ -6,7 +6,10 @@ and reads ``sys.modules`` after the import. The generated protocol modules are l
 on first use; optional integrations (Spark, GSSAPI, OpenTelemetry) load only when
 asked for. So do the parts a client may never use: the group membership
 implementations (one of them, picked by ``group_protocol`` when the consumer starts),
-the assignors but the default round robin, the SASL mechanisms, transactions.
+the assignors but the default round robin, the SASL mechanisms, transactions. And so
+does what only a started client uses (issue 14): the cluster client with the connection
+layer, the producer's accumulator and sender, the consumer's fetcher, offsets and
+commits load with the first ``start()``.
 ``_CLIENT_MODULES`` pins the whole set the client imports may load: a module that
 appears there was added to the import path of every program that imports aiokafka.
 """
@@ -23,9 +26,9 @@ from aiokafka.protocol import messages
 
 _GEN = "aiokafka.protocol._gen."
 
-# Only the name -> module table: every request class (even Produce and Fetch) is
-# resolved when a client first builds that request.
-_USED_BY_CLIENTS = {"_index"}
+# None, not even the name -> module table: every request class (even Produce and
+# Fetch) is resolved when a started client first builds that request.
+_USED_BY_CLIENTS: set[str] = set()
 
 _OPTIONAL = (
     "pyspark",
@@ -46,95 +49,46 @@ _OPTIONAL = (
 _CLIENT_MODULES = {
     "aiokafka",
     "aiokafka._errors_base",
-    "aiokafka._clock",  # the connection pool's default clock
     "aiokafka._extensions",
     "aiokafka._gen",
-    "aiokafka._gen.error_codes",
-    "aiokafka._timeout",
+    "aiokafka._gen.error_codes",  # the exception classes the facades raise
     "aiokafka.abc",
-    "aiokafka.cluster",
-    "aiokafka.cluster.client",
+    "aiokafka.cluster",  # the package only; its names load on first use
     "aiokafka.cluster.config",
-    "aiokafka.cluster.connections",
-    "aiokafka.cluster.interest",
-    "aiokafka.cluster.metadata",
-    "aiokafka.cluster.options",
-    "aiokafka.cluster.ports",  # what the fetcher, sender and offsets need of the client
-    "aiokafka.cluster.refresh",
-    "aiokafka.cluster.retry",
     "aiokafka.consumer",
-    "aiokafka.consumer.commits",
     "aiokafka.consumer.config",
     "aiokafka.consumer.consumer",
-    "aiokafka.consumer.fetch_buffer",
-    "aiokafka.consumer.fetch_errors",
-    "aiokafka.consumer.fetch_records",
-    "aiokafka.consumer.fetch_session",
-    "aiokafka.consumer.fetcher",
     "aiokafka.consumer.group",
     "aiokafka.consumer.group.assignors",
     "aiokafka.consumer.group.assignors.abstract",
     "aiokafka.consumer.group.assignors.roundrobin",  # the default strategy
     "aiokafka.consumer.group.assignors.types",
-    "aiokafka.consumer.group.factory",
-    "aiokafka.consumer.group.membership",
     "aiokafka.consumer.leftovers",
-    "aiokafka.consumer.no_group",
-    "aiokafka.consumer.offsets",
     "aiokafka.consumer.options",
-    "aiokafka.consumer.partial_batch",
-    "aiokafka.consumer.positions",
-    "aiokafka.consumer.record_decode",
     "aiokafka.consumer.subscription",
-    "aiokafka.consumer.validation",
     "aiokafka.errors",
     "aiokafka.hooks",
-    "aiokafka.metrics",
-    "aiokafka.metrics.consumer",
-    "aiokafka.metrics.network",
-    "aiokafka.metrics.producer",
-    "aiokafka.metrics.stats",
     "aiokafka.net",
-    "aiokafka.net.auth",
-    "aiokafka.net.backoff",
     "aiokafka.net.config",
-    "aiokafka.net.connection",
-    "aiokafka.net.failure_log",
     "aiokafka.net.frames",
-    "aiokafka.net.reauth",
     "aiokafka.net.sasl",  # the package only: SUPPORTED_MECHANISMS
     "aiokafka.net.secret",
-    "aiokafka.net.streams",  # the connection's default TCP stream factory
-    "aiokafka.net.transport_errors",
-    "aiokafka.net.versions",
     "aiokafka.options",
     "aiokafka.producer",
     "aiokafka.producer._cfuture",
-    "aiokafka.producer.accumulator",
     "aiokafka.producer.config",
-    "aiokafka.producer.futures",
     "aiokafka.producer.idempotence",
     "aiokafka.producer.options",
     "aiokafka.producer.partitioner",
     "aiokafka.producer.producer",
-    "aiokafka.producer.records",
-    "aiokafka.producer.sender",
+    "aiokafka.producer.records",  # BatchBuilder; send() sizes records with the builder
     "aiokafka.producer.transactional",  # the facade's methods (a base class)
-    "aiokafka.producer.txn_state",
-    "aiokafka.protocol",
-    "aiokafka.protocol._gen",
-    "aiokafka.protocol._gen._index",
-    "aiokafka.protocol.api",
-    "aiokafka.protocol.messages",
-    "aiokafka.protocol.primitives",
-    "aiokafka.record",
+    "aiokafka.record",  # the package only; its names load on first use
     "aiokafka.record._cbuilder",
     "aiokafka.record._cdecode",
     "aiokafka.record.compression",
     "aiokafka.record.default_builder",
     "aiokafka.record.default_records",
-    "aiokafka.record.legacy_records",
-    "aiokafka.record.memory_records",
     "aiokafka.record.util",
     "aiokafka.structs",
 }
@@ -151,6 +105,23 @@ _ON_FIRST_USE = {
     "aiokafka.net.sasl.scram": "the first SASL authentication",
     "aiokafka.net.sasl.plain": "the first SASL authentication",
     "aiokafka.producer.transactions": "a producer with transactional_id",
+    "aiokafka.producer.txn_state": "a producer with transactional_id",
+    "aiokafka.cluster.client": "a client's start()",
+    "aiokafka.cluster.connections": "a client's start()",
+    "aiokafka.net.connection": "a client's start()",
+    "aiokafka.protocol.messages": "a client's first request",
+    "aiokafka.producer.accumulator": "the producer's start()",
+    "aiokafka.producer.sender": "the producer's start()",
+    "aiokafka.producer.futures": "the producer's start()",
+    "aiokafka.consumer.fetcher": "the consumer's start()",
+    "aiokafka.consumer.offsets": "the consumer's start()",
+    "aiokafka.consumer.commits": "the consumer's start()",
+    "aiokafka.consumer.no_group": "the consumer's start()",
+    "aiokafka.consumer.group.membership": "the consumer's start()",
+    "aiokafka.consumer.positions": "the consumer's seek_to_committed()",
+    "aiokafka.record.legacy_records": "the consumer's start()",
+    "aiokafka.record.memory_records": "the consumer's start()",
+    "aiokafka.metrics": "a client's start()",
     "difflib": "an unknown option's error message",
     "hmac": "comparing two Secrets; SCRAM",
 }
@@ -195,6 +166,54 @@ def test_clients_load_only_the_apis_their_modules_name(statement: str) -> None:
     assert not early, early
 
 
+def test_constructed_clients_load_no_more_than_the_import() -> None:
+    # The constructors validate options and build plain state; the cluster client, the
+    # connection layer, the sender and the fetcher wait for start().
+    loaded = _modules_after(
+        "from aiokafka import AIOKafkaProducer, AIOKafkaConsumer\n"
+        "AIOKafkaProducer(transactional_id='t')\n"
+        "AIOKafkaConsumer('topic', group_id='g')\n"
+    )
+    ours = {m for m in loaded if m == "aiokafka" or m.startswith("aiokafka.")}
+    assert ours <= _CLIENT_MODULES, sorted(ours - _CLIENT_MODULES)
+
+
+def test_start_loads_the_client_machinery() -> None:
+    # start() imports what it builds (a NameError there would only show with a broker
+    # otherwise): with nothing listening, both clients fail to bootstrap after it.
+    code = (
+        "import asyncio, sys, json\n"
+        "from aiokafka import AIOKafkaProducer, AIOKafkaConsumer\n"
+        "from aiokafka.errors import KafkaConnectionError\n"
+        "async def main():\n"
+        "    for client in (\n"
+        "        AIOKafkaProducer(bootstrap_servers='127.0.0.1:9', request_timeout_ms=500),\n"
+        "        AIOKafkaConsumer('t', bootstrap_servers='127.0.0.1:9', request_timeout_ms=1000),\n"
+        "    ):\n"
+        "        try:\n"
+        "            await client.start()\n"
+        "        except KafkaConnectionError:\n"
+        "            pass\n"
+        "        else:\n"
+        "            raise AssertionError('started without a broker')\n"
+        "asyncio.run(main())\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    loaded = set(json.loads(out.stdout))
+    for name in (
+        "aiokafka.cluster.client",
+        "aiokafka.producer.accumulator",
+        "aiokafka.producer.sender",
+        "aiokafka.consumer.fetcher",
+        "aiokafka.consumer.commits",
+        "aiokafka.consumer.offsets",
+    ):
+        assert name in loaded, name
+
+
 def test_first_use_modules_exist() -> None:
     # Keeps _ON_FIRST_USE honest: a renamed module would pass the check above unseen.
     import importlib.util
@@ -216,6 +235,10 @@ def test_consumer_alone_loads_no_producer_api() -> None:
         ("aiokafka.consumer.group.assignors", "encode_subscription", "codec"),
         ("aiokafka.net.sasl", "ScramSha512Mechanism", "scram"),
         ("aiokafka.net.sasl", "GssapiMechanism", "gssapi"),
+        ("aiokafka.cluster", "AIOKafkaClient", "client"),
+        ("aiokafka.cluster", "ClusterMetadata", "metadata"),
+        ("aiokafka.record", "LegacyRecordBatch", "legacy_records"),
+        ("aiokafka.record", "MemoryRecords", "memory_records"),
     ],
 )
 def test_lazy_package_names_load_their_module_on_first_use(
@@ -240,7 +263,15 @@ def test_lazy_package_names_load_their_module_on_first_use(
     assert out.stdout.strip() == "ok"
 
 
-@pytest.mark.parametrize("package", ["aiokafka.consumer.group.assignors", "aiokafka.net.sasl"])
+@pytest.mark.parametrize(
+    "package",
+    [
+        "aiokafka.consumer.group.assignors",
+        "aiokafka.net.sasl",
+        "aiokafka.cluster",
+        "aiokafka.record",
+    ],
+)
 def test_lazy_packages_export_every_name(package: str) -> None:
     import importlib
 

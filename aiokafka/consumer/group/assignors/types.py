@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 # Lazy (see codec.py): the generated module loads when metadata() is first built.
-from aiokafka.protocol import messages as m
 from aiokafka.structs import TopicPartition
 
 if TYPE_CHECKING:
@@ -208,6 +207,10 @@ class GroupMember:
     @property
     def metadata(self) -> ConsumerProtocolSubscription:
         """The subscription as the generated wire struct (kafka-python 3 shape)."""
+        # Imported here: a consumer loads this module for its default assignor, and
+        # the message table otherwise loads with its first request.
+        from aiokafka.protocol import messages as m
+
         return m.ConsumerProtocolSubscription(
             topics=list(self.topics),
             user_data=self.user_data,
