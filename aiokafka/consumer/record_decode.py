@@ -12,8 +12,8 @@ the application's decision), so this module allocates less instead: it decodes e
 record directly into its ``ConsumerRecord`` (no intermediate tuple) and gives records
 without headers the shared empty tuple, leaving one tracked object per record.
 
-The loop is the record layer's ``_decode_records`` with the record built in place;
-``tests/unit/test_consumer_records.py`` checks the two agree record by record.
+The loop is the record layer's :func:`~aiokafka.record.default_records.decode_records`
+(one decoder for both record shapes), told to build each ``ConsumerRecord`` in place.
 
 The optional C extension ``aiokafka.record._cdecode`` does the same loop in C (about
 4x faster per record). It returns ``None`` for anything it does not decode exactly as
@@ -30,14 +30,10 @@ from collections.abc import Callable
 from typing import Any
 
 from aiokafka._extensions import load_extension
-from aiokafka.errors import CorruptRecordError
-from aiokafka.record.default_records import DefaultRecordBatch
-from aiokafka.record.util import ZIGZAG_ONE_BYTE, decode_varint
+from aiokafka.record.default_records import DefaultRecordBatch, decode_records
 from aiokafka.structs import ConsumerRecord
 
 __all__ = ["decode_batch", "decode_records_py", "deserialize"]
-
-_NO_HEADERS: tuple[tuple[str, bytes | None], ...] = ()
 
 _cdecode = load_extension("aiokafka.record._cdecode")
 # None: the pure-Python loop. Tests set it to None to compare both paths.
@@ -45,32 +41,6 @@ _c_decode_records: Callable[..., list[Any] | None] | None = (
     None if _cdecode is None else _cdecode.decode_records
 )
 _c_deserialize: Callable[..., bool] | None = None if _cdecode is None else _cdecode.deserialize
-
-
-def _read_headers(data: bytes, pos: int) -> tuple[tuple[tuple[str, bytes | None], ...], int]:
-    """``headersCount`` and the headers at ``data[pos]`` (the rare path)."""
-    count, pos = decode_varint(data, pos)
-    if count < 0 or count > len(data) - pos:
-        raise CorruptRecordError(f"impossible record header count {count}")
-    headers: list[tuple[str, bytes | None]] = []
-    for _ in range(count):
-        key_len, pos = decode_varint(data, pos)
-        if key_len < 0 or pos + key_len > len(data):
-            raise CorruptRecordError(f"impossible record header key length {key_len}")
-        try:
-            key = data[pos : pos + key_len].decode("utf-8")
-        except UnicodeDecodeError:
-            raise CorruptRecordError("record header key is not valid UTF-8") from None
-        pos += key_len
-        value_len, pos = decode_varint(data, pos)
-        if value_len < -1 or pos + value_len > len(data):
-            raise CorruptRecordError(f"impossible record header value length {value_len}")
-        if value_len == -1:
-            headers.append((key, None))
-        else:
-            headers.append((key, data[pos : pos + value_len]))
-            pos += value_len
-    return tuple(headers), pos
 
 
 def decode_batch(
@@ -106,26 +76,14 @@ def decode_batch(
     epoch: int | None = batch.partition_leader_epoch
     if epoch is not None and epoch < 0:
         epoch = None
+    args = (data, count, base_offset, base_ts, append_time, topic, partition, ts_type, epoch,
+            ConsumerRecord)  # fmt: skip
     c_decode = _c_decode_records
     if c_decode is not None:
-        out = c_decode(
-            data,
-            count,
-            base_offset,
-            base_ts,
-            append_time,
-            topic,
-            partition,
-            ts_type,
-            epoch,
-            ConsumerRecord,
-            untracked,
-        )
+        out = c_decode(*args, untracked)
         if out is not None:
             return out
-    return decode_records_py(
-        data, count, base_offset, base_ts, append_time, topic, partition, ts_type, epoch
-    )
+    return decode_records(*args)
 
 
 def deserialize(
@@ -170,138 +128,13 @@ def decode_records_py(
     epoch: int | None,
 ) -> list[ConsumerRecord[Any, Any]]:
     """The pure-Python loop of :func:`decode_batch` over a records section ``data``
-    (the reference the C decoder is compared with).
+    (the reference the C decoder is compared with): the record layer's
+    :func:`~aiokafka.record.default_records.decode_records` building ``ConsumerRecord``s.
 
     Raises:
         CorruptRecordError: records that do not match the declared count and lengths.
     """
-    # Headers may hold None values (the record format allows it); the struct's
-    # annotation is narrower, hence Any.
-    cr: Any = ConsumerRecord
-    out: list[ConsumerRecord[Any, Any]] = []
-    append = out.append
-    zz = ZIGZAG_ONE_BYTE
-    slow = decode_varint
-    no_headers = _NO_HEADERS
-    pos = 0
-    try:
-        for _ in range(count):
-            # length
-            b = data[pos]
-            if b < 128:
-                length = zz[b]
-                pos += 1
-            else:
-                b2 = data[pos + 1]
-                if b2 < 128:
-                    v = b + (b2 << 7) - 128
-                    length = (v >> 1) ^ -(v & 1)
-                    pos += 2
-                else:
-                    length, pos = slow(data, pos)
-            end = pos + length
-            # attributes (unused, skipped) then timestampDelta
-            b = data[pos + 1]
-            if b < 128:
-                ts_delta = zz[b]
-                pos += 2
-            else:
-                b2 = data[pos + 2]
-                if b2 < 128:
-                    v = b + (b2 << 7) - 128
-                    ts_delta = (v >> 1) ^ -(v & 1)
-                    pos += 3
-                else:
-                    ts_delta, pos = slow(data, pos + 1)
-            # offsetDelta
-            b = data[pos]
-            if b < 128:
-                offset_delta = zz[b]
-                pos += 1
-            else:
-                b2 = data[pos + 1]
-                if b2 < 128:
-                    v = b + (b2 << 7) - 128
-                    offset_delta = (v >> 1) ^ -(v & 1)
-                    pos += 2
-                else:
-                    offset_delta, pos = slow(data, pos)
-            # key: "b & 0x81 == 0" is a one-byte, non-negative length
-            b = data[pos]
-            if not b & 0x81:
-                pos += 1
-                stop = pos + (b >> 1)
-                key: bytes | None = data[pos:stop]
-                key_size = stop - pos
-                pos = stop
-            elif b == 1:
-                key = None
-                key_size = -1
-                pos += 1
-            else:
-                key_size, pos = slow(data, pos)
-                if key_size < 0:
-                    raise CorruptRecordError(f"impossible record key length {key_size}")
-                key = data[pos : pos + key_size]
-                pos += key_size
-            # value
-            b = data[pos]
-            if not b & 0x81:
-                pos += 1
-                stop = pos + (b >> 1)
-                value: bytes | None = data[pos:stop]
-                value_size = stop - pos
-                pos = stop
-            elif b == 1:
-                value = None
-                value_size = -1
-                pos += 1
-            else:
-                b2 = data[pos + 1]
-                if b2 < 128 and not b & 1:
-                    pos += 2
-                    stop = pos + ((b + (b2 << 7) - 128) >> 1)
-                else:
-                    n, pos = slow(data, pos)
-                    if n < 0:
-                        raise CorruptRecordError(f"impossible record value length {n}")
-                    stop = pos + n
-                value = data[pos:stop]
-                value_size = stop - pos
-                pos = stop
-            # headers
-            if data[pos]:
-                headers, pos = _read_headers(data, pos)
-            else:
-                headers = no_headers
-                pos += 1
-            if pos != end:
-                raise CorruptRecordError(
-                    f"record at offset {base_offset + offset_delta} declares length "
-                    f"{length} but its fields end elsewhere"
-                )
-            append(
-                cr(
-                    topic,
-                    partition,
-                    base_offset + offset_delta,
-                    base_ts + ts_delta if append_time is None else append_time,
-                    ts_type,
-                    key,
-                    value,
-                    None,
-                    key_size,
-                    value_size,
-                    headers,
-                    epoch,
-                )
-            )
-    except IndexError:
-        raise CorruptRecordError(
-            f"record data ends before the {count} records the batch declares"
-        ) from None
-    if pos != len(data):
-        raise CorruptRecordError(
-            f"{len(data) - pos} bytes follow the {count} records the batch declares"
-        )
-    return out
+    return decode_records(
+        data, count, base_offset, base_ts, append_time, topic, partition, ts_type, epoch,
+        ConsumerRecord,
+    )  # fmt: skip

@@ -40,6 +40,7 @@ __all__ = [
     "DefaultRecordBatch",
     "Header",
     "RecordTuple",
+    "decode_records",
 ]
 
 Header: TypeAlias = tuple[str, bytes | None]
@@ -50,8 +51,8 @@ RecordTuple: TypeAlias = tuple[int, int, bytes | None, bytes | None, list[Header
 
 _cdecode = load_extension("aiokafka.record._cdecode")
 # The optional C loop (record/_cdecode.c), which builds these tuples too when given no
-# record class; None: the pure-Python _decode_records. It returns None for anything it
-# does not decode exactly as _decode_records would, which then runs and raises.
+# record class; None: the pure-Python decode_records. It returns None for anything it
+# does not decode exactly as decode_records would, which then runs and raises.
 _c_decode_records: Callable[..., list[Any] | None] | None = (
     None if _cdecode is None else _cdecode.decode_records
 )
@@ -443,32 +444,16 @@ class DefaultRecordBatch:
                 records that do not match the declared count and lengths.
             UnsupportedCodecError: the codec's library is not installed.
         """
-        data = self._records_data()
         append_time = self._max_timestamp if self._attributes & TIMESTAMP_TYPE_MASK else None
+        # No topic, partition, timestamp type, epoch or record class: tuples.
+        args = (self._records_data(), self._records_count, self._base_offset,
+                self._first_timestamp, append_time, None, None, None, None, None)  # fmt: skip
         c_decode = _c_decode_records
         if c_decode is not None:
-            out = c_decode(
-                data,
-                self._records_count,
-                self._base_offset,
-                self._first_timestamp,
-                append_time,
-                None,
-                None,
-                None,
-                None,
-                None,
-                False,
-            )
+            out = c_decode(*args, False)
             if out is not None:
                 return out
-        records = _decode_records(
-            data, self._records_count, self._base_offset, self._first_timestamp
-        )
-        if self._attributes & TIMESTAMP_TYPE_MASK:
-            append_time = self._max_timestamp
-            records = [(o, append_time, k, v, h, s) for (o, _, k, v, h, s) in records]
-        return records
+        return decode_records(*args)
 
     def __iter__(self) -> Iterator[DefaultRecord]:
         """Decode the records and yield them as objects (see :meth:`record_tuples`)."""
@@ -486,7 +471,10 @@ class DefaultRecordBatch:
         )
 
 
-def _read_headers(data: bytes, pos: int) -> tuple[list[Header], int]:
+_NO_HEADERS: tuple[Header, ...] = ()
+
+
+def _read_headers(data: bytes, pos: int) -> tuple[tuple[Header, ...], int]:
     """Decode ``headersCount`` and the headers at ``data[pos]`` (the rare path)."""
     count, pos = decode_varint(data, pos)
     if count < 0 or count > len(data) - pos:
@@ -509,13 +497,32 @@ def _read_headers(data: bytes, pos: int) -> tuple[list[Header], int]:
         else:
             headers.append((key, data[pos : pos + value_len]))
             pos += value_len
-    return headers, pos
+    return tuple(headers), pos
 
 
-def _decode_records(
-    data: bytes, count: int, base_offset: int, base_timestamp: int
-) -> list[RecordTuple]:
-    """Decode ``count`` records filling ``data`` exactly.
+def decode_records(
+    data: bytes,
+    count: int,
+    base_offset: int,
+    base_ts: int,
+    append_time: int | None,
+    topic: str | None,
+    partition: int | None,
+    ts_type: int | None,
+    epoch: int | None,
+    record: Callable[..., Any] | None,
+) -> list[Any]:
+    """Decode ``count`` records filling the records section ``data`` exactly: the
+    pure-Python loop, and the reference of the C one (``_cdecode.decode_records``,
+    which takes the same arguments).
+
+    ``record`` builds each record: ``record(topic, partition, offset, timestamp,
+    ts_type, key, value, None, key_size, value_size, headers, epoch)`` (the
+    consumer passes ``ConsumerRecord``; ``headers`` a tuple of pairs, the shared
+    empty tuple when there are none). ``None``: the record layer's tuples,
+    ``(offset, timestamp, key, value, headers list, size_in_bytes)``, and ``topic``,
+    ``partition``, ``ts_type`` and ``epoch`` are not used. Under LogAppendTime
+    (``append_time`` not ``None``) every timestamp is ``append_time``.
 
     This is the consumer's innermost loop: varints of one and two bytes (two
     bytes covers deltas and lengths up to 8191, e.g. offsets past 63 or
@@ -523,12 +530,15 @@ def _decode_records(
     :func:`decode_varint`. A truncated buffer surfaces as IndexError from an
     index past the end, which is turned into CorruptRecordError once, outside
     the loop, instead of bounds checks on every field.
+
+    Raises:
+        CorruptRecordError: records that do not match the declared count and lengths.
     """
-    out: list[RecordTuple] = []
+    out: list[Any] = []
     append = out.append
     zz = ZIGZAG_ONE_BYTE
     slow = decode_varint
-    read_headers = _read_headers
+    no_headers = _NO_HEADERS
     pos = 0
     try:
         for _ in range(count):
@@ -579,25 +589,29 @@ def _decode_records(
                 pos += 1
                 stop = pos + (b >> 1)
                 key: bytes | None = data[pos:stop]
+                key_size = stop - pos
                 pos = stop
             elif b == 1:
                 key = None
+                key_size = -1
                 pos += 1
             else:
-                n, pos = slow(data, pos)
-                if n < 0:
-                    raise CorruptRecordError(f"impossible record key length {n}")
-                key = data[pos : pos + n]
-                pos += n
+                key_size, pos = slow(data, pos)
+                if key_size < 0:
+                    raise CorruptRecordError(f"impossible record key length {key_size}")
+                key = data[pos : pos + key_size]
+                pos += key_size
             # value
             b = data[pos]
             if not b & 0x81:
                 pos += 1
                 stop = pos + (b >> 1)
                 value: bytes | None = data[pos:stop]
+                value_size = stop - pos
                 pos = stop
             elif b == 1:
                 value = None
+                value_size = -1
                 pos += 1
             else:
                 b2 = data[pos + 1]
@@ -610,28 +624,39 @@ def _decode_records(
                         raise CorruptRecordError(f"impossible record value length {n}")
                     stop = pos + n
                 value = data[pos:stop]
+                value_size = stop - pos
                 pos = stop
             # headers
             if data[pos]:
-                headers, pos = read_headers(data, pos)
+                headers, pos = _read_headers(data, pos)
             else:
-                headers = []
+                headers = no_headers
                 pos += 1
             if pos != end:
                 raise CorruptRecordError(
                     f"record at offset {base_offset + offset_delta} declares length "
                     f"{length} but its fields end elsewhere"
                 )
-            append(
-                (
-                    base_offset + offset_delta,
-                    base_timestamp + ts_delta,
-                    key,
-                    value,
-                    headers,
-                    pos - start,
+            ts = base_ts + ts_delta if append_time is None else append_time
+            if record is None:
+                append((base_offset + offset_delta, ts, key, value, list(headers), pos - start))
+            else:
+                append(
+                    record(
+                        topic,
+                        partition,
+                        base_offset + offset_delta,
+                        ts,
+                        ts_type,
+                        key,
+                        value,
+                        None,
+                        key_size,
+                        value_size,
+                        headers,
+                        epoch,
+                    )
                 )
-            )
     except IndexError:
         raise CorruptRecordError(
             f"record data ends before the {count} records the batch declares"

@@ -31,7 +31,7 @@ from aiokafka.record.default_records import (
     CONTROL_ABORT,
     CONTROL_COMMIT,
     DefaultRecordBatch,
-    _decode_records,
+    decode_records,
 )
 from aiokafka.record.util import calc_crc32c, encode_varint
 from aiokafka.structs import ConsumerRecord
@@ -89,8 +89,9 @@ def _compare_section(
         assert py[0] == "ok", f"C decoded what Python rejects: {py[1]}"
         assert [_fields(r) for r in c] == [_fields(r) for r in py[1]]
     # The record layer's tuples (the other shape the C loop builds).
-    py_t = _outcome(lambda: _decode_records(data, count, base_offset, base_ts))
-    c_t = _cdecode.decode_records(data, count, base_offset, base_ts, None, *[None] * 5, False)
+    tuple_args = (data, count, base_offset, base_ts, None, *[None] * 5)
+    py_t = _outcome(lambda: decode_records(*tuple_args))
+    c_t = _cdecode.decode_records(*tuple_args, False)
     assert (py_t[0] == "ok") == (py[0] == "ok")
     if c_t is not None:
         assert py_t[0] == "ok"
