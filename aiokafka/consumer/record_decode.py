@@ -30,7 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from aiokafka._extensions import load_extension
-from aiokafka.record.default_records import DefaultRecordBatch, decode_records
+from aiokafka.record.default_records import DefaultRecordBatch, decode_records, decode_with
 from aiokafka.structs import ConsumerRecord
 
 __all__ = ["decode_batch", "decode_records_py", "deserialize"]
@@ -78,12 +78,7 @@ def decode_batch(
         epoch = None
     args = (data, count, base_offset, base_ts, append_time, topic, partition, ts_type, epoch,
             ConsumerRecord)  # fmt: skip
-    c_decode = _c_decode_records
-    if c_decode is not None:
-        out = c_decode(*args, untracked)
-        if out is not None:
-            return out
-    return decode_records(*args)
+    return decode_with(_c_decode_records, args, untracked)
 
 
 def deserialize(

@@ -41,6 +41,7 @@ __all__ = [
     "Header",
     "RecordTuple",
     "decode_records",
+    "decode_with",
 ]
 
 Header: TypeAlias = tuple[str, bytes | None]
@@ -448,12 +449,7 @@ class DefaultRecordBatch:
         # No topic, partition, timestamp type, epoch or record class: tuples.
         args = (self._records_data(), self._records_count, self._base_offset,
                 self._first_timestamp, append_time, None, None, None, None, None)  # fmt: skip
-        c_decode = _c_decode_records
-        if c_decode is not None:
-            out = c_decode(*args, False)
-            if out is not None:
-                return out
-        return decode_records(*args)
+        return decode_with(_c_decode_records, args)
 
     def __iter__(self) -> Iterator[DefaultRecord]:
         """Decode the records and yield them as objects (see :meth:`record_tuples`)."""
@@ -498,6 +494,19 @@ def _read_headers(data: bytes, pos: int) -> tuple[tuple[Header, ...], int]:
             headers.append((key, data[pos : pos + value_len]))
             pos += value_len
     return tuple(headers), pos
+
+
+def decode_with(
+    c_decode: Callable[..., list[Any] | None] | None, args: tuple[Any, ...], untracked: bool = False
+) -> list[Any]:
+    """:func:`decode_records` of ``args``, by the C loop ``c_decode`` when given and it
+    decodes them (it returns ``None`` for anything it does not decode exactly as the
+    Python loop, which then runs and raises)."""
+    if c_decode is not None:
+        out = c_decode(*args, untracked)
+        if out is not None:
+            return out
+    return decode_records(*args)
 
 
 def decode_records(
