@@ -46,7 +46,6 @@ from aiokafka.structs import (
     TopicPartition,
 )
 
-from .config import ConsumerConfig
 from .leftovers import Leftovers
 from .options import ConsumerOptions
 from .subscription import BadArgumentError, SubscriptionState, SubscriptionType, check_partitions
@@ -55,6 +54,7 @@ if TYPE_CHECKING:
     from aiokafka.cluster import AIOKafkaClient
 
     from .commits import Committer
+    from .config import ConsumerConfig
     from .fetcher import Fetcher
     from .group.membership import GroupMembership
     from .no_group import NoGroupAssigner

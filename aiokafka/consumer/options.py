@@ -16,7 +16,7 @@ import asyncio
 import inspect
 import ssl
 from collections.abc import Callable, Sequence
-from typing import Any, Generic
+from typing import TYPE_CHECKING, Any, Generic
 
 from typing_extensions import Never
 
@@ -28,7 +28,8 @@ from aiokafka.net.secret import Secret
 from aiokafka.options import given, reject_unknown
 from aiokafka.structs import KT, VT
 
-from .config import ConsumerConfig
+if TYPE_CHECKING:
+    from .config import ConsumerConfig
 
 __all__ = ["DEFAULT_ASSIGNORS", "OPTION_NAMES", "ConsumerOptions"]
 
@@ -154,8 +155,12 @@ class ConsumerOptions(Generic[KT, VT]):
                 ``TypeError`` and a ``ValueError``.
             ValueError: a value out of range or conflicting options (names them).
         """
-        options = given(locals())
+        options = given(locals())  # first: locals() holds only the arguments here
         reject_unknown("AIOKafkaConsumer", configs, OPTION_NAMES)
+        # Imported by the first constructor call for import cost (issue 14): the
+        # config dataclasses (this one, ClientConfig) are costly to define.
+        from .config import ConsumerConfig
+
         self._setup(ConsumerConfig.from_options(**options), topics)
 
     def _setup(self, config: ConsumerConfig, topics: tuple[str, ...]) -> None:

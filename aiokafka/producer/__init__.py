@@ -5,13 +5,21 @@ Modules: ``producer`` (facade), ``config`` (validated options), ``accumulator``
 response table), ``partitioner`` (murmur2, sticky), ``idempotence`` (producer id,
 epoch, sequences), ``transactional`` (the facade's transaction methods),
 ``transactions`` / ``txn_state`` (their requests and states).
+
+:class:`ProducerConfig` is imported on first use (PEP 562), as the facade does with
+its ``config`` module: the config dataclasses load with the first producer.
 """
 
 from __future__ import annotations
 
-from aiokafka.producer.config import InvalidOptionError, ProducerConfig
+from typing import TYPE_CHECKING, Any
+
+from aiokafka.net.config import InvalidOptionError
 from aiokafka.producer.partitioner import DefaultPartitioner, murmur2, murmur2_partition
 from aiokafka.producer.producer import AIOKafkaProducer, BatchBuilder
+
+if TYPE_CHECKING:
+    from aiokafka.producer.config import ProducerConfig
 
 __all__ = [
     "AIOKafkaProducer",
@@ -22,3 +30,16 @@ __all__ = [
     "murmur2",
     "murmur2_partition",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name != "ProducerConfig":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from aiokafka.producer.config import ProducerConfig
+
+    globals()[name] = ProducerConfig  # later look-ups skip this function
+    return ProducerConfig
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), "ProducerConfig"})

@@ -17,7 +17,7 @@ import asyncio
 import inspect
 import ssl
 from collections.abc import Callable, Sequence
-from typing import Generic
+from typing import TYPE_CHECKING, Generic
 
 from typing_extensions import Never
 
@@ -27,7 +27,8 @@ from aiokafka.net.secret import Secret
 from aiokafka.options import RESOLVED, given, reject_unknown
 from aiokafka.structs import KT, VT
 
-from .config import ProducerConfig
+if TYPE_CHECKING:
+    from .config import ProducerConfig
 
 __all__ = ["OPTION_NAMES", "ProducerOptions"]
 
@@ -136,8 +137,12 @@ class ProducerOptions(Generic[KT, VT]):
                 ``TypeError`` and a ``ValueError``.
             ValueError: a value out of range or conflicting options (names them).
         """
-        options = given(locals())
+        options = given(locals())  # first: locals() holds only the arguments here
         reject_unknown("AIOKafkaProducer", configs, OPTION_NAMES)
+        # Imported by the first constructor call for import cost (issue 14): the
+        # config dataclasses (this one, ClientConfig) are costly to define.
+        from .config import ProducerConfig
+
         self._setup(ProducerConfig.from_kwargs(**options))
 
     def _setup(self, config: ProducerConfig) -> None:

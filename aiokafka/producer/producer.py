@@ -45,7 +45,6 @@ from aiokafka.errors import (
 )
 from aiokafka.hooks import Instrumentable
 from aiokafka.options import StartStop
-from aiokafka.producer.config import ProducerConfig
 from aiokafka.producer.idempotence import ProducerIdState
 from aiokafka.producer.options import ProducerOptions
 from aiokafka.producer.partitioner import StickyPartitionState, murmur2_partition
@@ -59,6 +58,7 @@ if TYPE_CHECKING:
     from aiokafka.cluster.interest import InterestHandle
     from aiokafka.cluster.metadata import ClusterMetadata
     from aiokafka.producer.accumulator import RecordAccumulator
+    from aiokafka.producer.config import ProducerConfig
     from aiokafka.producer.futures import RecordFuture
     from aiokafka.producer.sender import Sender
     from aiokafka.producer.transactions import TransactionManager

@@ -53,10 +53,7 @@ _CLIENT_MODULES = {
     "aiokafka._gen",
     "aiokafka._gen.error_codes",  # the exception classes the facades raise
     "aiokafka.abc",
-    "aiokafka.cluster",  # the package only; its names load on first use
-    "aiokafka.cluster.config",
     "aiokafka.consumer",
-    "aiokafka.consumer.config",
     "aiokafka.consumer.consumer",
     "aiokafka.consumer.group",
     "aiokafka.consumer.group.assignors",
@@ -76,7 +73,6 @@ _CLIENT_MODULES = {
     "aiokafka.options",
     "aiokafka.producer",
     "aiokafka.producer._cfuture",
-    "aiokafka.producer.config",
     "aiokafka.producer.idempotence",
     "aiokafka.producer.options",
     "aiokafka.producer.partitioner",
@@ -106,6 +102,9 @@ _ON_FIRST_USE = {
     "aiokafka.net.sasl.plain": "the first SASL authentication",
     "aiokafka.producer.transactions": "a producer with transactional_id",
     "aiokafka.producer.txn_state": "a producer with transactional_id",
+    "aiokafka.cluster.config": "the first client constructor call",
+    "aiokafka.producer.config": "the first AIOKafkaProducer(...)",
+    "aiokafka.consumer.config": "the first AIOKafkaConsumer(...)",
     "aiokafka.cluster.client": "a client's start()",
     "aiokafka.cluster.connections": "a client's start()",
     "aiokafka.net.connection": "a client's start()",
@@ -166,16 +165,21 @@ def test_clients_load_only_the_apis_their_modules_name(statement: str) -> None:
     assert not early, early
 
 
-def test_constructed_clients_load_no_more_than_the_import() -> None:
-    # The constructors validate options and build plain state; the cluster client, the
-    # connection layer, the sender and the fetcher wait for start().
+def test_constructed_clients_load_only_their_configs() -> None:
+    # The constructors validate options (the config dataclasses load then) and build
+    # plain state; the cluster client, the connection layer, the sender and the
+    # fetcher wait for start().
     loaded = _modules_after(
         "from aiokafka import AIOKafkaProducer, AIOKafkaConsumer\n"
         "AIOKafkaProducer(transactional_id='t')\n"
         "AIOKafkaConsumer('topic', group_id='g')\n"
     )
     ours = {m for m in loaded if m == "aiokafka" or m.startswith("aiokafka.")}
-    assert ours <= _CLIENT_MODULES, sorted(ours - _CLIENT_MODULES)
+    configs = {
+        "aiokafka.cluster",
+        *(f"aiokafka.{p}.config" for p in ("cluster", "producer", "consumer")),
+    }
+    assert ours - _CLIENT_MODULES == configs
 
 
 def test_start_loads_the_client_machinery() -> None:
@@ -239,6 +243,8 @@ def test_consumer_alone_loads_no_producer_api() -> None:
         ("aiokafka.cluster", "ClusterMetadata", "metadata"),
         ("aiokafka.record", "LegacyRecordBatch", "legacy_records"),
         ("aiokafka.record", "MemoryRecords", "memory_records"),
+        ("aiokafka.producer", "ProducerConfig", "config"),
+        ("aiokafka.consumer", "ConsumerConfig", "config"),
     ],
 )
 def test_lazy_package_names_load_their_module_on_first_use(
@@ -270,6 +276,8 @@ def test_lazy_package_names_load_their_module_on_first_use(
         "aiokafka.net.sasl",
         "aiokafka.cluster",
         "aiokafka.record",
+        "aiokafka.producer",
+        "aiokafka.consumer",
     ],
 )
 def test_lazy_packages_export_every_name(package: str) -> None:
