@@ -74,28 +74,14 @@ class ProducerBatch:
         reserved: Bytes of ``buffer_memory`` it holds.
         in_flight: A request carrying it has not been answered yet.
         last_error: The error of the last failed attempt.
+        replaced: Split into smaller batches (:meth:`RecordAccumulator.split`): its
+            records' outcomes come from those, never from this one.
+        batch_future: The future of a whole batch from ``send_batch``, else ``None``.
     """
 
-    __slots__ = (
-        "_batch_future",
-        "_split",
-        "attempts",
-        "base_sequence",
-        "builder",
-        "closed",
-        "created",
-        "deadline",
-        "done",
-        "first",
-        "in_flight",
-        "last_error",
-        "order",
-        "producer_epoch",
-        "reserved",
-        "results",
-        "retry_at",
-        "tp",
-    )
+    __slots__ = ("attempts", "base_sequence", "batch_future", "builder", "closed", "created",
+                 "deadline", "done", "first", "in_flight", "last_error", "order",
+                 "producer_epoch", "replaced", "reserved", "results", "retry_at", "tp")  # fmt: skip
 
     def __init__(
         self,
@@ -113,10 +99,8 @@ class ProducerBatch:
         self.builder = builder
         self.results = results
         self.first = first
-        # Replaced by smaller batches (RecordAccumulator.split): its records' outcomes
-        # come from those, never from this one.
-        self._split = False
-        self._batch_future: asyncio.Future[RecordMetadata] | None = None
+        self.replaced = False
+        self.batch_future: asyncio.Future[RecordMetadata] | None = None
         self.closed = False
         self.created = now
         self.deadline = deadline
@@ -155,13 +139,13 @@ class ProducerBatch:
 
     def complete(self, base_offset: int, log_append_time: int, log_start_offset: int) -> None:
         """Resolve every record future (the metadata is made when asked for)."""
-        if self.done.done() or self._split:
+        if self.done.done() or self.replaced:
             return
         first = self.first
         self.results.resolve(
             first, first + self.builder.record_count, base_offset, log_append_time, log_start_offset
         )
-        whole = self._batch_future
+        whole = self.batch_future
         if whole is not None and not whole.done():
             tp = self.tp
             lso = None if log_start_offset < 0 else log_start_offset
@@ -176,22 +160,22 @@ class ProducerBatch:
     def complete_unacknowledged(self) -> None:
         """Resolve every record future (and the batch's) to ``None``: sent with
         ``acks=0``, the broker says nothing back."""
-        if self.done.done() or self._split:
+        if self.done.done() or self.replaced:
             return
         first = self.first
         self.results.resolve_unacknowledged(first, first + self.builder.record_count)
-        whole = self._batch_future
+        whole = self.batch_future
         if whole is not None and not whole.done():
             whole.set_result(None)  # type: ignore[arg-type]  # acks=0, as in aiokafka
         self.done.set_result(None)
 
     def fail(self, exc: BaseException) -> None:
         """Fail every record future with ``exc``."""
-        if self.done.done() or self._split:
+        if self.done.done() or self.replaced:
             return
         first = self.first
         self.results.fail(first, first + self.builder.record_count, exc)
-        whole = self._batch_future
+        whole = self.batch_future
         if whole is not None and not whole.done():
             whole.set_exception(exc)
         self.done.set_result(None)
@@ -446,7 +430,7 @@ class RecordAccumulator:
         batch = self._new_batch(tp, builder.size_in_bytes())
         batch.builder = builder
         future: asyncio.Future[RecordMetadata] = asyncio.get_running_loop().create_future()
-        batch._batch_future = future
+        batch.batch_future = future
         batch.closed = True
         dq.append(batch)
         self._wakeup()
@@ -679,7 +663,7 @@ class RecordAccumulator:
             futures): the caller then fails it.
         """
         count = batch.builder.record_count
-        if count < 2 or batch._batch_future is not None or batch.done.done():
+        if count < 2 or batch.batch_future is not None or batch.done.done():
             return []
         records = DefaultRecordBatch(batch.builder.build()).record_tuples()
         limit = max(batch.builder.size_in_bytes() // 2, 1)
@@ -705,7 +689,7 @@ class RecordAccumulator:
                         first + index,
                     )
                 )
-        batch._split = True
+        batch.replaced = True
         batch.closed = True
         if self._open.get(batch.tp) is batch:
             del self._open[batch.tp]
