@@ -35,7 +35,7 @@ from __future__ import annotations
 import abc
 import inspect
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from aiokafka.structs import TopicPartition
 
@@ -56,10 +56,33 @@ __all__ = [
 ]
 
 
-class ConsumerProtocolMemberMetadata:
+class _Struct:
+    """aiokafka 0.x's mutable structs: equal by their ``_FIELDS``, unhashable, and a
+    repr naming each field."""
+
+    __slots__ = ()
+    _FIELDS: ClassVar[tuple[str, ...]]
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self._FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, type(self)):
+            return NotImplemented
+        return self._values() == other._values()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like the 0.x structs
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._FIELDS)
+        return f"{type(self).__name__}({fields})"
+
+
+class ConsumerProtocolMemberMetadata(_Struct):
     """aiokafka 0.x JoinGroup member metadata: ``(version, subscription, user_data)``."""
 
     __slots__ = ("subscription", "user_data", "version")
+    _FIELDS = ("version", "subscription", "user_data")
 
     def __init__(self, version: int, subscription: Iterable[str], user_data: bytes | None) -> None:
         self.version = version
@@ -76,28 +99,12 @@ class ConsumerProtocolMemberMetadata:
         sub = decode_subscription(data)
         return cls(int.from_bytes(bytes(data[:2]), "big", signed=True), sub.topics, sub.user_data)
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, ConsumerProtocolMemberMetadata):
-            return NotImplemented
-        return (self.version, self.subscription, self.user_data) == (
-            other.version,
-            other.subscription,
-            other.user_data,
-        )
 
-    __hash__ = None  # type: ignore[assignment]  # mutable, like the 0.x struct
-
-    def __repr__(self) -> str:
-        return (
-            f"ConsumerProtocolMemberMetadata(version={self.version}, "
-            f"subscription={self.subscription!r}, user_data={self.user_data!r})"
-        )
-
-
-class ConsumerProtocolMemberAssignment:
+class ConsumerProtocolMemberAssignment(_Struct):
     """aiokafka 0.x SyncGroup assignment: ``(version, [(topic, [partition])], user_data)``."""
 
     __slots__ = ("assignment", "user_data", "version")
+    _FIELDS = ("version", "assignment", "user_data")
 
     def __init__(
         self,
@@ -123,23 +130,6 @@ class ConsumerProtocolMemberAssignment:
         decoded = decode_assignment(data)
         version = int.from_bytes(bytes(data[:2]), "big", signed=True) if len(data) else 0
         return cls(version, decoded.assignment, decoded.user_data)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, ConsumerProtocolMemberAssignment):
-            return NotImplemented
-        return (self.version, self.assignment, self.user_data) == (
-            other.version,
-            other.assignment,
-            other.user_data,
-        )
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, like the 0.x struct
-
-    def __repr__(self) -> str:
-        return (
-            f"ConsumerProtocolMemberAssignment(version={self.version}, "
-            f"assignment={self.assignment!r}, user_data={self.user_data!r})"
-        )
 
 
 class ConsumerProtocol:
