@@ -1,12 +1,16 @@
-"""Loading the optional C extensions (``setup.py`` builds them when a compiler is there)."""
+"""Loading modules on demand: the optional C extensions (``setup.py`` builds them when
+a compiler is there), and the packages' public names imported on first use (PEP 562).
+"""
 
 from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Callable, Mapping
 from types import ModuleType
+from typing import Any
 
-__all__ = ["load_extension"]
+__all__ = ["lazy_exports", "load_extension"]
 
 
 def load_extension(name: str) -> ModuleType | None:
@@ -19,3 +23,27 @@ def load_extension(name: str) -> ModuleType | None:
         return importlib.import_module(name)
     except ImportError:
         return None
+
+
+def lazy_exports(
+    package: str, lazy: Mapping[str, str], namespace: dict[str, Any]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """The PEP 562 ``__getattr__`` and ``__dir__`` of ``package``, whose public name
+    ``name`` is defined in its submodule ``lazy[name]``, imported on first use.
+
+    ``namespace`` is the package's ``globals()``: a name once imported is stored there,
+    so later look-ups find it without calling ``__getattr__``.
+    """
+
+    def __getattr__(name: str) -> Any:
+        module = lazy.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(f"{package}.{module}"), name)
+        namespace[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*namespace, *lazy})
+
+    return __getattr__, __dir__

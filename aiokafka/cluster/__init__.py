@@ -7,8 +7,9 @@ connection layer) loads when a client starts.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from aiokafka._extensions import lazy_exports
 
 if TYPE_CHECKING:
     from aiokafka.cluster.client import AIOKafkaClient, CoordinatorType
@@ -27,14 +28,4 @@ _LAZY = {
 __all__ = ["AIOKafkaClient", "ClientConfig", "ClusterMetadata", "CoordinatorType", "TopicMetadata"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

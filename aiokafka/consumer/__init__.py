@@ -6,8 +6,9 @@ its ``config`` module: the config dataclasses load with the first consumer.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from aiokafka._extensions import lazy_exports
 from aiokafka.consumer.consumer import AIOKafkaConsumer
 from aiokafka.consumer.subscription import SubscriptionState
 
@@ -17,14 +18,4 @@ if TYPE_CHECKING:
 __all__ = ["AIOKafkaConsumer", "ConsumerConfig", "SubscriptionState"]
 
 
-def __getattr__(name: str) -> Any:
-    if name != "ConsumerConfig":
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from aiokafka.consumer.config import ConsumerConfig
-
-    globals()[name] = ConsumerConfig  # later look-ups skip this function
-    return ConsumerConfig
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), "ConsumerConfig"})
+__getattr__, __dir__ = lazy_exports(__name__, {"ConsumerConfig": "config"}, globals())

@@ -12,8 +12,9 @@ its ``config`` module: the config dataclasses load with the first producer.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from aiokafka._extensions import lazy_exports
 from aiokafka.net.config import InvalidOptionError
 from aiokafka.producer.partitioner import DefaultPartitioner, murmur2, murmur2_partition
 from aiokafka.producer.producer import AIOKafkaProducer, BatchBuilder
@@ -32,14 +33,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name != "ProducerConfig":
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from aiokafka.producer.config import ProducerConfig
-
-    globals()[name] = ProducerConfig  # later look-ups skip this function
-    return ProducerConfig
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), "ProducerConfig"})
+__getattr__, __dir__ = lazy_exports(__name__, {"ProducerConfig": "config"}, globals())

@@ -9,8 +9,9 @@ authenticate with SASL never loads them (SCRAM alone pulls in ``hashlib``, ``hma
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from aiokafka._extensions import lazy_exports
 
 if TYPE_CHECKING:
     from aiokafka.net.sasl.base import SaslMechanism
@@ -51,14 +52,4 @@ SUPPORTED_MECHANISMS: frozenset[str] = frozenset(
 )
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
