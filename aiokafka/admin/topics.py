@@ -275,19 +275,16 @@ class TopicsMixin(AdminBase):
         except UnsupportedVersionError:
             md = await self._metadata([], bool(include_authorized_operations))
             brokers = [BrokerMetadata(b.node_id, b.host, b.port, b.rack) for b in md.brokers]
-            return ClusterDescription(
-                md.cluster_id,
-                md.controller_id if md.controller_id >= 0 else None,
-                sorted(brokers, key=lambda b: int(b.nodeId)),
-                authorized_operations(md.cluster_authorized_operations),
+            return _cluster(
+                md.cluster_id, md.controller_id, brokers, md.cluster_authorized_operations
             )
         check(response.error_code, response.error_message, "describe cluster")
         brokers = [BrokerMetadata(b.broker_id, b.host, b.port, b.rack) for b in response.brokers]
-        return ClusterDescription(
+        return _cluster(
             response.cluster_id,
-            response.controller_id if response.controller_id >= 0 else None,
-            sorted(brokers, key=lambda b: int(b.nodeId)),
-            authorized_operations(response.cluster_authorized_operations),
+            response.controller_id,
+            brokers,
+            response.cluster_authorized_operations,
         )
 
     async def create_partitions(
@@ -353,6 +350,18 @@ class TopicsMixin(AdminBase):
             include_cluster_authorized_operations=authorized and topics == [],
         )
         return await self._send_any(request)
+
+
+def _cluster(
+    cluster_id: str | None, controller_id: int, brokers: list[BrokerMetadata], operations: int
+) -> ClusterDescription:
+    """DescribeCluster's answer, or Metadata's from a broker without DescribeCluster."""
+    return ClusterDescription(
+        cluster_id,
+        controller_id if controller_id >= 0 else None,
+        sorted(brokers, key=lambda b: int(b.nodeId)),
+        authorized_operations(operations),
+    )
 
 
 def _creatable(topic: NewTopic) -> _ct.CreatableTopic:
