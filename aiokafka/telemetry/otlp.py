@@ -26,6 +26,8 @@ import struct
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from aiokafka.protocol.primitives import encode_unsigned_varint
+
 __all__ = ["CUMULATIVE", "DELTA", "Point", "encode_metrics_data"]
 
 #: ``AggregationTemporality`` values.
@@ -62,21 +64,12 @@ class Point:
     start_ns: int = 0
 
 
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
 def _tag(number: int, wire: int) -> bytes:
-    return _varint(number << 3 | wire)
+    return encode_unsigned_varint(number << 3 | wire)
 
 
 def _bytes(number: int, payload: bytes) -> bytes:
-    return _tag(number, _LEN) + _varint(len(payload)) + payload
+    return _tag(number, _LEN) + encode_unsigned_varint(len(payload)) + payload
 
 
 def _string(number: int, text: str) -> bytes:
@@ -104,7 +97,7 @@ def _metric(point: Point) -> bytes:
     if point.temporality is None:
         kind = _bytes(5, data)
     else:
-        sum_body = data + _tag(2, _VARINT) + _varint(point.temporality)
+        sum_body = data + _tag(2, _VARINT) + encode_unsigned_varint(point.temporality)
         sum_body += _tag(3, _VARINT) + b"\x01"  # is_monotonic: counts only grow
         kind = _bytes(7, sum_body)
     return _string(1, point.name) + kind
