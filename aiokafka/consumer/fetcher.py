@@ -207,12 +207,15 @@ class Fetcher:
         except asyncio.CancelledError:
             raise
         except BaseException as exc:
-            # A bug, not a Kafka error (those are handled per partition): surface it
-            # to the user instead of letting getmany() wait forever.
-            log.exception("Fetcher loop crashed")
-            self._fatal = exc
-            self._data_ready.set()
+            self._crashed("loop", exc)
             raise
+
+    def _crashed(self, part: str, exc: BaseException) -> None:
+        # A bug, not a Kafka error (those are handled per partition): surface it to
+        # the user instead of letting getmany() wait forever.
+        log.exception("Fetcher %s crashed", part)
+        self._fatal = exc
+        self._data_ready.set()
 
     async def _turn(self) -> None:
         """One turn of the loop, up to its wait: steps 1-4 of the module docstring."""
@@ -445,10 +448,7 @@ class Fetcher:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            # A bug: the partitions would wait forever; surface it like the loop does.
-            log.exception("Fetcher validation crashed")
-            self._fatal = exc
-            self._data_ready.set()
+            self._crashed("validation", exc)  # its partitions would wait forever
         finally:
             self._wakeup.set()
 
