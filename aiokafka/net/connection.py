@@ -333,7 +333,7 @@ class AIOKafkaConnection:
                 )
             else:
                 request = request_type()
-            response = await self._send(request, version, True, self._api_versions_decoder(version))
+            response = await self._answered(request, version, self._api_versions_decoder(version))
             if response.error_code == unsupported:
                 # The broker answered in v0, normally with its ApiVersions range.
                 advertised = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
@@ -443,7 +443,7 @@ class AIOKafkaConnection:
         # The SASL exchange's own requests: they pass the re-authentication gate.
         version = self.api_versions.choose(type(request))
         decode = self._decoder(request, version)
-        return await self._send(request, version, True, decode, sasl=True)
+        return await self._answered(request, version, decode, sasl=True)
 
     def _decoder(self, request: Request[_R], version: int) -> Callable[[memoryview], _R]:
         allowance = response_allowance(request, version)
@@ -463,29 +463,18 @@ class AIOKafkaConnection:
         err.__cause__ = self._close_error
         return err
 
-    @overload
-    async def _send(
+    async def _answered(
         self,
         request: Request[object],
         version: int,
-        expect_response: Literal[True],
         decode: Callable[[memoryview], _R],
-        timeout_ms: int | None = None,
         *,
         sasl: bool = False,
-    ) -> _R: ...
-
-    @overload
-    async def _send(
-        self,
-        request: Request[object],
-        version: int,
-        expect_response: bool,
-        decode: Callable[[memoryview], _R],
-        timeout_ms: int | None = None,
-        *,
-        sasl: bool = False,
-    ) -> _R | None: ...
+    ) -> _R:
+        """:meth:`_send` of a request the broker answers (the handshake's)."""
+        response = await self._send(request, version, True, decode, sasl=sasl)
+        assert response is not None  # only expect_response=False returns None
+        return response
 
     async def _send(
         self,
