@@ -200,11 +200,7 @@ class InterestHandle:
         Raises:
             TypeError, ValueError: see :func:`check_topic_names` (at the call).
         """
-        names = check_topic_names(topics)
-        if self._closed:
-            return self._grow(frozenset(), False)
-        self._interest.add(self, names)
-        return self._grow(names, False)
+        return self._change(self._interest.add, topics)
 
     def set(self, topics: Iterable[str]) -> asyncio.Future[bool]:
         """Hold exactly ``topics``; an empty set holds none (never "every topic").
@@ -212,10 +208,16 @@ class InterestHandle:
         Raises:
             TypeError, ValueError: see :func:`check_topic_names` (at the call).
         """
+        return self._change(self._interest.set, topics)
+
+    def _change(
+        self, change: Callable[[object, frozenset[str]], object], topics: Iterable[str]
+    ) -> asyncio.Future[bool]:
+        # A closed handle holds nothing any more: the change is dropped.
         names = check_topic_names(topics)
         if self._closed:
             return self._grow(frozenset(), False)
-        self._interest.set(self, names)
+        change(self, names)
         return self._grow(names, False)
 
     def remove(self, topics: Iterable[str]) -> None:
