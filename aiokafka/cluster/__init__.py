@@ -1,7 +1,7 @@
 """Cluster metadata, routing and retries: :class:`AIOKafkaClient`.
 
-The names below are imported on first use (PEP 562): the producer's and consumer's
-configs import :mod:`.config` at import, while :mod:`.client` (and with it the
+The names below are imported on first use (PEP 562): the client configs import
+:mod:`.config` when a client is constructed, while :mod:`.client` (and with it the
 connection layer) loads when a client starts.
 """
 

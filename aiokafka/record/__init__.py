@@ -40,10 +40,6 @@ if TYPE_CHECKING:
         build_control_batch,
     )
     from aiokafka.record.default_records import (
-        CONTROL_ABORT,
-        CONTROL_COMMIT,
-        CREATE_TIME,
-        LOG_APPEND_TIME,
         ControlRecord,
         DefaultRecord,
         DefaultRecordBatch,
@@ -58,6 +54,12 @@ if TYPE_CHECKING:
         LegacyRecordMetadata,
     )
     from aiokafka.record.memory_records import MemoryRecords, RecordBatch
+    from aiokafka.record.v2_layout import (
+        CONTROL_ABORT,
+        CONTROL_COMMIT,
+        CREATE_TIME,
+        LOG_APPEND_TIME,
+    )
 
 # Public name -> submodule that defines it.
 _LAZY = {
@@ -66,9 +68,9 @@ _LAZY = {
     "CODEC_NONE": "compression",
     "CODEC_SNAPPY": "compression",
     "CODEC_ZSTD": "compression",
-    "CONTROL_ABORT": "default_records",
-    "CONTROL_COMMIT": "default_records",
-    "CREATE_TIME": "default_records",
+    "CONTROL_ABORT": "v2_layout",
+    "CONTROL_COMMIT": "v2_layout",
+    "CREATE_TIME": "v2_layout",
     "ControlRecord": "default_records",
     "DEFAULT_MAX_DECOMPRESSED_SIZE": "compression",
     "DefaultRecord": "default_records",
@@ -76,7 +78,7 @@ _LAZY = {
     "DefaultRecordBatchBuilder": "default_builder",
     "DefaultRecordMetadata": "default_builder",
     "Header": "default_records",
-    "LOG_APPEND_TIME": "default_records",
+    "LOG_APPEND_TIME": "v2_layout",
     "LegacyRecord": "legacy_records",
     "LegacyRecordBatch": "legacy_records",
     "LegacyRecordBatchBuilder": "legacy_records",

@@ -29,7 +29,8 @@ from aiokafka.record.compression import (
     check_codec,
     compress,
 )
-from aiokafka.record.default_records import (
+from aiokafka.record.util import calc_crc32c, encode_varint, size_of_varint
+from aiokafka.record.v2_layout import (
     ATTRIBUTES_OFFSET,
     CONTROL_ABORT,
     CONTROL_COMMIT,
@@ -43,7 +44,6 @@ from aiokafka.record.default_records import (
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_MASK,
 )
-from aiokafka.record.util import calc_crc32c, encode_varint, size_of_varint
 
 __all__ = [
     "DefaultRecordBatchBuilder",

@@ -33,8 +33,29 @@ from aiokafka.record.compression import (
     decompress,
 )
 from aiokafka.record.util import ZIGZAG_ONE_BYTE, calc_crc32c, decode_varint
+from aiokafka.record.v2_layout import (
+    ATTRIBUTES_OFFSET,
+    CONTROL_ABORT,
+    CONTROL_COMMIT,
+    CONTROL_MASK,
+    CREATE_TIME,
+    DELETE_HORIZON_MASK,
+    HEADER_SIZE,
+    HEADER_STRUCT,
+    LOG_APPEND_TIME,
+    LOG_OVERHEAD,
+    NO_PRODUCER_ID,
+    NO_SEQUENCE,
+    TIMESTAMP_TYPE_MASK,
+    TRANSACTIONAL_MASK,
+)
 
+# The layout constants others import from here are in __all__ too (their home before
+# v2_layout.py).
 __all__ = [
+    "CONTROL_ABORT",
+    "CONTROL_COMMIT",
+    "HEADER_SIZE",
     "ControlRecord",
     "DefaultRecord",
     "DefaultRecordBatch",
@@ -57,29 +78,6 @@ _cdecode = load_extension("aiokafka.record._cdecode")
 _c_decode_records: Callable[..., list[Any] | None] | None = (
     None if _cdecode is None else _cdecode.decode_records
 )
-
-HEADER_STRUCT: Final = struct.Struct(">qiibIhiqqqhii")
-HEADER_SIZE: Final = HEADER_STRUCT.size  # 61
-# Everything before batchLength's end is not counted by batchLength.
-LOG_OVERHEAD: Final = 12
-MAGIC_OFFSET: Final = 16
-CRC_OFFSET: Final = 17
-ATTRIBUTES_OFFSET: Final = 21
-
-TIMESTAMP_TYPE_MASK: Final = 0x08
-TRANSACTIONAL_MASK: Final = 0x10
-CONTROL_MASK: Final = 0x20
-DELETE_HORIZON_MASK: Final = 0x40
-
-CREATE_TIME: Final = 0
-LOG_APPEND_TIME: Final = 1
-
-NO_PRODUCER_ID: Final = -1
-NO_SEQUENCE: Final = -1
-
-# Control record types (ControlRecordType in Kafka).
-CONTROL_ABORT: Final = 0
-CONTROL_COMMIT: Final = 1
 
 _CONTROL_KEY: Final = struct.Struct(">hh")
 _CONTROL_VALUE: Final = struct.Struct(">hi")

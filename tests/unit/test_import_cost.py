@@ -81,11 +81,10 @@ _CLIENT_MODULES = {
     "aiokafka.producer.transactional",  # the facade's methods (a base class)
     "aiokafka.record",  # the package only; its names load on first use
     "aiokafka.record._cbuilder",
-    "aiokafka.record._cdecode",
     "aiokafka.record.compression",
     "aiokafka.record.default_builder",
-    "aiokafka.record.default_records",
     "aiokafka.record.util",
+    "aiokafka.record.v2_layout",  # the batch layout constants the builder needs
     "aiokafka.structs",
 }
 
@@ -101,7 +100,7 @@ _ON_FIRST_USE = {
     "aiokafka.net.sasl.scram": "the first SASL authentication",
     "aiokafka.net.sasl.plain": "the first SASL authentication",
     "aiokafka.producer.transactions": "a producer with transactional_id",
-    "aiokafka.producer.txn_state": "a producer with transactional_id",
+    "aiokafka.producer.txn_state": "the producer's start() (the sender)",
     "aiokafka.cluster.config": "the first client constructor call",
     "aiokafka.producer.config": "the first AIOKafkaProducer(...)",
     "aiokafka.consumer.config": "the first AIOKafkaConsumer(...)",
@@ -120,6 +119,7 @@ _ON_FIRST_USE = {
     "aiokafka.consumer.positions": "the consumer's seek_to_committed()",
     "aiokafka.record.legacy_records": "the consumer's start()",
     "aiokafka.record.memory_records": "the consumer's start()",
+    "aiokafka.record.default_records": "the consumer's start() (the v2 reader)",
     "aiokafka.metrics": "a client's start()",
     "difflib": "an unknown option's error message",
     "hmac": "comparing two Secrets; SCRAM",

@@ -1,0 +1,54 @@
+"""The magic v2 record batch layout, shared by the builder and the reader.
+
+Byte offsets and the header struct of a batch, its attribute bits and the special
+values of its fields (see :mod:`aiokafka.record.default_records` for the whole layout).
+Kept apart so that the producer's builder (:mod:`aiokafka.record.default_builder`) does
+not load the reader. No asyncio.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Final
+
+__all__ = [
+    "ATTRIBUTES_OFFSET",
+    "CONTROL_ABORT",
+    "CONTROL_COMMIT",
+    "CONTROL_MASK",
+    "CRC_OFFSET",
+    "CREATE_TIME",
+    "DELETE_HORIZON_MASK",
+    "HEADER_SIZE",
+    "HEADER_STRUCT",
+    "LOG_APPEND_TIME",
+    "LOG_OVERHEAD",
+    "MAGIC_OFFSET",
+    "NO_PRODUCER_ID",
+    "NO_SEQUENCE",
+    "TIMESTAMP_TYPE_MASK",
+    "TRANSACTIONAL_MASK",
+]
+
+HEADER_STRUCT: Final = struct.Struct(">qiibIhiqqqhii")
+HEADER_SIZE: Final = HEADER_STRUCT.size  # 61
+# Everything before batchLength's end is not counted by batchLength.
+LOG_OVERHEAD: Final = 12
+MAGIC_OFFSET: Final = 16
+CRC_OFFSET: Final = 17
+ATTRIBUTES_OFFSET: Final = 21
+
+TIMESTAMP_TYPE_MASK: Final = 0x08
+TRANSACTIONAL_MASK: Final = 0x10
+CONTROL_MASK: Final = 0x20
+DELETE_HORIZON_MASK: Final = 0x40
+
+CREATE_TIME: Final = 0
+LOG_APPEND_TIME: Final = 1
+
+NO_PRODUCER_ID: Final = -1
+NO_SEQUENCE: Final = -1
+
+# Control record types (ControlRecordType in Kafka).
+CONTROL_ABORT: Final = 0
+CONTROL_COMMIT: Final = 1
