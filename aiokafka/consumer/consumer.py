@@ -560,10 +560,7 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], Instrumentable, StartStop):
             TypeError: an argument is not a TopicPartition.
             IllegalStateError: a partition is not assigned.
         """
-        tps = self._assigned_args(partitions)
-        self._subscriptions.request_reset(tps, "earliest")
-        await self._resolve(tps)
-        return True
+        return await self._seek_reset(partitions, "earliest")
 
     async def seek_to_end(self, *partitions: TopicPartition) -> bool:
         """Seek to the end (the LSO under ``read_committed``) of partitions; returns
@@ -573,8 +570,11 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], Instrumentable, StartStop):
             TypeError: an argument is not a TopicPartition.
             IllegalStateError: a partition is not assigned.
         """
+        return await self._seek_reset(partitions, "latest")
+
+    async def _seek_reset(self, partitions: tuple[TopicPartition, ...], strategy: str) -> bool:
         tps = self._assigned_args(partitions)
-        self._subscriptions.request_reset(tps, "latest")
+        self._subscriptions.request_reset(tps, strategy)
         await self._resolve(tps)
         return True
 
