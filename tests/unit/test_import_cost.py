@@ -59,7 +59,6 @@ _CLIENT_MODULES = {
     "aiokafka.consumer.group.assignors",
     "aiokafka.consumer.group.assignors.abstract",
     "aiokafka.consumer.group.assignors.roundrobin",  # the default strategy
-    "aiokafka.consumer.group.assignors.types",
     "aiokafka.consumer.leftovers",
     "aiokafka.consumer.options",
     "aiokafka.consumer.subscription",
@@ -97,6 +96,7 @@ _ON_FIRST_USE = {
     "aiokafka.consumer.group.assignors.sticky": "the classic protocol's assignors",
     "aiokafka.consumer.group.assignors.compat": "the classic protocol's assignors",
     "aiokafka.consumer.group.assignors.codec": "the classic protocol's assignors",
+    "aiokafka.consumer.group.assignors.types": "a group's membership or first rebalance",
     "aiokafka.net.sasl.scram": "the first SASL authentication",
     "aiokafka.net.sasl.plain": "the first SASL authentication",
     "aiokafka.producer.transactions": "a producer with transactional_id",

@@ -25,9 +25,13 @@ from __future__ import annotations
 import abc
 import logging
 from collections.abc import Iterable, Mapping
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from .types import Assignment, ClusterView, GroupMember, RebalanceProtocol, Subscription
+# .types (three dataclasses, two runtime-checkable protocols: costly to define) is
+# imported where first used: a consumer imports the default roundrobin assignor at
+# import, while these methods run only when its group rebalances (issue 14).
+if TYPE_CHECKING:
+    from .types import Assignment, ClusterView, GroupMember, RebalanceProtocol, Subscription
 
 __all__ = ["AbstractPartitionAssignor", "TopicsOnlyAssignor", "partitions_per_topic"]
 
@@ -58,6 +62,8 @@ class AbstractPartitionAssignor(abc.ABC):
         The consumer uses the first protocol that all of its assignors support. The
         default is eager only; cooperative assignors list ``COOPERATIVE`` first.
         """
+        from .types import RebalanceProtocol
+
         return [RebalanceProtocol.EAGER]
 
     def metadata(self, topics: Iterable[str]) -> Subscription:
@@ -66,6 +72,8 @@ class AbstractPartitionAssignor(abc.ABC):
         The default carries no user data. Override to add some (the sticky assignor
         adds the previous assignment).
         """
+        from .types import Subscription
+
         return Subscription(tuple(sorted(set(topics))))
 
     @abc.abstractmethod
@@ -107,6 +115,8 @@ class TopicsOnlyAssignor(AbstractPartitionAssignor):
         A classmethod, as in aiokafka: ``RangePartitionAssignor.metadata(topics)``
         works on the class and on an instance.
         """
+        from .types import Subscription
+
         return Subscription(tuple(sorted(set(topics))))
 
 

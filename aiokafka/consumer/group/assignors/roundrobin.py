@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from aiokafka.structs import TopicPartition
 
 from .abstract import TopicsOnlyAssignor, partitions_per_topic
-from .types import (
-    Assignment,
-    ClusterView,
-    GroupMember,
-    java_string_key,
-    member_sort_key,
-)
+
+if TYPE_CHECKING:
+    from .types import Assignment, ClusterView, GroupMember
 
 __all__ = ["RoundRobinPartitionAssignor"]
 
@@ -49,6 +46,10 @@ class RoundRobinPartitionAssignor(TopicsOnlyAssignor):
         self, cluster: ClusterView, members: Mapping[str, GroupMember]
     ) -> dict[str, Assignment]:
         """Round-robin assign all subscribed partitions; see the class docstring."""
+        # Imported here, once per rebalance: the default strategy is imported with the
+        # consumer, .types only when a group uses it (see abstract.py).
+        from .types import Assignment, java_string_key, member_sort_key
+
         circle = sorted(members.values(), key=member_sort_key)
         subscribed = [frozenset(m.topics) for m in circle]
         assigned: dict[str, list[TopicPartition]] = {mid: [] for mid in members}
