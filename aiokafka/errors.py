@@ -5,7 +5,9 @@ that a broker reports as an error code are :class:`BrokerResponseError` subclass
 class per code of Kafka's protocol (generated from Kafka's own table);
 :func:`for_code` maps a code to its class. Errors the client detects itself
 (connection lost, deadline passed, corrupt bytes, closed producer, ...) are the
-other subclasses.
+other subclasses. The broker classes are defined when first read from this module (or
+at the first :func:`for_code` call), not when it is imported; every name is listed in
+``__all__`` and ``dir()`` all the same.
 
 Class attributes say what to do, so retry code reads flags instead of listing classes:
 ``retriable`` (sending again may succeed), ``invalid_metadata`` (refresh metadata
@@ -228,7 +230,9 @@ with ``[code flags]``, where the flags are ``R`` retriable, ``M`` invalid_metada
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Final
+import importlib
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from aiokafka._errors_base import (
     AuthorizationError,
@@ -238,9 +242,19 @@ from aiokafka._errors_base import (
     TransactionErrorKind,
     transaction_error_kind,
 )
-from aiokafka._gen import error_codes as _codes
-from aiokafka._gen.error_codes import *  # noqa: F403 - the generated per-code classes
-from aiokafka._gen.error_codes import ERROR_CLASSES, UnknownError, UnsupportedVersionError
+from aiokafka._gen.error_names import ERROR_NAMES
+
+if TYPE_CHECKING:
+    from aiokafka._error_table import (
+        IncompatibleBrokerVersion,
+        LogTruncationError,
+        UnrecognizedErrorCode,
+    )
+    from aiokafka._error_table import (
+        kafka_errors as kafka_errors,
+    )
+    from aiokafka._gen import error_codes as _codes
+    from aiokafka._gen.error_codes import *  # noqa: F403 - the generated per-code classes
 
 __all__ = [
     "AuthenticationFailedError",
@@ -281,7 +295,12 @@ __all__ = [
     "for_code",
     "transaction_error_kind",
 ]
-__all__ += _codes.__all__
+# The generated per-code classes (and ERROR_CLASSES), by name: the table itself loads
+# on first use (see __getattr__ below).
+if TYPE_CHECKING:
+    __all__ += _codes.__all__
+else:
+    __all__ += ERROR_NAMES
 
 
 # -- misuse and configuration -------------------------------------------------------
@@ -412,14 +431,6 @@ class UnrecognizedBrokerVersion(KafkaError):
     transaction_fatal = True
 
 
-class IncompatibleBrokerVersion(UnsupportedVersionError):
-    """The client found (from ApiVersions) that the broker lacks an API version the
-    requested feature needs. A subclass of the broker's ``UnsupportedVersionError`` so
-    one ``except`` handles both."""
-
-    message = "The broker does not support a protocol version this feature requires."
-
-
 class UnsupportedCodecError(KafkaError):
     """The compression library for a codec is not installed; the message names the
     package to install."""
@@ -492,35 +503,6 @@ class NoOffsetForPartitionError(KafkaError):
     message = "No offset for the partition and no reset policy."
 
 
-class LogTruncationError(OffsetOutOfRangeError):  # noqa: F405 - a generated class
-    """The leader's log was truncated below the consumer's position (KIP-320).
-
-    Raised for one partition when ``auto_offset_reset="none"`` and the new leader no
-    longer has the records the consumer already read (an unclean election, or a
-    leader change that lost unreplicated writes). Seek the partition to continue;
-    :attr:`divergent_offsets` says where the logs diverge.
-
-    A subclass of :class:`OffsetOutOfRangeError`, as in the Java client.
-
-    Attributes:
-        divergent_offsets: Partition -> first offset whose records may differ from
-            what was consumed (the leader's end offset for the consumed epoch).
-    """
-
-    message = "The log was truncated below the consumer's position."
-
-    def __init__(self, *args: Any, divergent_offsets: dict[Any, int] | None = None) -> None:
-        super().__init__(*args)
-        self.divergent_offsets: dict[Any, int] = dict(divergent_offsets or {})
-
-    def __reduce__(self) -> Any:
-        return (_rebuild_log_truncation, (self.args, self.divergent_offsets))
-
-
-def _rebuild_log_truncation(args: tuple[Any, ...], divergent: dict[Any, int]) -> Any:
-    return LogTruncationError(*args, divergent_offsets=divergent)
-
-
 class CommitFailedError(KafkaError):
     """The offset commit was rejected because the group rebalanced meanwhile."""
 
@@ -542,36 +524,17 @@ class QuotaViolationError(KafkaError):
 
 
 # -- code lookup --------------------------------------------------------------------
+#
+# The broker error classes (one per protocol code, generated), the three classes
+# derived from them (LogTruncationError, IncompatibleBrokerVersion,
+# UnrecognizedErrorCode) and kafka_errors live in aiokafka/_error_table.py, which
+# loads on first use (issue 14): the first read of one of these names here (PEP 562;
+# the value then stays in this module) or the first for_code() call. A program that
+# imports the clients but never sees a broker error does not define 128 classes.
 
 
-class UnrecognizedErrorCode(UnknownError):
-    """Base of the classes :func:`for_code` makes for codes missing from the table.
-
-    A subclass of ``UnknownError`` (what aiokafka returned for such codes), so old
-    ``except UnknownError`` clauses still catch them; each code gets its own subclass
-    whose ``errno`` is that code.
-    """
-
-    error_name = "UNRECOGNIZED"
-    message = "The broker returned an error code this client does not know."
-    description = message
-    _per_code: ClassVar[bool] = False
-
-    def __reduce__(self) -> str | tuple[Any, ...]:
-        # The per-code classes are made at run time, so pickle cannot find them by
-        # name; rebuild them from the code instead (errors cross process boundaries).
-        if type(self)._per_code:
-            return (_rebuild_unrecognized, (self.errno, self.args))
-        return super().__reduce__()
-
-
-def _rebuild_unrecognized(code: int, args: tuple[object, ...]) -> BrokerResponseError:
-    return for_code(code)(*args)
-
-
-_INT16_MIN: Final = -(2**15)
-_INT16_MAX: Final = 2**15 - 1
-_unrecognized: dict[int, type[BrokerResponseError]] = {}
+def _error_table() -> ModuleType:
+    return importlib.import_module("aiokafka._error_table")
 
 
 def for_code(error_code: int) -> type[BrokerResponseError]:
@@ -590,34 +553,28 @@ def for_code(error_code: int) -> type[BrokerResponseError]:
         TypeError: ``error_code`` is not an int.
         ValueError: ``error_code`` is outside the int16 range.
     """
-    code = error_code  # aiokafka's parameter name, kept for callers passing it by name
-    if not isinstance(code, int) or isinstance(code, bool):
-        raise TypeError(f"code must be an int, got {type(code).__name__}")
-    known = ERROR_CLASSES.get(code)
-    if known is not None:
-        return known
-    if not _INT16_MIN <= code <= _INT16_MAX:
-        raise ValueError(f"code must be an int16, got {code}")
-    cls = _unrecognized.get(code)
-    if cls is None:
-        name = f"UnrecognizedErrorCode[{code}]"
-        attrs = {"errno": code, "__qualname__": name, "_per_code": True}
-        made = type(name, (UnrecognizedErrorCode,), attrs)
-        # setdefault: if two threads race, both get the same class.
-        cls = _unrecognized.setdefault(code, made)
-    return cls
+    return _error_table().for_code(error_code)  # type: ignore[no-any-return]
 
 
-#: aiokafka's table of the broker error classes by code (``errno`` -> class); prefer
-#: :func:`for_code`, which also covers codes newer than this table.
-kafka_errors: dict[int, type[BrokerResponseError]] = dict(ERROR_CLASSES)
+def __getattr__(name: str) -> Any:
+    # Dunder look-ups (the import system asks for __path__) never load the table.
+    if name.startswith("__") or not hasattr(table := _error_table(), name):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(table, name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
 
 
 def _adopt_classes() -> None:
     # Show the classes defined in the private modules as aiokafka.errors.X in
     # tracebacks and docs; pickle finds them there too, since this module exports them.
+    # (aiokafka/_error_table.py adopts the classes it defines or loads.)
     for name in __all__:
-        obj = globals()[name]
+        obj = globals().get(name)  # the table's names are not loaded yet
         if isinstance(obj, type) and obj.__module__ != __name__:
             obj.__module__ = __name__
 

@@ -32,15 +32,12 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from aiokafka import errors
 from aiokafka.errors import (
     IllegalStateError,
-    InvalidTopicError,
     KafkaError,
     KafkaTimeoutError,
-    MessageSizeTooLargeError,
     ProducerClosed,
-    TopicAuthorizationFailedError,
-    UnknownTopicOrPartitionError,
     for_code,
 )
 from aiokafka.hooks import Instrumentable
@@ -68,7 +65,6 @@ __all__ = ["AIOKafkaProducer", "BatchBuilder"]
 log = logging.getLogger(__name__)
 
 _BATCH_HEADER = 61
-_UNKNOWN_TOPIC = UnknownTopicOrPartitionError.errno
 
 
 @dataclass(slots=True)
@@ -433,11 +429,11 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
     ) -> None:
         size = DefaultRecordBatchBuilder.estimate_size_in_bytes(key, value, headers)
         if size > self._max_request_size:
-            raise MessageSizeTooLargeError(
+            raise errors.MessageSizeTooLargeError(
                 f"the record is {size} bytes, more than max_request_size ({self._max_request_size})"
             )
         if size > self._config.buffer_memory:
-            raise MessageSizeTooLargeError(
+            raise errors.MessageSizeTooLargeError(
                 f"the record is {size} bytes, more than buffer_memory "
                 f"({self._config.buffer_memory})"
             )
@@ -507,7 +503,7 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
         if batch.record_count() == 0:
             raise ValueError("batch: an empty batch cannot be sent")
         if batch.size() > self._max_request_size:
-            raise MessageSizeTooLargeError(
+            raise errors.MessageSizeTooLargeError(
                 f"the batch is {batch.size()} bytes, more than max_request_size "
                 f"({self._max_request_size})"
             )
@@ -601,14 +597,16 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
             if entry is not None:
                 return entry
             code = cluster.topic_error(topic)
-            if code in (InvalidTopicError.errno, TopicAuthorizationFailedError.errno):
+            # errors.X, not imported names: aiokafka.errors loads its code table on
+            # first use (issue 14), and these are read only on this slow path.
+            if code in (errors.InvalidTopicError.errno, errors.TopicAuthorizationFailedError.errno):
                 self._forget_topic(topic)
                 raise for_code(code)(f"topic {topic!r}")
             remaining = deadline - loop.time()
             if remaining <= 0:
                 self._forget_topic(topic)
-                if code == _UNKNOWN_TOPIC or code is None:
-                    raise UnknownTopicOrPartitionError(
+                if code == errors.UnknownTopicOrPartitionError.errno or code is None:
+                    raise errors.UnknownTopicOrPartitionError(
                         f"topic {topic!r} not found in the cluster metadata within max_block_ms "
                         f"({self._config.max_block_ms} ms)"
                     )

@@ -31,9 +31,15 @@ import importlib
 import struct
 import zlib
 from types import ModuleType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from aiokafka.errors import CorruptRecordError, UnsupportedCodecError
+# The broker error classes are read from the module when raised: aiokafka.errors loads
+# its code table on first use (issue 14).
+from aiokafka import errors
+from aiokafka.errors import UnsupportedCodecError
+
+if TYPE_CHECKING:
+    from aiokafka.errors import CorruptRecordError
 
 __all__ = [
     "CODEC_GZIP",
@@ -229,7 +235,7 @@ def decompress(
 
 
 def _too_big(max_size: int) -> CorruptRecordError:
-    return CorruptRecordError(
+    return errors.CorruptRecordError(
         f"decompressed batch exceeds the {max_size}-byte limit (decompression bomb guard)"
     )
 
@@ -248,12 +254,12 @@ def _gunzip(data: bytes | bytearray | memoryview, max_size: int) -> bytes:
                 raise _too_big(max_size)
             parts.append(chunk)
             if not inflate.eof:
-                raise CorruptRecordError("gzip data is truncated")
+                raise errors.CorruptRecordError("gzip data is truncated")
             remaining = inflate.unused_data
             if not remaining:
                 break
     except zlib.error as exc:
-        raise CorruptRecordError(f"invalid gzip data: {exc}") from None
+        raise errors.CorruptRecordError(f"invalid gzip data: {exc}") from None
     return b"".join(parts)
 
 
@@ -265,7 +271,7 @@ def _raw_snappy_length(block: bytes | memoryview) -> int:
         value |= (b & 0x7F) << (7 * i)
         if b < 0x80:
             return value
-    raise CorruptRecordError("invalid snappy block header")
+    raise errors.CorruptRecordError("invalid snappy block header")
 
 
 def _unsnappy_block(cramjam: Any, block: bytes | memoryview, budget: int, max_size: int) -> bytes:
@@ -274,7 +280,7 @@ def _unsnappy_block(cramjam: Any, block: bytes | memoryview, budget: int, max_si
     try:
         return bytes(cramjam.snappy.decompress_raw(bytes(block)))
     except Exception as exc:  # cramjam raises its own DecompressionError
-        raise CorruptRecordError(f"invalid snappy data: {exc}") from None
+        raise errors.CorruptRecordError(f"invalid snappy data: {exc}") from None
 
 
 def _unsnappy(cramjam: Any, data: bytes | bytearray | memoryview, max_size: int) -> bytes:
@@ -282,18 +288,18 @@ def _unsnappy(cramjam: Any, data: bytes | bytearray | memoryview, max_size: int)
     if bytes(view[: len(_XERIAL_MAGIC)]) != _XERIAL_MAGIC:
         return _unsnappy_block(cramjam, view, max_size, max_size)
     if len(view) < _XERIAL_HEADER_SIZE:
-        raise CorruptRecordError("truncated xerial snappy header")
+        raise errors.CorruptRecordError("truncated xerial snappy header")
     parts: list[bytes] = []
     total = 0
     pos = _XERIAL_HEADER_SIZE
     end = len(view)
     while pos < end:
         if pos + 4 > end:
-            raise CorruptRecordError("truncated xerial snappy block length")
+            raise errors.CorruptRecordError("truncated xerial snappy block length")
         (length,) = struct.unpack_from(">i", view, pos)
         pos += 4
         if length < 0 or pos + length > end:
-            raise CorruptRecordError(f"invalid xerial snappy block length {length}")
+            raise errors.CorruptRecordError(f"invalid xerial snappy block length {length}")
         block = _unsnappy_block(cramjam, view[pos : pos + length], max_size - total, max_size)
         pos += length
         total += len(block)
@@ -376,11 +382,11 @@ def _unlz4(
         out: bytes = decoder.decompress(raw, max_length=max_size + 1)
         eof = decoder.eof
     except Exception as exc:  # lz4 raises RuntimeError for any bad frame
-        raise CorruptRecordError(f"invalid lz4 data: {exc}") from None
+        raise errors.CorruptRecordError(f"invalid lz4 data: {exc}") from None
     if len(out) > max_size:
         raise _too_big(max_size)
     if not eof:
-        raise CorruptRecordError("lz4 data is truncated")
+        raise errors.CorruptRecordError("lz4 data is truncated")
     return out
 
 
@@ -396,7 +402,7 @@ def _unzstd(zstandard: Any, data: bytes | bytearray | memoryview, max_size: int)
             # Fast path: the frame says how big it is, one call decodes it.
             out: bytes = dctx.decompress(raw)
             if len(out) != declared:
-                raise CorruptRecordError("zstd data does not match its content size")
+                raise errors.CorruptRecordError("zstd data does not match its content size")
             return out
         if declared > max_size:
             raise _too_big(max_size)
@@ -414,4 +420,4 @@ def _unzstd(zstandard: Any, data: bytes | bytearray | memoryview, max_size: int)
             parts.append(chunk)
         return b"".join(parts)
     except zstandard.ZstdError as exc:
-        raise CorruptRecordError(f"invalid zstd data: {exc}") from None
+        raise errors.CorruptRecordError(f"invalid zstd data: {exc}") from None

@@ -12,7 +12,9 @@ import zlib
 from collections.abc import Callable
 from typing import Final
 
-from aiokafka.errors import CorruptRecordError
+# The broker error class is read from the module when raised: aiokafka.errors loads
+# its code table on first use (issue 14).
+from aiokafka import errors
 
 __all__ = [
     "calc_crc32",
@@ -85,7 +87,7 @@ def decode_varint(data: bytes | bytearray | memoryview, pos: int) -> tuple[int, 
     end = len(data)
     while True:
         if pos >= end:
-            raise CorruptRecordError("record data ends inside a varint")
+            raise errors.CorruptRecordError("record data ends inside a varint")
         b = data[pos]
         pos += 1
         value |= (b & 0x7F) << shift
@@ -93,7 +95,7 @@ def decode_varint(data: bytes | bytearray | memoryview, pos: int) -> tuple[int, 
             return (value >> 1) ^ -(value & 1), pos
         shift += 7
         if shift >= 7 * MAX_VARINT_BYTES:
-            raise CorruptRecordError("varint longer than 10 bytes")
+            raise errors.CorruptRecordError("varint longer than 10 bytes")
 
 
 _crc32c: Callable[[bytes | bytearray | memoryview], int] | None = None

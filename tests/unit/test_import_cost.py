@@ -51,7 +51,7 @@ _CLIENT_MODULES = {
     "aiokafka._errors_base",
     "aiokafka._extensions",
     "aiokafka._gen",
-    "aiokafka._gen.error_codes",  # the exception classes the facades raise
+    "aiokafka._gen.error_names",  # aiokafka.errors.__all__ without the table
     "aiokafka.abc",
     "aiokafka.consumer",
     "aiokafka.consumer.consumer",
@@ -101,6 +101,8 @@ _ON_FIRST_USE = {
     "aiokafka.net.sasl.plain": "the first SASL authentication",
     "aiokafka.producer.transactions": "a producer with transactional_id",
     "aiokafka.producer.txn_state": "the producer's start() (the sender)",
+    "aiokafka._gen.error_codes": "the first broker error class read, or for_code()",
+    "aiokafka._error_table": "the first broker error class read, or for_code()",
     "aiokafka.cluster.config": "the first client constructor call",
     "aiokafka.producer.config": "the first AIOKafkaProducer(...)",
     "aiokafka.consumer.config": "the first AIOKafkaConsumer(...)",
@@ -216,6 +218,32 @@ def test_start_loads_the_client_machinery() -> None:
         "aiokafka.consumer.offsets",
     ):
         assert name in loaded, name
+
+
+def test_broker_error_classes_load_on_first_use() -> None:
+    # aiokafka.errors lists every name, but the 128 generated classes (and the three
+    # derived from them) load with the first read of one or the first for_code().
+    code = (
+        "import sys, pickle\n"
+        "import aiokafka.errors as errors\n"
+        "table = 'aiokafka._error_table'\n"
+        "assert table not in sys.modules and 'aiokafka._gen.error_codes' not in sys.modules\n"
+        "assert 'NotLeaderForPartitionError' in errors.__all__\n"
+        "assert 'LogTruncationError' in dir(errors)\n"
+        "assert not hasattr(errors, '__path__') and table not in sys.modules\n"
+        "cls = errors.NotLeaderForPartitionError\n"
+        "assert table in sys.modules and errors.__dict__['NotLeaderForPartitionError'] is cls\n"
+        "assert cls.__module__ == 'aiokafka.errors' and errors.for_code(6) is cls\n"
+        "exc = errors.LogTruncationError('t', divergent_offsets={'tp': 1})\n"
+        "assert pickle.loads(pickle.dumps(exc)).divergent_offsets == {'tp': 1}\n"
+        "from aiokafka.errors import *\n"
+        "assert UnknownTopicOrPartitionError.errno == 3\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert out.stdout.strip() == "ok"
 
 
 def test_first_use_modules_exist() -> None:
