@@ -23,8 +23,6 @@ from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any, Final, Protocol, TypeVar
 
-from aiokafka.net.config import unknown_option
-
 __all__ = ["RESOLVED", "StartClose", "StartStop", "given", "reject_unknown"]
 
 
@@ -52,6 +50,10 @@ def reject_unknown(owner: str, configs: Mapping[str, Any], known: Iterable[str])
         aiokafka.net.config.InvalidOptionError: naming it and the closest option.
     """
     for name in configs:
+        # Imported on this error only: the client imports do not load net/config.py
+        # (a dataclass) until a constructor builds its config.
+        from aiokafka.net.config import unknown_option
+
         raise unknown_option(owner, name, known)
 
 

@@ -22,7 +22,7 @@ from typing_extensions import Never
 
 from aiokafka.abc import AbstractTokenProvider
 from aiokafka.consumer.group.assignors.roundrobin import RoundRobinPartitionAssignor
-from aiokafka.net.config import DEFAULT_CLIENT_ID
+from aiokafka.net import DEFAULT_CLIENT_ID
 from aiokafka.net.frames import DEFAULT_MAX_RESPONSE_SIZE
 from aiokafka.net.secret import Secret
 from aiokafka.options import given, reject_unknown

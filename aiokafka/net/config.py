@@ -12,8 +12,8 @@ import ssl
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from aiokafka import __version__
 from aiokafka.abc import AbstractTokenProvider
+from aiokafka.net import DEFAULT_CLIENT_ID
 from aiokafka.net.frames import DEFAULT_MAX_RESPONSE_SIZE, MAX_RESPONSE_SIZE_RANGE
 from aiokafka.net.sasl import SUPPORTED_MECHANISMS
 from aiokafka.net.secret import Secret
@@ -28,7 +28,6 @@ __all__ = [
     "unknown_option",
 ]
 
-DEFAULT_CLIENT_ID = f"aiokafka-{__version__}"
 SECURITY_PROTOCOLS = frozenset({"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"})
 
 

@@ -65,9 +65,7 @@ _CLIENT_MODULES = {
     "aiokafka.errors",
     "aiokafka.hooks",
     "aiokafka.net",
-    "aiokafka.net.config",
     "aiokafka.net.frames",
-    "aiokafka.net.sasl",  # the package only: SUPPORTED_MECHANISMS
     "aiokafka.net.secret",
     "aiokafka.options",
     "aiokafka.producer",
@@ -104,6 +102,8 @@ _ON_FIRST_USE = {
     "aiokafka._gen.error_codes": "the first broker error class read, or for_code()",
     "aiokafka._error_table": "the first broker error class read, or for_code()",
     "aiokafka.cluster.config": "the first client constructor call",
+    "aiokafka.net.config": "the first client constructor call (or an unknown option)",
+    "aiokafka.net.sasl": "the first client constructor call (SUPPORTED_MECHANISMS)",
     "aiokafka.producer.config": "the first AIOKafkaProducer(...)",
     "aiokafka.consumer.config": "the first AIOKafkaConsumer(...)",
     "aiokafka.cluster.client": "a client's start()",
@@ -179,7 +179,8 @@ def test_constructed_clients_load_only_their_configs() -> None:
     ours = {m for m in loaded if m == "aiokafka" or m.startswith("aiokafka.")}
     configs = {
         "aiokafka.cluster",
-        *(f"aiokafka.{p}.config" for p in ("cluster", "producer", "consumer")),
+        "aiokafka.net.sasl",  # the package only: SUPPORTED_MECHANISMS
+        *(f"aiokafka.{p}.config" for p in ("cluster", "net", "producer", "consumer")),
     }
     assert ours - _CLIENT_MODULES == configs
 
@@ -272,6 +273,7 @@ def test_consumer_alone_loads_no_producer_api() -> None:
         ("aiokafka.record", "LegacyRecordBatch", "legacy_records"),
         ("aiokafka.record", "MemoryRecords", "memory_records"),
         ("aiokafka.producer", "ProducerConfig", "config"),
+        ("aiokafka.producer", "InvalidOptionError", "config"),
         ("aiokafka.consumer", "ConsumerConfig", "config"),
     ],
 )
