@@ -215,6 +215,19 @@ def split_ranges(ranges: list[OffsetRange], min_partitions: int | None) -> list[
     return out
 
 
+def group_ranges(ranges: list[OffsetRange], tasks: int) -> list[tuple[OffsetRange, ...]]:
+    """Ranges (of distinct partitions) shared among ``tasks`` groups of near-equal
+    total size: largest first, each into the group with the least so far (ties: the
+    lower group). Depends only on the ranges, so a replayed batch groups the same."""
+    groups: list[list[OffsetRange]] = [[] for _ in range(max(1, tasks))]
+    totals = [0] * len(groups)
+    for r in sorted(ranges, key=lambda r: (-r.size, r.topic, r.partition)):
+        least = totals.index(min(totals))
+        groups[least].append(r)
+        totals[least] += r.size
+    return [tuple(sorted(group, key=lambda r: (r.topic, r.partition))) for group in groups if group]
+
+
 def rate_limit(start: Offsets, latest: Offsets, limit: int) -> Offsets:
     """End offsets that admit at most about ``limit`` offsets across partitions.
 

@@ -11,6 +11,7 @@ drops them (only options travel).
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -31,6 +32,7 @@ from .planning import (
     data_loss_message,
     discover,
     from_json,
+    group_ranges,
     isolation,
     list_offsets,
     rate_limit,
@@ -58,11 +60,17 @@ class KafkaInputPartition(InputPartition):
         self.value: tuple[OffsetRange, ...] = value
 
 
-#: A streaming micro-batch with at most this many offsets in all is read by one task:
-#: a trigger-0 query on a slow stream then starts one consumer (and one writer task
-#: downstream) per micro-batch instead of one per Kafka partition, which is most of
-#: its latency. Replays plan the same offsets, hence the same tasks.
-SMALL_MICRO_BATCH = 10_000
+#: Offsets per task of a streaming micro-batch (without ``minPartitions``): a batch of
+#: ``n`` offsets over ``k`` partitions is read by ``min(k, ceil(n / TASK_OFFSETS))``
+#: tasks, each reading its partitions' ranges with one consumer. A trigger-0 query on a
+#: modest stream then runs one read task (and one write task downstream) per
+#: micro-batch instead of one per Kafka partition: each task costs Spark's scheduling
+#: and Python worker round trips, and on ``local[2]`` six tasks run in three waves,
+#: while one task reads tens of thousands of records in well under the time of a
+#: wave. A batch that grew while the query caught up stays one or two tasks (which
+#: keeps it on warm workers and pooled clients). Replays plan the same offsets, hence
+#: the same tasks.
+TASK_OFFSETS = 50_000
 
 
 def _ranges_to_partitions(ranges: list[OffsetRange]) -> list[InputPartition]:
@@ -246,8 +254,9 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             ranges.append(OffsetRange(tp[0], tp[1], first, stop))
         ranges = [r for r in ranges if r.size > 0]
         if self._options.min_partitions is None and 1 < len(ranges):
-            if sum(r.size for r in ranges) <= SMALL_MICRO_BATCH:
-                return [KafkaInputPartition(tuple(ranges))]
+            tasks = min(len(ranges), math.ceil(sum(r.size for r in ranges) / TASK_OFFSETS))
+            if tasks < len(ranges):
+                return [KafkaInputPartition(group) for group in group_ranges(ranges, tasks)]
         return _ranges_to_partitions(split_ranges(ranges, self._options.min_partitions))
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:

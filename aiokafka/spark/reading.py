@@ -26,7 +26,7 @@ from aiokafka.structs import ConsumerRecord, TopicPartition
 
 from .options import ReadOptions
 from .planning import DataLossError, OffsetRange, data_loss_message
-from .runtime import PrivateLoop, close_quietly, new_consumer
+from .runtime import ClientPool, close_quietly, new_consumer, worker_runtime
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +34,14 @@ HEADER_TYPE = pa.list_(pa.struct([pa.field("key", pa.string()), pa.field("value"
 
 # One fetch wait; the task's overall patience is kafkaConsumer.pollTimeoutMs.
 _FETCH_WAIT_MS = 500
+
+#: The task consumer's ``fetch_max_wait_ms`` unless ``kafka.fetch.max.wait.ms`` is set.
+#: A task reads only offsets that are already in the log, so a broker never needs to
+#: hold a fetch for data; but the fetcher keeps one fetch per broker in flight, and
+#: one sent for partitions at their end just before the task finished is still
+#: outstanding when a pooled consumer starts its next task, which then waits for it
+#: (up to the consumer default of 500 ms on a quiet stream).
+TASK_FETCH_MAX_WAIT_MS = 100
 
 
 def arrow_schema(include_headers: bool) -> pa.Schema:
@@ -87,8 +95,15 @@ class TaskReader:
     reaches its range's end. See the module docstring for ends and data loss.
     """
 
-    def __init__(self, options: ReadOptions, ranges: Sequence[OffsetRange]) -> None:
+    def __init__(
+        self,
+        options: ReadOptions,
+        ranges: Sequence[OffsetRange],
+        pool: ClientPool[AIOKafkaConsumer[Any, Any]] | None = None,
+    ) -> None:
         self._options = options
+        self._pool = pool
+        self._kwargs = {"fetch_max_wait_ms": TASK_FETCH_MAX_WAIT_MS, **options.consumer_kwargs}
         self._ranges = {TopicPartition(r.topic, r.partition): r for r in ranges if r.size > 0}
         if len(self._ranges) != len([r for r in ranges if r.size > 0]):
             raise ValueError("a task's offset ranges must be of distinct partitions")
@@ -100,20 +115,43 @@ class TaskReader:
         return f"topic {r.topic!r} partition {r.partition} offsets [{r.start}, {r.end})"
 
     async def start(self) -> None:
-        """Create and start the consumer, each partition positioned at its start."""
+        """Take a started consumer from the pool (or start one), each partition
+        assigned, resumed and positioned at its range's start."""
         if not self._active:
             return
-        consumer = new_consumer(self._options.consumer_kwargs, self._options.ssl_options)
+        ssl_opts = self._options.ssl_options
+        consumer = None
+        if self._pool is not None:
+            consumer = await self._pool.take(self._kwargs, ssl_opts)
+            if not all(
+                tp.partition in (consumer.partitions_for_topic(tp.topic) or ())
+                for tp in self._ranges
+            ):
+                # A partition added since the pooled consumer's last metadata: a new
+                # consumer learns it at start (the pooled one's fetcher would spin
+                # waiting for a leader it never asks for).
+                await close_quietly(consumer.stop())
+                consumer = None
+        if consumer is None:
+            consumer = new_consumer(self._kwargs, ssl_opts)
+            await consumer.start()
         self._consumer = consumer
-        await consumer.start()
-        consumer.assign(list(self._ranges))
+        tps = list(self._ranges)
+        consumer.assign(tps)
+        consumer.resume(*tps)  # a pooled consumer kept its partitions paused
         for tp, r in self._ranges.items():
             consumer.seek(tp, r.start)
 
-    async def close(self) -> None:
-        """Stop the consumer (bounded)."""
+    async def close(self, reusable: bool = False) -> None:
+        """Stop the consumer (bounded), or, when ``reusable`` (every range was read)
+        and there is a pool, pause its partitions and give it back."""
         consumer, self._consumer = self._consumer, None
-        if consumer is not None:
+        if consumer is None:
+            return
+        if reusable and self._pool is not None:
+            consumer.pause(*consumer.assignment())
+            await self._pool.give_back(self._kwargs, self._options.ssl_options, consumer)
+        else:
             await close_quietly(consumer.stop())
 
     async def _positions(self, consumer: AIOKafkaConsumer[Any, Any]) -> dict[TopicPartition, int]:
@@ -204,21 +242,21 @@ class TaskReader:
 
 def read_ranges(options: ReadOptions, ranges: Sequence[OffsetRange]) -> Iterator[pa.RecordBatch]:
     """Arrow batches of a task's ranges (one per partition), read with one consumer on
-    a private event loop closed when the iteration ends, fails or is abandoned (Spark
-    closes the iterator)."""
+    the worker's event loop (see :mod:`aiokafka.spark.runtime`). The consumer goes
+    back to the worker's pool when every range was read; it is closed when reading
+    fails or is abandoned (Spark closes the iterator)."""
     schema = arrow_schema(options.include_headers)
-    reader = TaskReader(options, ranges)
-    loop = PrivateLoop()
+    runtime = worker_runtime()
+    reader = TaskReader(options, ranges, runtime.consumers)
+    done = False
     try:
-        loop.run(reader.start())
+        runtime.loop.run(reader.start())
         while True:
-            found = loop.run(reader.next_records())
+            found = runtime.loop.run(reader.next_records())
             if found is None:
+                done = True
                 return
             for records in found.values():
                 yield to_batch(records, schema)
     finally:
-        try:
-            loop.run(reader.close())
-        finally:
-            loop.close()
+        runtime.loop.run(reader.close(reusable=done))

@@ -1,12 +1,22 @@
 """Event loops and clients inside Spark's Python processes.
 
 Spark calls the data source synchronously, from planner processes (the driver side:
-offsets, partitions, commits) and from reused Python workers (the tasks). Each task
-gets its own event loop and its own client, both closed when the task ends or fails,
-so nothing outlives the task in a reused worker. The driver-side stream reader keeps
-one loop and one admin client for the life of the query (``stop()`` closes them),
-because it is asked for offsets every trigger. Nothing here is pickled: objects that
-Spark ships hold only options and create these on first use.
+offsets, partitions, commits) and from reused Python workers (the tasks). The
+driver-side stream reader keeps one loop and one admin client for the life of the
+query (``stop()`` closes them), because it is asked for offsets every trigger.
+
+A Python worker runs its tasks one after the other on one event loop of its own
+(:func:`worker_runtime`, made on first use, after Spark forked the worker) and keeps the
+started consumers and plain producers of tasks that ended cleanly in a
+:class:`ClientPool`, for its next tasks with the same options: a streaming query's
+micro-batches then do not each pay a client start (bootstrap, metadata, a connection
+to the leader, InitProducerId), as Spark's JVM connector keeps pooled consumers and
+cached producers. A client is never shared by two tasks; one of a task that failed or
+was abandoned is closed, not kept; one idle for :data:`IDLE_CLIENT_S` is closed when
+next looked at. Between tasks the loop does not run, so pooled clients do nothing (a
+consumer is left with every partition paused). Transactional producers are not
+pooled. Nothing here is pickled: objects that Spark ships hold only options and create
+these on first use.
 
 Each client class is imported when the first one is made: a Python worker that only
 reads never imports the producer or the admin client (the admin client alone takes
@@ -16,8 +26,11 @@ most of a second to import on a loaded machine, paid by every new worker).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any, TypeVar
+import atexit
+import os
+import time
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .kafka_options import build_ssl_context
 
@@ -27,9 +40,19 @@ if TYPE_CHECKING:
     from aiokafka.producer import AIOKafkaProducer
 
 T = TypeVar("T")
+C = TypeVar("C")
 
 # Bounded clean-up: closing a client must not hang a Spark task that already failed.
 CLOSE_TIMEOUT_S = 10.0
+
+#: A pooled client left unused this long is closed instead of reused: well within the
+#: broker's connections.max.idle.ms (10 min), so a reused client rarely finds its
+#: connections closed (and reconnects when it does). PySpark itself ends a Python
+#: worker idle for a minute.
+IDLE_CLIENT_S = 60.0
+
+#: Idle clients kept per options (a worker runs one task at a time: one is enough).
+MAX_IDLE_PER_KEY = 1
 
 
 class PrivateLoop:
@@ -51,6 +74,65 @@ class PrivateLoop:
             self._loop.run_until_complete(self._loop.shutdown_asyncgens())
         finally:
             self._loop.close()
+
+
+class ClientPool(Generic[C]):
+    """Started clients of one kind kept by a worker between its tasks, by options.
+
+    Runs on :func:`worker_loop`. :meth:`take` hands out an idle client with the same
+    options (or starts a new one); :meth:`give_back` keeps it for the next task
+    (only a client whose task ended cleanly: the caller closes the others).
+    """
+
+    def __init__(
+        self,
+        make: Callable[[dict[str, Any], dict[str, str]], C],
+        start: Callable[[C], Awaitable[Any]],
+        close: Callable[[C], Coroutine[Any, Any, Any]],
+    ) -> None:
+        self._make = make
+        self._start = start
+        self._close = close
+        self._idle: dict[str, list[tuple[float, C]]] = {}
+
+    @staticmethod
+    def key(kwargs: dict[str, Any], ssl_opts: dict[str, str]) -> str:
+        """The options as a pool key (values are plain str/int/bool/float)."""
+        return repr((sorted(kwargs.items()), sorted(ssl_opts.items())))
+
+    async def take(self, kwargs: dict[str, Any], ssl_opts: dict[str, str]) -> C:
+        """An idle started client with these options, else a new started one."""
+        idle = self._idle.get(self.key(kwargs, ssl_opts), [])
+        while idle:
+            since, client = idle.pop()
+            if time.monotonic() - since < IDLE_CLIENT_S:
+                return client
+            await close_quietly(self._close(client))
+        client = self._make(kwargs, ssl_opts)
+        try:
+            await self._start(client)
+        except BaseException:
+            await close_quietly(self._close(client))
+            raise
+        return client
+
+    async def give_back(self, kwargs: dict[str, Any], ssl_opts: dict[str, str], client: C) -> None:
+        """Keep ``client`` (started, with nothing in flight) for a later task."""
+        idle = self._idle.setdefault(self.key(kwargs, ssl_opts), [])
+        idle.append((time.monotonic(), client))
+        while len(idle) > MAX_IDLE_PER_KEY:
+            await close_quietly(self._close(idle.pop(0)[1]))
+
+    def __len__(self) -> int:
+        """How many idle clients the pool holds."""
+        return sum(len(clients) for clients in self._idle.values())
+
+    async def close_all(self) -> None:
+        """Close every idle client (bounded each)."""
+        idle = [client for clients in self._idle.values() for _, client in clients]
+        self._idle.clear()
+        for client in idle:
+            await close_quietly(self._close(client))
 
 
 def _with_ssl(kwargs: dict[str, Any], ssl_opts: dict[str, str]) -> dict[str, Any]:
@@ -96,3 +178,66 @@ async def close_quietly(closer: Coroutine[Any, Any, Any]) -> None:
         raise
     except Exception:
         return
+
+
+def _start_consumer(consumer: AIOKafkaConsumer[Any, Any]) -> Awaitable[None]:
+    return consumer.start()
+
+
+def _stop_consumer(consumer: AIOKafkaConsumer[Any, Any]) -> Coroutine[Any, Any, None]:
+    return consumer.stop()
+
+
+def _start_producer(producer: AIOKafkaProducer) -> Awaitable[None]:
+    return producer.start()
+
+
+def _stop_producer(producer: AIOKafkaProducer) -> Coroutine[Any, Any, None]:
+    return producer.stop()
+
+
+class WorkerRuntime:
+    """What a Python worker keeps between its tasks: one event loop (never closed:
+    the pooled clients live on it), the idle task consumers and the idle plain
+    (non-transactional) task producers."""
+
+    def __init__(self) -> None:
+        self.loop = PrivateLoop()
+        self.consumers: ClientPool[AIOKafkaConsumer[Any, Any]] = ClientPool(
+            new_consumer, _start_consumer, _stop_consumer
+        )
+        self.producers: ClientPool[AIOKafkaProducer] = ClientPool(
+            new_producer, _start_producer, _stop_producer
+        )
+
+    def close(self) -> None:
+        """Close the pooled clients and the loop (at interpreter exit; Spark ending a
+        worker with ``os._exit`` skips this, and the broker sees the connections drop)."""
+        try:
+            self.loop.run(self._close_pools())
+        finally:
+            self.loop.close()
+
+    async def _close_pools(self) -> None:
+        await self.consumers.close_all()
+        await self.producers.close_all()
+
+
+_WORKER: tuple[int, WorkerRuntime] | None = None
+
+
+def worker_runtime() -> WorkerRuntime:
+    """This process's :class:`WorkerRuntime`, made on first use in each process (a
+    worker forked by Spark never inherits its parent's loop or clients)."""
+    global _WORKER
+    pid = os.getpid()
+    if _WORKER is None or _WORKER[0] != pid:
+        runtime = WorkerRuntime()
+        atexit.register(_close_at_exit, pid, runtime)
+        _WORKER = (pid, runtime)
+    return _WORKER[1]
+
+
+def _close_at_exit(pid: int, runtime: WorkerRuntime) -> None:
+    if os.getpid() == pid:  # not in a forked child that inherited the hook
+        runtime.close()

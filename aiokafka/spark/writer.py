@@ -1,7 +1,9 @@
 """Batch and streaming writers of the ``aiokafka`` data source.
 
-Every Spark task writes its rows with its own producer on its own event loop, both
-closed when the task ends or fails. Rows arrive as Arrow batches with a ``value``
+Every Spark task writes its rows with a producer of its own: a plain producer comes
+from the Python worker's pool and goes back to it once every record is acknowledged
+(closed if the task fails), a transactional one is started and closed by the task
+(see :mod:`aiokafka.spark.runtime`). Rows arrive as Arrow batches with a ``value``
 column and optional ``key``, ``topic``, ``partition`` and ``headers`` columns; the
 ``topic`` option, when set, overrides the column (as in Spark's connector).
 
@@ -46,7 +48,7 @@ from aiokafka.producer.partitioner import murmur2_partition
 from aiokafka.structs import OffsetAndMetadata, TopicPartition
 
 from .options import WriteOptions
-from .runtime import PrivateLoop, close_quietly, new_admin, new_producer
+from .runtime import ClientPool, close_quietly, new_admin, new_producer, worker_runtime
 
 if TYPE_CHECKING:
     from aiokafka.producer import AIOKafkaProducer
@@ -317,10 +319,18 @@ class _Input:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
-async def _write_plain(options: WriteOptions, batches: _Input) -> int:
-    producer = new_producer(options.producer_kwargs, options.ssl_options)
+async def _write_plain(
+    options: WriteOptions, batches: _Input, pool: ClientPool[AIOKafkaProducer] | None = None
+) -> int:
+    """Write a task's rows at-least-once with a producer from ``pool`` (given back
+    once every record is acknowledged), or with a new one closed at the end."""
+    kwargs, ssl_opts = options.producer_kwargs, options.ssl_options
     batches.start()  # Spark delivers the first rows while the producer starts
-    await producer.start()
+    if pool is not None:
+        producer = await pool.take(kwargs, ssl_opts)
+    else:
+        producer = new_producer(kwargs, ssl_opts)
+        await producer.start()
     try:
         sender = _RowSender(producer, options.topic)
         async for batch in batches:
@@ -329,7 +339,10 @@ async def _write_plain(options: WriteOptions, batches: _Input) -> int:
     except BaseException:
         await close_quietly(producer.stop())
         raise
-    await producer.stop()
+    if pool is not None:
+        await pool.give_back(kwargs, ssl_opts, producer)
+    else:
+        await producer.stop()
     return sender.count
 
 
@@ -411,15 +424,17 @@ async def _write_exactly_once(
 def _run_task(
     options: WriteOptions, batches: Iterator[pa.RecordBatch], exactly_once: bool
 ) -> KafkaCommitMessage:
-    loop = PrivateLoop()
+    """One write task on the worker's loop (a plain producer is pooled, a transactional
+    one is closed at the end: see :mod:`aiokafka.spark.runtime`)."""
+    runtime = worker_runtime()
     rows = _Input(batches)
     try:
         if exactly_once:
-            return loop.run(_write_exactly_once(options, rows, TaskIdentity.current()))
-        return KafkaCommitMessage(_partition_id(), loop.run(_write_plain(options, rows)))
+            return runtime.loop.run(_write_exactly_once(options, rows, TaskIdentity.current()))
+        written = runtime.loop.run(_write_plain(options, rows, runtime.producers))
+        return KafkaCommitMessage(_partition_id(), written)
     finally:
         rows.close()
-        loop.close()
 
 
 class KafkaBatchWriter(DataSourceArrowWriter):

@@ -6,7 +6,7 @@ import asyncio
 import time
 from typing import Any
 
-from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.admin import AIOKafkaAdminClient, NewPartitions
 from aiokafka.consumer import AIOKafkaConsumer
 from aiokafka.producer import AIOKafkaProducer
 from aiokafka.structs import TopicPartition
@@ -90,5 +90,15 @@ def delete_records(bootstrap: str, topic: str, partition: int, before: int) -> N
     async def go() -> None:
         async with AIOKafkaAdminClient(bootstrap_servers=bootstrap) as admin:
             await admin.delete_records({TopicPartition(topic, partition): before})
+
+    asyncio.run(go())
+
+
+def add_partitions(bootstrap: str, topic: str, total: int) -> None:
+    """Grow ``topic`` to ``total`` partitions."""
+
+    async def go() -> None:
+        async with AIOKafkaAdminClient(bootstrap_servers=bootstrap) as admin:
+            await admin.create_partitions({topic: NewPartitions(total_count=total)})
 
     asyncio.run(go())

@@ -17,7 +17,14 @@ from aiokafka.spark.options import (
     parse_read_options,
     parse_write_options,
 )
-from aiokafka.spark.planning import OffsetRange, from_json, rate_limit, split_ranges, to_json
+from aiokafka.spark.planning import (
+    OffsetRange,
+    from_json,
+    group_ranges,
+    rate_limit,
+    split_ranges,
+    to_json,
+)
 
 BS = {"kafka.bootstrap.servers": "127.0.0.1:9092"}
 
@@ -182,6 +189,18 @@ def test_split_ranges_covers_every_offset_once() -> None:
         assert all(a[1] == b[0] for a, b in itertools.pairwise(pieces))
     assert not [r for r in split if r.partition == 2]
     assert split_ranges(ranges, None) == ranges[:2]
+
+
+def test_group_ranges_balances_tasks_deterministically() -> None:
+    sizes = [40, 10, 30, 25, 5, 20]
+    ranges = [OffsetRange("t", p, 100, 100 + n) for p, n in enumerate(sizes)]
+    groups = group_ranges(ranges, 2)
+    assert [sum(r.size for r in g) for g in groups] == [65, 65]
+    assert sorted(r.partition for g in groups for r in g) == list(range(6))
+    assert all(list(g) == sorted(g, key=lambda r: r.partition) for g in groups)
+    assert group_ranges(list(reversed(ranges)), 2) == groups  # same ranges, same tasks
+    assert group_ranges(ranges, 1) == [tuple(ranges)]
+    assert len(group_ranges(ranges[:2], 5)) == 2  # no empty tasks
 
 
 def test_rate_limit_shares_by_backlog() -> None:

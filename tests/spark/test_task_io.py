@@ -1,7 +1,8 @@
 """One read task and one write task without Spark, against the broker: a task's ranges
 of several partitions read by one consumer (ends, data loss attributed to the right
-partition), and the writer's row grouping (no keys, keys, partition column, per-row
-topics) with Spark's input pulled in the task's thread."""
+partition), the writer's row grouping (no keys, keys, partition column, per-row
+topics) with Spark's input pulled in the task's thread, and the worker's pool of
+clients kept between tasks (only those of tasks that ended cleanly)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,11 @@ import pytest
 from aiokafka.spark.options import parse_read_options, parse_write_options
 from aiokafka.spark.planning import DataLossError, OffsetRange
 from aiokafka.spark.reading import read_ranges
+from aiokafka.spark.runtime import worker_runtime
 from aiokafka.spark.writer import KafkaBatchWriter, KafkaCommitMessage
 from tools.kafka.rig import KafkaCluster
 
-from .helpers import consume_all, delete_records, produce
+from .helpers import add_partitions, consume_all, delete_records, produce
 
 
 def _rows(batches: Iterator[pa.RecordBatch]) -> dict[int, list[tuple[int, bytes]]]:
@@ -109,3 +111,63 @@ def test_writer_groups_rows_by_partition(
     assert by_value[b"s0"] == by_value[b"s2"] and by_value[b"s0"][1] == b"k"
     assert b"t0" in by_value and b"t1" not in by_value
     assert [v for _, _, v in consume_all(bs, other, "read_uncommitted")] == [b"t1"]
+
+
+def test_worker_pool_keeps_clients_of_clean_tasks_only(
+    kafka: KafkaCluster, new_topic: Callable[..., str]
+) -> None:
+    """A worker's tasks with the same options reuse one started consumer and one
+    producer; a consumer of an abandoned or failed read is closed, not kept."""
+    bs = kafka.bootstrap_servers
+    topic = new_topic(partitions=2)
+    for p in range(2):
+        produce(bs, topic, [f"{p}-{i}".encode() for i in range(10)], partition=p)
+    runtime = worker_runtime()
+    before = len(runtime.consumers)
+    # A client id of its own: idle clients of other tests have other options.
+    options = parse_read_options(
+        {
+            "kafka.bootstrap.servers": bs,
+            "subscribe": topic,
+            "kafka.client.id": f"pool-{topic}",
+            "maxRecordsPerBatch": "3",
+        },
+        streaming=True,
+    )
+    got = _rows(read_ranges(options, [OffsetRange(topic, 0, 0, 10)]))
+    assert [o for o, _ in got[0]] == list(range(10))
+    assert len(runtime.consumers) == before + 1
+    # The pooled consumer left partition 0 paused at its end: another task with
+    # other partitions and an overlapping range of partition 0 reads them all.
+    ranges = [OffsetRange(topic, 0, 4, 8), OffsetRange(topic, 1, 2, 5)]
+    got = _rows(read_ranges(options, ranges))
+    assert got == {
+        0: [(i, f"0-{i}".encode()) for i in range(4, 8)],
+        1: [(i, f"1-{i}".encode()) for i in range(2, 5)],
+    }
+    assert len(runtime.consumers) == before + 1
+    # A partition added since: the pooled consumer does not know it, a new one reads it.
+    add_partitions(bs, topic, 3)
+    produce(bs, topic, [b"2-0", b"2-1"], partition=2)
+    got = _rows(read_ranges(options, [OffsetRange(topic, 2, 0, 2)]))
+    assert got == {2: [(0, b"2-0"), (1, b"2-1")]}
+    assert len(runtime.consumers) == before + 1
+    abandoned = read_ranges(options, [OffsetRange(topic, 1, 0, 10)])
+    next(abandoned)
+    abandoned.close()  # Spark closing the iterator of a task that stopped early
+    assert len(runtime.consumers) == before
+    delete_records(bs, topic, 1, 6)
+    with pytest.raises(DataLossError):
+        list(read_ranges(options, [OffsetRange(topic, 1, 0, 10)]))
+    assert len(runtime.consumers) == before
+    producers = len(runtime.producers)
+    write = parse_write_options(
+        {"kafka.bootstrap.servers": bs, "topic": topic, "kafka.client.id": f"pool-{topic}"}
+    )
+    for value in (b"w0", b"w1"):
+        batch = pa.RecordBatch.from_pydict({"value": pa.array([value])})
+        message = KafkaBatchWriter(write).write(iter([batch]))
+        assert isinstance(message, KafkaCommitMessage) and message.records == 1
+        assert len(runtime.producers) == producers + 1
+    values = {v for _, _, v in consume_all(bs, topic, "read_uncommitted")}
+    assert {b"w0", b"w1"} <= values
