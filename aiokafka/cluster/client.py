@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 from aiokafka._timeout import wait_for
 from aiokafka.cluster.config import ClientConfig
 from aiokafka.cluster.connections import ConnectionPool, NodeId
+from aiokafka.cluster.coordinators import Coordinators, CoordinatorType
 from aiokafka.cluster.interest import InterestHandle, TopicInterest
 from aiokafka.cluster.metadata import ClusterMetadata
 from aiokafka.cluster.options import ClientOptions
@@ -42,7 +43,6 @@ from aiokafka.errors import (
     NotControllerError,
     StaleMetadata,
     UnknownTopicOrPartitionError,
-    for_code,
 )
 from aiokafka.net.backoff import ExponentialBackoff
 from aiokafka.net.connection import AIOKafkaConnection
@@ -61,13 +61,6 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 # The response type of the request being sent (``Request[R]`` -> ``R``).
 R = TypeVar("R")
-
-
-class CoordinatorType(enum.IntEnum):
-    """FindCoordinator ``key_type``."""
-
-    GROUP = 0
-    TRANSACTION = 1
 
 
 class ConnectionGroup(enum.IntEnum):
@@ -121,7 +114,7 @@ class AIOKafkaClient(ClientOptions, StartClose):
             max_backoff_ms=cfg.reconnect_backoff_max_ms,
         )
         self._maintenance_task: asyncio.Task[None] | None = None
-        self._coordinators: dict[tuple[CoordinatorType, str], BrokerMetadata] = {}
+        self._coordinators = Coordinators()
         self._state = "new"  # new -> started -> closed
         # KIP-714 metrics push, set up by the facade that owns this client (push_metrics).
         self._telemetry: TelemetryReporter | None = None
@@ -352,10 +345,7 @@ class AIOKafkaClient(ClientOptions, StartClose):
             log.warning("Ignoring a metadata response without brokers")
             return
         self._metadata = metadata
-        # Coordinators on brokers that left the cluster cannot be valid.
-        for key, broker in list(self._coordinators.items()):
-            if broker.nodeId not in metadata.brokers:
-                del self._coordinators[key]
+        self._coordinators.retain(metadata.brokers)
 
     async def refresh_metadata(self) -> ClusterMetadata:
         """Fetch metadata now (no throttle); concurrent callers share one refresh.
@@ -507,10 +497,7 @@ class AIOKafkaClient(ClientOptions, StartClose):
             return host, port, None
         broker = self._metadata.brokers.get(node_id) if isinstance(node_id, int) else None
         if broker is None:
-            for b in self._coordinators.values():
-                if b.nodeId == node_id:
-                    broker = b
-                    break
+            broker = self._coordinators.broker(node_id)
         if broker is None:
             raise StaleMetadata(f"broker {node_id} is not in the cluster metadata")
         return broker.host, broker.port, None
@@ -716,45 +703,26 @@ class AIOKafkaClient(ClientOptions, StartClose):
     ) -> dict[str, int]:
         """Coordinators of several keys, in one FindCoordinator v4+ request when the
         broker supports batching (one request per key otherwise)."""
-        key_type = CoordinatorType(key_type)
-        result: dict[str, int] = {}
-        missing: list[str] = []
-        for key in dict.fromkeys(keys):
-            cached = self._coordinators.get((key_type, key))
-            if cached is not None:
-                result[key] = int(cached.nodeId)
-            else:
-                missing.append(key)
-        if not missing:
-            return result
-        node_id = self.least_loaded_node()
-        if node_id is None:
-            raise NoBrokersAvailable("no broker known")
-        conn = await self._connection(node_id)
-        request_type = _messages.FindCoordinatorRequest
-        if conn.api_version(request_type.API_KEY) >= 4:
-            response = await conn.send(request_type(key_type=key_type, coordinator_keys=missing))
-            entries = [
-                (c.key, c.error_code, c.error_message, c.node_id, c.host, c.port)
-                for c in response.coordinators
-            ]
-        else:
-            entries = []
-            for key in missing:
-                r = await conn.send(request_type(key=key, key_type=key_type))
-                entries.append((key, r.error_code, r.error_message, r.node_id, r.host, r.port))
-        for key, code, message, node, host, port in entries:
-            if code:
-                raise for_code(code)(f"FindCoordinator({key_type.name} {key!r}): {message or ''}")
-            self._coordinators[(key_type, key)] = BrokerMetadata(node, host, port, None)
-            result[key] = node
-        return result
+
+        async def connect() -> AIOKafkaConnection:
+            node_id = self.least_loaded_node()
+            if node_id is None:
+                raise NoBrokersAvailable("no broker known")
+            return await self._connection(node_id)
+
+        return await self._coordinators.find(keys, key_type, connect)
+
+    def known_coordinator(
+        self, key: str, key_type: CoordinatorType = CoordinatorType.GROUP
+    ) -> int | None:
+        """The cached coordinator of ``key``, or ``None`` (no request is made)."""
+        return self._coordinators.get(key, key_type)
 
     def invalidate_coordinator(
         self, key: str, key_type: CoordinatorType = CoordinatorType.GROUP
     ) -> None:
         """Forget the cached coordinator of ``key`` (after NOT_COORDINATOR etc.)."""
-        self._coordinators.pop((CoordinatorType(key_type), key), None)
+        self._coordinators.forget(key, key_type)
 
     async def send_to_coordinator(
         self,

@@ -20,7 +20,7 @@ import pytest
 from aiokafka.abc import ConsumerRebalanceListener
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.types import AlterConfigOp, ConfigResource, ConfigResourceType
-from aiokafka.cluster import AIOKafkaClient, CoordinatorType
+from aiokafka.cluster import AIOKafkaClient
 from aiokafka.consumer.config import ConsumerConfig
 from aiokafka.consumer.consumer import AIOKafkaConsumer
 from aiokafka.consumer.group.consumer_protocol import ConsumerProtocolMembership
@@ -685,8 +685,7 @@ async def test_coordinator_killed_members_find_the_new_one(
             lambda: (
                 a.membership.member_epoch >= epoch_before
                 and a.membership._next_heartbeat > time.monotonic()
-                and a.client._coordinators.get((CoordinatorType.GROUP, group)) is not None
-                and a.client._coordinators[(CoordinatorType.GROUP, group)].nodeId != victim
+                and a.client.known_coordinator(group) not in (None, victim)
             ),
             timeout=90,
         )
