@@ -183,6 +183,16 @@ class ConsumerConfig:
         return self.isolation_level == "read_committed"
 
     @property
+    def telemetry_resource(self) -> dict[str, str]:
+        """A consumer's KIP-714 resource attributes (the Java client's), where set."""
+        resource = {
+            "group_id": self.group_id,
+            "group_instance_id": self.group_instance_id,
+            "client_rack": self.client.client_rack,
+        }
+        return {k: v for k, v in resource.items() if v}
+
+    @property
     def effective_rebalance_timeout_ms(self) -> int:
         """``rebalance_timeout_ms``, defaulting to ``session_timeout_ms`` (aiokafka)."""
         if self.rebalance_timeout_ms is None:

@@ -120,11 +120,8 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], Instrumentable, StartStop):
             raise IllegalStateError(f"AIOKafkaConsumer.start() on a {self._state} consumer")
         self._state = "started"
         self._loop = asyncio.get_running_loop()
-        # Imported by the first start() for import cost (issue 14): the cluster client
-        # (with the connection layer), the fetcher and the offsets and commit machinery
-        # are most of the consumer's code, and a program may import the consumer
-        # without starting one. None of them imports this module (no cycle); other
-        # methods that need one import it too, after start() loaded it.
+        # Loaded by the first start() (import cost): most of the consumer's code, which
+        # a program importing the consumer may never run. None imports this module.
         from aiokafka.cluster.client import AIOKafkaClient
 
         from .commits import Committer
@@ -165,13 +162,7 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], Instrumentable, StartStop):
             self._no_group.start()
         self._maybe_start_membership()
         self._committer.start()
-        # KIP-714 resource attributes of a consumer (the Java client's).
-        resource = {
-            "group_id": config.group_id,
-            "group_instance_id": config.group_instance_id,
-            "client_rack": config.client.client_rack,
-        }
-        client.push_metrics("consumer", self.metrics, {k: v for k, v in resource.items() if v})
+        client.push_metrics("consumer", self.metrics, config.telemetry_resource)
         membership = self._membership
         if membership is not None and self._subscriptions.type is SubscriptionType.AUTO_TOPICS:
             limit = config.client.request_timeout_ms + config.effective_rebalance_timeout_ms
@@ -667,7 +658,9 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], Instrumentable, StartStop):
         """
         from .offsets import EARLIEST_TIMESTAMP  # loaded by start()
 
-        return await self._list_special(partitions, EARLIEST_TIMESTAMP)
+        _, _, offsets = self._started()
+        isolation = self._config.isolation_level_code
+        return await offsets.special_offsets(partitions, EARLIEST_TIMESTAMP, isolation)
 
     async def end_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
         """The offset after the last record (the LSO under read_committed).
@@ -677,15 +670,9 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], Instrumentable, StartStop):
         """
         from .offsets import LATEST_TIMESTAMP  # loaded by start()
 
-        return await self._list_special(partitions, LATEST_TIMESTAMP)
-
-    async def _list_special(
-        self, partitions: Iterable[TopicPartition], ts: int
-    ) -> dict[TopicPartition, int]:
         _, _, offsets = self._started()
-        wanted = dict.fromkeys(check_partitions(partitions), ts)
-        found = await offsets.lookup(wanted, self._config.isolation_level_code)
-        return {tp: v.offset for tp, v in found.items() if v is not None}
+        isolation = self._config.isolation_level_code
+        return await offsets.special_offsets(partitions, LATEST_TIMESTAMP, isolation)
 
     async def offsets_for_times(
         self, timestamps: Mapping[TopicPartition, int]
@@ -703,11 +690,7 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], Instrumentable, StartStop):
             aiokafka.errors.KafkaTimeoutError: not answered within request_timeout_ms.
         """
         _, _, offsets = self._started()
-        for tp, ts in timestamps.items():
-            check_partitions([tp], "timestamps")
-            if not isinstance(ts, int) or isinstance(ts, bool) or ts < 0:
-                raise ValueError(f"timestamps: the target timestamp of {tp} must be >= 0")
-        return await offsets.lookup(timestamps, self._config.isolation_level_code)
+        return await offsets.offsets_for_times(timestamps, self._config.isolation_level_code)
 
     async def topics(self) -> set[str]:
         """All topics the user may see (without internal ones such as

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from aiokafka.cluster import CoordinatorType
@@ -29,7 +29,7 @@ from aiokafka.protocol import messages as m
 from aiokafka.structs import OffsetAndMetadata, OffsetAndTimestamp, TopicPartition
 
 # Defined with the subscription checks (the consumer imports that module, not this one).
-from .subscription import BadArgumentError
+from .subscription import BadArgumentError, check_partitions
 
 __all__ = [
     "EARLIEST_TIMESTAMP",
@@ -101,6 +101,37 @@ class OffsetsClient:
             await self._interest.add(missing)
         found = await self.list_offsets(timestamps, isolation_level=isolation_level)
         return {tp: found.get(tp) for tp in timestamps}
+
+    async def special_offsets(
+        self, partitions: Iterable[TopicPartition], timestamp: int, isolation_level: int
+    ) -> dict[TopicPartition, int]:
+        """The earliest (``EARLIEST_TIMESTAMP``) or end (``LATEST_TIMESTAMP``) offset of
+        each partition: the consumer's ``beginning_offsets``/``end_offsets``.
+
+        Raises:
+            TypeError, ValueError: ``partitions`` is not an iterable of
+                ``TopicPartition``.
+            aiokafka.errors.KafkaError: as :meth:`list_offsets`.
+        """
+        wanted = dict.fromkeys(check_partitions(partitions), timestamp)
+        found = await self.lookup(wanted, isolation_level)
+        return {tp: v.offset for tp, v in found.items() if v is not None}
+
+    async def offsets_for_times(
+        self, timestamps: Mapping[TopicPartition, int], isolation_level: int
+    ) -> dict[TopicPartition, OffsetAndTimestamp | None]:
+        """The consumer's ``offsets_for_times``: :meth:`lookup` after checking the
+        arguments (named ``timestamps`` in the errors).
+
+        Raises:
+            ValueError: a timestamp is negative or not an int.
+            aiokafka.errors.KafkaError: as :meth:`list_offsets`.
+        """
+        for tp, ts in timestamps.items():
+            check_partitions([tp], "timestamps")
+            if not isinstance(ts, int) or isinstance(ts, bool) or ts < 0:
+                raise ValueError(f"timestamps: the target timestamp of {tp} must be >= 0")
+        return await self.lookup(timestamps, isolation_level)
 
     async def list_offsets(
         self,
