@@ -24,7 +24,6 @@ import base64
 import contextlib
 import json
 import os
-import random
 import shutil
 import signal
 import socket
@@ -42,7 +41,19 @@ from tools.kerberos.broker import GSSAPI_LISTENER, GssapiListener
 from . import wire
 from .config import DEFAULT_USERS, NodeSpec, log4j2_properties, server_properties
 from .fetch import LIBS_DIR, ensure_jars
+from .processes import free_ports, pid_alive, stop_pids
 from .tls import TlsMaterial, make_tls_material
+
+# pid_alive and stop_pids are the CLI's (tools/kafka/__main__.py), re-exported here.
+__all__ = [
+    "KafkaCluster",
+    "KafkaNode",
+    "KafkaStartError",
+    "pid_alive",
+    "start_cluster",
+    "start_single",
+    "stop_pids",
+]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 RUNS_DIR = REPO_ROOT / ".kafka"
@@ -109,32 +120,6 @@ class KafkaNode:
     @property
     def client_listeners(self) -> list[str]:
         return [name for name in self.ports if name != "CONTROLLER"]
-
-
-def _port_range() -> tuple[int, int]:
-    # Ports are picked BELOW the kernel's ephemeral range: a client's outgoing connection can
-    # never be given one of them, so a killed broker can always rebind its port on restart.
-    try:
-        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        low = 32768
-    return (max(1024, low - 12000), low - 1)
-
-
-def _free_ports(count: int) -> list[int]:
-    first, last = _port_range()
-    candidates = random.sample(range(first, last + 1), k=min(last - first + 1, count * 50))
-    chosen: list[int] = []
-    for port in candidates:
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-            try:
-                sock.bind((HOST, port))
-            except OSError:
-                continue
-        chosen.append(port)
-        if len(chosen) == count:
-            return chosen
-    raise KafkaStartError(f"no {count} free ports on {HOST} in {first}..{last}")
 
 
 def _cluster_id() -> str:
@@ -354,7 +339,10 @@ class KafkaCluster:
         self.cluster_id = _cluster_id()
 
         names = [*self.listeners, "CONTROLLER"]
-        ports = iter(_free_ports(len(names) * self.num_nodes))
+        try:
+            ports = iter(free_ports(HOST, len(names) * self.num_nodes))
+        except OSError as exc:
+            raise KafkaStartError(str(exc)) from exc
         for node_id in range(1, self.num_nodes + 1):
             node_ports = {name: next(ports) for name in names}
             node_dir = self.work_dir / f"node-{node_id}"
@@ -773,45 +761,6 @@ def start_single(**kwargs: Any) -> KafkaCluster:
 def start_cluster(num_nodes: int = 3, **kwargs: Any) -> KafkaCluster:
     """Start a ``num_nodes`` quorum, PLAINTEXT only by default (see :class:`KafkaCluster`)."""
     return KafkaCluster(num_nodes, **kwargs).start()
-
-
-def _is_our_broker(pid: int, config: str) -> bool:
-    # PIDs in a state file may have been reused since; only signal the JVM we launched.
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except OSError:
-        return False
-    return b"kafka.Kafka" in cmdline and config.encode() in cmdline
-
-
-def stop_pids(nodes: list[dict[str, Any]], timeout: float = 20.0) -> list[int]:
-    """Stop brokers recorded in a state file (SIGTERM, then SIGKILL after ``timeout``).
-
-    Returns:
-        The PIDs that were signalled.
-    """
-    pids = [n["pid"] for n in nodes if n.get("pid") and _is_our_broker(n["pid"], n["config"])]
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    remaining = list(pids)
-    while remaining and time.monotonic() < deadline:
-        remaining = [p for p in remaining if Path(f"/proc/{p}").exists() and pid_alive(p)]
-        time.sleep(0.2)
-    for pid in remaining:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-    return pids
-
-
-def pid_alive(pid: int) -> bool:
-    """True if process ``pid`` exists and has not exited (Linux ``/proc``)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"  # a zombie has exited; only its parent can reap it
 
 
 @atexit.register
