@@ -118,7 +118,7 @@ class GroupsMixin(AdminBase):
             states_filter=list(states or ()), types_filter=list(types or ())
         )
 
-        async def one(node: int) -> Any:
+        async def one(node: int) -> _lg.ListGroupsResponse:
             response = await self._send_node(node, request)
             check(response.error_code, None, f"list groups on broker {node}")
             return response

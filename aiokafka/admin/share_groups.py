@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from aiokafka.admin._base import AdminBase, check, error_for
 from aiokafka.cluster import CoordinatorType
@@ -103,7 +102,7 @@ class ShareGroupsMixin(AdminBase):
         """
         request = _messages.ListGroupsRequest(types_filter=["share"])
 
-        async def one(node: int) -> Any:
+        async def one(node: int) -> _messages.ListGroupsResponse:
             response = await self._send_node(node, request)
             check(response.error_code, None, f"list groups on broker {node}")
             return response

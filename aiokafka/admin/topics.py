@@ -342,7 +342,7 @@ class TopicsMixin(AdminBase):
         raise_first(outcome)
         return PartitionCreationResult(names)
 
-    async def _metadata(self, topics: list[str] | None, authorized: bool) -> Any:
+    async def _metadata(self, topics: list[str] | None, authorized: bool) -> _md.MetadataResponse:
         request = _md.MetadataRequest(
             topics=None if topics is None else [_md.MetadataRequestTopic(name=n) for n in topics],
             allow_auto_topic_creation=False,

@@ -46,7 +46,7 @@ class TransactionsMixin(AdminBase):
             duration_filter=-1 if duration_filter_ms is None else duration_filter_ms,
         )
 
-        async def one(node: int) -> Any:
+        async def one(node: int) -> _lt.ListTransactionsResponse:
             response = await self._send_node(node, request)
             check(response.error_code, None, f"list transactions on broker {node}")
             return response

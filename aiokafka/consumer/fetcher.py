@@ -34,7 +34,7 @@ import enum
 import logging
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiokafka.cluster.metadata import ClusterMetadata
 from aiokafka.cluster.ports import FetcherClient
@@ -66,6 +66,9 @@ from .partial_batch import Action, PartialBatches
 from .positions import resolve_positions
 from .subscription import PartitionState, SubscriptionState
 from .validation import PositionValidator
+
+if TYPE_CHECKING:
+    from uuid import UUID
 
 __all__ = ["MAX_CHUNKS_PER_PARTITION", "Fetcher"]
 
@@ -501,8 +504,8 @@ class Fetcher:
         session: FetchSession,
         plan: FetchPlan,
         version: int,
-        response: Any,
-        ids: dict[Any, str],
+        response: m.FetchResponse,
+        ids: dict[UUID, str],
         epochs: dict[TopicPartition, int],
     ) -> None:
         action = response_action(response.error_code)

@@ -524,7 +524,7 @@ class ClassicMembership(GroupMembership):
         if subs.partitions_auto_assigned:
             subs.assign_from_subscribed([])
 
-    async def _join(self, node: int, reason: str) -> Any:
+    async def _join(self, node: int, reason: str) -> m.JoinGroupResponse:
         config = self._config
         timeout_ms = (
             max(config.client.request_timeout_ms, config.effective_rebalance_timeout_ms)
