@@ -9,7 +9,7 @@ config classes stay the one place that validates and resolves them.
 
 The constructors end with ``**configs: Never``: a static checker rejects any other
 keyword, and at run time :func:`reject_unknown` raises
-:class:`~aiokafka.net.config.InvalidOptionError` naming the closest option, as before.
+:class:`~aiokafka.option_checks.InvalidOptionError` naming the closest option, as before.
 
 ``async with client:`` calls ``start()`` on entry and, on exit (with or without an
 exception, which is never suppressed), ``stop()`` (producer, consumers:
@@ -47,12 +47,12 @@ def reject_unknown(owner: str, configs: Mapping[str, Any], known: Iterable[str])
     """Raise for the first keyword that is not a declared parameter.
 
     Raises:
-        aiokafka.net.config.InvalidOptionError: naming it and the closest option.
+        aiokafka.option_checks.InvalidOptionError: naming it and the closest option.
     """
     for name in configs:
         # Imported on this error only: the client imports do not load net/config.py
         # (a dataclass) until a constructor builds its config.
-        from aiokafka.net.config import unknown_option
+        from aiokafka.option_checks import unknown_option
 
         raise unknown_option(owner, name, known)
 

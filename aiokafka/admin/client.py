@@ -54,9 +54,9 @@ from aiokafka.admin.types import IsolationLevel, OffsetSpec
 from aiokafka.admin.users import UsersMixin
 from aiokafka.cluster import AIOKafkaClient, ClientConfig
 from aiokafka.errors import IllegalStateError
-from aiokafka.net.config import DEFAULT_CLIENT_ID
 from aiokafka.net.frames import DEFAULT_MAX_RESPONSE_SIZE
 from aiokafka.net.secret import Secret
+from aiokafka.option_checks import DEFAULT_CLIENT_ID
 from aiokafka.options import StartClose, given, reject_unknown
 from aiokafka.protocol._gen import api_versions as _av
 from aiokafka.structs import TopicPartition
@@ -151,7 +151,7 @@ class AIOKafkaAdminClient(
             **configs: Nothing else: an unknown name raises.
 
         Raises:
-            aiokafka.net.config.InvalidOptionError: an unknown option (with the
+            aiokafka.option_checks.InvalidOptionError: an unknown option (with the
                 closest valid name) or a value of the wrong type; both a
                 ``TypeError`` and a ``ValueError``.
             ValueError: a value out of range (names it).

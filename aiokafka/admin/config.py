@@ -14,7 +14,7 @@ from typing import Any
 
 from aiokafka.cluster import ClientConfig
 from aiokafka.cluster.config import check_loop
-from aiokafka.net.config import unknown_option
+from aiokafka.option_checks import unknown_option
 
 __all__ = ["ADMIN_OPTIONS", "admin_config"]
 
@@ -26,7 +26,7 @@ def admin_config(options: dict[str, Any]) -> ClientConfig:
     """Validate ``options`` into a :class:`ClientConfig`.
 
     Raises:
-        aiokafka.net.config.InvalidOptionError: an unknown option (with the closest
+        aiokafka.option_checks.InvalidOptionError: an unknown option (with the closest
             valid name) or a value of the wrong type; both a ``ValueError`` and a
             ``TypeError``.
         ValueError: a value out of range (from :class:`ClientConfig`, naming it).

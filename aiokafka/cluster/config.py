@@ -14,15 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from aiokafka.abc import AbstractTokenProvider
-from aiokafka.net.config import (
-    DEFAULT_CLIENT_ID,
-    ConnectionConfig,
-    InvalidOptionError,
-    check_int,
-    secret_option,
-)
+from aiokafka.net.config import ConnectionConfig
 from aiokafka.net.frames import DEFAULT_MAX_RESPONSE_SIZE
 from aiokafka.net.secret import Secret
+from aiokafka.option_checks import DEFAULT_CLIENT_ID, InvalidOptionError, check_int, secret_option
 
 __all__ = ["ClientConfig", "check_loop", "parse_bootstrap_servers"]
 

@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from typing_extensions import Never
 
 from aiokafka.abc import AbstractTokenProvider
-from aiokafka.net.config import DEFAULT_CLIENT_ID
 from aiokafka.net.frames import DEFAULT_MAX_RESPONSE_SIZE
 from aiokafka.net.secret import Secret
+from aiokafka.option_checks import DEFAULT_CLIENT_ID
 from aiokafka.options import given, reject_unknown
 
 from .config import ClientConfig, check_loop
@@ -92,7 +92,7 @@ class ClientOptions:
             **configs: Nothing else: an unknown name raises.
 
         Raises:
-            aiokafka.net.config.InvalidOptionError: an unknown option (with the
+            aiokafka.option_checks.InvalidOptionError: an unknown option (with the
                 closest valid name) or a value of the wrong type; both a
                 ``TypeError`` and a ``ValueError``.
             ValueError: a value out of range (names it).

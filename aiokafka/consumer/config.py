@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiokafka.cluster.config import ClientConfig, check_loop
-from aiokafka.net.config import DEFAULT_CLIENT_ID, check_int, unknown_option
+from aiokafka.option_checks import DEFAULT_CLIENT_ID, check_int, unknown_option
 
 __all__ = ["ISOLATION_LEVELS", "OFFSET_RESET_STRATEGIES", "ConsumerConfig"]
 
@@ -83,7 +83,7 @@ class ConsumerConfig:
         """Build a config from ``AIOKafkaConsumer``'s keyword options.
 
         Raises:
-            aiokafka.net.config.InvalidOptionError: an unknown option (with the closest
+            aiokafka.option_checks.InvalidOptionError: an unknown option (with the closest
                 valid name) or a value of the wrong type; both a ``TypeError`` and a
                 ``ValueError``.
             ValueError: a value out of range (names it).

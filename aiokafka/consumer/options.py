@@ -22,9 +22,9 @@ from typing_extensions import Never
 
 from aiokafka.abc import AbstractTokenProvider
 from aiokafka.consumer.group.assignors.roundrobin import RoundRobinPartitionAssignor
-from aiokafka.net import DEFAULT_CLIENT_ID
 from aiokafka.net.frames import DEFAULT_MAX_RESPONSE_SIZE
 from aiokafka.net.secret import Secret
+from aiokafka.option_checks import DEFAULT_CLIENT_ID
 from aiokafka.options import given, reject_unknown
 from aiokafka.structs import KT, VT
 
@@ -150,7 +150,7 @@ class ConsumerOptions(Generic[KT, VT]):
             **configs: Nothing else: an unknown name raises.
 
         Raises:
-            aiokafka.net.config.InvalidOptionError: an unknown option (with the
+            aiokafka.option_checks.InvalidOptionError: an unknown option (with the
                 closest valid name) or a value of the wrong type; both a
                 ``TypeError`` and a ``ValueError``.
             ValueError: a value out of range or conflicting options (names them).

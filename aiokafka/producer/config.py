@@ -3,7 +3,7 @@
 :class:`ProducerConfig` holds every producer option with aiokafka's names, checks
 bounds and cross-field rules at construction and raises ``ValueError`` naming the
 argument: an unknown option or a value of the wrong type raises
-:class:`~aiokafka.net.config.InvalidOptionError`, which is both a ``ValueError`` and
+:class:`~aiokafka.option_checks.InvalidOptionError`, which is both a ``ValueError`` and
 a ``TypeError`` (aiokafka 0.x and Python raise ``TypeError`` for those), and an
 unknown option's message suggests the closest valid name. The options shared with
 other clients (bootstrap servers, security, timeouts) are validated by
@@ -33,9 +33,9 @@ from typing import Any
 
 from aiokafka.abc import AbstractTokenProvider
 from aiokafka.cluster.config import ClientConfig, check_loop
-from aiokafka.net.config import InvalidOptionError, check_int, unknown_option
 from aiokafka.net.frames import DEFAULT_MAX_RESPONSE_SIZE
 from aiokafka.net.secret import Secret
+from aiokafka.option_checks import InvalidOptionError, check_int, unknown_option
 from aiokafka.record.compression import CODEC_NONE, check_codec, codec_from_name, compress
 
 __all__ = ["DEFAULT_ACKS", "InvalidOptionError", "ProducerConfig", "Serializer"]
@@ -72,7 +72,7 @@ class ProducerConfig:
     """All options of :class:`~aiokafka.producer.AIOKafkaProducer`.
 
     Construct with keywords (an unknown keyword raises
-    :class:`~aiokafka.net.config.InvalidOptionError` naming it and the closest
+    :class:`~aiokafka.option_checks.InvalidOptionError` naming it and the closest
     valid option).
     The shared client options (``bootstrap_servers``, ``client_id``,
     ``metadata_max_age_ms``, ``request_timeout_ms``, ``retry_backoff_ms``,

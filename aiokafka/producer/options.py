@@ -132,7 +132,7 @@ class ProducerOptions(Generic[KT, VT]):
             **configs: Nothing else: an unknown name raises.
 
         Raises:
-            aiokafka.net.config.InvalidOptionError: an unknown option (with the
+            aiokafka.option_checks.InvalidOptionError: an unknown option (with the
                 closest valid name) or a value of the wrong type; both a
                 ``TypeError`` and a ``ValueError``.
             ValueError: a value out of range or conflicting options (names them).

@@ -293,6 +293,7 @@ def setup(app: Any) -> dict[str, Any]:
             "consumer/config.py",
             "cluster/config.py",
             "net/config.py",
+            "option_checks.py",
             "admin/config.py",
             "errors.py",
             "_gen/error_codes.py",

@@ -67,6 +67,7 @@ _CLIENT_MODULES = {
     "aiokafka.net",
     "aiokafka.net.frames",
     "aiokafka.net.secret",
+    "aiokafka.option_checks",  # DEFAULT_CLIENT_ID, the consumer constructor's default
     "aiokafka.options",
     "aiokafka.producer",
     "aiokafka.producer._cfuture",
