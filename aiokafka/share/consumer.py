@@ -23,6 +23,7 @@ from typing import Any
 
 from aiokafka.cluster.client import AIOKafkaClient
 from aiokafka.cluster.config import ClientConfig
+from aiokafka.cluster.interest import InterestHandle
 from aiokafka.errors import ConsumerStoppedError, IllegalStateError, KafkaError
 from aiokafka.metrics.share import ShareFetchMetrics, SharePollMetrics, share_consumer_snapshot
 from aiokafka.options import StartStop
@@ -110,6 +111,7 @@ class AIOKafkaShareConsumer(StartStop):
         self._fetch = (fetch_max_wait_ms, fetch_min_bytes, fetch_max_bytes, max_poll_records)
         self._record_limit = share_acquire_mode == "record_limit"
         self._client: AIOKafkaClient | None = None
+        self._interest: InterestHandle | None = None  # the subscription's metadata
         self._membership: ShareMembership | None = None
         self._sessions: ShareSessions | None = None
         self._lock = asyncio.Lock()
@@ -131,6 +133,10 @@ class AIOKafkaShareConsumer(StartStop):
             raise IllegalStateError(f"start() on a {self._state} share consumer")
         self._state = "started"
         client = AIOKafkaClient(self._client_config)
+        # Registered before the bootstrap, which then asks for the subscribed topics
+        # only (a client without an owner would ask for every topic).
+        self._interest = client.topic_interest("share subscription")
+        self._interest.set(self._topics)
         await client.start()
         self._client = client
         self._membership = ShareMembership(
@@ -201,9 +207,8 @@ class AIOKafkaShareConsumer(StartStop):
         if isinstance(topics, str):
             raise TypeError("topics: a list of topic names, not a string")
         self._topics = list(topics)
-        if self._membership is not None:
-            assert self._client is not None
-            self._client.set_topics(self._topics)
+        if self._membership is not None and self._interest is not None:
+            self._interest.set(self._topics)
             self._membership.subscribe(self._topics)
 
     def unsubscribe(self) -> None:

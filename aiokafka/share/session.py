@@ -119,7 +119,7 @@ class ShareSessions:
             wanted[node] = set()
         if any(tp not in tps for tp in assignment for tps in [set().union(*wanted.values())]):
             # A partition without a known leader or topic id: ask metadata again.
-            self._client.force_metadata_update()
+            self._client.request_refresh("share fetch: a leader or topic id unknown")
         fetch_acks: dict[int, dict[TopicPartition, dict[int, int]]] = {}
         leftover: dict[TopicPartition, dict[int, int]] = {}
         by_tp_leader = {tp: n for n, tps in wanted.items() for tp in tps}
@@ -207,7 +207,7 @@ class ShareSessions:
             log.info("ShareFetch to node %s failed: %s", node, exc)
             self._sessions.pop(node, None)
             if not isinstance(exc, _SESSION_LOST):
-                self._client.force_metadata_update()
+                self._client.request_refresh(f"ShareFetch to node {node} failed")
             return {tp: exc for tp in acks}, {}
         if not tps:
             self._sessions.pop(node, None)
@@ -235,7 +235,7 @@ class ShareSessions:
                     )
                 if part.error_code:
                     log.info("ShareFetch %s: error %s", tp, part.error_code)
-                    self._client.force_metadata_update()
+                    self._client.request_refresh(f"ShareFetch {tp}: error {part.error_code}")
                     continue
                 if part.acquired_records:
                     decoded = out[tp] = acquired_records(

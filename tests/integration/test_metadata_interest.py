@@ -18,6 +18,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewPartitions
 from aiokafka.cluster.client import AIOKafkaClient
 from aiokafka.errors import UnknownTopicOrPartitionError
 from aiokafka.protocol._gen import metadata as _md
+from aiokafka.share import AIOKafkaShareConsumer
 from aiokafka.structs import TopicPartition
 from tests.support.inject_relay import InjectingRelay
 from tools.kafka.rig import KafkaCluster
@@ -78,6 +79,32 @@ async def test_a_producer_asks_only_for_its_topics_and_none_after_forgetting(
         # The unknown topic cost a bounded number of requests: the throttle spaced
         # the producer's look-ups over max_block_ms (no refresh loop).
         assert len(asked(relay)) < 40, len(asked(relay))
+
+
+async def test_a_share_consumer_asks_for_its_subscription_never_for_every_topic(
+    kafka: KafkaCluster, new_topic: Callable[..., str]
+) -> None:
+    """The share consumer holds its subscription in an interest handle: the bootstrap
+    and every refresh name the subscribed topic, and after unsubscribe() none (its
+    client had no other owner, so aiokafka's "empty = every topic" used to apply)."""
+    topic = new_topic()
+    node = kafka.nodes[0]
+    async with InjectingRelay(node.host, node.ports["PLAINTEXT"]) as relay:
+        relay.record(METADATA)
+        consumer = AIOKafkaShareConsumer(
+            topic,
+            group_id=f"interest-{uuid.uuid4().hex[:8]}",
+            bootstrap_servers=relay.bootstrap_servers,
+            metadata_max_age_ms=300,
+        )
+        async with consumer:
+            await wait_for_requests(relay, 3)
+            assert all(t == [topic] for t in asked(relay)), asked(relay)
+            consumer.unsubscribe()
+            seen = len(relay.recorded[METADATA])
+            await wait_for_requests(relay, seen + 3)
+            assert asked(relay)[-1] == []
+        assert ALL not in asked(relay)
 
 
 async def test_a_bare_client_keeps_aiokafkas_empty_set_meaning_every_topic(
