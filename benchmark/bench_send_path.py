@@ -68,6 +68,13 @@ def _cluster(partitions: int) -> ClusterMetadata:
     )
 
 
+class _Interest:
+    """The producer's topic interest as ``start()`` leaves it, for ``partitions_for()``
+    (``--pattern batch``): the one topic, its metadata there."""
+
+    topics = frozenset({TOPIC})
+
+
 class _Client:
     """What ``send()`` reads from the cluster client: the metadata snapshot and the
     topics kept."""
@@ -118,6 +125,7 @@ async def _run(
     # The producer as start() leaves it, minus the network.
     producer._loop = loop
     producer._client = _Client(cluster)  # type: ignore[assignment]
+    producer._interest = _Interest()  # type: ignore[assignment]
     producer._acc = acc
     producer._state = "running"
     producer._accepting = True
