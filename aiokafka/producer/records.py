@@ -73,6 +73,12 @@ class RecordSerializer:
         self._key = key_serializer
         self._value = value_serializer
 
+    @property
+    def plain(self) -> bool:
+        """No serializers: :meth:`serialize` leaves a key and a value of type
+        ``bytes`` (or ``None``) as they are."""
+        return self._key is None and self._value is None
+
     def serialize(self, key: Any, value: Any, headers: Any, timestamp_ms: Any) -> Serialized:
         """Serialize ``key`` and ``value`` and check every part of a record.
 
@@ -117,10 +123,15 @@ class BatchBuilder:
     Create with :meth:`AIOKafkaProducer.create_batch`.
     """
 
+    __slots__ = ("_append", "_builder", "_closed", "_plain", "_serializer")
+
     def __init__(self, serializer: RecordSerializer, builder: DefaultRecordBatchBuilder) -> None:
         self._serializer = serializer
         self._builder = builder
         self._closed = False
+        self._plain = serializer.plain
+        # The builder's append_next, in C when built: one call per record.
+        self._append = builder.appender()
 
     def append(
         self,
@@ -142,11 +153,21 @@ class BatchBuilder:
         """
         if self._closed:
             raise IllegalStateError("this batch was already passed to send_batch()")
+        # The common record (no serializers, bytes, no headers, no timestamp) has
+        # nothing to check or convert: straight to the builder. This runs per record.
+        if (
+            timestamp is None
+            and headers is None
+            and self._plain
+            and (value is None or type(value) is bytes)
+            and (key is None or type(key) is bytes)
+        ):
+            return self._append(None, key, value, None)
         key_bytes, value_bytes, header_list = self._serializer.serialize(
             key, value, headers, timestamp
         )
         # The serializer checked the timestamp (0 <= t < 2**63).
-        return self._builder.append_next(timestamp, key_bytes, value_bytes, header_list)
+        return self._append(timestamp, key_bytes, value_bytes, header_list)
 
     def size(self) -> int:
         """Bytes in the batch so far (before compression)."""

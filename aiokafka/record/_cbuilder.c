@@ -10,6 +10,14 @@
  * tests/unit/test_record_cbuilder.py compares the two.
  *
  * No asyncio, no state: a function from its arguments to bytes appended.
+ *
+ * The second entry point, bind_builder(), returns the C append_next() of
+ * DefaultRecordBatchBuilder (create_batch()'s per-record path): the record at
+ * the next offset, the builder's counters and the DefaultRecordMetadata in one
+ * call, where Python needs append_next() -> add() -> append_record() and a
+ * tuple. It handles the common record (key and value bytes or None, no
+ * headers, timestamp None or an int) and hands anything else to the Python
+ * append_next(), so errors stay the Python path's.
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -17,6 +25,12 @@
 #include <limits.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
+
+#ifndef Py_T_OBJECT_EX  /* Python < 3.12 */
+#include <structmember.h>
+#define Py_T_OBJECT_EX T_OBJECT_EX
+#endif
 
 /* ------------------------------------------------------------------ varints */
 
@@ -400,9 +414,252 @@ done:
     return result;
 }
 
+/* ------------------------------------------------------- append_next */
+
+/* The builder's __slots__ read and written by append_next(), found by their
+ * member offsets (bind_builder() checks each is an object slot of the class):
+ * a slot read is a pointer load, where a getattr would cost as much as the
+ * encoding. */
+enum {
+    SLOT_BUFFER,
+    SLOT_BATCH_SIZE,
+    SLOT_BUILT,
+    SLOT_COUNT,
+    SLOT_FIRST_TS,
+    SLOT_MAX_TS,
+    SLOT_LAST_OFFSET,
+    N_SLOTS
+};
+static const char *const slot_names[N_SLOTS] = {
+    "_buffer", "_batch_size", "_built", "_count",
+    "_first_timestamp", "_max_timestamp", "_last_offset",
+};
+static Py_ssize_t slot_offsets[N_SLOTS];
+#define SLOT(self, i) (*(PyObject **)((char *)(self) + slot_offsets[i]))
+
+/* Set by bind_builder() (strong references, replaced if it runs again). */
+static PyTypeObject *builder_type;   /* DefaultRecordBatchBuilder */
+static PyTypeObject *metadata_type;  /* DefaultRecordMetadata, a tuple subclass */
+static PyObject *py_append_next;     /* the Python DefaultRecordBatchBuilder.append_next */
+
+/* The Python append_next(self, *args, **kwargs): every case the fast path leaves. */
+static PyObject *
+fallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    Py_ssize_t total = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+    PyObject *small[8];
+    PyObject **stack = small;
+    if (total + 1 > 8) {
+        stack = PyMem_Malloc((size_t)(total + 1) * sizeof(PyObject *));
+        if (stack == NULL) {
+            return PyErr_NoMemory();
+        }
+    }
+    stack[0] = self;
+    for (Py_ssize_t i = 0; i < total; i++) {
+        stack[i + 1] = args[i];
+    }
+    PyObject *result = PyObject_Vectorcall(py_append_next, stack, nargs + 1, kwnames);
+    if (stack != small) {
+        PyMem_Free(stack);
+    }
+    return result;
+}
+
+/* An exact int slot as int64, or 0 (no exception) when it is not one. */
+static int
+slot_int64(PyObject *obj, int64_t *out)
+{
+    if (obj == NULL || !PyLong_CheckExact(obj)) {
+        return 0;
+    }
+    int overflow;
+    long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
+    if (overflow || (v == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return 0;
+    }
+    *out = (int64_t)v;
+    return 1;
+}
+
+/* time.time_ns() // 1_000_000: both read CLOCK_REALTIME. */
+static int
+now_ms(int64_t *out)
+{
+    struct timespec ts;
+    if (timespec_get(&ts, TIME_UTC) != TIME_UTC) {
+        return 0;
+    }
+    *out = (int64_t)ts.tv_sec * 1000 + (int64_t)(ts.tv_nsec / 1000000);
+    return 1;
+}
+
+static PyObject *
+append_next(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    if (kwnames != NULL || nargs < 3 || nargs > 4 || Py_TYPE(self) != builder_type) {
+        return fallback(self, args, nargs, kwnames);
+    }
+    PyObject *timestamp = args[0], *key = args[1], *value = args[2];
+    if ((nargs == 4 && args[3] != Py_None)
+        || (key != Py_None && !PyBytes_CheckExact(key))
+        || (value != Py_None && !PyBytes_CheckExact(value))) {
+        return fallback(self, args, nargs, kwnames);
+    }
+    PyObject *buffer = SLOT(self, SLOT_BUFFER);
+    int64_t count, first_ts = 0, max_ts = 0, ts, limit = -1;
+    if (SLOT(self, SLOT_BUILT) != Py_False || buffer == NULL
+        || !PyByteArray_CheckExact(buffer)
+        || !slot_int64(SLOT(self, SLOT_COUNT), &count)) {
+        return fallback(self, args, nargs, kwnames);
+    }
+    if (timestamp == Py_None) {
+        if (!now_ms(&ts)) {
+            return fallback(self, args, nargs, kwnames);
+        }
+    }
+    else if (!slot_int64(timestamp, &ts)) {
+        return fallback(self, args, nargs, kwnames);
+    }
+    int64_t ts_delta = 0;
+    if (count) {
+        PyObject *batch_size = SLOT(self, SLOT_BATCH_SIZE);
+        int overflow = 0;
+        if (batch_size == NULL || !PyLong_CheckExact(batch_size)
+            || !slot_int64(SLOT(self, SLOT_FIRST_TS), &first_ts)
+            || !slot_int64(SLOT(self, SLOT_MAX_TS), &max_ts)
+            || (first_ts > 0 && ts < INT64_MIN + first_ts)
+            || (first_ts < 0 && ts > INT64_MAX + first_ts)) {
+            /* (A delta outside int64: Python raises the ValueError.) */
+            return fallback(self, args, nargs, kwnames);
+        }
+        ts_delta = ts - first_ts;
+        long long l = PyLong_AsLongLongAndOverflow(batch_size, &overflow);
+        if (l == -1 && PyErr_Occurred()) {
+            return NULL;
+        }
+        limit = overflow ? (overflow > 0 ? LLONG_MAX : -1) : l;
+    }
+
+    Py_ssize_t key_len = key != Py_None ? PyBytes_GET_SIZE(key) : -1;
+    Py_ssize_t value_len = value != Py_None ? PyBytes_GET_SIZE(value) : -1;
+    Py_ssize_t body = 1 + varint_size(ts_delta) + varint_size(count)
+        + varint_size(key_len) + (key_len > 0 ? key_len : 0)
+        + varint_size(value_len) + (value_len > 0 ? value_len : 0)
+        + 1;
+    Py_ssize_t before = PyByteArray_GET_SIZE(buffer);
+    Py_ssize_t after = before + varint_size(body) + body;
+    if (limit >= 0 && (long long)after > limit) {
+        Py_RETURN_NONE;
+    }
+
+    /* Every object first, so a failure leaves the builder as it was. */
+    PyObject *ts_obj = timestamp == Py_None ? PyLong_FromLongLong(ts) : Py_NewRef(timestamp);
+    PyObject *offset_obj = PyLong_FromLongLong(count);
+    PyObject *count_obj = PyLong_FromLongLong(count + 1);
+    PyObject *size_obj = PyLong_FromSsize_t(after - before);
+    PyObject *meta = NULL;
+    if (ts_obj && offset_obj && count_obj && size_obj) {
+        meta = metadata_type->tp_alloc(metadata_type, 3);
+    }
+    if (meta == NULL || PyByteArray_Resize(buffer, after) < 0) {
+        Py_XDECREF(ts_obj);
+        Py_XDECREF(offset_obj);
+        Py_XDECREF(count_obj);
+        Py_XDECREF(size_obj);
+        Py_XDECREF(meta);
+        return NULL;
+    }
+    char *p = PyByteArray_AS_STRING(buffer) + before;
+    p = write_varint(p, body);
+    *p++ = 0;  /* attributes */
+    p = write_varint(p, ts_delta);
+    p = write_varint(p, count);
+    p = write_varint(p, key_len);
+    if (key_len > 0) {
+        memcpy(p, PyBytes_AS_STRING(key), (size_t)key_len);
+        p += key_len;
+    }
+    p = write_varint(p, value_len);
+    if (value_len > 0) {
+        memcpy(p, PyBytes_AS_STRING(value), (size_t)value_len);
+        p += value_len;
+    }
+    *p = 0;  /* headersCount */
+
+    /* add()'s bookkeeping. */
+    if (!count) {
+        Py_XSETREF(SLOT(self, SLOT_FIRST_TS), Py_NewRef(ts_obj));
+        Py_XSETREF(SLOT(self, SLOT_MAX_TS), Py_NewRef(ts_obj));
+    }
+    else if (ts > max_ts) {
+        Py_XSETREF(SLOT(self, SLOT_MAX_TS), Py_NewRef(ts_obj));
+    }
+    Py_XSETREF(SLOT(self, SLOT_COUNT), count_obj);
+    Py_XSETREF(SLOT(self, SLOT_LAST_OFFSET), Py_NewRef(offset_obj));
+    PyTuple_SET_ITEM(meta, 0, offset_obj);
+    PyTuple_SET_ITEM(meta, 1, size_obj);
+    PyTuple_SET_ITEM(meta, 2, ts_obj);
+    return meta;
+}
+
+static PyMethodDef append_next_def = {
+    "append_next", (PyCFunction)(void (*)(void))append_next, METH_FASTCALL | METH_KEYWORDS,
+    "append_next(timestamp, key, value, headers=None)\n--\n\n"
+    "DefaultRecordBatchBuilder.append_next in C (see bind_builder).",
+};
+
+PyDoc_STRVAR(bind_builder_doc,
+"bind_builder(builder_class, metadata_class, python_append_next, /)\n"
+"--\n"
+"\n"
+"The C append_next of builder_class (a method descriptor: bind it with __get__).\n"
+"It reads and writes the class's slots _buffer, _batch_size, _built, _count,\n"
+"_first_timestamp, _max_timestamp and _last_offset, returns metadata_class\n"
+"tuples (offset, size, timestamp), and calls python_append_next(self, ...) for\n"
+"every case it does not handle (headers, key or value not bytes or None, a\n"
+"built builder, a subclass).");
+
+static PyObject *
+bind_builder(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 3 || !PyType_Check(args[0]) || !PyType_Check(args[1])
+        || !PyType_IsSubtype((PyTypeObject *)args[1], &PyTuple_Type)
+        || !PyCallable_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "bind_builder() takes a class, a tuple subclass and a callable");
+        return NULL;
+    }
+    PyTypeObject *cls = (PyTypeObject *)args[0];
+    Py_ssize_t offsets[N_SLOTS];
+    for (int i = 0; i < N_SLOTS; i++) {
+        PyObject *descr = PyDict_GetItemString(cls->tp_dict, slot_names[i]);
+        if (descr == NULL || !Py_IS_TYPE(descr, &PyMemberDescr_Type)
+            || ((PyMemberDescrObject *)descr)->d_member->type != Py_T_OBJECT_EX) {
+            PyErr_Format(PyExc_TypeError, "bind_builder(): %s is not a slot of %s",
+                         slot_names[i], cls->tp_name);
+            return NULL;
+        }
+        offsets[i] = ((PyMemberDescrObject *)descr)->d_member->offset;
+    }
+    PyObject *method = PyDescr_NewMethod(cls, &append_next_def);
+    if (method == NULL) {
+        return NULL;
+    }
+    memcpy(slot_offsets, offsets, sizeof(offsets));
+    Py_XSETREF(builder_type, (PyTypeObject *)Py_NewRef(cls));
+    Py_XSETREF(metadata_type, (PyTypeObject *)Py_NewRef(args[1]));
+    Py_XSETREF(py_append_next, Py_NewRef(args[2]));
+    return method;
+}
+
 static PyMethodDef cbuilder_methods[] = {
     {"append_record", (PyCFunction)(void (*)(void))append_record, METH_FASTCALL,
      append_record_doc},
+    {"bind_builder", (PyCFunction)(void (*)(void))bind_builder, METH_FASTCALL,
+     bind_builder_doc},
     {NULL, NULL, 0, NULL},
 };
 

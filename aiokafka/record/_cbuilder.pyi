@@ -1,4 +1,8 @@
-# Stub of the optional C extension (_cbuilder.c); see default_builder.add().
+# Stub of the optional C extension (_cbuilder.c); see default_builder.add() and
+# DefaultRecordBatchBuilder.appender().
+
+from collections.abc import Callable
+from typing import Any
 
 def append_record(
     buffer: bytearray,
@@ -10,3 +14,9 @@ def append_record(
     headers: object,
     /,
 ) -> bool: ...
+def bind_builder(
+    builder_class: type,
+    metadata_class: type[tuple[int, int, int]],
+    python_append_next: Callable[..., object],
+    /,
+) -> Any: ...

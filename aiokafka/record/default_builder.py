@@ -11,7 +11,9 @@ The per-record encoding has two implementations giving the same bytes and errors
 the optional C extension ``aiokafka.record._cbuilder`` (built by ``pip install``
 when a compiler is there) and the pure-Python code of :meth:`~DefaultRecordBatchBuilder.add`,
 used when the extension is missing or ``AIOKAFKA_NO_EXTENSIONS=1`` is set (read once,
-at import).
+at import). The extension also has the whole of
+:meth:`~DefaultRecordBatchBuilder.append_next` (encoding, counters, metadata) in one
+call, for ``create_batch()``: :meth:`~DefaultRecordBatchBuilder.appender`.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from __future__ import annotations
 import struct
 import time
 from collections.abc import Callable, Iterable
-from typing import Final
+from typing import Any, Final
 
 from aiokafka._extensions import load_extension
 from aiokafka.errors import IllegalStateError
@@ -198,6 +200,19 @@ class DefaultRecordMetadata(tuple[int, int, int]):
             f"DefaultRecordMetadata(offset={self.offset}, size={self.size}, "
             f"timestamp={self.timestamp})"
         )
+
+
+#: What :meth:`DefaultRecordBatchBuilder.appender` returns: ``append_next(timestamp,
+#: key, value, headers)``.
+Appender = Callable[
+    [
+        int | None,
+        bytes | bytearray | memoryview | None,
+        bytes | bytearray | memoryview | None,
+        Iterable[tuple[str, bytes | None]] | None,
+    ],
+    DefaultRecordMetadata | None,
+]
 
 
 class DefaultRecordBatchBuilder:
@@ -418,6 +433,15 @@ class DefaultRecordBatchBuilder:
             return None
         return _new_tuple(DefaultRecordMetadata, (self._count - 1, len(buffer) - before, appended))
 
+    def appender(self) -> Appender:
+        """:meth:`append_next` of this builder, for a caller that appends many records:
+        the C one (``_cbuilder.c``) when the extension is built. Same arguments,
+        results and errors (it hands every record it does not handle itself, e.g.
+        one with headers, to :meth:`append_next`)."""
+        if _c_append_next is None:
+            return self.append_next
+        return _c_append_next.__get__(self)  # type: ignore[no-any-return]
+
     def add(
         self,
         timestamp: int | None,
@@ -622,6 +646,20 @@ class DefaultRecordBatchBuilder:
             f"DefaultRecordBatchBuilder(records={self._count}, size={len(self._buffer)}, "
             f"compression_type={self._compression_type})"
         )
+
+
+#: :meth:`DefaultRecordBatchBuilder.append_next` in C, a method descriptor (bound by
+#: :meth:`~DefaultRecordBatchBuilder.appender`), or None: the pure-Python path. Tests
+#: set it to None to compare both paths.
+_c_append_next: Any = (
+    None
+    if _cbuilder is None
+    else _cbuilder.bind_builder(
+        DefaultRecordBatchBuilder,
+        DefaultRecordMetadata,
+        DefaultRecordBatchBuilder.append_next,
+    )
+)
 
 
 def build_control_batch(

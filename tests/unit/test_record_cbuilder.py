@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -18,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from aiokafka.errors import IllegalStateError
 from aiokafka.record import (
     CODEC_GZIP,
     CODEC_LZ4,
@@ -347,9 +349,16 @@ def test_function_arguments_are_checked() -> None:
 
 
 def test_no_extensions_switch_forces_pure_python() -> None:
-    code = "from aiokafka.record import default_builder as d; print(d._c_append_record)"
+    code = (
+        "from aiokafka.record import default_builder as d; "
+        "print(d._c_append_record, d._c_append_next)"
+    )
     env = dict(os.environ)
-    for setting, expected in (("1", "None"), ("", "append_record"), ("0", "append_record")):
+    for setting, expected in (
+        ("1", "None None"),
+        ("", "append_record"),
+        ("0", "<method 'append_next' of 'DefaultRecordBatchBuilder' objects>"),
+    ):
         env["AIOKAFKA_NO_EXTENSIONS"] = setting
         out = subprocess.run(
             [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
@@ -377,3 +386,152 @@ def test_append_next_is_append_at_the_next_offset(c_path: bool) -> None:
         assert bytes(b.build()) == bytes(a.build())
     finally:
         default_builder._c_append_record = saved
+
+
+# ------------------------------------------------- append_next (bind_builder's C method)
+
+# One append_next call: positional and keyword arguments.
+Call = tuple[tuple[object, ...], dict[str, object]]
+
+
+def _next_outcome(
+    c_path: bool, calls: list[Call], pure: bool = True, **builder_args: Any
+) -> list[object]:
+    """Run the calls through the builder's appender() with the C append_next, or
+    through the Python append_next (``pure``: with no extension at all); what each
+    returned (with its type) or raised, the builder's state after each, and the
+    built batch."""
+    saved = default_builder._c_append_next, default_builder._c_append_record
+    if not c_path:
+        default_builder._c_append_next = None
+        if pure:
+            default_builder._c_append_record = None
+    try:
+        builder = DefaultRecordBatchBuilder(**builder_args)
+        append = builder.appender()
+        assert (type(append).__name__ == "builtin_function_or_method") is c_path
+        seen: list[object] = []
+        for args, kwargs in calls:
+            try:
+                got = append(*args, **kwargs)  # type: ignore[arg-type]
+                seen.append((type(got), got))
+            except Exception as exc:
+                seen.append((type(exc), re.sub(r" at 0x[0-9a-f]+", "", str(exc))))
+            seen.append((bytes(builder._buffer), builder.record_count, repr(builder)))
+        seen.append(bytes(builder.build()))
+        return seen
+    finally:
+        default_builder._c_append_next, default_builder._c_append_record = saved
+
+
+def _next_same_both_ways(calls: list[Call], pure: bool = True, **builder_args: Any) -> list[object]:
+    c = _next_outcome(True, calls, **builder_args)
+    assert c == _next_outcome(False, calls, pure, **builder_args)
+    return c
+
+
+def test_append_next_c_common_records() -> None:
+    value = b"v" * 100
+    calls: list[Call] = [((1_700_000_000_000 + i % 7, None, value), {}) for i in range(50)]
+    calls += [((5, b"k" * n, b"x" * n, None), {}) for n in LENGTHS[:9]]
+    results = _next_same_both_ways(calls, batch_size=1 << 30)
+    metadata = results[0][1]  # type: ignore[index]
+    assert type(metadata) is default_builder.DefaultRecordMetadata
+    assert (metadata.offset, metadata.timestamp, metadata.crc) == (0, 1_700_000_000_000, None)
+    assert repr(metadata).startswith("DefaultRecordMetadata(offset=0, size=")
+
+
+def test_append_next_c_timestamp_now() -> None:
+    builder = DefaultRecordBatchBuilder(batch_size=1 << 20)
+    append = builder.appender()
+    before = time.time_ns() // 1_000_000
+    got = [append(None, None, b"v") for _ in range(3)]
+    after = time.time_ns() // 1_000_000
+    assert all(m is not None and before <= m.timestamp <= after for m in got)
+    assert [m.offset for m in got if m is not None] == [0, 1, 2]
+    # The same bytes as the Python path given those timestamps.
+    calls: list[Call] = [((m.timestamp, None, b"v"), {}) for m in got if m is not None]
+    py = _next_outcome(False, calls, batch_size=1 << 20)
+    assert bytes(builder.build()) == py[-1]
+
+
+@pytest.mark.parametrize("first", [0, 1_700_000_000_000, INT64_MIN, INT64_MAX, -1])
+def test_append_next_c_timestamp_deltas(first: int) -> None:
+    calls: list[Call] = [((first, None, b"v"), {})]
+    calls += [((first + d, b"k", None), {}) for d in DELTAS if INT64_MIN <= first + d <= INT64_MAX]
+    _next_same_both_ways(calls, batch_size=1 << 20)
+
+
+def test_append_next_c_batch_full_decisions() -> None:
+    for batch_size in [*range(0, 400, 7), 1 << 70]:
+        calls: list[Call] = [((1, b"k" * i, b"v" * (20 + i)), {}) for i in range(12)]
+        _next_same_both_ways(calls, batch_size=batch_size)
+
+
+class _Builder(DefaultRecordBatchBuilder):
+    __slots__ = ()
+
+
+def test_append_next_c_hands_the_rest_to_python() -> None:
+    # Everything but (int or None, bytes or None, bytes or None[, None]) goes through
+    # the Python append_next: same results and errors, nothing appended on error.
+    data = bytes(range(40))
+    calls: list[Call] = [
+        ((1, b"k", b"v"), {}),
+        ((2, b"k", b"v", [("h", b"x")]), {}),
+        ((3, b"k", b"v"), {"headers": [("h", None)]}),
+        ((3, b"k", b"v"), {"headers": None}),
+        ((), {"timestamp": 4, "key": None, "value": b"v"}),
+        ((5, bytearray(b"ba"), memoryview(data)[::3]), {}),
+        ((6, "text", b"v"), {}),
+        ((7, b"k", 42), {}),
+        ((8, b"k", b"v", [("h", 3)]), {}),
+        ((9, b"k", b"v", []), {}),
+        ((True, b"bool", b"timestamp"), {}),
+        ((1.5, b"float", b"timestamp"), {}),
+        ((1 << 64, b"beyond", b"int64"), {}),
+        ((INT64_MIN, b"delta", b"beyond int64"), {}),
+        ((1,), {}),
+        ((1, None, b"v", None, "extra"), {}),
+        ((1, None, b"v"), {"nope": 1}),
+        ((10, b"last", b"v"), {}),
+    ]
+    # (Against the Python append_next with the C append_record: a float timestamp,
+    # outside append_next's contract, fails differently in the pure-Python add().)
+    results = _next_same_both_ways(calls, pure=False, batch_size=1 << 20)
+    _next_same_both_ways(calls[:11] + calls[12:], batch_size=1 << 20)
+    assert results[12][0] is TypeError  # type: ignore[index]
+    assert results[16][0] is TypeError  # type: ignore[index]
+    with pytest.raises(TypeError, match="_buffer is not a slot of int"):
+        _cbuilder.bind_builder(int, tuple, len)  # type: ignore[attr-defined]
+    # A subclass, and a built builder.
+    sub = _Builder(batch_size=1 << 20)
+    assert sub.appender()(1, None, b"v") == DefaultRecordBatchBuilder().append_next(1, None, b"v")
+    sub.build()
+    with pytest.raises(IllegalStateError):
+        sub.appender()(2, None, b"v")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    first=st.integers(INT64_MIN, INT64_MAX),
+    records=st.lists(
+        st.tuples(
+            st.one_of(st.sampled_from(DELTAS), st.integers(-(1 << 40), 1 << 40)),
+            _fields,
+            _fields,
+            _headers,
+        ),
+        min_size=1,
+        max_size=30,
+    ),
+    batch_size=st.one_of(st.just(1 << 30), st.integers(0, 2000)),
+)
+def test_append_next_c_random_records(
+    first: int, records: list[tuple[int, object, object, object]], batch_size: int
+) -> None:
+    calls: list[Call] = [
+        ((max(INT64_MIN, min(INT64_MAX, first + delta)), key, value, headers), {})
+        for delta, key, value, headers in records
+    ]
+    _next_same_both_ways(calls, batch_size=batch_size)
