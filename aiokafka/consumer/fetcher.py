@@ -304,6 +304,16 @@ class Fetcher:
         if self._step_backoff.get(Retry.POSITIONS, 0.0) > time.monotonic():
             return  # a failed look-up is waiting out its back-off
         self._step_backoff.pop(Retry.POSITIONS, None)
+        # A partition without a known leader (e.g. not created yet) waits for a
+        # metadata refresh; it must not hold up the others' look-ups (ListOffsets
+        # goes to leaders), as the Java consumer does.
+        cluster = self._client.cluster
+        leaderless = {tp for tp in missing if cluster.leader_for(tp) is None}
+        if leaderless:
+            self._want_metadata()
+            missing = [tp for tp in missing if tp not in leaderless]
+            if not missing:
+                return
         try:
             await self.resolve_positions(missing, raise_errors=False)
         except KafkaError as exc:
@@ -456,9 +466,16 @@ class Fetcher:
             self._wakeup.set()
 
     def _want_metadata(self) -> None:
-        if not self._refresh_wanted:
-            self._refresh_wanted = True
-            self._wakeup.set()
+        if self._refresh_wanted:
+            return
+        self._refresh_wanted = True
+        pending = self._refresh
+        if pending is None or pending.done():
+            self._wakeup.set()  # the loop asks for one at its next turn
+        # Else the refresh in flight wakes the loop when it ends (_refresh_done).
+        # Waking it now would make the loop run again at once, find the same
+        # partition without a leader, and wake itself again: a turn that never
+        # yields, so the refresh it waits for could never run.
 
     async def _fetch_node(
         self, node: int, session: FetchSession, wanted: dict[TopicPartition, PartitionFetch]
@@ -745,6 +762,12 @@ async def _wait_event(event: asyncio.Event, timeout: float | None) -> None:
     after ``close()`` cancelled it (and ``close()`` waiting forever). A timer that
     sets the event has no such race; a spurious wake-up only costs a loop turn.
     """
+    if event.is_set():
+        # Set during the turn: wait() would return without suspending. Yield once,
+        # so a loop that keeps waking itself still lets other tasks (the metadata
+        # refresh it may wait for) run.
+        await asyncio.sleep(0)
+        return
     if timeout is None:
         await event.wait()
         return

@@ -460,3 +460,37 @@ async def test_records_larger_than_fetch_limits_are_delivered(
         for tp in tps:
             values = [r.value for r in got if r.partition == tp.partition]
             assert values == [b"small-0", big[0], b"small-2", big[1], big[2], b"small-5"]
+
+
+async def test_assigned_partition_added_later_is_fetched_once_it_exists(
+    kafka: KafkaCluster, new_topic: NewTopic
+) -> None:
+    """assign() of a partition the topic does not have yet (its topic is known): the
+    fetcher waits on metadata refreshes without spinning, and reads the partition once
+    it is created. The loop used to wake itself on every turn while a refresh was in
+    flight and never yielded: the refresh never ran and getmany() never returned."""
+    from aiokafka.admin import AIOKafkaAdminClient, NewPartitions
+
+    topic = new_topic(partitions=1)
+    produce(kafka.bootstrap_servers, topic, [b"p0"], partition=0)
+    later = TopicPartition(topic, 1)
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=kafka.bootstrap_servers,
+        auto_offset_reset="earliest",
+        metadata_max_age_ms=500,
+        retry_backoff_ms=50,
+    )
+    async with consumer:
+        consumer.assign([TopicPartition(topic, 0), later])
+        got = await consumer.getmany(timeout_ms=5000)
+        assert [r.value for r in got[TopicPartition(topic, 0)]] == [b"p0"]
+        assert await consumer.getmany(timeout_ms=300) == {}  # returns: the loop yields
+        async with AIOKafkaAdminClient(bootstrap_servers=kafka.bootstrap_servers) as admin:
+            await admin.create_partitions({topic: NewPartitions(total_count=2)})
+        produce(kafka.bootstrap_servers, topic, [b"p1"], partition=1)
+        deadline = time.monotonic() + 30
+        values: list[bytes | None] = []
+        while not values and time.monotonic() < deadline:
+            batch = await consumer.getmany(later, timeout_ms=1000)
+            values = [r.value for r in batch.get(later, [])]
+        assert values == [b"p1"]

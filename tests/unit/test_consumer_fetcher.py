@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from aiokafka.cluster.metadata import ClusterMetadata
 from aiokafka.consumer.config import ConsumerConfig
 from aiokafka.consumer.fetcher import Fetcher
 from aiokafka.consumer.offsets import OffsetsClient
@@ -227,5 +228,59 @@ async def test_run_once_refuses_a_running_loop() -> None:
     try:
         with pytest.raises(IllegalStateError, match="loop is not running"):
             await fetcher.run_once()
+    finally:
+        await fetcher.close()
+
+
+class _SlowRefreshStub(FetcherStub):
+    """Refreshes stay pending until the test answers them; reads of the metadata are
+    counted, and a loop that spins without yielding is stopped by an error."""
+
+    def __init__(self, cluster: ClusterMetadata) -> None:
+        self.reads = 0
+        self.pending: list[asyncio.Future[ClusterMetadata]] = []
+        super().__init__(cluster)
+
+    @property  # type: ignore[override]
+    def cluster(self) -> ClusterMetadata:
+        self.reads += 1
+        if self.reads > 2000:
+            raise AssertionError("the fetch loop reads the metadata without end")
+        return self._cluster
+
+    @cluster.setter
+    def cluster(self, cluster: ClusterMetadata) -> None:
+        self._cluster = cluster
+
+    def request_refresh(self, reason: str) -> asyncio.Future[ClusterMetadata]:
+        self.refreshes.append(reason)
+        refresh: asyncio.Future[ClusterMetadata] = asyncio.get_running_loop().create_future()
+        self.pending.append(refresh)
+        return refresh
+
+
+async def test_a_partition_missing_from_metadata_waits_for_the_refresh_without_spinning() -> None:
+    """The topic is known but the assigned partition is not (added after the last
+    refresh): the loop asks for a refresh and sleeps until it ends. It used to set
+    its own wake-up on every turn while the refresh was pending and so never yielded
+    to the event loop: the refresh could not run, and getmany() hung."""
+    cfg = ConsumerConfig.from_options(auto_offset_reset="earliest")
+    subs = SubscriptionState("earliest")
+    client = _SlowRefreshStub(metadata({A: (1, 0)}))  # no partition 1 yet
+    fetcher = Fetcher(client, subs, cfg, OffsetsClient(client, None))
+    subs.assign_from_user([B])
+    subs.seek(B, 0)
+    fetcher.start()
+    try:
+        await asyncio.sleep(0.3)
+        assert client.reads < 200, client.reads
+        assert len(client.pending) == 1  # one refresh asked for, and waited for
+        client.cluster = metadata({A: (1, 0), B: (1, 0)})
+        client.pending[0].set_result(client.cluster)
+        for _ in range(100):
+            if client.fetches():
+                break
+            await asyncio.sleep(0.01)
+        assert client.last_fetch_offsets() == {B: 0}
     finally:
         await fetcher.close()
