@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from aiokafka._extensions import load_extension
 from aiokafka.errors import IllegalStateError
 from aiokafka.record import DefaultRecordBatchBuilder, DefaultRecordMetadata
 
@@ -185,3 +186,15 @@ class BatchBuilder:
         """:meth:`close`, and hand the records over (``send_batch``)."""
         self._closed = True
         return self._builder
+
+
+#: :meth:`BatchBuilder.append` as written above: the whole path, to which the C one
+#: hands every record but the common one. Tests switch between the two.
+python_append = BatchBuilder.append
+_cbuilder = load_extension("aiokafka.record._cbuilder")
+if _cbuilder is not None:
+    # In C, the common record's append() is one call into the builder's C appender,
+    # without this module's Python frame (the keyword arguments parsed in C).
+    BatchBuilder.append = _cbuilder.bind_batch(  # type: ignore[method-assign]
+        BatchBuilder, python_append
+    )

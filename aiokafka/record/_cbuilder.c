@@ -442,9 +442,10 @@ static PyTypeObject *builder_type;   /* DefaultRecordBatchBuilder */
 static PyTypeObject *metadata_type;  /* DefaultRecordMetadata, a tuple subclass */
 static PyObject *py_append_next;     /* the Python DefaultRecordBatchBuilder.append_next */
 
-/* The Python append_next(self, *args, **kwargs): every case the fast path leaves. */
+/* func(self, *args, **kwargs): the Python method, for every case a fast path leaves. */
 static PyObject *
-fallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+fallback_to(PyObject *func, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+            PyObject *kwnames)
 {
     Py_ssize_t total = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
     PyObject *small[8];
@@ -459,11 +460,34 @@ fallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwna
     for (Py_ssize_t i = 0; i < total; i++) {
         stack[i + 1] = args[i];
     }
-    PyObject *result = PyObject_Vectorcall(py_append_next, stack, nargs + 1, kwnames);
+    PyObject *result = PyObject_Vectorcall(func, stack, nargs + 1, kwnames);
     if (stack != small) {
         PyMem_Free(stack);
     }
     return result;
+}
+
+/* The Python append_next(self, ...). */
+static PyObject *
+fallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return fallback_to(py_append_next, self, args, nargs, kwnames);
+}
+
+/* The member offsets of the object slots `names` of `cls`, or -1 with a TypeError. */
+static int
+slot_offsets_of(PyTypeObject *cls, const char *const *names, int n, Py_ssize_t *offsets)
+{
+    for (int i = 0; i < n; i++) {
+        PyObject *descr = PyDict_GetItemString(cls->tp_dict, names[i]);
+        if (descr == NULL || !Py_IS_TYPE(descr, &PyMemberDescr_Type)
+            || ((PyMemberDescrObject *)descr)->d_member->type != Py_T_OBJECT_EX) {
+            PyErr_Format(PyExc_TypeError, "%s is not a slot of %s", names[i], cls->tp_name);
+            return -1;
+        }
+        offsets[i] = ((PyMemberDescrObject *)descr)->d_member->offset;
+    }
+    return 0;
 }
 
 /* An exact int slot as int64, or 0 (no exception) when it is not one. */
@@ -634,15 +658,8 @@ bind_builder(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     PyTypeObject *cls = (PyTypeObject *)args[0];
     Py_ssize_t offsets[N_SLOTS];
-    for (int i = 0; i < N_SLOTS; i++) {
-        PyObject *descr = PyDict_GetItemString(cls->tp_dict, slot_names[i]);
-        if (descr == NULL || !Py_IS_TYPE(descr, &PyMemberDescr_Type)
-            || ((PyMemberDescrObject *)descr)->d_member->type != Py_T_OBJECT_EX) {
-            PyErr_Format(PyExc_TypeError, "bind_builder(): %s is not a slot of %s",
-                         slot_names[i], cls->tp_name);
-            return NULL;
-        }
-        offsets[i] = ((PyMemberDescrObject *)descr)->d_member->offset;
+    if (slot_offsets_of(cls, slot_names, N_SLOTS, offsets) < 0) {
+        return NULL;
     }
     PyObject *method = PyDescr_NewMethod(cls, &append_next_def);
     if (method == NULL) {
@@ -655,7 +672,135 @@ bind_builder(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return method;
 }
 
+/* ------------------------------------------------ BatchBuilder.append */
+
+/* The BatchBuilder slots read by batch_append(), as for the record builder. */
+enum { BSLOT_APPEND, BSLOT_CLOSED, BSLOT_PLAIN, N_BSLOTS };
+static const char *const bslot_names[N_BSLOTS] = {"_append", "_closed", "_plain"};
+static Py_ssize_t bslot_offsets[N_BSLOTS];
+#define BSLOT(self, i) (*(PyObject **)((char *)(self) + bslot_offsets[i]))
+
+static PyTypeObject *batch_type;     /* aiokafka.producer.records.BatchBuilder */
+static PyObject *py_batch_append;    /* its Python append */
+/* append()'s keyword names, interned: the caller's are compared by identity
+ * (names in code are interned), anything else goes to Python. */
+static PyObject *kw_key, *kw_value, *kw_timestamp, *kw_headers;
+
+static PyObject *
+batch_append(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *key = Py_None, *value = Py_None, *timestamp = Py_None, *headers = Py_None;
+    if (nargs != 0 || Py_TYPE(self) != batch_type) {
+        return fallback_to(py_batch_append, self, args, nargs, kwnames);
+    }
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t i = 0; i < nkw; i++) {
+        PyObject *name = PyTuple_GET_ITEM(kwnames, i);
+        if (name == kw_value) {
+            value = args[i];
+        }
+        else if (name == kw_key) {
+            key = args[i];
+        }
+        else if (name == kw_timestamp) {
+            timestamp = args[i];
+        }
+        else if (name == kw_headers) {
+            headers = args[i];
+        }
+        else {
+            return fallback_to(py_batch_append, self, args, nargs, kwnames);
+        }
+    }
+    PyObject *append = BSLOT(self, BSLOT_APPEND);
+    if (timestamp != Py_None || headers != Py_None
+        || BSLOT(self, BSLOT_CLOSED) != Py_False || BSLOT(self, BSLOT_PLAIN) != Py_True
+        || append == NULL
+        || (key != Py_None && !PyBytes_CheckExact(key))
+        || (value != Py_None && !PyBytes_CheckExact(value))) {
+        return fallback_to(py_batch_append, self, args, nargs, kwnames);
+    }
+    PyObject *stack[4] = {Py_None, key, value, Py_None};
+    return PyObject_Vectorcall(append, stack, 4, NULL);
+}
+
+#define batch_append_signature \
+    "append($self, /, *, key=None, value=None, timestamp=None, headers=None)\n--\n\n"
+static const char batch_append_doc_default[] =
+    batch_append_signature "BatchBuilder.append in C (see bind_batch).";
+
+static PyMethodDef batch_append_def = {
+    "append", (PyCFunction)(void (*)(void))batch_append, METH_FASTCALL | METH_KEYWORDS,
+    batch_append_doc_default,
+};
+
+PyDoc_STRVAR(bind_batch_doc,
+"bind_batch(batch_class, python_append, /)\n"
+"--\n"
+"\n"
+"The C append of create_batch()'s BatchBuilder (a method descriptor). The common\n"
+"record (keyword arguments only, no timestamp, no headers, key and value bytes or\n"
+"None, _plain true, _closed false) goes straight to the _append slot (the\n"
+"builder's appender, called as (None, key, value, None)); everything else to\n"
+"python_append(self, ...).");
+
+static PyObject *
+bind_batch(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 2 || !PyType_Check(args[0]) || !PyCallable_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "bind_batch() takes a class and a callable");
+        return NULL;
+    }
+    PyTypeObject *cls = (PyTypeObject *)args[0];
+    Py_ssize_t offsets[N_BSLOTS];
+    if (slot_offsets_of(cls, bslot_names, N_BSLOTS, offsets) < 0) {
+        return NULL;
+    }
+    if (kw_key == NULL) {
+        kw_key = PyUnicode_InternFromString("key");
+        kw_value = PyUnicode_InternFromString("value");
+        kw_timestamp = PyUnicode_InternFromString("timestamp");
+        kw_headers = PyUnicode_InternFromString("headers");
+        if (!kw_key || !kw_value || !kw_timestamp || !kw_headers) {
+            Py_CLEAR(kw_key);
+            return NULL;
+        }
+    }
+    /* The C method shows the Python one's docstring (help(), the API docs). */
+    if (batch_append_def.ml_doc == batch_append_doc_default) {
+        PyObject *doc = PyObject_GetAttrString(args[1], "__doc__");
+        if (doc == NULL) {
+            return NULL;
+        }
+        if (PyUnicode_Check(doc)) {
+            PyObject *full = PyUnicode_FromFormat("%s%U", batch_append_signature, doc);
+            const char *utf8 = full ? PyUnicode_AsUTF8(full) : NULL;
+            char *copy = utf8 ? PyMem_RawMalloc(strlen(utf8) + 1) : NULL;
+            if (copy != NULL) {  /* kept for the life of the process */
+                strcpy(copy, utf8);
+                batch_append_def.ml_doc = copy;
+            }
+            Py_XDECREF(full);
+            if (copy == NULL) {
+                Py_DECREF(doc);
+                return utf8 ? PyErr_NoMemory() : NULL;
+            }
+        }
+        Py_DECREF(doc);
+    }
+    PyObject *method = PyDescr_NewMethod(cls, &batch_append_def);
+    if (method == NULL) {
+        return NULL;
+    }
+    memcpy(bslot_offsets, offsets, sizeof(offsets));
+    Py_XSETREF(batch_type, (PyTypeObject *)Py_NewRef(cls));
+    Py_XSETREF(py_batch_append, Py_NewRef(args[1]));
+    return method;
+}
+
 static PyMethodDef cbuilder_methods[] = {
+    {"bind_batch", (PyCFunction)(void (*)(void))bind_batch, METH_FASTCALL, bind_batch_doc},
     {"append_record", (PyCFunction)(void (*)(void))append_record, METH_FASTCALL,
      append_record_doc},
     {"bind_builder", (PyCFunction)(void (*)(void))bind_builder, METH_FASTCALL,
