@@ -124,7 +124,9 @@ class BatchBuilder:
     Create with :meth:`AIOKafkaProducer.create_batch`.
     """
 
-    __slots__ = ("_append", "_builder", "_closed", "_plain", "_serializer")
+    # Slots at fixed offsets for the C append (_cbuilder.bind_batch); "__dict__" keeps
+    # aiokafka's plain class behaviour: callers may set attributes of their own.
+    __slots__ = ("__dict__", "_append", "_builder", "_closed", "_plain", "_serializer")
 
     def __init__(self, serializer: RecordSerializer, builder: DefaultRecordBatchBuilder) -> None:
         self._serializer = serializer

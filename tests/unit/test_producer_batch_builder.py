@@ -191,3 +191,13 @@ def test_no_extensions_keeps_the_python_append() -> None:
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
     ).stdout
     assert out.split() == ["True", "None"]
+
+
+def test_callers_may_set_their_own_attributes_as_with_aiokafka() -> None:
+    """aiokafka 0.14's BatchBuilder is a plain class; ours keeps a ``__dict__`` beside
+    the slots the C append uses, so code that tags a batch keeps working."""
+    batch = BatchBuilder(RecordSerializer(None, None), DefaultRecordBatchBuilder(batch_size=1024))
+    batch.tag = "retry-2"  # type: ignore[attr-defined]
+    assert batch.tag == "retry-2"  # type: ignore[attr-defined]
+    assert batch.append(value=b"v") is not None
+    assert batch.record_count() == 1
