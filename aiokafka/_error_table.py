@@ -99,21 +99,7 @@ _unrecognized: dict[int, type[BrokerResponseError]] = {}
 
 
 def for_code(error_code: int) -> type[BrokerResponseError]:
-    """Return the exception class for a protocol error code.
-
-    Args:
-        error_code: The error code from a response (an int16).
-
-    Returns:
-        The class for ``error_code``. Code 0 gives :class:`NoError`, which cannot be
-        instantiated: check for success first. A code missing from the table (e.g.
-        from a newer broker) gives a cached subclass of :class:`UnrecognizedErrorCode`
-        (hence of :class:`UnknownError`) whose ``errno`` is ``error_code``.
-
-    Raises:
-        TypeError: ``error_code`` is not an int.
-        ValueError: ``error_code`` is outside the int16 range.
-    """
+    """:func:`aiokafka.errors.for_code`, which documents it, once the table is loaded."""
     code = error_code  # aiokafka's parameter name, kept for callers passing it by name
     if not isinstance(code, int) or isinstance(code, bool):
         raise TypeError(f"code must be an int, got {type(code).__name__}")

@@ -67,6 +67,30 @@ write_varint(char *out, int64_t v)
     return out;
 }
 
+/* A v2 record up to its headers count: length, attributes (unused in v2 records),
+ * timestamp and offset deltas, then key and value, each length-prefixed (-1: null).
+ * `p` has room for all of it; returns where the headers go. */
+static char *
+write_record_head(char *p, Py_ssize_t body, int64_t ts_delta, int64_t offset_delta,
+                  PyObject *key, Py_ssize_t key_len, PyObject *value, Py_ssize_t value_len)
+{
+    p = write_varint(p, body);
+    *p++ = 0;
+    p = write_varint(p, ts_delta);
+    p = write_varint(p, offset_delta);
+    p = write_varint(p, key_len);
+    if (key_len > 0) {
+        memcpy(p, PyBytes_AS_STRING(key), (size_t)key_len);
+        p += key_len;
+    }
+    p = write_varint(p, value_len);
+    if (value_len > 0) {
+        memcpy(p, PyBytes_AS_STRING(value), (size_t)value_len);
+        p += value_len;
+    }
+    return p;
+}
+
 /* ------------------------------------------------------------ field checks */
 
 /* type(obj).__name__, as the Python messages print it (tp_name would add the
@@ -385,21 +409,8 @@ append_record(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (PyByteArray_Resize(buffer, after) < 0) {
         goto done;
     }
-    char *p = PyByteArray_AS_STRING(buffer) + before;
-    p = write_varint(p, body);
-    *p++ = 0;  /* attributes: unused in v2 records */
-    p = write_varint(p, ts_delta);
-    p = write_varint(p, offset);
-    p = write_varint(p, key_len);
-    if (key_len > 0) {
-        memcpy(p, PyBytes_AS_STRING(key), (size_t)key_len);
-        p += key_len;
-    }
-    p = write_varint(p, value_len);
-    if (value_len > 0) {
-        memcpy(p, PyBytes_AS_STRING(value), (size_t)value_len);
-        p += value_len;
-    }
+    char *p = write_record_head(PyByteArray_AS_STRING(buffer) + before, body, ts_delta,
+                                offset, key, key_len, value, value_len);
     if (has_headers) {
         memcpy(p, hdrs.data, (size_t)hdrs.len);
     }
@@ -595,21 +606,8 @@ append_next(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *k
         Py_XDECREF(meta);
         return NULL;
     }
-    char *p = PyByteArray_AS_STRING(buffer) + before;
-    p = write_varint(p, body);
-    *p++ = 0;  /* attributes */
-    p = write_varint(p, ts_delta);
-    p = write_varint(p, count);
-    p = write_varint(p, key_len);
-    if (key_len > 0) {
-        memcpy(p, PyBytes_AS_STRING(key), (size_t)key_len);
-        p += key_len;
-    }
-    p = write_varint(p, value_len);
-    if (value_len > 0) {
-        memcpy(p, PyBytes_AS_STRING(value), (size_t)value_len);
-        p += value_len;
-    }
+    char *p = write_record_head(PyByteArray_AS_STRING(buffer) + before, body, ts_delta,
+                                count, key, key_len, value, value_len);
     *p = 0;  /* headersCount */
 
     /* add()'s bookkeeping. */

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from types import MappingProxyType
 from typing import Any
 
 import pytest
 
-from aiokafka.cluster.interest import InterestHandle
-from aiokafka.cluster.metadata import ClusterMetadata, TopicMetadata
+from aiokafka.cluster.metadata import ClusterMetadata
 from aiokafka.consumer.config import ConsumerConfig
 from aiokafka.consumer.fetch_session import FetchSession, PartitionFetch, build_fetch_request
 from aiokafka.consumer.fetcher import Fetcher
@@ -29,59 +27,22 @@ from aiokafka.errors import (
 from aiokafka.protocol import messages as m
 from aiokafka.protocol._gen import offset_for_leader_epoch as _oe
 from aiokafka.record import DefaultRecordBatchBuilder
-from aiokafka.structs import BrokerMetadata, PartitionMetadata, TopicPartition
+from aiokafka.structs import TopicPartition
 
-from ._fetcher_stub import FetcherStub
+from ._fetcher_stub import FetcherStub, metadata
 
 A = TopicPartition("t", 0)
 B = TopicPartition("t", 1)
 
 
-def metadata(leaders: dict[TopicPartition, tuple[int, int]]) -> ClusterMetadata:
-    """Brokers 1-3; ``{tp: (leader, leader_epoch)}``, every partition on all three."""
-    parts = {
-        tp.partition: PartitionMetadata(
-            "t", tp.partition, leader, (1, 2, 3), (1, 2, 3), 0, epoch, ()
-        )
-        for tp, (leader, epoch) in leaders.items()
-    }
-    brokers = {n: BrokerMetadata(n, "127.0.0.1", 9000 + n, f"r{n - 1}") for n in (1, 2, 3)}
-    topic = TopicMetadata("t", partitions=MappingProxyType(parts))
-    return ClusterMetadata(MappingProxyType(brokers), MappingProxyType({"t": topic}))
-
-
-class FakeClient:
-    """The cluster client as the fetcher sees it: a metadata snapshot, API versions,
-    and OffsetForLeaderEpoch answers recorded per node."""
+class FakeClient(FetcherStub):
+    """The cluster client as the fetcher sees it (tests/unit/_fetcher_stub.py), with
+    OffsetForLeaderEpoch answers per node in ``answers`` and no leader hint applied."""
 
     def __init__(self, cluster: ClusterMetadata) -> None:
-        self.cluster = cluster
-        self.config = ConsumerConfig.from_options().client
-        self.sent: list[tuple[int, Any]] = []
-        self.answers: dict[int, Any] = {}
-        self.versions: dict[int, int] = {}
-        self.during_send: Any = None
-
-    async def api_version(self, node: int, api_key: int, max_version: int | None = None) -> int:
-        return self.versions.get(node, 4)
-
-    async def send(self, node: int, request: Any, **kwargs: Any) -> Any:
-        self.sent.append((node, request))
-        if self.during_send is not None:
-            self.during_send()
-        answer = self.answers[node]
-        if isinstance(answer, Exception):
-            raise answer
-        return answer
-
-    def apply_leader_hint(self, tp: TopicPartition, leader: int, epoch: int, ep: Any) -> bool:
-        return False
-
-    def topic_interest(self, name: str) -> InterestHandle:
-        return FetcherStub(self.cluster).topic_interest(name)
-
-    def request_refresh(self, reason: str) -> asyncio.Future[ClusterMetadata]:
-        return FetcherStub(self.cluster).request_refresh(reason)
+        super().__init__(cluster)
+        self.answers = self.epoch_answers
+        self.hint_result = False
 
 
 def epoch_end(tp: TopicPartition, end_offset: int, leader_epoch: int, error: int = 0) -> Any:
