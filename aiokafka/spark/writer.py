@@ -30,6 +30,7 @@ import collections
 import inspect
 import json
 import logging
+import random
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -159,7 +160,10 @@ class _RowSender:
         self._topic = topic_option
         self._pending: collections.deque[asyncio.Future[Any]] = collections.deque()
         self._partition_counts: dict[str, int] = {}
-        self._sticky = 0
+        # A random first partition, as Kafka's sticky partitioner picks one: every
+        # task gets a sender of its own, and a counter from 0 sent the first (often
+        # only) batch of every task to the same partition.
+        self._sticky = random.randrange(1 << 30)
         self.count = 0
 
     async def _partitions(self, topic: str) -> int:

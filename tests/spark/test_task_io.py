@@ -113,6 +113,27 @@ def test_writer_groups_rows_by_partition(
     assert [v for _, _, v in consume_all(bs, other, "read_uncommitted")] == [b"t1"]
 
 
+def test_single_batch_tasks_spread_over_the_partitions(
+    kafka: KafkaCluster, new_topic: Callable[..., str]
+) -> None:
+    """Each task's values-only batch goes to one partition, and tasks do not all pick
+    the same one (a sender's sticky counter starts at a random partition). Twelve
+    one-batch tasks over three partitions all landing on one: about 6 in a million."""
+    bs = kafka.bootstrap_servers
+    topic = new_topic(partitions=3)
+    options = parse_write_options({"kafka.bootstrap.servers": bs, "topic": topic})
+    for task in range(12):
+        batch = pa.RecordBatch.from_pydict({"value": pa.array([f"t{task}".encode()] * 2)})
+        message = KafkaBatchWriter(options).write(iter([batch]))
+        assert isinstance(message, KafkaCommitMessage) and message.records == 2
+    seen = consume_all(bs, topic, "read_uncommitted")
+    assert len(seen) == 24
+    partitions = {p for p, _, _ in seen}
+    assert len(partitions) > 1, partitions
+    for task in range(12):  # a task's batch stays whole, in one partition
+        assert len({p for p, _, v in seen if v == f"t{task}".encode()}) == 1
+
+
 def test_worker_pool_keeps_clients_of_clean_tasks_only(
     kafka: KafkaCluster, new_topic: Callable[..., str]
 ) -> None:
