@@ -129,12 +129,17 @@ _ON_FIRST_USE = {
 }
 
 
-def _modules_after(statement: str) -> set[str]:
-    code = f"import sys, json\n{statement}\nprint(json.dumps(sorted(sys.modules)))"
+def _run_python(code: str) -> str:
+    """What ``code`` prints in a fresh interpreter (nothing imported yet)."""
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     )
-    return set(json.loads(out.stdout))
+    return out.stdout
+
+
+def _modules_after(statement: str) -> set[str]:
+    code = f"import sys, json\n{statement}\nprint(json.dumps(sorted(sys.modules)))"
+    return set(json.loads(_run_python(code)))
 
 
 def _generated(modules: set[str]) -> set[str]:
@@ -207,10 +212,7 @@ def test_start_loads_the_client_machinery() -> None:
         "asyncio.run(main())\n"
         "print(json.dumps(sorted(sys.modules)))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
-    )
-    loaded = set(json.loads(out.stdout))
+    loaded = set(json.loads(_run_python(code)))
     for name in (
         "aiokafka.cluster.client",
         "aiokafka.producer.accumulator",
@@ -242,10 +244,7 @@ def test_broker_error_classes_load_on_first_use() -> None:
         "assert UnknownTopicOrPartitionError.errno == 3\n"
         "print('ok')\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
-    )
-    assert out.stdout.strip() == "ok"
+    assert _run_python(code).strip() == "ok"
 
 
 def test_first_use_modules_exist() -> None:
@@ -294,10 +293,7 @@ def test_lazy_package_names_load_their_module_on_first_use(
         f"assert {name} is getattr(importlib.import_module('{package}.{module}'), '{name}')\n"
         "print('ok')\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
-    )
-    assert out.stdout.strip() == "ok"
+    assert _run_python(code).strip() == "ok"
 
 
 @pytest.mark.parametrize(
@@ -337,10 +333,7 @@ def test_names_resolve_on_first_use_and_stay() -> None:
         f"assert '{_GEN}describe_acls' in sys.modules\n"
         "print('ok')\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
-    )
-    assert out.stdout.strip() == "ok"
+    assert _run_python(code).strip() == "ok"
 
 
 def test_lazy_exports_match_the_eager_index() -> None:
