@@ -120,19 +120,11 @@ class TaskReader:
         if not self._active:
             return
         ssl_opts = self._options.ssl_options
-        consumer = None
         if self._pool is not None:
+            # A partition added since a pooled consumer's last metadata is found by its
+            # fetcher's refresh, as for any assigned partition without a leader yet.
             consumer = await self._pool.take(self._kwargs, ssl_opts)
-            if not all(
-                tp.partition in (consumer.partitions_for_topic(tp.topic) or ())
-                for tp in self._ranges
-            ):
-                # A partition added since the pooled consumer's last metadata: a new
-                # consumer learns it at start (the pooled one's fetcher would spin
-                # waiting for a leader it never asks for).
-                await close_quietly(consumer.stop())
-                consumer = None
-        if consumer is None:
+        else:
             consumer = new_consumer(self._kwargs, ssl_opts)
             await consumer.start()
         self._consumer = consumer

@@ -167,7 +167,7 @@ def test_worker_pool_keeps_clients_of_clean_tasks_only(
         1: [(i, f"1-{i}".encode()) for i in range(2, 5)],
     }
     assert len(runtime.consumers) == before + 1
-    # A partition added since: the pooled consumer does not know it, a new one reads it.
+    # A partition added since: the pooled consumer's metadata refresh finds it.
     add_partitions(bs, topic, 3)
     produce(bs, topic, [b"2-0", b"2-1"], partition=2)
     got = _rows(read_ranges(options, [OffsetRange(topic, 2, 0, 2)]))
