@@ -9,6 +9,7 @@ connections closed. aiokafka leaves them running until the event loop closes.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["Leftovers"]
 
 
+@dataclass(eq=False)
 class Leftovers:
     """What a consumer garbage-collected without ``stop()`` left running.
 
@@ -29,21 +31,12 @@ class Leftovers:
     one task that stops all of it; the task is kept in :data:`_RELEASING` until done.
     """
 
-    def __init__(
-        self,
-        committer: Committer | None,
-        no_group: NoGroupAssigner | None,
-        fetcher: Fetcher | None,
-        membership: GroupMembership | None,
-        closing: list[asyncio.Task[None]],
-        client: AIOKafkaClient | None,
-    ) -> None:
-        self.committer = committer
-        self.no_group = no_group
-        self.fetcher = fetcher
-        self.membership = membership
-        self.closing = closing
-        self.client = client
+    committer: Committer | None
+    no_group: NoGroupAssigner | None
+    fetcher: Fetcher | None
+    membership: GroupMembership | None
+    closing: list[asyncio.Task[None]]
+    client: AIOKafkaClient | None
 
     def release_later(self, loop: asyncio.AbstractEventLoop | None, owner: object) -> None:
         """Report ``owner`` to the loop's exception handler (as aiokafka does) and
