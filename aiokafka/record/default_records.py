@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
 
 from aiokafka._extensions import load_extension
@@ -83,7 +84,20 @@ _CONTROL_KEY: Final = struct.Struct(">hh")
 _CONTROL_VALUE: Final = struct.Struct(">hi")
 
 
-class DefaultRecord:
+@dataclass(slots=True, eq=False, repr=False)
+class BaseRecord:
+    """The fields a record of every format has, first in each one's constructor
+    (:class:`DefaultRecord`, :class:`~aiokafka.record.legacy_records.LegacyRecord`)."""
+
+    offset: int
+    timestamp: int
+    timestamp_type: int
+    key: bytes | None
+    value: bytes | None
+
+
+@dataclass(slots=True, eq=False, repr=False)
+class DefaultRecord(BaseRecord):
     """One record of a v2 batch.
 
     Attributes:
@@ -97,33 +111,8 @@ class DefaultRecord:
         size_in_bytes: encoded size of the record, its length prefix included.
     """
 
-    __slots__ = (
-        "headers",
-        "key",
-        "offset",
-        "size_in_bytes",
-        "timestamp",
-        "timestamp_type",
-        "value",
-    )
-
-    def __init__(
-        self,
-        offset: int,
-        timestamp: int,
-        timestamp_type: int,
-        key: bytes | None,
-        value: bytes | None,
-        headers: list[Header],
-        size_in_bytes: int,
-    ) -> None:
-        self.offset = offset
-        self.timestamp = timestamp
-        self.timestamp_type = timestamp_type
-        self.key = key
-        self.value = value
-        self.headers = headers
-        self.size_in_bytes = size_in_bytes
+    headers: list[Header]
+    size_in_bytes: int
 
     @property
     def checksum(self) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import struct
 import time
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Final
 
 from aiokafka.errors import CorruptRecordError, IllegalStateError
@@ -30,7 +31,7 @@ from aiokafka.record.compression import (
     decompress,
     xxh32,
 )
-from aiokafka.record.default_records import Header, RecordTuple
+from aiokafka.record.default_records import BaseRecord, Header, RecordTuple
 from aiokafka.record.util import calc_crc32
 
 __all__ = [
@@ -58,7 +59,8 @@ _CRC: Final = struct.Struct(">I")
 MIN_MESSAGE_SIZE: Final = {0: 14, 1: 22}
 
 
-class LegacyRecord:
+@dataclass(slots=True, eq=False, repr=False)
+class LegacyRecord(BaseRecord):
     """One message of a legacy message set.
 
     Attributes:
@@ -71,33 +73,8 @@ class LegacyRecord:
         size_in_bytes: size of the message including offset and size fields.
     """
 
-    __slots__ = (
-        "checksum",
-        "key",
-        "offset",
-        "size_in_bytes",
-        "timestamp",
-        "timestamp_type",
-        "value",
-    )
-
-    def __init__(
-        self,
-        offset: int,
-        timestamp: int,
-        timestamp_type: int,
-        key: bytes | None,
-        value: bytes | None,
-        checksum: int,
-        size_in_bytes: int,
-    ) -> None:
-        self.offset = offset
-        self.timestamp = timestamp
-        self.timestamp_type = timestamp_type
-        self.key = key
-        self.value = value
-        self.checksum = checksum
-        self.size_in_bytes = size_in_bytes
+    checksum: int
+    size_in_bytes: int
 
     @property
     def headers(self) -> list[Header]:
