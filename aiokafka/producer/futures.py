@@ -54,8 +54,8 @@ _UNACKNOWLEDGED = -2
 # log_start_offset, error). base_offset -1: the broker gave no offset (a duplicate
 # batch), every offset is -1; _UNACKNOWLEDGED: sent with acks=0, the result is None.
 _Segment = tuple[int, int, int, int, "int | None", "BaseException | None"]
-# Registered done-callbacks, flat: future, callback (None for a waiter), context (the
-# waiter future for a waiter), then the next three. Flat, not a tuple per callback:
+# Registered done-callbacks, flat: future, its index, callback (None for a waiter),
+# context (the waiter future for a waiter), then the next four. Flat, not a tuple per callback:
 # each callback's tuple lived until the batch settled, one more object per record
 # for every garbage collection to walk (a callback per record is the common case).
 _Callbacks = list[Any]
@@ -68,35 +68,41 @@ class BatchResults:
     part resolves its own range of indexes, so the futures already handed out stay
     valid.
 
+    The batch's records' futures (:class:`RecordFuture`) read its outcome from the
+    read-only attributes below; every change goes through a method of this class.
+
     Attributes:
         loop: The event loop callbacks run on.
         tp: The partition.
         timestamps: Every record's timestamp, by index (CreateTime).
+        segments: The resolved ranges of records so far (read-only).
+        whole: The one segment when it covers every record (the batch was not
+            split), else None (read-only): a future's checks then need no search.
+        cancelled_indexes: The indexes of the cancelled futures, or None
+            (read-only).
     """
 
     __slots__ = (
         "_callbacks",
-        "_cancelled",
-        "_segments",
         "_soon",
-        "_whole",
+        "cancelled_indexes",
         "loop",
+        "segments",
         "timestamps",
         "tp",
+        "whole",
     )
 
     def __init__(self, loop: asyncio.AbstractEventLoop, tp: TopicPartition) -> None:
         self.loop = loop
         self.tp = tp
         self.timestamps: list[int] = []
-        self._segments: list[_Segment] = []
-        # The one segment when it covers every record (the batch was not split): the
-        # per-future checks (done(), exception()) then need no search.
-        self._whole: _Segment | None = None
+        self.segments: list[_Segment] = []
+        self.whole: _Segment | None = None
+        self.cancelled_indexes: set[int] | None = None
         self._callbacks: _Callbacks | None = None
-        self._cancelled: set[int] | None = None
         # Callbacks added to futures that were done already, waiting for their one
-        # loop callback (see _call_soon).
+        # loop callback (see call_soon).
         self._soon: _Callbacks | None = None
 
     def resolve(
@@ -118,9 +124,9 @@ class BatchResults:
         self._settle((start, end, -1, -1, None, _copy_error(error)))
 
     def _settle(self, segment: _Segment) -> None:
-        self._segments.append(segment)
+        self.segments.append(segment)
         if segment[0] == 0 and segment[1] == len(self.timestamps):
-            self._whole = segment
+            self.whole = segment
         callbacks = self._callbacks
         if not callbacks:
             return
@@ -128,16 +134,15 @@ class BatchResults:
         tp = self.tp
         topic, partition = tp
         timestamps = self.timestamps
-        cancelled = self._cancelled
+        cancelled = self.cancelled_indexes
         keep: _Callbacks = []
         due: _Callbacks = []
         # Per waiting record; inlined (no RecordFuture method calls) because with many
         # concurrent ``await producer.send_and_wait(...)`` every record has a waiter.
         entries = iter(callbacks)
-        for fut, fn, ctx in zip(entries, entries, entries, strict=True):
-            index = fut._index
+        for fut, index, fn, ctx in zip(entries, entries, entries, entries, strict=True):
             if not start <= index < end:
-                keep += (fut, fn, ctx)
+                keep += (fut, index, fn, ctx)
             elif fn is not None:
                 due += (fut, fn, ctx)
             elif ctx.done():
@@ -172,11 +177,11 @@ class BatchResults:
         rest (as ``asyncio.Handle`` does)."""
         loop = self.loop
         entries = iter(due)
-        for i, (fut, fn, ctx) in enumerate(zip(entries, entries, entries, strict=True)):
+        for fut, fn, ctx in zip(entries, entries, entries, strict=True):
             try:
                 ctx.run(fn, fut)
             except (SystemExit, KeyboardInterrupt):
-                rest = due[3 * i + 3 :]
+                rest = list(entries)  # zip took whole triples: the rest is what is left
                 if rest:
                     loop.call_soon(self._run_due, rest)
                 raise
@@ -194,9 +199,9 @@ class BatchResults:
             if not ctx.done():  # done: the awaiting task was cancelled
                 _copy_outcome(fut, ctx)
         else:
-            self._call_soon(fut, fn, ctx)
+            self.call_soon(fut, fn, ctx)
 
-    def _call_soon(self, fut: RecordFuture, fn: Any, ctx: Any) -> None:
+    def call_soon(self, fut: RecordFuture, fn: Any, ctx: Any) -> None:
         """Run the done-callback ``fn`` of ``fut``, done already, in ``ctx`` on a
         later loop turn, as asyncio does.
 
@@ -221,18 +226,63 @@ class BatchResults:
         if due:
             self._run_due(due)
 
-    def _segment(self, index: int) -> _Segment | None:
-        for segment in self._segments:
+    def segment_of(self, index: int) -> _Segment | None:
+        """The resolved range record ``index`` is in, or None (no outcome yet)."""
+        for segment in self.segments:
             if segment[0] <= index < segment[1]:
                 return segment
         return None
 
-    def _add_callback(self, fut: RecordFuture, fn: Any, ctx: Any) -> None:
+    def add_callback(self, fut: RecordFuture, index: int, fn: Any, ctx: Any) -> None:
+        """Call ``fn(fut)`` in ``ctx`` on the loop once record ``index`` (of ``fut``)
+        has its outcome, or soon if it has one (``fn`` None: ``ctx`` is the future
+        an ``await`` waits on, given the outcome)."""
+        # No outcome in the batch yet (the usual case): done() need not search.
+        if (self.segments or self.cancelled_indexes) and fut.done():
+            self._run_callback(fut, fn, ctx)
+            return
         callbacks = self._callbacks
         if callbacks is None:
-            self._callbacks = [fut, fn, ctx]
+            self._callbacks = [fut, index, fn, ctx]
         else:
-            callbacks += (fut, fn, ctx)
+            callbacks += (fut, index, fn, ctx)
+
+    def unregister(self, fut: RecordFuture, fn: Any) -> int:
+        """Forget every registration of ``fn`` on ``fut``; how many there were."""
+        callbacks = self._callbacks
+        if not callbacks:
+            return 0
+        entries = iter(callbacks)
+        keep: _Callbacks = []
+        removed = 0
+        for entry in zip(entries, entries, entries, entries, strict=True):
+            if entry[0] is fut and entry[2] == fn:
+                removed += 1
+            else:
+                keep += entry
+        self._callbacks = keep or None
+        return removed
+
+    def cancel(self, fut: RecordFuture, index: int) -> None:
+        """Mark record ``index`` (of ``fut``, not done yet) cancelled and run what
+        waits on it."""
+        if self.cancelled_indexes is None:
+            self.cancelled_indexes = set()
+        self.cancelled_indexes.add(index)
+        callbacks = self._callbacks
+        if not callbacks:
+            return
+        entries = iter(callbacks)
+        mine = []
+        others: _Callbacks = []
+        for entry in zip(entries, entries, entries, entries, strict=True):
+            if entry[0] is fut:
+                mine.append(entry)
+            else:
+                others += entry
+        self._callbacks = others or None
+        for _, _, fn, ctx in mine:
+            self._run_callback(fut, fn, ctx)
 
 
 def _copy_outcome(fut: RecordFuture, waiter: asyncio.Future[RecordMetadata]) -> None:
@@ -304,18 +354,18 @@ class RecordFuture(_FutureFields):
     def done(self) -> bool:
         """True once the record has an outcome (or the future was cancelled)."""
         results = self._results
-        if results._whole is not None:
+        if results.whole is not None:
             return True
         index = self._index
-        for segment in results._segments:
+        for segment in results.segments:
             if segment[0] <= index < segment[1]:
                 return True
-        cancelled = results._cancelled
+        cancelled = results.cancelled_indexes
         return cancelled is not None and index in cancelled
 
     def cancelled(self) -> bool:
         """True if :meth:`cancel` was called before the record had an outcome."""
-        cancelled = self._results._cancelled
+        cancelled = self._results.cancelled_indexes
         return cancelled is not None and self._index in cancelled
 
     def result(self) -> RecordMetadata:
@@ -328,8 +378,8 @@ class RecordFuture(_FutureFields):
             KafkaError: the record's batch failed.
         """
         results = self._results
-        segment = results._whole  # one outcome for the whole batch: no search
-        if segment is None or results._cancelled is not None:
+        segment = results.whole  # one outcome for the whole batch: no search
+        if segment is None or results.cancelled_indexes is not None:
             segment = self._outcome()
         error = segment[5]
         if error is not None:
@@ -359,18 +409,18 @@ class RecordFuture(_FutureFields):
         # Callers check every future this way after a bulk send: the common case (one
         # outcome for the whole batch, nothing cancelled) skips _outcome()'s search.
         results = self._results
-        segment = results._whole
-        if segment is None or results._cancelled is not None:
+        segment = results.whole
+        if segment is None or results.cancelled_indexes is not None:
             segment = self._outcome()
         error = segment[5]
         return None if error is None else _copy_error(error)
 
     def _outcome(self) -> _Segment:
         results = self._results
-        cancelled = results._cancelled
+        cancelled = results.cancelled_indexes
         if cancelled is not None and self._index in cancelled:
             raise self._make_cancelled_error()
-        segment = results._segment(self._index)
+        segment = results.segment_of(self._index)
         if segment is None:
             raise asyncio.InvalidStateError("the record has no outcome yet")
         return segment
@@ -392,55 +442,17 @@ class RecordFuture(_FutureFields):
             context = _copy_context()
         # Before anything refers back to this future (fn may hold it): see _cfuture.c.
         self._track()
-        results = self._results
-        # No outcome in the batch yet (the usual case): done() need not search.
-        if (results._segments or results._cancelled) and self.done():
-            results._call_soon(self, fn, context)
-        else:
-            callbacks = results._callbacks
-            if callbacks is None:
-                results._callbacks = [self, fn, context]
-            else:
-                callbacks += (self, fn, context)
+        self._results.add_callback(self, self._index, fn, context)
 
     def remove_done_callback(self, fn: Callable[[RecordFuture], object]) -> int:
         """Forget every registration of ``fn``; returns how many there were."""
-        results = self._results
-        callbacks = results._callbacks
-        if not callbacks:
-            return 0
-        entries = iter(callbacks)
-        keep: _Callbacks = []
-        removed = 0
-        for entry in zip(entries, entries, entries, strict=True):
-            if entry[0] is self and entry[1] == fn:
-                removed += 1
-            else:
-                keep += entry
-        results._callbacks = keep or None
-        return removed
+        return self._results.unregister(self, fn)
 
     def cancel(self, msg: Any | None = None) -> bool:
         """Mark the future cancelled (the record is still sent); False if already done."""
         if self.done():
             return False
-        results = self._results
-        if results._cancelled is None:
-            results._cancelled = set()
-        results._cancelled.add(self._index)
-        callbacks = results._callbacks
-        if callbacks:
-            entries = iter(callbacks)
-            mine = []
-            others: _Callbacks = []
-            for entry in zip(entries, entries, entries, strict=True):
-                if entry[0] is self:
-                    mine.append(entry)
-                else:
-                    others += entry
-            results._callbacks = others or None
-            for fut, fn, ctx in mine:
-                results._run_callback(fut, fn, ctx)
+        self._results.cancel(self, self._index)
         return True
 
     # Read by asyncio.gather() for cancelled children.
@@ -460,10 +472,7 @@ class RecordFuture(_FutureFields):
         # The waiter leads to the awaiting task and its frame, which may hold this
         # future: a cycle the GC must see (see _cfuture.c).
         self._track()
-        if (results._segments or results._cancelled) and self.done():
-            _copy_outcome(self, waiter)
-        else:
-            results._add_callback(self, None, waiter)
+        results.add_callback(self, self._index, None, waiter)
         return waiter.__await__()
 
     __iter__ = __await__

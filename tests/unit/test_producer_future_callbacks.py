@@ -122,3 +122,47 @@ async def test_remove_and_cancel_leave_the_other_callbacks_in_order() -> None:
     results.resolve(0, 3, 7, -1, 0)
     await asyncio.sleep(0)
     assert seen == ["d:cancelled", "a:7", "c:8", "b:7"]
+
+
+async def test_keyboard_interrupt_in_a_callback_propagates_and_the_rest_run_later() -> None:
+    # As with asyncio.Handle: the interrupt leaves the loop; the callbacks after the
+    # one that raised it still run, on a later turn, in their order.
+    results, futs = futures(4)
+    seen: list[int] = []
+
+    def record(fut: RecordFuture) -> None:
+        seen.append(fut.result().offset)
+        if fut.result().offset == 11:
+            raise KeyboardInterrupt
+
+    for fut in futs:
+        fut.add_done_callback(record)
+    due: list[Any] = []
+    loop = asyncio.get_running_loop()
+    original = loop.call_soon
+
+    def capture(fn: Any, *args: Any, **kwargs: Any) -> Any:
+        due.append((fn, args))
+        return original(lambda: None)
+
+    loop.call_soon = capture  # type: ignore[method-assign]
+    try:
+        results.resolve(0, 4, 10, -1, 0)
+    finally:
+        del loop.call_soon
+    [(run_due, args)] = due
+    due.clear()
+    loop.call_soon = capture  # type: ignore[method-assign]
+    try:
+        try:
+            run_due(*args)
+        except KeyboardInterrupt:
+            pass
+        else:
+            raise AssertionError("the KeyboardInterrupt did not propagate")
+    finally:
+        del loop.call_soon
+    assert seen == [10, 11]
+    [(rest_fn, rest_args)] = due
+    rest_fn(*rest_args)
+    assert seen == [10, 11, 12, 13]

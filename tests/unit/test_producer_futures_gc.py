@@ -120,7 +120,7 @@ async def test_callers_get_copies_of_the_batch_error() -> None:
     original = RequestTimedOutError("late")
     original.add_note("note")
     results.fail(0, 2, original)
-    stored = results._segments[0][5]
+    stored = results.segments[0][5]
     assert stored is not original
     one, two = first.exception(), second.exception()
     assert one is not two and one is not stored
