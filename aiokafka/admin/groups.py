@@ -34,6 +34,7 @@ from aiokafka.protocol._gen import list_groups as _lg
 from aiokafka.protocol._gen import offset_commit as _oc
 from aiokafka.protocol._gen import offset_delete as _od
 from aiokafka.protocol._gen import offset_fetch as _of
+from aiokafka.protocol.topic_lists import by_topic, offset_commit_topics, per_topic
 from aiokafka.structs import OffsetAndMetadata, TopicPartition
 
 __all__ = ["GroupsMixin", "decode_assignment"]
@@ -57,13 +58,6 @@ def _group_id(value: object) -> str:
     if not isinstance(value, str) or not value:
         raise ValueError(f"group_id must be a non-empty str, got {value!r}")
     return value
-
-
-def _by_topic(partitions: Iterable[TopicPartition]) -> dict[str, list[int]]:
-    out: dict[str, list[int]] = {}
-    for tp in instances("partitions", partitions, TopicPartition):
-        out.setdefault(tp.topic, []).append(tp.partition)
-    return out
 
 
 def decode_assignment(data: bytes) -> list[TopicPartition]:
@@ -287,7 +281,11 @@ class GroupsMixin(AdminBase):
                 (the exception names every failed partition).
         """
         group = _group_id(group_id)
-        topics = None if partitions is None else _by_topic(partitions)
+        topics = (
+            None
+            if partitions is None
+            else by_topic(instances("partitions", partitions, TopicPartition))
+        )
 
         async def attempt() -> dict[TopicPartition, Any]:
             if group_coordinator_id is None:
@@ -381,24 +379,8 @@ class GroupsMixin(AdminBase):
 
         async def attempt(pending: list[TopicPartition]) -> dict[TopicPartition, Any]:
             node = await self._client.coordinator_for(group, _GROUP)
-            by_topic = _by_topic(pending)
             request = _oc.OffsetCommitRequest(
-                group_id=group,
-                topics=[
-                    _oc.OffsetCommitRequestTopic(
-                        name=t,
-                        partitions=[
-                            _oc.OffsetCommitRequestPartition(
-                                partition_index=p,
-                                committed_offset=commits[TopicPartition(t, p)].offset,
-                                committed_leader_epoch=_epoch(commits[TopicPartition(t, p)]),
-                                committed_metadata=commits[TopicPartition(t, p)].metadata,
-                            )
-                            for p in parts
-                        ],
-                    )
-                    for t, parts in by_topic.items()
-                ],
+                group_id=group, topics=offset_commit_topics({tp: commits[tp] for tp in pending})
             )
             response = await self._client.send(node, request)
             return {
@@ -425,16 +407,13 @@ class GroupsMixin(AdminBase):
             aiokafka.errors.GroupIdNotFound: the group does not exist.
         """
         group = _group_id(group_id)
-        by_topic = _by_topic(partitions)
         request = _od.OffsetDeleteRequest(
             group_id=group,
-            topics=[
-                _od.OffsetDeleteRequestTopic(
-                    name=t,
-                    partitions=[_od.OffsetDeleteRequestPartition(partition_index=p) for p in parts],
-                )
-                for t, parts in by_topic.items()
-            ],
+            topics=per_topic(
+                instances("partitions", partitions, TopicPartition),
+                _od.OffsetDeleteRequestTopic,
+                lambda tp: _od.OffsetDeleteRequestPartition(partition_index=tp.partition),
+            ),
         )
 
         def check_top(response: _od.OffsetDeleteResponse) -> None:
@@ -450,11 +429,6 @@ class GroupsMixin(AdminBase):
                 for p in t.partitions
             }
         )
-
-
-def _epoch(oam: OffsetAndMetadata) -> int:
-    epoch = oam.leader_epoch
-    return -1 if epoch is None else epoch
 
 
 def _describe_group(g: Any, node: int) -> GroupDescription:

@@ -8,7 +8,7 @@ refresh.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from aiokafka.admin._base import AdminBase, error_for, raise_first
@@ -22,19 +22,13 @@ from aiokafka.admin.types import (
 from aiokafka.protocol._gen import delete_records as _dr
 from aiokafka.protocol._gen import describe_producers as _dp
 from aiokafka.protocol._gen import list_offsets as _lo
+from aiokafka.protocol.topic_lists import by_topic, per_topic
 from aiokafka.structs import TopicPartition
 
 __all__ = ["OffsetsMixin"]
 
 # ListOffsets ReplicaId of a client (not a follower).
 _CONSUMER_REPLICA_ID = -1
-
-
-def _by_topic(tps: Iterable[TopicPartition]) -> dict[str, list[int]]:
-    out: dict[str, list[int]] = {}
-    for tp in tps:
-        out.setdefault(tp.topic, []).append(tp.partition)
-    return out
 
 
 def _what(tp: TopicPartition) -> str:
@@ -79,19 +73,13 @@ class OffsetsMixin(AdminBase):
             request = _lo.ListOffsetsRequest(
                 replica_id=_CONSUMER_REPLICA_ID,
                 isolation_level=int(level),
-                topics=[
-                    _lo.ListOffsetsTopic(
-                        name=t,
-                        partitions=[
-                            _lo.ListOffsetsPartition(
-                                partition_index=p,
-                                timestamp=specs[TopicPartition(t, p)].timestamp,
-                            )
-                            for p in parts
-                        ],
-                    )
-                    for t, parts in _by_topic(tps).items()
-                ],
+                topics=per_topic(
+                    tps,
+                    _lo.ListOffsetsTopic,
+                    lambda tp: _lo.ListOffsetsPartition(
+                        partition_index=tp.partition, timestamp=specs[tp].timestamp
+                    ),
+                ),
                 timeout_ms=self._request_timeout_ms,
             )
             response = await self._client.send(node, request)
@@ -143,18 +131,13 @@ class OffsetsMixin(AdminBase):
 
         async def send(node: int, tps: list[TopicPartition]) -> dict[TopicPartition, Any]:
             request = _dr.DeleteRecordsRequest(
-                topics=[
-                    _dr.DeleteRecordsTopic(
-                        name=t,
-                        partitions=[
-                            _dr.DeleteRecordsPartition(
-                                partition_index=p, offset=offsets[TopicPartition(t, p)]
-                            )
-                            for p in parts
-                        ],
-                    )
-                    for t, parts in _by_topic(tps).items()
-                ],
+                topics=per_topic(
+                    tps,
+                    _dr.DeleteRecordsTopic,
+                    lambda tp: _dr.DeleteRecordsPartition(
+                        partition_index=tp.partition, offset=offsets[tp]
+                    ),
+                ),
                 timeout_ms=timeout,
             )
             response = await self._client.send(
@@ -188,7 +171,7 @@ class OffsetsMixin(AdminBase):
             request = _dp.DescribeProducersRequest(
                 topics=[
                     _dp.TopicRequest(name=t, partition_indexes=parts)
-                    for t, parts in _by_topic(tps).items()
+                    for t, parts in by_topic(tps).items()
                 ]
             )
             response = await self._client.send(node, request)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable, Mapping, Sequence
 
-from aiokafka.admin._base import AdminBase, check, error_for, raise_first
+from aiokafka.admin._base import AdminBase, check, error_for, instances, raise_first
 from aiokafka.admin.results import LogDirDescription, PartitionReassignment, ReplicaInfo
 from aiokafka.admin.types import ElectionType, check_count
 from aiokafka.errors import KafkaError
@@ -14,18 +14,14 @@ from aiokafka.protocol._gen import alter_partition_reassignments as _apr
 from aiokafka.protocol._gen import describe_log_dirs as _dld
 from aiokafka.protocol._gen import elect_leaders as _el
 from aiokafka.protocol._gen import list_partition_reassignments as _lpr
+from aiokafka.protocol.topic_lists import by_topic, per_topic
 from aiokafka.structs import TopicPartition
 
 __all__ = ["ReplicasMixin"]
 
 
-def _by_topic(tps: Iterable[TopicPartition]) -> dict[str, list[int]]:
-    out: dict[str, list[int]] = {}
-    for tp in tps:
-        if not isinstance(tp, TopicPartition):
-            raise TypeError(f"expected TopicPartition, got {tp!r}")
-        out.setdefault(tp.topic, []).append(tp.partition)
-    return out
+def _by_topic(name: str, tps: Iterable[TopicPartition]) -> dict[str, list[int]]:
+    return by_topic(instances(name, tps, TopicPartition))
 
 
 class ReplicasMixin(AdminBase):
@@ -55,7 +51,7 @@ class ReplicasMixin(AdminBase):
         etype = ElectionType(election_type)
         timeout = self._request_timeout_ms if timeout_ms is None else timeout_ms
         check_count("timeout_ms", timeout, 0)
-        topics = None if partitions is None else _by_topic(partitions)
+        topics = None if partitions is None else _by_topic("partitions", partitions)
         request = _el.ElectLeadersRequest(
             election_type=int(etype),
             topic_partitions=None
@@ -99,6 +95,7 @@ class ReplicasMixin(AdminBase):
             aiokafka.errors.InvalidReplicaAssignmentError: and other per-partition
                 errors (the exception names every failure; others still move).
         """
+        instances("reassignments", reassignments, TopicPartition)  # the keys
         targets: dict[TopicPartition, list[int] | None] = {}
         for tp, replicas in reassignments.items():
             if replicas is not None:
@@ -110,18 +107,13 @@ class ReplicasMixin(AdminBase):
         check_count("timeout_ms", timeout, 0)
         request = _apr.AlterPartitionReassignmentsRequest(
             timeout_ms=timeout,
-            topics=[
-                _apr.ReassignableTopic(
-                    name=t,
-                    partitions=[
-                        _apr.ReassignablePartition(
-                            partition_index=p, replicas=targets[TopicPartition(t, p)]
-                        )
-                        for p in parts
-                    ],
-                )
-                for t, parts in _by_topic(targets).items()
-            ],
+            topics=per_topic(
+                targets,
+                _apr.ReassignableTopic,
+                lambda tp: _apr.ReassignablePartition(
+                    partition_index=tp.partition, replicas=targets[tp]
+                ),
+            ),
         )
 
         async def attempt() -> _apr.AlterPartitionReassignmentsResponse:
@@ -149,7 +141,7 @@ class ReplicasMixin(AdminBase):
 
         Partitions without an ongoing reassignment are absent from the result.
         """
-        topics = None if partitions is None else _by_topic(partitions)
+        topics = None if partitions is None else _by_topic("partitions", partitions)
         request = _lpr.ListPartitionReassignmentsRequest(
             timeout_ms=self._request_timeout_ms,
             topics=None
@@ -196,7 +188,9 @@ class ReplicasMixin(AdminBase):
                 errors of a broker.
         """
         nodes = list(self._client.cluster.brokers) if broker_ids is None else list(broker_ids)
-        topics = None if topic_partitions is None else _by_topic(topic_partitions)
+        topics = (
+            None if topic_partitions is None else _by_topic("topic_partitions", topic_partitions)
+        )
         request = _dld.DescribeLogDirsRequest(
             topics=None
             if topics is None

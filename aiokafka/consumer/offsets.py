@@ -26,6 +26,7 @@ from aiokafka.errors import (
     for_code,
 )
 from aiokafka.protocol import messages as m
+from aiokafka.protocol.topic_lists import by_topic, offset_commit_topics, per_topic
 from aiokafka.structs import OffsetAndMetadata, OffsetAndTimestamp, TopicPartition
 
 # Defined with the subscription checks (the consumer imports that module, not this one).
@@ -46,13 +47,6 @@ EARLIEST_TIMESTAMP = -2
 
 # Errors meaning "this member no longer owns what it commits": retrying cannot help.
 _COMMIT_FAILED = (IllegalGenerationError, UnknownMemberIdError, RebalanceInProgressError)
-
-
-def _by_topic(tps: Mapping[TopicPartition, Any] | list[TopicPartition]) -> dict[str, list[int]]:
-    out: dict[str, list[int]] = {}
-    for tp in tps:
-        out.setdefault(tp.topic, []).append(tp.partition)
-    return out
 
 
 class OffsetsClient:
@@ -183,24 +177,15 @@ class OffsetsClient:
         self, node: int, tps: dict[TopicPartition, int], isolation_level: int
     ) -> tuple[dict[TopicPartition, OffsetAndTimestamp | None], KafkaError | None]:
         version = await self._client.api_version(node, m.ListOffsetsRequest.API_KEY)
-        topics = [
-            m.ListOffsetsTopic(
-                name=topic,
-                partitions=[
-                    m.ListOffsetsPartition(
-                        partition_index=p,
-                        current_leader_epoch=(
-                            self._client.cluster.leader_epoch(TopicPartition(topic, p))
-                            if version >= 4
-                            else -1
-                        ),
-                        timestamp=tps[TopicPartition(topic, p)],
-                    )
-                    for p in parts
-                ],
-            )
-            for topic, parts in _by_topic(tps).items()
-        ]
+        topics = per_topic(
+            tps,
+            m.ListOffsetsTopic,
+            lambda tp: m.ListOffsetsPartition(
+                partition_index=tp.partition,
+                current_leader_epoch=self._client.cluster.leader_epoch(tp) if version >= 4 else -1,
+                timestamp=tps[tp],
+            ),
+        )
         request = m.ListOffsetsRequest(
             replica_id=-1,
             isolation_level=isolation_level if version >= 2 else 0,
@@ -249,7 +234,7 @@ class OffsetsClient:
         async def attempt() -> dict[TopicPartition, OffsetAndMetadata | None]:
             node = await self._client.coordinator_for(group)
             version = await self._client.api_version(node, m.OffsetFetchRequest.API_KEY)
-            by_topic = _by_topic(partitions)
+            grouped = by_topic(partitions)
             if version >= 8:
                 request = m.OffsetFetchRequest(
                     groups=[
@@ -257,7 +242,7 @@ class OffsetsClient:
                             group_id=group,
                             topics=[
                                 m.OffsetFetchRequestTopics(name=t, partition_indexes=ps)
-                                for t, ps in by_topic.items()
+                                for t, ps in grouped.items()
                             ],
                         )
                     ],
@@ -268,7 +253,7 @@ class OffsetsClient:
                     group_id=group,
                     topics=[
                         m.OffsetFetchRequestTopic(name=t, partition_indexes=ps)
-                        for t, ps in by_topic.items()
+                        for t, ps in grouped.items()
                     ],
                     # Wait for pending transactional commits (KIP-447) where supported.
                     require_stable=version >= 7,
@@ -339,29 +324,12 @@ class OffsetsClient:
         async def attempt() -> None:
             node = await self._client.coordinator_for(group)
             version = await self._client.api_version(node, m.OffsetCommitRequest.API_KEY)
-            topics = [
-                m.OffsetCommitRequestTopic(
-                    name=topic,
-                    partitions=[
-                        m.OffsetCommitRequestPartition(
-                            partition_index=p,
-                            committed_offset=remaining[TopicPartition(topic, p)].offset,
-                            committed_leader_epoch=(
-                                _epoch(remaining[TopicPartition(topic, p)]) if version >= 6 else -1
-                            ),
-                            committed_metadata=remaining[TopicPartition(topic, p)].metadata,
-                        )
-                        for p in parts
-                    ],
-                )
-                for topic, parts in _by_topic(remaining).items()
-            ]
             request = m.OffsetCommitRequest(
                 group_id=group,
                 generation_id_or_member_epoch=generation,
                 member_id=member_id,
                 group_instance_id=self._group_instance_id if version >= 7 else None,
-                topics=topics,
+                topics=offset_commit_topics(remaining),
             )
             response = await self._client.send(node, request, max_version=version)
             error: KafkaError | None = None
@@ -396,11 +364,6 @@ def _commit_failed_text(exc: KafkaError, member_id: str) -> str:
         "increase max_poll_interval_ms or reduce max_poll_records; then poll again to "
         "rejoin."
     )
-
-
-def _epoch(offset: OffsetAndMetadata) -> int:
-    epoch = offset.leader_epoch
-    return -1 if epoch is None else epoch
 
 
 def normalize_offsets(
