@@ -21,11 +21,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from aiokafka.cluster import AIOKafkaClient, CoordinatorType
 from aiokafka.errors import (
+    CoordinatorNotAvailableError,
     KafkaError,
     KafkaProtocolError,
     KafkaTimeoutError,
     LeaderNotAvailableError,
     NoBrokersAvailable,
+    NotCoordinatorError,
     UnknownTopicOrPartitionError,
     for_code,
 )
@@ -214,6 +216,40 @@ class AdminBase:
             for key in pending:
                 results[key] = last.get(key, exc)
         return {key: results[key] for key in dict.fromkeys(keys) if key in results}
+
+    async def _per_coordinator(
+        self,
+        keys: list[str],
+        key_type: CoordinatorType,
+        send: Callable[[int, list[str]], Awaitable[Mapping[str, Any]]],
+        forced: int | None = None,
+    ) -> dict[str, Any]:
+        """One attempt of a batched coordinator request (an ``attempt`` of
+        :meth:`_retry_items`): ``send(node, its_keys)`` for each coordinator of
+        ``keys`` in turn, or once to the node id ``forced``.
+
+        A :class:`KafkaError` raised by ``send`` fails that node's keys. The retry
+        loop knows one coordinator key at most, so each key whose coordinator moved
+        (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE) is forgotten here, and the next
+        attempt looks it up again. Returns a result or an error per key.
+        """
+        by_node: dict[int, list[str]] = {}
+        if forced is not None:
+            by_node[forced] = list(keys)
+        else:
+            coordinators = await self._client.coordinators_for(keys, key_type)
+            for key in keys:
+                by_node.setdefault(coordinators[key], []).append(key)
+        out: dict[str, Any] = {}
+        for node, names in by_node.items():
+            try:
+                out.update(await send(node, names))
+            except KafkaError as exc:
+                out.update(dict.fromkeys(names, exc))
+        for key, value in out.items():
+            if isinstance(value, (NotCoordinatorError, CoordinatorNotAvailableError)):
+                self._client.invalidate_coordinator(key, key_type)
+        return out
 
     # -- partition leaders ---------------------------------------------------------------
 

@@ -22,10 +22,8 @@ from aiokafka.admin.results import (
 from aiokafka.admin.topics import authorized_operations
 from aiokafka.cluster import CoordinatorType
 from aiokafka.errors import (
-    CoordinatorNotAvailableError,
     KafkaError,
     KafkaProtocolError,
-    NotCoordinatorError,
 )
 from aiokafka.protocol._gen import consumer_protocol_assignment as _cpa
 from aiokafka.protocol._gen import delete_groups as _dg
@@ -143,24 +141,6 @@ class GroupsMixin(AdminBase):
 
         return await self._client.call_with_retry(attempt, self._deadline())
 
-    async def _group_coordinators(
-        self, group_ids: list[str], forced: int | None
-    ) -> dict[int, list[str]]:
-        if forced is not None:
-            return {forced: list(group_ids)}
-        coordinators = await self._client.coordinators_for(group_ids, _GROUP)
-        by_node: dict[int, list[str]] = {}
-        for g in group_ids:
-            by_node.setdefault(coordinators[g], []).append(g)
-        return by_node
-
-    def _forget_moved(self, outcome: Mapping[str, Any]) -> None:
-        # The retry loop only knows one coordinator key; for a batch, forget each
-        # group whose coordinator moved so the next attempt looks it up again.
-        for group, value in outcome.items():
-            if isinstance(value, (NotCoordinatorError, CoordinatorNotAvailableError)):
-                self._client.invalidate_coordinator(group, _GROUP)
-
     async def describe_consumer_groups(
         self,
         group_ids: Sequence[str],
@@ -198,24 +178,20 @@ class GroupsMixin(AdminBase):
         # The node each group was last sent to: aiokafka's responses were per node.
         sent_to: dict[str, int] = {}
 
+        async def send(node: int, names: list[str]) -> dict[str, Any]:
+            sent_to.update(dict.fromkeys(names, node))
+            request = _dsg.DescribeGroupsRequest(
+                groups=names, include_authorized_operations=bool(include_authorized_operations)
+            )
+            response = await self._client.send(node, request)
+            return {
+                g.group_id: error_for(g.error_code, None, f"describe group {g.group_id!r}")
+                or _describe_group(g, node)
+                for g in response.groups
+            }
+
         async def attempt(pending: list[str]) -> dict[str, Any]:
-            out: dict[str, Any] = {}
-            by_node = await self._group_coordinators(pending, group_coordinator_id)
-            for node, names in by_node.items():
-                sent_to.update(dict.fromkeys(names, node))
-                request = _dsg.DescribeGroupsRequest(
-                    groups=names, include_authorized_operations=bool(include_authorized_operations)
-                )
-                try:
-                    response = await self._client.send(node, request)
-                except KafkaError as exc:
-                    out.update(dict.fromkeys(names, exc))
-                    continue
-                for g in response.groups:
-                    err = error_for(g.error_code, None, f"describe group {g.group_id!r}")
-                    out[g.group_id] = err or _describe_group(g, node)
-            self._forget_moved(out)
-            return out
+            return await self._per_coordinator(pending, _GROUP, send, group_coordinator_id)
 
         outcome = await self._retry_items(groups, attempt, deadline=self._deadline())
         if raise_errors:
@@ -238,21 +214,15 @@ class GroupsMixin(AdminBase):
         """
         groups = _group_ids("group_ids", group_ids)
 
+        async def send(node: int, names: list[str]) -> dict[str, Any]:
+            response = await self._client.send(node, _dg.DeleteGroupsRequest(groups_names=names))
+            return {
+                r.group_id: error_for(r.error_code, None, f"delete group {r.group_id!r}")
+                for r in response.results
+            }
+
         async def attempt(pending: list[str]) -> dict[str, Any]:
-            out: dict[str, Any] = {}
-            by_node = await self._group_coordinators(pending, group_coordinator_id)
-            for node, names in by_node.items():
-                try:
-                    response = await self._client.send(
-                        node, _dg.DeleteGroupsRequest(groups_names=names)
-                    )
-                except KafkaError as exc:
-                    out.update(dict.fromkeys(names, exc))
-                    continue
-                for r in response.results:
-                    out[r.group_id] = error_for(r.error_code, None, f"delete group {r.group_id!r}")
-            self._forget_moved(out)
-            return out
+            return await self._per_coordinator(pending, _GROUP, send, group_coordinator_id)
 
         return await self._retry_items(groups, attempt, deadline=self._deadline())
 

@@ -10,7 +10,6 @@ from typing import Any
 from aiokafka.admin._base import AdminBase, check, error_for, raise_first
 from aiokafka.admin.results import TransactionDescription, TransactionListing
 from aiokafka.cluster import CoordinatorType
-from aiokafka.errors import CoordinatorNotAvailableError, KafkaError, NotCoordinatorError
 from aiokafka.protocol._gen import describe_transactions as _dt
 from aiokafka.protocol._gen import list_transactions as _lt
 from aiokafka.structs import TopicPartition
@@ -74,36 +73,28 @@ class TransactionsMixin(AdminBase):
         if not all(isinstance(i, str) and i for i in ids):
             raise ValueError("transactional_ids must be non-empty str")
 
+        async def send(node: int, names: list[str]) -> dict[str, Any]:
+            request = _dt.DescribeTransactionsRequest(transactional_ids=names)
+            response = await self._client.send(node, request)
+            return {
+                s.transactional_id: error_for(
+                    s.error_code, None, f"describe transaction {s.transactional_id!r}"
+                )
+                or TransactionDescription(
+                    s.transactional_id,
+                    node,
+                    s.transaction_state,
+                    s.producer_id,
+                    s.producer_epoch,
+                    s.transaction_timeout_ms,
+                    s.transaction_start_time_ms,
+                    [TopicPartition(t.topic, p) for t in s.topics for p in t.partitions],
+                )
+                for s in response.transaction_states
+            }
+
         async def attempt(pending: list[str]) -> dict[str, Any]:
-            coordinators = await self._client.coordinators_for(pending, _TXN)
-            by_node: dict[int, list[str]] = {}
-            for i in pending:
-                by_node.setdefault(coordinators[i], []).append(i)
-            out: dict[str, Any] = {}
-            for node, names in by_node.items():
-                request = _dt.DescribeTransactionsRequest(transactional_ids=names)
-                try:
-                    response = await self._client.send(node, request)
-                except KafkaError as exc:
-                    out.update(dict.fromkeys(names, exc))
-                    continue
-                for s in response.transaction_states:
-                    err = error_for(
-                        s.error_code, None, f"describe transaction {s.transactional_id!r}"
-                    )
-                    if isinstance(err, (NotCoordinatorError, CoordinatorNotAvailableError)):
-                        self._client.invalidate_coordinator(s.transactional_id, _TXN)
-                    out[s.transactional_id] = err or TransactionDescription(
-                        s.transactional_id,
-                        node,
-                        s.transaction_state,
-                        s.producer_id,
-                        s.producer_epoch,
-                        s.transaction_timeout_ms,
-                        s.transaction_start_time_ms,
-                        [TopicPartition(t.topic, p) for t in s.topics for p in t.partitions],
-                    )
-            return out
+            return await self._per_coordinator(pending, _TXN, send)
 
         outcome = await self._retry_items(ids, attempt, deadline=self._deadline())
         raise_first(outcome)
