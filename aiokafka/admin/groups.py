@@ -32,14 +32,18 @@ from aiokafka.protocol._gen import list_groups as _lg
 from aiokafka.protocol._gen import offset_commit as _oc
 from aiokafka.protocol._gen import offset_delete as _od
 from aiokafka.protocol._gen import offset_fetch as _of
-from aiokafka.protocol.topic_lists import by_topic, offset_commit_topics, per_topic
+from aiokafka.protocol.group_offsets import (
+    committed,
+    offset_commit_topics,
+    offset_fetch_request,
+    offset_fetch_topics,
+)
+from aiokafka.protocol.topic_lists import per_topic
 from aiokafka.structs import OffsetAndMetadata, TopicPartition
 
 __all__ = ["GroupsMixin", "decode_assignment"]
 
 _GROUP = CoordinatorType.GROUP
-# OffsetFetch moved the group id into a ``Groups`` array in v8 (KIP-709).
-_OFFSET_FETCH_GROUPS_MIN = 8
 
 
 def _group_ids(arg: str, values: object) -> list[str]:
@@ -251,11 +255,7 @@ class GroupsMixin(AdminBase):
                 (the exception names every failed partition).
         """
         group = _group_id(group_id)
-        topics = (
-            None
-            if partitions is None
-            else by_topic(instances("partitions", partitions, TopicPartition))
-        )
+        tps = None if partitions is None else instances("partitions", partitions, TopicPartition)
 
         async def attempt() -> dict[TopicPartition, Any]:
             if group_coordinator_id is None:
@@ -263,54 +263,15 @@ class GroupsMixin(AdminBase):
             else:
                 node = group_coordinator_id
             version = await self._client.api_version(node, _of.OffsetFetchRequest.API_KEY)
-            if version >= _OFFSET_FETCH_GROUPS_MIN:
-                request = _of.OffsetFetchRequest(
-                    groups=[
-                        _of.OffsetFetchRequestGroup(
-                            group_id=group,
-                            topics=None
-                            if topics is None
-                            else [
-                                _of.OffsetFetchRequestTopics(name=t, partition_indexes=p)
-                                for t, p in topics.items()
-                            ],
-                        )
-                    ],
-                    require_stable=bool(require_stable),
-                )
-            else:
-                request = _of.OffsetFetchRequest(
-                    group_id=group,
-                    topics=None
-                    if topics is None
-                    else [
-                        _of.OffsetFetchRequestTopic(name=t, partition_indexes=p)
-                        for t, p in topics.items()
-                    ],
-                    require_stable=bool(require_stable),
-                )
+            request = offset_fetch_request(group, tps, version, bool(require_stable))
             response = await self._client.send(node, request, max_version=version)
-            # v8+ answer per group, older versions at the top level: two classes with
-            # the same fields.
-            result_topics: list[_of.OffsetFetchResponseTopics] | list[_of.OffsetFetchResponseTopic]
-            if version >= _OFFSET_FETCH_GROUPS_MIN:
-                (g,) = response.groups
-                check(g.error_code, None, f"fetch offsets of group {group!r}")
-                result_topics = g.topics
-            else:
-                check(response.error_code, None, f"fetch offsets of group {group!r}")
-                result_topics = response.topics
             out: dict[TopicPartition, Any] = {}
-            for t in result_topics:
+            for t in offset_fetch_topics(response, version, group):
                 for p in t.partitions:
-                    tp = TopicPartition(t.name, p.partition_index)
                     what = f"committed offset of {t.name}[{p.partition_index}]"
-                    epoch = p.committed_leader_epoch
-                    out[tp] = error_for(p.error_code, None, what) or OffsetAndMetadata(
-                        p.committed_offset,
-                        p.metadata or "",
-                        leader_epoch=epoch if epoch >= 0 else None,
-                    )
+                    out[TopicPartition(t.name, p.partition_index)] = error_for(
+                        p.error_code, None, what
+                    ) or committed(p)
             return out
 
         outcome = await self._client.call_with_retry(

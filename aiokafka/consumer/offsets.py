@@ -26,7 +26,13 @@ from aiokafka.errors import (
     for_code,
 )
 from aiokafka.protocol import messages as m
-from aiokafka.protocol.topic_lists import by_topic, offset_commit_topics, per_topic
+from aiokafka.protocol.group_offsets import (
+    committed,
+    offset_commit_topics,
+    offset_fetch_request,
+    offset_fetch_topics,
+)
+from aiokafka.protocol.topic_lists import per_topic
 from aiokafka.structs import OffsetAndMetadata, OffsetAndTimestamp, TopicPartition
 
 # Defined with the subscription checks (the consumer imports that module, not this one).
@@ -234,58 +240,16 @@ class OffsetsClient:
         async def attempt() -> dict[TopicPartition, OffsetAndMetadata | None]:
             node = await self._client.coordinator_for(group)
             version = await self._client.api_version(node, m.OffsetFetchRequest.API_KEY)
-            grouped = by_topic(partitions)
-            if version >= 8:
-                request = m.OffsetFetchRequest(
-                    groups=[
-                        m.OffsetFetchRequestGroup(
-                            group_id=group,
-                            topics=[
-                                m.OffsetFetchRequestTopics(name=t, partition_indexes=ps)
-                                for t, ps in grouped.items()
-                            ],
-                        )
-                    ],
-                    require_stable=True,
-                )
-            else:
-                request = m.OffsetFetchRequest(
-                    group_id=group,
-                    topics=[
-                        m.OffsetFetchRequestTopic(name=t, partition_indexes=ps)
-                        for t, ps in grouped.items()
-                    ],
-                    # Wait for pending transactional commits (KIP-447) where supported.
-                    require_stable=version >= 7,
-                )
+            # Wait for pending transactional commits (KIP-447) where supported.
+            request = offset_fetch_request(group, partitions, version, version >= 7)
             response = await self._client.send(node, request, max_version=version)
-            # v8+ answer per group, older versions at the top level: two classes with
-            # the same fields.
-            topics: list[m.OffsetFetchResponseTopics] | list[m.OffsetFetchResponseTopic]
-            if version >= 8:
-                if not response.groups:
-                    raise for_code(-1)("OffsetFetch: empty response")
-                g = response.groups[0]
-                code, topics = g.error_code, g.topics
-            else:
-                code, topics = response.error_code, response.topics
-            if code:
-                raise for_code(code)(f"OffsetFetch for group {group!r}")
             out: dict[TopicPartition, OffsetAndMetadata | None] = {}
-            for t in topics:
+            for t in offset_fetch_topics(response, version, group):
                 for p in t.partitions:
                     tp = TopicPartition(t.name, p.partition_index)
                     if p.error_code:
                         raise for_code(p.error_code)(f"OffsetFetch {tp} for group {group!r}")
-                    if p.committed_offset < 0:
-                        out[tp] = None
-                    else:
-                        epoch = p.committed_leader_epoch
-                        out[tp] = OffsetAndMetadata(
-                            p.committed_offset,
-                            p.metadata or "",
-                            leader_epoch=epoch if epoch >= 0 else None,
-                        )
+                    out[tp] = committed(p) if p.committed_offset >= 0 else None
             return out
 
         return await self._client.call_with_retry(

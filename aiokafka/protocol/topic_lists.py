@@ -9,13 +9,12 @@ than as a nested comprehension that groups the partitions and looks each one up 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Protocol, TypeVar
 
-from aiokafka.protocol._gen import offset_commit as _oc
-from aiokafka.structs import OffsetAndMetadata, TopicPartition
+from aiokafka.structs import TopicPartition
 
-__all__ = ["TopicEntry", "by_topic", "offset_commit_topics", "per_topic"]
+__all__ = ["TopicEntry", "by_topic", "per_topic"]
 
 P = TypeVar("P")
 T = TypeVar("T")
@@ -47,23 +46,3 @@ def per_topic(
     for tp in partitions:
         grouped.setdefault(tp.topic, []).append(partition(tp))
     return [topic(name=name, partitions=entries) for name, entries in grouped.items()]
-
-
-def offset_commit_topics(
-    offsets: Mapping[TopicPartition, OffsetAndMetadata],
-) -> list[_oc.OffsetCommitRequestTopic]:
-    """OffsetCommit's topic list committing ``offsets`` (a consumer's commit and the
-    admin client's ``alter_consumer_group_offsets``). An unknown leader epoch is sent
-    as -1; the encoder leaves the epoch out of versions before 6, which lack it."""
-
-    def partition(tp: TopicPartition) -> _oc.OffsetCommitRequestPartition:
-        oam = offsets[tp]
-        epoch = oam.leader_epoch
-        return _oc.OffsetCommitRequestPartition(
-            partition_index=tp.partition,
-            committed_offset=oam.offset,
-            committed_leader_epoch=-1 if epoch is None else epoch,
-            committed_metadata=oam.metadata,
-        )
-
-    return per_topic(offsets, _oc.OffsetCommitRequestTopic, partition)
