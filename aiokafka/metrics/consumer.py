@@ -29,7 +29,7 @@ from typing import Any, Protocol
 from aiokafka.structs import TopicPartition
 
 from .network import empty_network
-from .stats import Sensor
+from .stats import Sensor, TopicSensors, topic_metric_names
 
 __all__ = ["CoordinatorMetrics", "FetchMetrics", "RecordTally", "consumer_snapshot"]
 
@@ -59,24 +59,15 @@ class Position(Protocol):
     def last_stable_offset(self) -> int | None: ...
 
 
-class _TopicSensors:
-    __slots__ = ("bytes", "records")
-
-    def __init__(self) -> None:
-        self.records = Sensor()
-        self.bytes = Sensor()
+# Each topic's sensors (each reported as <name>-total and <name>-rate).
+_RECORDS, _BYTES = "records-consumed", "bytes-fetched"
 
 
 class FetchMetrics:
     """Sensors of one consumer's fetcher."""
 
     #: The names of each ``"topics"`` entry of a snapshot.
-    TOPIC_NAMES = (
-        "records-consumed-total",
-        "records-consumed-rate",
-        "bytes-fetched-total",
-        "bytes-fetched-rate",
-    )
+    TOPIC_NAMES = topic_metric_names(_RECORDS, _BYTES)
     #: The names a ``"partitions"`` entry may have (``records-lag`` once fetched).
     PARTITION_NAMES = ("records-consumed-total", "records-lag")
 
@@ -87,14 +78,8 @@ class FetchMetrics:
         self.records = Sensor()
         #: Bytes of the fetched partition data.
         self.bytes = Sensor()
-        self._topics: dict[str, _TopicSensors] = {}
+        self._topics = TopicSensors(_RECORDS, _BYTES)
         self._tallies: dict[TopicPartition, RecordTally] = {}
-
-    def _topic(self, topic: str) -> _TopicSensors:
-        sensors = self._topics.get(topic)
-        if sensors is None:
-            sensors = self._topics[topic] = _TopicSensors()
-        return sensors
 
     def fetch_done(self, latency: float) -> None:
         """A Fetch request was answered after ``latency`` seconds."""
@@ -111,7 +96,7 @@ class FetchMetrics:
         """A fetched chunk of ``size`` bytes of ``tp`` was buffered for the application."""
         now = time.monotonic()
         self.bytes.record(size, now)
-        self._topic(tp.topic).bytes.record(size, now)
+        self._topics(tp.topic)[_BYTES].record(size, now)
         tally = self._tallies.get(tp)
         if tally is not None:
             self._collect(tp, tally, now)
@@ -121,7 +106,7 @@ class FetchMetrics:
         if delta:
             tally.collected = tally.records
             self.records.record(delta, now)
-            self._topic(tp.topic).records.record(delta, now)
+            self._topics(tp.topic)[_RECORDS].record(delta, now)
 
     def snapshot(
         self, partitions: Iterable[tuple[TopicPartition, Position]], read_committed: bool
@@ -156,15 +141,7 @@ class FetchMetrics:
                 lag_max = max(lag_max, lag)
             per_partition.setdefault(tp.topic, {})[tp.partition] = values
         out["records-lag-max"] = lag_max
-        out["topics"] = {
-            topic: {
-                "records-consumed-total": s.records.total,
-                "records-consumed-rate": s.records.rate(now),
-                "bytes-fetched-total": s.bytes.total,
-                "bytes-fetched-rate": s.bytes.rate(now),
-            }
-            for topic, s in self._topics.items()
-        }
+        out["topics"] = self._topics.snapshot(now)
         out["partitions"] = per_partition
         return out
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 from .network import empty_network
-from .stats import Sensor
+from .stats import Sensor, TopicSensors, topic_metric_names
 
 __all__ = ["ProducerMetrics", "SentBatch"]
 
@@ -38,30 +38,15 @@ class SentBatch(Protocol):
     def created(self) -> float: ...
 
 
-class _TopicSensors:
-    __slots__ = ("bytes", "errors", "records", "retries")
-
-    def __init__(self) -> None:
-        self.records = Sensor()
-        self.bytes = Sensor()
-        self.errors = Sensor()
-        self.retries = Sensor()
+# Each topic's sensors (each reported as <name>-total and <name>-rate).
+_SENT, _BYTES, _ERRORS, _RETRIES = "record-send", "byte", "record-error", "record-retry"
 
 
 class ProducerMetrics:
     """Sensors of one producer."""
 
     #: The names of each ``"topics"`` entry of a snapshot.
-    TOPIC_NAMES = (
-        "record-send-total",
-        "record-send-rate",
-        "byte-total",
-        "byte-rate",
-        "record-error-total",
-        "record-error-rate",
-        "record-retry-total",
-        "record-retry-rate",
-    )
+    TOPIC_NAMES = topic_metric_names(_SENT, _BYTES, _ERRORS, _RETRIES)
 
     def __init__(self) -> None:
         #: Records per Produce request (its total is record-send-total).
@@ -74,13 +59,7 @@ class ProducerMetrics:
         self.errors = Sensor()
         #: Records of batches queued again after a failed attempt.
         self.retries = Sensor()
-        self._topics: dict[str, _TopicSensors] = {}
-
-    def _topic(self, topic: str) -> _TopicSensors:
-        sensors = self._topics.get(topic)
-        if sensors is None:
-            sensors = self._topics[topic] = _TopicSensors()
-        return sensors
+        self._topics = TopicSensors(_SENT, _BYTES, _ERRORS, _RETRIES)
 
     def request_sent(self, batches: Iterable[SentBatch], topic_data: Iterable[Any]) -> None:
         """One Produce request carrying ``batches``; ``topic_data`` is its
@@ -91,9 +70,9 @@ class ProducerMetrics:
             count = batch.record_count
             records += count
             self.queue_time.record(now - batch.created, now)
-            self._topic(batch.tp.topic).records.record(count, now)
+            self._topics(batch.tp.topic)[_SENT].record(count, now)
         for topic in topic_data:
-            sensor = self._topic(topic.name).bytes
+            sensor = self._topics(topic.name)[_BYTES]
             for partition in topic.partition_data:
                 size = len(partition.records)
                 self.batch_size.record(size, now)
@@ -104,13 +83,13 @@ class ProducerMetrics:
         """A batch failed for good: its records are errors."""
         count = batch.record_count
         self.errors.record(count)
-        self._topic(batch.tp.topic).errors.record(count)
+        self._topics(batch.tp.topic)[_ERRORS].record(count)
 
     def batch_retried(self, batch: SentBatch) -> None:
         """A batch goes back to its queue for another attempt."""
         count = batch.record_count
         self.retries.record(count)
-        self._topic(batch.tp.topic).retries.record(count)
+        self._topics(batch.tp.topic)[_RETRIES].record(count)
 
     def snapshot(self) -> dict[str, Any]:
         """``producer-metrics`` values and ``"topics"``: ``{topic: {name: value}}``."""
@@ -136,19 +115,7 @@ class ProducerMetrics:
             "record-retry-total": retries.total,
             "record-retry-rate": retries.rate(now),
         }
-        out["topics"] = {
-            topic: {
-                "record-send-total": s.records.total,
-                "record-send-rate": s.records.rate(now),
-                "byte-total": s.bytes.total,
-                "byte-rate": s.bytes.rate(now),
-                "record-error-total": s.errors.total,
-                "record-error-rate": s.errors.rate(now),
-                "record-retry-total": s.retries.total,
-                "record-retry-rate": s.retries.rate(now),
-            }
-            for topic, s in self._topics.items()
-        }
+        out["topics"] = self._topics.snapshot(now)
         return out
 
 

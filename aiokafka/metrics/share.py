@@ -28,7 +28,7 @@ from typing import Any, Protocol
 from aiokafka.structs import TopicPartition
 
 from .network import empty_network
-from .stats import Sensor
+from .stats import Sensor, TopicSensors, topic_metric_names
 
 __all__ = [
     "ShareCoordinatorMetrics",
@@ -38,57 +38,25 @@ __all__ = [
     "share_consumer_snapshot",
 ]
 
-#: The names of each ``"topics"`` entry of a share consumer's snapshot.
-TOPIC_NAMES = (
-    "records-consumed-total",
-    "records-consumed-rate",
-    "bytes-consumed-total",
-    "bytes-consumed-rate",
-    "acknowledgements-send-total",
-    "acknowledgements-send-rate",
-    "acknowledgements-error-total",
-    "acknowledgements-error-rate",
+# Each topic's sensors (each reported as <name>-total and <name>-rate).
+_RECORDS, _BYTES, _ACKS_SENT, _ACKS_FAILED = (
+    "records-consumed",
+    "bytes-consumed",
+    "acknowledgements-send",
+    "acknowledgements-error",
 )
 
-
-class _TopicSensors:
-    __slots__ = ("acks_failed", "acks_sent", "bytes", "records")
-
-    def __init__(self) -> None:
-        self.records = Sensor()
-        self.bytes = Sensor()
-        self.acks_sent = Sensor()
-        self.acks_failed = Sensor()
+#: The names of each ``"topics"`` entry of a share consumer's snapshot.
+TOPIC_NAMES = topic_metric_names(_RECORDS, _BYTES, _ACKS_SENT, _ACKS_FAILED)
 
 
-class ShareTopicMetrics:
+class ShareTopicMetrics(TopicSensors):
     """Per-topic sensors, shared by the fetch and poll metrics of one consumer."""
 
-    __slots__ = ("_sensors",)
+    __slots__ = ()
 
     def __init__(self) -> None:
-        self._sensors: dict[str, _TopicSensors] = {}
-
-    def __call__(self, topic: str) -> _TopicSensors:
-        sensors = self._sensors.get(topic)
-        if sensors is None:
-            sensors = self._sensors[topic] = _TopicSensors()
-        return sensors
-
-    def snapshot(self, now: float) -> dict[str, dict[str, float]]:
-        return {
-            topic: {
-                "records-consumed-total": s.records.total,
-                "records-consumed-rate": s.records.rate(now),
-                "bytes-consumed-total": s.bytes.total,
-                "bytes-consumed-rate": s.bytes.rate(now),
-                "acknowledgements-send-total": s.acks_sent.total,
-                "acknowledgements-send-rate": s.acks_sent.rate(now),
-                "acknowledgements-error-total": s.acks_failed.total,
-                "acknowledgements-error-rate": s.acks_failed.rate(now),
-            }
-            for topic, s in self._sensors.items()
-        }
+        super().__init__(_RECORDS, _BYTES, _ACKS_SENT, _ACKS_FAILED)
 
 
 class ShareFetchMetrics:
@@ -128,7 +96,7 @@ class ShareFetchMetrics:
             records += n
             size += b
             if b:
-                self.topics(topic).bytes.record(b, now)
+                self.topics(topic)[_BYTES].record(b, now)
         self.records.record(records, now)
         self.bytes.record(size, now)
 
@@ -146,10 +114,10 @@ class ShareFetchMetrics:
         for tp, offsets in acks.items():
             n = len(offsets)
             sensors = self.topics(tp.topic)
-            sensors.acks_sent.record(n, now)
+            sensors[_ACKS_SENT].record(n, now)
             sent += n
             if results.get(tp) is not None:
-                sensors.acks_failed.record(n, now)
+                sensors[_ACKS_FAILED].record(n, now)
                 failed += n
         self.acks_sent.record(sent, now)
         if failed:
@@ -214,7 +182,7 @@ class SharePollMetrics:
             for tp, recs in handed_out.items():
                 n = len(recs)
                 total += n
-                self.topics(tp.topic).records.record(n, now)
+                self.topics(tp.topic)[_RECORDS].record(n, now)
             self.records.record(total, now)
 
     def snapshot(self) -> dict[str, float]:

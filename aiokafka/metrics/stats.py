@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 
-__all__ = ["WINDOW", "Combined", "Sensor"]
+__all__ = ["WINDOW", "Combined", "Sensor", "TopicSensors", "topic_metric_names"]
 
 #: Length of one sample window, in seconds.
 WINDOW = 30.0
@@ -159,3 +159,41 @@ class Combined:
     def count_rate(self) -> float:
         """Sum of the sensors' count rates."""
         return sum(s.count_rate(self._now) for s in self._sensors)
+
+
+def topic_metric_names(*sensors: str) -> tuple[str, ...]:
+    """The metrics a :class:`TopicSensors` of ``sensors`` reports for each topic."""
+    return tuple(f"{name}-{kind}" for name in sensors for kind in ("total", "rate"))
+
+
+class TopicSensors:
+    """The same sensors for every topic (the Java client's ``*-topic-metrics``), each
+    topic's made on its first use.
+
+    Args:
+        sensors: Each topic's sensors, named by the prefix of the two metrics each
+            is reported as: ``"byte"`` as ``byte-total`` and ``byte-rate``.
+    """
+
+    __slots__ = ("_names", "_topics")
+
+    def __init__(self, *sensors: str) -> None:
+        self._names = sensors
+        self._topics: dict[str, dict[str, Sensor]] = {}
+
+    def __call__(self, topic: str) -> dict[str, Sensor]:
+        """``topic``'s sensors by name."""
+        sensors = self._topics.get(topic)
+        if sensors is None:
+            sensors = self._topics[topic] = {name: Sensor() for name in self._names}
+        return sensors
+
+    def snapshot(self, now: float) -> dict[str, dict[str, float]]:
+        """``{topic: {metric: value}}``, named as :func:`topic_metric_names` says."""
+        out: dict[str, dict[str, float]] = {}
+        for topic, sensors in self._topics.items():
+            values = out[topic] = {}
+            for name, sensor in sensors.items():
+                values[f"{name}-total"] = sensor.total
+                values[f"{name}-rate"] = sensor.rate(now)
+        return out
