@@ -17,7 +17,7 @@ from aiokafka.errors import KafkaProtocolError, UnsupportedVersionError
 from aiokafka.protocol import messages as m
 from aiokafka.structs import TopicPartition
 
-from .types import Assignment, Subscription, group_by_topic
+from .types import Assignment, Subscription, group_by_topic, subscription_struct
 
 # The generated classes are read through the lazy ``messages`` module (``m.X``) at the
 # call sites: the default assignors are constructor defaults, so this module loads with
@@ -63,17 +63,7 @@ def encode_subscription(subscription: Subscription, version: int = SUBSCRIPTION_
     generation v2, rack v3), otherwise ``UnsupportedVersionError`` is raised.
     """
     _check_subscription_fields(subscription, version)
-    msg = m.ConsumerProtocolSubscription(
-        topics=list(subscription.topics),
-        user_data=subscription.user_data,
-        owned_partitions=[
-            m.ConsumerProtocolSubscriptionTopicPartition(topic=t, partitions=p)
-            for t, p in group_by_topic(subscription.owned_partitions)
-        ],
-        generation_id=subscription.generation_id,
-        rack_id=subscription.rack_id,
-    )
-    return _VERSION.pack(version) + msg.encode(version)
+    return _VERSION.pack(version) + subscription_struct(subscription).encode(version)
 
 
 def _check_subscription_fields(subscription: Subscription, version: int) -> None:

@@ -207,20 +207,7 @@ class GroupMember:
     @property
     def metadata(self) -> ConsumerProtocolSubscription:
         """The subscription as the generated wire struct (kafka-python 3 shape)."""
-        # Imported here: a consumer loads this module for its default assignor, and
-        # the message table otherwise loads with its first request.
-        from aiokafka.protocol import messages as m
-
-        return m.ConsumerProtocolSubscription(
-            topics=list(self.topics),
-            user_data=self.user_data,
-            owned_partitions=[
-                m.ConsumerProtocolSubscriptionTopicPartition(topic=t, partitions=p)
-                for t, p in group_by_topic(self.owned_partitions)
-            ],
-            generation_id=self.generation_id,
-            rack_id=self.rack_id,
-        )
+        return subscription_struct(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,6 +235,25 @@ class Assignment:
     def assignment(self) -> list[tuple[str, list[int]]]:
         """``[(topic, [partition, ...]), ...]``, the aiokafka 0.x shape."""
         return group_by_topic(self.topic_partitions)
+
+
+def subscription_struct(member: Subscription | GroupMember) -> ConsumerProtocolSubscription:
+    """``member``'s subscription as the generated wire struct (what
+    ``codec.encode_subscription`` encodes)."""
+    # Imported here: a consumer loads this module for its default assignor, and
+    # the message table otherwise loads with its first request.
+    from aiokafka.protocol import messages as m
+
+    return m.ConsumerProtocolSubscription(
+        topics=list(member.topics),
+        user_data=member.user_data,
+        owned_partitions=[
+            m.ConsumerProtocolSubscriptionTopicPartition(topic=t, partitions=p)
+            for t, p in group_by_topic(member.owned_partitions)
+        ],
+        generation_id=member.generation_id,
+        rack_id=member.rack_id,
+    )
 
 
 def group_by_topic(partitions: Iterable[TopicPartition]) -> list[tuple[str, list[int]]]:
