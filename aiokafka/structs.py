@@ -10,7 +10,7 @@ that: at the end with a default (``ConsumerRecord.leader_epoch``,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, NamedTuple, cast
 
@@ -177,6 +177,14 @@ class _LeaderEpochTuple(tuple[Any, ...]):
         fields = ", ".join(f"{n}={v!r}" for n, v in zip(names, self, strict=True))
         return f"{type(self).__name__}({fields}, leader_epoch={self.leader_epoch!r})"
 
+    def _replace(self, **changes: Any) -> Self:
+        # NamedTuple's _replace would drop the epoch; it is kept unless changed.
+        epoch = changes.pop("leader_epoch", self.leader_epoch)
+        names: tuple[str, ...] = cast(Any, self)._fields  # from the NamedTuple base
+        fields = {**dict(zip(names, self, strict=True)), **changes}
+        make: Callable[..., Self] = type(self)  # the subclass's keyword constructor
+        return make(**fields, leader_epoch=epoch)
+
     def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
         # Rebuild through __new__ so the read-only attribute is set the normal way.
         return (_rebuild, (type(self), tuple(self), self.leader_epoch))
@@ -204,11 +212,6 @@ class OffsetAndMetadata(_LeaderEpochTuple, _OffsetAndMetadataFields):
         self._set_leader_epoch(leader_epoch)
         return self
 
-    def _replace(self, **changes: Any) -> Self:
-        epoch = changes.pop("leader_epoch", self.leader_epoch)
-        fields = {"offset": self.offset, "metadata": self.metadata, **changes}
-        return type(self)(**fields, leader_epoch=epoch)
-
 
 class _OffsetAndTimestampFields(NamedTuple):
     offset: int
@@ -228,11 +231,6 @@ class OffsetAndTimestamp(_LeaderEpochTuple, _OffsetAndTimestampFields):
         self = tuple.__new__(cls, (offset, timestamp))
         self._set_leader_epoch(leader_epoch)
         return self
-
-    def _replace(self, **changes: Any) -> Self:
-        epoch = changes.pop("leader_epoch", self.leader_epoch)
-        fields = {"offset": self.offset, "timestamp": self.timestamp, **changes}
-        return type(self)(**fields, leader_epoch=epoch)
 
 
 @dataclass(frozen=True, slots=True)
