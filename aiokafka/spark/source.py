@@ -23,8 +23,10 @@ from pyspark.sql.types import (
 
 from .kafka_options import OptionError
 from .options import parse_read_options, parse_write_options
-from .reader import KafkaBatchReader, KafkaStreamReader
-from .writer import KafkaBatchWriter, KafkaStreamWriter
+
+# The reader and writer modules are imported by the method that makes one: a planner
+# process or worker unpickling this source for a read never imports the write path
+# (pyarrow.compute, the producer side), nor one for a write the consumer side.
 
 HEADERS_TYPE = ArrayType(
     StructType([StructField("key", StringType()), StructField("value", BinaryType())])
@@ -105,6 +107,8 @@ class KafkaDataSource(DataSource):
         Raises:
             OptionError: an unknown or malformed option (named in the message).
         """
+        from .reader import KafkaBatchReader
+
         return KafkaBatchReader(parse_read_options(self.options, streaming=False))
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
@@ -113,6 +117,8 @@ class KafkaDataSource(DataSource):
         Raises:
             OptionError: an unknown or malformed option (named in the message).
         """
+        from .reader import KafkaStreamReader
+
         return KafkaStreamReader(parse_read_options(self.options, streaming=True))
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
@@ -121,6 +127,8 @@ class KafkaDataSource(DataSource):
         Raises:
             OptionError: an unknown or malformed option, or unusable columns.
         """
+        from .writer import KafkaBatchWriter
+
         options = parse_write_options(self.options)
         if options.exactly_once:
             raise OptionError("option 'exactlyOnce' applies to streaming writes only")
@@ -133,6 +141,8 @@ class KafkaDataSource(DataSource):
         Raises:
             OptionError: an unknown or malformed option, or unusable columns.
         """
+        from .writer import KafkaStreamWriter
+
         options = parse_write_options(self.options)
         check_write_schema(schema, options.topic)
         return KafkaStreamWriter(options)

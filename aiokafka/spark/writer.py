@@ -37,7 +37,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 from pyspark import TaskContext
 from pyspark.sql.datasource import (
     DataSourceArrowWriter,
@@ -182,7 +181,9 @@ class _RowSender:
             raise ValueError("no 'topic' option and no 'topic' column to write to")
         if column.null_count:
             raise ValueError("a row has a null 'topic' and no 'topic' option is set")
-        distinct = pc.unique(column).to_pylist()
+        # Array.unique loads pyarrow.compute on first use: only writes with a topic
+        # column pay for that import.
+        distinct = column.unique().to_pylist()
         if len(distinct) == 1:
             return str(distinct[0])
         topics: list[str | None] = column.to_pylist()
