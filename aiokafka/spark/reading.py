@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from aiokafka.consumer import AIOKafkaConsumer
@@ -60,19 +61,62 @@ def arrow_schema(include_headers: bool) -> pa.Schema:
     return pa.schema(fields)
 
 
+# Columns are made from buffers (numpy arrays, bytes.join) rather than pa.array(list):
+# pyarrow's pa.array checks whether its argument is a pandas object, which imports
+# pandas (half a second and more, paid by every new Python worker; PySpark's own read
+# path never imports it), and a cast to the timestamp type imports pyarrow.compute.
+# numpy is loaded by pyarrow already.
+_INT32_MAX = 2**31 - 1
+_TIMESTAMP = pa.timestamp("us", tz="UTC")
+
+
+def _fixed(values: list[int], dtype: type[np.generic], arrow_type: pa.DataType) -> pa.Array:
+    """A fixed-width column without nulls."""
+    return pa.Array.from_buffers(
+        arrow_type, len(values), [None, pa.py_buffer(np.array(values, dtype))]
+    )
+
+
+def _binary(values: list[bytes | None]) -> pa.Array:
+    """A binary column; pa.array only for a column mixing nulls and values."""
+    n = len(values)
+    if None in values:
+        if values.count(None) == n:
+            return pa.nulls(n, pa.binary())
+        return pa.array(values, pa.binary())
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(np.fromiter(map(len, values), np.int64, n), out=offsets[1:])  # type: ignore[arg-type]
+    if offsets[-1] > _INT32_MAX:
+        return pa.array(values, pa.binary())  # pyarrow's own error for a too-large batch
+    data = b"".join(values)  # type: ignore[arg-type]  # no None left
+    return pa.Array.from_buffers(
+        pa.binary(), n, [None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)]
+    )
+
+
+def _repeated_string(value: str, n: int) -> pa.Array:
+    encoded = value.encode()
+    if len(encoded) * n > _INT32_MAX:
+        return pa.array([value] * n, pa.string())  # pyarrow's own error for a too-large batch
+    offsets = np.arange(n + 1, dtype=np.int32) * np.int32(len(encoded))
+    return pa.Array.from_buffers(
+        pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(encoded * n)]
+    )
+
+
 def to_batch(records: list[ConsumerRecord[Any, Any]], schema: pa.Schema) -> pa.RecordBatch:
     """Arrow columns of ``records`` (all of one partition)."""
     n = len(records)
-    topic = records[0].topic
-    stamps = pa.array([r.timestamp * 1000 for r in records], pa.int64())
     arrays = [
-        pa.array([r.key for r in records], pa.binary()),
-        pa.array([r.value for r in records], pa.binary()),
-        pa.array([topic] * n, pa.string()),
-        pa.array([records[0].partition] * n, pa.int32()),
-        pa.array([r.offset for r in records], pa.int64()),
-        stamps.cast(pa.timestamp("us", tz="UTC")),
-        pa.array([r.timestamp_type for r in records], pa.int32()),
+        _binary([r.key for r in records]),
+        _binary([r.value for r in records]),
+        _repeated_string(records[0].topic, n),
+        pa.Array.from_buffers(
+            pa.int32(), n, [None, pa.py_buffer(np.full(n, records[0].partition, np.int32))]
+        ),
+        _fixed([r.offset for r in records], np.int64, pa.int64()),
+        _fixed([r.timestamp * 1000 for r in records], np.int64, _TIMESTAMP),
+        _fixed([r.timestamp_type for r in records], np.int32, pa.int32()),
     ]
     if len(schema) == 8:
         arrays.append(
