@@ -159,71 +159,75 @@ def _read_length(buf: Buffer, pos: int, compact: bool, wide: bool) -> tuple[int,
     return int(n), pos + fmt.size
 
 
-def read_string(buf: Buffer, pos: int, *, compact: bool, nullable: bool) -> tuple[str | None, int]:
-    """Read a (compact) (nullable) string."""
-    n, pos = _read_length(buf, pos, compact, wide=False)
+def _read_span(
+    buf: Buffer, pos: int, compact: bool, nullable: bool, wide: bool, what: str
+) -> tuple[int, int]:
+    # (start, end) of a length-prefixed value in buf; start is -1 for null.
+    n, pos = _read_length(buf, pos, compact, wide)
     if n < 0:
         if n == -1 and nullable:
-            return None, pos
-        raise malformed(f"bad string length {n}")
+            return -1, pos
+        raise malformed(f"bad {what} length {n}")
     end = pos + n
     if end > len(buf):
-        raise malformed("string runs past the end of the data")
+        raise malformed(f"{what} runs past the end of the data")
+    return pos, end
+
+
+def read_string(buf: Buffer, pos: int, *, compact: bool, nullable: bool) -> tuple[str | None, int]:
+    """Read a (compact) (nullable) string."""
+    start, end = _read_span(buf, pos, compact, nullable, wide=False, what="string")
+    if start < 0:
+        return None, end
     try:
-        return bytes(buf[pos:end]).decode("utf-8"), end
+        return bytes(buf[start:end]).decode("utf-8"), end
     except UnicodeDecodeError as exc:
         raise malformed(f"string is not UTF-8: {exc}") from None
 
 
+def _write_length(
+    w: bytearray, n: int | None, compact: bool, nullable: bool, wide: bool, what: str
+) -> None:
+    # The length prefix of an n-byte value, or of null (None): -1, or 0 when compact
+    # (compact lengths are stored plus one).
+    if n is None:
+        if not nullable:
+            raise ValueError(f"{what} is not nullable here")
+        n = -1
+    if compact:
+        write_unsigned_varint(w, n + 1)
+    elif wide:
+        w += _INT32.pack(n)
+    else:
+        if n > 0x7FFF:
+            raise ValueError(f"{what} of {n} bytes exceeds the int16 length limit")
+        w += _INT16.pack(n)
+
+
 def write_string(w: bytearray, value: str | None, *, compact: bool, nullable: bool) -> None:
     """Append a (compact) (nullable) string."""
-    if value is None:
-        if not nullable:
-            raise ValueError("string is not nullable here")
-        if compact:
-            w.append(0)
-        else:
-            w += b"\xff\xff"
-        return
-    data = value.encode("utf-8")
-    if compact:
-        write_unsigned_varint(w, len(data) + 1)
-    else:
-        if len(data) > 0x7FFF:
-            raise ValueError(f"string of {len(data)} bytes exceeds the int16 length limit")
-        w += _INT16.pack(len(data))
-    w += data
+    data = None if value is None else value.encode("utf-8")
+    _write_length(
+        w, None if data is None else len(data), compact, nullable, wide=False, what="string"
+    )
+    if data is not None:
+        w += data
 
 
 def read_bytes(buf: Buffer, pos: int, *, compact: bool, nullable: bool) -> tuple[bytes | None, int]:
     """Read (compact) (nullable) bytes."""
-    n, pos = _read_length(buf, pos, compact, wide=True)
-    if n < 0:
-        if n == -1 and nullable:
-            return None, pos
-        raise malformed(f"bad bytes length {n}")
-    end = pos + n
-    if end > len(buf):
-        raise malformed("bytes run past the end of the data")
-    return bytes(buf[pos:end]), end
+    start, end = _read_span(buf, pos, compact, nullable, wide=True, what="bytes value")
+    if start < 0:
+        return None, end
+    return bytes(buf[start:end]), end
 
 
 def write_bytes(w: bytearray, value: Buffer | None, *, compact: bool, nullable: bool) -> None:
     """Append (compact) (nullable) bytes."""
-    if value is None:
-        if not nullable:
-            raise ValueError("bytes are not nullable here")
-        if compact:
-            w.append(0)
-        else:
-            w += b"\xff\xff\xff\xff"
-        return
-    n = memoryview(value).nbytes
-    if compact:
-        write_unsigned_varint(w, n + 1)
-    else:
-        w += _INT32.pack(n)
-    w += value
+    n = None if value is None else memoryview(value).nbytes
+    _write_length(w, n, compact, nullable, wide=True, what="bytes value")
+    if value is not None:
+        w += value
 
 
 def read_uuid(buf: Buffer, pos: int) -> tuple[uuid.UUID, int]:
