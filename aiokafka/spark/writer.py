@@ -114,12 +114,19 @@ def _column(batch: pa.RecordBatch, name: str) -> pa.Array | None:
 
 
 def _bytes_column(batch: pa.RecordBatch, name: str) -> list[bytes | None] | None:
-    """A binary or string column as Python bytes (strings cast to their UTF-8 bytes by
-    Arrow, without a per-row Python step); None when absent or all null."""
+    """A binary or string column as Python bytes (a string column viewed as binary:
+    same layout, its UTF-8 bytes, no per-row Python step); None when absent or all
+    null."""
     column = _column(batch, name)
     if column is None:
         return None
-    if not pa.types.is_binary(column.type):
+    # A view, not a cast: casting loads pyarrow.compute, which a new Python worker
+    # has not imported (a tenth of a second or more).
+    if pa.types.is_string(column.type):
+        column = column.view(pa.binary())
+    elif pa.types.is_large_string(column.type):
+        column = column.view(pa.large_binary())
+    elif not (pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type)):
         column = column.cast(pa.binary())
     values: list[bytes | None] = column.to_pylist()
     return values
