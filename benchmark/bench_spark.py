@@ -15,9 +15,32 @@ not favour one side:
   ``cold_p50``/``cold_p99`` of all of them, including the query's first
   micro-batches, which start Python workers on our side and load classes on the JVM's)
 
-Run: ``python -m benchmark.bench_spark [--records 1000000] [--partitions 6]
-[--repeat 2] [--warmup-rounds 1] [--rate 5000 --latency-seconds 20 --latency-warmup 10]
-[--bootstrap host:port]``.
+Two ways to run them (``--mode``), both by default, both reported:
+
+- ``session`` (warm for the JVM, not always for us): every job in one SparkSession,
+  after ``--warmup-rounds`` unmeasured rounds, our four jobs then the JVM's four, round
+  after round. The JVM connector stays warm in the session's JVM. Our jobs run in
+  PySpark's Python workers, and PySpark ends every idle Python worker once its worker
+  factory has been idle for one minute (``PythonWorkerFactory.IDLE_WORKER_TIMEOUT_NS``,
+  hard-coded, checked every 10 s; PySpark 4.3.0): the JVM's turn lasts longer than
+  that, so each of our turns starts by forking workers, importing PySpark, pyarrow and
+  this client and starting new clients. ``workers_before_turn`` in the results counts
+  the live Python workers of the session when each turn starts (0: a cold turn).
+- ``cold``: each job in a fresh Python process with a fresh SparkSession (a new JVM),
+  as a ``spark-submit`` job runs: cold for both sides (new JVM, JIT and class loading
+  for the connector; new Python workers, imports and clients for us). Only the job is
+  timed, not the session start. ``--repeat`` rounds; the side that goes first
+  alternates between rounds.
+
+Run it on this client as installed (with bytecode): with ``PYTHONDONTWRITEBYTECODE``
+set and no ``__pycache__`` (an editable install here), every new Python worker compiles
+the client's modules from source (90 modules for a read task; tenths of a second per
+worker), which an installed package never does: ``python -m compileall -q aiokafka``
+first.
+
+Run: ``python -m benchmark.bench_spark [--mode both|session|cold] [--records 1000000]
+[--partitions 6] [--repeat 2] [--warmup-rounds 1] [--rate 5000 --latency-seconds 20
+--latency-warmup 10] [--cold-scenarios ...] [--bootstrap host:port]``.
 Results: ``benchmark/results/spark-<label>.json`` and ``.md``.
 """
 
@@ -28,6 +51,7 @@ import asyncio
 import json
 import os
 import statistics
+import subprocess
 import sys
 import threading
 import time
@@ -209,8 +233,199 @@ def latency(
     return {**steady, "cold_p50": cold["p50"], "cold_p99": cold["p99"], "cold_n": cold["n"]}
 
 
+SCENARIOS = ("batch-read", "batch-write", "stream-copy", "latency")
+
+
+def _session(app: str) -> Any:
+    """A ``local[2]`` SparkSession with both data sources (same settings for both)."""
+    from pyspark.sql import SparkSession
+
+    from aiokafka.spark import register
+
+    jars = ",".join(str(p) for p in ensure_spark_connector_jars())
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .appName(app)
+        .config("spark.jars", jars)
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.driver.memory", "2g")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    register(spark)
+    return spark
+
+
+def _job(
+    spark: Any,
+    scenario: str,
+    fmt: str,
+    cluster: KafkaCluster | None,
+    bs: str,
+    src: str,
+    args: argparse.Namespace,
+    tmp: Path,
+    tag: str,
+) -> Any:
+    """Run one measured job: records/s, or the latency quantiles."""
+    run = src.rsplit("-", 1)[-1]
+    if scenario == "batch-read":
+        return args.records / _timed(lambda: batch_read(spark, fmt, bs, src))
+    if scenario == "batch-write":
+        out = _topic(cluster, bs, f"spark-bench-w-{run}-{tag}", args.partitions)
+        return args.records / _timed(
+            lambda: batch_write(spark, fmt, bs, out, args.records, args.size)
+        )
+    if scenario == "stream-copy":
+        out = _topic(cluster, bs, f"spark-bench-s-{run}-{tag}", args.partitions)
+        return args.records / _timed(
+            lambda: stream_copy(spark, fmt, bs, src, out, tmp / f"copy-{tag}")
+        )
+    lsrc = _topic(cluster, bs, f"spark-bench-ls-{run}-{tag}", args.partitions)
+    ldst = _topic(cluster, bs, f"spark-bench-ld-{run}-{tag}", args.partitions)
+    return latency(
+        spark,
+        fmt,
+        bs,
+        lsrc,
+        ldst,
+        tmp / f"lat-{tag}",
+        args.rate,
+        args.latency_seconds,
+        args.latency_warmup,
+    )
+
+
+def python_workers() -> int:
+    """Live PySpark Python workers under this process (forked by a ``pyspark.daemon``
+    process from another one; the daemons themselves are not counted)."""
+    parents: dict[int, int] = {}
+    daemon: set[int] = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        pid = int(entry.name)
+        parents[pid] = int(stat.rsplit(")", 1)[1].split()[1])
+        if b"pyspark.daemon" in cmdline:
+            daemon.add(pid)
+
+    def ours(pid: int) -> bool:
+        while pid > 1:
+            if pid == os.getpid():
+                return True
+            pid = parents.get(pid, 0)
+        return False
+
+    return sum(1 for pid in daemon if parents.get(pid) in daemon and ours(pid))
+
+
+def _run_session(
+    args: argparse.Namespace, cluster: KafkaCluster | None, bs: str, src: str, tmp: Path
+) -> tuple[dict[str, dict[str, list[Any]]], dict[str, list[int]]]:
+    """Every job in one session, taking turns by round (see the module docstring)."""
+    scenarios = args.scenarios.split(",")
+    spark = _session("bench-spark")
+    results: dict[str, dict[str, list[Any]]] = {s: {f: [] for f in FORMATS} for s in scenarios}
+    workers: dict[str, list[int]] = {f: [] for f in FORMATS}
+    try:
+        for round_ in range(args.warmup_rounds + args.repeat):
+            if round_ == args.warmup_rounds:  # warm-up done
+                results = {s: {f: [] for f in FORMATS} for s in scenarios}
+                workers = {f: [] for f in FORMATS}
+            for fmt in FORMATS:
+                workers[fmt].append(python_workers())
+                for scenario in scenarios:
+                    results[scenario][fmt].append(
+                        _job(spark, scenario, fmt, cluster, bs, src, args, tmp, f"{fmt}-{round_}")
+                    )
+                print(
+                    f"session round {round_} {fmt} (workers before: {workers[fmt][-1]}): "
+                    + json.dumps({s: results[s][fmt][-1:] for s in scenarios}),
+                    flush=True,
+                )
+    finally:
+        spark.stop()
+    return results, workers
+
+
+def _run_cold(
+    args: argparse.Namespace, bs: str, src: str, tmp: Path
+) -> dict[str, dict[str, list[Any]]]:
+    """Each job in a new process with a new SparkSession (see the module docstring)."""
+    scenarios = args.cold_scenarios.split(",")
+    results: dict[str, dict[str, list[Any]]] = {s: {f: [] for f in FORMATS} for s in scenarios}
+    for round_ in range(args.repeat):
+        order = FORMATS if round_ % 2 == 0 else FORMATS[::-1]
+        for scenario in scenarios:
+            for fmt in order:
+                command = [
+                    sys.executable,
+                    "-m",
+                    "benchmark.bench_spark",
+                    "--child-job",
+                    scenario,
+                    "--child-format",
+                    fmt,
+                    "--child-src",
+                    src,
+                    "--child-tag",
+                    f"cold-{fmt}-{round_}",
+                    "--bootstrap",
+                    bs,
+                    "--tmp",
+                    str(tmp),
+                ]
+                for name in ("records", "size", "partitions", "rate"):
+                    command += [f"--{name}", str(getattr(args, name))]
+                command += ["--latency-seconds", str(args.latency_seconds)]
+                command += ["--latency-warmup", str(args.latency_warmup)]
+                done = subprocess.run(
+                    command,
+                    cwd=Path(__file__).resolve().parents[1],
+                    capture_output=True,
+                    text=True,
+                    check=False,
+                )
+                lines = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")]
+                if done.returncode or not lines:
+                    raise RuntimeError(f"cold {scenario} {fmt} failed:\n{done.stderr[-3000:]}")
+                results[scenario][fmt].append(json.loads(lines[-1][len("RESULT ") :]))
+                print(
+                    f"cold round {round_} {scenario} {fmt}: {results[scenario][fmt][-1]}",
+                    flush=True,
+                )
+    return results
+
+
+def _child(args: argparse.Namespace) -> None:
+    """One cold job: a new session, the job, its result on stdout."""
+    spark = _session(f"bench-spark-{args.child_tag}")
+    try:
+        result = _job(
+            spark,
+            args.child_job,
+            args.child_format,
+            None,
+            args.bootstrap,
+            args.child_src,
+            args,
+            Path(args.tmp),
+            args.child_tag,
+        )
+    finally:
+        spark.stop()
+    print("RESULT " + json.dumps(result), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mode", choices=("both", "session", "cold"), default="both")
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--size", type=int, default=100)
     parser.add_argument("--partitions", type=int, default=6)
@@ -222,33 +437,29 @@ def main() -> None:
     parser.add_argument("--latency-seconds", type=float, default=20)
     # Produced at the rate but not counted in p50/p99 (still in cold_p50/cold_p99).
     parser.add_argument("--latency-warmup", type=float, default=10)
-    parser.add_argument("--scenarios", default="batch-read,batch-write,stream-copy,latency")
+    parser.add_argument("--scenarios", default=",".join(SCENARIOS))
+    parser.add_argument("--cold-scenarios", default=",".join(SCENARIOS))
     parser.add_argument("--bootstrap")
     parser.add_argument("--label", default=time.strftime("%Y-%m-%d"))
+    # Internal: one job of --mode cold, in its own process.
+    parser.add_argument("--child-job", help=argparse.SUPPRESS)
+    parser.add_argument("--child-format", help=argparse.SUPPRESS)
+    parser.add_argument("--child-src", help=argparse.SUPPRESS)
+    parser.add_argument("--child-tag", help=argparse.SUPPRESS)
+    parser.add_argument("--tmp", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    scenarios = args.scenarios.split(",")
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    if args.child_job:
+        _child(args)
+        return
 
     cluster = None if args.bootstrap else start_single()
     bs = args.bootstrap or (cluster.bootstrap_servers if cluster else "")
+    session: dict[str, dict[str, list[Any]]] = {}
+    workers: dict[str, list[int]] = {}
+    cold: dict[str, dict[str, list[Any]]] = {}
     try:
-        from pyspark.sql import SparkSession
-
-        from aiokafka.spark import register
-
-        jars = ",".join(str(p) for p in ensure_spark_connector_jars())
-        spark = (
-            SparkSession.builder.master("local[2]")
-            .appName("bench-spark")
-            .config("spark.jars", jars)
-            .config("spark.ui.enabled", "false")
-            .config("spark.sql.shuffle.partitions", "2")
-            .config("spark.driver.memory", "2g")
-            .getOrCreate()
-        )
-        spark.sparkContext.setLogLevel("ERROR")
-        register(spark)
         run = uuid.uuid4().hex[:6]
         src = _topic(cluster, bs, f"spark-bench-src-{run}", args.partitions)
         started = time.perf_counter()
@@ -256,88 +467,19 @@ def main() -> None:
         print(
             f"filled {src}: {args.records} x {args.size} B in {time.perf_counter() - started:.1f} s"
         )
-        results: dict[str, dict[str, list[Any]]] = {s: {f: [] for f in FORMATS} for s in scenarios}
         tmp = Path(f"/tmp/bench-spark-{run}")
-        for round_ in range(args.warmup_rounds + args.repeat):
-            if round_ == args.warmup_rounds:
-                results = {s: {f: [] for f in FORMATS} for s in scenarios}  # warm-up done
-            for fmt in FORMATS:
-                tag = f"{fmt}-{round_}"
-                if "batch-read" in scenarios:
-                    secs = _timed(lambda fmt=fmt: batch_read(spark, fmt, bs, src))
-                    results["batch-read"][fmt].append(args.records / secs)
-                if "batch-write" in scenarios:
-                    out = _topic(cluster, bs, f"spark-bench-w-{run}-{tag}", args.partitions)
-                    secs = _timed(
-                        lambda fmt=fmt, out=out: batch_write(
-                            spark, fmt, bs, out, args.records, args.size
-                        )
-                    )
-                    results["batch-write"][fmt].append(args.records / secs)
-                if "stream-copy" in scenarios:
-                    out = _topic(cluster, bs, f"spark-bench-s-{run}-{tag}", args.partitions)
-                    secs = _timed(
-                        lambda fmt=fmt, out=out, tag=tag: stream_copy(
-                            spark, fmt, bs, src, out, tmp / f"copy-{tag}"
-                        )
-                    )
-                    results["stream-copy"][fmt].append(args.records / secs)
-                if "latency" in scenarios:
-                    lsrc = _topic(cluster, bs, f"spark-bench-ls-{run}-{tag}", args.partitions)
-                    ldst = _topic(cluster, bs, f"spark-bench-ld-{run}-{tag}", args.partitions)
-                    results["latency"][fmt].append(
-                        latency(
-                            spark,
-                            fmt,
-                            bs,
-                            lsrc,
-                            ldst,
-                            tmp / f"lat-{tag}",
-                            args.rate,
-                            args.latency_seconds,
-                            args.latency_warmup,
-                        )
-                    )
-                print(
-                    f"round {round_} {fmt}: "
-                    + json.dumps({s: results[s][fmt][-1:] for s in scenarios})
-                )
-        spark.stop()
+        if args.mode in ("both", "session"):
+            session, workers = _run_session(args, cluster, bs, src, tmp)
+        if args.mode in ("both", "cold"):
+            cold = _run_cold(args, bs, src, tmp)
     finally:
         if cluster is not None:
             cluster.stop()
-    _report(args, results)
+    _report(args, session, workers, cold)
 
 
-def _report(args: argparse.Namespace, results: dict[str, dict[str, list[Any]]]) -> None:
-    RESULTS.mkdir(exist_ok=True)
-    base = RESULTS / f"spark-{args.label}"
-    meta = {
-        "records": args.records,
-        "size": args.size,
-        "partitions": args.partitions,
-        "repeat": args.repeat,
-        "warmup_rounds": args.warmup_rounds,
-        "rate": args.rate,
-        "latency_seconds": args.latency_seconds,
-        "latency_warmup": args.latency_warmup,
-        "loadavg_start": _START_LOAD,
-        "loadavg_end": os.getloadavg(),
-    }
-    base.with_suffix(".json").write_text(json.dumps({"meta": meta, "results": results}, indent=2))
-    lines = [
-        f"# PySpark on Kafka: aiokafka data source vs JVM connector ({args.label})",
-        "",
-        f"{args.records:,} x {args.size} B, {args.partitions} partitions, local[2], "
-        f"{args.warmup_rounds} unmeasured warm-up round(s), then {args.repeat} interleaved "
-        "rounds (median; all runs listed). Latency p50/p99 count the records produced "
-        f"after the first {args.latency_warmup:g} s at the rate; the 'incl.' rows count all. "
-        f"Load average (1, 5, 15 min) at start {_fmt_load(_START_LOAD)}, at end "
-        f"{_fmt_load(os.getloadavg())}: the 2-core machine is shared with other work.",
-        "",
-        "| scenario | aiokafka | JVM connector | ratio |",
-        "|---|---|---|---|",
-    ]
+def _table(results: dict[str, dict[str, list[Any]]], args: argparse.Namespace) -> list[str]:
+    lines = ["| scenario | aiokafka | JVM connector | ratio |", "|---|---|---|---|"]
     for scenario, by_fmt in results.items():
         if scenario == "latency":
             for q in ("p50", "p99", "cold_p50", "cold_p99"):
@@ -356,9 +498,68 @@ def _report(args: argparse.Namespace, results: dict[str, dict[str, list[Any]]]) 
         lines.append(
             f"| {scenario} (records/s) | {ours:,.0f} | {theirs:,.0f} | {ours / theirs:.2f}x |"
         )
-    lines += ["", "All runs:", "", "```", json.dumps(results, indent=1), "```", ""]
+    return lines
+
+
+def _report(
+    args: argparse.Namespace,
+    session: dict[str, dict[str, list[Any]]],
+    workers: dict[str, list[int]],
+    cold: dict[str, dict[str, list[Any]]],
+) -> None:
+    RESULTS.mkdir(exist_ok=True)
+    base = RESULTS / f"spark-{args.label}"
+    meta = {
+        "mode": args.mode,
+        "records": args.records,
+        "size": args.size,
+        "partitions": args.partitions,
+        "repeat": args.repeat,
+        "warmup_rounds": args.warmup_rounds,
+        "rate": args.rate,
+        "latency_seconds": args.latency_seconds,
+        "latency_warmup": args.latency_warmup,
+        "loadavg_start": _START_LOAD,
+        "loadavg_end": os.getloadavg(),
+    }
+    data = {"meta": meta, "results": session, "workers_before_turn": workers, "cold": cold}
+    base.with_suffix(".json").write_text(json.dumps(data, indent=2))
+    lines = [
+        f"# PySpark on Kafka: aiokafka data source vs JVM connector ({args.label})",
+        "",
+        f"{args.records:,} x {args.size} B, {args.partitions} partitions, local[2], medians "
+        "(all runs listed). Latency p50/p99 count the records produced "
+        f"after the first {args.latency_warmup:g} s at the rate; the 'incl.' rows count all. "
+        f"Load average (1, 5, 15 min) at start {_fmt_load(_START_LOAD)}, at end "
+        f"{_fmt_load(os.getloadavg())}: the 2-core machine is shared with other work.",
+        "",
+    ]
+    if cold:
+        lines += [
+            f"## Cold: each job in a new process and SparkSession ({args.repeat} rounds)",
+            "",
+            "As a `spark-submit` job runs: a new JVM for the connector, new Python workers "
+            "for us. Only the job is timed.",
+            "",
+            *_table(cold, args),
+            "",
+        ]
+    if session:
+        lines += [
+            f"## Session: one SparkSession, {args.warmup_rounds} unmeasured warm-up "
+            f"round(s), then {args.repeat} rounds taking turns",
+            "",
+            "The JVM connector stays warm; PySpark ends our idle Python workers after a "
+            "minute, so our turns can start cold. Live Python workers when each measured "
+            f"turn started: {json.dumps(workers)}.",
+            "",
+            *_table(session, args),
+            "",
+        ]
+    lines += ["All runs:", "", "```", json.dumps({"cold": cold, "session": session}, indent=1)]
+    lines += ["```", ""]
     base.with_suffix(".md").write_text("\n".join(lines))
-    print("\n".join(lines[:12]))
+    print("\n".join(lines[: lines.index("All runs:")]))
 
 
 if __name__ == "__main__":
