@@ -177,7 +177,52 @@ class ControlRecord(DefaultRecord):
         return f"ControlRecord(offset={self.offset}, type={self.type})"
 
 
-class DefaultRecordBatch:
+class BaseRecordBatch:
+    """What a batch reader of every format has: the header's CRC and attribute bits,
+    and the buffer (:class:`DefaultRecordBatch`,
+    :class:`~aiokafka.record.legacy_records.LegacyRecordBatch`, one top-level
+    message). The subclass's constructor sets these slots."""
+
+    __slots__ = ("_attributes", "_buffer", "_check_crc", "_crc", "_max_decompressed_size")
+
+    _attributes: int
+    _buffer: bytes | bytearray | memoryview
+    _check_crc: bool
+    _crc: int
+    _max_decompressed_size: int
+
+    @property
+    def last_offset(self) -> int:
+        """Offset of the last record."""
+        raise NotImplementedError  # pragma: no cover - each format's
+
+    @property
+    def next_offset(self) -> int:
+        """Offset just after the batch."""
+        return self.last_offset + 1
+
+    @property
+    def size_in_bytes(self) -> int:
+        """Size of the batch (of a legacy top-level message), log header included."""
+        return len(self._buffer)
+
+    @property
+    def crc(self) -> int:
+        """The checksum stored in the header: CRC-32C in v2, CRC-32 in v0/v1."""
+        return int(self._crc)
+
+    @property
+    def attributes(self) -> int:
+        """Raw attribute bits."""
+        return int(self._attributes)
+
+    @property
+    def compression_type(self) -> int:
+        """Codec id (``aiokafka.record.compression.CODEC_*``)."""
+        return int(self._attributes & CODEC_MASK)
+
+
+class DefaultRecordBatch(BaseRecordBatch):
     """A magic v2 record batch read from a buffer.
 
     Constructing one parses only the 61-byte header; the records are decoded
@@ -195,26 +240,19 @@ class DefaultRecordBatch:
     """
 
     __slots__ = (
-        "_attributes",
         "_base_offset",
         "_base_sequence",
-        "_buffer",
-        "_check_crc",
-        "_crc",
         "_first_timestamp",
         "_last_offset_delta",
         "_leader_epoch",
-        "_max_decompressed_size",
         "_max_timestamp",
         "_producer_epoch",
         "_producer_id",
         "_records_count",
     )
 
-    _attributes: int
     _base_offset: int
     _base_sequence: int
-    _crc: int
     _first_timestamp: int
     _last_offset_delta: int
     _leader_epoch: int
@@ -277,31 +315,11 @@ class DefaultRecordBatch:
         return int(self._base_offset)
 
     @property
-    def size_in_bytes(self) -> int:
-        """Size of the whole batch, header included."""
-        return len(self._buffer)
-
-    @property
     def partition_leader_epoch(self) -> int:
         """Leader epoch the broker stamped on the batch (-1 from producers)."""
         return int(self._leader_epoch)
 
     leader_epoch = partition_leader_epoch
-
-    @property
-    def crc(self) -> int:
-        """The CRC-32C stored in the header."""
-        return int(self._crc)
-
-    @property
-    def attributes(self) -> int:
-        """Raw attribute bits."""
-        return int(self._attributes)
-
-    @property
-    def compression_type(self) -> int:
-        """Codec id (``aiokafka.record.compression.CODEC_*``)."""
-        return int(self._attributes & CODEC_MASK)
 
     @property
     def timestamp_type(self) -> int:
@@ -337,11 +355,6 @@ class DefaultRecordBatch:
     def last_offset(self) -> int:
         """Offset of the last record the batch was written with."""
         return int(self._base_offset + self._last_offset_delta)
-
-    @property
-    def next_offset(self) -> int:
-        """Offset just after the batch."""
-        return self.last_offset + 1
 
     @property
     def first_timestamp(self) -> int:

@@ -31,7 +31,7 @@ from aiokafka.record.compression import (
     decompress,
     xxh32,
 )
-from aiokafka.record.default_records import BaseRecord, Header, RecordTuple
+from aiokafka.record.default_records import BaseRecord, BaseRecordBatch, Header, RecordTuple
 from aiokafka.record.util import calc_crc32
 
 __all__ = [
@@ -133,7 +133,7 @@ def _read_bytes(data: bytes, pos: int, stop: int) -> tuple[bytes | None, int]:
     return data[pos : pos + length], pos + length
 
 
-class LegacyRecordBatch:
+class LegacyRecordBatch(BaseRecordBatch):
     """One top-level legacy message (a single record, or a compressed wrapper).
 
     Args:
@@ -147,12 +147,7 @@ class LegacyRecordBatch:
     """
 
     __slots__ = (
-        "_attributes",
-        "_buffer",
-        "_check_crc",
-        "_crc",
         "_magic",
-        "_max_decompressed_size",
         "_offset",
         "_timestamp",
     )
@@ -175,9 +170,9 @@ class LegacyRecordBatch:
             raise CorruptRecordError(f"impossible legacy message size {size}")
         self._buffer = buffer if total == len(buffer) else memoryview(buffer)[:total]
         self._offset: int = offset
-        self._crc: int = crc
+        self._crc = crc
         self._magic: int = magic
-        self._attributes: int = attributes
+        self._attributes = attributes
         self._timestamp: int = (
             _V1_HEADER.unpack_from(buffer, LOG_OVERHEAD)[3] if magic == 1 else NO_TIMESTAMP
         )
@@ -198,31 +193,6 @@ class LegacyRecordBatch:
     def last_offset(self) -> int:
         """Offset of the last record."""
         return self._offset
-
-    @property
-    def next_offset(self) -> int:
-        """Offset just after this message's records."""
-        return self._offset + 1
-
-    @property
-    def size_in_bytes(self) -> int:
-        """Size of the top-level message including its log header."""
-        return len(self._buffer)
-
-    @property
-    def crc(self) -> int:
-        """The stored CRC-32."""
-        return self._crc
-
-    @property
-    def attributes(self) -> int:
-        """Raw attribute bits."""
-        return self._attributes
-
-    @property
-    def compression_type(self) -> int:
-        """Codec id."""
-        return self._attributes & CODEC_MASK
 
     @property
     def timestamp_type(self) -> int:
