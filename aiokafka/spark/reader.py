@@ -15,7 +15,6 @@ import math
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import (
     ReadAllAvailable,
@@ -40,10 +39,11 @@ from .planning import (
     split_ranges,
     to_json,
 )
-from .reading import read_ranges
 from .runtime import PrivateLoop, close_quietly, new_admin
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from aiokafka.admin import AIOKafkaAdminClient
 
 log = logging.getLogger(__name__)
@@ -81,6 +81,10 @@ def _read(options: ReadOptions, partition: InputPartition) -> Iterator[pa.Record
     value = partition.value
     if not isinstance(value, tuple):
         return  # PySpark's placeholder partition when none was planned
+    # The task side (pyarrow, the consumer) is imported by the worker that runs a task,
+    # not by the planner processes that unpickle this module.
+    from .reading import read_ranges
+
     by_partition: dict[tuple[str, int], list[OffsetRange]] = {}
     for offsets in value:
         by_partition.setdefault((offsets.topic, offsets.partition), []).append(offsets)
