@@ -16,7 +16,6 @@ The topics refreshes ask for come from the owners registered in
 from __future__ import annotations
 
 import asyncio
-import enum
 import logging
 import random
 import socket
@@ -26,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from aiokafka._timeout import wait_for
 from aiokafka.cluster.config import ClientConfig
-from aiokafka.cluster.connections import ConnectionPool, NodeId
+from aiokafka.cluster.connections import ConnectionGroup, ConnectionPool, NodeId
 from aiokafka.cluster.coordinators import Coordinators, CoordinatorType
 from aiokafka.cluster.interest import InterestHandle, TopicInterest
 from aiokafka.cluster.metadata import ClusterMetadata
@@ -61,17 +60,6 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 # The response type of the request being sent (``Request[R]`` -> ``R``).
 R = TypeVar("R")
-
-
-class ConnectionGroup(enum.IntEnum):
-    """aiokafka's connection groups (``ready()`` / ``send()``'s ``group``).
-
-    aiokafka kept a separate socket per group; here a broker has one pipelined
-    connection, so the group is accepted and has no effect.
-    """
-
-    DEFAULT = 0
-    COORDINATION = 1
 
 
 class AIOKafkaClient(ClientOptions, StartClose):
@@ -612,6 +600,15 @@ class AIOKafkaClient(ClientOptions, StartClose):
         return await conn.send(
             request, expect_response=expect_response, max_version=max_version, timeout_ms=timeout_ms
         )
+
+    def send_nowait(
+        self, node_id: NodeId, request: Request[R], *, max_version: int | None = None
+    ) -> asyncio.Future[R] | None:
+        """Write ``request`` to an open connection now; the future of its response, or
+        ``None`` if that would mean waiting (see ``AIOKafkaConnection.send_nowait``;
+        no connection to ``node_id`` open either)."""
+        conn = self._pool.connected(node_id)
+        return None if conn is None else conn.send_nowait(request, max_version=max_version)
 
     def leader_for(self, tp: TopicPartition) -> int:
         """The leader of ``tp`` from the cached metadata.

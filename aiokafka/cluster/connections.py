@@ -18,6 +18,7 @@ once per client when SASL PLAIN sends the password over a connection without TLS
 from __future__ import annotations
 
 import asyncio
+import enum
 import logging
 from dataclasses import dataclass
 from typing import Protocol
@@ -30,12 +31,23 @@ from aiokafka.net.config import ConnectionConfig
 from aiokafka.net.connection import AIOKafkaConnection, CloseCallback
 from aiokafka.net.failure_log import FailureLog
 
-__all__ = ["ConnectionFactory", "ConnectionPool", "NodeId"]
+__all__ = ["ConnectionFactory", "ConnectionGroup", "ConnectionPool", "NodeId"]
 
 log = logging.getLogger(__name__)
 
 #: A broker id, or a label such as ``"bootstrap-0"`` for an address not yet known by id.
 NodeId = int | str
+
+
+class ConnectionGroup(enum.IntEnum):
+    """aiokafka's connection groups (``ready()`` / ``send()``'s ``group``).
+
+    aiokafka kept a separate socket per group; here a broker has one pipelined
+    connection, so the group is accepted and has no effect.
+    """
+
+    DEFAULT = 0
+    COORDINATION = 1
 
 
 class ConnectionFactory(Protocol):

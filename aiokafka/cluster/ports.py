@@ -113,6 +113,10 @@ class SenderClient(CoordinatorRequests, MetadataView, Protocol):
 
     def least_loaded_node(self) -> int | None: ...
 
+    def send_nowait(
+        self, node_id: int, request: Request[_R], /, *, max_version: int | None = ...
+    ) -> asyncio.Future[_R] | None: ...
+
 
 class TransactionClient(CoordinatorRequests, Protocol):
     """What :class:`~aiokafka.producer.transactions.TransactionManager` uses: requests

@@ -46,7 +46,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
-from aiokafka import __version__
 from aiokafka._timeout import wait_for
 from aiokafka.errors import (
     AuthenticationFailedError,
@@ -57,17 +56,17 @@ from aiokafka.errors import (
     KafkaProtocolError,
     RequestTimedOutError,
     UnsupportedVersionError,
-    for_code,
 )
 from aiokafka.metrics.network import NetworkMetrics
 from aiokafka.net.auth import authenticate
 from aiokafka.net.config import ConnectionConfig
 from aiokafka.net.failure_log import FailureLog
 from aiokafka.net.frames import MIN_FRAME_SIZE, frame_size_error, response_allowance
+from aiokafka.net.handshake import negotiate_versions
 from aiokafka.net.reauth import ReauthSchedule
 from aiokafka.net.streams import ByteStream, StreamFactory, open_tcp_stream
 from aiokafka.net.transport_errors import TRANSPORT_ERRORS, translate_transport_error
-from aiokafka.net.versions import ApiVersionTable, api_name, api_versions_fallback
+from aiokafka.net.versions import ApiVersionTable, api_name
 from aiokafka.protocol import api as _api
 from aiokafka.protocol import messages as _messages
 
@@ -313,69 +312,11 @@ class AIOKafkaConnection:
         self._reader_task = asyncio.create_task(
             self._read_loop(stream), name=f"aiokafka-conn-reader-{self.peer}"
         )
-        await self._negotiate_versions()
+        self._versions = await negotiate_versions(self._answered, self.peer)
         if self.config.uses_sasl:
             started = time.monotonic()
             lifetime_ms = await authenticate(self, self.config, self.host, send=self._send_sasl)
             self._reauth_schedule.session_started(started, lifetime_ms)
-
-    async def _negotiate_versions(self) -> None:
-        request_type = _messages.ApiVersionsRequest
-        unsupported = UnsupportedVersionError.errno
-        version: int = request_type.MAX_VERSION
-        tried: set[int] = set()
-        while True:
-            tried.add(version)
-            if version >= 3:
-                # KIP-511: lets brokers report client software in their metrics.
-                request = request_type(
-                    client_software_name="aiokafka", client_software_version=__version__
-                )
-            else:
-                request = request_type()
-            response = await self._answered(request, version, self._api_versions_decoder(version))
-            if response.error_code == unsupported:
-                # The broker answered in v0, normally with its ApiVersions range.
-                advertised = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
-                fallback = api_versions_fallback(version, advertised.get(request_type.API_KEY))
-                if fallback in tried or fallback < 0:
-                    raise UnsupportedVersionError(
-                        f"{self.peer} rejected every ApiVersions version tried ({sorted(tried)})"
-                    )
-                log.debug(
-                    "%s: ApiVersions v%d unsupported, retrying v%d", self.peer, version, fallback
-                )
-                version = fallback
-                continue
-            if response.error_code:
-                raise for_code(response.error_code)(f"ApiVersions to {self.peer} failed")
-            self._versions = ApiVersionTable.from_response(
-                response.api_keys, response.finalized_features
-            )
-            if log.isEnabledFor(logging.DEBUG):
-                log.debug(
-                    "Negotiated API versions with %s (ApiVersions v%d): %s",
-                    self.peer,
-                    version,
-                    self._versions.summary(_messages.REQUEST_TYPES.values()),
-                )
-            return
-
-    @staticmethod
-    def _api_versions_decoder(
-        version: int,
-    ) -> Callable[[memoryview], _messages.ApiVersionsResponse]:
-        response_type = _messages.ApiVersionsResponse
-        unsupported = UnsupportedVersionError.errno
-
-        def decode(frame: memoryview) -> _messages.ApiVersionsResponse:
-            # The error code is the first body field in every version, right after
-            # the v0 response header; an UNSUPPORTED_VERSION answer is encoded as v0.
-            code = int.from_bytes(frame[_HEADER_V0_LEN : _HEADER_V0_LEN + 2], "big", signed=True)
-            used = 0 if code == unsupported else version
-            return _api.decode_response(response_type, used, frame)
-
-        return decode
 
     # -- requests ---------------------------------------------------------------------
 
@@ -438,6 +379,69 @@ class AIOKafkaConnection:
             version = self.api_versions.choose(type(request), max_version)
         decode = self._decoder(request, version)
         return await self._send(request, version, expect_response, decode, timeout_ms)
+
+    def send_nowait(
+        self, request: Request[_R], *, max_version: int | None = None
+    ) -> asyncio.Future[_R] | None:
+        """Write ``request`` now and return the future of its response, or ``None``
+        if that would mean waiting: the connection is not ready, is
+        re-authenticating, or every in-flight slot is taken (then use :meth:`send`).
+
+        For the producer's requests: no task and no coroutine per request, where
+        :meth:`send` suspends until the response. The future fails with what
+        :meth:`send` would raise; cancelling it drops the response. The write
+        does not wait for the transport's buffer to drain: the in-flight slots
+        bound what it holds.
+
+        Raises:
+            aiokafka.errors.UnsupportedVersionError: no common version.
+        """
+        if self._state != "ready" or self._reauth_gate is not None or self._slots.locked():
+            return None
+        version = self.api_versions.choose(type(request), max_version)
+        if not _take_now(self._slots):
+            return None
+        try:
+            decode = self._decoder(request, version)
+            if self._close_error is not None or self._stream is None:
+                raise self._unusable()
+            corr = self._next_correlation_id()
+            body = _api.encode_request(request, version, corr, self.config.client_id)
+        except BaseException:
+            self._slots.release()
+            raise
+        frame = len(body).to_bytes(4, "big") + body
+        future = self._register(request, version, corr, frame, decode, None)
+        stream = self._stream
+        try:
+            stream.write(frame)
+        except TRANSPORT_ERRORS as exc:
+            # Fails every registered request, this one included: its future has it.
+            self._fail(translate_transport_error(exc, self.peer))
+        else:
+            self.last_activity = time.monotonic()
+        return future
+
+    def _register(
+        self,
+        request: Request[object],
+        version: int,
+        corr: int,
+        frame: bytes,
+        decode: Callable[[memoryview], _R],
+        timeout_ms: int | None,
+    ) -> asyncio.Future[_R]:
+        """Register ``corr`` as in flight (its slot taken) with a timeout; the future
+        of its response."""
+        description = f"{api_name(type(request))} v{version} (correlation id {corr})"
+        started = time.monotonic()
+        self._metrics.request_sent(len(frame), started)
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[_R] = loop.create_future()
+        timeout = (timeout_ms if timeout_ms is not None else self.config.request_timeout_ms) / 1000
+        timer = loop.call_later(timeout, self._on_timeout, corr, timeout)
+        self._pending[corr] = _Pending(future, decode, description, timer, started)
+        return future
 
     async def _send_sasl(self, request: Request[_R]) -> _R:
         # The SASL exchange's own requests: they pass the re-authentication gate.
@@ -508,22 +512,16 @@ class AIOKafkaConnection:
         except BaseException:
             self._slots.release()
             raise
-        description = f"{api_name(type(request))} v{version} (correlation id {corr})"
         frame = len(body).to_bytes(4, "big") + body
-        started = time.monotonic()
-        self._metrics.request_sent(len(frame), started)
         if not expect_response:
+            self._metrics.request_sent(len(frame), time.monotonic())
             try:
                 await self._write(frame)
             finally:
                 self._slots.release()
             return None
 
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[_R] = loop.create_future()
-        timeout = (timeout_ms if timeout_ms is not None else self.config.request_timeout_ms) / 1000
-        timer = loop.call_later(timeout, self._on_timeout, corr, timeout)
-        self._pending[corr] = _Pending(future, decode, description, timer, started)
+        future = self._register(request, version, corr, frame, decode, timeout_ms)
         try:
             await self._write(frame)
             # Written (the transport or the kernel has the bytes): drop the two
@@ -779,3 +777,18 @@ class AIOKafkaConnection:
         lost.__cause__ = error
         in_flight: dict[int, KafkaError] = dict.fromkeys(self._pending, lost)
         self._fail(error, in_flight)
+
+
+def _take_now(slots: asyncio.Semaphore) -> bool:
+    """Take a slot of ``slots`` if one is free, without waiting.
+
+    ``Semaphore.acquire()`` returns at once, without suspending, when the semaphore
+    is not locked (documented): run its coroutine one step instead of awaiting it.
+    """
+    acquire = slots.acquire()
+    try:
+        acquire.send(None)
+    except StopIteration:
+        return True
+    acquire.close()  # it would have waited: leave the queue of waiters
+    return False

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import functools
 import logging
 import time
 import types
@@ -145,7 +146,9 @@ class Sender:
         self._retry_backoff = config.retry_backoff_ms / 1000
         self._event = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
-        self._requests: set[asyncio.Task[None]] = set()
+        # Produce requests in flight (tasks, or response futures: see _dispatch) and
+        # connect tasks: close() cancels them.
+        self._requests: set[asyncio.Future[Any]] = set()
         #: Connect tasks by node (in ``_requests`` too, so close() cancels them).
         self._connecting: dict[int, asyncio.Task[None]] = {}
         self._in_flight: dict[int, int] = {}
@@ -504,13 +507,30 @@ class Sender:
         )
         self.metrics.request_sent(batches, request.topic_data)
         self._in_flight[node] = self._in_flight.get(node, 0) + 1
-        task = _start_eagerly(self._produce(node, batches, request))
+        # A transaction of version 1 must not send Produce v12 (see transactions).
+        max_version = None if self._txn is None else self._txn.produce_max_version
+        if self._acks != 0:
+            # The usual case, a free slot on an open connection: the request is written
+            # now and a callback takes the response (no task, no coroutine chain).
+            try:
+                answer = self._client.send_nowait(node, request, max_version=max_version)
+            except Exception:  # the task below meets the same error and handles it
+                answer = None
+            if answer is not None:
+                self._requests.add(answer)
+                answer.add_done_callback(functools.partial(self._answered, node, batches))
+                return
+        task = _start_eagerly(self._produce(node, batches, request, max_version))
         if task is not None:
             self._requests.add(task)
             task.add_done_callback(self._requests.discard)
 
     async def _produce(
-        self, node: int, batches: list[ProducerBatch], request: m.ProduceRequest
+        self,
+        node: int,
+        batches: list[ProducerBatch],
+        request: m.ProduceRequest,
+        max_version: int | None,
     ) -> None:
         try:
             if self._acks == 0:
@@ -518,25 +538,45 @@ class Sender:
                 for batch in batches:
                     self._acc.complete_unacknowledged(batch)
                 return
-            response = await self._client.send(
-                node,
-                request,
-                # A transaction of version 1 must not send Produce v12 (see transactions).
-                max_version=None if self._txn is None else self._txn.produce_max_version,
-            )
-        except KafkaError as exc:
-            self._on_request_error(batches, exc)
+            response = await self._client.send(node, request, max_version=max_version)
         except asyncio.CancelledError:
             raise  # close() fails the batches
-        except Exception as exc:  # a bug; the futures must not hang
-            log.exception("Produce request to node %s failed unexpectedly", node)
-            for batch in batches:
-                self._fail(batch, exc)
+        except Exception as exc:
+            self._on_send_error(node, batches, exc)
         else:
             self._on_response(node, batches, response)
         finally:
             self._in_flight[node] -= 1
             self.wakeup()
+
+    def _answered(
+        self,
+        node: int,
+        batches: list[ProducerBatch],
+        answer: asyncio.Future[m.ProduceResponse],
+    ) -> None:
+        """The done-callback of a request written by ``send_nowait``."""
+        self._requests.discard(answer)
+        try:
+            if answer.cancelled():
+                return  # by close(), which fails the batches
+            exc = answer.exception()
+            if exc is None:
+                self._on_response(node, batches, answer.result())
+            else:
+                self._on_send_error(node, batches, exc)
+        finally:
+            self._in_flight[node] -= 1
+            self.wakeup()
+
+    def _on_send_error(self, node: int, batches: list[ProducerBatch], exc: BaseException) -> None:
+        if isinstance(exc, KafkaError):
+            self._on_request_error(batches, exc)
+            return
+        # A bug; the futures must not hang.
+        log.error("Produce request to node %s failed unexpectedly", node, exc_info=exc)
+        for batch in batches:
+            self._fail(batch, exc)
 
     def _on_request_error(self, batches: Iterable[ProducerBatch], exc: KafkaError) -> None:
         # The outcome is unknown (possibly persisted); a retry with the same

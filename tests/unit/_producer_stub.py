@@ -85,6 +85,10 @@ class StubClient:
     async def send(self, node: int, request: Any, **kw: Any) -> Any:
         raise AssertionError(f"{type(self).__name__} does not answer {type(request).__name__}")
 
+    def send_nowait(self, node: int, request: Any, *, max_version: int | None = None) -> Any:
+        # As a client with no connection to write on at once: the sender uses send().
+        return None
+
 
 def transactional_sender(
     client: StubClient, ids: ProducerIdState, txn: TransactionManager

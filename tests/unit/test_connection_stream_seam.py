@@ -221,3 +221,77 @@ async def test_the_pool_builds_connections_with_its_factory() -> None:
     finally:
         await pool.close()
     assert all(s.aborted for s in (streams[0], streams[2]))
+
+
+async def test_send_nowait_writes_at_once_and_its_future_gets_the_response() -> None:
+    stream = MemoryStream()
+    conn = await connected(stream)
+    try:
+        first = conn.send_nowait(MetadataRequest(topics=None))
+        second = conn.send_nowait(MetadataRequest(topics=None))
+        assert first is not None and second is not None
+        # Written before anything was awaited: no task, no loop turn.
+        r1, r2 = await stream.request(), await stream.request()
+        stream.feed(metadata_response(r2, "two") + metadata_response(r1, "one"))
+        assert (await asyncio.wait_for(first, 5)).cluster_id == "one"
+        assert (await asyncio.wait_for(second, 5)).cluster_id == "two"
+    finally:
+        await conn.close()
+
+
+async def test_send_nowait_declines_when_it_would_wait() -> None:
+    stream = MemoryStream()
+    config = ConnectionConfig(max_in_flight_requests_per_connection=2)
+    conn = AIOKafkaConnection("broker.test", 9092, config, stream_factory=stream.open)
+    assert conn.send_nowait(MetadataRequest(topics=None)) is None  # not connected
+    await asyncio.wait_for(conn.connect(), 5)
+    try:
+        futures = [conn.send_nowait(MetadataRequest(topics=None)) for _ in range(3)]
+        assert futures[0] is not None and futures[1] is not None
+        assert futures[2] is None  # both slots taken
+        request = await stream.request()
+        await stream.request()
+        stream.feed(metadata_response(request, "one"))
+        await asyncio.wait_for(futures[0], 5)
+        assert conn.send_nowait(MetadataRequest(topics=None)) is not None  # a slot is free
+    finally:
+        await conn.close()
+    assert conn.send_nowait(MetadataRequest(topics=None)) is None  # closed
+
+
+async def test_send_nowait_a_failed_write_fails_its_future_and_the_others() -> None:
+    stream = MemoryStream()
+    conn = await connected(stream)
+    waiting = conn.send_nowait(MetadataRequest(topics=None))
+    assert waiting is not None
+    await stream.request()
+    stream.write_error = ConnectionResetError("reset by peer")
+    failed = conn.send_nowait(MetadataRequest(topics=None))
+    assert failed is not None
+    for fut in (failed, waiting):
+        with pytest.raises(KafkaConnectionError):
+            await asyncio.wait_for(fut, 5)
+    assert conn.closed and stream.aborted
+    await conn.close()
+
+
+async def test_send_nowait_a_cancelled_future_frees_its_slot_when_the_response_comes() -> None:
+    stream = MemoryStream()
+    config = ConnectionConfig(max_in_flight_requests_per_connection=1)
+    conn = AIOKafkaConnection("broker.test", 9092, config, stream_factory=stream.open)
+    await asyncio.wait_for(conn.connect(), 5)
+    try:
+        fut = conn.send_nowait(MetadataRequest(topics=None))
+        assert fut is not None
+        fut.cancel()
+        request = await stream.request()
+        assert conn.send_nowait(MetadataRequest(topics=None)) is None  # still in flight
+        stream.feed(metadata_response(request, "dropped"))
+        for _ in range(10):
+            await asyncio.sleep(0)
+        again = conn.send_nowait(MetadataRequest(topics=None))
+        assert again is not None  # the response was read and dropped: slot free
+        stream.feed(metadata_response(await stream.request(), "kept"))
+        assert (await asyncio.wait_for(again, 5)).cluster_id == "kept"
+    finally:
+        await conn.close()

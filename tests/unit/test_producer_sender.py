@@ -102,7 +102,19 @@ Handler = Callable[[Any], Awaitable[Any]]
 
 
 class ScriptedClient(StubClient):
-    """Answers Produce requests with ``produce(request)``; records what was sent."""
+    """Answers Produce requests with ``produce(request)``; records what was sent.
+
+    With ``nowait`` set (see the ``write_path`` fixture) it also acts as an open
+    connection with a free slot: ``send_nowait`` answers with a future, and the sender
+    takes the response in a callback instead of a task.
+    """
+
+    nowait = False
+
+    def send_nowait(self, node: int, request: Any, *, max_version: int | None = None) -> Any:
+        if not self.nowait:
+            return None
+        return asyncio.ensure_future(self.send(node, request, max_version=max_version))
 
     def __init__(self, produce: Handler) -> None:
         super().__init__()
@@ -125,6 +137,14 @@ class ScriptedClient(StubClient):
                 (batch,) = list(MemoryRecords(bytes(part.records)))
                 self.sent.append((batch.producer_epoch, batch.base_sequence, len(list(batch)), 0))
         return await self.produce(request)
+
+
+@pytest.fixture(autouse=True, params=["task", "nowait"])
+def write_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test with both ways the sender sends a Produce request: a task awaiting
+    ``send()``, or ``send_nowait()`` and a done-callback."""
+    monkeypatch.setattr(ScriptedClient, "nowait", request.param == "nowait")
+    return str(request.param)
 
 
 def response(code: int = 0, base_offset: int = 0) -> ProduceResponse:
