@@ -399,20 +399,13 @@ class AIOKafkaConnection:
         if self._state != "ready" or self._reauth_gate is not None or self._slots.locked():
             return None
         version = self.api_versions.choose(type(request), max_version)
+        decode = self._decoder(request, version)
         if not _take_now(self._slots):
             return None
-        try:
-            decode = self._decoder(request, version)
-            if self._close_error is not None or self._stream is None:
-                raise self._unusable()
-            corr = self._next_correlation_id()
-            body = _api.encode_request(request, version, corr, self.config.client_id)
-        except BaseException:
-            self._slots.release()
-            raise
-        frame = len(body).to_bytes(4, "big") + body
+        corr, frame = self._frame(request, version)
         future = self._register(request, version, corr, frame, decode, None)
         stream = self._stream
+        assert stream is not None  # _frame() checked it
         try:
             stream.write(frame)
         except TRANSPORT_ERRORS as exc:
@@ -421,6 +414,19 @@ class AIOKafkaConnection:
         else:
             self.last_activity = time.monotonic()
         return future
+
+    def _frame(self, request: Request[object], version: int) -> tuple[int, bytes]:
+        """A correlation id and the encoded frame of ``request``, for a caller holding
+        a slot (released if this raises)."""
+        try:
+            if self._close_error is not None or self._stream is None:
+                raise self._unusable()
+            corr = self._next_correlation_id()
+            body = _api.encode_request(request, version, corr, self.config.client_id)
+        except BaseException:
+            self._slots.release()
+            raise
+        return corr, len(body).to_bytes(4, "big") + body
 
     def _register(
         self,
@@ -504,15 +510,7 @@ class AIOKafkaConnection:
             self._slots.release()
         # From here the slot is released by _finish() once a registered request is
         # answered or failed, or below when nothing gets registered.
-        try:
-            if self._close_error is not None or self._stream is None:
-                raise self._unusable()
-            corr = self._next_correlation_id()
-            body = _api.encode_request(request, version, corr, self.config.client_id)
-        except BaseException:
-            self._slots.release()
-            raise
-        frame = len(body).to_bytes(4, "big") + body
+        corr, frame = self._frame(request, version)
         if not expect_response:
             self._metrics.request_sent(len(frame), time.monotonic())
             try:
@@ -524,10 +522,10 @@ class AIOKafkaConnection:
         future = self._register(request, version, corr, frame, decode, timeout_ms)
         try:
             await self._write(frame)
-            # Written (the transport or the kernel has the bytes): drop the two
-            # encoded copies before waiting, or every request in flight keeps them
-            # alive until its response (a produce request's batches three times over).
-            del body, frame
+            # Written (the transport or the kernel has the bytes): drop the encoded
+            # frame before waiting, or every request in flight keeps it alive until
+            # its response (a produce request's batches twice over).
+            del frame
             return await future
         except asyncio.CancelledError:
             # The request stays registered so its response is read and dropped;
