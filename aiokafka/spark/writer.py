@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import (
@@ -36,6 +35,7 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
+from .commit import KafkaCommitMessage
 from .options import WriteOptions
 
 if TYPE_CHECKING:
@@ -55,16 +55,6 @@ def __getattr__(name: str) -> Any:
     from . import writing
 
     return getattr(writing, name)
-
-
-@dataclass
-class KafkaCommitMessage(WriterCommitMessage):
-    """What one task wrote: ``records`` sent, ``skipped`` when exactly-once found the
-    batch already committed by an earlier attempt."""
-
-    partition_id: int
-    records: int
-    skipped: bool = False
 
 
 class KafkaBatchWriter(DataSourceArrowWriter):

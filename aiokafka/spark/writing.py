@@ -25,9 +25,9 @@ from pyspark import TaskContext
 from aiokafka.producer.partitioner import murmur2_partition
 from aiokafka.structs import OffsetAndMetadata, TopicPartition
 
+from .commit import KafkaCommitMessage
 from .options import WriteOptions
 from .runtime import ClientPool, close_quietly, new_admin, new_producer, worker_runtime
-from .writer import KafkaCommitMessage
 
 if TYPE_CHECKING:
     from aiokafka.producer import AIOKafkaProducer
