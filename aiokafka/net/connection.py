@@ -84,6 +84,9 @@ CloseCallback = Callable[["AIOKafkaConnection", KafkaError], None]
 _R = TypeVar("_R")
 
 _MAX_CORRELATION_ID = 2**31 - 1
+#: A request timer that fires this many seconds late means the event loop did not run
+#: for a while (see _on_timeout).
+_LOOP_STALL = 1.0
 _HEADER_V0_LEN = MIN_FRAME_SIZE
 
 
@@ -387,11 +390,10 @@ class AIOKafkaConnection:
         if that would mean waiting: the connection is not ready, is
         re-authenticating, or every in-flight slot is taken (then use :meth:`send`).
 
-        For the producer's requests: no task and no coroutine per request, where
-        :meth:`send` suspends until the response. The future fails with what
-        :meth:`send` would raise; cancelling it drops the response. The write
-        does not wait for the transport's buffer to drain: the in-flight slots
-        bound what it holds.
+        For the producer's requests: no task or coroutine per request. The future
+        fails with what :meth:`send` would raise; cancelling it drops the response.
+        The write does not wait for the transport's buffer to drain: the in-flight
+        slots bound what it holds.
 
         Raises:
             aiokafka.errors.UnsupportedVersionError: no common version.
@@ -638,6 +640,14 @@ class AIOKafkaConnection:
         pending = self._pending.get(corr)
         if pending is None:
             return
+        timer = pending.timer
+        loop = asyncio.get_running_loop()
+        if timer is not None and loop.time() - timer.when() > _LOOP_STALL:
+            # Late: the loop did not run for a while (a paused process, a Spark worker
+            # between tasks). asyncio runs a turn's due timers before the reader they
+            # wake, so look again once the reader has run: the answer may be there.
+            pending.timer = loop.call_later(0.1, self._on_timeout, corr, timeout)
+            return
         timed_out = RequestTimedOutError(
             f"{pending.description} to {self.peer} got no response within {timeout * 1000:.0f} ms"
         )
@@ -778,11 +788,8 @@ class AIOKafkaConnection:
 
 
 def _take_now(slots: asyncio.Semaphore) -> bool:
-    """Take a slot of ``slots`` if one is free, without waiting.
-
-    ``Semaphore.acquire()`` returns at once, without suspending, when the semaphore
-    is not locked (documented): run its coroutine one step instead of awaiting it.
-    """
+    """Take a slot of ``slots`` if one is free, without waiting: ``acquire()`` returns
+    at once when the semaphore is not locked (documented), so run it one step."""
     acquire = slots.acquire()
     try:
         acquire.send(None)

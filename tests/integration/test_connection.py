@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 
 import pytest
 
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.cluster.connections import ConnectionPool
 from aiokafka.errors import (
     AuthenticationFailedError,
@@ -26,6 +28,8 @@ from aiokafka.protocol.messages import (
 )
 from tests.support.fault_proxy import FaultProxy
 from tools.kafka.rig import KafkaCluster
+
+NewTopic = Callable[..., str]
 
 
 def split(address: str) -> tuple[str, int]:
@@ -81,6 +85,35 @@ async def test_pipelined_requests(kafka: KafkaCluster) -> None:
         assert conn.in_flight == 0
     finally:
         await conn.close()
+
+
+async def test_a_fetch_answered_while_the_loop_stalled_keeps_the_connection(
+    kafka: KafkaCluster, new_topic: NewTopic, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A consumer whose event loop stops for longer than request_timeout_ms with a Fetch
+    # in flight (a Spark worker's pooled consumer between tasks, a paused process):
+    # the broker answered after fetch_max_wait_ms, so the request did not time out.
+    topic = new_topic()
+    async with AIOKafkaProducer(bootstrap_servers=kafka.bootstrap_servers) as producer:
+        await producer.send_and_wait(topic, b"first")
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=kafka.bootstrap_servers,
+        request_timeout_ms=1000,
+        fetch_max_wait_ms=100,
+        auto_offset_reset="earliest",
+    )
+    await consumer.start()
+    try:
+        consumer.assign([TopicPartition(topic, 0)])
+        first = await consumer.getmany(timeout_ms=5000)
+        assert [r.value for records in first.values() for r in records] == [b"first"]
+        await asyncio.sleep(0.05)  # the next Fetch is out, waiting at the broker
+        caplog.set_level(logging.WARNING, logger="aiokafka")
+        time.sleep(2.5)  # noqa: ASYNC251 - the stall itself
+        assert await consumer.getmany(timeout_ms=500) == {}
+        assert not [r for r in caplog.records if "RequestTimedOutError" in r.getMessage()]
+    finally:
+        await consumer.stop()
 
 
 async def test_cut_during_pipelined_requests_fails_all_then_reconnects(

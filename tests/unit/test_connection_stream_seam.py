@@ -10,11 +10,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import ssl
+import time
 
 import pytest
 
 from aiokafka.cluster.connections import ConnectionPool, NodeId
-from aiokafka.errors import KafkaConnectionError
+from aiokafka.errors import KafkaConnectionError, RequestTimedOutError
 from aiokafka.metrics.network import NetworkMetrics
 from aiokafka.net.config import ConnectionConfig
 from aiokafka.net.connection import AIOKafkaConnection, CloseCallback
@@ -295,3 +296,47 @@ async def test_send_nowait_a_cancelled_future_frees_its_slot_when_the_response_c
         assert (await asyncio.wait_for(again, 5)).cluster_id == "kept"
     finally:
         await conn.close()
+
+
+async def test_a_response_that_came_while_the_loop_was_stalled_is_not_a_timeout(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A process whose event loop did not run for longer than request_timeout_ms (a
+    # paused process, a Spark worker between tasks, a callback that blocked): the
+    # broker answered in time, and the answer and the timeout are due in the same
+    # loop turn. The timeout runs first (asyncio runs due timers in that turn and
+    # the reader only in the next), so it looks again once the reader has run.
+    monkeypatch.setattr("aiokafka.net.connection._LOOP_STALL", 0.1)
+    stream = MemoryStream()
+    config = ConnectionConfig(request_timeout_ms=200)
+    conn = AIOKafkaConnection("broker.test", 9092, config, stream_factory=stream.open)
+    await asyncio.wait_for(conn.connect(), 5)
+    try:
+        fut = conn.send_nowait(MetadataRequest(topics=None))
+        assert fut is not None
+        request = await stream.request()
+        loop = asyncio.get_running_loop()
+        loop.call_later(0.05, stream.feed, metadata_response(request, "in time"))
+        time.sleep(0.5)  # noqa: ASYNC251 - the stall itself: both are due when it runs again
+        assert (await asyncio.wait_for(fut, 5)).cluster_id == "in time"
+        assert conn.connected
+    finally:
+        await conn.close()
+
+
+async def test_a_request_with_no_answer_still_times_out_after_a_stall(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("aiokafka.net.connection._LOOP_STALL", 0.1)
+    stream = MemoryStream()
+    config = ConnectionConfig(request_timeout_ms=200)
+    conn = AIOKafkaConnection("broker.test", 9092, config, stream_factory=stream.open)
+    await asyncio.wait_for(conn.connect(), 5)
+    fut = conn.send_nowait(MetadataRequest(topics=None))
+    assert fut is not None
+    await stream.request()
+    time.sleep(0.5)  # noqa: ASYNC251 - the loop stalls
+    with pytest.raises(RequestTimedOutError):
+        await asyncio.wait_for(fut, 5)
+    assert conn.closed
+    await conn.close()
