@@ -31,9 +31,11 @@ def metadata_response(request: Request, cluster_id: str) -> bytes:
     return response_frame(METADATA, request.version, request.corr, body)
 
 
-async def connected(stream: MemoryStream) -> AIOKafkaConnection:
+async def connected(
+    stream: MemoryStream, config: ConnectionConfig | None = None
+) -> AIOKafkaConnection:
     conn = AIOKafkaConnection(
-        "broker.test", 9092, ConnectionConfig(), node_id=1, stream_factory=stream.open
+        "broker.test", 9092, config or ConnectionConfig(), node_id=1, stream_factory=stream.open
     )
     await asyncio.wait_for(conn.connect(), 5)
     return conn
@@ -278,9 +280,7 @@ async def test_send_nowait_a_failed_write_fails_its_future_and_the_others() -> N
 
 async def test_send_nowait_a_cancelled_future_frees_its_slot_when_the_response_comes() -> None:
     stream = MemoryStream()
-    config = ConnectionConfig(max_in_flight_requests_per_connection=1)
-    conn = AIOKafkaConnection("broker.test", 9092, config, stream_factory=stream.open)
-    await asyncio.wait_for(conn.connect(), 5)
+    conn = await connected(stream, ConnectionConfig(max_in_flight_requests_per_connection=1))
     try:
         fut = conn.send_nowait(MetadataRequest(topics=None))
         assert fut is not None
@@ -298,45 +298,33 @@ async def test_send_nowait_a_cancelled_future_frees_its_slot_when_the_response_c
         await conn.close()
 
 
-async def test_a_response_that_came_while_the_loop_was_stalled_is_not_a_timeout(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize("answered", [True, False], ids=["answered", "unanswered"])
+async def test_a_request_timer_late_after_a_loop_stall_looks_again(
+    monkeypatch: pytest.MonkeyPatch, answered: bool
 ) -> None:
     # A process whose event loop did not run for longer than request_timeout_ms (a
     # paused process, a Spark worker between tasks, a callback that blocked): the
     # broker answered in time, and the answer and the timeout are due in the same
     # loop turn. The timeout runs first (asyncio runs due timers in that turn and
-    # the reader only in the next), so it looks again once the reader has run.
+    # the reader only in the next), so it looks again once the reader has run; a
+    # request with no answer still times out.
     monkeypatch.setattr("aiokafka.net.connection._LOOP_STALL", 0.1)
     stream = MemoryStream()
-    config = ConnectionConfig(request_timeout_ms=200)
-    conn = AIOKafkaConnection("broker.test", 9092, config, stream_factory=stream.open)
-    await asyncio.wait_for(conn.connect(), 5)
+    conn = await connected(stream, ConnectionConfig(request_timeout_ms=200))
     try:
         fut = conn.send_nowait(MetadataRequest(topics=None))
         assert fut is not None
         request = await stream.request()
-        loop = asyncio.get_running_loop()
-        loop.call_later(0.05, stream.feed, metadata_response(request, "in time"))
-        time.sleep(0.5)  # noqa: ASYNC251 - the stall itself: both are due when it runs again
-        assert (await asyncio.wait_for(fut, 5)).cluster_id == "in time"
-        assert conn.connected
+        if answered:
+            response = metadata_response(request, "in time")
+            asyncio.get_running_loop().call_later(0.05, stream.feed, response)
+        time.sleep(0.5)  # noqa: ASYNC251 - the stall itself: all is due when it ends
+        if answered:
+            assert (await asyncio.wait_for(fut, 5)).cluster_id == "in time"
+            assert conn.connected
+        else:
+            with pytest.raises(RequestTimedOutError):
+                await asyncio.wait_for(fut, 5)
+            assert conn.closed
     finally:
         await conn.close()
-
-
-async def test_a_request_with_no_answer_still_times_out_after_a_stall(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr("aiokafka.net.connection._LOOP_STALL", 0.1)
-    stream = MemoryStream()
-    config = ConnectionConfig(request_timeout_ms=200)
-    conn = AIOKafkaConnection("broker.test", 9092, config, stream_factory=stream.open)
-    await asyncio.wait_for(conn.connect(), 5)
-    fut = conn.send_nowait(MetadataRequest(topics=None))
-    assert fut is not None
-    await stream.request()
-    time.sleep(0.5)  # noqa: ASYNC251 - the loop stalls
-    with pytest.raises(RequestTimedOutError):
-        await asyncio.wait_for(fut, 5)
-    assert conn.closed
-    await conn.close()
