@@ -84,8 +84,7 @@ CloseCallback = Callable[["AIOKafkaConnection", KafkaError], None]
 _R = TypeVar("_R")
 
 _MAX_CORRELATION_ID = 2**31 - 1
-#: A request timer that fires this many seconds late means the event loop did not run
-#: for a while (see _on_timeout).
+#: A request timer this many seconds late: the loop did not run (see _on_timeout).
 _LOOP_STALL = 1.0
 _HEADER_V0_LEN = MIN_FRAME_SIZE
 
@@ -100,6 +99,7 @@ class _Pending:
     timer: asyncio.TimerHandle | None
     #: ``time.monotonic()`` when it was registered (request latency).
     started: float
+    stalled: bool = False  # its timer fired late once and was set again (_on_timeout)
 
 
 class AIOKafkaConnection:
@@ -642,10 +642,10 @@ class AIOKafkaConnection:
             return
         timer = pending.timer
         loop = asyncio.get_running_loop()
-        if timer is not None and loop.time() - timer.when() > _LOOP_STALL:
-            # Late: the loop did not run for a while (a paused process, a Spark worker
-            # between tasks). asyncio runs a turn's due timers before the reader they
-            # wake, so look again once the reader has run: the answer may be there.
+        if timer is not None and not pending.stalled and loop.time() - timer.when() > _LOOP_STALL:
+            # Late, the loop did not run (a paused process, a Spark worker between tasks):
+            # asyncio runs due timers before the reader they wake. Look again after it.
+            pending.stalled = True
             pending.timer = loop.call_later(0.1, self._on_timeout, corr, timeout)
             return
         timed_out = RequestTimedOutError(

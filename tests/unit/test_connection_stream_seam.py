@@ -328,3 +328,31 @@ async def test_a_request_timer_late_after_a_loop_stall_looks_again(
             assert conn.closed
     finally:
         await conn.close()
+
+
+async def test_a_loop_that_keeps_stalling_still_times_requests_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A late timer looks again once, not every time: a loop that stalls every turn
+    # must not keep a request without an answer alive.
+    monkeypatch.setattr("aiokafka.net.connection._LOOP_STALL", 0.1)
+    stream = MemoryStream()
+    conn = await connected(stream, ConnectionConfig(request_timeout_ms=200))
+    loop = asyncio.get_running_loop()
+    stalling = True
+
+    def stall() -> None:
+        time.sleep(0.2)  # every turn of the loop stalls
+        if stalling:
+            loop.call_soon(stall)
+
+    try:
+        fut = conn.send_nowait(MetadataRequest(topics=None))
+        assert fut is not None
+        await stream.request()
+        loop.call_soon(stall)
+        with pytest.raises(RequestTimedOutError):
+            await asyncio.wait_for(fut, 5)
+    finally:
+        stalling = False
+        await conn.close()
