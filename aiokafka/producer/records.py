@@ -9,7 +9,7 @@ the argument.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from aiokafka._extensions import load_extension
@@ -171,6 +171,31 @@ class BatchBuilder:
         )
         # The serializer checked the timestamp (0 <= t < 2**63).
         return self._append(timestamp, key_bytes, value_bytes, header_list)
+
+    def append_values(self, values: Sequence[Any], start: int = 0) -> int:
+        """Add ``values[start:]`` as records with no key, timestamp or headers (the
+        producer's value serializer applies), until the batch is full.
+
+        One call for a run of records, where :meth:`append` is a call per record: a
+        columnar writer's path (the Spark data source). With no value serializer
+        and the C extension, a list of ``bytes`` (and ``None``) is encoded in one
+        pass, all records stamped with the same time.
+
+        Returns:
+            The index of the first value not added (``len(values)``: all were).
+
+        Raises:
+            TypeError: a value of the wrong type (those before it are added).
+            IllegalStateError: the batch was already sent.
+        """
+        if self._closed:
+            raise IllegalStateError("this batch was already passed to send_batch()")
+        if self._plain:
+            return self._builder.add_values(values, start)
+        for i in range(start, len(values)):
+            if self.append(value=values[i]) is None:
+                return i
+        return len(values)
 
     def size(self) -> int:
         """Bytes in the batch so far (before compression)."""

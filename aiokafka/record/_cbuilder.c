@@ -425,6 +425,92 @@ done:
     return result;
 }
 
+/* -------------------------------------------------------- append_values */
+
+PyDoc_STRVAR(append_values_doc,
+"append_values(buffer, limit, offset, ts_delta, values, start, /)\n"
+"--\n"
+"\n"
+"Append values[start:] (a list) to the bytearray buffer as v2 records with no key\n"
+"and no headers, at offsets offset, offset + 1, ..., all with timestamp delta\n"
+"ts_delta, while the buffer stays within limit bytes (when offset is 0 the first\n"
+"record is appended whatever its size, as add() does). Stops at the first value\n"
+"that is neither bytes nor None. Returns the index of the first value not\n"
+"appended. On an exception nothing is appended.");
+
+static PyObject *
+append_values(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 6) {
+        PyErr_Format(PyExc_TypeError, "append_values() takes 6 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    PyObject *buffer = args[0], *values = args[4];
+    if (!PyByteArray_CheckExact(buffer) || !PyList_CheckExact(values)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "append_values() takes a bytearray buffer and a list of values");
+        return NULL;
+    }
+    int overflow;
+    long long limit = PyLong_AsLongLongAndOverflow(args[1], &overflow);
+    if (limit == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (overflow) {
+        limit = overflow > 0 ? LLONG_MAX : -1;
+    }
+    int64_t offset, ts_delta;
+    if (as_varint_value(args[2], &offset) < 0 || as_varint_value(args[3], &ts_delta) < 0) {
+        return NULL;
+    }
+    Py_ssize_t start = PyLong_AsSsize_t(args[5]);
+    if (start == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(values);
+    if (start < 0 || start > n) {
+        PyErr_SetString(PyExc_ValueError, "append_values() start out of range");
+        return NULL;
+    }
+    /* First pass: how many fit, and the bytes they take. */
+    Py_ssize_t before = PyByteArray_GET_SIZE(buffer);
+    Py_ssize_t after = before, end = start;
+    Py_ssize_t fixed = 1 + varint_size(ts_delta) + varint_size(-1) + 1;
+    for (; end < n; end++) {
+        PyObject *value = PyList_GET_ITEM(values, end);
+        if (value != Py_None && !PyBytes_CheckExact(value)) {
+            break;
+        }
+        Py_ssize_t value_len = value != Py_None ? PyBytes_GET_SIZE(value) : -1;
+        Py_ssize_t body = fixed + varint_size(offset + (end - start))
+            + varint_size(value_len) + (value_len > 0 ? value_len : 0);
+        Py_ssize_t next = after + varint_size(body) + body;
+        if (limit >= 0 && (long long)next > limit && (offset > 0 || end > start)) {
+            break;
+        }
+        after = next;
+    }
+    if (end > start) {
+        /* The one resize; the list cannot change meanwhile (no Python code runs). */
+        if (PyByteArray_Resize(buffer, after) < 0) {
+            return NULL;
+        }
+        char *p = PyByteArray_AS_STRING(buffer) + before;
+        for (Py_ssize_t i = start; i < end; i++) {
+            PyObject *value = PyList_GET_ITEM(values, i);
+            Py_ssize_t value_len = value != Py_None ? PyBytes_GET_SIZE(value) : -1;
+            int64_t offset_delta = offset + (i - start);
+            Py_ssize_t body = fixed + varint_size(offset_delta)
+                + varint_size(value_len) + (value_len > 0 ? value_len : 0);
+            p = write_record_head(p, body, ts_delta, offset_delta, Py_None, -1, value,
+                                  value_len);
+            *p++ = 0;  /* headersCount */
+        }
+    }
+    return PyLong_FromSsize_t(end);
+}
+
 /* ------------------------------------------------------- append_next */
 
 /* The builder's __slots__ read and written by append_next(), found by their
@@ -801,6 +887,8 @@ static PyMethodDef cbuilder_methods[] = {
     {"bind_batch", (PyCFunction)(void (*)(void))bind_batch, METH_FASTCALL, bind_batch_doc},
     {"append_record", (PyCFunction)(void (*)(void))append_record, METH_FASTCALL,
      append_record_doc},
+    {"append_values", (PyCFunction)(void (*)(void))append_values, METH_FASTCALL,
+     append_values_doc},
     {"bind_builder", (PyCFunction)(void (*)(void))bind_builder, METH_FASTCALL,
      bind_builder_doc},
     {NULL, NULL, 0, NULL},

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import struct
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final
 
 from aiokafka._extensions import load_extension
@@ -105,6 +105,9 @@ _cbuilder = load_extension("aiokafka.record._cbuilder")
 # None: the pure-Python path. Tests set it to None to compare both paths.
 _c_append_record: Callable[[bytearray, int, int, int, object, object, object], bool] | None = (
     None if _cbuilder is None else _cbuilder.append_record
+)
+_c_append_values: Callable[[bytearray, int, int, int, list[Any], int], int] | None = (
+    None if _cbuilder is None else _cbuilder.append_values
 )
 
 
@@ -547,6 +550,58 @@ class DefaultRecordBatchBuilder:
         self._last_offset = offset
         # (No need to drop self._compressed: nothing can be appended after build().)
         return timestamp
+
+    def add_values(
+        self,
+        values: Sequence[bytes | bytearray | memoryview | None],
+        start: int = 0,
+        timestamp: int | None = None,
+    ) -> int:
+        """Append ``values[start:]`` as records with no key and no headers, at the next
+        offsets and all with one ``timestamp`` (None: now), until the batch is full.
+
+        A columnar writer's path (the Spark data source): one call for a run of
+        records, where :meth:`add` is a call per record. With the C extension a
+        list of bytes and None is encoded in one pass, without a metadata object or
+        a clock reading per record.
+
+        Returns:
+            The index of the first value not appended (``len(values)``: all were).
+
+        Raises:
+            TypeError: a value is not bytes-like (those before it are appended).
+            IllegalStateError: the batch was already built.
+        """
+        if self._built:
+            raise IllegalStateError("cannot append to a record batch after build()")
+        if timestamp is None:
+            timestamp = _time_ns() // 1_000_000
+        end, i = len(values), start
+        while i < end:
+            count = self._count
+            if _c_append_values is not None and type(values) is list:
+                first = self._first_timestamp if count else timestamp
+                done = _c_append_values(
+                    self._buffer, self._batch_size, count, timestamp - first, values, i
+                )
+                if done > i:
+                    if not count:
+                        self._first_timestamp = self._max_timestamp = timestamp
+                    elif timestamp > self._max_timestamp:
+                        self._max_timestamp = timestamp
+                    self._count = count + done - i
+                    self._last_offset = self._count - 1
+                    i = done
+                    if i == end:
+                        break
+                value = values[i]
+                if value is None or type(value) is bytes:
+                    return i  # the batch is full
+            # Without the C path, or a value it leaves to Python (bytearray, ...).
+            if self.add(timestamp, None, values[i]) is None:
+                return i
+            i += 1
+        return i
 
     # ------------------------------------------------------------------------- sizes
 

@@ -126,9 +126,11 @@ class _RowSender:
     Order is kept within a partition. At most :data:`_MAX_PENDING_BATCHES` batches
     are unacknowledged at a time, which bounds the task's memory.
 
-    The per-row Python work is one ``BatchBuilder.append`` call: columns become
-    Python lists in one Arrow call each, and an Arrow batch without keys, partitions
-    or per-row topics (the common shape) goes to its partition without any grouping.
+    Columns become Python lists in one Arrow call each. An Arrow batch without keys,
+    headers, partitions or per-row topics (the common shape) goes to its partition
+    without any grouping, a batch's worth of rows per ``BatchBuilder.append_values``
+    call (encoded in one pass, stamped with one time); other rows take one
+    ``BatchBuilder.append`` call each.
     """
 
     def __init__(self, producer: AIOKafkaProducer, topic_option: str | None) -> None:
@@ -222,14 +224,16 @@ class _RowSender:
         builder = producer.create_batch()
         append = builder.append
         if rows is None and keys is None and headers is None:
-            # The hot loop of the common shape: values only.
-            for value in values:
-                if append(value=value) is None:
-                    await self._send(builder, topic, partition)
-                    builder = producer.create_batch()
-                    append = builder.append
-                    if append(value=value) is None:
-                        raise ValueError(f"a row of {topic!r} does not fit in kafka.batch.size")
+            # The common shape, values only: a run of rows per call, encoded in one
+            # pass (BatchBuilder.append_values), a new batch when one is full.
+            i = builder.append_values(values)
+            while i < len(values):
+                await self._send(builder, topic, partition)
+                builder = producer.create_batch()
+                done = builder.append_values(values, i)
+                if done == i:
+                    raise ValueError(f"a row of {topic!r} does not fit in kafka.batch.size")
+                i = done
         else:
             for i in range(len(values)) if rows is None else rows:
                 key = None if keys is None else keys[i]
