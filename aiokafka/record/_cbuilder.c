@@ -345,6 +345,20 @@ PyDoc_STRVAR(append_record_doc,
 "Returns False, appending nothing, when limit >= 0 and the buffer would grow past\n"
 "limit bytes; True otherwise. On any exception nothing is appended.");
 
+/* A buffer limit (batch_size) as long long: -1 is no limit; any int >= 0 counts, one
+ * past long long being no limit in practice (no buffer gets that big). */
+static int
+as_limit(PyObject *obj, long long *out)
+{
+    int overflow;
+    long long limit = PyLong_AsLongLongAndOverflow(obj, &overflow);
+    if (limit == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    *out = overflow ? (overflow > 0 ? LLONG_MAX : -1) : limit;
+    return 0;
+}
+
 static PyObject *
 append_record(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -359,15 +373,9 @@ append_record(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "append_record() buffer must be a bytearray");
         return NULL;
     }
-    /* batch_size may be any int >= 0: one past long long is no limit in practice
-     * (no buffer gets that big). */
-    int overflow;
-    long long limit = PyLong_AsLongLongAndOverflow(args[1], &overflow);
-    if (limit == -1 && PyErr_Occurred()) {
+    long long limit;
+    if (as_limit(args[1], &limit) < 0) {
         return NULL;
-    }
-    if (overflow) {
-        limit = overflow > 0 ? LLONG_MAX : -1;
     }
     int64_t offset, ts_delta;
     PyObject *key = NULL, *value = NULL, *result = NULL;
@@ -438,6 +446,15 @@ PyDoc_STRVAR(append_values_doc,
 "that is neither bytes nor None. Returns the index of the first value not\n"
 "appended. On an exception nothing is appended.");
 
+/* The body size of a key-less, header-less record: `fixed` (attributes, timestamp
+ * delta, null key, headers count) plus its offset delta and value. */
+static inline Py_ssize_t
+value_body(Py_ssize_t fixed, int64_t offset_delta, Py_ssize_t value_len)
+{
+    return fixed + varint_size(offset_delta) + varint_size(value_len)
+        + (value_len > 0 ? value_len : 0);
+}
+
 static PyObject *
 append_values(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -452,13 +469,9 @@ append_values(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                         "append_values() takes a bytearray buffer and a list of values");
         return NULL;
     }
-    int overflow;
-    long long limit = PyLong_AsLongLongAndOverflow(args[1], &overflow);
-    if (limit == -1 && PyErr_Occurred()) {
+    long long limit;
+    if (as_limit(args[1], &limit) < 0) {
         return NULL;
-    }
-    if (overflow) {
-        limit = overflow > 0 ? LLONG_MAX : -1;
     }
     int64_t offset, ts_delta;
     if (as_varint_value(args[2], &offset) < 0 || as_varint_value(args[3], &ts_delta) < 0) {
@@ -483,8 +496,7 @@ append_values(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             break;
         }
         Py_ssize_t value_len = value != Py_None ? PyBytes_GET_SIZE(value) : -1;
-        Py_ssize_t body = fixed + varint_size(offset + (end - start))
-            + varint_size(value_len) + (value_len > 0 ? value_len : 0);
+        Py_ssize_t body = value_body(fixed, offset + (end - start), value_len);
         Py_ssize_t next = after + varint_size(body) + body;
         if (limit >= 0 && (long long)next > limit && (offset > 0 || end > start)) {
             break;
@@ -501,8 +513,7 @@ append_values(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             PyObject *value = PyList_GET_ITEM(values, i);
             Py_ssize_t value_len = value != Py_None ? PyBytes_GET_SIZE(value) : -1;
             int64_t offset_delta = offset + (i - start);
-            Py_ssize_t body = fixed + varint_size(offset_delta)
-                + varint_size(value_len) + (value_len > 0 ? value_len : 0);
+            Py_ssize_t body = value_body(fixed, offset_delta, value_len);
             p = write_record_head(p, body, ts_delta, offset_delta, Py_None, -1, value,
                                   value_len);
             *p++ = 0;  /* headersCount */
