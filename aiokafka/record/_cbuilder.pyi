@@ -1,5 +1,5 @@
-# Stub of the optional C extension (_cbuilder.c); see default_builder.add() and
-# DefaultRecordBatchBuilder.appender().
+# Stub of the optional C extension (_cbuilder.c); see default_builder.add(),
+# DefaultRecordBatchBuilder.add_values() and DefaultRecordBatchBuilder.appender().
 
 from collections.abc import Callable
 from typing import Any
@@ -14,6 +14,15 @@ def append_record(
     headers: object,
     /,
 ) -> bool: ...
+def append_values(
+    buffer: bytearray,
+    limit: int,
+    offset: int,
+    timestamp_delta: int,
+    values: list[Any],
+    start: int,
+    /,
+) -> int: ...
 def bind_builder(
     builder_class: type,
     metadata_class: type[tuple[int, int, int]],
