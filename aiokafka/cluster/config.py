@@ -8,16 +8,12 @@ argument at construction, before anything connects.
 from __future__ import annotations
 
 import re
-import ssl
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from aiokafka.abc import AbstractTokenProvider
 from aiokafka.net.config import ConnectionConfig
-from aiokafka.net.frames import DEFAULT_MAX_RESPONSE_SIZE
-from aiokafka.net.secret import Secret
-from aiokafka.option_checks import DEFAULT_CLIENT_ID, InvalidOptionError, check_int, secret_option
+from aiokafka.option_checks import InvalidOptionError, check_int
 
 __all__ = ["ClientConfig", "check_loop", "parse_bootstrap_servers"]
 
@@ -102,49 +98,33 @@ def parse_bootstrap_servers(value: str | Sequence[str]) -> tuple[tuple[str, int]
 
 
 @dataclass(frozen=True, slots=True)
-class ClientConfig:
+class ClientConfig(ConnectionConfig):
     """Options shared by all clients, with aiokafka's names and defaults.
+
+    The options of one broker connection (``client_id``, ``request_timeout_ms``,
+    ``max_in_flight_requests_per_connection``, ``security_protocol``,
+    ``ssl_context``, the ``sasl_*`` options and ``max_response_size``) are those of
+    :class:`~aiokafka.net.config.ConnectionConfig`, which this config extends and
+    which checks them; every connection the client makes is given this config.
 
     Attributes:
         bootstrap_servers: ``"host:port[,host:port]"`` or a list; every address a
             name resolves to is tried.
-        client_id: Sent in request headers, shown in broker logs and quotas.
         metadata_max_age_ms: Refresh metadata at least this often, even without
             errors (so new partitions/brokers are seen).
-        request_timeout_ms: Deadline of a single request, and of connecting.
         retry_backoff_ms: Pause between retries of a failed request.
         reconnect_backoff_ms: First pause before reconnecting to a broker.
         reconnect_backoff_max_ms: Upper bound of the exponentially growing
             reconnect pause.
         connections_max_idle_ms: Close connections idle for longer than this.
-        max_in_flight_requests_per_connection: Pipelining depth per connection.
         api_version: ``"auto"`` (negotiate with ApiVersions). ``None`` and version
             strings (``"2.8"``, ``"4.0"``, ``"2.0.0"``) are accepted for
             compatibility with aiokafka and ignored:
             each request's version is negotiated per broker, which is never less
             correct than a pinned one. Pass ``max_version`` to a request to cap it.
-        security_protocol: ``PLAINTEXT``, ``SSL``, ``SASL_PLAINTEXT``, ``SASL_SSL``.
-        ssl_context: Required for the SSL protocols.
-        sasl_mechanism: ``PLAIN``, ``SCRAM-SHA-256``, ``SCRAM-SHA-512``,
-            ``OAUTHBEARER`` or ``GSSAPI``.
-        sasl_plain_username: User for PLAIN/SCRAM.
-        sasl_plain_password: Password for PLAIN/SCRAM: a ``str`` (or a
-            :class:`~aiokafka.net.secret.Secret`), kept as a ``Secret`` so that it
-            never shows in ``repr``, ``str`` or :func:`dataclasses.asdict`.
-        sasl_kerberos_service_name: Kerberos service name (GSSAPI).
-        sasl_kerberos_domain_name: Kerberos host name override (GSSAPI).
-        sasl_oauth_token_provider: Token provider (OAUTHBEARER); not in ``repr``.
         client_rack: The client's rack (KIP-392 fetch-from-follower), or ``None``.
         allow_auto_topic_creation: Let Metadata requests create missing topics (if
             the broker allows it).
-        max_response_size: Largest response frame accepted from a broker, in bytes
-            (default 100 MiB, in [1 MiB, 2**31 - 1]). The length prefix is checked
-            before the body is read: a larger one (a peer that is not Kafka, or a
-            broken one) fails the connection with a retriable
-            :class:`~aiokafka.errors.KafkaProtocolError` naming the broker, the size
-            and the limit. A consumer's Fetch raises its connection's limit to its
-            own ``max_bytes`` (``fetch_max_bytes``) plus headroom, so this only
-            needs setting to accept other unusually large responses.
         enable_metrics_push: Push the client's metrics to the cluster when the
             cluster subscribes to them (KIP-714, the Java client's
             ``enable.metrics.push``): a broker with a client-telemetry plugin and a
@@ -155,38 +135,20 @@ class ClientConfig:
     """
 
     bootstrap_servers: str | Sequence[str] = "localhost"
-    client_id: str | None = DEFAULT_CLIENT_ID
     metadata_max_age_ms: int = 300000
-    request_timeout_ms: int = 40000
     retry_backoff_ms: int = 100
     reconnect_backoff_ms: int = 50
     reconnect_backoff_max_ms: int = 1000
     connections_max_idle_ms: int = 540000
-    max_in_flight_requests_per_connection: int = 5
     api_version: str | None = "auto"
-    security_protocol: str = "PLAINTEXT"
-    ssl_context: ssl.SSLContext | None = None
-    sasl_mechanism: str = "PLAIN"
-    sasl_plain_username: str | None = None
-    sasl_plain_password: Secret | None = None
-    sasl_kerberos_service_name: str = "kafka"
-    sasl_kerberos_domain_name: str | None = None
-    sasl_oauth_token_provider: AbstractTokenProvider | None = field(default=None, repr=False)
     client_rack: str | None = None
     allow_auto_topic_creation: bool = True
-    max_response_size: int = DEFAULT_MAX_RESPONSE_SIZE
     enable_metrics_push: bool = True
     bootstrap_addresses: tuple[tuple[str, int], ...] = field(init=False, default=())
-    connection: ConnectionConfig = field(init=False, default_factory=ConnectionConfig)
 
     def __post_init__(self) -> None:
         object.__setattr__(
             self, "bootstrap_addresses", parse_bootstrap_servers(self.bootstrap_servers)
-        )
-        object.__setattr__(
-            self,
-            "sasl_plain_password",
-            secret_option("sasl_plain_password", self.sasl_plain_password),
         )
         check_int("metadata_max_age_ms", self.metadata_max_age_ms, 0)
         check_int("retry_backoff_ms", self.retry_backoff_ms, 0)
@@ -216,22 +178,12 @@ class ClientConfig:
             )
         if not isinstance(self.enable_metrics_push, bool):
             raise InvalidOptionError("enable_metrics_push must be a bool", "enable_metrics_push")
-        # Timeout, pipelining, security and SASL rules live in ConnectionConfig.
-        object.__setattr__(
-            self,
-            "connection",
-            ConnectionConfig(
-                client_id=self.client_id,
-                request_timeout_ms=self.request_timeout_ms,
-                max_in_flight_requests_per_connection=self.max_in_flight_requests_per_connection,
-                security_protocol=self.security_protocol,
-                ssl_context=self.ssl_context,
-                sasl_mechanism=self.sasl_mechanism,
-                sasl_plain_username=self.sasl_plain_username,
-                sasl_plain_password=self.sasl_plain_password,
-                sasl_kerberos_service_name=self.sasl_kerberos_service_name,
-                sasl_kerberos_domain_name=self.sasl_kerberos_domain_name,
-                sasl_oauth_token_provider=self.sasl_oauth_token_provider,
-                max_response_size=self.max_response_size,
-            ),
-        )
+        # Timeout, pipelining, security and SASL rules (and the password's Secret).
+        # Explicit, not super(): slots=True makes a new class that super()'s cell
+        # does not know.
+        ConnectionConfig.__post_init__(self)
+
+    @property
+    def connection(self) -> ConnectionConfig:
+        """The options each broker connection is made with: this config itself."""
+        return self

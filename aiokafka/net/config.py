@@ -1,7 +1,7 @@
 """Validated options of one broker connection.
 
 :class:`ConnectionConfig` holds what a single connection needs (timeouts, pipelining,
-security, SASL). The cluster client's config builds one, so each rule is checked in
+security, SASL). The cluster client's config extends it, so each rule is checked in
 one place and the error names the user-facing argument.
 """
 
@@ -38,7 +38,8 @@ SECURITY_PROTOCOLS = frozenset({"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"
 
 @dataclass(frozen=True, slots=True)
 class ConnectionConfig:
-    """Options of a broker connection (aiokafka's keyword names).
+    """Options of a broker connection (aiokafka's keyword names); the clients'
+    :class:`~aiokafka.cluster.config.ClientConfig` extends it.
 
     Attributes:
         client_id: Sent in every request header; ``None`` sends a null client id.
@@ -61,8 +62,14 @@ class ConnectionConfig:
             defaults to the host connected to.
         sasl_oauth_token_provider: Token source for OAUTHBEARER (left out of
             ``repr``: a provider may hold credentials).
-        max_response_size: Largest response frame read from a broker, checked on
-            its length prefix before the body is read (see :mod:`aiokafka.net.frames`).
+        max_response_size: Largest response frame read from a broker, in bytes
+            (default 100 MiB, in [1 MiB, 2**31 - 1]). The length prefix is checked
+            before the body is read (see :mod:`aiokafka.net.frames`): a larger one (a
+            peer that is not Kafka, or a broken one) fails the connection with a
+            retriable :class:`~aiokafka.errors.KafkaProtocolError` naming the broker,
+            the size and the limit. A consumer's Fetch raises its connection's limit
+            to its own ``max_bytes`` (``fetch_max_bytes``) plus headroom, so this
+            only needs setting to accept other unusually large responses.
     """
 
     client_id: str | None = DEFAULT_CLIENT_ID
