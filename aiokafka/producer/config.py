@@ -7,8 +7,8 @@ argument: an unknown option or a value of the wrong type raises
 a ``TypeError`` (aiokafka 0.x and Python raise ``TypeError`` for those), and an
 unknown option's message suggests the closest valid name. The options shared with
 other clients (bootstrap servers, security, timeouts) are validated by
-:class:`~aiokafka.cluster.config.ClientConfig`, which this config builds and keeps as
-:attr:`ProducerConfig.client`.
+:class:`~aiokafka.cluster.config.ClientConfig`, which this config extends (the
+producer's cluster client is given the config itself, as :attr:`ProducerConfig.client`).
 
 Idempotence and acks follow the Java client (KIP-679) rather than aiokafka 0.8,
 whose defaults (``acks=1``, no idempotence) could lose or duplicate records:
@@ -26,15 +26,11 @@ whose defaults (``acks=1``, no idempotence) could lose or duplicate records:
 from __future__ import annotations
 
 import dataclasses
-import ssl
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from aiokafka.abc import AbstractTokenProvider
 from aiokafka.cluster.config import ClientConfig, check_loop
-from aiokafka.net.frames import DEFAULT_MAX_RESPONSE_SIZE
-from aiokafka.net.secret import Secret
 from aiokafka.option_checks import InvalidOptionError, check_int, unknown_option
 from aiokafka.record.compression import CODEC_NONE, check_codec, codec_from_name, compress
 
@@ -56,8 +52,6 @@ _MAX_IDEMPOTENT_IN_FLIGHT = 5
 # Kafka message sizes are int32 on the wire.
 _INT32_MAX = 2**31 - 1
 
-_CLIENT_FIELDS = tuple(f.name for f in dataclasses.fields(ClientConfig) if f.init)
-
 
 def _parse_acks(value: Any) -> int:
     if value == "all" or (isinstance(value, int) and not isinstance(value, bool) and value == -1):
@@ -68,7 +62,7 @@ def _parse_acks(value: Any) -> int:
 
 
 @dataclass(frozen=True, slots=True)
-class ProducerConfig:
+class ProducerConfig(ClientConfig):
     """All options of :class:`~aiokafka.producer.AIOKafkaProducer`.
 
     Construct with keywords (an unknown keyword raises
@@ -118,14 +112,12 @@ class ProducerConfig:
         transaction_timeout_ms: Sent to the coordinator with InitProducerId: a
             transaction open longer than this is aborted by the coordinator (at most
             the broker's ``transaction.max.timeout.ms``).
-        client: The shared :class:`~aiokafka.cluster.config.ClientConfig`.
+        client: This config, as the shared
+            :class:`~aiokafka.cluster.config.ClientConfig` it extends.
     """
 
-    bootstrap_servers: str | Sequence[str] = "localhost"
+    # The shared options are ClientConfig's; only client_id's default differs.
     client_id: str | None = "aiokafka-producer"
-    metadata_max_age_ms: int = 300000
-    request_timeout_ms: int = 40000
-    api_version: str | None = "auto"
     acks: Any = _UNSET
     key_serializer: Serializer | None = None
     value_serializer: Serializer | None = None
@@ -136,46 +128,31 @@ class ProducerConfig:
     max_request_size: int = 1048576
     linger_ms: int = 0
     send_backoff_ms: int = 100
-    retry_backoff_ms: int = 100
-    security_protocol: str = "PLAINTEXT"
-    ssl_context: ssl.SSLContext | None = None
-    connections_max_idle_ms: int = 540000
     enable_idempotence: Any = _UNSET
     transactional_id: str | None = None
     transaction_timeout_ms: int = 60000
-    sasl_mechanism: str = "PLAIN"
-    sasl_plain_username: str | None = None
-    # A str is kept as a Secret (by ClientConfig), hidden from repr and asdict.
-    sasl_plain_password: Secret | None = None
-    sasl_kerberos_service_name: str = "kafka"
-    sasl_kerberos_domain_name: str | None = None
-    sasl_oauth_token_provider: AbstractTokenProvider | None = field(default=None, repr=False)
-    reconnect_backoff_ms: int = 50
-    reconnect_backoff_max_ms: int = 1000
-    allow_auto_topic_creation: bool = True
-    max_response_size: int = DEFAULT_MAX_RESPONSE_SIZE
-    enable_metrics_push: bool = True
-    client_rack: str | None = None
     buffer_memory: int = 33554432
     max_block_ms: int = 60000
     delivery_timeout_ms: Any = _UNSET
-    max_in_flight_requests_per_connection: int = 5
     loop: Any = None
     # Derived (not constructor arguments).
     codec: int = field(init=False, default=CODEC_NONE)
-    client: ClientConfig = field(init=False, default_factory=ClientConfig)
 
     def __post_init__(self) -> None:
         check_loop(self.loop, "AIOKafkaProducer", stacklevel=5)
-        self._set("client", ClientConfig(**{n: getattr(self, n) for n in _CLIENT_FIELDS}))
-        # The client config validated and wrapped the password; keep the same Secret
-        # here so this config never holds it in clear either.
-        self._set("sasl_plain_password", self.client.sasl_plain_password)
+        # The shared options' rules (and the password's Secret). Explicit, not
+        # super(): slots=True makes a new class that super()'s cell does not know.
+        ClientConfig.__post_init__(self)
         self._check_serializers()
         self._check_sizes()
         self._check_compression()
         self._resolve_idempotence()
         self._check_timeouts()
+
+    @property
+    def client(self) -> ClientConfig:
+        """The options the producer's cluster client is made with: this config."""
+        return self
 
     def _set(self, name: str, value: Any) -> None:
         object.__setattr__(self, name, value)
