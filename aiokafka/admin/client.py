@@ -31,14 +31,10 @@ until ``request_timeout_ms`` (plus the operation's ``timeout_ms``) has passed.
 
 from __future__ import annotations
 
-import asyncio
-import ssl
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from typing_extensions import Never
-
-from aiokafka.abc import AbstractTokenProvider
+from aiokafka.admin._gen_options import AdminSignature
 from aiokafka.admin.acls import AclsMixin
 from aiokafka.admin.config import ADMIN_OPTIONS, admin_config
 from aiokafka.admin.configs import ConfigsMixin
@@ -54,10 +50,7 @@ from aiokafka.admin.types import IsolationLevel, OffsetSpec
 from aiokafka.admin.users import UsersMixin
 from aiokafka.cluster import AIOKafkaClient, ClientConfig
 from aiokafka.errors import IllegalStateError
-from aiokafka.net.frames import DEFAULT_MAX_RESPONSE_SIZE
-from aiokafka.net.secret import Secret
-from aiokafka.option_checks import DEFAULT_CLIENT_ID
-from aiokafka.options import StartClose, given, reject_unknown
+from aiokafka.options import StartClose, reject_unknown
 from aiokafka.protocol._gen import api_versions as _av
 from aiokafka.structs import TopicPartition
 
@@ -75,6 +68,7 @@ class AIOKafkaAdminClient(
     TransactionsMixin,
     QuotasMixin,
     ShareGroupsMixin,
+    AdminSignature,
     StartClose,
 ):
     """Administer a Kafka cluster: topics, configs, groups, offsets, ACLs, users,
@@ -83,81 +77,18 @@ class AIOKafkaAdminClient(
     ``AIOKafkaAdminClient(bootstrap_servers="host:9092", request_timeout_ms=30000)``
     takes the shared client options (:class:`aiokafka.cluster.ClientConfig`: servers,
     ``client_id``, timeouts, back-offs, security/SASL). The constructor only
-    validates; :meth:`start` (or ``async with``) connects, :meth:`close` disconnects.
+    validates (its signature is
+    :class:`~aiokafka.admin._gen_options.AdminSignature`'s); :meth:`start` (or
+    ``async with``) connects, :meth:`close` disconnects.
 
     Raises:
         ValueError: an unknown option or a value out of range (names the option).
         TypeError: a value of the wrong type.
     """
 
-    def __init__(
-        self,
-        *,
-        loop: asyncio.AbstractEventLoop | None = None,
-        bootstrap_servers: str | Sequence[str] = "localhost",
-        client_id: str | None = DEFAULT_CLIENT_ID,
-        metadata_max_age_ms: int = 300000,
-        request_timeout_ms: int = 40000,
-        retry_backoff_ms: int = 100,
-        reconnect_backoff_ms: int = 50,
-        reconnect_backoff_max_ms: int = 1000,
-        connections_max_idle_ms: int = 540000,
-        max_in_flight_requests_per_connection: int = 5,
-        api_version: str | None = "auto",
-        security_protocol: str = "PLAINTEXT",
-        ssl_context: ssl.SSLContext | None = None,
-        sasl_mechanism: str = "PLAIN",
-        sasl_plain_username: str | None = None,
-        sasl_plain_password: str | Secret | None = None,
-        sasl_kerberos_service_name: str = "kafka",
-        sasl_kerberos_domain_name: str | None = None,
-        sasl_oauth_token_provider: AbstractTokenProvider | None = None,
-        client_rack: str | None = None,
-        allow_auto_topic_creation: bool = True,
-        max_response_size: int = DEFAULT_MAX_RESPONSE_SIZE,
-        enable_metrics_push: bool = False,
-        **configs: Never,
-    ) -> None:
-        """Validate the options; nothing connects before :meth:`start`.
-
-        Options are keyword-only, with aiokafka 0.14's names and defaults (see
-        :class:`~aiokafka.cluster.config.ClientConfig` for each one's meaning).
-
-        Args:
-            loop: Deprecated and ignored (a ``DeprecationWarning``).
-            bootstrap_servers: ``"host:port[,host:port]"`` or a list of them.
-            client_id: Sent in request headers (broker logs, quotas).
-            metadata_max_age_ms: Refresh metadata at least this often.
-            request_timeout_ms: Deadline of one request, and of connecting.
-            retry_backoff_ms: Pause between retries of a failed request.
-            reconnect_backoff_ms: First pause before reconnecting to a broker.
-            reconnect_backoff_max_ms: Bound of the growing reconnect pause.
-            connections_max_idle_ms: Close connections idle for longer.
-            max_in_flight_requests_per_connection: Pipelining depth per connection.
-            api_version: Accepted for aiokafka and ignored (versions are negotiated).
-            security_protocol: ``PLAINTEXT``, ``SSL``, ``SASL_PLAINTEXT`` or ``SASL_SSL``.
-            ssl_context: Required for the SSL protocols.
-            sasl_mechanism: ``PLAIN``, ``SCRAM-SHA-256/512``, ``OAUTHBEARER``, ``GSSAPI``.
-            sasl_plain_username: User for PLAIN/SCRAM.
-            sasl_plain_password: Password for PLAIN/SCRAM (kept as a ``Secret``).
-            sasl_kerberos_service_name: Kerberos service name (GSSAPI).
-            sasl_kerberos_domain_name: Kerberos host name override (GSSAPI).
-            sasl_oauth_token_provider: Token provider (OAUTHBEARER).
-            client_rack: The client's rack.
-            allow_auto_topic_creation: Let Metadata requests create missing topics.
-            max_response_size: Largest response frame accepted from a broker.
-            enable_metrics_push: Push metrics when the cluster subscribes (KIP-714). Off
-                by default, as in the Java admin client.
-            **configs: Nothing else: an unknown name raises.
-
-        Raises:
-            aiokafka.option_checks.InvalidOptionError: an unknown option (with the
-                closest valid name) or a value of the wrong type; both a
-                ``TypeError`` and a ``ValueError``.
-            ValueError: a value out of range (names it).
-        """
-        options = given(locals())
-        reject_unknown("AIOKafkaAdminClient", configs, ADMIN_OPTIONS | {"loop"})
+    def _take_options(self, options: dict[str, Any], unknown: Mapping[str, Any]) -> None:
+        # The signature is AdminSignature's (generated with the other clients').
+        reject_unknown("AIOKafkaAdminClient", unknown, ADMIN_OPTIONS | {"loop"})
         self._config: ClientConfig = admin_config(options)
         self._client = AIOKafkaClient(self._config)
         self._started = False

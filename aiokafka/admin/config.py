@@ -32,7 +32,7 @@ def admin_config(options: dict[str, Any]) -> ClientConfig:
         ValueError: a value out of range (from :class:`ClientConfig`, naming it).
     """
     options = dict(options)
-    check_loop(options.pop("loop", None), "AIOKafkaAdminClient", stacklevel=3)
+    check_loop(options.pop("loop", None), "AIOKafkaAdminClient", stacklevel=4)
     unknown = sorted(set(options) - ADMIN_OPTIONS)
     if unknown:
         raise unknown_option("AIOKafkaAdminClient", unknown[0], ADMIN_OPTIONS)

@@ -89,7 +89,7 @@ class ConsumerConfig:
             ValueError: a value out of range (names it).
         """
         # aiokafka took the event loop (deprecated since 0.7.1): ignored, with a warning.
-        check_loop(options.pop("loop", None), "AIOKafkaConsumer", stacklevel=3)
+        check_loop(options.pop("loop", None), "AIOKafkaConsumer", stacklevel=4)
         own = {f.name for f in dataclasses.fields(cls)} - {"client"}
         client_opts: dict[str, Any] = {}
         consumer_opts: dict[str, Any] = {}

@@ -139,7 +139,7 @@ class ProducerConfig(ClientConfig):
     codec: int = field(init=False, default=CODEC_NONE)
 
     def __post_init__(self) -> None:
-        check_loop(self.loop, "AIOKafkaProducer", stacklevel=5)
+        check_loop(self.loop, "AIOKafkaProducer", stacklevel=6)
         # The shared options' rules (and the password's Secret). Explicit, not
         # super(): slots=True makes a new class that super()'s cell does not know.
         ClientConfig.__post_init__(self)

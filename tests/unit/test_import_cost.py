@@ -54,6 +54,7 @@ _CLIENT_MODULES = {
     "aiokafka._gen.error_names",  # aiokafka.errors.__all__ without the table
     "aiokafka.abc",
     "aiokafka.consumer",
+    "aiokafka.consumer._gen_options",  # the constructor's signature (generated)
     "aiokafka.consumer.consumer",
     "aiokafka.consumer.group",
     "aiokafka.consumer.group.assignors",
@@ -71,6 +72,7 @@ _CLIENT_MODULES = {
     "aiokafka.options",
     "aiokafka.producer",
     "aiokafka.producer._cfuture",
+    "aiokafka.producer._gen_options",  # the constructor's signature (generated)
     "aiokafka.producer.idempotence",
     "aiokafka.producer.options",
     "aiokafka.producer.partitioner",
