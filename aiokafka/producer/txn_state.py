@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable
+from typing import NoReturn
 
 from aiokafka.errors import (
     IllegalOperation,
@@ -127,6 +128,14 @@ class TxnStateMachine:
             f"{self.state.value}: {hint}"
         )
 
+    def _refuse(
+        self, action: str, hint: str, cls: type[IllegalStateError] = IllegalStateError
+    ) -> NoReturn:
+        """Raise what stops ``action``: the transaction's error if it has one (fatal,
+        or abortable), else an illegal-state error with ``hint``."""
+        self._raise_errors()
+        raise self._illegal(action, hint, cls)
+
     def _move(self, target: TxnState) -> None:
         if target not in _ALLOWED[self.state]:
             raise IllegalStateError(
@@ -138,10 +147,9 @@ class TxnStateMachine:
         """``send()`` is allowed only inside a transaction."""
         if self.state is S.IN_TRANSACTION:
             return
-        self._raise_errors()
         if self.state is S.UNINITIALIZED or self.state is S.INITIALIZING:
-            raise self._illegal("send()", "call start() first (it initializes transactions)")
-        raise self._illegal(
+            self._refuse("send()", "call start() first (it initializes transactions)")
+        self._refuse(
             "send()",
             "a transactional producer sends only between begin_transaction() and "
             "commit_transaction()/abort_transaction()",
@@ -152,8 +160,7 @@ class TxnStateMachine:
         """``send_offsets_to_transaction()`` is allowed only inside a transaction."""
         if self.state is S.IN_TRANSACTION:
             return
-        self._raise_errors()
-        raise self._illegal(
+        self._refuse(
             "send_offsets_to_transaction()",
             "call begin_transaction() first",
             IllegalTransactionOperation,
@@ -163,8 +170,7 @@ class TxnStateMachine:
         """The commit may go on (raises the error that dooms it otherwise)."""
         if self.state is S.COMMITTING:
             return
-        self._raise_errors()
-        raise self._illegal("commit_transaction()", "the commit was interrupted")
+        self._refuse("commit_transaction()", "the commit was interrupted")
 
     @property
     def in_transaction(self) -> bool:
@@ -193,13 +199,12 @@ class TxnStateMachine:
         if self.state is S.READY:
             self._move(S.IN_TRANSACTION)
             return
-        self._raise_errors()
         if self.state is S.IN_TRANSACTION:
-            raise self._illegal(
+            self._refuse(
                 "begin_transaction()",
                 "a transaction is already open; commit or abort it first",
             )
-        raise self._illegal("begin_transaction()", "wait until the producer is ready")
+        self._refuse("begin_transaction()", "wait until the producer is ready")
 
     def begin_commit(self) -> bool:
         """``commit_transaction()`` starts; returns False if it is a retry of a commit
@@ -209,8 +214,7 @@ class TxnStateMachine:
             return True
         if self.state is S.COMMITTING:
             return False
-        self._raise_errors()
-        raise self._illegal("commit_transaction()", "call begin_transaction() first")
+        self._refuse("commit_transaction()", "call begin_transaction() first")
 
     def begin_abort(self) -> None:
         """``abort_transaction()`` starts (also after an abortable error)."""
