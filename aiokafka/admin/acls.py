@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from aiokafka.admin._base import AdminBase, check, error_for, instances, raise_first
 from aiokafka.admin.acl_types import (
@@ -41,6 +41,30 @@ def _binding(
     )
 
 
+class _FilterFields(TypedDict):
+    """An ACL filter as DescribeAcls and DeleteAcls (each of its filters) send it."""
+
+    resource_type_filter: int
+    resource_name_filter: str | None
+    pattern_type_filter: int
+    principal_filter: str | None
+    host_filter: str | None
+    operation: int
+    permission_type: int
+
+
+def _filter_fields(f: AclBindingFilter) -> _FilterFields:
+    return _FilterFields(
+        resource_type_filter=int(f.resource_type),
+        resource_name_filter=f.name,
+        pattern_type_filter=int(f.pattern_type),
+        principal_filter=f.principal,
+        host_filter=f.host,
+        operation=int(f.operation),
+        permission_type=int(f.permission_type),
+    )
+
+
 class AclsMixin(AdminBase):
     """ACL operations of :class:`~aiokafka.admin.AIOKafkaAdminClient`."""
 
@@ -54,15 +78,7 @@ class AclsMixin(AdminBase):
         f = AclBindingFilter() if acl_filter is None else acl_filter
         if not isinstance(f, AclBindingFilter):
             raise TypeError("acl_filter must be an AclBindingFilter")
-        request = _dsa.DescribeAclsRequest(
-            resource_type_filter=int(f.resource_type),
-            resource_name_filter=f.name,
-            pattern_type_filter=int(f.pattern_type),
-            principal_filter=f.principal,
-            host_filter=f.host,
-            operation=int(f.operation),
-            permission_type=int(f.permission_type),
-        )
+        request = _dsa.DescribeAclsRequest(**_filter_fields(f))
         response = await self._send_any(request)
         check(response.error_code, response.error_message, "describe ACLs")
         return [
@@ -134,18 +150,7 @@ class AclsMixin(AdminBase):
         """
         flist = instances("filters", filters, AclBindingFilter)
         request = _da.DeleteAclsRequest(
-            filters=[
-                _da.DeleteAclsFilter(
-                    resource_type_filter=int(f.resource_type),
-                    resource_name_filter=f.name,
-                    pattern_type_filter=int(f.pattern_type),
-                    principal_filter=f.principal,
-                    host_filter=f.host,
-                    operation=int(f.operation),
-                    permission_type=int(f.permission_type),
-                )
-                for f in flist
-            ]
+            filters=[_da.DeleteAclsFilter(**_filter_fields(f)) for f in flist]
         )
         response = await self._send_any(request)
         errors: dict[Any, Any] = {}
