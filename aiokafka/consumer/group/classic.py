@@ -140,6 +140,8 @@ class ClassicMembership(GroupMembership):
         TypeError: an entry of ``partition_assignment_strategy`` is not an assignor.
     """
 
+    TASK_NAME = "group"
+
     def _setup(self, config: ConsumerConfig) -> None:
         self._instance_id = config.group_instance_id
         self._assignors: list[AbstractPartitionAssignor] = [
@@ -147,7 +149,6 @@ class ClassicMembership(GroupMembership):
         ]
         self._protocol = select_rebalance_protocol(self._assignors)
         self._generation = NO_GENERATION
-        self._task: asyncio.Task[None] | None = None
         self._hb_task: asyncio.Task[None] | None = None
         self._wakeup = asyncio.Event()
         self._rejoin_reason: str | None = "initial join"
@@ -164,7 +165,6 @@ class ClassicMembership(GroupMembership):
         # Another consumer took over our group_instance_id: rejoining would fence it
         # in turn (a ping-pong of rebalances), so this one stays out for good.
         self._fenced: KafkaError | None = None
-        self._last_poll = time.monotonic()
         self._poll_event = asyncio.Event()
         self._waiting_for_poll = False
         self._closed = False
@@ -185,13 +185,6 @@ class ClassicMembership(GroupMembership):
     def rebalance_protocol(self) -> RebalanceProtocol:
         """The rebalance protocol this member follows (EAGER or COOPERATIVE)."""
         return self._protocol
-
-    def start(self) -> None:
-        """Start the membership task (joins in the background)."""
-        if self._task is not None:
-            raise IllegalStateError("ClassicMembership.start() called twice")
-        self._last_poll = time.monotonic()
-        self._task = asyncio.create_task(self._run(), name=f"aiokafka-group-{self._group_id}")
 
     async def close(self) -> None:
         """Stop the tasks, then send LeaveGroup unless the member is static (KIP-345).

@@ -46,7 +46,6 @@ from aiokafka.errors import (
     FencedInstanceIdError,
     FencedMemberEpochError,
     GroupMaxSizeReachedError,
-    IllegalStateError,
     InvalidRequestError,
     KafkaConnectionError,
     KafkaError,
@@ -111,13 +110,14 @@ class ConsumerProtocolMembership(GroupMembership):
         ValueError: the config has no ``group_id``.
     """
 
+    TASK_NAME = "kip848"
+
     def _setup(self, config: ConsumerConfig) -> None:
         # KIP-1082: the client picks its member id once and keeps it for its whole
         # life (v1+); a v0 coordinator hands one out on the first heartbeat instead.
         self._client_member_id = str(uuid.uuid4())
         self._machine = MemberStateMachine(self._client_member_id)
         self._sent = SentFields()
-        self._task: asyncio.Task[None] | None = None
         self._reconcile_task: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
         self._assigned = asyncio.Event()
@@ -128,7 +128,6 @@ class ConsumerProtocolMembership(GroupMembership):
         self._stopped = asyncio.Event()  # closing or fatal: no assignment will come
         self._interval = config.heartbeat_interval_ms / 1000
         self._next_heartbeat = 0.0
-        self._last_poll = time.monotonic()
         self._pattern_checked = 0.0
         cfg = self._client.config
         self._backoff = ExponentialBackoff(
@@ -147,13 +146,6 @@ class ConsumerProtocolMembership(GroupMembership):
         )
 
     # -- GroupMembership ----------------------------------------------------------------
-
-    def start(self) -> None:
-        """Start the heartbeat task (joins the group with member epoch 0)."""
-        if self._task is not None:
-            raise IllegalStateError("the membership was started already")
-        self._last_poll = time.monotonic()
-        self._task = asyncio.create_task(self._run(), name=f"aiokafka-kip848-{self._group_id}")
 
     async def close(self) -> None:
         """Stop heartbeating and reconciling, then leave the group.

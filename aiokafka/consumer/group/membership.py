@@ -16,13 +16,15 @@ order, and commits the consumed offsets of partitions it is about to give up (th
 from __future__ import annotations
 
 import abc
+import asyncio
 import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
+from aiokafka.errors import IllegalStateError
 from aiokafka.metrics.consumer import CoordinatorMetrics
 from aiokafka.structs import ConsumerGroupMetadata, TopicPartition
 
@@ -111,16 +113,36 @@ class GroupMembership(abc.ABC):
         #: The topics the group needs metadata of (the subscribed topics or the
         #: pattern's matches; a classic leader adds every member's topics).
         self._interest = client.topic_interest(f"group {self._group_id}")
+        self._task: asyncio.Task[None] | None = None  # _run(), from start()
+        # When the application last polled (max_poll_interval_ms bookkeeping).
+        self._last_poll = time.monotonic()
         self._setup(config)
 
     @abc.abstractmethod
     def _setup(self, config: ConsumerConfig) -> None:
         """The protocol's own state, set at the end of the constructor (which has
-        checked ``config.group_id`` and set ``_group_id`` and ``_interest``)."""
+        checked ``config.group_id`` and set ``_group_id``, ``_interest``, ``_task``
+        and ``_last_poll``)."""
+
+    #: The membership task is named ``aiokafka-<TASK_NAME>-<group id>``.
+    TASK_NAME: ClassVar[str]
+
+    def start(self) -> None:
+        """Start the background task that joins the group and keeps the membership.
+
+        Raises:
+            aiokafka.errors.IllegalStateError: called twice.
+        """
+        if self._task is not None:
+            raise IllegalStateError(f"{type(self).__name__}.start() called twice")
+        self._last_poll = time.monotonic()
+        name = f"aiokafka-{self.TASK_NAME}-{self._group_id}"
+        self._task = asyncio.create_task(self._run(), name=name)
 
     @abc.abstractmethod
-    def start(self) -> None:
-        """Start the background task that joins the group and keeps the membership."""
+    async def _run(self) -> None:
+        """The membership task: join the group, then keep the membership until
+        :meth:`close` (or a fatal error)."""
 
     @abc.abstractmethod
     async def close(self) -> None:
