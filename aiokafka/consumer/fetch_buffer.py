@@ -230,7 +230,7 @@ class FetchBuffer:
         """The next record of the chunk the last :meth:`next_record` used, if that is
         trivially safe (``async for``'s hot path); ``None`` means "ask next_record"."""
         chunk = self._current
-        return None if chunk is None else chunk.take_within_batch()
+        return None if chunk is None else chunk.take_fast()
 
     def next_record(
         self, partitions: frozenset[TopicPartition] | None

@@ -105,9 +105,11 @@ class PartitionRecords:
 
     __slots__ = (
         "_batch_idx",
+        "_batch_next",
         "_batches",
         "_filter",
         "_key_deserializer",
+        "_quiet_loads",
         "_recs",
         "_recs_idx",
         "_value_deserializer",
@@ -144,6 +146,9 @@ class PartitionRecords:
         self.error = error
         self._key_deserializer = key_deserializer
         self._value_deserializer = value_deserializer
+        # Without deserializers loading a batch cannot raise (a KafkaError is stored
+        # in ``error``), so take_fast may load the next one itself.
+        self._quiet_loads = key_deserializer is None and value_deserializer is None
         self._filter = AbortedTransactionFilter(aborted) if aborted is not None else None
         batches: list[RecordBatch] = []
         memory = MemoryRecords(data, check_crc=check_crcs)
@@ -157,8 +162,10 @@ class PartitionRecords:
         self._batches = batches
         self._batch_idx = 0
         self._recs: list[ConsumerRecord[Any, Any]] = []
-        # Index of the decoded batch's last record (take_within_batch stops before it).
+        # Index of the decoded batch's last record, whose position is the batch's
+        # next offset (_batch_next) rather than its offset + 1.
         self._within_end = -1
+        self._batch_next = fetch_offset
         self._recs_idx = 0
         self.size = memory.valid_bytes()
         self.next_fetch_offset = batches[-1].next_offset if batches else fetch_offset
@@ -225,9 +232,7 @@ class PartitionRecords:
                 self._recs_idx = len(recs)
                 # Whole batch consumed: the position moves past it, which also
                 # skips compacted-away offsets and a trailing control record.
-                state.advance(
-                    self._batches[self._batch_idx - 1].next_offset, chunk[-1].leader_epoch
-                )
+                state.advance(self._batch_next, chunk[-1].leader_epoch)
             else:
                 chunk = recs[idx : idx + need]
                 self._recs_idx = idx + need
@@ -252,23 +257,33 @@ class PartitionRecords:
         rec = self._recs[self._recs_idx]
         self._recs_idx += 1
         if self._recs_idx == len(self._recs):
-            self.state.advance(self._batches[self._batch_idx - 1].next_offset, rec.leader_epoch)
+            self.state.advance(self._batch_next, rec.leader_epoch)
         else:
             self.state.advance(rec.offset + 1, rec.leader_epoch)
         return rec
 
-    def take_within_batch(self) -> ConsumerRecord[Any, Any] | None:
-        """The next record of the decoded batch unless it is that batch's last (whose
-        position is the batch's end, not its offset + 1), the position moved, or the
-        partition is paused; ``None`` then (``async for``'s hot path: ask
-        :meth:`take_one`)."""
-        i = self._recs_idx
+    def take_fast(self) -> ConsumerRecord[Any, Any] | None:
+        """The next record, if that is trivially safe (``async for``'s hot path);
+        ``None`` means "ask :meth:`take_one`": the position moved, the partition is
+        paused, or the decoded batch is used up and the next one cannot be loaded
+        here (none left, a stored error, or deserializers, which may raise)."""
         state = self.state
-        if i >= self._within_end or self.epoch != state.epoch or state.paused:
+        if self.epoch != state.epoch or state.paused:
             return None
+        i = self._recs_idx
+        if i > self._within_end:
+            # Small batches (a few records each, as web services produce them) made
+            # every batch boundary a trip through getone(): load the next one here.
+            if not self._quiet_loads or not self._load_next_batch():
+                return None
+            i = self._recs_idx
         rec = self._recs[i]
         self._recs_idx = i + 1
-        state.advance(rec.offset + 1, rec.leader_epoch)
+        if i == self._within_end:
+            # The batch's last record: the position moves past the whole batch.
+            state.advance(self._batch_next, rec.leader_epoch)
+        else:
+            state.advance(rec.offset + 1, rec.leader_epoch)
         return rec
 
     def _load_next_batch(self) -> bool:
@@ -316,6 +331,7 @@ class PartitionRecords:
                 continue
             self._recs = recs
             self._within_end = len(recs) - 1
+            self._batch_next = batch.next_offset
             self._recs_idx = start
             self.tally.records += len(recs) - start
             return True

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from aiokafka._extensions import load_extension
-from aiokafka.record.default_records import DefaultRecordBatch, decode_records, decode_with
+from aiokafka.record.default_records import DefaultRecordBatch, decode_records
 from aiokafka.structs import ConsumerRecord
 
 __all__ = ["decode_batch", "decode_records_py", "deserialize"]
@@ -67,18 +67,10 @@ def decode_batch(
             do not match the declared count and lengths.
         aiokafka.errors.UnsupportedCodecError: the codec's library is not installed.
     """
-    data = batch.records_data()
-    count = batch.records_count
-    base_offset = batch.base_offset
-    base_ts = batch.first_timestamp
-    ts_type = batch.timestamp_type
-    append_time = batch.max_timestamp if ts_type else None
-    epoch: int | None = batch.partition_leader_epoch
-    if epoch is not None and epoch < 0:
-        epoch = None
-    args = (data, count, base_offset, base_ts, append_time, topic, partition, ts_type, epoch,
-            ConsumerRecord)  # fmt: skip
-    return decode_with(_c_decode_records, args, untracked)
+    return batch.decode_as(
+        ConsumerRecord, topic, partition, untracked=untracked,
+        accelerated=_c_decode_records is not None,
+    )  # fmt: skip
 
 
 def deserialize(

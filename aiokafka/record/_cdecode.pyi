@@ -23,3 +23,12 @@ def deserialize(
     record_type: type[Any],
     /,
 ) -> bool: ...
+def decode_batch(
+    batch: bytes | bytearray | memoryview,
+    crc32c: Callable[[memoryview], int] | None,
+    record_type: type[Any] | None,
+    topic: str | None,
+    partition: int | None,
+    untracked: bool,
+    /,
+) -> list[Any] | None: ...

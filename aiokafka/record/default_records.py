@@ -33,7 +33,7 @@ from aiokafka.record.compression import (
     DEFAULT_MAX_DECOMPRESSED_SIZE,
     decompress,
 )
-from aiokafka.record.util import ZIGZAG_ONE_BYTE, calc_crc32c, decode_varint
+from aiokafka.record.util import ZIGZAG_ONE_BYTE, calc_crc32c, crc32c_function, decode_varint
 from aiokafka.record.v2_layout import (
     ATTRIBUTES_OFFSET,
     CONTROL_ABORT,
@@ -78,6 +78,9 @@ _cdecode = load_extension("aiokafka.record._cdecode")
 # does not decode exactly as decode_records would, which then runs and raises.
 _c_decode_records: Callable[..., list[Any] | None] | None = (
     None if _cdecode is None else _cdecode.decode_records
+)
+_c_decode_batch: Callable[..., list[Any] | None] | None = (
+    None if _cdecode is None else _cdecode.decode_batch
 )
 
 _CONTROL_KEY: Final = struct.Struct(">hh")
@@ -445,11 +448,46 @@ class DefaultRecordBatch(BaseRecordBatch):
                 records that do not match the declared count and lengths.
             UnsupportedCodecError: the codec's library is not installed.
         """
-        append_time = self._max_timestamp if self._attributes & TIMESTAMP_TYPE_MASK else None
-        # No topic, partition, timestamp type, epoch or record class: tuples.
+        # No topic, partition or record class: tuples.
+        return self.decode_as(None, None, None)
+
+    def decode_as(
+        self,
+        record: type[Any] | None,
+        topic: str | None,
+        partition: int | None,
+        *,
+        untracked: bool = False,
+        accelerated: bool = True,
+    ) -> list[Any]:
+        """Every record of the batch built by ``record``, as :func:`decode_records`
+        builds them (``None``: :meth:`record_tuples`' tuples), with the batch's
+        timestamp type and leader epoch (``None`` when negative).
+
+        With the C extension, an uncompressed batch is decoded by one call
+        (``_cdecode.decode_batch``: header, CRC and records), which matters for
+        small batches; anything else, or anything that call does not decode
+        exactly as the Python code would, takes the path below, whose errors are
+        the ones raised. ``accelerated=False`` skips the C code (tests compare).
+        ``untracked``: see ``consumer.record_decode.decode_batch``.
+
+        Raises:
+            CorruptRecordError: CRC mismatch, undecodable compressed data, or
+                records that do not match the declared count and lengths.
+            UnsupportedCodecError: the codec's library is not installed.
+        """
+        if accelerated and _c_decode_batch is not None:
+            crc = crc32c_function() if self._check_crc else None
+            out = _c_decode_batch(self._buffer, crc, record, topic, partition, untracked)
+            if out is not None:
+                return out
+        ts_type = self.timestamp_type
+        append_time = self._max_timestamp if ts_type == LOG_APPEND_TIME else None
+        epoch: int | None = self._leader_epoch if self._leader_epoch >= 0 else None
         args = (self._records_data(), self._records_count, self._base_offset,
-                self._first_timestamp, append_time, None, None, None, None, None)  # fmt: skip
-        return decode_with(_c_decode_records, args)
+                self._first_timestamp, append_time, topic, partition, ts_type, epoch,
+                record)  # fmt: skip
+        return decode_with(_c_decode_records if accelerated else None, args, untracked)
 
     def __iter__(self) -> Iterator[DefaultRecord]:
         """Decode the records and yield them as objects (see :meth:`record_tuples`)."""

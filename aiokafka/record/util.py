@@ -19,6 +19,7 @@ from aiokafka import errors
 __all__ = [
     "calc_crc32",
     "calc_crc32c",
+    "crc32c_function",
     "decode_varint",
     "encode_varint",
     "size_of_varint",
@@ -101,8 +102,9 @@ def decode_varint(data: bytes | bytearray | memoryview, pos: int) -> tuple[int, 
 _crc32c: Callable[[bytes | bytearray | memoryview], int] | None = None
 
 
-def calc_crc32c(data: bytes | bytearray | memoryview) -> int:
-    """CRC-32C (Castagnoli) of ``data``, as stored in a v2 record batch header."""
+def crc32c_function() -> Callable[[bytes | bytearray | memoryview], int]:
+    """The CRC-32C function itself (the ``crc32c`` package's), for callers that run
+    it once per batch and would rather skip :func:`calc_crc32c`'s extra call."""
     global _crc32c
     if _crc32c is None:
         # Imported on first use: the crc32c package imports importlib.metadata at
@@ -111,7 +113,12 @@ def calc_crc32c(data: bytes | bytearray | memoryview) -> int:
         from crc32c import crc32c
 
         _crc32c = crc32c
-    return int(_crc32c(data))
+    return _crc32c
+
+
+def calc_crc32c(data: bytes | bytearray | memoryview) -> int:
+    """CRC-32C (Castagnoli) of ``data``, as stored in a v2 record batch header."""
+    return int((_crc32c or crc32c_function())(data))
 
 
 def calc_crc32(data: bytes | bytearray | memoryview) -> int:

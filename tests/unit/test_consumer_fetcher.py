@@ -8,6 +8,7 @@ answers the Fetch requests the fetcher sends with the responses the test queued.
 from __future__ import annotations
 
 import asyncio
+import struct
 from typing import Any
 
 import pytest
@@ -25,6 +26,7 @@ from aiokafka.errors import (
 )
 from aiokafka.protocol import messages as m
 from aiokafka.record import DefaultRecordBatchBuilder
+from aiokafka.record.util import calc_crc32c
 from aiokafka.structs import TopicPartition
 
 from ._fetcher_stub import FetcherStub, metadata
@@ -191,26 +193,45 @@ async def test_prefetch_depth_limits_fetchable_partitions() -> None:
     assert [r.offset for r in fetcher.drain(None, None)[A]] == [0, 1, 2, 3]
 
 
-async def test_next_record_fast_stays_within_a_batch() -> None:
-    """``async for``'s hot path serves only records that are not the last of their
-    batch, from the chunk next_record() used, and stops at a seek, a pause or close."""
+async def test_next_record_fast_crosses_batches() -> None:
+    """``async for``'s hot path serves the records of the chunk next_record() used,
+    batch after batch: after a batch's last record the position is the batch's next
+    offset (past offsets compaction removed), and it stops at a pause, a seek, and
+    the end of the chunk."""
     fetcher, subs, client = make()
     assert fetcher.next_record_fast() is None  # nothing taken yet
-    await respond(fetcher, client, {A: pdata(A, records(0, 3) + records(3, 3))})
+    compacted = bytearray(records(0, 3))  # offsets 0-2, and 3-4 compacted away:
+    struct.pack_into(">i", compacted, 23, 4)  # lastOffsetDelta 4, next offset 5
+    struct.pack_into(">I", compacted, 17, calc_crc32c(memoryview(compacted)[21:]))
+    await respond(fetcher, client, {A: pdata(A, bytes(compacted) + records(5, 3))})
     first = fetcher.next_record(None)
     assert first is not None and first.offset == 0
-    second = fetcher.next_record_fast()
-    assert second is not None and second.offset == 1 and subs.state(A).position == 2
-    assert fetcher.next_record_fast() is None  # offset 2 ends its batch: the slow path
-    third = fetcher.next_record(None)
-    assert third is not None and third.offset == 2 and subs.state(A).position == 3
-    assert fetcher.next_record(None).offset == 3  # type: ignore[union-attr]
+    got = fetcher.next_record_fast()
+    assert got is not None and got.offset == 1 and subs.state(A).position == 2
+    got = fetcher.next_record_fast()
+    assert got is not None and got.offset == 2 and subs.state(A).position == 5
+    got = fetcher.next_record_fast()  # the next batch, loaded by the hot path
+    assert got is not None and got.offset == 5 and subs.state(A).position == 6
     subs.pause([A])
     assert fetcher.next_record_fast() is None
     subs.resume([A])
-    assert fetcher.next_record_fast().offset == 4  # type: ignore[union-attr]
+    assert [fetcher.next_record_fast().offset for _ in range(2)] == [6, 7]  # type: ignore[union-attr]
+    assert subs.state(A).position == 8
+    assert fetcher.next_record_fast() is None  # the chunk is used up: next_record's turn
     subs.seek(A, 0)
     assert fetcher.next_record_fast() is None
+
+
+async def test_next_record_fast_leaves_the_next_batch_to_deserializers() -> None:
+    """With a deserializer, which may raise, the hot path stops at a batch's end."""
+    fetcher, subs, client = make(value_deserializer=bytes.decode)
+    await respond(fetcher, client, {A: pdata(A, records(0, 2) + records(2, 2))})
+    assert fetcher.next_record(None).value == "v0"  # type: ignore[union-attr]
+    got = fetcher.next_record_fast()
+    assert got is not None and got.value == "v1" and subs.state(A).position == 2
+    assert fetcher.next_record_fast() is None
+    assert fetcher.next_record(None).value == "v2"  # type: ignore[union-attr]
+    assert fetcher.next_record_fast().value == "v3"  # type: ignore[union-attr]
 
 
 async def test_close_ends_the_fast_path() -> None:

@@ -292,21 +292,20 @@ def test_direct_decoder_agrees_with_record_tuples(codec: int, ts_type: int) -> N
 
 
 def test_direct_decoder_rejects_truncated_and_trailing_data() -> None:
+    import struct
+
     from aiokafka.consumer.record_decode import decode_batch
+    from aiokafka.record.util import calc_crc32c
 
-    good = DefaultRecordBatch(batch(0, [b"a" * 100, b"b" * 100]))
-    records = good.records_data()
-
-    class Cut(DefaultRecordBatch):
-        payload = b""
-
-        def records_data(self) -> bytes:
-            return self.payload
+    good = bytes(batch(0, [b"a" * 100, b"b" * 100]))
+    records = good[61:]  # the records section, after the 61-byte header
 
     def decode(payload: bytes) -> list[ConsumerRecord[bytes, bytes]]:
-        cut = Cut(batch(0, [b"a" * 100, b"b" * 100]))
-        cut.payload = payload
-        return decode_batch(cut, "t", 0)
+        # A batch whose header (batchLength, CRC-32C) is consistent with ``payload``.
+        data = bytearray(good[:61] + payload)
+        struct.pack_into(">i", data, 8, len(data) - 12)
+        struct.pack_into(">I", data, 17, calc_crc32c(memoryview(data)[21:]))
+        return decode_batch(DefaultRecordBatch(bytes(data)), "t", 0)
 
     assert [r.value for r in decode(records)] == [b"a" * 100, b"b" * 100]
     for end in range(len(records)):  # every truncation is caught, wherever it falls

@@ -168,7 +168,7 @@ def test_partition_records_count_per_batch_and_take_back_on_drop() -> None:
     # The batch is counted as it starts being handed out: all of it.
     assert chunk.tally.records == 10
     assert chunk.take_one() is not None
-    assert chunk.take_within_batch() is not None  # async for's path: nothing per record
+    assert chunk.take_fast() is not None  # async for's path: nothing per record
     assert chunk.tally.records == 10
     chunk.drop()  # seek/revocation: the 5 records never handed out are taken back
     assert chunk.tally.records == 5

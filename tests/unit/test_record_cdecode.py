@@ -104,13 +104,19 @@ def _compare_section(
 
 
 def _both_paths(batch_bytes: bytes) -> list[Any]:
-    """decode_batch and record_tuples with the C loop on, then off: same outcome."""
+    """decode_batch and record_tuples with the whole-batch C call on, with only the C
+    records loop, then all Python: same outcome."""
     results = []
-    for c_on in (True, False):
-        saved = (record_decode._c_decode_records, default_records._c_decode_records)
-        fn = _cdecode.decode_records if c_on else None
+    for c_batch, c_records in ((True, True), (False, True), (False, False)):
+        saved = (
+            record_decode._c_decode_records,
+            default_records._c_decode_records,
+            default_records._c_decode_batch,
+        )
+        fn = _cdecode.decode_records if c_records else None
         record_decode._c_decode_records = fn
         default_records._c_decode_records = fn
+        default_records._c_decode_batch = _cdecode.decode_batch if c_batch else None
         try:
             recs = _outcome(
                 lambda: [
@@ -120,8 +126,12 @@ def _both_paths(batch_bytes: bytes) -> list[Any]:
             tuples = _outcome(lambda: DefaultRecordBatch(batch_bytes).record_tuples())
             results.append((recs, tuples))
         finally:
-            record_decode._c_decode_records, default_records._c_decode_records = saved
-    assert results[0] == results[1]
+            (
+                record_decode._c_decode_records,
+                default_records._c_decode_records,
+                default_records._c_decode_batch,
+            ) = saved
+    assert results[0] == results[1] == results[2]
     return results[0]
 
 
@@ -376,6 +386,91 @@ def test_mutated_batches_through_decode_batch() -> None:
         recs, tuples = _both_paths(bytes(data))
         outcomes.add((recs[0], tuples[0]))
     assert outcomes == {("ok", "ok"), ("error", "error")}
+
+
+def test_mutated_headers_through_decode_batch() -> None:
+    """Batch headers with a flipped bit or byte (CRC kept or recomputed): the
+    whole-batch C call, the C records loop and Python agree, errors included."""
+    rng = random.Random(11)
+    outcomes = set()
+    for _ in range(600):
+        b = DefaultRecordBatchBuilder(base_offset=rng.choice([0, 7, 1 << 40]), batch_size=1 << 20)
+        for i in range(rng.randint(1, 3)):
+            b.append(i, timestamp=1000 + i, key=b"k", value=rng.randbytes(20), headers=[])
+        data = bytearray(b.build())
+        pos = rng.randrange(61)
+        data[pos] ^= 1 << rng.randrange(8) if rng.random() < 0.7 else rng.randrange(1, 256)
+        if rng.random() < 0.5 and len(data) >= 21:
+            struct.pack_into(">I", data, 17, calc_crc32c(memoryview(data)[21:]))
+        try:
+            DefaultRecordBatch(bytes(data))
+        except CorruptRecordError:
+            continue  # refused before decoding: nothing to compare
+        recs, _ = _both_paths(bytes(data))
+        outcomes.add(recs[0])
+    assert outcomes == {"ok", "error"}
+
+
+def _batch(**attrs: Any) -> bytearray:
+    b = DefaultRecordBatchBuilder(base_offset=100, batch_size=1 << 20, **attrs)
+    for i in range(3):
+        b.append(i, timestamp=5000 + i, key=b"k%d" % i, value=b"v" * 30,
+                 headers=[("h", b"x")] if i == 1 else [])  # fmt: skip
+    return bytearray(b.build())
+
+
+def test_whole_batch_call_decodes_in_c() -> None:
+    """Uncompressed batches are decoded by the one C call (a fallback would be
+    correct but slow), as Python decodes them, from any buffer; what it must not
+    decode (compressed, bad CRC or header) it hands back."""
+    crc = default_records.crc32c_function()
+    data = _batch()
+    struct.pack_into(">i", data, 12, 9)  # leader epoch 9
+    struct.pack_into(">I", data, 17, calc_crc32c(memoryview(data)[21:]))
+    want = [_fields(r) for r in DefaultRecordBatch(bytes(data)).decode_as(
+        ConsumerRecord, TOPIC, PARTITION, accelerated=False)]  # fmt: skip
+    assert want[0][1][11] == 9 and want[1][1][10] == (("h", b"x"),)
+    for buf in (bytes(data), data, memoryview(data), bytes(data) + b"trailing"):
+        got = _cdecode.decode_batch(buf, crc, ConsumerRecord, TOPIC, PARTITION, False)
+        assert got is not None
+        assert [_fields(r) for r in got] == want
+    tuples = _cdecode.decode_batch(bytes(data), crc, None, None, None, False)
+    assert tuples == DefaultRecordBatch(bytes(data)).decode_as(None, None, None, accelerated=False)
+
+    bad_crc = bytearray(data)
+    bad_crc[17] ^= 1  # the stored CRC-32C
+    assert _cdecode.decode_batch(bytes(bad_crc), crc, ConsumerRecord, TOPIC, 0, False) is None
+    # Not checked (check_crcs=False): decoded.
+    assert _cdecode.decode_batch(bytes(bad_crc), None, ConsumerRecord, TOPIC, 0, False)
+    with pytest.raises(CorruptRecordError, match="CRC"):
+        decode_batch(DefaultRecordBatch(bytes(bad_crc)), TOPIC, 0)
+    short = bytes(data[:60])
+    too_long = bytearray(data)
+    struct.pack_into(">i", too_long, 8, len(data))
+    old_magic = bytearray(data)
+    old_magic[16] = 1
+    for refused in (short, bytes(too_long), bytes(old_magic), b""):
+        assert _cdecode.decode_batch(refused, None, ConsumerRecord, TOPIC, 0, False) is None
+    gz = bytes(_batch(compression_type=CODEC_GZIP))
+    assert _cdecode.decode_batch(gz, crc, ConsumerRecord, TOPIC, 0, False) is None
+    assert [r.value for r in decode_batch(DefaultRecordBatch(gz), TOPIC, 0)] == [b"v" * 30] * 3
+
+
+def test_whole_batch_call_log_append_time() -> None:
+    data = _batch()
+    data[22] |= 0x08  # timestampType: LogAppendTime
+    struct.pack_into(">q", data, 35, 777)  # maxTimestamp
+    struct.pack_into(">I", data, 17, calc_crc32c(memoryview(data)[21:]))
+    crc = default_records.crc32c_function()
+    got = _cdecode.decode_batch(bytes(data), crc, ConsumerRecord, TOPIC, 0, True)
+    assert got is not None
+    assert {(r.timestamp, r.timestamp_type, r.leader_epoch) for r in got} == {(777, 1, None)}
+    assert [_fields(r) for r in got] == [
+        _fields(r)
+        for r in DefaultRecordBatch(bytes(data)).decode_as(
+            ConsumerRecord, TOPIC, 0, accelerated=False
+        )
+    ]
 
 
 def test_same_error_message_on_corrupt_records() -> None:
