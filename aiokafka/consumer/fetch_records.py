@@ -23,11 +23,19 @@ from typing import Any, cast
 from aiokafka.errors import KafkaError
 from aiokafka.metrics.consumer import RecordTally
 from aiokafka.record import MemoryRecords, RecordBatch
+from aiokafka.record.compression import CODEC_MASK
 from aiokafka.record.default_records import CONTROL_ABORT, DefaultRecordBatch
 from aiokafka.record.legacy_records import LegacyRecordBatch
+from aiokafka.record.v2_layout import (
+    CONTROL_MASK,
+    HEADER_SIZE,
+    HEADER_STRUCT,
+    LOG_OVERHEAD,
+    MAGIC_OFFSET,
+)
 from aiokafka.structs import ConsumerRecord, TopicPartition
 
-from .record_decode import decode_batch, deserialize
+from .record_decode import decode_batch, decode_span, deserialize
 from .subscription import PartitionState
 
 __all__ = ["AbortedTransactionFilter", "PartitionRecords"]
@@ -35,6 +43,45 @@ __all__ = ["AbortedTransactionFilter", "PartitionRecords"]
 _CONTROL_KEY = struct.Struct(">hh")
 
 Deserializer = Callable[[bytes], Any]
+
+#: Where a v2 batch lies in the fetched blob, found by :func:`_scan_v2`:
+#: ``(start, end, next_offset, attributes)``.
+_Span = tuple[int, int, int, int]
+
+
+def _scan_v2(
+    data: bytes | bytearray | memoryview, fetch_offset: int
+) -> tuple[list[_Span], int, int] | None:
+    """The batches of ``data`` that end after ``fetch_offset``, from their headers
+    alone, when every batch is v2: ``(spans, valid_bytes, next_fetch_offset)``.
+
+    Reading the headers in one loop, and making a batch object only when one is
+    decoded, costs a fraction of iterating :class:`MemoryRecords`, which matters when
+    a fetch holds thousands of small batches. ``None`` when a batch is not v2 or a
+    header is one :class:`DefaultRecordBatch` would refuse: the caller then reads the
+    blob with :class:`MemoryRecords`, which stores the same error as before.
+    """
+    spans: list[_Span] = []
+    pos = 0
+    n = len(data)
+    next_fetch = fetch_offset
+    unpack = HEADER_STRUCT.unpack_from
+    while n - pos >= HEADER_SIZE:
+        base, length, _epoch, magic, _crc, attributes, last_delta, *_, count = unpack(data, pos)
+        total = length + LOG_OVERHEAD
+        if magic != 2 or total < HEADER_SIZE or count < 0:
+            return None
+        if total > n - pos:
+            break  # a partial trailing batch: the broker cut it
+        next_offset = base + last_delta + 1
+        if next_offset > fetch_offset:
+            spans.append((pos, pos + total, next_offset, attributes))
+            next_fetch = next_offset
+        pos += total
+    else:
+        if n - pos > MAGIC_OFFSET:
+            return None  # a trailing piece of header: let MemoryRecords judge it
+    return spans, pos, next_fetch
 
 
 class AbortedTransactionFilter:
@@ -107,12 +154,14 @@ class PartitionRecords:
         "_batch_idx",
         "_batch_next",
         "_batches",
+        "_check_crcs",
         "_filter",
         "_key_deserializer",
         "_quiet_loads",
         "_recs",
         "_recs_idx",
         "_value_deserializer",
+        "_view",
         "_within_end",
         "epoch",
         "error",
@@ -149,17 +198,30 @@ class PartitionRecords:
         # Without deserializers loading a batch cannot raise (a KafkaError is stored
         # in ``error``), so take_fast may load the next one itself.
         self._quiet_loads = key_deserializer is None and value_deserializer is None
-        self._filter = AbortedTransactionFilter(aborted) if aborted is not None else None
-        batches: list[RecordBatch] = []
-        memory = MemoryRecords(data, check_crc=check_crcs)
-        try:
-            # Headers only: the records of each batch stay encoded until taken.
-            for batch in memory:
-                if batch.next_offset > fetch_offset:
-                    batches.append(batch)
-        except KafkaError as exc:  # an impossible batch header
-            self.error = exc
-        self._batches = batches
+        # No aborted transaction listed: only control batches are dropped, as without
+        # a filter (an ABORT marker could only end a transaction nobody listed).
+        self._filter = AbortedTransactionFilter(aborted) if aborted else None
+        self._check_crcs = check_crcs
+        self._view = memoryview(data if data is not None else b"")
+        # Headers only: the records of each batch stay encoded until taken. Batch
+        # objects are made as batches are decoded when every batch is v2 and nothing
+        # is filtered; else up front, as MemoryRecords reads them.
+        scanned = _scan_v2(self._view, fetch_offset) if self._filter is None else None
+        self._batches: list[RecordBatch | _Span]
+        if scanned is not None:
+            self._batches, self.size, self.next_fetch_offset = scanned  # type: ignore[assignment]
+        else:
+            batches: list[RecordBatch] = []
+            memory = MemoryRecords(data, check_crc=check_crcs)
+            try:
+                for batch in memory:
+                    if batch.next_offset > fetch_offset:
+                        batches.append(batch)
+            except KafkaError as exc:  # an impossible batch header
+                self.error = exc
+            self._batches = batches  # type: ignore[assignment]
+            self.size = memory.valid_bytes()
+            self.next_fetch_offset = batches[-1].next_offset if batches else fetch_offset
         self._batch_idx = 0
         self._recs: list[ConsumerRecord[Any, Any]] = []
         # Index of the decoded batch's last record, whose position is the batch's
@@ -167,8 +229,6 @@ class PartitionRecords:
         self._within_end = -1
         self._batch_next = fetch_offset
         self._recs_idx = 0
-        self.size = memory.valid_bytes()
-        self.next_fetch_offset = batches[-1].next_offset if batches else fetch_offset
 
     @property
     def is_stale(self) -> bool:
@@ -191,6 +251,7 @@ class PartitionRecords:
         self.tally.records -= len(self._recs) - self._recs_idx
         self._batches = []
         self._batch_idx = 0
+        self._view = memoryview(b"")  # the fetched blob can be freed now
         self._recs = []
         self._within_end = -1
         self._recs_idx = 0
@@ -295,18 +356,27 @@ class PartitionRecords:
         batches = self._batches
         state = self.state
         while self._batch_idx < len(batches):
-            batch = batches[self._batch_idx]
+            item = batches[self._batch_idx]
             self._batch_idx += 1
             try:
-                if batch.magic == 2:
-                    v2 = cast(DefaultRecordBatch, batch)
-                    flt = self._filter
-                    if (flt is not None and flt.skip(v2)) or v2.is_control_batch:
-                        state.skip_to(v2.next_offset)
+                if type(item) is tuple:  # a v2 batch found by _scan_v2 (no filter)
+                    start, end, next_offset, attributes = item
+                    if attributes & CONTROL_MASK:
+                        state.skip_to(next_offset)
                         continue
-                    recs = self._decode_v2(v2)
+                    recs = self._decode_span(start, end, attributes)
                 else:
-                    recs = self._decode_legacy(cast(LegacyRecordBatch, batch))
+                    batch = cast(RecordBatch, item)
+                    next_offset = batch.next_offset
+                    if batch.magic == 2:
+                        v2 = cast(DefaultRecordBatch, batch)
+                        flt = self._filter
+                        if (flt is not None and flt.skip(v2)) or v2.is_control_batch:
+                            state.skip_to(next_offset)
+                            continue
+                        recs = self._decode_v2(v2)
+                    else:
+                        recs = self._decode_legacy(cast(LegacyRecordBatch, batch))
             except KafkaError as exc:
                 # The position stays at this batch: the error is raised (again and
                 # again) until the user seeks past it; other partitions keep flowing.
@@ -327,11 +397,11 @@ class PartitionRecords:
                 # A (compressed) batch may start before the fetch offset.
                 start = bisect.bisect_left([r.offset for r in recs], position)
             if start >= len(recs):
-                state.skip_to(batch.next_offset)
+                state.skip_to(next_offset)
                 continue
             self._recs = recs
             self._within_end = len(recs) - 1
-            self._batch_next = batch.next_offset
+            self._batch_next = next_offset
             self._recs_idx = start
             self.tally.records += len(recs) - start
             return True
@@ -340,11 +410,26 @@ class PartitionRecords:
         self._recs_idx = 0
         return False
 
+    def _decode_span(self, start: int, end: int, attributes: int) -> list[ConsumerRecord[Any, Any]]:
+        """The records of the v2 batch at ``[start, end)`` of the blob: by one C call
+        when it is uncompressed, else (or when that call hands it back) through a
+        batch object, which decodes it or raises the error."""
+        view = self._view[start:end]
+        recs = None
+        if not attributes & CODEC_MASK:
+            recs = decode_span(view, self._check_crcs, self.tp.topic, self.tp.partition)
+        if recs is None:
+            return self._decode_v2(DefaultRecordBatch(view, check_crc=self._check_crcs))
+        return self._deserialized(recs)
+
     def _decode_v2(self, batch: DefaultRecordBatch) -> list[ConsumerRecord[Any, Any]]:
         # At most one tracked object per record, and no gc.disable(): see record_decode.
         # The C loop leaves records untracked by the collector while they hold only
         # bytes; deserialize() tracks those that get a collectable key or value.
         recs = decode_batch(batch, self.tp.topic, self.tp.partition, untracked=True)
+        return self._deserialized(recs)
+
+    def _deserialized(self, recs: list[ConsumerRecord[Any, Any]]) -> list[ConsumerRecord[Any, Any]]:
         kd = self._key_deserializer
         vd = self._value_deserializer
         if kd is not None or vd is not None:

@@ -31,9 +31,10 @@ from typing import Any
 
 from aiokafka._extensions import load_extension
 from aiokafka.record.default_records import DefaultRecordBatch, decode_records
+from aiokafka.record.util import crc32c_function
 from aiokafka.structs import ConsumerRecord
 
-__all__ = ["decode_batch", "decode_records_py", "deserialize"]
+__all__ = ["decode_batch", "decode_records_py", "decode_span", "deserialize"]
 
 _cdecode = load_extension("aiokafka.record._cdecode")
 # None: the pure-Python loop. Tests set it to None to compare both paths.
@@ -41,6 +42,9 @@ _c_decode_records: Callable[..., list[Any] | None] | None = (
     None if _cdecode is None else _cdecode.decode_records
 )
 _c_deserialize: Callable[..., bool] | None = None if _cdecode is None else _cdecode.deserialize
+_c_decode_batch: Callable[..., list[Any] | None] | None = (
+    None if _cdecode is None else _cdecode.decode_batch
+)
 
 
 def decode_batch(
@@ -71,6 +75,21 @@ def decode_batch(
         ConsumerRecord, topic, partition, untracked=untracked,
         accelerated=_c_decode_records is not None,
     )  # fmt: skip
+
+
+def decode_span(
+    batch: memoryview, check_crc: bool, topic: str, partition: int
+) -> list[ConsumerRecord[Any, Any]] | None:
+    """The records of the uncompressed v2 batch whose bytes are ``batch``, decoded by
+    one C call without making a batch object (records untracked, as
+    :func:`decode_batch` with ``untracked=True``); ``None`` when there is no C
+    decoder or it hands the batch back (corrupt, unusual): then decode it with
+    :func:`decode_batch`, which returns the records or raises the error."""
+    c_decode = _c_decode_batch
+    if c_decode is None or _c_decode_records is None:
+        return None
+    crc = crc32c_function() if check_crc else None
+    return c_decode(batch, crc, ConsumerRecord, topic, partition, True)
 
 
 def deserialize(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from aiokafka.consumer.fetch_records import AbortedTransactionFilter, PartitionRecords
@@ -336,3 +338,89 @@ def test_decoding_never_touches_the_garbage_collector(monkeypatch: pytest.Monkey
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def _random_blob(rng: random.Random) -> tuple[bytes, int]:
+    """A fetched blob of small batches of every kind, and a fetch offset within it."""
+    parts: list[bytes] = []
+    offset = 0
+    for _ in range(rng.randint(1, 12)):
+        kind = rng.choice(["plain"] * 6 + ["gzip", "txn", "commit", "abort", "crc", "magic"])
+        n = rng.randint(1, 4)
+        values_ = [b"v%d" % (offset + i) for i in range(n)]
+        if kind == "plain":
+            data = batch(offset, values_)
+        elif kind == "gzip":
+            data = batch(offset, values_, codec=CODEC_GZIP)
+        elif kind == "txn":
+            data = batch(offset, values_, pid=7, transactional=True)
+        elif kind in ("commit", "abort"):
+            n = 1
+            data = marker(offset, 7, CONTROL_COMMIT if kind == "commit" else CONTROL_ABORT)
+        else:
+            broken = bytearray(batch(offset, values_))
+            if kind == "crc":
+                broken[-2] ^= 0x55  # the records no longer match the CRC-32C
+            else:
+                broken[16] = 7  # impossible magic
+            data = bytes(broken)
+        parts.append(data)
+        offset += n
+    blob = b"".join(parts)
+    if rng.random() < 0.3:
+        blob = blob[: rng.randrange(len(blob))]  # the broker cut the last batch
+    return blob, rng.randrange(offset + 1)
+
+
+def _drain(pr: PartitionRecords, st: PartitionState, rng: random.Random) -> list[object]:
+    out: list[object] = [pr.size, pr.next_fetch_offset]
+    for _ in range(40):
+        how = rng.random()
+        try:
+            if how < 0.4:
+                got: object = [(r.offset, r.value) for r in pr.take(rng.choice([1, 2, 5, None]))]
+            elif how < 0.7:
+                rec = pr.take_fast()
+                got = None if rec is None else (rec.offset, rec.value)
+            else:
+                rec = pr.take_one()
+                got = None if rec is None else (rec.offset, rec.value)
+        except CorruptRecordError as exc:
+            got = ("error", str(exc))
+        out.append((got, st.position))
+    return out
+
+
+@pytest.mark.parametrize("aborted", [None, [], [(7, 0)]])
+def test_header_scan_gives_what_memory_records_gives(
+    monkeypatch: pytest.MonkeyPatch, aborted: list[tuple[int, int]] | None
+) -> None:
+    """Batches found by the header scan and made as they are decoded: the same
+    records, positions, sizes, next fetch offsets and errors as batch objects made
+    up front (the scan switched off), over random blobs of small batches."""
+    from aiokafka.consumer import fetch_records
+
+    for seed in range(300):
+        results = []
+        for scan in (True, False):
+            if not scan:
+                monkeypatch.setattr(fetch_records, "_scan_v2", lambda data, offset: None)
+            rng = random.Random(seed)
+            blob, fetch_offset = _random_blob(rng)
+            st = state_at(fetch_offset)
+            pr = PartitionRecords(TP, st, fetch_offset, blob, aborted=aborted)
+            results.append(_drain(pr, st, rng))
+            monkeypatch.undo()
+        assert results[0] == results[1], seed
+
+
+def test_header_scan_is_used_for_plain_v2_blobs() -> None:
+    from aiokafka.consumer import fetch_records
+
+    blob = batch(0, [b"a", b"b"]) + batch(2, [b"c"], codec=CODEC_GZIP) + marker(3, 7, 0)
+    scanned = fetch_records._scan_v2(blob, 1)
+    assert scanned is not None
+    spans, size, next_fetch = scanned
+    assert [s[2] for s in spans] == [2, 3, 4] and size == len(blob) and next_fetch == 4
+    assert fetch_records._scan_v2(blob + b"\x00" * 20, 0) is None  # a trailing header piece
+    assert fetch_records._scan_v2(blob + batch(4, [b"d"])[:70], 0) is not None  # a cut batch
