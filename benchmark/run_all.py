@@ -9,6 +9,7 @@ topic, prints a table with ratios against our client and writes
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import platform
 import shutil
@@ -59,6 +60,8 @@ class Scenario:
     ``--warmup-rounds`` says otherwise."""
     extra: tuple[str, ...] = ()
     """More worker arguments (``--pattern``, ``--linger-ms``)."""
+    topic: str = "large"
+    """Consumer scenarios: which pre-filled topic they read (see ``TOPIC_FILLS``)."""
 
     @property
     def consumer(self) -> bool:
@@ -100,11 +103,38 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario("consume-batch", "consume-batch", 1, "count", "consumer, batch API"),
     Scenario("consume-iter", "consume-iter", 1, "count", "consumer, per-message iteration"),
+    # Topics written by many small producers (web services) hold batches of a few
+    # records: what a consumer pays per batch then counts as much as per record.
+    Scenario(
+        "consume-batch-small",
+        "consume-batch",
+        1,
+        "count",
+        "consumer, batch API, a topic of 5-record batches",
+        topic="small",
+    ),
+    Scenario(
+        "consume-iter-small",
+        "consume-iter",
+        1,
+        "count",
+        "consumer, per-message iteration, a topic of 5-record batches",
+        topic="small",
+    ),
 )
 SCENARIO_BY_NAME = {s.name: s for s in SCENARIOS}
 
 #: Who fills the consumer scenarios' topic, in order of preference (fastest first).
 FILLERS = ("confluent", "aiokafka-0.14", "kafka-python", OURS)
+
+#: How each pre-filled consumer topic is written: (producer scenario, extra worker
+#: arguments, fillers in order). "large": as fast as a filler can, so full batches;
+#: "small": 5 coroutines looping send_and_wait, so every request (and batch) carries
+#: the 5 records sent since the last response.
+TOPIC_FILLS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
+    "large": ("produce-1p", (), FILLERS),
+    "small": ("concurrent", ("--concurrency", "5"), (OURS, "aiokafka-0.14")),
+}
 
 #: Records sent to warm the broker up when no consumer topic has to be filled first.
 WARM_UP_RECORDS = 200_000
@@ -289,8 +319,10 @@ class Runner:
         self.log_dir = log_dir
         self.counts = resolve_counts(args)
         self.pythons: dict[str, Path | ClientUnavailable] = {}
-        self.consume_topic: str | None = None
-        self.consume_error = ""
+        #: The pre-filled consumer topics by kind (``Scenario.topic``), and why one
+        #: could not be filled.
+        self.consume_topics: dict[str, str] = {}
+        self.consume_errors: dict[str, str] = {}
         self.outcomes: list[Outcome] = []
 
     def python_for(self, client: Client) -> Path | ClientUnavailable:
@@ -334,25 +366,30 @@ class Runner:
             watch_pid=self.broker.pid,
         )
 
-    def fill_consume_topic(self) -> None:
-        """Produce the consumer scenarios' records once, with the first filler that works."""
+    def fill_consume_topic(self, kind: str = "large") -> None:
+        """Produce the records of consumer topic ``kind`` (see ``TOPIC_FILLS``) once,
+        with the first filler that works."""
         count = self.counts["count"]
         try:
-            topic = self.broker.create_topic(_topic_name("consume", "data"), 1)
+            topic = self.broker.create_topic(_topic_name(f"consume-{kind}", "data"), 1)
         except (RuntimeError, TimeoutError, OSError, IndexError) as exc:
-            self.consume_error = self.broker.failure() or f"could not create a topic: {exc!r}"
+            self.consume_errors[kind] = (
+                self.broker.failure() or f"could not create a topic: {exc!r}"
+            )
             return
+        scenario_name, extra, fillers = TOPIC_FILLS[kind]
+        scenario = dataclasses.replace(SCENARIO_BY_NAME[scenario_name], extra=extra)
         tried = []
-        for name in FILLERS:
+        for name in fillers:
             if name not in BY_NAME:
                 continue
             print(f"filling {topic} with {count:,} records using {name}...", flush=True)
-            cell = self.run_one(SCENARIO_BY_NAME["produce-1p"], BY_NAME[name], topic, count, "fill")
+            cell = self.run_one(scenario, BY_NAME[name], topic, count, "fill")
             if cell.status == OK:
-                self.consume_topic = topic
+                self.consume_topics[kind] = topic
                 return
             tried.append(f"{name}: {cell.reason}")
-        self.consume_error = "could not fill the consumer topic: " + "; ".join(tried)
+        self.consume_errors[kind] = "could not fill the consumer topic: " + "; ".join(tried)
 
     def warm_up_broker(self) -> None:
         """Give the broker's JIT a first workload, so the first client measured is not
@@ -366,9 +403,12 @@ class Runner:
         this, the first client of the ``concurrent`` scenario ran on a broker spending
         about twice the CPU per record of the one the next client found.
         """
-        if any(SCENARIO_BY_NAME[n].consumer for n in self.args.scenarios):
-            self.fill_consume_topic()
-        else:
+        kinds = {
+            SCENARIO_BY_NAME[n].topic for n in self.args.scenarios if SCENARIO_BY_NAME[n].consumer
+        }
+        for kind in sorted(kinds):
+            self.fill_consume_topic(kind)
+        if not kinds:
             count = min(self.counts["count"], WARM_UP_RECORDS)
             self._warm_with("produce-1p", "data", count, f"{count:,} records")
         if {"latency", "concurrent", "concurrent-l5"} & set(self.args.scenarios):
@@ -398,9 +438,10 @@ class Runner:
         if dead:
             return Outcome(name, client_name, FAILED, dead)
         if scenario.consumer:
-            if self.consume_topic is None:
-                return Outcome(name, client_name, FAILED, self.consume_error)
-            topic: str | Outcome = self.consume_topic
+            if scenario.topic not in self.consume_topics:
+                reason = self.consume_errors.get(scenario.topic, "the topic was not filled")
+                return Outcome(name, client_name, FAILED, reason)
+            topic: str | Outcome = self.consume_topics[scenario.topic]
         else:
             topic = self._fresh_topic(scenario, client_name)
         if isinstance(topic, Outcome):
@@ -412,14 +453,17 @@ class Runner:
         try:
             self.warm_up_broker()
         except (RuntimeError, TimeoutError, OSError, IndexError) as exc:
-            self.consume_error = self.broker.failure() or f"warm-up failed: {exc!r}"
+            reason = self.broker.failure() or f"warm-up failed: {exc!r}"
+            self.consume_errors = dict.fromkeys(TOPIC_FILLS, reason)
         outcomes = self.outcomes
         for name in self.args.scenarios:
             scenario = SCENARIO_BY_NAME[name]
             count = self.counts[scenario.count_option]
             print(f"== {name}: {scenario.description}, {count:,} records", flush=True)
-            if scenario.consumer and self.consume_topic is None and not self.consume_error:
-                self.fill_consume_topic()
+            kind = scenario.topic
+            if scenario.consumer and kind not in self.consume_topics:
+                if kind not in self.consume_errors:
+                    self.fill_consume_topic(kind)
             warm = self.args.warmup_rounds
             if warm is None:
                 warm = 0 if self.args.quick else scenario.warm_rounds
