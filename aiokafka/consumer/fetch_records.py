@@ -157,7 +157,6 @@ class PartitionRecords:
         "_check_crcs",
         "_filter",
         "_key_deserializer",
-        "_quiet_loads",
         "_recs",
         "_recs_idx",
         "_value_deserializer",
@@ -195,9 +194,6 @@ class PartitionRecords:
         self.error = error
         self._key_deserializer = key_deserializer
         self._value_deserializer = value_deserializer
-        # Without deserializers loading a batch cannot raise (a KafkaError is stored
-        # in ``error``), so take_fast may load the next one itself.
-        self._quiet_loads = key_deserializer is None and value_deserializer is None
         # No aborted transaction listed: only control batches are dropped, as without
         # a filter (an ABORT marker could only end a transaction nobody listed).
         self._filter = AbortedTransactionFilter(aborted) if aborted else None
@@ -326,8 +322,12 @@ class PartitionRecords:
     def take_fast(self) -> ConsumerRecord[Any, Any] | None:
         """The next record, if that is trivially safe (``async for``'s hot path);
         ``None`` means "ask :meth:`take_one`": the position moved, the partition is
-        paused, or the decoded batch is used up and the next one cannot be loaded
-        here (none left, a stored error, or deserializers, which may raise)."""
+        paused, or no batch is left to load (or the next one's error was stored).
+
+        Raises:
+            Exception: what a deserializer raised for the next batch, which stays
+                (as :meth:`take_one` raises it).
+        """
         state = self.state
         if self.epoch != state.epoch or state.paused:
             return None
@@ -335,7 +335,7 @@ class PartitionRecords:
         if i > self._within_end:
             # Small batches (a few records each, as web services produce them) made
             # every batch boundary a trip through getone(): load the next one here.
-            if not self._quiet_loads or not self._load_next_batch():
+            if not self._load_next_batch():
                 return None
             i = self._recs_idx
         rec = self._recs[i]

@@ -222,16 +222,30 @@ async def test_next_record_fast_crosses_batches() -> None:
     assert fetcher.next_record_fast() is None
 
 
-async def test_next_record_fast_leaves_the_next_batch_to_deserializers() -> None:
-    """With a deserializer, which may raise, the hot path stops at a batch's end."""
-    fetcher, subs, client = make(value_deserializer=bytes.decode)
+async def test_next_record_fast_with_deserializers() -> None:
+    """With deserializers the hot path crosses batches too; one that raises for the
+    next batch raises from it, as from next_record, and the batch stays."""
+    calls: list[bytes] = []
+
+    def decode(value: bytes) -> str:
+        calls.append(value)
+        if value == b"v2" and calls.count(value) < 3:
+            raise ValueError("bad v2")
+        return value.decode()
+
+    fetcher, subs, client = make(value_deserializer=decode)
     await respond(fetcher, client, {A: pdata(A, records(0, 2) + records(2, 2))})
     assert fetcher.next_record(None).value == "v0"  # type: ignore[union-attr]
     got = fetcher.next_record_fast()
     assert got is not None and got.value == "v1" and subs.state(A).position == 2
-    assert fetcher.next_record_fast() is None
+    with pytest.raises(ValueError, match="bad v2"):
+        fetcher.next_record_fast()
+    assert subs.state(A).position == 2
+    with pytest.raises(ValueError, match="bad v2"):
+        fetcher.next_record(None)  # the slow path meets the same batch and error
     assert fetcher.next_record(None).value == "v2"  # type: ignore[union-attr]
     assert fetcher.next_record_fast().value == "v3"  # type: ignore[union-attr]
+    assert subs.state(A).position == 4 and calls.count(b"v2") == 3
 
 
 async def test_close_ends_the_fast_path() -> None:
