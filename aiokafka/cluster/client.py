@@ -44,7 +44,7 @@ from aiokafka.errors import (
     UnknownTopicOrPartitionError,
 )
 from aiokafka.net.backoff import ExponentialBackoff
-from aiokafka.net.connection import AIOKafkaConnection
+from aiokafka.net.connection import AIOKafkaConnection, OnAnswer
 from aiokafka.options import StartClose
 from aiokafka.protocol import messages as _messages
 from aiokafka.structs import BrokerMetadata, TopicPartition
@@ -609,6 +609,20 @@ class AIOKafkaClient(ClientOptions, StartClose):
         no connection to ``node_id`` open either)."""
         conn = self._pool.connected(node_id)
         return None if conn is None else conn.send_nowait(request, max_version=max_version)
+
+    def write_nowait(
+        self,
+        node_id: NodeId,
+        request: Request[R],
+        on_answer: OnAnswer,
+        *,
+        max_version: int | None = None,
+    ) -> bool:
+        """Write ``request`` to an open connection now, its response (or error) going
+        to ``on_answer``; False if that would mean waiting (see
+        ``AIOKafkaConnection.write_nowait``; no connection to ``node_id`` open either)."""
+        conn = self._pool.connected(node_id)
+        return conn is not None and conn.write_nowait(request, on_answer, max_version=max_version)
 
     def leader_for(self, tp: TopicPartition) -> int:
         """The leader of ``tp`` from the cached metadata.

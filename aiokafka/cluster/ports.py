@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from aiokafka.cluster.config import ClientConfig
     from aiokafka.cluster.interest import InterestHandle
     from aiokafka.cluster.metadata import ClusterMetadata
+    from aiokafka.net.connection import OnAnswer
     from aiokafka.protocol.request import Request
     from aiokafka.structs import BrokerMetadata, TopicPartition
 
@@ -113,9 +114,15 @@ class SenderClient(CoordinatorRequests, MetadataView, Protocol):
 
     def least_loaded_node(self) -> int | None: ...
 
-    def send_nowait(
-        self, node_id: int, request: Request[_R], /, *, max_version: int | None = ...
-    ) -> asyncio.Future[_R] | None: ...
+    def write_nowait(
+        self,
+        node_id: int,
+        request: Request[_R],
+        on_answer: OnAnswer,
+        /,
+        *,
+        max_version: int | None = ...,
+    ) -> bool: ...
 
 
 class TransactionClient(CoordinatorRequests, Protocol):

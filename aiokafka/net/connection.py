@@ -43,7 +43,6 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from aiokafka._timeout import wait_for
@@ -63,17 +62,18 @@ from aiokafka.net.config import ConnectionConfig
 from aiokafka.net.failure_log import FailureLog
 from aiokafka.net.frames import MIN_FRAME_SIZE, frame_size_error, response_allowance
 from aiokafka.net.handshake import negotiate_versions
+from aiokafka.net.in_flight import DeadlineTimer, OnAnswer, Pending, take_now
 from aiokafka.net.reauth import ReauthSchedule
-from aiokafka.net.streams import ByteStream, StreamFactory, open_tcp_stream
+from aiokafka.net.streams import ByteStream, StreamFactory, TcpStream, open_tcp_stream
 from aiokafka.net.transport_errors import TRANSPORT_ERRORS, translate_transport_error
-from aiokafka.net.versions import ApiVersionTable, api_name
+from aiokafka.net.versions import ApiVersionTable
 from aiokafka.protocol import api as _api
 from aiokafka.protocol import messages as _messages
 
 if TYPE_CHECKING:
     from aiokafka.protocol.request import Request
 
-__all__ = ["AIOKafkaConnection", "CloseCallback"]
+__all__ = ["AIOKafkaConnection", "CloseCallback", "OnAnswer"]
 
 log = logging.getLogger(__name__)
 
@@ -84,22 +84,7 @@ CloseCallback = Callable[["AIOKafkaConnection", KafkaError], None]
 _R = TypeVar("_R")
 
 _MAX_CORRELATION_ID = 2**31 - 1
-#: A request timer this many seconds late: the loop did not run (see _on_timeout).
-_LOOP_STALL = 1.0
 _HEADER_V0_LEN = MIN_FRAME_SIZE
-
-
-@dataclass(slots=True)
-class _Pending:
-    """A request written (or being written) whose response has not arrived."""
-
-    future: asyncio.Future[Any]
-    decode: Callable[[memoryview], Any]
-    description: str
-    timer: asyncio.TimerHandle | None
-    #: ``time.monotonic()`` when it was registered (request latency).
-    started: float
-    stalled: bool = False  # its timer fired late once and was set again (_on_timeout)
 
 
 class AIOKafkaConnection:
@@ -149,9 +134,11 @@ class AIOKafkaConnection:
         self._on_close = on_close
         self._state = "new"  # new -> connecting -> ready -> closed
         self._open_stream = stream_factory
-        self._stream: ByteStream | None = None
+        self._stream: ByteStream | TcpStream | None = None
         self._reader_task: asyncio.Task[None] | None = None
-        self._pending: dict[int, _Pending] = {}
+        self._pending: dict[int, Pending] = {}
+        # One timer for the deadlines of every request in flight (see in_flight).
+        self._timer = DeadlineTimer(self._on_timer)
         self._slots = asyncio.Semaphore(self.config.max_in_flight_requests_per_connection)
         self._next_id = 0
         self._close_error: KafkaError | None = None
@@ -312,9 +299,12 @@ class AIOKafkaConnection:
             raise self._unusable()
         self._stream = stream
         self.last_activity = time.monotonic()
-        self._reader_task = asyncio.create_task(
-            self._read_loop(stream), name=f"aiokafka-conn-reader-{self.peer}"
-        )
+        if isinstance(stream, TcpStream):
+            stream.start_reading(self._frame_received, self._reading_failed, self._check_frame_size)
+        else:
+            self._reader_task = asyncio.create_task(
+                self._read_loop(stream), name=f"aiokafka-conn-reader-{self.peer}"
+            )
         self._versions = await negotiate_versions(self._answered, self.peer)
         if self.config.uses_sasl:
             started = time.monotonic()
@@ -398,24 +388,46 @@ class AIOKafkaConnection:
         Raises:
             aiokafka.errors.UnsupportedVersionError: no common version.
         """
+        pending = self._write_now(request, max_version, None)
+        return None if pending is None else pending.future
+
+    def write_nowait(
+        self, request: Request[_R], on_answer: OnAnswer, *, max_version: int | None = None
+    ) -> bool:
+        """:meth:`send_nowait` with a callback instead of a future: False if the
+        request was not written (see there), else ``on_answer(response, None)`` is
+        called by the reader as soon as the response is decoded, in the loop turn it
+        arrived in (no future, no loop turn for a done-callback), or
+        ``on_answer(None, error)`` on a later loop turn with what :meth:`send` would
+        raise. ``on_answer`` must not raise (what it raises goes to the loop's
+        exception handler).
+
+        Raises:
+            aiokafka.errors.UnsupportedVersionError: no common version.
+        """
+        return self._write_now(request, max_version, on_answer) is not None
+
+    def _write_now(
+        self, request: Request[_R], max_version: int | None, on_answer: OnAnswer | None
+    ) -> Pending | None:
         if self._state != "ready" or self._reauth_gate is not None or self._slots.locked():
             return None
         version = self.api_versions.choose(type(request), max_version)
         decode = self._decoder(request, version)
-        if not _take_now(self._slots):
+        if not take_now(self._slots):
             return None
         corr, frame = self._frame(request, version)
-        future = self._register(request, version, corr, frame, decode, None)
+        pending = self._register(request, version, corr, frame, decode, None, on_answer)
         stream = self._stream
         assert stream is not None  # _frame() checked it
         try:
             stream.write(frame)
         except TRANSPORT_ERRORS as exc:
-            # Fails every registered request, this one included: its future has it.
+            # Fails every registered request, this one included: it gets the error.
             self._fail(translate_transport_error(exc, self.peer))
         else:
             self.last_activity = time.monotonic()
-        return future
+        return pending
 
     def _frame(self, request: Request[object], version: int) -> tuple[int, bytes]:
         """A correlation id and the encoded frame of ``request``, for a caller holding
@@ -438,18 +450,21 @@ class AIOKafkaConnection:
         frame: bytes,
         decode: Callable[[memoryview], _R],
         timeout_ms: int | None,
-    ) -> asyncio.Future[_R]:
-        """Register ``corr`` as in flight (its slot taken) with a timeout; the future
-        of its response."""
-        description = f"{api_name(type(request))} v{version} (correlation id {corr})"
+        on_answer: OnAnswer | None = None,
+    ) -> Pending:
+        """Register ``corr`` as in flight (its slot taken) with a timeout; its entry,
+        with the future of its response unless ``on_answer`` takes it."""
         started = time.monotonic()
         self._metrics.request_sent(len(frame), started)
         loop = asyncio.get_running_loop()
-        future: asyncio.Future[_R] = loop.create_future()
+        future: asyncio.Future[_R] | None = None if on_answer is not None else loop.create_future()
         timeout = (timeout_ms if timeout_ms is not None else self.config.request_timeout_ms) / 1000
-        timer = loop.call_later(timeout, self._on_timeout, corr, timeout)
-        self._pending[corr] = _Pending(future, decode, description, timer, started)
-        return future
+        deadline = loop.time() + timeout
+        self._pending[corr] = pending = Pending(
+            future, on_answer, decode, type(request), version, corr, started, deadline, timeout
+        )
+        self._timer.watch(loop, deadline)
+        return pending
 
     async def _send_sasl(self, request: Request[_R]) -> _R:
         # The SASL exchange's own requests: they pass the re-authentication gate.
@@ -510,7 +525,7 @@ class AIOKafkaConnection:
             if self._reauth_gate is None or sasl:
                 break
             self._slots.release()
-        # From here the slot is released by _finish() once a registered request is
+        # From here the slot is released by _on_frame() or _fail() once a registered request is
         # answered or failed, or below when nothing gets registered.
         corr, frame = self._frame(request, version)
         if not expect_response:
@@ -521,7 +536,10 @@ class AIOKafkaConnection:
                 self._slots.release()
             return None
 
-        future = self._register(request, version, corr, frame, decode, timeout_ms)
+        future: asyncio.Future[_R] | None = self._register(
+            request, version, corr, frame, decode, timeout_ms
+        ).future
+        assert future is not None
         try:
             await self._write(frame)
             # Written (the transport or the kernel has the bytes): drop the encoded
@@ -564,18 +582,29 @@ class AIOKafkaConnection:
     # -- reading ----------------------------------------------------------------------
 
     async def _read_loop(self, reader: ByteStream) -> None:
+        """Read a :class:`ByteStream` (a :class:`TcpStream` reads by itself)."""
         try:
             while True:
                 size_bytes = await reader.readexactly(4)
                 size = int.from_bytes(size_bytes, "big", signed=True)
                 # Checked before reading the body: readexactly() buffers all of it.
-                if size < _HEADER_V0_LEN or size > self._frame_limit:
-                    raise frame_size_error(size, self._frame_limit, self.peer, size_bytes)
+                self._check_frame_size(size, size_bytes)
                 frame = await reader.readexactly(size)
-                self.last_activity = time.monotonic()
-                self._on_frame(memoryview(frame))
+                self._frame_received(memoryview(frame))
                 del frame
-        except TRANSPORT_ERRORS as exc:
+        except Exception as exc:
+            self._reading_failed(exc)
+
+    def _check_frame_size(self, size: int, prefix: bytes) -> None:
+        if size < _HEADER_V0_LEN or size > self._frame_limit:
+            raise frame_size_error(size, self._frame_limit, self.peer, prefix)
+
+    def _frame_received(self, frame: memoryview) -> None:
+        self.last_activity = time.monotonic()
+        self._on_frame(frame)
+
+    def _reading_failed(self, exc: BaseException) -> None:
+        if isinstance(exc, TRANSPORT_ERRORS):
             # EOF at a frame boundary with nothing in flight: the broker closed an idle
             # connection (its connections.max.idle.ms, a restart), not a failure.
             idle_eof = (
@@ -584,13 +613,13 @@ class AIOKafkaConnection:
                 and not self._pending
             )
             self._fail(translate_transport_error(exc, self.peer), benign=idle_eof)
-        except KafkaError as exc:
-            # Without its traceback: the frames in it (this one, the StreamReader's)
+        elif isinstance(exc, KafkaError):
+            # Without its traceback: the frames in it (the reader's, the stream's)
             # would keep the reader and its buffer alive as long as anyone holds the
             # error, and every request in flight gets it.
             self._fail(exc.with_traceback(None))
-        except Exception as exc:  # a bug must not leave callers waiting forever
-            log.warning("Unexpected error reading from %s", self.peer, exc_info=True)
+        else:  # a bug must not leave callers waiting forever
+            log.warning("Unexpected error reading from %s", self.peer, exc_info=exc)
             self._fail(KafkaConnectionError(f"reading from {self.peer} failed: {exc!r}"))
 
     def _on_frame(self, frame: memoryview) -> None:
@@ -604,56 +633,67 @@ class AIOKafkaConnection:
                 f"{self.peer} sent a response with correlation id {corr}, "
                 f"expected one of {sorted(self._pending)}"
             )
-        self._finish(pending)
+        self._slots.release()
         # last_activity: the read loop's clock reading for this frame.
         now = self.last_activity
         self._metrics.response_received(now - pending.started, len(frame) + 4, now)
-        if pending.future.done():
+        future = pending.future
+        if future is not None and future.done():
             return  # cancelled by its caller: read and dropped
         try:
             response = pending.decode(frame)
         except KafkaError as exc:
             if isinstance(exc, KafkaProtocolError):
                 self._failure_log.failure(self._address, exc, self._peer)
-            pending.future.set_exception(exc)
+            self._answer_error(pending, exc)
         except Exception as exc:
             err = KafkaProtocolError(
                 f"cannot decode the {pending.description} response from {self.peer}: {exc!r}"
             )
             self._failure_log.failure(self._address, err, self._peer)
-            pending.future.set_exception(err)
+            self._answer_error(pending, err)
         else:
-            pending.future.set_result(response)
+            if future is not None:
+                future.set_result(response)
+            else:
+                self._answer(pending, response)
             if self._state == "ready":
                 # Handshake answers do not count: a broker whose later responses are
                 # all broken has not recovered because ApiVersions went through.
                 # (A dict lookup when nothing failed.)
                 self._failure_log.success(self._address, self._peer)
 
-    def _finish(self, pending: _Pending) -> None:
-        if pending.timer is not None:
-            pending.timer.cancel()
-            pending.timer = None
-        self._slots.release()
+    def _answer(self, pending: Pending, response: Any) -> None:
+        """Hand a response to write_nowait()'s callback, now."""
+        on_answer = pending.on_answer
+        assert on_answer is not None
+        try:
+            on_answer(response, None)
+        except Exception as exc:  # the caller's bug must not fail the connection
+            asyncio.get_running_loop().call_exception_handler(
+                {"message": f"Exception in {on_answer!r}", "exception": exc}
+            )
 
-    def _on_timeout(self, corr: int, timeout: float) -> None:
-        pending = self._pending.get(corr)
-        if pending is None:
-            return
-        timer = pending.timer
-        loop = asyncio.get_running_loop()
-        if timer is not None and not pending.stalled and loop.time() - timer.when() > _LOOP_STALL:
-            # Late, the loop did not run (a paused process, a Spark worker between tasks):
-            # asyncio runs due timers before the reader they wake. Look again after it.
-            pending.stalled = True
-            pending.timer = loop.call_later(0.1, self._on_timeout, corr, timeout)
+    @staticmethod
+    def _answer_error(pending: Pending, error: KafkaError) -> None:
+        """Fail a request: its future, or write_nowait()'s callback on the next loop
+        turn (never from inside the connection's own failure handling)."""
+        if pending.future is not None:
+            if not pending.future.done():
+                pending.future.set_exception(error)
+        elif pending.on_answer is not None:
+            asyncio.get_running_loop().call_soon(pending.on_answer, None, error)
+
+    def _on_timer(self) -> None:
+        due = self._timer.due(asyncio.get_running_loop(), self._pending.values())
+        if due is None:
             return
         timed_out = RequestTimedOutError(
-            f"{pending.description} to {self.peer} got no response within {timeout * 1000:.0f} ms"
+            f"{due.description} to {self.peer} got no response within {due.timeout * 1000:.0f} ms"
         )
         self._fail(
             KafkaConnectionError(f"connection to {self.peer} closed after a request timed out"),
-            {corr: timed_out},
+            {due.corr: timed_out},
             report=timed_out,
         )
 
@@ -685,11 +725,11 @@ class AIOKafkaConnection:
         stream, self._stream = self._stream, None
         if stream is not None:
             stream.abort()
+        self._timer.cancel()
         pending, self._pending = self._pending, {}
         for corr, p in pending.items():
-            self._finish(p)
-            if not p.future.done():
-                p.future.set_exception((specific or {}).get(corr, error))
+            self._slots.release()
+            self._answer_error(p, (specific or {}).get(corr, error))
         current = asyncio.current_task()
         for task in (self._reader_task, self._reauth_task):
             if task is not None and task is not current:
@@ -785,15 +825,3 @@ class AIOKafkaConnection:
         lost.__cause__ = error
         in_flight: dict[int, KafkaError] = dict.fromkeys(self._pending, lost)
         self._fail(error, in_flight)
-
-
-def _take_now(slots: asyncio.Semaphore) -> bool:
-    """Take a slot of ``slots`` if one is free, without waiting: ``acquire()`` returns
-    at once when the semaphore is not locked (documented), so run it one step."""
-    acquire = slots.acquire()
-    try:
-        acquire.send(None)
-    except StopIteration:
-        return True
-    acquire.close()  # it would have waited: leave the queue of waiters
-    return False

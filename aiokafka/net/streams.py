@@ -3,10 +3,14 @@
 :class:`~aiokafka.net.connection.AIOKafkaConnection` needs four things from its
 transport (:class:`ByteStream`): read exactly *n* bytes, queue bytes, wait until the
 queue drains, and drop the transport at once. It gets the stream from a
-:class:`StreamFactory`, by default :func:`open_tcp_stream` (``asyncio.open_connection``,
-TLS when the config asks for it). A test passes its own factory, as httpcore's
-connection takes a network backend, so framing and failures can be driven byte by
-byte without a socket.
+:class:`StreamFactory`, by default :func:`open_tcp_stream` (TCP, TLS when the config
+asks for it). A test passes its own factory, as httpcore's connection takes a network
+backend, so framing and failures can be driven byte by byte without a socket.
+
+The default stream, :class:`TcpStream`, reads differently: it is the transport's
+protocol and hands each whole response frame to the connection from the transport's
+``data_received`` (:meth:`TcpStream.start_reading`), so no reader task is woken per
+response. A :class:`ByteStream` is read by a task of the connection's.
 
 A stream reports trouble with the exceptions asyncio's streams raise: end of stream
 as :class:`asyncio.IncompleteReadError` (its ``partial`` holds what was read), socket
@@ -17,11 +21,11 @@ translates them at its one boundary (:mod:`aiokafka.net.transport_errors`).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from ssl import SSLContext
-from typing import Any, Protocol
+from typing import Protocol
 
-__all__ = ["AsyncioStream", "ByteStream", "StreamFactory", "open_tcp_stream"]
+__all__ = ["ByteStream", "StreamFactory", "TcpStream", "open_tcp_stream"]
 
 
 class ByteStream(Protocol):
@@ -59,32 +63,217 @@ class StreamFactory(Protocol):
         *,
         ssl: SSLContext | None,
         server_hostname: str | None,
-    ) -> ByteStream: ...
+    ) -> ByteStream | TcpStream: ...
 
 
-class AsyncioStream:
-    """An :class:`asyncio.StreamReader` / :class:`asyncio.StreamWriter` pair as a
-    :class:`ByteStream`.
+#: Raises if a response announcing ``size`` bytes (its length prefix ``prefix``) must
+#: not be read: checked before its body is buffered.
+CheckFrameSize = Callable[[int, bytes], None]
+#: Takes a whole response frame, without its length prefix.
+OnFrame = Callable[[memoryview], None]
+#: Told once why reading stopped: :class:`asyncio.IncompleteReadError` at the end of
+#: the stream, a transport error, or what the two callbacks above raised.
+OnReadEnd = Callable[[BaseException], None]
 
-    The reader's and writer's bound methods are the stream's methods (no wrapper
-    call on the hot path: two reads per response, a write and a drain per request).
+
+#: Bytes of a :class:`TcpStream`'s receive buffer (a larger frame gets its own).
+READ_BUFFER = 65536
+
+
+class TcpStream(asyncio.BufferedProtocol):
+    """A TCP (or TLS) transport that hands whole response frames to the connection as
+    they arrive (:meth:`start_reading`), with :class:`ByteStream`'s ``write``,
+    ``drain`` and ``abort``.
+
+    The frames are split in the transport's ``buffer_updated`` callback: a response
+    reaches the connection in the loop turn its bytes were read in, with no reader
+    task to wake (one loop turn, a task step and two ``readexactly`` calls less per
+    response than with an :class:`asyncio.StreamReader`). The socket is read into one
+    reused buffer (no allocation per read); a frame is copied out of it, except one
+    larger than what the buffer holds, which gets a buffer of its announced size that
+    the socket is read into directly.
     """
 
-    __slots__ = ("_transport", "drain", "readexactly", "write")
+    def __init__(self) -> None:
+        self._transport: asyncio.Transport | None = None
+        self._on_frame: OnFrame | None = None  # set while reading
+        self._check_size: CheckFrameSize = _no_check
+        self._on_end: OnReadEnd = _ignore_end
+        self._buf = bytearray(READ_BUFFER)
+        self._view = memoryview(self._buf)
+        self._start = 0  # the unparsed bytes are _buf[_start:_end]
+        self._end = 0
+        self._body: bytearray | None = None  # a frame read into a buffer of its own
+        self._filled = 0
+        self._lost = False
+        self._end_error: BaseException | None = None  # reading ended before start_reading()
+        self._paused = False
+        self._drain_waiters: list[asyncio.Future[None]] = []
 
-    readexactly: Callable[[int], Coroutine[Any, Any, bytes]]
-    write: Callable[[bytes], None]
-    drain: Callable[[], Coroutine[Any, Any, None]]
+    # -- asyncio.BufferedProtocol -------------------------------------------------------
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.readexactly = reader.readexactly
-        self.write = writer.write
-        self.drain = writer.drain
-        self._transport = writer.transport
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self._transport = transport
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        body = self._body
+        if body is not None:
+            return memoryview(body)[self._filled :]
+        if self._start == self._end:
+            self._start = self._end = 0
+        elif self._end == len(self._buf):
+            if self._start:  # move the start of a frame's length prefix to the front
+                kept = self._end - self._start
+                self._buf[:kept] = self._buf[self._start : self._end]
+                self._start, self._end = 0, kept
+            else:  # only before start_reading(): keep what arrives
+                grown = bytearray(2 * len(self._buf))
+                grown[: self._end] = self._buf
+                self._buf, self._view = grown, memoryview(grown)
+        return self._view[self._end :]
+
+    def buffer_updated(self, nbytes: int) -> None:
+        on_frame = self._on_frame
+        try:
+            body = self._body
+            if body is not None:
+                self._filled += nbytes
+                if self._filled < len(body) or on_frame is None:
+                    return
+                self._body = None
+                on_frame(memoryview(body))
+            else:
+                self._end += nbytes
+            if on_frame is not None:
+                self._split(on_frame)
+        except BaseException as exc:
+            self._stop_reading(exc)
+            if isinstance(exc, (SystemExit, KeyboardInterrupt)):
+                raise
+
+    def eof_received(self) -> bool:
+        return False  # the transport closes itself; connection_lost() reports it
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._lost = True
+        waiters, self._drain_waiters = self._drain_waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_exception(ConnectionResetError("Connection lost"))
+        end: BaseException
+        if exc is not None:
+            end = exc
+        else:  # end of stream: what asyncio's readexactly() raises there
+            body = self._body
+            if body is not None:
+                end = asyncio.IncompleteReadError(bytes(body[: self._filled]), len(body))
+            else:
+                end = asyncio.IncompleteReadError(bytes(self._buf[self._start : self._end]), 4)
+        if self._on_frame is None:
+            self._end_error = end  # for a start_reading() still to come
+        else:
+            self._stop_reading(end)
+
+    def pause_writing(self) -> None:
+        self._paused = True
+
+    def resume_writing(self) -> None:
+        self._paused = False
+        waiters, self._drain_waiters = self._drain_waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    # -- the stream ---------------------------------------------------------------------
+
+    def start_reading(
+        self, on_frame: OnFrame, on_end: OnReadEnd, check_size: CheckFrameSize
+    ) -> None:
+        """Hand frames to ``on_frame`` from now on (what arrived before, first), each
+        length prefix checked by ``check_size`` first; ``on_end`` is told once why
+        reading stopped, and nothing is handed on after that (nor after
+        :meth:`abort`)."""
+        self._on_frame = on_frame
+        self._on_end = on_end
+        self._check_size = check_size
+        if self._end > self._start:
+            self.buffer_updated(0)
+        end, self._end_error = self._end_error, None
+        if end is not None and self._on_frame is on_frame:
+            self._stop_reading(end)
+
+    def write(self, data: bytes) -> None:
+        """Queue ``data`` on the transport (see :meth:`ByteStream.write`)."""
+        assert self._transport is not None
+        self._transport.write(data)
+
+    async def drain(self) -> None:
+        """Wait while the transport's buffer is above its high-water mark."""
+        if self._lost:
+            raise ConnectionResetError("Connection lost")
+        assert self._transport is not None
+        if self._transport.is_closing():
+            # As StreamWriter.drain: let connection_lost() run and say why.
+            await asyncio.sleep(0)
+            if self._lost:
+                raise ConnectionResetError("Connection lost")
+        if not self._paused:
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self._drain_waiters.append(waiter)
+        await waiter
 
     def abort(self) -> None:
-        """Abort the transport (see :meth:`ByteStream.abort`)."""
-        self._transport.abort()
+        """Close the transport now; nothing is delivered any more (idempotent)."""
+        self._on_frame = None
+        self._end_error = None
+        self._body = None
+        if self._transport is not None:
+            self._transport.abort()
+
+    # -- framing ------------------------------------------------------------------------
+
+    def _stop_reading(self, exc: BaseException) -> None:
+        reading, self._on_frame = self._on_frame, None
+        self._body = None
+        if reading is not None:
+            self._on_end(exc)
+
+    def _split(self, on_frame: OnFrame) -> None:
+        """Hand every whole frame in the buffer on; a frame that is not whole yet
+        gets its own buffer if it needs more room than the buffer has left."""
+        buf = self._buf
+        check_size = self._check_size
+        pos, end = self._start, self._end
+        while end - pos >= 4:
+            if self._on_frame is not on_frame:
+                return  # the connection failed meanwhile: nothing more is read
+            prefix = bytes(buf[pos : pos + 4])
+            size = int.from_bytes(prefix, "big", signed=True)
+            check_size(size, prefix)
+            start = pos + 4
+            if start + size > end:
+                # Not all here: read the rest into the frame's own buffer, unless it
+                # fits in what is left of this one.
+                if start + size > len(buf):
+                    body = self._body = bytearray(size)
+                    self._filled = end - start
+                    body[: self._filled] = buf[start:end]
+                    pos = end
+                break
+            pos = start + size
+            self._start = pos
+            on_frame(memoryview(bytes(buf[start:pos])))
+        self._start = pos
+
+
+def _no_check(size: int, prefix: bytes) -> None:
+    pass
+
+
+def _ignore_end(exc: BaseException) -> None:
+    pass
 
 
 async def open_tcp_stream(
@@ -93,12 +282,13 @@ async def open_tcp_stream(
     *,
     ssl: SSLContext | None = None,
     server_hostname: str | None = None,
-) -> ByteStream:
-    """Open a TCP connection (TLS with ``ssl``) with :func:`asyncio.open_connection`.
+) -> TcpStream:
+    """Open a TCP connection (TLS with ``ssl``) as a :class:`TcpStream`.
 
     The default :class:`StreamFactory`.
     """
-    reader, writer = await asyncio.open_connection(
-        host, port, ssl=ssl, server_hostname=server_hostname
+    loop = asyncio.get_running_loop()
+    _, stream = await loop.create_connection(
+        TcpStream, host, port, ssl=ssl, server_hostname=server_hostname
     )
-    return AsyncioStream(reader, writer)
+    return stream

@@ -146,8 +146,8 @@ class Sender:
         self._retry_backoff = config.retry_backoff_ms / 1000
         self._event = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
-        # Produce requests in flight (tasks, or response futures: see _dispatch) and
-        # connect tasks: close() cancels them.
+        # Produce request tasks (see _dispatch) and connect tasks: close() cancels
+        # them.
         self._requests: set[asyncio.Future[Any]] = set()
         #: Connect tasks by node (in ``_requests`` too, so close() cancels them).
         self._connecting: dict[int, asyncio.Task[None]] = {}
@@ -159,6 +159,8 @@ class Sender:
         self._leaderless: dict[TopicPartition, LeaderNotAvailableError] = {}
         self._next_init_at = 0.0
         self._closing = False
+        # Set by close(): answers to requests written by write_nowait are dropped.
+        self._detached = False
         #: Set when the producer cannot go on (e.g. not authorized for idempotence).
         self.fatal_error: KafkaError | None = None
         #: Recorded per request and per failed/retried batch, never per record.
@@ -200,6 +202,7 @@ class Sender:
                 self._acc.end_flush()
         if self._metadata_wait is not None:
             self._metadata_wait.cancel()  # our own future: the refresh is the client's
+        self._detached = True
         tasks = [t for t in (self._task, *self._requests) if t is not None]
         for task in tasks:
             task.cancel()
@@ -511,14 +514,18 @@ class Sender:
         max_version = None if self._txn is None else self._txn.produce_max_version
         if self._acks != 0:
             # The usual case, a free slot on an open connection: the request is written
-            # now and a callback takes the response (no task, no coroutine chain).
+            # now and a callback takes the response as soon as it is read (no task, no
+            # coroutine chain, no future).
             try:
-                answer = self._client.send_nowait(node, request, max_version=max_version)
+                written = self._client.write_nowait(
+                    node,
+                    request,
+                    functools.partial(self._answered, node, batches),
+                    max_version=max_version,
+                )
             except Exception:  # the task below meets the same error and handles it
-                answer = None
-            if answer is not None:
-                self._requests.add(answer)
-                answer.add_done_callback(functools.partial(self._answered, node, batches))
+                written = False
+            if written:
                 return
         task = _start_eagerly(self._produce(node, batches, request, max_version))
         if task is not None:
@@ -553,18 +560,19 @@ class Sender:
         self,
         node: int,
         batches: list[ProducerBatch],
-        answer: asyncio.Future[m.ProduceResponse],
+        response: m.ProduceResponse | None,
+        error: KafkaError | None,
     ) -> None:
-        """The done-callback of a request written by ``send_nowait``."""
-        self._requests.discard(answer)
+        """The callback of a request written by ``write_nowait``: called by the
+        connection's reader as the response is read, or with the request's error."""
+        if self._detached:
+            return  # close() gave up on it and fails the batches
         try:
-            if answer.cancelled():
-                return  # by close(), which fails the batches
-            exc = answer.exception()
-            if exc is None:
-                self._on_response(node, batches, answer.result())
+            if error is None:
+                assert response is not None
+                self._on_response(node, batches, response)
             else:
-                self._on_send_error(node, batches, exc)
+                self._on_send_error(node, batches, error)
         finally:
             self._in_flight[node] -= 1
             self.wakeup()

@@ -85,9 +85,11 @@ class StubClient:
     async def send(self, node: int, request: Any, **kw: Any) -> Any:
         raise AssertionError(f"{type(self).__name__} does not answer {type(request).__name__}")
 
-    def send_nowait(self, node: int, request: Any, *, max_version: int | None = None) -> Any:
+    def write_nowait(
+        self, node: int, request: Any, on_answer: Any, *, max_version: int | None = None
+    ) -> bool:
         # As a client with no connection to write on at once: the sender uses send().
-        return None
+        return False
 
 
 def transactional_sender(

@@ -308,7 +308,7 @@ async def test_a_request_timer_late_after_a_loop_stall_looks_again(
     # loop turn. The timeout runs first (asyncio runs due timers in that turn and
     # the reader only in the next), so it looks again once the reader has run; a
     # request with no answer still times out.
-    monkeypatch.setattr("aiokafka.net.connection._LOOP_STALL", 0.1)
+    monkeypatch.setattr("aiokafka.net.in_flight.LOOP_STALL", 0.1)
     stream = MemoryStream()
     conn = await connected(stream, ConnectionConfig(request_timeout_ms=200))
     try:
@@ -335,7 +335,7 @@ async def test_a_loop_that_keeps_stalling_still_times_requests_out(
 ) -> None:
     # A late timer looks again once, not every time: a loop that stalls every turn
     # must not keep a request without an answer alive.
-    monkeypatch.setattr("aiokafka.net.connection._LOOP_STALL", 0.1)
+    monkeypatch.setattr("aiokafka.net.in_flight.LOOP_STALL", 0.1)
     stream = MemoryStream()
     conn = await connected(stream, ConnectionConfig(request_timeout_ms=200))
     loop = asyncio.get_running_loop()

@@ -105,16 +105,27 @@ class ScriptedClient(StubClient):
     """Answers Produce requests with ``produce(request)``; records what was sent.
 
     With ``nowait`` set (see the ``write_path`` fixture) it also acts as an open
-    connection with a free slot: ``send_nowait`` answers with a future, and the sender
+    connection with a free slot: ``write_nowait`` takes the request, and the sender
     takes the response in a callback instead of a task.
     """
 
     nowait = False
 
-    def send_nowait(self, node: int, request: Any, *, max_version: int | None = None) -> Any:
+    def write_nowait(
+        self, node: int, request: Any, on_answer: Any, *, max_version: int | None = None
+    ) -> bool:
         if not self.nowait:
-            return None
-        return asyncio.ensure_future(self.send(node, request, max_version=max_version))
+            return False
+        answer = asyncio.ensure_future(self.send(node, request, max_version=max_version))
+
+        def answered(fut: asyncio.Future[Any]) -> None:
+            if fut.cancelled():
+                return  # the test ended
+            error = fut.exception()
+            on_answer(None, error) if error is not None else on_answer(fut.result(), None)
+
+        answer.add_done_callback(answered)
+        return True
 
     def __init__(self, produce: Handler) -> None:
         super().__init__()
@@ -142,7 +153,7 @@ class ScriptedClient(StubClient):
 @pytest.fixture(autouse=True, params=["task", "nowait"])
 def write_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Every test with both ways the sender sends a Produce request: a task awaiting
-    ``send()``, or ``send_nowait()`` and a done-callback."""
+    ``send()``, or ``write_nowait()`` and a callback."""
     monkeypatch.setattr(ScriptedClient, "nowait", request.param == "nowait")
     return str(request.param)
 
