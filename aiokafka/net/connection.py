@@ -40,6 +40,7 @@ retriable :class:`~aiokafka.errors.KafkaConnectionError` caused by it.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import Callable
@@ -137,6 +138,10 @@ class AIOKafkaConnection:
         self._stream: ByteStream | TcpStream | None = None
         self._reader_task: asyncio.Task[None] | None = None
         self._pending: dict[int, Pending] = {}
+        # Request headers by (API key, version): the bytes around the correlation id.
+        self._headers: dict[tuple[int, int], tuple[bytes, bytes]] = {}
+        # Response decoders by (request class, version).
+        self._decoders: dict[tuple[type[Any], int], Callable[[memoryview], Any]] = {}
         # One timer for the deadlines of every request in flight (see in_flight).
         self._timer = DeadlineTimer(self._on_timer)
         self._slots = asyncio.Semaphore(self.config.max_in_flight_requests_per_connection)
@@ -436,11 +441,21 @@ class AIOKafkaConnection:
             if self._close_error is not None or self._stream is None:
                 raise self._unusable()
             corr = self._next_correlation_id()
-            body = _api.encode_request(request, version, corr, self.config.client_id)
+            body = request.encode(version)
+            key = (request.API_KEY, version)
+            header = self._headers.get(key)
+            if header is None:  # each kind of header is encoded once per connection
+                header = self._headers[key] = _api.request_header_parts(
+                    request.API_KEY, version, self.config.client_id
+                )
         except BaseException:
             self._slots.release()
             raise
-        return corr, len(body).to_bytes(4, "big") + body
+        head, tail = header
+        size = len(head) + 4 + len(tail) + len(body)
+        return corr, b"".join(
+            (size.to_bytes(4, "big"), head, corr.to_bytes(4, "big", signed=True), tail, body)
+        )
 
     def _register(
         self,
@@ -476,11 +491,13 @@ class AIOKafkaConnection:
         allowance = response_allowance(request, version)
         if allowance > self._frame_limit:
             self._frame_limit = allowance
-        response_type: type[_R] = type(request).RESPONSE_TYPE
-
-        def decode(frame: memoryview) -> _R:
-            return _api.decode_response(response_type, version, frame)
-
+        key = (type(request), version)
+        decode = self._decoders.get(key)
+        if decode is None:  # one per kind of request and version, not per request
+            response_type: type[_R] = type(request).RESPONSE_TYPE
+            decode = self._decoders[key] = functools.partial(
+                _api.decode_response, response_type, version
+            )
         return decode
 
     def _unusable(self) -> KafkaError:

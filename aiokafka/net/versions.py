@@ -77,6 +77,8 @@ class ApiVersionTable:
     ) -> None:
         self._ranges = dict(ranges)
         self._finalized = dict(finalized or {})
+        # choose()'s answers (the table never changes): one lookup per request.
+        self._chosen: dict[tuple[type[Any], int | None], int] = {}
 
     @classmethod
     def from_response(
@@ -116,6 +118,9 @@ class ApiVersionTable:
             aiokafka.errors.UnsupportedVersionError: the broker lacks the API, or the
                 ranges (after the cap) do not overlap.
         """
+        chosen = self._chosen.get((request_type, max_version))
+        if chosen is not None:
+            return chosen
         key: int = request_type.API_KEY
         broker = self._ranges.get(key)
         name = api_name(request_type)
@@ -133,6 +138,7 @@ class ApiVersionTable:
                 f"no common version for {name}: client v{ours_min}-v{ours_max}{cap}, "
                 f"broker v{broker[0]}-v{broker[1]}"
             )
+        self._chosen[(request_type, max_version)] = high
         return high
 
     def summary(self, request_types: Iterable[type[Any]]) -> str:

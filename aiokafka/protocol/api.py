@@ -32,6 +32,7 @@ __all__ = [
     "decode_response",
     "encode_request",
     "read_correlation_id",
+    "request_header_parts",
     "request_header_version",
     "response_header_version",
 ]
@@ -113,6 +114,22 @@ def encode_request(
         client_id=client_id,
     )
     return header.encode(header_version) + body
+
+
+def request_header_parts(
+    api_key: int, api_version: int, client_id: str | None
+) -> tuple[bytes, bytes]:
+    """The request header of ``api_key`` at ``api_version`` from ``client_id`` as the
+    bytes before and after its correlation id (which every header version has at
+    offset 4): a connection encodes each kind of header once, then joins the parts
+    around each request's id (see :func:`encode_request`)."""
+    header = _messages.RequestHeader(
+        request_api_key=api_key,
+        request_api_version=api_version,
+        correlation_id=0,
+        client_id=client_id,
+    ).encode(request_header_version(api_key, api_version))
+    return header[:4], header[8:]
 
 
 def read_correlation_id(frame: Buffer) -> int:

@@ -16,6 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from aiokafka.errors import KafkaProtocolError, UnsupportedVersionError
+from aiokafka.protocol import api
+from aiokafka.protocol import messages as msgs
 from tools.codegen.__main__ import DEFAULT_SPEC
 from tools.codegen.messages import load_named
 from tools.codegen.spec import FieldSpec, MessageSpec, StructSpec
@@ -248,3 +250,15 @@ def test_records_decode_zero_copy() -> None:
     assert isinstance(records, memoryview)
     assert records.obj is data  # a slice of the input, not a copy
     assert bytes(records) == b"batch"
+
+
+@pytest.mark.parametrize("client_id", ["aiokafka-producer", None, "", "ünï"])
+def test_request_header_parts_join_to_the_encoded_header(client_id: str | None) -> None:
+    for request_type in (msgs.ProduceRequest, msgs.MetadataRequest, msgs.ApiVersionsRequest):
+        for version in range(request_type.MIN_VERSION, request_type.MAX_VERSION + 1):
+            request = request_type()
+            for corr in (0, 7, 2**31 - 1):
+                head, tail = api.request_header_parts(request_type.API_KEY, version, client_id)
+                body = request.encode(version)
+                joined = head + corr.to_bytes(4, "big", signed=True) + tail + body
+                assert joined == api.encode_request(request, version, corr, client_id)
