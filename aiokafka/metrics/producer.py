@@ -11,7 +11,7 @@ counts again (and in ``record-retry-total``).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from .network import empty_network
@@ -61,22 +61,22 @@ class ProducerMetrics:
         self.retries = Sensor()
         self._topics = TopicSensors(_SENT, _BYTES, _ERRORS, _RETRIES)
 
-    def request_sent(self, batches: Iterable[SentBatch], topic_data: Iterable[Any]) -> None:
-        """One Produce request carrying ``batches``; ``topic_data`` is its
-        ``ProduceRequest.topic_data`` (the encoded batches, for their sizes)."""
+    def request_sent(self, batches: Sequence[SentBatch], sizes: Sequence[int]) -> None:
+        """One Produce request carrying ``batches``, whose encoded sizes are
+        ``sizes`` (in the same order)."""
         now = time.monotonic()
         records = 0
-        for batch in batches:
+        queue_time = self.queue_time.record
+        batch_size = self.batch_size.record
+        topics = self._topics
+        for batch, size in zip(batches, sizes, strict=True):
             count = batch.record_count
             records += count
-            self.queue_time.record(now - batch.created, now)
-            self._topics(batch.tp.topic)[_SENT].record(count, now)
-        for topic in topic_data:
-            sensor = self._topics(topic.name)[_BYTES]
-            for partition in topic.partition_data:
-                size = len(partition.records)
-                self.batch_size.record(size, now)
-                sensor.record(size, now)
+            queue_time(now - batch.created, now)
+            batch_size(size, now)
+            sensors = topics(batch.tp.topic)
+            sensors[_SENT].record(count, now)
+            sensors[_BYTES].record(size, now)
         self.records_per_request.record(records, now)
 
     def batch_failed(self, batch: SentBatch) -> None:

@@ -144,7 +144,11 @@ class Sender:
         self._request_timeout_ms = config.request_timeout_ms
         self._max_in_flight = config.max_in_flight_requests_per_connection
         self._retry_backoff = config.retry_backoff_ms / 1000
-        self._event = asyncio.Event()
+        # Woken: look at the accumulator again. The sleeping loop waits on _waiter, a
+        # bare future (an asyncio.Event's wait() costs a deque and a try/finally per
+        # wake-up, and the sender is woken once per request).
+        self._woken = False
+        self._waiter: asyncio.Future[None] | None = None
         self._task: asyncio.Task[None] | None = None
         # Produce request tasks (see _dispatch) and connect tasks: close() cancels
         # them.
@@ -165,8 +169,7 @@ class Sender:
         self.fatal_error: KafkaError | None = None
         #: Recorded per request and per failed/retried batch, never per record.
         self.metrics = ProducerMetrics()
-        # The accumulator wakes this sender directly (Event.set: no call in between).
-        accumulator.set_wakeup(self._event.set)
+        accumulator.set_wakeup(self.wakeup)
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -176,7 +179,12 @@ class Sender:
 
     def wakeup(self) -> None:
         """Make the sender look at the accumulator again."""
-        self._event.set()
+        self._woken = True
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
 
     async def close(self, timeout: float | None, error: KafkaError) -> None:
         """Send what is buffered, then cancel every task and fail whatever has no
@@ -270,7 +278,7 @@ class Sender:
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
         while True:
-            self._event.clear()
+            self._woken = False
             try:
                 delay = await self._run_once()
             except asyncio.CancelledError:
@@ -278,12 +286,14 @@ class Sender:
             except Exception:  # a bug must not silently stop delivery for good
                 log.exception("Unexpected error in the producer's sender; continuing")
                 delay = self._retry_backoff
-            if self._event.is_set():
+            if self._woken:
                 continue
-            timer = loop.call_later(delay, self._event.set) if delay != float("inf") else None
+            waiter = self._waiter = loop.create_future()
+            timer = loop.call_later(delay, self.wakeup) if delay != float("inf") else None
             try:
-                await self._event.wait()
+                await waiter
             finally:
+                self._waiter = None
                 if timer is not None:
                     timer.cancel()
 
@@ -488,6 +498,7 @@ class Sender:
     def _dispatch(self, node: int, batches: list[ProducerBatch]) -> None:
         ids = self._ids
         topics: dict[str, list[Any]] = {}
+        sizes: list[int] = []
         for batch in batches:
             if ids is not None and batch.producer_epoch != ids.producer_epoch:
                 # First send, or the first after an epoch bump: sequences are
@@ -499,16 +510,22 @@ class Sender:
                 )
             batch.in_flight = True
             batch.attempts += 1
-            topics.setdefault(batch.tp.topic, []).append(
-                m.PartitionProduceData(index=batch.tp.partition, records=batch.builder.build())
-            )
+            records = batch.builder.build()
+            sizes.append(len(records))
+            tp = batch.tp
+            partition = m.PartitionProduceData(index=tp.partition, records=records)
+            same_topic = topics.get(tp.topic)
+            if same_topic is None:
+                topics[tp.topic] = [partition]
+            else:
+                same_topic.append(partition)
         request = m.ProduceRequest(
             transactional_id=ids.transactional_id if ids is not None else None,
             acks=self._acks,
             timeout_ms=self._request_timeout_ms,
             topic_data=[m.TopicProduceData(name=t, partition_data=p) for t, p in topics.items()],
         )
-        self.metrics.request_sent(batches, request.topic_data)
+        self.metrics.request_sent(batches, sizes)
         self._in_flight[node] = self._in_flight.get(node, 0) + 1
         # A transaction of version 1 must not send Produce v12 (see transactions).
         max_version = None if self._txn is None else self._txn.produce_max_version
@@ -605,20 +622,18 @@ class Sender:
         for topic in response.responses:
             for answer in topic.partition_responses:
                 results[(topic.name, answer.index)] = answer
-        endpoints = [
-            BrokerMetadata(e.node_id, e.host, e.port, e.rack) for e in response.node_endpoints
-        ]
-        idempotent = self._ids is not None
+        ids = self._ids
+        idempotent = ids is not None
         for batch in batches:
             part = results.get(batch.tp)
             if part is None:
                 self._retry(batch, KafkaError(f"no result for {batch.tp} in the Produce response"))
                 continue
             code = part.error_code
-            outcome = classify(code, idempotent)
+            outcome = Outcome.SUCCESS if code == 0 else classify(code, idempotent)
             if outcome is Outcome.SUCCESS:
-                if self._ids is not None:
-                    self._ids.on_acked(batch.tp, batch.base_sequence, batch.record_count)
+                if ids is not None:
+                    ids.on_acked(batch.tp, batch.base_sequence, batch.record_count)
                 batch.in_flight = False
                 self._acc.complete(
                     batch, part.base_offset, part.log_append_time_ms, part.log_start_offset
@@ -629,6 +644,10 @@ class Sender:
                 self._on_sequence_error(batch, exc)
             elif outcome is Outcome.RETRY_REFRESH:
                 leader = part.current_leader
+                endpoints = [
+                    BrokerMetadata(e.node_id, e.host, e.port, e.rack)
+                    for e in response.node_endpoints
+                ]
                 hinted = leader.leader_id >= 0 and self._client.apply_leader_hint(
                     batch.tp, leader.leader_id, leader.leader_epoch, endpoints
                 )

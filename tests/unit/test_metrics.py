@@ -71,26 +71,11 @@ class _Batch:
     created: float = field(default_factory=time.monotonic)
 
 
-@dataclass
-class _PartitionData:
-    records: bytes
-
-
-@dataclass
-class _TopicData:
-    name: str
-    partition_data: list[_PartitionData]
-
-
 def test_producer_metrics_per_request_and_topic() -> None:
     m = ProducerMetrics()
     batches = [_Batch(_TP("a"), 10), _Batch(_TP("a", 1), 5), _Batch(_TP("b"), 1)]
-    data = [
-        _TopicData("a", [_PartitionData(b"x" * 100), _PartitionData(b"x" * 60)]),
-        _TopicData("b", [_PartitionData(b"x" * 20)]),
-    ]
-    m.request_sent(batches, data)
-    m.request_sent([_Batch(_TP("b"), 4)], [_TopicData("b", [_PartitionData(b"x" * 40)])])
+    m.request_sent(batches, [100, 60, 20])
+    m.request_sent([_Batch(_TP("b"), 4)], [40])
     m.batch_retried(batches[2])
     m.batch_failed(batches[1])
     snap = m.snapshot()

@@ -83,7 +83,7 @@ def test_declared_names_match_the_snapshots() -> None:
         record_count = 1
         created = 0.0
 
-    producer.request_sent([Batch()], [])
+    producer.request_sent([Batch()], [10])
     assert tuple(producer.snapshot()["topics"]["t"]) == ProducerMetrics.TOPIC_NAMES
 
     fetch = FetchMetrics()
