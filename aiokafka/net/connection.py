@@ -40,7 +40,6 @@ retriable :class:`~aiokafka.errors.KafkaConnectionError` caused by it.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import time
 from collections.abc import Callable
@@ -495,9 +494,7 @@ class AIOKafkaConnection:
         decode = self._decoders.get(key)
         if decode is None:  # one per kind of request and version, not per request
             response_type: type[_R] = type(request).RESPONSE_TYPE
-            decode = self._decoders[key] = functools.partial(
-                _api.decode_response, response_type, version
-            )
+            decode = self._decoders[key] = _api.response_decoder(response_type, version)
         return decode
 
     def _unusable(self) -> KafkaError:

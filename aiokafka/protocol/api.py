@@ -16,6 +16,7 @@ Header versions (Kafka's ``RequestHeader.json``/``ResponseHeader.json``):
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from typing import Any, ClassVar, Protocol, TypeVar
 
 from aiokafka.protocol import messages as _messages
@@ -34,6 +35,7 @@ __all__ = [
     "read_correlation_id",
     "request_header_parts",
     "request_header_version",
+    "response_decoder",
     "response_header_version",
 ]
 
@@ -142,6 +144,31 @@ def read_correlation_id(frame: Buffer) -> int:
         raise malformed(f"response frame of {len(frame)} bytes has no correlation id")
     (correlation_id,) = _INT32.unpack_from(frame, 0)
     return int(correlation_id)
+
+
+def response_decoder(response_type: type[_R], api_version: int) -> Callable[[Buffer], _R]:
+    """:func:`decode_response` for one response type and version, with what depends
+    only on them (the header version, the type's ``decode``) looked up once: what a
+    connection keeps per kind of request. A frame whose header has no tagged fields
+    (Kafka defines none) skips their parsing."""
+    api_key: int = getattr(response_type, "API_KEY")  # noqa: B009 - duck-typed generated class
+    tagged_header = response_header_version(api_key, api_version) == 1
+    decode: Callable[[memoryview, int], _R] = response_type.decode  # type: ignore[attr-defined]
+
+    def decoder(frame: Buffer) -> _R:
+        view = as_view(frame)
+        size = len(view)
+        if size < 4:
+            raise malformed(f"response frame of {size} bytes has no correlation id")
+        pos = 4
+        if tagged_header:
+            if size > 4 and view[4] == 0:
+                pos = 5  # an empty tagged-field section
+            else:
+                _, pos = read_tagged_fields(view, pos)
+        return decode(view[pos:], api_version)
+
+    return decoder
 
 
 def decode_response(response_type: type[_R], api_version: int, frame: Buffer) -> _R:

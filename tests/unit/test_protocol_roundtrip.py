@@ -262,3 +262,19 @@ def test_request_header_parts_join_to_the_encoded_header(client_id: str | None) 
                 body = request.encode(version)
                 joined = head + corr.to_bytes(4, "big", signed=True) + tail + body
                 assert joined == api.encode_request(request, version, corr, client_id)
+
+
+def test_response_decoder_decodes_as_decode_response() -> None:
+    for response_type in (msgs.ProduceResponse, msgs.MetadataResponse, msgs.ApiVersionsResponse):
+        for version in range(response_type.MIN_VERSION, response_type.MAX_VERSION + 1):
+            decoder = api.response_decoder(response_type, version)
+            body = response_type().encode(version)
+            headers = [b"\x00\x00\x00\x07"]
+            if api.response_header_version(response_type.API_KEY, version) == 1:
+                # No tagged fields, and one unknown tagged field (skipped).
+                headers = [b"\x00\x00\x00\x07\x00", b"\x00\x00\x00\x07\x01\x05\x02hi"]
+            for header in headers:
+                frame = memoryview(header + body)
+                assert decoder(frame) == api.decode_response(response_type, version, frame)
+            with pytest.raises(KafkaProtocolError):
+                decoder(memoryview(b"\x00\x00"))
