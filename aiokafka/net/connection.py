@@ -137,6 +137,7 @@ class AIOKafkaConnection:
         self._stream: ByteStream | TcpStream | None = None
         self._reader_task: asyncio.Task[None] | None = None
         self._pending: dict[int, Pending] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None  # the loop of its first request
         # Request headers by (API key, version): the bytes around the correlation id.
         self._headers: dict[tuple[int, int], tuple[bytes, bytes]] = {}
         # Response decoders by (request class, version).
@@ -470,7 +471,9 @@ class AIOKafkaConnection:
         with the future of its response unless ``on_answer`` takes it."""
         started = time.monotonic()
         self._metrics.request_sent(len(frame), started)
-        loop = asyncio.get_running_loop()
+        loop = self._loop
+        if loop is None:  # asyncio.get_running_loop() is a getpid() system call
+            loop = self._loop = asyncio.get_running_loop()
         future: asyncio.Future[_R] | None = None if on_answer is not None else loop.create_future()
         timeout = (timeout_ms if timeout_ms is not None else self.config.request_timeout_ms) / 1000
         deadline = loop.time() + timeout

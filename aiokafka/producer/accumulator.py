@@ -244,6 +244,7 @@ class RecordAccumulator:
         self._flushing = 0
         self._closing = False
         self._drain_start: dict[int, int] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None  # the loop of the first batch
         self._first_reserve = min(batch_size, FIRST_RESERVE, buffer_memory)
         self._resume_below = buffer_memory - max(self._first_reserve, buffer_memory // 8)
 
@@ -398,7 +399,9 @@ class RecordAccumulator:
     def _new_batch(self, tp: TopicPartition, reserve: int) -> ProducerBatch:
         now = time.monotonic()
         self._used += reserve
-        loop = asyncio.get_running_loop()
+        loop = self._loop
+        if loop is None:  # asyncio.get_running_loop() is a getpid() system call
+            loop = self._loop = asyncio.get_running_loop()
         batch = ProducerBatch(
             tp,
             # Limited to what it reserved; _grow_and_add raises both together.
