@@ -77,11 +77,13 @@ class ProducerBatch:
         replaced: Split into smaller batches (:meth:`RecordAccumulator.split`): its
             records' outcomes come from those, never from this one.
         batch_future: The future of a whole batch from ``send_batch``, else ``None``.
+        settled: Every record future has its outcome (:attr:`done` is resolved).
     """
 
-    __slots__ = ("attempts", "base_sequence", "batch_future", "builder", "closed", "created",
-                 "deadline", "done", "first", "in_flight", "last_error", "order",
-                 "producer_epoch", "replaced", "reserved", "results", "retry_at", "tp")  # fmt: skip
+    __slots__ = ("_done", "attempts", "base_sequence", "batch_future", "builder", "closed",
+                 "created", "deadline", "first", "in_flight", "last_error", "order",
+                 "producer_epoch", "replaced", "reserved", "results", "retry_at", "settled",
+                 "tp")  # fmt: skip
 
     def __init__(
         self,
@@ -91,7 +93,6 @@ class ProducerBatch:
         deadline: float,
         order: tuple[int, ...],
         reserved: int,
-        done: asyncio.Future[None],
         results: BatchResults,
         first: int = 0,
     ) -> None:
@@ -112,8 +113,28 @@ class ProducerBatch:
         self.reserved = reserved
         self.in_flight = False
         self.last_error: KafkaError | None = None
-        #: Resolved (never failed) once every record future has its outcome.
-        self.done = done
+        #: Every record future has its outcome (see :attr:`done`).
+        self.settled = False
+        # Made when first asked for (flush and close wait on it; most batches are
+        # never waited on this way): one asyncio future less per batch.
+        self._done: asyncio.Future[None] | None = None
+
+    @property
+    def done(self) -> asyncio.Future[None]:
+        """Resolved (never failed) once every record future has its outcome."""
+        done = self._done
+        if done is None:
+            done = self._done = self.results.loop.create_future()
+            if self.settled:
+                done.set_result(None)
+        return done
+
+    def finish(self) -> None:
+        """Mark the batch settled: resolve :attr:`done` (idempotent)."""
+        self.settled = True
+        done = self._done
+        if done is not None and not done.done():
+            done.set_result(None)
 
     @property
     def record_count(self) -> int:
@@ -139,7 +160,7 @@ class ProducerBatch:
 
     def complete(self, base_offset: int, log_append_time: int, log_start_offset: int) -> None:
         """Resolve every record future (the metadata is made when asked for)."""
-        if self.done.done() or self.replaced:
+        if self.settled or self.replaced:
             return
         first = self.first
         self.results.resolve(
@@ -155,30 +176,30 @@ class ProducerBatch:
                     tp.topic, tp.partition, tp, base_offset, log_append_time, ts_type, lso
                 )
             )
-        self.done.set_result(None)
+        self.finish()
 
     def complete_unacknowledged(self) -> None:
         """Resolve every record future (and the batch's) to ``None``: sent with
         ``acks=0``, the broker says nothing back."""
-        if self.done.done() or self.replaced:
+        if self.settled or self.replaced:
             return
         first = self.first
         self.results.resolve_unacknowledged(first, first + self.builder.record_count)
         whole = self.batch_future
         if whole is not None and not whole.done():
             whole.set_result(None)  # type: ignore[arg-type]  # acks=0, as in aiokafka
-        self.done.set_result(None)
+        self.finish()
 
     def fail(self, exc: BaseException) -> None:
         """Fail every record future with ``exc``."""
-        if self.done.done() or self.replaced:
+        if self.settled or self.replaced:
             return
         first = self.first
         self.results.fail(first, first + self.builder.record_count, exc)
         whole = self.batch_future
         if whole is not None and not whole.done():
             whole.set_exception(exc)
-        self.done.set_result(None)
+        self.finish()
 
     def __repr__(self) -> str:
         return (
@@ -410,7 +431,6 @@ class RecordAccumulator:
             now + self.delivery_timeout,
             (next(self._order),),
             reserve,
-            loop.create_future(),
             BatchResults(loop, tp),
         )
         self._incomplete.add(batch)
@@ -666,11 +686,10 @@ class RecordAccumulator:
             futures): the caller then fails it.
         """
         count = batch.builder.record_count
-        if count < 2 or batch.batch_future is not None or batch.done.done():
+        if count < 2 or batch.batch_future is not None or batch.settled:
             return []
         records = DefaultRecordBatch(batch.builder.build()).record_tuples()
         limit = max(batch.builder.size_in_bytes() // 2, 1)
-        loop = asyncio.get_running_loop()
         parts: list[ProducerBatch] = []
         builder: DefaultRecordBatchBuilder | None = None
         first = batch.first
@@ -687,7 +706,6 @@ class RecordAccumulator:
                         batch.deadline,
                         (*batch.order, len(parts)),
                         0,
-                        loop.create_future(),
                         batch.results,
                         first + index,
                     )
@@ -721,8 +739,8 @@ class RecordAccumulator:
 
         def part_done(_: asyncio.Future[None]) -> None:
             remaining[0] -= 1
-            if not remaining[0] and not batch.done.done():
-                batch.done.set_result(None)
+            if not remaining[0]:
+                batch.finish()
 
         for part in parts:
             part.done.add_done_callback(part_done)
