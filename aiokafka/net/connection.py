@@ -2,8 +2,11 @@
 
 Frames are ``int32 size`` + header + body. Requests are pipelined: up to
 ``max_in_flight_requests_per_connection`` are written before their responses
-arrive; a reader task owned by the connection matches each response to its request
-by correlation id and completes that request's future.
+arrive. Each response is matched to its request by correlation id and completes that
+request's future, or calls its callback (:meth:`AIOKafkaConnection.write_nowait`). Over
+TCP the frames come from the transport's protocol (:class:`~aiokafka.net.streams.TcpStream`)
+in the loop turn they are read in; another :class:`~aiokafka.net.streams.ByteStream` is
+read by a reader task owned by the connection.
 
 Failure model (see ``docs/DESIGN.md``): the first read/write error, protocol error or
 request timeout closes the connection and fails every request in flight with a
@@ -62,7 +65,14 @@ from aiokafka.net.config import ConnectionConfig
 from aiokafka.net.failure_log import FailureLog
 from aiokafka.net.frames import MIN_FRAME_SIZE, frame_size_error, response_allowance
 from aiokafka.net.handshake import negotiate_versions
-from aiokafka.net.in_flight import DeadlineTimer, OnAnswer, Pending, take_now
+from aiokafka.net.in_flight import (
+    DeadlineTimer,
+    OnAnswer,
+    Pending,
+    deliver,
+    fail_pending,
+    take_now,
+)
 from aiokafka.net.reauth import ReauthSchedule
 from aiokafka.net.streams import ByteStream, StreamFactory, TcpStream, open_tcp_stream
 from aiokafka.net.transport_errors import TRANSPORT_ERRORS, translate_transport_error
@@ -662,44 +672,23 @@ class AIOKafkaConnection:
         except KafkaError as exc:
             if isinstance(exc, KafkaProtocolError):
                 self._failure_log.failure(self._address, exc, self._peer)
-            self._answer_error(pending, exc)
+            fail_pending(pending, exc)
         except Exception as exc:
             err = KafkaProtocolError(
                 f"cannot decode the {pending.description} response from {self.peer}: {exc!r}"
             )
             self._failure_log.failure(self._address, err, self._peer)
-            self._answer_error(pending, err)
+            fail_pending(pending, err)
         else:
             if future is not None:
                 future.set_result(response)
             else:
-                self._answer(pending, response)
+                deliver(pending, response)
             if self._state == "ready":
                 # Handshake answers do not count: a broker whose later responses are
                 # all broken has not recovered because ApiVersions went through.
                 # (A dict lookup when nothing failed.)
                 self._failure_log.success(self._address, self._peer)
-
-    def _answer(self, pending: Pending, response: Any) -> None:
-        """Hand a response to write_nowait()'s callback, now."""
-        on_answer = pending.on_answer
-        assert on_answer is not None
-        try:
-            on_answer(response, None)
-        except Exception as exc:  # the caller's bug must not fail the connection
-            asyncio.get_running_loop().call_exception_handler(
-                {"message": f"Exception in {on_answer!r}", "exception": exc}
-            )
-
-    @staticmethod
-    def _answer_error(pending: Pending, error: KafkaError) -> None:
-        """Fail a request: its future, or write_nowait()'s callback on the next loop
-        turn (never from inside the connection's own failure handling)."""
-        if pending.future is not None:
-            if not pending.future.done():
-                pending.future.set_exception(error)
-        elif pending.on_answer is not None:
-            asyncio.get_running_loop().call_soon(pending.on_answer, None, error)
 
     def _on_timer(self) -> None:
         due = self._timer.due(asyncio.get_running_loop(), self._pending.values())
@@ -746,7 +735,7 @@ class AIOKafkaConnection:
         pending, self._pending = self._pending, {}
         for corr, p in pending.items():
             self._slots.release()
-            self._answer_error(p, (specific or {}).get(corr, error))
+            fail_pending(p, (specific or {}).get(corr, error))
         current = asyncio.current_task()
         for task in (self._reader_task, self._reauth_task):
             if task is not None and task is not current:

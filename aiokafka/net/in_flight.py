@@ -21,7 +21,15 @@ from aiokafka.net.versions import api_name
 if TYPE_CHECKING:
     from aiokafka.errors import KafkaError
 
-__all__ = ["LOOP_STALL", "DeadlineTimer", "OnAnswer", "Pending", "take_now"]
+__all__ = [
+    "LOOP_STALL",
+    "DeadlineTimer",
+    "OnAnswer",
+    "Pending",
+    "deliver",
+    "fail_pending",
+    "take_now",
+]
 
 #: Takes a response (``error`` None) or the error of a request written by
 #: :meth:`~aiokafka.net.connection.AIOKafkaConnection.write_nowait`.
@@ -116,6 +124,28 @@ class DeadlineTimer:
             self._handle.cancel()
         self._at = deadline
         self._handle = loop.call_at(deadline, self._fire)
+
+
+def deliver(pending: Pending, response: Any) -> None:
+    """Hand a response to ``write_nowait()``'s callback, now."""
+    on_answer = pending.on_answer
+    assert on_answer is not None
+    try:
+        on_answer(response, None)
+    except Exception as exc:  # the caller's bug must not fail the connection
+        asyncio.get_running_loop().call_exception_handler(
+            {"message": f"Exception in {on_answer!r}", "exception": exc}
+        )
+
+
+def fail_pending(pending: Pending, error: KafkaError) -> None:
+    """Fail a request: its future, or ``write_nowait()``'s callback on the next loop
+    turn (never from inside the connection's own failure handling)."""
+    if pending.future is not None:
+        if not pending.future.done():
+            pending.future.set_exception(error)
+    elif pending.on_answer is not None:
+        asyncio.get_running_loop().call_soon(pending.on_answer, None, error)
 
 
 def take_now(slots: asyncio.Semaphore) -> bool:
