@@ -46,11 +46,10 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Literal, TypeVar, overload
 
 from aiokafka._timeout import wait_for
 from aiokafka.errors import (
-    AuthenticationFailedError,
     CorrelationIdError,
     IllegalStateError,
     KafkaConnectionError,
@@ -73,8 +72,14 @@ from aiokafka.net.in_flight import (
     fail_pending,
     take_now,
 )
-from aiokafka.net.reauth import ReauthSchedule
-from aiokafka.net.streams import ByteStream, StreamFactory, TcpStream, open_tcp_stream
+from aiokafka.net.reauth import ReauthSchedule, reauth_failure
+from aiokafka.net.streams import (
+    ByteStream,
+    StreamFactory,
+    TcpStream,
+    open_tcp_stream,
+    read_frames,
+)
 from aiokafka.net.transport_errors import TRANSPORT_ERRORS, translate_transport_error
 from aiokafka.net.versions import ApiVersionTable
 from aiokafka.protocol import api as _api
@@ -148,10 +153,7 @@ class AIOKafkaConnection:
         self._reader_task: asyncio.Task[None] | None = None
         self._pending: dict[int, Pending] = {}
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop of its first request
-        # Request headers by (API key, version): the bytes around the correlation id.
-        self._headers: dict[tuple[int, int], tuple[bytes, bytes]] = {}
-        # Response decoders by (request class, version).
-        self._decoders: dict[tuple[type[Any], int], Callable[[memoryview], Any]] = {}
+        self._codec = _api.RequestCodec(self.config.client_id)
         # One timer for the deadlines of every request in flight (see in_flight).
         self._timer = DeadlineTimer(self._on_timer)
         self._slots = asyncio.Semaphore(self.config.max_in_flight_requests_per_connection)
@@ -451,21 +453,10 @@ class AIOKafkaConnection:
             if self._close_error is not None or self._stream is None:
                 raise self._unusable()
             corr = self._next_correlation_id()
-            body = request.encode(version)
-            key = (request.API_KEY, version)
-            header = self._headers.get(key)
-            if header is None:  # each kind of header is encoded once per connection
-                header = self._headers[key] = _api.request_header_parts(
-                    request.API_KEY, version, self.config.client_id
-                )
+            return corr, self._codec.frame(request, version, corr)
         except BaseException:
             self._slots.release()
             raise
-        head, tail = header
-        size = len(head) + 4 + len(tail) + len(body)
-        return corr, b"".join(
-            (size.to_bytes(4, "big"), head, corr.to_bytes(4, "big", signed=True), tail, body)
-        )
 
     def _register(
         self,
@@ -503,12 +494,7 @@ class AIOKafkaConnection:
         allowance = response_allowance(request, version)
         if allowance > self._frame_limit:
             self._frame_limit = allowance
-        key = (type(request), version)
-        decode = self._decoders.get(key)
-        if decode is None:  # one per kind of request and version, not per request
-            response_type: type[_R] = type(request).RESPONSE_TYPE
-            decode = self._decoders[key] = _api.response_decoder(response_type, version)
-        return decode
+        return self._codec.decoder(request, version)
 
     def _unusable(self) -> KafkaError:
         if self._state == "new":
@@ -611,14 +597,7 @@ class AIOKafkaConnection:
     async def _read_loop(self, reader: ByteStream) -> None:
         """Read a :class:`ByteStream` (a :class:`TcpStream` reads by itself)."""
         try:
-            while True:
-                size_bytes = await reader.readexactly(4)
-                size = int.from_bytes(size_bytes, "big", signed=True)
-                # Checked before reading the body: readexactly() buffers all of it.
-                self._check_frame_size(size, size_bytes)
-                frame = await reader.readexactly(size)
-                self._frame_received(memoryview(frame))
-                del frame
+            await read_frames(reader, self._check_frame_size, self._frame_received)
         except Exception as exc:
             self._reading_failed(exc)
 
@@ -815,19 +794,7 @@ class AIOKafkaConnection:
     def _reauth_failed(self, exc: Exception) -> None:
         if self._close_error is not None:
             return  # the connection failed underneath (and that was reported)
-        if isinstance(exc, asyncio.TimeoutError):
-            detail = f"no answer within {self.config.request_timeout_ms} ms"
-        else:
-            detail = str(exc) or type(exc).__name__
-        error = AuthenticationFailedError(
-            f"re-authentication to {self.peer} with SASL {self.config.sasl_mechanism} "
-            f"failed: {detail}"
+        error, lost = reauth_failure(
+            exc, self.peer, self.config.sasl_mechanism, self.config.request_timeout_ms
         )
-        error.__cause__ = exc
-        # Requests in flight were sent before the re-authentication: they did not fail
-        # authentication, and are retried on a new connection (whose connect() then
-        # reports a lasting authentication failure itself).
-        lost = KafkaConnectionError(f"connection to {self.peer} closed: {error}")
-        lost.__cause__ = error
-        in_flight: dict[int, KafkaError] = dict.fromkeys(self._pending, lost)
-        self._fail(error, in_flight)
+        self._fail(error, dict.fromkeys(self._pending, lost))

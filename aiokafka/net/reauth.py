@@ -1,4 +1,4 @@
-"""When to re-authenticate a SASL session (KIP-368); no asyncio here.
+"""When to re-authenticate a SASL session (KIP-368), and the errors when it fails.
 
 A broker with ``connections.max.reauth.ms`` > 0 answers a successful SaslAuthenticate
 (v1+) with ``session_lifetime_ms``: the smaller of that setting and what the
@@ -17,11 +17,20 @@ waits for the due time and drives the exchange (:mod:`aiokafka.net.connection`).
 
 from __future__ import annotations
 
+import asyncio
 import random
 import time
 from collections.abc import Callable
 
-__all__ = ["MIN_INTERVAL_S", "WINDOW_JITTER", "WINDOW_START", "ReauthSchedule"]
+from aiokafka.errors import AuthenticationFailedError, KafkaConnectionError
+
+__all__ = [
+    "MIN_INTERVAL_S",
+    "WINDOW_JITTER",
+    "WINDOW_START",
+    "ReauthSchedule",
+    "reauth_failure",
+]
 
 #: Re-authenticate no earlier than this fraction of the session lifetime ...
 WINDOW_START = 0.85
@@ -88,3 +97,28 @@ class ReauthSchedule:
         if self._due is None:
             return None
         return max(0.0, self._due - self._clock())
+
+
+def reauth_failure(
+    exc: BaseException, peer: str, mechanism: str, timeout_ms: int
+) -> tuple[AuthenticationFailedError, KafkaConnectionError]:
+    """The errors of a failed re-authentication: the one the connection closes with,
+    and the retriable one its requests in flight get (caused by the first).
+
+    Requests in flight were sent before the re-authentication: they did not fail
+    authentication, and are retried on a new connection, whose connect() then reports
+    a lasting authentication failure itself. ``exc`` (a timeout when the broker did
+    not answer within ``timeout_ms``) is the first one's cause.
+    """
+    # asyncio.TimeoutError: not yet the builtin TimeoutError on Python 3.10.
+    if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
+        detail = f"no answer within {timeout_ms} ms"
+    else:
+        detail = str(exc) or type(exc).__name__
+    error = AuthenticationFailedError(
+        f"re-authentication to {peer} with SASL {mechanism} failed: {detail}"
+    )
+    error.__cause__ = exc
+    lost = KafkaConnectionError(f"connection to {peer} closed: {error}")
+    lost.__cause__ = error
+    return error, lost

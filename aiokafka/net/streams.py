@@ -25,7 +25,7 @@ from collections.abc import Callable
 from ssl import SSLContext
 from typing import Protocol
 
-__all__ = ["ByteStream", "StreamFactory", "TcpStream", "open_tcp_stream"]
+__all__ = ["ByteStream", "StreamFactory", "TcpStream", "open_tcp_stream", "read_frames"]
 
 
 class ByteStream(Protocol):
@@ -266,6 +266,28 @@ class TcpStream(asyncio.BufferedProtocol):
             self._start = pos
             on_frame(memoryview(bytes(buf[start:pos])))
         self._start = pos
+
+
+async def read_frames(
+    reader: ByteStream,
+    check_size: Callable[[int, bytes], None],
+    on_frame: Callable[[memoryview], None],
+) -> None:
+    """Read size-prefixed frames from ``reader`` until it fails, as :class:`TcpStream`
+    hands them over: ``check_size(size, prefix)`` before a body is read (it raises to
+    refuse one; ``readexactly`` would buffer all of it), then ``on_frame(body)``.
+
+    Raises:
+        Exception: what ``reader``, ``check_size`` or ``on_frame`` raised (at the end
+            of the stream ``asyncio.IncompleteReadError``).
+    """
+    while True:
+        size_bytes = await reader.readexactly(4)
+        size = int.from_bytes(size_bytes, "big", signed=True)
+        check_size(size, size_bytes)
+        frame = await reader.readexactly(size)
+        on_frame(memoryview(frame))
+        del frame
 
 
 def _no_check(size: int, prefix: bytes) -> None:

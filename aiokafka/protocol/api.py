@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from aiokafka.protocol import messages as _messages
 from aiokafka.protocol.messages import REQUEST_TYPES
@@ -29,6 +29,7 @@ from aiokafka.protocol.primitives import (
 )
 
 __all__ = [
+    "RequestCodec",
     "RequestMessage",
     "decode_response",
     "encode_request",
@@ -38,6 +39,9 @@ __all__ = [
     "response_decoder",
     "response_header_version",
 ]
+
+if TYPE_CHECKING:
+    from aiokafka.protocol.request import Request
 
 _CONTROLLED_SHUTDOWN = 7
 # ApiVersionsRequest.API_KEY, as a literal: importing the generated module here would
@@ -191,3 +195,46 @@ def decode_response(response_type: type[_R], api_version: int, frame: Buffer) ->
     decoder: _Response = response_type  # type: ignore[assignment]
     result: _R = decoder.decode(view[pos:], api_version)
     return result
+
+
+class RequestCodec:
+    """A connection's request frames and response decoders. What depends only on the
+    kind of request (its header bytes around the correlation id, its response's
+    decoder) is made once per (kind, version), not per request.
+
+    Args:
+        client_id: The ``client_id`` of every request header.
+    """
+
+    __slots__ = ("_client_id", "_decoders", "_headers")
+
+    def __init__(self, client_id: str | None) -> None:
+        self._client_id = client_id
+        # Request headers by (API key, version): the bytes around the correlation id.
+        self._headers: dict[tuple[int, int], tuple[bytes, bytes]] = {}
+        # Response decoders by (request class, version).
+        self._decoders: dict[tuple[type[Any], int], Callable[[memoryview], Any]] = {}
+
+    def frame(self, request: RequestMessage, version: int, corr: int) -> bytes:
+        """``request`` at ``version`` with correlation id ``corr``, size prefix included."""
+        body = request.encode(version)
+        key = (request.API_KEY, version)
+        header = self._headers.get(key)
+        if header is None:
+            header = self._headers[key] = request_header_parts(
+                request.API_KEY, version, self._client_id
+            )
+        head, tail = header
+        size = len(head) + 4 + len(tail) + len(body)
+        return b"".join(
+            (size.to_bytes(4, "big"), head, corr.to_bytes(4, "big", signed=True), tail, body)
+        )
+
+    def decoder(self, request: Request[_R], version: int) -> Callable[[memoryview], _R]:
+        """The decoder of the response to ``request`` at ``version``."""
+        key = (type(request), version)
+        decode = self._decoders.get(key)
+        if decode is None:
+            response_type: type[_R] = type(request).RESPONSE_TYPE
+            decode = self._decoders[key] = response_decoder(response_type, version)
+        return decode
