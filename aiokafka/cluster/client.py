@@ -601,15 +601,6 @@ class AIOKafkaClient(ClientOptions, StartClose):
             request, expect_response=expect_response, max_version=max_version, timeout_ms=timeout_ms
         )
 
-    def send_nowait(
-        self, node_id: NodeId, request: Request[R], *, max_version: int | None = None
-    ) -> asyncio.Future[R] | None:
-        """Write ``request`` to an open connection now; the future of its response, or
-        ``None`` if that would mean waiting (see ``AIOKafkaConnection.send_nowait``;
-        no connection to ``node_id`` open either)."""
-        conn = self._pool.connected(node_id)
-        return None if conn is None else conn.send_nowait(request, max_version=max_version)
-
     def write_nowait(
         self,
         node_id: NodeId,

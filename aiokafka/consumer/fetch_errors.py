@@ -3,7 +3,7 @@
 No I/O and no asyncio. :class:`~aiokafka.consumer.fetcher.Fetcher` asks
 :func:`partition_action` for a partition's error code and :func:`response_action` for
 the response's top-level one, then runs the handler for the action (the producer
-sender's :func:`~aiokafka.producer.sender.classify` and librdkafka's
+sender's :func:`~aiokafka.producer.outcome.classify` and librdkafka's
 ``rd_kafka_err_action`` do the same). Most codes are decided by the error classes'
 flags (``retriable``, ``invalid_metadata``); the table lists only the codes whose
 handling differs from what the flags say:

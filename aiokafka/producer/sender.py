@@ -47,7 +47,6 @@ while the transaction is abortable or aborting, queued batches fail with
 from __future__ import annotations
 
 import asyncio
-import enum
 import functools
 import logging
 import time
@@ -72,6 +71,7 @@ from aiokafka.metrics.producer import ProducerMetrics
 from aiokafka.producer.accumulator import ProducerBatch, RecordAccumulator
 from aiokafka.producer.config import ProducerConfig
 from aiokafka.producer.idempotence import ProducerIdState
+from aiokafka.producer.outcome import TOO_LARGE, Outcome, classify
 from aiokafka.producer.txn_state import TxnState
 from aiokafka.protocol import messages as m
 from aiokafka.structs import BrokerMetadata, TopicPartition
@@ -83,37 +83,6 @@ if TYPE_CHECKING:
 __all__ = ["Outcome", "Sender", "classify"]
 
 log = logging.getLogger(__name__)
-
-_DUPLICATE_SEQUENCE = 46
-_OUT_OF_ORDER_SEQUENCE = 45
-_UNKNOWN_PRODUCER_ID = 59
-# MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE: the batch is split and sent again.
-_TOO_LARGE = frozenset({10, 18})
-
-
-class Outcome(enum.Enum):
-    """What to do with a batch after its partition's result."""
-
-    SUCCESS = "success"
-    SEQUENCE_CHECK = "sequence-check"  # out of order / unknown producer id
-    RETRY = "retry"
-    RETRY_REFRESH = "retry-refresh"  # retry after new metadata
-    FAIL = "fail"
-
-
-def classify(error_code: int, idempotent: bool) -> Outcome:
-    """The action table for a Produce partition error code."""
-    if error_code == 0:
-        return Outcome.SUCCESS
-    if error_code == _DUPLICATE_SEQUENCE and idempotent:
-        # The broker has this batch already (sent before a lost response).
-        return Outcome.SUCCESS
-    if error_code in (_OUT_OF_ORDER_SEQUENCE, _UNKNOWN_PRODUCER_ID) and idempotent:
-        return Outcome.SEQUENCE_CHECK
-    cls = for_code(error_code)
-    if cls.retriable:
-        return Outcome.RETRY_REFRESH if cls.invalid_metadata else Outcome.RETRY
-    return Outcome.FAIL
 
 
 class Sender:
@@ -656,7 +625,7 @@ class Sender:
                 self._retry(batch, exc)
             elif outcome is Outcome.RETRY:
                 self._retry(batch, exc)
-            elif code in _TOO_LARGE and self._split(batch):
+            elif code in TOO_LARGE and self._split(batch):
                 log.info("%r was too large for the broker (%s): split", batch, exc)
             else:
                 self._fail(batch, exc)

@@ -10,8 +10,8 @@ from aiokafka.cluster.client import AIOKafkaClient
 
 class RequestLog:
     """Wraps ``client.send``; keeps (request class name, version it goes out at), and
-    the requests themselves. ``client.send_nowait`` and ``write_nowait`` decline, so
-    that every request goes through ``send``."""
+    the requests themselves. ``client.write_nowait`` declines, so that every request
+    goes through ``send``."""
 
     def __init__(self, client: AIOKafkaClient) -> None:
         self.calls: list[tuple[str, int]] = []
@@ -27,7 +27,6 @@ class RequestLog:
         client.send = send  # type: ignore[method-assign]
         # The producer writes most Produce requests with write_nowait(); declining here
         # sends every request through send() above, where it is logged.
-        client.send_nowait = lambda *args, **kw: None  # type: ignore[method-assign]
         client.write_nowait = lambda *args, **kw: False  # type: ignore[method-assign]
 
     def names(self) -> set[str]:

@@ -1,0 +1,41 @@
+"""What the producer does with a batch after its partition's Produce result: the
+action table of the error codes (no asyncio; the sender acts on it)."""
+
+from __future__ import annotations
+
+import enum
+
+from aiokafka.errors import for_code
+
+__all__ = ["TOO_LARGE", "Outcome", "classify"]
+
+_DUPLICATE_SEQUENCE = 46
+_OUT_OF_ORDER_SEQUENCE = 45
+_UNKNOWN_PRODUCER_ID = 59
+#: MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE: the batch is split and sent again.
+TOO_LARGE = frozenset({10, 18})
+
+
+class Outcome(enum.Enum):
+    """What to do with a batch after its partition's result."""
+
+    SUCCESS = "success"
+    SEQUENCE_CHECK = "sequence-check"  # out of order / unknown producer id
+    RETRY = "retry"
+    RETRY_REFRESH = "retry-refresh"  # retry after new metadata
+    FAIL = "fail"
+
+
+def classify(error_code: int, idempotent: bool) -> Outcome:
+    """The action table for a Produce partition error code."""
+    if error_code == 0:
+        return Outcome.SUCCESS
+    if error_code == _DUPLICATE_SEQUENCE and idempotent:
+        # The broker has this batch already (sent before a lost response).
+        return Outcome.SUCCESS
+    if error_code in (_OUT_OF_ORDER_SEQUENCE, _UNKNOWN_PRODUCER_ID) and idempotent:
+        return Outcome.SEQUENCE_CHECK
+    cls = for_code(error_code)
+    if cls.retriable:
+        return Outcome.RETRY_REFRESH if cls.invalid_metadata else Outcome.RETRY
+    return Outcome.FAIL
