@@ -37,15 +37,15 @@ from .common import (
     BATCH_COUNT,
     DESTINATION,
     GROUP,
-    KEY,
     OFFSET,
     PARTITION,
-    TOMBSTONE,
     ClientAttributes,
     creation_context,
     end_failed,
+    ends_on_error,
     link_to,
     now_ns,
+    record_attributes,
 )
 
 __all__ = ["ConsumerTracing", "record_span_context"]
@@ -161,14 +161,8 @@ class ConsumerTracing:
             kind=SpanKind.CLIENT,
             attributes=self._attributes.operation("settle", "commit", **more),
         )
-        try:
+        with ends_on_error(span):
             await commit(*args, **kw)
-        except Exception as error:
-            end_failed(span, error)
-            raise
-        except BaseException:
-            span.end()
-            raise
         span.end()
 
     def process_span(self, record: ConsumerRecord[Any, Any], start: int, parent: Context) -> None:
@@ -177,14 +171,10 @@ class ConsumerTracing:
         context = parent
         if creation is not None and not trace.get_current_span(parent).get_span_context().is_valid:
             context = trace.set_span_in_context(NonRecordingSpan(creation), parent)
-        more: dict[str, Any] = dict(self._group)
-        more[DESTINATION] = record.topic
-        more[PARTITION] = str(record.partition)
+        more = record_attributes(
+            record.topic, record.partition, record.key, record.value, **self._group
+        )
         more[OFFSET] = record.offset
-        if isinstance(record.key, str):
-            more[KEY] = record.key
-        if record.value is None:
-            more[TOMBSTONE] = True
         span = self._tracer.start_span(
             f"process {record.topic}",
             context=context,

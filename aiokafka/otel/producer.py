@@ -29,16 +29,16 @@ from aiokafka.structs import RecordMetadata
 from .common import (
     BATCH_COUNT,
     DESTINATION,
-    KEY,
     OFFSET,
     PARTITION,
-    TOMBSTONE,
     ClientAttributes,
     creation_context,
     end_failed,
+    ends_on_error,
     has_traceparent,
     inject,
     link_to,
+    record_attributes,
 )
 
 __all__ = ["ProducerTracing"]
@@ -72,17 +72,12 @@ class ProducerTracing:
         carrier = _header_list(headers)
         pairs = carrier is not None and _are_pairs(carrier)
         custom = creation_context(carrier) if carrier and pairs else None  # the caller's own
-        more: dict[str, Any] = {DESTINATION: topic}
-        if partition is not None:
-            more[PARTITION] = str(partition)
-        if isinstance(key, str):
-            more[KEY] = key
-        if value is None:
-            more[TOMBSTONE] = True
         span = self._tracer.start_span(
             f"send {topic}",
             kind=SpanKind.CLIENT if custom is not None else SpanKind.PRODUCER,
-            attributes=self._attributes.operation("send", "send", **more),
+            attributes=self._attributes.operation(
+                "send", "send", **record_attributes(topic, partition, key, value)
+            ),
             links=[link_to(custom)] if custom is not None else None,
         )
         # An invalid context (no SDK and no current span) has nothing to propagate.
@@ -94,16 +89,10 @@ class ProducerTracing:
             and not has_traceparent(carrier)
         ):
             inject(carrier, trace.set_span_in_context(span, otel_context.get_current()))
-        try:
+        with ends_on_error(span):  # cancelled: nothing was queued, nothing failed
             future = await send(
                 topic, value, key, partition, timestamp_ms, headers if carrier is None else carrier
             )
-        except Exception as error:
-            end_failed(span, error)
-            raise
-        except BaseException:  # cancelled: nothing was queued, nothing failed
-            span.end()
-            raise
         if span.is_recording():  # a no-op span (no SDK, sampled out) has nothing to end
             future.add_done_callback(partial(_delivered, span))
         return future
@@ -126,14 +115,8 @@ class ProducerTracing:
             kind=SpanKind.CLIENT,
             attributes=self._attributes.operation("send", "send", **more),
         )
-        try:
+        with ends_on_error(span):
             future = await send_batch(batch, topic, partition=partition)
-        except Exception as error:
-            end_failed(span, error)
-            raise
-        except BaseException:
-            span.end()
-            raise
         if span.is_recording():
             future.add_done_callback(partial(_delivered, span))
         return future
