@@ -17,7 +17,13 @@
  * whose traceback reaches a caller's frame, is closed in futures.py: callers
  * get a copy of the stored error, so the stored one never gets their frames.
  *
- * No asyncio, no behaviour: the methods stay in Python (futures.py).
+ * The methods that asyncio.gather(), add_done_callback() users and bulk
+ * checks call once per record (get_loop, done, cancelled, exception, result,
+ * add_done_callback) have their common case here: the batch has one outcome
+ * for all its records (BatchResults.whole) and nothing is cancelled. Every
+ * other case calls the Python method of futures.py (_PyFutureMethods), given
+ * to configure(), so the rules stay in one place. No asyncio here: the
+ * context copy is the only call beyond attribute reads and tuple building.
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -86,9 +92,273 @@ base_track(RecordFutureBase *self, PyObject *Py_UNUSED(ignored))
     Py_RETURN_NONE;
 }
 
+/* --------------------------------------------- the per-record methods */
+
+/* Set by configure(): RecordMetadata, and futures.py's Python methods for
+ * everything but the common case. */
+static PyTypeObject *metadata_type;
+static PyObject *slow_done, *slow_cancelled, *slow_exception, *slow_result;
+static PyObject *str_whole, *str_cancelled_indexes, *str_loop, *str_tp, *str_timestamps,
+    *str_add_callback, *str_context;
+static PyObject *int_create_time, *int_log_append_time;
+
+#define UNACKNOWLEDGED (-2) /* futures._UNACKNOWLEDGED: sent with acks=0 */
+
+static int
+check_configured(void)
+{
+    if (metadata_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_cfuture.configure() was not called");
+        return -1;
+    }
+    return 0;
+}
+
+/* The batch's one outcome (a 6-tuple) when it covers every record and nothing is
+ * cancelled, else NULL with no error set: the caller takes the Python path. A
+ * new reference; NULL with an error set if an attribute read failed. */
+static PyObject *
+whole_outcome(RecordFutureBase *self)
+{
+    PyObject *cancelled = PyObject_GetAttr(self->results, str_cancelled_indexes);
+    if (cancelled == NULL) {
+        return NULL;
+    }
+    int none = cancelled == Py_None;
+    Py_DECREF(cancelled);
+    if (!none) {
+        return NULL;
+    }
+    PyObject *whole = PyObject_GetAttr(self->results, str_whole);
+    if (whole == NULL) {
+        return NULL;
+    }
+    if (!PyTuple_CheckExact(whole) || PyTuple_GET_SIZE(whole) != 6) {
+        Py_DECREF(whole);
+        return NULL;
+    }
+    return whole;
+}
+
+static PyObject *
+call_slow(PyObject *slow, RecordFutureBase *self)
+{
+    if (check_configured() < 0) {
+        return NULL;
+    }
+    return PyObject_CallOneArg(slow, (PyObject *)self);
+}
+
+static PyObject *
+base_get_loop(RecordFutureBase *self, PyObject *Py_UNUSED(ignored))
+{
+    return PyObject_GetAttr(self->results, str_loop);
+}
+
+static PyObject *
+base_done(RecordFutureBase *self, PyObject *Py_UNUSED(ignored))
+{
+    PyObject *whole = PyObject_GetAttr(self->results, str_whole);
+    if (whole == NULL) {
+        return NULL;
+    }
+    int known = whole != Py_None;
+    Py_DECREF(whole);
+    if (known) {
+        Py_RETURN_TRUE;
+    }
+    return call_slow(slow_done, self);
+}
+
+static PyObject *
+base_cancelled(RecordFutureBase *self, PyObject *Py_UNUSED(ignored))
+{
+    PyObject *cancelled = PyObject_GetAttr(self->results, str_cancelled_indexes);
+    if (cancelled == NULL) {
+        return NULL;
+    }
+    int none = cancelled == Py_None;
+    Py_DECREF(cancelled);
+    if (none) {
+        Py_RETURN_FALSE;
+    }
+    return call_slow(slow_cancelled, self);
+}
+
+static PyObject *
+base_exception(RecordFutureBase *self, PyObject *Py_UNUSED(ignored))
+{
+    PyObject *whole = whole_outcome(self);
+    if (whole == NULL) {
+        return PyErr_Occurred() ? NULL : call_slow(slow_exception, self);
+    }
+    int ok = PyTuple_GET_ITEM(whole, 5) == Py_None;
+    Py_DECREF(whole);
+    if (ok) {
+        Py_RETURN_NONE;
+    }
+    return call_slow(slow_exception, self); /* a copy of the error: futures.py */
+}
+
+/* RecordMetadata(topic, partition, tp, offset, timestamp, timestamp_type,
+ * log_start_offset) of a record whose batch's one outcome is whole (no error,
+ * acknowledged), as futures.py's result() builds it. */
+static PyObject *
+build_metadata(RecordFutureBase *self, PyObject *whole)
+{
+    PyObject *start = PyTuple_GET_ITEM(whole, 0);
+    PyObject *base = PyTuple_GET_ITEM(whole, 2);
+    PyObject *log_append_time = PyTuple_GET_ITEM(whole, 3);
+    PyObject *lso = PyTuple_GET_ITEM(whole, 4);
+    long long base_offset = PyLong_AsLongLong(base);
+    long long first = PyLong_AsLongLong(start);
+    long long append_time = PyLong_AsLongLong(log_append_time);
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    PyObject *tp = PyObject_GetAttr(self->results, str_tp);
+    if (tp == NULL) {
+        return NULL;
+    }
+    if (!PyTuple_Check(tp) || PyTuple_GET_SIZE(tp) < 2) {
+        Py_DECREF(tp);
+        PyErr_SetString(PyExc_TypeError, "BatchResults.tp is not a TopicPartition");
+        return NULL;
+    }
+    PyObject *timestamp, *ts_type;
+    if (append_time >= 0) {
+        timestamp = Py_NewRef(log_append_time);
+        ts_type = int_log_append_time;
+    }
+    else {
+        PyObject *timestamps = PyObject_GetAttr(self->results, str_timestamps);
+        if (timestamps == NULL) {
+            Py_DECREF(tp);
+            return NULL;
+        }
+        if (!PyList_Check(timestamps) || self->index < 0
+            || self->index >= PyList_GET_SIZE(timestamps)) {
+            Py_DECREF(timestamps);
+            Py_DECREF(tp);
+            PyErr_SetString(PyExc_IndexError, "the record has no timestamp in its batch");
+            return NULL;
+        }
+        timestamp = Py_NewRef(PyList_GET_ITEM(timestamps, self->index));
+        Py_DECREF(timestamps);
+        ts_type = int_create_time;
+    }
+    PyObject *offset = PyLong_FromLongLong(
+        base_offset >= 0 ? base_offset + self->index - first : -1);
+    if (offset == NULL) {
+        Py_DECREF(timestamp);
+        Py_DECREF(tp);
+        return NULL;
+    }
+    /* As tuple.__new__(RecordMetadata, items) does for a subclass. */
+    PyObject *md = metadata_type->tp_alloc(metadata_type, 7);
+    if (md == NULL) {
+        Py_DECREF(offset);
+        Py_DECREF(timestamp);
+        Py_DECREF(tp);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(md, 0, Py_NewRef(PyTuple_GET_ITEM(tp, 0)));
+    PyTuple_SET_ITEM(md, 1, Py_NewRef(PyTuple_GET_ITEM(tp, 1)));
+    PyTuple_SET_ITEM(md, 2, tp);
+    PyTuple_SET_ITEM(md, 3, offset);
+    PyTuple_SET_ITEM(md, 4, timestamp);
+    PyTuple_SET_ITEM(md, 5, Py_NewRef(ts_type));
+    PyTuple_SET_ITEM(md, 6, Py_NewRef(lso));
+    return md;
+}
+
+static PyObject *
+base_result(RecordFutureBase *self, PyObject *Py_UNUSED(ignored))
+{
+    if (check_configured() < 0) {
+        return NULL;
+    }
+    PyObject *whole = whole_outcome(self);
+    if (whole == NULL) {
+        return PyErr_Occurred() ? NULL : call_slow(slow_result, self);
+    }
+    PyObject *md = NULL;
+    if (PyTuple_GET_ITEM(whole, 5) == Py_None && PyLong_Check(PyTuple_GET_ITEM(whole, 2))) {
+        long long base_offset = PyLong_AsLongLong(PyTuple_GET_ITEM(whole, 2));
+        if (base_offset == -1 && PyErr_Occurred()) {
+            Py_DECREF(whole);
+            return NULL;
+        }
+        if (base_offset != UNACKNOWLEDGED) {
+            md = build_metadata(self, whole);
+            Py_DECREF(whole);
+            return md;
+        }
+    }
+    Py_DECREF(whole);
+    return call_slow(slow_result, self); /* an error, or acks=0: futures.py */
+}
+
+static PyObject *
+base_add_done_callback(RecordFutureBase *self, PyObject *const *args, Py_ssize_t nargs,
+                       PyObject *kwnames)
+{
+    PyObject *context = Py_None;
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (nargs != 1 || nkw > 1
+        || (nkw == 1
+            && PyUnicode_Compare(PyTuple_GET_ITEM(kwnames, 0), str_context) != 0)) {
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        PyErr_SetString(PyExc_TypeError,
+                        "add_done_callback() takes a callback and an optional context=");
+        return NULL;
+    }
+    if (nkw == 1) {
+        context = args[1];
+    }
+    PyObject *ctx = context == Py_None ? PyContext_CopyCurrent() : Py_NewRef(context);
+    if (ctx == NULL) {
+        return NULL;
+    }
+    /* Before anything refers back to this future (fn may hold it): see the top. */
+    if (!PyObject_GC_IsTracked((PyObject *)self)) {
+        PyObject_GC_Track(self);
+    }
+    PyObject *index = PyLong_FromSsize_t(self->index);
+    if (index == NULL) {
+        Py_DECREF(ctx);
+        return NULL;
+    }
+    PyObject *stack[5] = {self->results, (PyObject *)self, index, args[0], ctx};
+    PyObject *res = PyObject_VectorcallMethod(
+        str_add_callback, stack, 5 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    Py_DECREF(index);
+    Py_DECREF(ctx);
+    return res;
+}
+
 static PyMethodDef base_methods[] = {
     {"_track", (PyCFunction)base_track, METH_NOARGS,
      "Let the cyclic GC see this future (before anything can refer back to it)."},
+    {"get_loop", (PyCFunction)base_get_loop, METH_NOARGS,
+     "The event loop the future belongs to."},
+    {"done", (PyCFunction)base_done, METH_NOARGS,
+     "True once the record has an outcome (or the future was cancelled)."},
+    {"cancelled", (PyCFunction)base_cancelled, METH_NOARGS,
+     "True if cancel() was called before the record had an outcome."},
+    {"exception", (PyCFunction)base_exception, METH_NOARGS,
+     "The error the record failed with, or None if it succeeded.\n\n"
+     "Raises asyncio.InvalidStateError (no outcome yet) or asyncio.CancelledError."},
+    {"result", (PyCFunction)base_result, METH_NOARGS,
+     "The record's RecordMetadata (None with acks=0, as in aiokafka).\n\n"
+     "Raises asyncio.InvalidStateError (no outcome yet), asyncio.CancelledError,\n"
+     "or the KafkaError the record's batch failed with."},
+    {"add_done_callback", (PyCFunction)(void (*)(void))base_add_done_callback,
+     METH_FASTCALL | METH_KEYWORDS,
+     "add_done_callback($self, fn, /, *, context=None)\n--\n\n"
+     "Call fn(self) on the loop once the future is done."},
     {NULL},
 };
 
@@ -150,8 +420,40 @@ new_future(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return (PyObject *)self;
 }
 
+PyDoc_STRVAR(configure_doc,
+"configure(metadata_class, done, cancelled, exception, result, /)\n"
+"--\n"
+"\n"
+"RecordMetadata (a tuple subclass) and the Python methods (functions of the\n"
+"future) that the C ones call for every case but a batch's one outcome.");
+
+static PyObject *
+configure(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 5 || !PyType_Check(args[0])
+        || !PyType_IsSubtype((PyTypeObject *)args[0], &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "configure() takes a tuple subclass and four callables");
+        return NULL;
+    }
+    for (Py_ssize_t i = 1; i < 5; i++) {
+        if (!PyCallable_Check(args[i])) {
+            PyErr_SetString(PyExc_TypeError, "configure(): the methods must be callable");
+            return NULL;
+        }
+    }
+    Py_XSETREF(slow_done, Py_NewRef(args[1]));
+    Py_XSETREF(slow_cancelled, Py_NewRef(args[2]));
+    Py_XSETREF(slow_exception, Py_NewRef(args[3]));
+    Py_XSETREF(slow_result, Py_NewRef(args[4]));
+    Py_XSETREF(metadata_type, (PyTypeObject *)Py_NewRef(args[0]));
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
     {"new_future", (PyCFunction)(void (*)(void))new_future, METH_FASTCALL, new_future_doc},
+    {"configure", (PyCFunction)(void (*)(void))configure, METH_FASTCALL, configure_doc},
     {NULL},
 };
 
@@ -166,6 +468,22 @@ static struct PyModuleDef cfuture_module = {
 PyMODINIT_FUNC
 PyInit__cfuture(void)
 {
+    if (str_whole == NULL) {
+        str_whole = PyUnicode_InternFromString("whole");
+        str_cancelled_indexes = PyUnicode_InternFromString("cancelled_indexes");
+        str_loop = PyUnicode_InternFromString("loop");
+        str_tp = PyUnicode_InternFromString("tp");
+        str_timestamps = PyUnicode_InternFromString("timestamps");
+        str_add_callback = PyUnicode_InternFromString("add_callback");
+        str_context = PyUnicode_InternFromString("context");
+        int_create_time = PyLong_FromLong(0);
+        int_log_append_time = PyLong_FromLong(1);
+        if (!str_whole || !str_cancelled_indexes || !str_loop || !str_tp || !str_timestamps
+            || !str_add_callback || !str_context || !int_create_time
+            || !int_log_append_time) {
+            return NULL;
+        }
+    }
     if (PyType_Ready(&RecordFutureBaseType) < 0) {
         return NULL;
     }

@@ -35,7 +35,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 from collections.abc import Callable, Generator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from aiokafka._extensions import load_extension
 from aiokafka.structs import RecordMetadata, TopicPartition
@@ -315,39 +315,24 @@ def _copy_error(error: BaseException) -> BaseException:
     return copy
 
 
-_cfuture = load_extension("aiokafka.producer._cfuture")
+class _PyFutureMethods:
+    """:class:`RecordFuture`'s per-record methods in Python.
 
-if TYPE_CHECKING or _cfuture is None:
-
-    class _FutureFields:
-        """RecordFuture's two fields (pure Python: always tracked by the GC)."""
-
-        __slots__ = ("_index", "_results")
-
-        def __init__(self, results: BatchResults, index: int) -> None:
-            self._results = results
-            self._index = index
-
-        def _track(self) -> None:
-            """Let the cyclic GC see this future (a no-op here: it always does)."""
-
-else:
-    _FutureFields = _cfuture.RecordFutureBase
-
-
-class RecordFuture(_FutureFields):
-    """The outcome of one record: an ``asyncio``-compatible future of its
-    :class:`~aiokafka.structs.RecordMetadata`.
-
-    Resolved when the broker acknowledged the record's batch, or failed with the
-    batch's typed error. Cancelling it does not stop the record from being sent.
+    Without the C extension they are the future's methods. With it, ``_cfuture.c``
+    has their common case (the batch has one outcome for all its records and nothing
+    is cancelled: what ``asyncio.gather``, done-callbacks and bulk checks meet) and
+    calls these for the rest, so the rules live here only.
     """
 
-    # Empty: the fields are the base's (in C, where the GC does not track them).
     __slots__ = ()
 
-    # asyncio.isfuture() looks for this class attribute (not None).
-    _asyncio_future_blocking = False
+    if TYPE_CHECKING:
+        _results: BatchResults
+        _index: int
+
+        def _track(self) -> None: ...
+
+        def _make_cancelled_error(self) -> asyncio.CancelledError: ...
 
     # -- state --------------------------------------------------------------------------
 
@@ -380,7 +365,7 @@ class RecordFuture(_FutureFields):
         results = self._results
         segment = results.whole  # one outcome for the whole batch: no search
         if segment is None or results.cancelled_indexes is not None:
-            segment = self._outcome()
+            segment = _outcome(self)
         error = segment[5]
         if error is not None:
             raise _copy_error(error)
@@ -411,19 +396,9 @@ class RecordFuture(_FutureFields):
         results = self._results
         segment = results.whole
         if segment is None or results.cancelled_indexes is not None:
-            segment = self._outcome()
+            segment = _outcome(self)
         error = segment[5]
         return None if error is None else _copy_error(error)
-
-    def _outcome(self) -> _Segment:
-        results = self._results
-        cancelled = results.cancelled_indexes
-        if cancelled is not None and self._index in cancelled:
-            raise self._make_cancelled_error()
-        segment = results.segment_of(self._index)
-        if segment is None:
-            raise asyncio.InvalidStateError("the record has no outcome yet")
-        return segment
 
     # -- callbacks ----------------------------------------------------------------------
 
@@ -442,7 +417,65 @@ class RecordFuture(_FutureFields):
             context = _copy_context()
         # Before anything refers back to this future (fn may hold it): see _cfuture.c.
         self._track()
-        self._results.add_callback(self, self._index, fn, context)
+        # Only RecordFuture has these methods (as a base: see RecordFuture).
+        self._results.add_callback(cast(RecordFuture, self), self._index, fn, context)
+
+
+def _outcome(fut: _PyFutureMethods) -> _Segment:
+    """The resolved range of ``fut``'s record (its batch split, or futures cancelled)."""
+    results = fut._results
+    cancelled = results.cancelled_indexes
+    if cancelled is not None and fut._index in cancelled:
+        raise fut._make_cancelled_error()
+    segment = results.segment_of(fut._index)
+    if segment is None:
+        raise asyncio.InvalidStateError("the record has no outcome yet")
+    return segment
+
+
+_cfuture = load_extension("aiokafka.producer._cfuture")
+
+if TYPE_CHECKING or _cfuture is None:
+
+    class _FutureFields(_PyFutureMethods):
+        """RecordFuture's two fields and methods (pure Python: always tracked by the GC)."""
+
+        __slots__ = ("_index", "_results")
+
+        def __init__(self, results: BatchResults, index: int) -> None:
+            self._results = results
+            self._index = index
+
+        def _track(self) -> None:
+            """Let the cyclic GC see this future (a no-op here: it always does)."""
+
+else:
+    _FutureFields = _cfuture.RecordFutureBase
+    _cfuture.configure(
+        RecordMetadata,
+        _PyFutureMethods.done,
+        _PyFutureMethods.cancelled,
+        _PyFutureMethods.exception,
+        _PyFutureMethods.result,
+    )
+
+
+class RecordFuture(_FutureFields):
+    """The outcome of one record: an ``asyncio``-compatible future of its
+    :class:`~aiokafka.structs.RecordMetadata`.
+
+    Resolved when the broker acknowledged the record's batch, or failed with the
+    batch's typed error. Cancelling it does not stop the record from being sent.
+    """
+
+    # Empty: the fields are the base's (in C, where the GC does not track them).
+    __slots__ = ()
+
+    # asyncio.isfuture() looks for this class attribute (not None).
+    _asyncio_future_blocking = False
+
+    # done(), cancelled(), result(), exception(), get_loop() and add_done_callback()
+    # come from the base: _PyFutureMethods, or their C versions (_cfuture.c).
 
     def remove_done_callback(self, fn: Callable[[RecordFuture], object]) -> int:
         """Forget every registration of ``fn``; returns how many there were."""
