@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, MutableSequence, Sequence
-from types import TracebackType
 from typing import Any
 
 from opentelemetry import trace
@@ -22,7 +21,7 @@ __all__ = [
     "ClientAttributes",
     "creation_context",
     "end_failed",
-    "ends_on_error",
+    "end_raised",
     "get_tracer",
     "has_traceparent",
     "inject",
@@ -148,39 +147,21 @@ def end_failed(span: Span, error: BaseException, end_time: int | None = None) ->
     span.end(end_time)
 
 
-class ends_on_error:  # lower case: read as a function, like contextlib.suppress
-    """Ends ``span`` if the ``with`` block raises: failed (:func:`end_failed`) for an
-    ``Exception``; plainly for a cancellation, which is not the operation failing.
-    Never suppresses the exception; a block that returns leaves the span open."""
-
-    __slots__ = ("_span",)
-
-    def __init__(self, span: Span) -> None:
-        self._span = span
-
-    def __enter__(self) -> Span:
-        return self._span
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        if isinstance(error, Exception):
-            end_failed(self._span, error)
-        elif error is not None:
-            self._span.end()
+def end_raised(span: Span, error: BaseException) -> None:
+    """End ``span`` of an operation that raised ``error``: as failed
+    (:func:`end_failed`) for an ``Exception``; plainly for a cancellation, which is
+    not the operation failing."""
+    if isinstance(error, Exception):
+        end_failed(span, error)
+    else:
+        span.end()
 
 
-def record_attributes(
-    topic: str, partition: int | None, key: Any, value: Any, **more: Any
-) -> dict[str, Any]:
-    """``more`` with the attributes that describe one record: its topic, its partition
-    (if known), its key (only a ``str`` one: bytes are not readable text) and
-    ``tombstone`` for a ``None`` value."""
-    attributes = dict(more)
-    attributes[DESTINATION] = topic
+def record_attributes(topic: str, partition: int | None, key: Any, value: Any) -> dict[str, Any]:
+    """The attributes that describe one record: its topic, its partition (if known),
+    its key (only a ``str`` one: bytes are not readable text) and ``tombstone`` for a
+    ``None`` value."""
+    attributes: dict[str, Any] = {DESTINATION: topic}
     if partition is not None:
         attributes[PARTITION] = str(partition)
     if isinstance(key, str):

@@ -42,7 +42,7 @@ from .common import (
     ClientAttributes,
     creation_context,
     end_failed,
-    ends_on_error,
+    end_raised,
     link_to,
     now_ns,
     record_attributes,
@@ -161,8 +161,11 @@ class ConsumerTracing:
             kind=SpanKind.CLIENT,
             attributes=self._attributes.operation("settle", "commit", **more),
         )
-        with ends_on_error(span):
+        try:
             await commit(*args, **kw)
+        except BaseException as error:
+            end_raised(span, error)
+            raise
         span.end()
 
     def process_span(self, record: ConsumerRecord[Any, Any], start: int, parent: Context) -> None:
@@ -171,10 +174,9 @@ class ConsumerTracing:
         context = parent
         if creation is not None and not trace.get_current_span(parent).get_span_context().is_valid:
             context = trace.set_span_in_context(NonRecordingSpan(creation), parent)
-        more = record_attributes(
-            record.topic, record.partition, record.key, record.value, **self._group
-        )
+        more = record_attributes(record.topic, record.partition, record.key, record.value)
         more[OFFSET] = record.offset
+        more.update(self._group)
         span = self._tracer.start_span(
             f"process {record.topic}",
             context=context,

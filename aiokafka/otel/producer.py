@@ -34,7 +34,7 @@ from .common import (
     ClientAttributes,
     creation_context,
     end_failed,
-    ends_on_error,
+    end_raised,
     has_traceparent,
     inject,
     link_to,
@@ -89,10 +89,13 @@ class ProducerTracing:
             and not has_traceparent(carrier)
         ):
             inject(carrier, trace.set_span_in_context(span, otel_context.get_current()))
-        with ends_on_error(span):  # cancelled: nothing was queued, nothing failed
+        try:
             future = await send(
                 topic, value, key, partition, timestamp_ms, headers if carrier is None else carrier
             )
+        except BaseException as error:  # cancelled: nothing was queued, nothing failed
+            end_raised(span, error)
+            raise
         if span.is_recording():  # a no-op span (no SDK, sampled out) has nothing to end
             future.add_done_callback(partial(_delivered, span))
         return future
@@ -115,8 +118,11 @@ class ProducerTracing:
             kind=SpanKind.CLIENT,
             attributes=self._attributes.operation("send", "send", **more),
         )
-        with ends_on_error(span):
+        try:
             future = await send_batch(batch, topic, partition=partition)
+        except BaseException as error:
+            end_raised(span, error)
+            raise
         if span.is_recording():
             future.add_done_callback(partial(_delivered, span))
         return future
