@@ -68,9 +68,9 @@ from aiokafka.net.in_flight import (
     DeadlineTimer,
     OnAnswer,
     Pending,
+    Slots,
     deliver,
     fail_pending,
-    take_now,
 )
 from aiokafka.net.reauth import ReauthSchedule, reauth_failure
 from aiokafka.net.streams import (
@@ -156,7 +156,7 @@ class AIOKafkaConnection:
         self._codec = _api.RequestCodec(self.config.client_id)
         # One timer for the deadlines of every request in flight (see in_flight).
         self._timer = DeadlineTimer(self._on_timer)
-        self._slots = asyncio.Semaphore(self.config.max_in_flight_requests_per_connection)
+        self._slots = Slots(self.config.max_in_flight_requests_per_connection)
         self._next_id = 0
         self._close_error: KafkaError | None = None
         self._versions: ApiVersionTable | None = None
@@ -431,7 +431,7 @@ class AIOKafkaConnection:
             return None
         version = self.api_versions.choose(type(request), max_version)
         decode = self._decoder(request, version)
-        if not take_now(self._slots):
+        if not self._slots.take_now():
             return None
         corr, frame = self._frame(request, version)
         pending = self._register(request, version, corr, frame, decode, None, on_answer)

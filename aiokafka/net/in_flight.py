@@ -12,6 +12,7 @@ is set again for what is left. A timer per request cost a ``call_later`` and a
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -26,9 +27,9 @@ __all__ = [
     "DeadlineTimer",
     "OnAnswer",
     "Pending",
+    "Slots",
     "deliver",
     "fail_pending",
-    "take_now",
 ]
 
 #: Takes a response (``error`` None) or the error of a request written by
@@ -148,13 +149,74 @@ def fail_pending(pending: Pending, error: KafkaError) -> None:
         asyncio.get_running_loop().call_soon(pending.on_answer, None, error)
 
 
-def take_now(slots: asyncio.Semaphore) -> bool:
-    """Take a slot of ``slots`` if one is free, without waiting: ``acquire()`` returns
-    at once when the semaphore is not locked (documented), so run it one step."""
-    acquire = slots.acquire()
-    try:
-        acquire.send(None)
-    except StopIteration:
+class Slots:
+    """A connection's request slots (``max_in_flight_requests_per_connection``):
+    :class:`asyncio.Semaphore`'s counter and FIFO waiters, with :meth:`take_now`.
+
+    ``asyncio.Semaphore`` can only be taken through its ``acquire()`` coroutine,
+    which the write path ran one step to take a free slot without waiting: a
+    coroutine object and a ``StopIteration`` per request. Same rules as there: a
+    slot is free when the counter is positive and no waiter that is not cancelled
+    is queued before it; a release wakes the first waiter that is not done.
+
+    Args:
+        value: The number of slots.
+    """
+
+    __slots__ = ("_value", "_waiters")
+
+    def __init__(self, value: int) -> None:
+        if value < 0:
+            raise ValueError("Slots value must be >= 0")
+        self._value = value
+        self._waiters: deque[asyncio.Future[bool]] | None = None
+
+    def locked(self) -> bool:
+        """True if no slot can be taken at once."""
+        return self._value == 0 or (
+            self._waiters is not None and any(not w.cancelled() for w in self._waiters)
+        )
+
+    def take_now(self) -> bool:
+        """Take a free slot without waiting; False if :meth:`locked`."""
+        if self._value == 0 or (self._waiters and self.locked()):
+            return False
+        self._value -= 1
         return True
-    acquire.close()  # it would have waited: leave the queue of waiters
-    return False
+
+    async def acquire(self) -> bool:
+        """Take a slot, waiting (in FIFO order) until one is free."""
+        if self.take_now():
+            return True
+        if self._waiters is None:
+            self._waiters = deque()
+        fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._waiters.append(fut)
+        try:
+            try:
+                await fut
+            finally:
+                self._waiters.remove(fut)
+        except asyncio.CancelledError:
+            if not fut.cancelled():  # it was given a slot: pass it on
+                self._value += 1
+                self._wake_up_next()
+            raise
+        if self._value > 0:
+            self._wake_up_next()
+        return True
+
+    def release(self) -> None:
+        """Give a slot back, waking the first waiter."""
+        self._value += 1
+        if self._waiters:
+            self._wake_up_next()
+
+    def _wake_up_next(self) -> None:
+        if not self._waiters:
+            return
+        for fut in self._waiters:
+            if not fut.done():
+                self._value -= 1
+                fut.set_result(True)
+                return

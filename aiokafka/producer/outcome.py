@@ -4,10 +4,14 @@ action table of the error codes (no asyncio; the sender acts on it)."""
 from __future__ import annotations
 
 import enum
+from typing import TYPE_CHECKING
 
-from aiokafka.errors import for_code
+from aiokafka.errors import KafkaTimeoutError, for_code
 
-__all__ = ["TOO_LARGE", "Outcome", "classify"]
+if TYPE_CHECKING:
+    from aiokafka.producer.batch import ProducerBatch
+
+__all__ = ["TOO_LARGE", "Outcome", "classify", "timeout_error"]
 
 _DUPLICATE_SEQUENCE = 46
 _OUT_OF_ORDER_SEQUENCE = 45
@@ -39,3 +43,17 @@ def classify(error_code: int, idempotent: bool) -> Outcome:
     if cls.retriable:
         return Outcome.RETRY_REFRESH if cls.invalid_metadata else Outcome.RETRY
     return Outcome.FAIL
+
+
+def timeout_error(batch: ProducerBatch, delivery_timeout_ms: int) -> KafkaTimeoutError:
+    """The error of a batch not delivered within ``delivery_timeout_ms``, caused by
+    its last attempt's error."""
+    cause = batch.last_error
+    why = "no error recorded" if cause is None else str(cause)  # str() names the class
+    err = KafkaTimeoutError(
+        f"{batch.record_count} record(s) for {batch.tp.topic}-{batch.tp.partition} not "
+        f"delivered within delivery_timeout_ms ({delivery_timeout_ms} ms): "
+        f"{why} (attempts: {batch.attempts})"
+    )
+    err.__cause__ = cause
+    return err

@@ -375,11 +375,18 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
             if partition not in entry.tps:
                 entry = await self._check_partition(topic, partition)
             tp = entry.tps[partition]
-        future = self._acc.append_to_open(tp, timestamp_ms, key_bytes, value_bytes, header_list)  # type: ignore[union-attr]
+        acc = self._acc
+        assert acc is not None
+        future = acc.append_to_open(tp, timestamp_ms, key_bytes, value_bytes, header_list)
         if future is None:
-            future = await self._append_to_new(
-                tp, timestamp_ms, key_bytes, value_bytes, header_list, entry if sticky else None
-            )
+            # A new batch; without a batch that just filled up (see _append_to_new),
+            # started here: no coroutine of its own on a lone send_and_wait's path.
+            if not acc.has_closed_batch(tp):
+                future = acc.append_to_new(tp, timestamp_ms, key_bytes, value_bytes, header_list)
+            if future is None:
+                future = await self._append_to_new(
+                    tp, timestamp_ms, key_bytes, value_bytes, header_list, entry if sticky else None
+                )
         return future
 
     def _sticky_tp(self, topic: str, entry: _TopicEntry) -> TopicPartition:

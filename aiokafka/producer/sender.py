@@ -14,12 +14,15 @@ arrives or ``linger_ms`` after the batch began, whichever is first. This is how
 aiokafka batches; the Java client always waits ``linger.ms``, which with
 ``linger_ms=5`` made a web service's every ``send_and_wait`` at least 5 ms.
 
-Each Produce request runs in its own short task (owned by the sender, cancelled by
-:meth:`Sender.close`) so several can be in flight per broker. The task is started
-eagerly (:func:`_start_eagerly`): the request is written in the sender's own loop
-turn, not one turn later. Requests to one broker
-are written in the order they were drained, which is what keeps sequence numbers in
-order on the wire.
+A pass that needs no ``await`` (no transaction step, no producer id to get) runs as
+a plain loop callback while the task sleeps (:meth:`Sender._pass_soon`), not as a
+wake-up of the task (a future, a task step, a coroutine resumed and suspended).
+
+A Produce request is written by the pass that drained it (``write_nowait``, the
+answer comes back by callback), or, if the connection cannot take it at once, by
+its own short task (cancelled by :meth:`Sender.close`) started eagerly
+(:func:`~aiokafka.producer.eager.start_eagerly`). Requests to one broker are written
+in the order they were drained: sequence numbers stay in order on the wire.
 
 What happens to a partition's batch after a response is decided by one table
 (:func:`classify`), not by ``if`` chains spread over the code:
@@ -47,11 +50,11 @@ while the transaction is abortable or aborting, queued batches fail with
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import logging
 import time
-import types
-from collections.abc import Coroutine, Generator, Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from aiokafka.cluster.client import CoordinatorType
@@ -69,9 +72,11 @@ from aiokafka.errors import (
 )
 from aiokafka.metrics.producer import ProducerMetrics
 from aiokafka.producer.accumulator import ProducerBatch, RecordAccumulator
+from aiokafka.producer.closing import wait_delivered
 from aiokafka.producer.config import ProducerConfig
+from aiokafka.producer.eager import start_eagerly
 from aiokafka.producer.idempotence import ProducerIdState
-from aiokafka.producer.outcome import TOO_LARGE, Outcome, classify
+from aiokafka.producer.outcome import TOO_LARGE, Outcome, classify, timeout_error
 from aiokafka.producer.txn_state import TxnState
 from aiokafka.protocol import messages as m
 from aiokafka.structs import BrokerMetadata, TopicPartition
@@ -118,6 +123,13 @@ class Sender:
         # wake-up, and the sender is woken once per request).
         self._woken = False
         self._waiter: asyncio.Future[None] | None = None
+        #: The sleeping loop's linger/back-off timer, if any.
+        self._timer: asyncio.TimerHandle | None = None
+        #: A pass is scheduled as a loop callback (see _pass_soon).
+        self._pass_scheduled = False
+        #: The context of passes run as loop callbacks: like the sender task's (tasks
+        #: they start copy it, not the context of the send() that scheduled them).
+        self._context = contextvars.copy_context()
         self._task: asyncio.Task[None] | None = None
         # Produce request tasks (see _dispatch) and connect tasks: close() cancels
         # them.
@@ -138,12 +150,15 @@ class Sender:
         self.fatal_error: KafkaError | None = None
         #: Recorded per request and per failed/retried batch, never per record.
         self.metrics = ProducerMetrics()
-        accumulator.set_wakeup(self.wakeup)
+        accumulator.set_wakeup(self._pass_soon)
 
     # -- lifecycle ----------------------------------------------------------------------
 
     def start(self) -> None:
         """Start the sender task."""
+        # The task runs in a copy of this context; the passes run as loop callbacks
+        # in another copy (the same values: the sender sets no context variables).
+        self._context = contextvars.copy_context()
         self._task = asyncio.create_task(self._run(), name="aiokafka-producer-sender")
 
     def wakeup(self) -> None:
@@ -174,7 +189,12 @@ class Sender:
         if self._task is not None and not self._task.done():
             waiters = self._acc.begin_flush()
             try:
-                reason = await self._wait_delivered(waiters, timeout)
+                reason = await wait_delivered(
+                    waiters,
+                    timeout,
+                    self._config.delivery_timeout_ms,
+                    self._request_timeout_ms,
+                )
             finally:
                 self._acc.end_flush()
         if self._metadata_wait is not None:
@@ -210,38 +230,6 @@ class Sender:
 
         self._acc.abort_all(error, error_for)
 
-    async def _wait_delivered(
-        self, waiters: list[asyncio.Future[None]], timeout: float | None
-    ) -> str:
-        """Wait for ``waiters`` (see :meth:`close`); why it stopped waiting."""
-        loop = asyncio.get_running_loop()
-        if timeout is None:
-            total = self._config.delivery_timeout_ms / 1000
-            stall: float | None = self._request_timeout_ms / 1000
-        else:
-            total, stall = timeout, None
-        deadline = loop.time() + total
-        pending = set(waiters)
-        while pending:
-            remaining = deadline - loop.time()
-            window = remaining if stall is None else min(stall, remaining)
-            if window <= 0:
-                break
-            done, pending = await asyncio.wait(
-                pending, timeout=window, return_when=asyncio.FIRST_COMPLETED
-            )
-            if not done and stall is not None and window == stall:
-                return (
-                    "no batch was delivered within request_timeout_ms "
-                    f"({self._request_timeout_ms} ms), so stop() gave up waiting"
-                )
-        if timeout is None:
-            return (
-                f"stop() waited delivery_timeout_ms ({self._config.delivery_timeout_ms} ms), "
-                "the longest it waits"
-            )
-        return f"stop()'s timeout ({timeout} s) passed"
-
     # -- the loop -----------------------------------------------------------------------
 
     async def _run(self) -> None:
@@ -258,19 +246,74 @@ class Sender:
             if self._woken:
                 continue
             waiter = self._waiter = loop.create_future()
-            timer = loop.call_later(delay, self.wakeup) if delay != float("inf") else None
+            if delay != float("inf"):
+                self._timer = loop.call_later(delay, self.wakeup)
             try:
                 await waiter
             finally:
                 self._waiter = None
+                timer = self._timer
+                if timer is not None:
+                    self._timer = None
+                    timer.cancel()
+
+    def _pass_soon(self) -> None:
+        """Make the sender look at the accumulator again (the accumulator's wake-up).
+
+        While the task sleeps and the pass needs no ``await``, the pass runs as a
+        loop callback, later in this loop turn as the task's step would (so the
+        records appended in this turn still share a batch), without waking the
+        task; otherwise the task is woken (:meth:`wakeup`).
+        """
+        if self._pass_scheduled:
+            return
+        waiter = self._waiter
+        if waiter is None or not self._inline_ok():
+            self.wakeup()
+            return
+        self._pass_scheduled = True
+        waiter.get_loop().call_soon(self._inline_pass, context=self._context)
+
+    def _inline_ok(self) -> bool:
+        """True if a pass needs no ``await``: no transaction step, no producer id
+        to get, not closing."""
+        ids = self._ids
+        return self._txn is None and not self._closing and (ids is None or ids.has_producer_id)
+
+    def _inline_pass(self) -> None:
+        """:meth:`_run_once` as a loop callback while the task sleeps."""
+        self._pass_scheduled = False
+        waiter = self._waiter
+        if waiter is None or not self._inline_ok():
+            self.wakeup()  # the task's pass does it (or is running already)
+            return
+        try:
+            now = time.monotonic()
+            self._expire(now)
+            delay = self._send_ready(now, None if self._ids is None else self._sequenced_can_send)
+        except Exception:  # as in _run: the task's pass tries again
+            log.exception("Unexpected error in the producer's sender; continuing")
+            self.wakeup()
+            return
+        if delay != float("inf"):
+            # Something must be looked at again by then: the sleeping task's timer
+            # is moved earlier if it would ring later.
+            loop = waiter.get_loop()
+            timer = self._timer
+            when = loop.time() + delay
+            if timer is None or timer.when() > when:
                 if timer is not None:
                     timer.cancel()
+                self._timer = loop.call_at(when, self.wakeup)
+
+    def _expire(self, now: float) -> None:
+        for batch in self._acc.expired(now):
+            self._fail(batch, timeout_error(batch, self._config.delivery_timeout_ms))
 
     async def _run_once(self) -> float:
         """One pass; returns how long to sleep unless woken earlier."""
         now = time.monotonic()
-        for batch in self._acc.expired(now):
-            self._fail(batch, self._timeout_error(batch))
+        self._expire(now)
         ids = self._ids
         can_send = None if ids is None else self._sequenced_can_send
         if self._txn is not None:
@@ -294,6 +337,15 @@ class Sender:
             now = time.monotonic()
             if not ids.has_producer_id:
                 return max(0.0, self._next_init_at - now)
+        next_check = self._send_ready(now, can_send)
+        if self._txn is not None and self._txn.state.pending:
+            # Partitions that arrived while AddPartitionsToTxn was in flight, or
+            # whose add timed out: the next pass adds them.
+            next_check = min(next_check, self._retry_backoff)
+        return next_check
+
+    def _send_ready(self, now: float, can_send: Callable[[ProducerBatch], bool] | None) -> float:
+        """Drain and send what may be sent now; seconds until the next look."""
         cluster = self._client.cluster
         in_flight = self._in_flight
         busy = {n for n, count in in_flight.items() if count} if in_flight else ()
@@ -315,10 +367,6 @@ class Sender:
             )
             for node, batches in drained.items():
                 self._dispatch(node, batches)
-        if self._txn is not None and self._txn.state.pending:
-            # Partitions that arrived while AddPartitionsToTxn was in flight, or
-            # whose add timed out: the next pass adds them.
-            next_check = min(next_check, self._retry_backoff)
         return next_check
 
     def _connected(self, nodes: set[int]) -> set[int]:
@@ -466,7 +514,7 @@ class Sender:
 
     def _dispatch(self, node: int, batches: list[ProducerBatch]) -> None:
         ids = self._ids
-        topics: dict[str, list[Any]] = {}
+        partitions: list[m.PartitionProduceData] = []
         sizes: list[int] = []
         for batch in batches:
             if ids is not None and batch.producer_epoch != ids.producer_epoch:
@@ -481,18 +529,19 @@ class Sender:
             batch.attempts += 1
             records = batch.builder.build()
             sizes.append(len(records))
-            tp = batch.tp
-            partition = m.PartitionProduceData(index=tp.partition, records=records)
-            same_topic = topics.get(tp.topic)
-            if same_topic is None:
-                topics[tp.topic] = [partition]
-            else:
-                same_topic.append(partition)
+            partitions.append(m.PartitionProduceData(index=batch.tp.partition, records=records))
+        if len(batches) == 1:  # the lone send_and_wait's request: no grouping
+            topic_data = [m.TopicProduceData(name=batches[0].tp.topic, partition_data=partitions)]
+        else:
+            topics: dict[str, list[m.PartitionProduceData]] = {}
+            for batch, partition in zip(batches, partitions, strict=True):
+                topics.setdefault(batch.tp.topic, []).append(partition)
+            topic_data = [m.TopicProduceData(name=t, partition_data=p) for t, p in topics.items()]
         request = m.ProduceRequest(
             transactional_id=ids.transactional_id if ids is not None else None,
             acks=self._acks,
             timeout_ms=self._request_timeout_ms,
-            topic_data=[m.TopicProduceData(name=t, partition_data=p) for t, p in topics.items()],
+            topic_data=topic_data,
         )
         self.metrics.request_sent(batches, sizes)
         self._in_flight[node] = self._in_flight.get(node, 0) + 1
@@ -513,7 +562,7 @@ class Sender:
                 written = False
             if written:
                 return
-        task = _start_eagerly(self._produce(node, batches, request, max_version))
+        task = start_eagerly(self._produce(node, batches, request, max_version))
         if task is not None:
             self._requests.add(task)
             task.add_done_callback(self._requests.discard)
@@ -561,7 +610,10 @@ class Sender:
                 self._on_send_error(node, batches, error)
         finally:
             self._in_flight[node] -= 1
-            self.wakeup()
+            # Also when nothing is queued: the callers woken by this answer may send
+            # again in the next loop turn, and the pass, scheduled after them, then
+            # takes what they appended (one request, at once, not one per record).
+            self._pass_soon()
 
     def _on_send_error(self, node: int, batches: list[ProducerBatch], exc: BaseException) -> None:
         if isinstance(exc, KafkaError):
@@ -679,7 +731,7 @@ class Sender:
         batch.last_error = exc
         now = time.monotonic()
         if now >= batch.deadline:
-            self._fail(batch, self._timeout_error(batch))
+            self._fail(batch, timeout_error(batch, self._config.delivery_timeout_ms))
             return
         log.debug("Retrying %r after %s", batch, exc)
         self.metrics.batch_retried(batch)
@@ -700,17 +752,6 @@ class Sender:
         for batch in self._acc.expired(float("inf")):
             self.metrics.batch_failed(batch)
             self._acc.fail(batch, exc)
-
-    def _timeout_error(self, batch: ProducerBatch) -> KafkaTimeoutError:
-        cause = batch.last_error
-        why = "no error recorded" if cause is None else str(cause)  # str() names the class
-        err = KafkaTimeoutError(
-            f"{batch.record_count} record(s) for {batch.tp.topic}-{batch.tp.partition} not "
-            f"delivered within delivery_timeout_ms ({self._config.delivery_timeout_ms} ms): "
-            f"{why} (attempts: {batch.attempts})"
-        )
-        err.__cause__ = cause
-        return err
 
     # -- metadata -----------------------------------------------------------------------
 
@@ -754,41 +795,3 @@ class Sender:
                 leader = cluster.sendable_leader(tp)
                 if leader is not None:
                     log.info("%s-%s has a leader again: node %d", tp.topic, tp.partition, leader)
-
-
-def _start_eagerly(coro: Coroutine[Any, Any, None]) -> asyncio.Task[None] | None:
-    """Run ``coro`` now up to its first suspension, then in a task (``None`` if it
-    finished without suspending).
-
-    A Produce request is written in the sender's own loop turn: a task made with
-    ``create_task`` would only start on the next turn, one more turn between a
-    lone ``send_and_wait`` and its request on the wire. (Python 3.12's eager task
-    factory does this for every task; here it is for the produce tasks only.)
-    ``coro`` must not rely on :func:`asyncio.current_task` before it first
-    suspends (it is the sender's task then).
-    """
-    try:
-        first = coro.send(None)
-    except StopIteration:
-        return None
-    return asyncio.get_running_loop().create_task(_resume(coro, first))
-
-
-@types.coroutine
-def _resume(coro: Coroutine[Any, Any, None], suspended_on: Any) -> Generator[Any, Any, None]:
-    """Go on running ``coro``, suspended where it yielded ``suspended_on`` (the future
-    it awaits, handed to the task running this): results and exceptions, including
-    the task's cancellation, are passed through as ``await`` would."""
-    while True:
-        try:
-            sent = yield suspended_on
-        except BaseException as exc:
-            try:
-                suspended_on = coro.throw(exc)
-            except StopIteration:
-                return
-        else:
-            try:
-                suspended_on = coro.send(sent)
-            except StopIteration:
-                return

@@ -337,3 +337,53 @@ async def test_one_batch_in_flight_until_the_partitions_first_is_acknowledged() 
     # seq 0 alone, again alone after its failure; only then the batches behind it.
     assert sequences[:2] == [0, 0]
     assert len(sequences) > 5 and sequences[1:] == sorted(sequences[1:])
+
+
+async def test_a_pass_without_await_runs_as_a_loop_callback(
+    write_path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Once the producer id is known, a new batch is drained and sent by a loop
+    # callback while the sender's task sleeps: the task is not woken for it. The
+    # first record still goes through the task (getting the producer id awaits).
+    passes = 0
+    task_pass = Sender._run_once
+
+    async def counted(self: Sender) -> float:
+        nonlocal passes
+        passes += 1
+        return await task_pass(self)
+
+    monkeypatch.setattr(Sender, "_run_once", counted)
+
+    async def produce(request: Any) -> Any:
+        return response(0, base_offset=7)
+
+    client = ScriptedClient(produce)
+    (first,), sender, acc = await run_sender(client, 1)
+    assert (await asyncio.wait_for(first, 5)).offset == 7
+    await asyncio.sleep(0.01)  # the task's pass after the answer, if any, is over
+    before = passes
+    for _ in range(3):
+        fut = acc.append(TP, None, None, b"x", None)
+        assert fut is not None
+        assert (await asyncio.wait_for(fut, 5)).offset == 7
+    if write_path == "nowait":  # a request task's end wakes the task (the old way)
+        assert passes == before
+    await sender.close(1, KafkaConnectionError("closed"))
+    assert [s[:2] for s in client.sent] == [(0, 0), (0, 1), (0, 2), (0, 3)]
+
+
+async def test_records_appended_in_one_loop_turn_share_a_request() -> None:
+    # The callback pass runs after the callers of this loop turn, as the task's
+    # step did: records sent together still go in one batch.
+    async def produce(request: Any) -> Any:
+        return response(0)
+
+    client = ScriptedClient(produce)
+    (first,), sender, acc = await run_sender(client, 1)
+    await asyncio.wait_for(first, 5)
+    await asyncio.sleep(0.01)
+    futures = [acc.append(TP, None, None, b"x", None) for _ in range(5)]
+    await asyncio.wait_for(asyncio.gather(*futures), 5)  # type: ignore[arg-type]
+    await sender.close(1, KafkaConnectionError("closed"))
+    assert [s[2] for s in client.sent] == [1, 5]
