@@ -29,7 +29,7 @@ from aiokafka.structs import ConsumerRecord, TopicPartition
 
 from .options import ReadOptions
 from .planning import DataLossError, OffsetRange, data_loss_message
-from .runtime import ClientPool, close_quietly, new_consumer, worker_runtime
+from .runtime import ClientPool, close_quietly, freeze_long_lived, new_consumer, worker_runtime
 
 log = logging.getLogger(__name__)
 
@@ -324,6 +324,7 @@ def read_ranges(options: ReadOptions, ranges: Sequence[OffsetRange]) -> Iterator
     the worker's event loop (see :mod:`aiokafka.spark.runtime`). The consumer goes
     back to the worker's pool when every range was read; it is closed when reading
     fails or is abandoned (Spark closes the iterator)."""
+    freeze_long_lived("read")  # see aiokafka.spark.runtime
     schema = arrow_schema(options.include_headers)
     runtime = worker_runtime()
     reader = TaskReader(options, ranges, runtime.consumers)

@@ -141,8 +141,11 @@ class KafkaDataSource(DataSource):
         Raises:
             OptionError: an unknown or malformed option, or unusable columns.
         """
+        from .runtime import freeze_long_lived
         from .writer import KafkaStreamWriter
 
+        # PySpark asks a reused planner process for the writer at every micro-batch.
+        freeze_long_lived("plan-write")
         options = parse_write_options(self.options)
         check_write_schema(schema, options.topic)
         return KafkaStreamWriter(options)

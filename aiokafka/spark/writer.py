@@ -85,6 +85,9 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         """Log what the micro-batch wrote (each task already committed its records)."""
+        from .runtime import freeze_long_lived
+
+        freeze_long_lived("commit")  # a reused planner process, at every micro-batch
         written = sum(m.records for m in messages if isinstance(m, KafkaCommitMessage))
         log.debug("micro-batch %d: %d records written", batchId, written)
 

@@ -27,7 +27,14 @@ from aiokafka.structs import OffsetAndMetadata, TopicPartition
 
 from .commit import KafkaCommitMessage
 from .options import WriteOptions
-from .runtime import ClientPool, close_quietly, new_admin, new_producer, worker_runtime
+from .runtime import (
+    ClientPool,
+    close_quietly,
+    freeze_long_lived,
+    new_admin,
+    new_producer,
+    worker_runtime,
+)
 
 if TYPE_CHECKING:
     from aiokafka.producer import AIOKafkaProducer
@@ -412,6 +419,7 @@ def run_task(
 ) -> KafkaCommitMessage:
     """One write task on the worker's loop (a plain producer is pooled, a transactional
     one is closed at the end: see :mod:`aiokafka.spark.runtime`)."""
+    freeze_long_lived("write")
     runtime = worker_runtime()
     rows = _Input(batches)
     try:
