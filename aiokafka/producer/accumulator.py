@@ -163,9 +163,9 @@ class RecordAccumulator:
         """
         batch = self._open.get(tp)
         if batch is not None:
-            # ProducerBatch.try_append inlined: this runs once per record. Without
-            # headers the C append_next does all of add() (no Python frame, ~160 ns
-            # less); it hands records with headers to Python, so they go to add().
+            # This runs once per record. Without headers the C append_next does all
+            # of add() (no Python frame, ~160 ns less); it hands records with headers
+            # to Python, so they go to add().
             if headers:
                 ts = batch.builder.add(timestamp, key, value, headers)
             else:
@@ -236,7 +236,17 @@ class RecordAccumulator:
         if self._used + reserve > self.buffer_memory or self._mem_waiters:
             return None
         batch = self._new_batch(tp, reserve)
-        future = batch.try_append(timestamp, key, value, headers)
+        # As in append_to_open: the C append_next unless there are headers. The first
+        # record always fits.
+        if headers:
+            ts = batch.builder.add(timestamp, key, value, headers)
+        else:
+            meta = batch.append(timestamp, key, value, None)
+            ts = None if meta is None else meta[2]
+        assert ts is not None
+        results = batch.results
+        results.timestamps.append(ts)
+        future = new_record_future(RecordFuture, results, 0)
         dq = self._batches.get(tp)
         if dq is None:
             dq = self._batches[tp] = deque()

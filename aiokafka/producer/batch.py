@@ -9,10 +9,9 @@ while it fills and waits, and to the sender while a request carries it. Completi
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
 
 from aiokafka.errors import KafkaError
-from aiokafka.producer.futures import BatchResults, RecordFuture, new_record_future
+from aiokafka.producer.futures import BatchResults
 from aiokafka.producer.idempotence import NO_SEQUENCE
 from aiokafka.record import DefaultRecordBatchBuilder
 from aiokafka.structs import RecordMetadata, TopicPartition
@@ -112,23 +111,6 @@ class ProducerBatch:
     def record_count(self) -> int:
         """Records in the batch."""
         return self.builder.record_count
-
-    def try_append(
-        self,
-        timestamp: int | None,
-        key: bytes | None,
-        value: bytes | None,
-        headers: Iterable[tuple[str, bytes | None]] | None,
-    ) -> RecordFuture | None:
-        """Append a record; its future, or None if it does not fit."""
-        builder = self.builder
-        count = builder.record_count
-        ts = builder.add(timestamp, key, value, headers)
-        if ts is None:
-            return None
-        results = self.results
-        results.timestamps.append(ts)
-        return new_record_future(RecordFuture, results, self.first + count)
 
     def complete(self, base_offset: int, log_append_time: int, log_start_offset: int) -> None:
         """Resolve every record future (the metadata is made when asked for)."""

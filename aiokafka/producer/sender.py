@@ -136,6 +136,7 @@ class Sender:
         self._requests: set[asyncio.Future[Any]] = set()
         #: Connect tasks by node (in ``_requests`` too, so close() cancels them).
         self._connecting: dict[int, asyncio.Task[None]] = {}
+        #: Requests in flight by node; only nodes with some (so it is the busy set).
         self._in_flight: dict[int, int] = {}
         #: The refresh asked of the client, while it has not ended (one at a time).
         self._metadata_wait: asyncio.Future[ClusterMetadata] | None = None
@@ -348,14 +349,14 @@ class Sender:
         """Drain and send what may be sent now; seconds until the next look."""
         cluster = self._client.cluster
         in_flight = self._in_flight
-        busy = {n for n, count in in_flight.items() if count} if in_flight else ()
-        nodes, next_check, unknown_leader = self._acc.ready(cluster, now, busy)
+        nodes, next_check, unknown_leader = self._acc.ready(cluster, now, in_flight)
         if unknown_leader or self._leaderless:
             self._track_leaders(cluster, unknown_leader)
         if unknown_leader:
             self._request_metadata("a partition with queued records has no leader")
-        limit = self._max_in_flight
-        nodes = {n for n in nodes if self._in_flight.get(n, 0) < limit}
+        if in_flight:
+            limit = self._max_in_flight
+            nodes = {n for n in nodes if in_flight.get(n, 0) < limit}
         if nodes:
             nodes = self._connected(nodes)
         if nodes:
@@ -382,6 +383,8 @@ class Sender:
         """
         client = self._client
         ready = {node for node in nodes if client.is_connected(node)}
+        if len(ready) == len(nodes):
+            return ready
         for node in nodes - ready:
             if node not in self._connecting:
                 task = asyncio.create_task(self._connect(node))
@@ -588,7 +591,7 @@ class Sender:
         else:
             self._on_response(node, batches, response)
         finally:
-            self._in_flight[node] -= 1
+            self._request_ended(node)
             self.wakeup()
 
     def _answered(
@@ -609,11 +612,18 @@ class Sender:
             else:
                 self._on_send_error(node, batches, error)
         finally:
-            self._in_flight[node] -= 1
+            self._request_ended(node)
             # Also when nothing is queued: the callers woken by this answer may send
             # again in the next loop turn, and the pass, scheduled after them, then
             # takes what they appended (one request, at once, not one per record).
             self._pass_soon()
+
+    def _request_ended(self, node: int) -> None:
+        left = self._in_flight[node] - 1
+        if left:
+            self._in_flight[node] = left
+        else:
+            del self._in_flight[node]
 
     def _on_send_error(self, node: int, batches: list[ProducerBatch], exc: BaseException) -> None:
         if isinstance(exc, KafkaError):
