@@ -10,6 +10,7 @@ handed to Spark in the JSON shape of Spark's own Kafka source:
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
 
 Offsets = dict[TP, int]
 
+log = logging.getLogger("aiokafka.spark")
+
 
 class DataLossError(RuntimeError):
     """Offsets to read are gone (retention, truncation, a deleted topic or partition)
@@ -39,6 +42,19 @@ def data_loss_message(what: str) -> str:
         "more: deleted by retention, truncated, or the topic was deleted. If you want the "
         "query to continue, set the option failOnDataLoss=false."
     )
+
+
+def data_lost(what: str, fail_on_data_loss: bool, then: str) -> None:
+    """Offsets to read are gone (``what`` names topic, partition and offsets): raise
+    :class:`DataLossError` if ``failOnDataLoss``, else log a warning saying what
+    the reader does instead (``then``) and return.
+
+    Raises:
+        DataLossError: ``fail_on_data_loss`` is true.
+    """
+    if fail_on_data_loss:
+        raise DataLossError(data_loss_message(what))
+    log.warning("%s; failOnDataLoss=false: %s", what, then)
 
 
 @dataclass(frozen=True)

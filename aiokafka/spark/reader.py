@@ -10,7 +10,6 @@ drops them (only options travel).
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -25,10 +24,9 @@ from pyspark.sql.streaming.datasource import (
 
 from .options import EARLIEST, LATEST, ReadOptions
 from .planning import (
-    DataLossError,
     OffsetRange,
     Offsets,
-    data_loss_message,
+    data_lost,
     discover,
     from_json,
     group_ranges,
@@ -46,7 +44,6 @@ if TYPE_CHECKING:
 
     from aiokafka.admin import AIOKafkaAdminClient
 
-log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -211,9 +208,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             what = ", ".join(
                 f"topic {t!r} partition {p} (at offset {begin[(t, p)]})" for t, p in gone
             )
-            if self._options.fail_on_data_loss:
-                raise DataLossError(data_loss_message(f"partitions disappeared: {what}"))
-            log.warning("partitions disappeared: %s; failOnDataLoss=false: dropped", what)
+            data_lost(f"partitions disappeared: {what}", self._options.fail_on_data_loss, "dropped")
         if self._target is not None:
             latest = {
                 tp: min(o, self._target[tp]) for tp, o in latest.items() if tp in self._target
@@ -251,9 +246,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                     f"topic {tp[0]!r} partition {tp[1]}: the end offset {stop} is below the "
                     f"offset {first} already read (truncated or re-created)"
                 )
-                if self._options.fail_on_data_loss:
-                    raise DataLossError(data_loss_message(what))
-                log.warning("%s; failOnDataLoss=false: skipped", what)
+                data_lost(what, self._options.fail_on_data_loss, "skipped")
                 continue
             ranges.append(OffsetRange(tp[0], tp[1], first, stop))
         ranges = [r for r in ranges if r.size > 0]

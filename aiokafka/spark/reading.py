@@ -13,7 +13,6 @@ else reading skips to the earliest offset still there.
 
 from __future__ import annotations
 
-import logging
 import time
 from bisect import bisect_left
 from collections.abc import Iterator, Sequence
@@ -28,10 +27,8 @@ from aiokafka.errors import OffsetOutOfRangeError
 from aiokafka.structs import ConsumerRecord, TopicPartition
 
 from .options import ReadOptions
-from .planning import DataLossError, OffsetRange, data_loss_message
+from .planning import OffsetRange, data_lost
 from .runtime import ClientPool, close_quietly, freeze_long_lived, new_consumer, worker_runtime
-
-log = logging.getLogger(__name__)
 
 HEADER_TYPE = pa.list_(pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())]))
 
@@ -308,9 +305,7 @@ class TaskReader:
                 f"cannot read {self._what(tp)}: offset {position} is out of range, the "
                 f"earliest offset available is {earliest[tp]}"
             )
-            if self._options.fail_on_data_loss:
-                raise DataLossError(data_loss_message(what))
-            log.warning("%s; failOnDataLoss=false: skipping what is gone", what)
+            data_lost(what, self._options.fail_on_data_loss, "skipping what is gone")
             if earliest[tp] <= position or earliest[tp] >= self._ranges[tp].end:
                 # Truncated below the position (or everything left is gone): nothing more.
                 self._active.discard(tp)
