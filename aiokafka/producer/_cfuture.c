@@ -114,20 +114,28 @@ check_configured(void)
     return 0;
 }
 
+/* 1 if obj.name is None, 0 if not, -1 with an error set if it cannot be read. */
+static int
+attr_is_none(PyObject *obj, PyObject *name)
+{
+    PyObject *value = PyObject_GetAttr(obj, name);
+    if (value == NULL) {
+        return -1;
+    }
+    int none = value == Py_None;
+    Py_DECREF(value);
+    return none;
+}
+
 /* The batch's one outcome (a 6-tuple) when it covers every record and nothing is
  * cancelled, else NULL with no error set: the caller takes the Python path. A
  * new reference; NULL with an error set if an attribute read failed. */
 static PyObject *
 whole_outcome(RecordFutureBase *self)
 {
-    PyObject *cancelled = PyObject_GetAttr(self->results, str_cancelled_indexes);
-    if (cancelled == NULL) {
-        return NULL;
-    }
-    int none = cancelled == Py_None;
-    Py_DECREF(cancelled);
-    if (!none) {
-        return NULL;
+    int none = attr_is_none(self->results, str_cancelled_indexes);
+    if (none <= 0) {
+        return NULL; /* an error (set), or something is cancelled (not set) */
     }
     PyObject *whole = PyObject_GetAttr(self->results, str_whole);
     if (whole == NULL) {
@@ -158,14 +166,12 @@ base_get_loop(RecordFutureBase *self, PyObject *Py_UNUSED(ignored))
 static PyObject *
 base_done(RecordFutureBase *self, PyObject *Py_UNUSED(ignored))
 {
-    PyObject *whole = PyObject_GetAttr(self->results, str_whole);
-    if (whole == NULL) {
+    int none = attr_is_none(self->results, str_whole);
+    if (none < 0) {
         return NULL;
     }
-    int known = whole != Py_None;
-    Py_DECREF(whole);
-    if (known) {
-        Py_RETURN_TRUE;
+    if (!none) {
+        Py_RETURN_TRUE; /* the whole batch has its outcome */
     }
     return call_slow(slow_done, self);
 }
@@ -173,14 +179,12 @@ base_done(RecordFutureBase *self, PyObject *Py_UNUSED(ignored))
 static PyObject *
 base_cancelled(RecordFutureBase *self, PyObject *Py_UNUSED(ignored))
 {
-    PyObject *cancelled = PyObject_GetAttr(self->results, str_cancelled_indexes);
-    if (cancelled == NULL) {
+    int none = attr_is_none(self->results, str_cancelled_indexes);
+    if (none < 0) {
         return NULL;
     }
-    int none = cancelled == Py_None;
-    Py_DECREF(cancelled);
     if (none) {
-        Py_RETURN_FALSE;
+        Py_RETURN_FALSE; /* nothing in the batch is cancelled */
     }
     return call_slow(slow_cancelled, self);
 }
