@@ -65,7 +65,6 @@ from aiokafka.errors import (
     KafkaConnectionError,
     KafkaError,
     KafkaTimeoutError,
-    LeaderNotAvailableError,
     NoBrokersAvailable,
     TransactionAbortedError,
     for_code,
@@ -76,10 +75,11 @@ from aiokafka.producer.closing import wait_delivered
 from aiokafka.producer.config import ProducerConfig
 from aiokafka.producer.eager import start_eagerly
 from aiokafka.producer.idempotence import ProducerIdState
+from aiokafka.producer.leaders import LeaderOutages
 from aiokafka.producer.outcome import TOO_LARGE, Outcome, classify, timeout_error
 from aiokafka.producer.txn_state import TxnState
 from aiokafka.protocol import messages as m
-from aiokafka.structs import BrokerMetadata, TopicPartition
+from aiokafka.structs import BrokerMetadata
 
 if TYPE_CHECKING:
     # Loaded with the first transactional producer (see producer.py).
@@ -140,9 +140,8 @@ class Sender:
         self._in_flight: dict[int, int] = {}
         #: The refresh asked of the client, while it has not ended (one at a time).
         self._metadata_wait: asyncio.Future[ClusterMetadata] | None = None
-        #: Partitions with queued batches and no leader to send to, with the reason
-        #: (set as their batches' ``last_error``, so the delivery timeout names it).
-        self._leaderless: dict[TopicPartition, LeaderNotAvailableError] = {}
+        #: Partitions with queued batches and no leader to send to, with the reason.
+        self._outages = LeaderOutages(accumulator.unsent_batches)
         self._next_init_at = 0.0
         self._closing = False
         # Set by close(): answers to requests written by write_nowait are dropped.
@@ -350,8 +349,8 @@ class Sender:
         cluster = self._client.cluster
         in_flight = self._in_flight
         nodes, next_check, unknown_leader = self._acc.ready(cluster, now, in_flight)
-        if unknown_leader or self._leaderless:
-            self._track_leaders(cluster, unknown_leader)
+        if unknown_leader or self._outages:
+            self._outages.track(cluster, unknown_leader)
         if unknown_leader:
             self._request_metadata("a partition with queued records has no leader")
         if in_flight:
@@ -783,25 +782,3 @@ class Sender:
         if not refresh.cancelled() and refresh.exception() is not None:
             log.debug("Metadata refresh for the producer failed: %s", refresh.exception())
         self.wakeup()
-
-    def _track_leaders(self, cluster: ClusterMetadata, unknown: list[TopicPartition]) -> None:
-        """Note why partitions with queued batches have no leader to send to (their
-        batches' ``last_error``, named by the delivery timeout); log each at WARNING
-        once per outage and its recovery at INFO."""
-        leaderless = self._leaderless
-        for tp in unknown:
-            problem = cluster.leader_problem(tp) or f"{tp.topic}-{tp.partition} has no leader"
-            error = leaderless.get(tp)
-            if error is None or error.args[0] != problem:
-                if error is None:
-                    log.warning("%s: its records wait; refreshing metadata with back-off", problem)
-                error = leaderless[tp] = LeaderNotAvailableError(problem)
-            for batch in self._acc.unsent_batches(tp):
-                batch.last_error = error
-        if len(leaderless) > len(unknown):  # some have a leader again (or no batches)
-            waiting = set(unknown)
-            for tp in [tp for tp in leaderless if tp not in waiting]:
-                del leaderless[tp]
-                leader = cluster.sendable_leader(tp)
-                if leader is not None:
-                    log.info("%s-%s has a leader again: node %d", tp.topic, tp.partition, leader)
