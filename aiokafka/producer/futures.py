@@ -365,7 +365,7 @@ class _PyFutureMethods:
         results = self._results
         segment = results.whole  # one outcome for the whole batch: no search
         if segment is None or results.cancelled_indexes is not None:
-            segment = _outcome(self)
+            segment = _PyFutureMethods._outcome(self)
         error = segment[5]
         if error is not None:
             raise _copy_error(error)
@@ -392,13 +392,29 @@ class _PyFutureMethods:
             asyncio.CancelledError: the future was cancelled.
         """
         # Callers check every future this way after a bulk send: the common case (one
-        # outcome for the whole batch, nothing cancelled) skips _outcome()'s search.
+        # outcome for the whole batch, nothing cancelled) skips the search.
         results = self._results
         segment = results.whole
         if segment is None or results.cancelled_indexes is not None:
-            segment = _outcome(self)
+            segment = _PyFutureMethods._outcome(self)
         error = segment[5]
         return None if error is None else _copy_error(error)
+
+    def _outcome(self) -> _Segment:
+        """The resolved range of this record (its batch split, or futures cancelled).
+
+        Called as ``_PyFutureMethods._outcome(self)``: with the C extension a
+        RecordFuture does not inherit from this class, and this is how its Python
+        ``result()`` and ``exception()`` (the C ones' slow paths) reach it.
+        """
+        results = self._results
+        cancelled = results.cancelled_indexes
+        if cancelled is not None and self._index in cancelled:
+            raise self._make_cancelled_error()
+        segment = results.segment_of(self._index)
+        if segment is None:
+            raise asyncio.InvalidStateError("the record has no outcome yet")
+        return segment
 
     # -- callbacks ----------------------------------------------------------------------
 
@@ -419,18 +435,6 @@ class _PyFutureMethods:
         self._track()
         # Only RecordFuture has these methods (as a base: see RecordFuture).
         self._results.add_callback(cast(RecordFuture, self), self._index, fn, context)
-
-
-def _outcome(fut: _PyFutureMethods) -> _Segment:
-    """The resolved range of ``fut``'s record (its batch split, or futures cancelled)."""
-    results = fut._results
-    cancelled = results.cancelled_indexes
-    if cancelled is not None and fut._index in cancelled:
-        raise fut._make_cancelled_error()
-    segment = results.segment_of(fut._index)
-    if segment is None:
-        raise asyncio.InvalidStateError("the record has no outcome yet")
-    return segment
 
 
 _cfuture = load_extension("aiokafka.producer._cfuture")
