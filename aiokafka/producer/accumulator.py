@@ -236,22 +236,15 @@ class RecordAccumulator:
         if self._used + reserve > self.buffer_memory or self._mem_waiters:
             return None
         batch = self._new_batch(tp, reserve)
-        # As in append_to_open: the C append_next unless there are headers. The first
-        # record always fits.
-        if headers:
-            ts = batch.builder.add(timestamp, key, value, headers)
-        else:
-            meta = batch.append(timestamp, key, value, None)
-            ts = None if meta is None else meta[2]
-        assert ts is not None
-        results = batch.results
-        results.timestamps.append(ts)
-        future = new_record_future(RecordFuture, results, 0)
         dq = self._batches.get(tp)
         if dq is None:
             dq = self._batches[tp] = deque()
         dq.append(batch)
         self._open[tp] = batch
+        # The record goes in as every other one does; it fits (the batch reserved
+        # room for it).
+        future = self.append_to_open(tp, timestamp, key, value, headers)
+        assert future is not None
         self._wakeup()
         return future
 
