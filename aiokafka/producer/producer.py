@@ -379,13 +379,16 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
         assert acc is not None
         future = acc.append_to_open(tp, timestamp_ms, key_bytes, value_bytes, header_list)
         if future is None:
-            # A new batch; without a batch that just filled up (see _append_to_new),
-            # started here: no coroutine of its own on a lone send_and_wait's path.
-            if not acc.has_closed_batch(tp):
-                future = acc.append_to_new(tp, timestamp_ms, key_bytes, value_bytes, header_list)
-            if future is None:
-                future = await self._append_to_new(
+            # A new batch. Unless the partition's batch just filled up, it starts here:
+            # no coroutine of its own on a lone send_and_wait's path.
+            if acc.has_closed_batch(tp):
+                return await self._append_after_full(
                     tp, timestamp_ms, key_bytes, value_bytes, header_list, entry if sticky else None
+                )
+            future = acc.append_to_new(tp, timestamp_ms, key_bytes, value_bytes, header_list)
+            if future is None:
+                future = await self._append_when_memory(
+                    tp, timestamp_ms, key_bytes, value_bytes, header_list
                 )
         return future
 
@@ -394,7 +397,7 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
         tp = entry.sticky = entry.tps[partition]
         return tp
 
-    async def _append_to_new(
+    async def _append_after_full(
         self,
         tp: TopicPartition,
         timestamp_ms: int | None,
@@ -403,30 +406,27 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
         headers: list[tuple[str, bytes | None]] | None,
         sticky: _TopicEntry | None = None,
     ) -> RecordFuture:
-        """The record needs a new batch (once per batch, not per record).
+        """The record needs a new batch because ``tp``'s batch just filled up.
 
-        ``sticky``: the topic's entry when the sticky partitioner chose ``tp``. If
-        ``tp``'s batch just filled up, the partitioner has moved on (KIP-480), and
-        so does this record: starting ``tp``'s next batch with it would leave a
-        one-record batch behind, sent on its own after ``linger_ms``.
+        Let the sender put that batch on the wire now, so the broker works while the
+        caller goes on producing: a caller that never awaits anything else would
+        otherwise fill all of buffer_memory before the first request goes out, then
+        alternate with the broker (each idle while the other works). Yielding before
+        appending keeps the cancellation contract: nothing of this record is queued
+        yet.
+
+        ``sticky``: the topic's entry when the sticky partitioner chose ``tp``. The
+        partitioner has moved on (KIP-480), and so does this record: starting
+        ``tp``'s next batch with it would leave a one-record batch behind, sent on
+        its own after ``linger_ms``.
         """
         acc = self._acc
         assert acc is not None
-        if acc.has_closed_batch(tp):
-            # The partition's batch just filled up. Let the sender put it on the wire
-            # now, so the broker works while the caller goes on producing: a caller
-            # that never awaits anything else would otherwise fill all of
-            # buffer_memory before the first request goes out, then alternate with
-            # the broker (each idle while the other works). Yielding before
-            # appending keeps the cancellation contract: nothing of this record is
-            # queued yet.
-            await asyncio.sleep(0)
-            self._check_running(sending=True)
-            if sticky is not None:
-                tp = sticky.sticky or self._sticky_tp(tp.topic, sticky)
-            future = acc.append(tp, timestamp_ms, key, value, headers)
-        else:
-            future = acc.append_to_new(tp, timestamp_ms, key, value, headers)
+        await asyncio.sleep(0)
+        self._check_running(sending=True)
+        if sticky is not None:
+            tp = sticky.sticky or self._sticky_tp(tp.topic, sticky)
+        future = acc.append(tp, timestamp_ms, key, value, headers)
         if future is None:
             future = await self._append_when_memory(tp, timestamp_ms, key, value, headers)
         return future
