@@ -93,7 +93,8 @@ class ProducerTracing:
             future = await send(
                 topic, value, key, partition, timestamp_ms, headers if carrier is None else carrier
             )
-        except BaseException as error:  # cancelled: nothing was queued, nothing failed
+        except BaseException as error:
+            # Failed for an error; ended plainly if cancelled (nothing was queued).
             end_raised(span, error)
             raise
         if span.is_recording():  # a no-op span (no SDK, sampled out) has nothing to end
