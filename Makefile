@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: install kafka telemetry-plugin lint codegen check-codegen test unit integration docs demo bench clean chaos spark-demo fuzz install-kerberos compat-env
+.PHONY: install kafka telemetry-plugin lint codegen check-codegen test unit integration test-uvloop docs demo bench clean chaos spark-demo fuzz install-kerberos compat-env
 
 # setup.py and the C source too: a changed extension is rebuilt by the next `make`.
 $(STAMP): pyproject.toml setup.py aiokafka/record/_cbuilder.c aiokafka/record/_cdecode.c aiokafka/producer/_cfuture.c
@@ -72,6 +72,11 @@ unit: install
 
 integration: install kafka telemetry-plugin install-kerberos
 	$(PY) -m pytest tests/integration $(PYTEST_ARGS)
+
+# The unit, integration and compat suites with every async test on uvloop's event loop
+# (tests/conftest.py); `make test` runs tests/uvloop/test_uvloop.py on it.
+test-uvloop: install kafka telemetry-plugin install-kerberos compat-env
+	AIOKAFKA_TEST_LOOP=uvloop $(PY) -m pytest tests/unit tests/integration tests/compat $(PYTEST_ARGS)
 
 # HTML documentation into docs/_build/html (Sphinx, docs/conf.py); every warning is an
 # error, all of them reported (--keep-going); -E rereads every page so none is skipped.

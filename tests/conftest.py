@@ -32,6 +32,16 @@ with warnings.catch_warnings():
 settings.register_profile("aiokafka", deadline=None)
 settings.load_profile("aiokafka")
 
+# AIOKAFKA_TEST_LOOP=uvloop runs every async test on uvloop's event loop
+# (`make test-uvloop`); tests/uvloop/ always runs on it. pytest-asyncio wants a loop
+# factory from this hook for every test once the hook exists, so it exists only then.
+_TEST_LOOP = os.environ.get("AIOKAFKA_TEST_LOOP", "asyncio")
+if _TEST_LOOP not in ("asyncio", "uvloop"):
+    raise RuntimeError(f"AIOKAFKA_TEST_LOOP must be asyncio or uvloop, not {_TEST_LOOP!r}")
+if _TEST_LOOP == "uvloop":
+    from tests.support.loops import pytest_asyncio_loop_factories  # noqa: F401
+
+
 START_TIMEOUT = float(os.environ.get("AIOKAFKA_RIG_START_TIMEOUT", "90"))
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from ssl import SSLContext
-from typing import Protocol
+from typing import Protocol, cast
 
 __all__ = ["ByteStream", "StreamFactory", "TcpStream", "open_tcp_stream", "read_frames"]
 
@@ -113,8 +113,9 @@ class TcpStream(asyncio.BufferedProtocol):
     # -- asyncio.BufferedProtocol -------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self._transport = transport
+        # A cast, not an isinstance check: uvloop's transports have the methods of
+        # asyncio.Transport without subclassing it.
+        self._transport = cast(asyncio.Transport, transport)
 
     def get_buffer(self, sizehint: int) -> memoryview:
         body = self._body

@@ -1,0 +1,1 @@
+"""Tests that run on uvloop's event loop (see conftest.py)."""
