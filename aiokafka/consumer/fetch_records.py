@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import bisect
 import heapq
-import struct
 from collections.abc import Callable, Iterable
 from typing import Any, cast
 
@@ -24,7 +23,7 @@ from aiokafka.errors import KafkaError
 from aiokafka.metrics.consumer import RecordTally
 from aiokafka.record import MemoryRecords, RecordBatch
 from aiokafka.record.compression import CODEC_MASK
-from aiokafka.record.default_records import CONTROL_ABORT, DefaultRecordBatch
+from aiokafka.record.default_records import CONTROL_ABORT, DefaultRecordBatch, parse_control_key
 from aiokafka.record.legacy_records import LegacyRecordBatch
 from aiokafka.record.v2_layout import (
     CONTROL_MASK,
@@ -39,8 +38,6 @@ from .record_decode import decode_batch, decode_span, deserialize
 from .subscription import PartitionState
 
 __all__ = ["AbortedTransactionFilter", "PartitionRecords"]
-
-_CONTROL_KEY = struct.Struct(">hh")
 
 Deserializer = Callable[[bytes], Any]
 
@@ -123,10 +120,8 @@ class AbortedTransactionFilter:
 
 def _is_abort_marker(batch: DefaultRecordBatch) -> bool:
     for _offset, _ts, key, _value, _headers, _size in batch.record_tuples():
-        if key is None or len(key) < 4:
-            return False
-        _version, control_type = _CONTROL_KEY.unpack_from(key, 0)
-        return bool(control_type == CONTROL_ABORT)
+        parsed = parse_control_key(key)
+        return parsed is not None and parsed[1] == CONTROL_ABORT
     return False
 
 

@@ -20,10 +20,9 @@ objects (:class:`DefaultRecord`) are a convenience layered on top.
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Final, TypeAlias
+from typing import Any, TypeAlias
 
 from aiokafka._extensions import load_extension
 from aiokafka.errors import CorruptRecordError
@@ -38,7 +37,9 @@ from aiokafka.record.v2_layout import (
     ATTRIBUTES_OFFSET,
     CONTROL_ABORT,
     CONTROL_COMMIT,
+    CONTROL_KEY_STRUCT,
     CONTROL_MASK,
+    CONTROL_VALUE_STRUCT,
     CREATE_TIME,
     DELETE_HORIZON_MASK,
     HEADER_SIZE,
@@ -64,6 +65,7 @@ __all__ = [
     "RecordTuple",
     "decode_records",
     "decode_with",
+    "parse_control_key",
 ]
 
 Header: TypeAlias = tuple[str, bytes | None]
@@ -82,9 +84,6 @@ _c_decode_records: Callable[..., list[Any] | None] | None = (
 _c_decode_batch: Callable[..., list[Any] | None] | None = (
     None if _cdecode is None else _cdecode.decode_batch
 )
-
-_CONTROL_KEY: Final = struct.Struct(">hh")
-_CONTROL_VALUE: Final = struct.Struct(">hi")
 
 
 @dataclass(slots=True, eq=False, repr=False)
@@ -165,19 +164,27 @@ class ControlRecord(DefaultRecord):
         if self.type not in (CONTROL_ABORT, CONTROL_COMMIT):
             return None
         value = self.value
-        if value is None or len(value) < _CONTROL_VALUE.size:
+        if value is None or len(value) < CONTROL_VALUE_STRUCT.size:
             raise CorruptRecordError("transaction marker value is shorter than 6 bytes")
-        return int(_CONTROL_VALUE.unpack_from(value)[1])
+        return int(CONTROL_VALUE_STRUCT.unpack_from(value)[1])
 
     def _parse_key(self) -> tuple[int, int]:
-        key = self.key
-        if key is None or len(key) < _CONTROL_KEY.size:
+        parsed = parse_control_key(self.key)
+        if parsed is None:
             raise CorruptRecordError("control record key is shorter than 4 bytes")
-        version, type_ = _CONTROL_KEY.unpack_from(key)
-        return int(version), int(type_)
+        return parsed
 
     def __repr__(self) -> str:
         return f"ControlRecord(offset={self.offset}, type={self.type})"
+
+
+def parse_control_key(key: bytes | None) -> tuple[int, int] | None:
+    """``(version, type)`` from a control record's key, ``None`` if the key is missing
+    or too short to hold them (each caller decides whether that is an error)."""
+    if key is None or len(key) < CONTROL_KEY_STRUCT.size:
+        return None
+    version, type_ = CONTROL_KEY_STRUCT.unpack_from(key)
+    return int(version), int(type_)
 
 
 class BaseRecordBatch:

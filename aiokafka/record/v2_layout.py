@@ -15,7 +15,9 @@ __all__ = [
     "ATTRIBUTES_OFFSET",
     "CONTROL_ABORT",
     "CONTROL_COMMIT",
+    "CONTROL_KEY_STRUCT",
     "CONTROL_MASK",
+    "CONTROL_VALUE_STRUCT",
     "CRC_OFFSET",
     "CREATE_TIME",
     "DELETE_HORIZON_MASK",
@@ -52,3 +54,7 @@ NO_SEQUENCE: Final = -1
 # Control record types (ControlRecordType in Kafka).
 CONTROL_ABORT: Final = 0
 CONTROL_COMMIT: Final = 1
+# A control record's key: version int16 | type int16; a COMMIT/ABORT marker's value:
+# version int16 | coordinator_epoch int32.
+CONTROL_KEY_STRUCT: Final = struct.Struct(">hh")
+CONTROL_VALUE_STRUCT: Final = struct.Struct(">hi")

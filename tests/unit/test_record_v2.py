@@ -21,7 +21,7 @@ from aiokafka.record import (
     DefaultRecordBatchBuilder,
     build_control_batch,
 )
-from aiokafka.record.default_records import HEADER_SIZE
+from aiokafka.record.default_records import HEADER_SIZE, parse_control_key
 
 CODECS = [CODEC_NONE, CODEC_GZIP, CODEC_SNAPPY, CODEC_LZ4, CODEC_ZSTD]
 
@@ -320,6 +320,14 @@ def test_control_record_with_short_key_is_corrupt() -> None:
     other = ControlRecord(0, 0, 0, struct.pack(">hh", 0, 2), b"anything", [], 10)
     assert other.type == 2 and other.coordinator_epoch is None
     assert not other.abort and not other.commit
+
+
+def test_parse_control_key_leaves_short_keys_to_the_caller() -> None:
+    # ControlRecord raises for these (above); the consumer's abort filter treats them
+    # as "not an ABORT marker".
+    assert parse_control_key(None) is None
+    assert parse_control_key(b"\x00\x00\x00") is None
+    assert parse_control_key(struct.pack(">hhi", 1, 5, 0)) == (1, 5)
 
 
 def test_control_type_validation() -> None:
