@@ -31,7 +31,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Hashable, KeysView
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from aiokafka.admin.acl_types import AclOperation
 from aiokafka.admin.scram import ScramMechanism
@@ -113,6 +113,28 @@ def group_as_responses(items: list[_T], key: Callable[[_T], Hashable]) -> list[_
         for i in rest:
             out[i] = replace(items[i], in_earlier_response=True)  # type: ignore[type-var]
     return out
+
+
+class _InResponse(Protocol):
+    """An item :func:`group_as_responses` may group (it sets these fields)."""
+
+    @property
+    def response_peers(self) -> tuple[Any, ...]: ...
+
+    @property
+    def in_earlier_response(self) -> bool: ...
+
+
+_G = TypeVar("_G", bound=_InResponse)
+_R = TypeVar("_R")
+
+
+def _response_rows(item: _G, row: Callable[[_G], _R]) -> list[_R]:
+    """The rows of aiokafka's response as :func:`group_as_responses` grouped it:
+    ``row`` of ``item`` and of its ``response_peers``, none if an earlier item lists it."""
+    if item.in_earlier_response:
+        return []
+    return [row(item)] + [row(p) for p in item.response_peers]
 
 
 class _DictKeys:
@@ -243,9 +265,7 @@ class ConfigAlterationResult:
     def resources(self) -> list[tuple[int, str | None, int, str]]:
         """``[(error_code, error_message, resource_type, resource_name), ...]`` as
         aiokafka listed it (``error_code`` 0 and message ``None`` on success)."""
-        if self.in_earlier_response:
-            return []
-        return [self._resource()] + [p._resource() for p in self.response_peers]
+        return _response_rows(self, ConfigAlterationResult._resource)
 
     def _resource(self) -> tuple[int, str | None, int, str]:
         return (
@@ -395,9 +415,7 @@ class ConfigDescription:
         """``[(error_code, error_message, resource_type, resource_name, entries),
         ...]`` as aiokafka returned it; each entry is ``(name, value, read_only,
         config_source, is_sensitive, [(synonym_name, value, source), ...])``."""
-        if self.in_earlier_response:
-            return []
-        return [self._resource()] + [p._resource() for p in self.response_peers]
+        return _response_rows(self, ConfigDescription._resource)
 
     def _resource(self) -> tuple[Any, ...]:
         entries = [
@@ -519,9 +537,7 @@ class GroupDescription:
         state, protocol_type, protocol, members, authorized_operations), ...]``,
         each member ``(member_id, client_id, client_host, member_metadata,
         member_assignment)``."""
-        if self.in_earlier_response:
-            return []
-        return [self._group()] + [p._group() for p in self.response_peers]
+        return _response_rows(self, GroupDescription._group)
 
     def _group(self) -> tuple[Any, ...]:
         members = [
