@@ -10,7 +10,6 @@ go to FILE and the top functions by own time to stderr (the harness never sets i
 
 from __future__ import annotations
 
-import asyncio
 import cProfile
 import io
 import os
@@ -102,7 +101,7 @@ def run(args: Namespace) -> dict[str, Any]:
         workerlib.unsupported(f"no --api {args.api!r}")  # e.g. "batch": producer only
     if args.scenario not in (workerlib.CONSUME_BATCH, workerlib.CONSUME_ITER):
         workerlib.unsupported("the consumer worker runs only the consumer scenarios")
-    return asyncio.run(consume(args, batch=args.scenario == workerlib.CONSUME_BATCH))
+    return workerlib.run(consume(args, batch=args.scenario == workerlib.CONSUME_BATCH))
 
 
 if __name__ == "__main__":

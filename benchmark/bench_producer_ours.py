@@ -174,12 +174,12 @@ def run(args: Namespace) -> dict[str, Any]:
         workerlib.unsupported("the batch API is measured for throughput only")
     if args.scenario == workerlib.PRODUCE:
         if args.pattern is not None:
-            return asyncio.run(produce_pattern(args))
-        return asyncio.run(produce_batches(args) if args.api == "batch" else produce(args))
+            return workerlib.run(produce_pattern(args))
+        return workerlib.run(produce_batches(args) if args.api == "batch" else produce(args))
     if args.scenario == workerlib.LATENCY:
-        return asyncio.run(send_and_wait(args, 1))
+        return workerlib.run(send_and_wait(args, 1))
     if args.scenario == workerlib.CONCURRENT:
-        return asyncio.run(send_and_wait(args, args.concurrency))
+        return workerlib.run(send_and_wait(args, args.concurrency))
     workerlib.unsupported("the producer worker has no consumer scenarios")
 
 

@@ -42,10 +42,12 @@ class Client:
     venv: str | None = None
     """Name under ``benchmark/.venvs/`` of the client's own virtualenv, if it needs one."""
     requirement: str | None = None
-    """What to ``pip install`` into that virtualenv."""
+    """What to ``pip install`` into that virtualenv (requirements separated by spaces)."""
     ours: bool = False
     no_extensions: bool = False
     """Run ours with ``AIOKAFKA_NO_EXTENSIONS=1`` (the pure-Python paths)."""
+    loop: str | None = None
+    """``"uvloop"``: the worker's event loop is uvloop's (``workerlib.run``), not asyncio's."""
 
     def worker(self, consumer: bool) -> Path:
         """Path of the worker script for a consumer or a producer scenario."""
@@ -62,6 +64,8 @@ class Client:
             # aiokafka 0.14 reads the same switch for its Cython extensions: a run of ours
             # with AIOKAFKA_NO_EXTENSIONS=1 must still measure the peer as installed.
             env.pop("AIOKAFKA_NO_EXTENSIONS", None)
+        if self.loop is not None:
+            env["AIOKAFKA_BENCH_LOOP"] = self.loop
         # Worker output is read after it exits; unbuffered stderr keeps the last words of a
         # worker that is killed on timeout.
         env["PYTHONUNBUFFERED"] = "1"
@@ -69,6 +73,8 @@ class Client:
 
 
 OURS = "ours"
+#: aiokafka 0.14's virtualenv (uvloop too, for its *-uvloop client).
+_AIOKAFKA014 = "aiokafka==0.14.0 uvloop==0.23.0"
 
 CLIENTS: tuple[Client, ...] = (
     Client(
@@ -93,6 +99,14 @@ CLIENTS: tuple[Client, ...] = (
         consumer_worker="bench_consumer_ours.py",
         api="batch",
         ours=True,
+    ),
+    Client(
+        "ours-uvloop",
+        "this repository's aiokafka on uvloop's event loop",
+        producer_worker="bench_producer_ours.py",
+        consumer_worker="bench_consumer_ours.py",
+        ours=True,
+        loop="uvloop",
     ),
     Client(
         "confluent",
@@ -120,7 +134,16 @@ CLIENTS: tuple[Client, ...] = (
         producer_worker="worker_aiokafka014.py",
         consumer_worker="worker_aiokafka014.py",
         venv="aiokafka014",
-        requirement="aiokafka==0.14.0",
+        requirement=_AIOKAFKA014,
+    ),
+    Client(
+        "aiokafka-0.14-uvloop",
+        "aiokafka 0.14.0 from PyPI on uvloop's event loop, own virtualenv",
+        producer_worker="worker_aiokafka014.py",
+        consumer_worker="worker_aiokafka014.py",
+        venv="aiokafka014",
+        requirement=_AIOKAFKA014,
+        loop="uvloop",
     ),
 )
 
@@ -169,7 +192,7 @@ def ensure_venv(venv: str, requirement: str, timeout: float = VENV_TIMEOUT) -> P
             "install",
             "--quiet",
             "--disable-pip-version-check",
-            requirement,
+            *requirement.split(),
         ],
     ]
     for step in steps:

@@ -158,13 +158,13 @@ def run(args: Namespace) -> dict[str, Any]:
         workerlib.unsupported(f"aiokafka has no --api {args.api!r}")
     if args.scenario == workerlib.PRODUCE:
         if args.pattern is not None:
-            return asyncio.run(produce_pattern(args))
-        return asyncio.run(produce(args))
+            return workerlib.run(produce_pattern(args))
+        return workerlib.run(produce(args))
     if args.scenario == workerlib.LATENCY:
-        return asyncio.run(send_and_wait(args, 1))
+        return workerlib.run(send_and_wait(args, 1))
     if args.scenario == workerlib.CONCURRENT:
-        return asyncio.run(send_and_wait(args, args.concurrency))
-    return asyncio.run(consume(args, batch=args.scenario == workerlib.CONSUME_BATCH))
+        return workerlib.run(send_and_wait(args, args.concurrency))
+    return workerlib.run(consume(args, batch=args.scenario == workerlib.CONSUME_BATCH))
 
 
 if __name__ == "__main__":

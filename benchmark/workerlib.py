@@ -19,13 +19,15 @@ A worker typically does::
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
+import os
 import resource
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from types import TracebackType
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 #: Scenario names a worker may be asked to run (``--scenario``).
 PRODUCE = "produce"
@@ -47,6 +49,10 @@ GATHER_EVERY = 10_000
 #: Exit status of a worker asked for a scenario (or ``--api``) it does not implement; the
 #: harness reports the pair as skipped rather than failed.
 EXIT_UNSUPPORTED = 3
+
+#: The event loop a worker runs on, from the harness (``Client.loop``): ``asyncio`` or
+#: ``uvloop``.
+LOOP_ENV = "AIOKAFKA_BENCH_LOOP"
 
 #: Prefix of the result line, so that a library printing to stdout cannot be mistaken for it.
 RESULT_PREFIX = "BENCH-RESULT "
@@ -174,6 +180,23 @@ class Meter:
         if latencies_us is not None:
             out["latencies_us"] = [round(v, 1) for v in latencies_us]
         return out
+
+
+_T = TypeVar("_T")
+
+
+def run(main: Coroutine[Any, Any, _T]) -> _T:
+    """``asyncio.run(main)``, on uvloop's event loop when the harness asks for it
+    (``AIOKAFKA_BENCH_LOOP=uvloop``: web services commonly run on uvloop)."""
+    loop = os.environ.get(LOOP_ENV, "asyncio")
+    if loop == "uvloop":
+        import uvloop  # only in the workers of the *-uvloop clients
+
+        return uvloop.run(main)
+    if loop != "asyncio":
+        main.close()
+        raise ValueError(f"{LOOP_ENV} must be asyncio or uvloop, not {loop!r}")
+    return asyncio.run(main)
 
 
 def emit(result: dict[str, Any]) -> None:
