@@ -40,7 +40,10 @@ first.
 
 Run: ``python -m benchmark.bench_spark [--mode both|session|cold] [--records 1000000]
 [--partitions 6] [--repeat 2] [--warmup-rounds 1] [--rate 5000 --latency-seconds 20
---latency-warmup 10] [--cold-scenarios ...] [--bootstrap host:port]``.
+--latency-warmup 10] [--cold-scenarios ...] [--bootstrap host:port]
+[--python-daemon aiokafka.spark.daemon|pyspark.daemon]``. Where the Python processes
+import PySpark from (``--python-daemon``, and whether ``python -m
+aiokafka.spark.pyspark_path install`` was run) is recorded with the results.
 Results: ``benchmark/results/spark-<label>.json`` and ``.md``.
 """
 
@@ -62,6 +65,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka.spark.pyspark_path import hook_path
 from tools.kafka.rig import KafkaCluster, start_single
 from tools.kafka.spark_jars import ensure_spark_connector_jars
 
@@ -236,7 +240,7 @@ def latency(
 SCENARIOS = ("batch-read", "batch-write", "stream-copy", "latency")
 
 
-def _session(app: str) -> Any:
+def _session(app: str, daemon_module: str) -> Any:
     """A ``local[2]`` SparkSession with both data sources (same settings for both)."""
     from pyspark.sql import SparkSession
 
@@ -250,6 +254,7 @@ def _session(app: str) -> Any:
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.driver.memory", "2g")
+        .config("spark.python.daemon.module", daemon_module)
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
@@ -330,7 +335,7 @@ def _run_session(
 ) -> tuple[dict[str, dict[str, list[Any]]], dict[str, list[int]]]:
     """Every job in one session, taking turns by round (see the module docstring)."""
     scenarios = args.scenarios.split(",")
-    spark = _session("bench-spark")
+    spark = _session("bench-spark", args.python_daemon)
     results: dict[str, dict[str, list[Any]]] = {s: {f: [] for f in FORMATS} for s in scenarios}
     workers: dict[str, list[int]] = {f: [] for f in FORMATS}
     try:
@@ -385,6 +390,7 @@ def _run_cold(
                     command += [f"--{name}", str(getattr(args, name))]
                 command += ["--latency-seconds", str(args.latency_seconds)]
                 command += ["--latency-warmup", str(args.latency_warmup)]
+                command += ["--python-daemon", args.python_daemon]
                 done = subprocess.run(
                     command,
                     cwd=Path(__file__).resolve().parents[1],
@@ -405,7 +411,7 @@ def _run_cold(
 
 def _child(args: argparse.Namespace) -> None:
     """One cold job: a new session, the job, its result on stdout."""
-    spark = _session(f"bench-spark-{args.child_tag}")
+    spark = _session(f"bench-spark-{args.child_tag}", args.python_daemon)
     try:
         result = _job(
             spark,
@@ -440,6 +446,10 @@ def main() -> None:
     parser.add_argument("--scenarios", default=",".join(SCENARIOS))
     parser.add_argument("--cold-scenarios", default=",".join(SCENARIOS))
     parser.add_argument("--bootstrap")
+    # spark.python.daemon.module for both sides' sessions (the JVM connector's jobs
+    # start Python processes too: the data source look-up). "pyspark.daemon" is
+    # PySpark's default; aiokafka.spark.daemon: see docs/spark.md, Tuning.
+    parser.add_argument("--python-daemon", default="aiokafka.spark.daemon")
     parser.add_argument("--label", default=time.strftime("%Y-%m-%d"))
     # Internal: one job of --mode cold, in its own process.
     parser.add_argument("--child-job", help=argparse.SUPPRESS)
@@ -519,6 +529,8 @@ def _report(
         "rate": args.rate,
         "latency_seconds": args.latency_seconds,
         "latency_warmup": args.latency_warmup,
+        "python_daemon": args.python_daemon,
+        "pyspark_path_hook": hook_path().exists(),
         "loadavg_start": _START_LOAD,
         "loadavg_end": os.getloadavg(),
     }
@@ -532,6 +544,11 @@ def _report(
         f"after the first {args.latency_warmup:g} s at the rate; the 'incl.' rows count all. "
         f"Load average (1, 5, 15 min) at start {_fmt_load(_START_LOAD)}, at end "
         f"{_fmt_load(os.getloadavg())}: the 2-core machine is shared with other work.",
+        "",
+        f"Both sides' sessions: `spark.python.daemon.module={args.python_daemon}`; the "
+        "`python -m aiokafka.spark.pyspark_path` hook "
+        f"{'installed' if meta['pyspark_path_hook'] else 'not installed'} "
+        "(docs/spark.md, Tuning: where Spark's Python processes import PySpark from).",
         "",
     ]
     if cold:
