@@ -23,6 +23,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
+from aiokafka._tasks import cancel_and_wait
 from aiokafka._timeout import wait_for
 from aiokafka.cluster.config import ClientConfig
 from aiokafka.cluster.connections import ConnectionGroup, ConnectionPool, NodeId
@@ -184,9 +185,7 @@ class AIOKafkaClient(ClientOptions, StartClose):
         finally:
             self._state = "closed"
             task, self._maintenance_task = self._maintenance_task, None
-            if task is not None:
-                task.cancel()
-                await asyncio.wait([task])
+            await cancel_and_wait(task)
             await self._refresher.close()
             await self._pool.close()
 

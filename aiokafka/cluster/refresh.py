@@ -30,6 +30,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 
+from aiokafka._tasks import cancel_and_wait
 from aiokafka.cluster.metadata import ClusterMetadata
 from aiokafka.errors import KafkaConnectionError
 from aiokafka.net.backoff import ExponentialBackoff
@@ -143,9 +144,7 @@ class MetadataRefresher:
         waiters = [*self._current, *self._next]
         self._current, self._next = [], []
         task, self._task = self._task, None
-        if task is not None and not task.done():
-            task.cancel()
-            await asyncio.wait([task])
+        await cancel_and_wait(task)
         closed = KafkaConnectionError("the client was closed")
         for future in waiters:
             _fail(future, closed)

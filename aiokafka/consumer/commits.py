@@ -15,6 +15,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from aiokafka._tasks import cancel_and_wait
 from aiokafka.errors import IllegalStateError, KafkaError
 from aiokafka.structs import OffsetAndMetadata, TopicPartition
 
@@ -67,9 +68,7 @@ class Committer:
     async def stop(self) -> None:
         """Cancel the auto-commit task and wait for it."""
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            await asyncio.wait([task])
+        await cancel_and_wait(task)
 
     def cancel(self) -> None:
         """Cancel the auto-commit task without waiting (an abandoned consumer)."""

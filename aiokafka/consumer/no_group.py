@@ -29,6 +29,7 @@ import re
 import time
 from collections.abc import Iterable
 
+from aiokafka._tasks import cancel_and_wait
 from aiokafka.cluster import AIOKafkaClient
 from aiokafka.cluster.metadata import ClusterMetadata
 from aiokafka.errors import KafkaError
@@ -114,9 +115,7 @@ class NoGroupAssigner:
     async def close(self) -> None:
         """Cancel the loop and wait for it."""
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            await asyncio.wait([task])
+        await cancel_and_wait(task)
         self._interest.close()
 
     async def _run(self) -> None:

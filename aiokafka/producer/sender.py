@@ -57,6 +57,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from aiokafka._tasks import cancel_and_wait
 from aiokafka.cluster.client import CoordinatorType
 from aiokafka.cluster.metadata import ClusterMetadata
 from aiokafka.cluster.ports import SenderClient
@@ -200,11 +201,7 @@ class Sender:
         if self._metadata_wait is not None:
             self._metadata_wait.cancel()  # our own future: the refresh is the client's
         self._detached = True
-        tasks = [t for t in (self._task, *self._requests) if t is not None]
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            await asyncio.wait(tasks)
+        await cancel_and_wait(self._task, *self._requests)
         self._task = None
         self._requests.clear()
         left = self._acc.incomplete_batches()

@@ -14,6 +14,7 @@ import logging
 import time
 import uuid
 
+from aiokafka._tasks import cancel_and_wait
 from aiokafka.cluster.client import AIOKafkaClient, CoordinatorType
 from aiokafka.errors import (
     CoordinatorLoadInProgressError,
@@ -96,10 +97,7 @@ class ShareMembership:
     async def stop(self, timeout: float) -> None:
         """Cancel the heartbeat task and leave the group (epoch -1), within ``timeout``."""
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            # wait() does not raise the task's CancelledError; our own still propagates.
-            await asyncio.wait([task])
+        await cancel_and_wait(task)
         if self.member_epoch > 0:
             self.member_epoch = -1
             try:

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from aiokafka import errors
+from aiokafka._tasks import cancel_and_wait
 from aiokafka._timeout import timeout as _timeout
 from aiokafka.errors import KafkaError
 from aiokafka.protocol import messages as _messages
@@ -191,9 +192,7 @@ class TelemetryReporter:
             return
         self._closed = True
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            await asyncio.wait([task])
+        await cancel_and_wait(task)
         subscription = self._subscription
         if subscription is None or subscription.selection.empty or timeout <= 0:
             return

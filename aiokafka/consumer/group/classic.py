@@ -48,6 +48,7 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from aiokafka._tasks import cancel_and_wait
 from aiokafka._timeout import timeout as timeout_after
 from aiokafka._timeout import wait_for
 from aiokafka.cluster import CoordinatorType
@@ -195,11 +196,7 @@ class ClassicMembership(GroupMembership):
             return
         self._closed = True
         self._interest.close()
-        tasks = [t for t in (self._task, self._hb_task) if t is not None]
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            await asyncio.wait(tasks)
+        await cancel_and_wait(self._task, self._hb_task)
         self._heartbeat_enabled = False
         if self._instance_id is None and self._generation.member_id:
             await self._leave_group("the consumer is being closed")
@@ -345,10 +342,7 @@ class ClassicMembership(GroupMembership):
                 await asyncio.sleep(delay)
         # Fenced: the heartbeat task stops too; close() still awaits both.
         self._heartbeat_enabled = False
-        hb = self._hb_task
-        if hb is not None:
-            hb.cancel()
-            await asyncio.wait([hb])
+        await cancel_and_wait(self._hb_task)
 
     async def _handle_error(self, exc: KafkaError) -> ErrorAction:
         """Apply the error table to ``exc`` (state changes only; the caller backs off)."""

@@ -35,6 +35,7 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from aiokafka._tasks import cancel_and_wait
 from aiokafka._timeout import timeout as _timeout
 from aiokafka._timeout import wait_for
 from aiokafka.cluster import CoordinatorType
@@ -732,7 +733,6 @@ def _is_coordinator_error(exc: KafkaError) -> bool:
 
 async def _cancel_and_wait(task: asyncio.Task[None]) -> None:
     """Cancel an owned task and wait for it; our own cancellation still propagates."""
-    task.cancel()
-    await asyncio.wait({task})
+    await cancel_and_wait(task)
     if not task.cancelled() and task.exception() is not None:
         log.error("KIP-848 membership task failed", exc_info=task.exception())
