@@ -36,7 +36,9 @@ from aiokafka.record.v2_layout import (
     ATTRIBUTES_OFFSET,
     CONTROL_ABORT,
     CONTROL_COMMIT,
+    CONTROL_KEY_STRUCT,
     CONTROL_MASK,
+    CONTROL_VALUE_STRUCT,
     CRC_OFFSET,
     HEADER_SIZE,
     HEADER_STRUCT,
@@ -54,8 +56,6 @@ __all__ = [
 ]
 
 _CRC_STRUCT: Final = struct.Struct(">I")
-_CONTROL_KEY: Final = struct.Struct(">hh")
-_CONTROL_VALUE: Final = struct.Struct(">hi")
 
 # Encoded varints of -8192..8191 (one and two bytes): offset deltas, lengths and
 # timestamp deltas of a typical batch fall in this range. A tuple indexed by
@@ -751,7 +751,7 @@ def build_control_batch(
     builder.append(
         0,
         timestamp,
-        _CONTROL_KEY.pack(0, control_type),
-        _CONTROL_VALUE.pack(0, coordinator_epoch),
+        CONTROL_KEY_STRUCT.pack(0, control_type),
+        CONTROL_VALUE_STRUCT.pack(0, coordinator_epoch),
     )
     return builder.build()

@@ -33,6 +33,7 @@ from aiokafka.record.compression import (
 )
 from aiokafka.record.default_records import BaseRecord, BaseRecordBatch, Header, RecordTuple
 from aiokafka.record.util import calc_crc32
+from aiokafka.record.v2_layout import LOG_HEADER_STRUCT, LOG_OVERHEAD
 
 __all__ = [
     "NO_TIMESTAMP",
@@ -46,10 +47,8 @@ __all__ = [
 NO_TIMESTAMP: Final = -1
 #: Timestamp type of magic v0 records, which have no timestamp.
 NO_TIMESTAMP_TYPE: Final = -1
-LOG_OVERHEAD: Final = 12  # offset + size
 _TIMESTAMP_TYPE_MASK: Final = 0x08
 
-_LOG_HEADER: Final = struct.Struct(">qi")
 _V0_HEADER: Final = struct.Struct(">Ibb")  # crc, magic, attributes
 _V1_HEADER: Final = struct.Struct(">Ibbq")  # + timestamp
 _INT32: Final = struct.Struct(">i")
@@ -96,7 +95,7 @@ def _parse_message(data: bytes, pos: int, end: int, check_crc: bool) -> tuple[_M
     """Parse the message whose log header starts at ``data[pos]``."""
     if pos + LOG_OVERHEAD > end:
         raise CorruptRecordError("message set ends inside a message header")
-    offset, size = _LOG_HEADER.unpack_from(data, pos)
+    offset, size = LOG_HEADER_STRUCT.unpack_from(data, pos)
     body = pos + LOG_OVERHEAD
     stop = body + size
     if size < MIN_MESSAGE_SIZE[0] or stop > end:
@@ -161,7 +160,7 @@ class LegacyRecordBatch(BaseRecordBatch):
     ) -> None:
         if len(buffer) < LOG_OVERHEAD + MIN_MESSAGE_SIZE[0]:
             raise CorruptRecordError(f"legacy message needs at least 26 bytes, got {len(buffer)}")
-        offset, size = _LOG_HEADER.unpack_from(buffer, 0)
+        offset, size = LOG_HEADER_STRUCT.unpack_from(buffer, 0)
         crc, magic, attributes = _V0_HEADER.unpack_from(buffer, LOG_OVERHEAD)
         if magic not in (0, 1):
             raise CorruptRecordError(f"expected a legacy message, got magic {magic}")
@@ -305,7 +304,7 @@ def _encode_message(
             parts.append(field)
     body = b"".join(parts)
     crc = calc_crc32(body)
-    return _LOG_HEADER.pack(offset, len(body) + 4) + _CRC.pack(crc) + body, crc
+    return LOG_HEADER_STRUCT.pack(offset, len(body) + 4) + _CRC.pack(crc) + body, crc
 
 
 def _break_lz4_header_checksum(frame: bytes) -> bytes:

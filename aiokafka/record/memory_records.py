@@ -9,7 +9,6 @@ consumer fetches it again from its offset.
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Iterator
 from typing import Final, TypeAlias
 
@@ -18,18 +17,16 @@ from aiokafka.record.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
 from aiokafka.record.default_records import HEADER_SIZE as V2_HEADER_SIZE
 from aiokafka.record.default_records import DefaultRecordBatch
 from aiokafka.record.legacy_records import MIN_MESSAGE_SIZE, LegacyRecordBatch
+from aiokafka.record.v2_layout import LOG_HEADER_STRUCT, LOG_OVERHEAD, MAGIC_OFFSET
 
 __all__ = ["MemoryRecords", "RecordBatch"]
 
 RecordBatch: TypeAlias = DefaultRecordBatch | LegacyRecordBatch
 
-_LOG_HEADER: Final = struct.Struct(">qi")
-_LOG_OVERHEAD: Final = 12
-_MAGIC_OFFSET: Final = 16
 # Smallest valid batch per magic, counting the 12-byte log header.
 _MIN_SIZE: Final = {
-    0: _LOG_OVERHEAD + MIN_MESSAGE_SIZE[0],
-    1: _LOG_OVERHEAD + MIN_MESSAGE_SIZE[1],
+    0: LOG_OVERHEAD + MIN_MESSAGE_SIZE[0],
+    1: LOG_OVERHEAD + MIN_MESSAGE_SIZE[1],
     2: V2_HEADER_SIZE,
 }
 
@@ -74,13 +71,13 @@ class MemoryRecords:
         data = self._data
         pos = self._pos
         remaining = len(data) - pos
-        if remaining < _MAGIC_OFFSET + 1:
+        if remaining < MAGIC_OFFSET + 1:
             return None  # nothing, or a partial trailing batch header
-        _, length = _LOG_HEADER.unpack_from(data, pos)
-        magic = data[pos + _MAGIC_OFFSET]
+        _, length = LOG_HEADER_STRUCT.unpack_from(data, pos)
+        magic = data[pos + MAGIC_OFFSET]
         if magic not in _MIN_SIZE:
             raise CorruptRecordError(f"unknown record batch magic {magic} at byte {pos}")
-        total = _LOG_OVERHEAD + length
+        total = LOG_OVERHEAD + length
         if total < _MIN_SIZE[magic]:
             raise CorruptRecordError(f"impossible record batch length {length} at byte {pos}")
         if total > remaining:

@@ -1,4 +1,5 @@
-"""The magic v2 record batch layout, shared by the builder and the reader.
+"""The magic v2 record batch layout, shared by the builder and the reader, and the
+log header that starts a batch of every magic.
 
 Byte offsets and the header struct of a batch, its attribute bits and the special
 values of its fields (see :mod:`aiokafka.record.default_records` for the whole layout).
@@ -24,6 +25,7 @@ __all__ = [
     "HEADER_SIZE",
     "HEADER_STRUCT",
     "LOG_APPEND_TIME",
+    "LOG_HEADER_STRUCT",
     "LOG_OVERHEAD",
     "MAGIC_OFFSET",
     "NO_PRODUCER_ID",
@@ -32,11 +34,14 @@ __all__ = [
     "TRANSACTIONAL_MASK",
 ]
 
+# Every magic's batch (v0/v1: message set entry) starts with offset int64 | length
+# int32; the length counts what follows it. The magic byte is at the same offset in all.
+LOG_HEADER_STRUCT: Final = struct.Struct(">qi")
+LOG_OVERHEAD: Final = LOG_HEADER_STRUCT.size  # 12
+MAGIC_OFFSET: Final = 16
+
 HEADER_STRUCT: Final = struct.Struct(">qiibIhiqqqhii")
 HEADER_SIZE: Final = HEADER_STRUCT.size  # 61
-# Everything before batchLength's end is not counted by batchLength.
-LOG_OVERHEAD: Final = 12
-MAGIC_OFFSET: Final = 16
 CRC_OFFSET: Final = 17
 ATTRIBUTES_OFFSET: Final = 21
 
