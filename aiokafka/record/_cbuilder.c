@@ -582,19 +582,42 @@ fallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwna
     return fallback_to(py_append_next, self, args, nargs, kwnames);
 }
 
-/* The member offsets of the object slots `names` of `cls`, or -1 with a TypeError. */
+/* The member offsets of the object slots `names` of `cls`, or -1 with an exception
+ * (a TypeError when one is not such a slot). The class's own dict, not its MRO:
+ * the slots must be cls's. Read with PyType_GetDict on 3.12+, where tp_dict is NULL
+ * for static built-in types (int, tuple, ...): reading it segfaulted there. */
 static int
 slot_offsets_of(PyTypeObject *cls, const char *const *names, int n, Py_ssize_t *offsets)
 {
+#if PY_VERSION_HEX >= 0x030C0000
+    PyObject *dict = PyType_GetDict(cls);
+#else
+    PyObject *dict = Py_XNewRef(cls->tp_dict);
+#endif
+    if (dict == NULL && PyErr_Occurred()) {
+        return -1;
+    }
     for (int i = 0; i < n; i++) {
-        PyObject *descr = PyDict_GetItemString(cls->tp_dict, names[i]);
+        PyObject *key = PyUnicode_FromString(names[i]);
+        if (key == NULL) {
+            Py_XDECREF(dict);
+            return -1;
+        }
+        PyObject *descr = dict != NULL ? PyDict_GetItemWithError(dict, key) : NULL;
+        Py_DECREF(key);
+        if (descr == NULL && PyErr_Occurred()) {
+            Py_XDECREF(dict);
+            return -1;
+        }
         if (descr == NULL || !Py_IS_TYPE(descr, &PyMemberDescr_Type)
             || ((PyMemberDescrObject *)descr)->d_member->type != Py_T_OBJECT_EX) {
             PyErr_Format(PyExc_TypeError, "%s is not a slot of %s", names[i], cls->tp_name);
+            Py_XDECREF(dict);
             return -1;
         }
         offsets[i] = ((PyMemberDescrObject *)descr)->d_member->offset;
     }
+    Py_XDECREF(dict);
     return 0;
 }
 

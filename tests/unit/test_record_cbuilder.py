@@ -502,14 +502,39 @@ def test_append_next_c_hands_the_rest_to_python() -> None:
     _next_same_both_ways(calls[:11] + calls[12:], batch_size=1 << 20)
     assert results[12][0] is TypeError  # type: ignore[index]
     assert results[16][0] is TypeError  # type: ignore[index]
-    with pytest.raises(TypeError, match="_buffer is not a slot of int"):
-        _cbuilder.bind_builder(int, tuple, len)  # type: ignore[attr-defined]
     # A subclass, and a built builder.
     sub = _Builder(batch_size=1 << 20)
     assert sub.appender()(1, None, b"v") == DefaultRecordBatchBuilder().append_next(1, None, b"v")
     sub.build()
     with pytest.raises(IllegalStateError):
         sub.appender()(2, None, b"v")
+
+
+def test_bind_rejects_a_class_without_the_slots() -> None:
+    # Built-in types included: on Python 3.12+ a static built-in type's tp_dict is
+    # NULL, and reading it crashed the interpreter. In a child process, so that such a
+    # crash fails this test instead of ending the test run.
+    code = """if True:
+        from aiokafka.record import _cbuilder
+
+        class Plain:
+            _buffer = None
+
+        for cls in (int, tuple, object, type, Plain):
+            for bind, args, slot in (
+                (_cbuilder.bind_builder, (tuple, len), "_buffer"),
+                (_cbuilder.bind_batch, (len,), "_append"),
+            ):
+                try:
+                    bind(cls, *args)
+                except TypeError as exc:
+                    assert str(exc) == f"{slot} is not a slot of {cls.__name__}", exc
+                else:
+                    raise AssertionError(f"{bind.__name__}({cls.__name__}) bound")
+        print("ok")
+    """
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert (out.returncode, out.stdout, out.stderr) == (0, "ok\n", "")
 
 
 @settings(max_examples=200, deadline=None)
