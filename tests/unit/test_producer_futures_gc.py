@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import sys
 import weakref
 from collections.abc import Iterator
 from typing import Any
@@ -115,10 +116,19 @@ async def test_cycle_through_a_callback_is_collected_once_the_batch_settles(
     assert probe[0]() is None, "a settled batch's callback cycle was not collected"
 
 
+def _add_note(exc: BaseException, note: str) -> None:
+    """``exc.add_note(note)``; by hand on Python 3.10, which has no ``add_note``:
+    ``__notes__`` is the plain attribute it sets, and what ``_copy_error`` copies."""
+    if sys.version_info >= (3, 11):
+        exc.add_note(note)
+    else:
+        exc.__dict__["__notes__"] = [*exc.__dict__.get("__notes__", ()), note]
+
+
 async def test_callers_get_copies_of_the_batch_error() -> None:
     results, (first, second) = make_futures(asyncio.get_running_loop(), 2)
     original = RequestTimedOutError("late")
-    original.add_note("note")
+    _add_note(original, "note")
     results.fail(0, 2, original)
     stored = results.segments[0][5]
     assert stored is not original
@@ -133,7 +143,7 @@ async def test_callers_get_copies_of_the_batch_error() -> None:
         await second
     # Raising the copies and adding notes to them changed nothing stored.
     assert stored.__traceback__ is None
-    info.value.add_note("more")
+    _add_note(info.value, "more")
     assert stored.__notes__ == ["note"]
 
 
