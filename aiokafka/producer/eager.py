@@ -32,8 +32,14 @@ def start_eagerly(coro: Coroutine[Any, Any, None]) -> asyncio.Task[None] | None:
     return asyncio.get_running_loop().create_task(_resume(coro, first))
 
 
+async def _resume(coro: Coroutine[Any, Any, None], suspended_on: Any) -> None:
+    # A native coroutine for the task: since Python 3.12 a task refuses a generator
+    # (even a types.coroutine one), and so does the eager task factory's.
+    await _drive(coro, suspended_on)
+
+
 @types.coroutine
-def _resume(coro: Coroutine[Any, Any, None], suspended_on: Any) -> Generator[Any, Any, None]:
+def _drive(coro: Coroutine[Any, Any, None], suspended_on: Any) -> Generator[Any, Any, None]:
     """Go on running ``coro``, suspended where it yielded ``suspended_on`` (the future
     it awaits, handed to the task running this): results and exceptions, including
     the task's cancellation, are passed through as ``await`` would."""
