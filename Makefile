@@ -74,7 +74,8 @@ integration: install kafka telemetry-plugin install-kerberos
 	$(PY) -m pytest tests/integration $(PYTEST_ARGS)
 
 # The unit, integration and compat suites with every async test on uvloop's event loop
-# (tests/conftest.py); `make test` runs tests/uvloop/test_uvloop.py on it.
+# (tests/support/loops.py); `make test` runs tests/uvloop/ on it. AIOKAFKA_TEST_LOOP=eager
+# (Python 3.12+) runs them with asyncio's eager task factory instead.
 test-uvloop: install kafka telemetry-plugin install-kerberos compat-env
 	AIOKAFKA_TEST_LOOP=uvloop $(PY) -m pytest tests/unit tests/integration tests/compat $(PYTEST_ARGS)
 

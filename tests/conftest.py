@@ -13,6 +13,7 @@ import pytest
 from hypothesis import settings
 
 from aiokafka.admin import AIOKafkaAdminClient
+from tests.support.loops import LoopFactory, loop_factories
 from tools.kafka.fetch import ensure_jars
 from tools.kafka.rig import KafkaCluster, KafkaStartError
 
@@ -32,14 +33,19 @@ with warnings.catch_warnings():
 settings.register_profile("aiokafka", deadline=None)
 settings.load_profile("aiokafka")
 
-# AIOKAFKA_TEST_LOOP=uvloop runs every async test on uvloop's event loop
-# (`make test-uvloop`); tests/uvloop/ always runs on it. pytest-asyncio wants a loop
-# factory from this hook for every test once the hook exists, so it exists only then.
+# AIOKAFKA_TEST_LOOP=uvloop (`make test-uvloop`) or =eager runs every async test on that
+# event loop (tests/support/loops.py); tests/uvloop/ always runs on uvloop. pytest-asyncio
+# wants a loop factory from this hook for every test once the hook exists, so it exists
+# only then.
 _TEST_LOOP = os.environ.get("AIOKAFKA_TEST_LOOP", "asyncio")
-if _TEST_LOOP not in ("asyncio", "uvloop"):
-    raise RuntimeError(f"AIOKAFKA_TEST_LOOP must be asyncio or uvloop, not {_TEST_LOOP!r}")
-if _TEST_LOOP == "uvloop":
-    from tests.support.loops import pytest_asyncio_loop_factories  # noqa: F401
+_TEST_LOOP_FACTORIES = loop_factories(_TEST_LOOP)  # checks the name first
+if _TEST_LOOP != "asyncio":
+
+    def pytest_asyncio_loop_factories(
+        config: pytest.Config, item: pytest.Item
+    ) -> dict[str, LoopFactory]:
+        """pytest-asyncio's hook: the event loop every async test runs on."""
+        return _TEST_LOOP_FACTORIES
 
 
 START_TIMEOUT = float(os.environ.get("AIOKAFKA_RIG_START_TIMEOUT", "90"))
