@@ -17,6 +17,7 @@ import pytest
 import uvloop
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka._timeout import timeout
 from aiokafka.helpers import create_ssl_context
 from aiokafka.structs import RecordMetadata, TopicPartition
 from tools.kafka.rig import KafkaCluster
@@ -36,7 +37,7 @@ def _on_uvloop() -> None:
 
 async def _read(consumer: AIOKafkaConsumer[bytes, bytes], count: int) -> list[Any]:
     records: list[Any] = []
-    async with asyncio.timeout(30):
+    async with timeout(30):  # asyncio.timeout is 3.11+
         while len(records) < count:
             for batch in (await consumer.getmany(timeout_ms=1000)).values():
                 records.extend(batch)
@@ -85,7 +86,7 @@ async def test_every_way_of_sending_and_receiving(kafka: KafkaCluster, new_topic
         assert records[112].value == b"x" * BIG
         consumer.seek(tp, 100)
         seen = []
-        async with asyncio.timeout(30):
+        async with timeout(30):  # asyncio.timeout is 3.11+
             async for record in consumer:
                 seen.append(record.value)
                 if record.offset == 112:
