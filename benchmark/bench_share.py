@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from aiokafka import AIOKafkaProducer, AIOKafkaShareConsumer
+from aiokafka._timeout import timeout
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.types import AlterConfigOp, ConfigResource, ConfigResourceType, NewTopic
 
@@ -80,7 +81,7 @@ async def run(bootstrap: str, topic: str, count: int, members: int) -> tuple[flo
                 done.set()
 
     # Joining takes a few heartbeats; measure consumption only.
-    async with asyncio.timeout(60):
+    async with timeout(60):
         while not all(c.assignment() for c in consumers):  # noqa: ASYNC110 - no event to wait on
             await asyncio.sleep(0.05)
     wall, cpu = time.perf_counter(), time.process_time()

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka._timeout import timeout
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.structs import TopicPartition
 from tools.kafka.rig import KafkaCluster
@@ -73,7 +74,7 @@ async def test_producer_consumer_metrics_agree(kafka: KafkaCluster, new_topic: N
     await consumer.start()
     try:
         seen = 0
-        async with asyncio.timeout(60):
+        async with timeout(60):
             # Both paths: getmany() and async for (its per-batch fast path).
             while seen < N // 2:
                 batches = await consumer.getmany(timeout_ms=1000, max_records=500)
@@ -120,7 +121,7 @@ async def test_lag_shows_records_not_consumed(kafka: KafkaCluster, new_topic: Ne
         bootstrap_servers=kafka.bootstrap_servers, auto_offset_reset="earliest"
     ) as consumer:
         consumer.assign([tp])
-        async with asyncio.timeout(30):
+        async with timeout(30):
             taken = 0
             while taken < 40:
                 batches = await consumer.getmany(tp, timeout_ms=1000, max_records=40 - taken)
@@ -160,7 +161,7 @@ async def test_kip848_group_counts_rebalance_and_commit(
         auto_offset_reset="earliest",
         enable_auto_commit=False,
     ) as consumer:
-        async with asyncio.timeout(60):
+        async with timeout(60):
             seen = 0
             async for _ in consumer:
                 seen += 1
@@ -233,7 +234,7 @@ async def test_otel_instruments_observe_the_snapshot(
         auto_offset_reset="earliest",
     ) as consumer:
         registration = instrument(provider.get_meter("test"), consumer, client_id="c1")
-        async with asyncio.timeout(60):
+        async with timeout(60):
             seen = 0
             while seen < 30:
                 batches = await consumer.getmany(timeout_ms=1000)

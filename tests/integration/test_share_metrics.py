@@ -10,6 +10,7 @@ from collections.abc import Callable
 import pytest
 
 from aiokafka import AIOKafkaProducer
+from aiokafka._timeout import timeout
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.types import AlterConfigOp, ConfigResource, ConfigResourceType
 from aiokafka.errors import InvalidRecordStateError
@@ -36,7 +37,7 @@ async def _produce(bootstrap: str, topic: str, n: int, partitions: int = 1) -> N
 
 async def _drain(c: AIOKafkaShareConsumer, want: int) -> list[ShareConsumerRecord[bytes, bytes]]:
     got: list[ShareConsumerRecord[bytes, bytes]] = []
-    async with asyncio.timeout(40):
+    async with timeout(40):
         while len(got) < want:
             for recs in (await c.getmany(timeout_ms=500)).values():
                 got.extend(recs)

@@ -18,6 +18,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka._timeout import timeout
 from aiokafka.errors import MessageSizeTooLargeError
 from aiokafka.otel import context_headers, instrument, record_context, uninstrument
 from tools.kafka.rig import KafkaCluster
@@ -96,7 +97,7 @@ async def test_send_and_process_spans_share_the_trace_through_the_header(
         enable_auto_commit=False,
     ) as consumer:
         instrument(consumer, tracer_provider=provider)
-        async with asyncio.timeout(30):
+        async with timeout(30):
             async for received in consumer:
                 record = received
                 break
@@ -166,7 +167,7 @@ async def test_getmany_links_each_record_and_getone_keeps_the_callers_parent(
         await consumer.seek_to_beginning()
         instrument(consumer, tracer_provider=provider)
         # Partition 0 holds k0, k2, then the tombstone: take two, leave it for getone().
-        async with asyncio.timeout(30):
+        async with timeout(30):
             for tp in (tp1, tp0):
                 received = 0
                 while received < 2:
@@ -175,7 +176,7 @@ async def test_getmany_links_each_record_and_getone_keeps_the_callers_parent(
         # getone() under the caller's span: that span is the parent, the producer's a link.
         tracer = provider.get_tracer("test")
         with tracer.start_as_current_span("request") as request:
-            async with asyncio.timeout(30):
+            async with timeout(30):
                 record = await consumer.getone()
     assert record.key == "gone" and record.value is None
     polls = _spans(exporter, f"poll {topic}")
@@ -236,7 +237,7 @@ async def test_failed_sends_set_error_status(
         tp = TopicPartition(topic, 0)
         consumer.assign([tp])
         consumer.seek(tp, metadata.offset)
-        async with asyncio.timeout(30):
+        async with timeout(30):
             record = await consumer.getone()
     assert [name for name, _ in record.headers] == ["a", "traceparent"]
 
@@ -260,7 +261,7 @@ async def test_without_a_tracer_provider_clients_work_and_add_no_context(
         auto_offset_reset="earliest",
     ) as consumer:
         instrument(consumer)
-        async with asyncio.timeout(30):
+        async with timeout(30):
             records = [await consumer.getone() for _ in range(2)]
             batches = {}
             while not batches:
@@ -288,7 +289,7 @@ async def test_uninstrumented_clients_add_no_headers(
     async with AIOKafkaConsumer(
         topic, bootstrap_servers=kafka.bootstrap_servers, auto_offset_reset="earliest"
     ) as consumer:
-        async with asyncio.timeout(30):
+        async with timeout(30):
             record = await consumer.getone()
     assert list(record.headers) == []
     assert [span.name for span in exporter.get_finished_spans()] == ["app"]
@@ -322,6 +323,6 @@ async def test_a_callers_creation_context_is_kept(
     async with AIOKafkaConsumer(
         topic, bootstrap_servers=kafka.bootstrap_servers, auto_offset_reset="earliest"
     ) as consumer:
-        async with asyncio.timeout(30):
+        async with timeout(30):
             record = await consumer.getone()
     assert list(record.headers) == headers
