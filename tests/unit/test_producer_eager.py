@@ -81,20 +81,19 @@ async def test_the_task_is_given_a_native_coroutine() -> None:
         given.append(coro)
         return asyncio.Task(coro, loop=loop, **kwargs)
 
-    loop.set_task_factory(factory)
-    try:
-        task = start_eagerly(_waits_once())
-        assert task is not None
-        await task
-    finally:
-        loop.set_task_factory(None)
+    await _start_under(loop, factory)
     assert len(given) == 1 and inspect.iscoroutine(given[0])
 
 
 @pytest.mark.skipif(sys.version_info < (3, 12), reason="eager_task_factory is 3.12+")
 async def test_under_the_eager_task_factory() -> None:
-    loop = asyncio.get_running_loop()
-    loop.set_task_factory(asyncio.eager_task_factory)  # type: ignore[attr-defined,unused-ignore]
+    eager = asyncio.eager_task_factory  # type: ignore[attr-defined,unused-ignore]
+    await _start_under(asyncio.get_running_loop(), eager)
+
+
+async def _start_under(loop: asyncio.AbstractEventLoop, factory: Any) -> None:
+    """start_eagerly a coroutine that suspends once, with ``factory`` making the task."""
+    loop.set_task_factory(factory)
     try:
         task = start_eagerly(_waits_once())
         assert task is not None
