@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: install kafka telemetry-plugin lint codegen check-codegen test unit integration test-uvloop docs demo bench clean chaos spark-demo fuzz install-kerberos compat-env
+.PHONY: install kafka telemetry-plugin lint codegen check-codegen test unit integration test-uvloop test-pythons docs demo bench clean chaos spark-demo fuzz install-kerberos compat-env
 
 # setup.py and the C source too: a changed extension is rebuilt by the next `make`.
 $(STAMP): pyproject.toml setup.py aiokafka/record/_cbuilder.c aiokafka/record/_cdecode.c aiokafka/producer/_cfuture.c
@@ -66,6 +66,14 @@ lint: install check-codegen
 
 test: install kafka telemetry-plugin lint docs install-kerberos compat-env
 	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m tools.pythons --versions 3.10,3.13
+
+# The package on Python 3.10, 3.12 and 3.13 where they are installed (tools/pythons.py:
+# a venv each under .venvs/, the C extensions must build, unit tests and the main
+# integration tests; on 3.12+ also with the eager task factory). `make test` runs a
+# short set on 3.10 and 3.13.
+test-pythons: install kafka
+	$(PY) -m tools.pythons --full
 
 unit: install
 	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
@@ -112,4 +120,4 @@ fuzz: install
 	$(PY) -m tools.fuzz $(FUZZ_ARGS)
 
 clean:
-	rm -rf $(VENV) .kafka .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) .venvs .kafka .mypy_cache .ruff_cache .pytest_cache .hypothesis
