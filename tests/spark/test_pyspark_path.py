@@ -106,7 +106,7 @@ def _run(code: str, **env: str) -> str:
         capture_output=True,
         text=True,
         check=True,
-        timeout=120,
+        timeout=300,  # the session test starts a JVM: minutes on a loaded machine
     )
     return done.stdout.strip()
 
