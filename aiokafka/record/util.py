@@ -107,13 +107,46 @@ def crc32c_function() -> Callable[[bytes | bytearray | memoryview], int]:
     it once per batch and would rather skip :func:`calc_crc32c`'s extra call."""
     global _crc32c
     if _crc32c is None:
-        # Imported on first use: the crc32c package imports importlib.metadata at
-        # import (~15 ms of every ``import aiokafka``), and a process that never
-        # builds or checks a batch need not pay it. Once per process, per batch after.
-        from crc32c import crc32c
+        # Loaded on first use, and if possible without the package's __init__: that
+        # imports importlib.metadata, looks up its own version among the installed
+        # distributions and imports its command line (argparse): 40-60 ms here, more
+        # with long sys.path (0.1-0.6 s in Spark's Python workers), paid by a process's
+        # first batch. The function itself is in the package's extension module.
+        _crc32c = _extension_crc32c()
+        if _crc32c is None:
+            from crc32c import crc32c
 
-        _crc32c = crc32c
+            _crc32c = crc32c
     return _crc32c
+
+
+def _extension_crc32c() -> Callable[[bytes | bytearray | memoryview], int] | None:
+    """``crc32c._crc32c.crc32c`` loaded from its file without importing the package
+    (crc32c 2.4+ layout), or None: the caller then imports the package normally."""
+    # Here, not at the top: only the first batch of a process needs them.
+    import importlib.machinery
+    import importlib.util
+    import os
+
+    try:
+        spec = importlib.util.find_spec("crc32c")
+        if spec is None or not spec.submodule_search_locations:
+            return None
+        for directory in spec.submodule_search_locations:
+            for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+                path = os.path.join(directory, "_crc32c" + suffix)
+                if os.path.exists(path):
+                    ext = importlib.util.spec_from_file_location("crc32c._crc32c", path)
+                    if ext is None or ext.loader is None:
+                        return None
+                    module = importlib.util.module_from_spec(ext)
+                    ext.loader.exec_module(module)
+                    function: Callable[[bytes | bytearray | memoryview], int] = module.crc32c
+                    # A known answer: the standard check value of CRC-32C.
+                    return function if function(b"123456789") == 0xE3069283 else None
+    except Exception:  # any surprise in another package's layout: import it normally
+        return None
+    return None
 
 
 def calc_crc32c(data: bytes | bytearray | memoryview) -> int:
