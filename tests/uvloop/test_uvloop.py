@@ -20,6 +20,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka._timeout import timeout
 from aiokafka.helpers import create_ssl_context
 from aiokafka.structs import RecordMetadata, TopicPartition
+from tests.support.wait import drain
 from tools.kafka.rig import KafkaCluster
 
 NewTopic = Callable[..., str]
@@ -33,15 +34,6 @@ BIG = 200_000
 
 def _on_uvloop() -> None:
     assert isinstance(asyncio.get_running_loop(), uvloop.Loop)
-
-
-async def _read(consumer: AIOKafkaConsumer[bytes, bytes], count: int) -> list[Any]:
-    records: list[Any] = []
-    async with timeout(30):  # asyncio.timeout is 3.11+
-        while len(records) < count:
-            for batch in (await consumer.getmany(timeout_ms=1000)).values():
-                records.extend(batch)
-    return records
 
 
 async def test_every_way_of_sending_and_receiving(kafka: KafkaCluster, new_topic: NewTopic) -> None:
@@ -79,7 +71,7 @@ async def test_every_way_of_sending_and_receiving(kafka: KafkaCluster, new_topic
     )
     async with consumer:
         consumer.assign([tp])
-        records = await _read(consumer, 163)
+        records = await drain(consumer, 163, 30)
         assert [r.offset for r in records] == list(range(163))
         assert records[0].key == b"k"
         assert [r.value for r in records[:112]] == [b"v%d" % i for i in range(112)]
@@ -118,7 +110,7 @@ async def test_tls(kafka: KafkaCluster, new_topic: NewTopic, protocol: str) -> N
     )
     async with consumer:
         consumer.assign([TopicPartition(topic, 0)])
-        values = [r.value for r in await _read(consumer, 21)]
+        values = [r.value for r in await drain(consumer, 21, 30)]
     assert values == [b"t%d" % i for i in range(20)] + [b"y" * BIG]
 
 
@@ -142,7 +134,8 @@ async def test_group_and_transaction(kafka: KafkaCluster, new_topic: NewTopic) -
     )
     txn = AIOKafkaProducer(bootstrap_servers=bs, transactional_id=f"uvloop-{dst}")
     async with consumer, txn:
-        records = await _read(consumer, 10)
+        records = await drain(consumer, 10, 30)
+        assert len(records) == 10
         async with txn.transaction():
             for record in records:
                 await txn.send(dst, record.value.upper())
@@ -161,5 +154,5 @@ async def test_group_and_transaction(kafka: KafkaCluster, new_topic: NewTopic) -
     )
     async with reader:
         reader.assign([TopicPartition(dst, 0)])
-        out = sorted(r.value for r in await _read(reader, 10))
+        out = sorted(r.value for r in await drain(reader, 10, 30))
     assert out == sorted(b"IN%d" % i for i in range(10))
