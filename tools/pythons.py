@@ -104,13 +104,11 @@ def find_interpreter(version: str) -> Path | None:
     for candidate in candidates:
         # A pyenv shim on PATH for a version pyenv does not have fails here.
         probe = subprocess.run(
-            [candidate, "-c", "import sys; print(sys.version_info[:2])"],
+            [candidate, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
             capture_output=True,
             text=True,
         )
-        if probe.returncode == 0 and probe.stdout.strip() == str(
-            tuple(int(p) for p in version.split("."))
-        ):
+        if probe.returncode == 0 and probe.stdout.strip() == version:
             return Path(candidate)
     return None
 
