@@ -515,6 +515,7 @@ class Sender:
         ids = self._ids
         partitions: list[m.PartitionProduceData] = []
         sizes: list[int] = []
+        failed: list[ProducerBatch] | None = None
         for batch in batches:
             if ids is not None and batch.producer_epoch != ids.producer_epoch:
                 # First send, or the first after an epoch bump: sequences are
@@ -526,9 +527,21 @@ class Sender:
                 )
             batch.in_flight = True
             batch.attempts += 1
-            records = batch.builder.build()
+            try:
+                records = batch.builder.build()
+            except Exception as exc:
+                # A bug or a broken installation (e.g. no CRC-32C): the drained batch
+                # is in no queue now, so it fails here or its futures would hang.
+                log.error("Could not encode a batch for %s", batch.tp, exc_info=exc)
+                self._fail(batch, exc)
+                failed = [batch] if failed is None else [*failed, batch]
+                continue
             sizes.append(len(records))
             partitions.append(m.PartitionProduceData(index=batch.tp.partition, records=records))
+        if failed is not None:
+            batches = [b for b in batches if b not in failed]
+            if not batches:
+                return
         if len(batches) == 1:  # the lone send_and_wait's request: no grouping
             topic_data = [m.TopicProduceData(name=batches[0].tp.topic, partition_data=partitions)]
         else:

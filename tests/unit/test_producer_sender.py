@@ -387,3 +387,34 @@ async def test_records_appended_in_one_loop_turn_share_a_request() -> None:
     await asyncio.wait_for(asyncio.gather(*futures), 5)  # type: ignore[arg-type]
     await sender.close(1, KafkaConnectionError("closed"))
     assert [s[2] for s in client.sent] == [1, 5]
+
+
+async def test_a_batch_that_cannot_be_encoded_fails_instead_of_hanging(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An error while encoding a drained batch (a bug, or an installation without a
+    working CRC-32C) fails that batch's futures with it; the batch is in no queue any
+    more, so before this its futures waited for ever (longer than delivery_timeout_ms)."""
+    import aiokafka.record.default_builder as builder_module
+
+    async def produce(request: Any) -> Any:
+        return response(0, base_offset=0)
+
+    def broken_crc(data: Any) -> int:
+        raise ModuleNotFoundError("No module named 'crc32c'")
+
+    client = ScriptedClient(produce)
+    monkeypatch.setattr(builder_module, "calc_crc32c", broken_crc)
+    futures, sender, acc = await run_sender(client, 2, enable_idempotence=False)
+    for fut in futures:
+        with pytest.raises(ModuleNotFoundError, match="crc32c"):
+            await asyncio.wait_for(fut, 1)
+    assert "Could not encode a batch for" in caplog.text
+    assert acc.used_memory == 0 and client.sent == []
+    # The sender goes on: with the CRC back, the next record is delivered.
+    monkeypatch.undo()
+    later = acc.append(TP, None, None, b"later", None)
+    assert later is not None
+    sender.wakeup()
+    assert (await asyncio.wait_for(later, 5)).offset == 0
+    await sender.close(1, KafkaConnectionError("closed"))
