@@ -11,6 +11,14 @@ The constructors end with ``**configs: Never``: a static checker rejects any oth
 keyword, and at run time :func:`reject_unknown` raises
 :class:`~aiokafka.option_checks.InvalidOptionError` naming the closest option, as before.
 
+The clients also answer aiokafka 0.14's private attribute names that tracing
+integrations written for it read to tag their spans (:class:`ClientAttrs`,
+:class:`ConsumerAttrs`): Datadog's ``ddtrace`` reads ``client._bootstrap_servers`` and
+``consumer._group_id`` in every traced ``send()``, ``getone()`` and ``getmany()``, so
+each of those calls raised ``AttributeError``; OpenTelemetry's aiokafka instrumentation
+also reads ``_client_id``. They are read-only views of the validated config, and
+nothing of ours reads them.
+
 ``async with client:`` calls ``start()`` on entry and, on exit (with or without an
 exception, which is never suppressed), ``stop()`` (producer, consumers:
 :class:`StartStop`) or ``close()`` (admin and cluster clients: :class:`StartClose`),
@@ -19,11 +27,23 @@ as aiokafka 0.14 does.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Final, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
 
-__all__ = ["RESOLVED", "StartClose", "StartStop", "given", "reject_unknown"]
+if TYPE_CHECKING:
+    from aiokafka.cluster.config import ClientConfig
+    from aiokafka.consumer.config import ConsumerConfig
+
+__all__ = [
+    "RESOLVED",
+    "ClientAttrs",
+    "ConsumerAttrs",
+    "StartClose",
+    "StartStop",
+    "given",
+    "reject_unknown",
+]
 
 
 class _Resolved:
@@ -112,3 +132,45 @@ class StartClose(_AsyncWith):
 
     async def _exit_context(self: _Closable) -> None:
         await self.close()
+
+
+class _HasClientConfig(Protocol):
+    @property
+    def config(self) -> ClientConfig: ...
+
+
+class _HasConsumerConfig(Protocol):
+    @property
+    def config(self) -> ConsumerConfig: ...
+
+
+class ClientAttrs:
+    """``AIOKafkaClient``'s aiokafka 0.14 attribute names (see the module docstring)."""
+
+    __slots__ = ()
+
+    @property
+    def _bootstrap_servers(self: _HasClientConfig) -> str | Sequence[str]:
+        """``bootstrap_servers`` as it was given."""
+        return self.config.bootstrap_servers
+
+    @property
+    def _client_id(self: _HasClientConfig) -> str | None:
+        """The client id sent in request headers."""
+        return self.config.client_id
+
+
+class ConsumerAttrs:
+    """``AIOKafkaConsumer``'s aiokafka 0.14 attribute names (see the module docstring)."""
+
+    __slots__ = ()
+
+    @property
+    def _group_id(self: _HasConsumerConfig) -> str | None:
+        """The consumer group, or ``None``."""
+        return self.config.group_id
+
+    @property
+    def _enable_auto_commit(self: _HasConsumerConfig) -> bool:
+        """Whether offsets are committed automatically."""
+        return self.config.enable_auto_commit

@@ -46,7 +46,7 @@ from aiokafka.errors import (
 )
 from aiokafka.net.backoff import ExponentialBackoff
 from aiokafka.net.connection import AIOKafkaConnection, OnAnswer
-from aiokafka.options import StartClose
+from aiokafka.options import ClientAttrs, StartClose
 from aiokafka.protocol import messages as _messages
 from aiokafka.structs import BrokerMetadata, TopicPartition
 
@@ -63,7 +63,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-class AIOKafkaClient(ClientOptions, StartClose):
+class AIOKafkaClient(ClientOptions, StartClose, ClientAttrs):
     """Connections to a Kafka cluster with cached metadata and routing.
 
     Either pass a :class:`~aiokafka.cluster.config.ClientConfig` or the same options

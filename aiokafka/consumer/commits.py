@@ -6,13 +6,18 @@ committed per partition (so unchanged offsets are not committed again). It holds
 reference to the consumer facade: the membership's hooks and the auto-commit task
 point here, so a consumer dropped without ``stop()`` can still be garbage-collected
 (and warn, see ``AIOKafkaConsumer.__del__``).
+
+Every commit goes through :meth:`Committer.commit_offsets`, aiokafka 0.14's
+``GroupCoordinator.commit_offsets`` (:mod:`aiokafka.consumer.group_coordinator` gives
+this class that name): tracing integrations written for aiokafka wrap that method to
+see commits.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from aiokafka._tasks import cancel_and_wait
@@ -36,6 +41,11 @@ class Committer:
         offsets: The consumer's offset requests (standalone commits).
         auto_commit_interval_ms: Auto-commit period, or ``None`` without auto-commit
             (no ``group_id`` or ``enable_auto_commit=False``).
+        group_id: The consumer's group (``None`` without one: nothing is committed).
+
+    Attributes:
+        group_id: The consumer's group, read-only (aiokafka 0.14's
+            ``GroupCoordinator.group_id``, which tracing integrations read).
     """
 
     def __init__(
@@ -43,7 +53,9 @@ class Committer:
         subscriptions: SubscriptionState,
         offsets: OffsetsClient,
         auto_commit_interval_ms: int | None,
+        group_id: str | None = None,
     ) -> None:
+        self.group_id = group_id
         self._subs = subscriptions
         self._offsets = offsets
         self._interval_ms = auto_commit_interval_ms
@@ -115,11 +127,7 @@ class Committer:
         if not to_commit:
             return  # e.g. commit() of a member the group assigned nothing
         try:
-            if self.membership is not None:
-                generic: dict[TopicPartition, object] = dict(to_commit)
-                await self.membership.commit(generic)
-            else:
-                await self._offsets.commit(to_commit)
+            await self.commit_offsets(self._subs.assigned_partitions(), to_commit)
         except KafkaError as exc:
             if not log_failure:
                 raise
@@ -127,6 +135,24 @@ class Committer:
             return
         for tp, om in to_commit.items():
             self._last_committed[tp] = om.offset
+
+    async def commit_offsets(
+        self, assignment: Collection[TopicPartition], offsets: Mapping[TopicPartition, Any]
+    ) -> None:
+        """Send one commit of ``offsets`` (normalized ``OffsetAndMetadata`` values).
+
+        aiokafka 0.14's ``GroupCoordinator.commit_offsets(assignment, offsets)``: every
+        commit (explicit, automatic, before a revocation, at ``stop()``) calls it on
+        the class, so Datadog's ``ddtrace``, which wraps that method, sees them all.
+        ``assignment`` (the assigned partitions) is not used.
+
+        Raises:
+            aiokafka.errors.KafkaError: the commit failed.
+        """
+        if self.membership is not None:
+            await self.membership.commit(dict(offsets))
+        else:
+            await self._offsets.commit(dict(offsets))
 
     def consumed_offsets(self) -> dict[TopicPartition, OffsetAndMetadata]:
         """The position (and its leader epoch) of every assigned partition that has one."""

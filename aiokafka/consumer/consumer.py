@@ -36,17 +36,17 @@ from typing import TYPE_CHECKING, Any
 from aiokafka.abc import ConsumerRebalanceListener
 from aiokafka.errors import ConsumerStoppedError, IllegalOperation, IllegalStateError
 from aiokafka.hooks import Instrumentable
-from aiokafka.options import StartStop
+from aiokafka.options import ConsumerAttrs, StartStop
 from aiokafka.structs import (
     KT,
     VT,
     ConsumerGroupMetadata,
     ConsumerRecord,
-    OffsetAndTimestamp,
     TopicPartition,
 )
 
 from .leftovers import Leftovers
+from .lookups import OffsetLookups
 from .options import ConsumerOptions
 from .subscription import BadArgumentError, SubscriptionState, SubscriptionType, check_partitions
 
@@ -65,7 +65,9 @@ __all__ = ["AIOKafkaConsumer"]
 log = logging.getLogger(__name__)
 
 
-class AIOKafkaConsumer(ConsumerOptions[KT, VT], Instrumentable, StartStop):
+class AIOKafkaConsumer(
+    ConsumerOptions[KT, VT], OffsetLookups, Instrumentable, StartStop, ConsumerAttrs
+):
     """A client that consumes records from a Kafka cluster.
 
     The constructor (:class:`~aiokafka.consumer.options.ConsumerOptions`) takes
@@ -146,6 +148,7 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], Instrumentable, StartStop):
             config.auto_commit_interval_ms
             if config.group_id is not None and config.enable_auto_commit
             else None,
+            config.group_id,
         )
         self._fetcher = Fetcher(client, self._subscriptions, self._config, self._offsets)
         if self._config.group_id is None:
@@ -502,8 +505,14 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], Instrumentable, StartStop):
 
     async def __anext__(self) -> ConsumerRecord[KT, VT]:
         fetcher = self._fetcher
-        # The fast path serves every assigned partition (see _partitions_arg).
-        if fetcher is not None and self._subscriptions.returnable is None:
+        # The fast path serves every assigned partition (see _partitions_arg). As in
+        # aiokafka 0.14, each record comes from getone() when that is not ours: a
+        # subclass's, or a tracing integration's wrapper (ddtrace, OpenTelemetry).
+        if (
+            fetcher is not None
+            and self._subscriptions.returnable is None
+            and type(self).getone is _GETONE
+        ):
             if self._membership is not None:
                 self._membership.poll_called()
             record = fetcher.next_record_fast()
@@ -646,67 +655,6 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], Instrumentable, StartStop):
         """The paused partitions."""
         return self._subscriptions.paused_partitions()
 
-    # -- offset look-ups ----------------------------------------------------------------
-
-    async def beginning_offsets(
-        self, partitions: Iterable[TopicPartition]
-    ) -> dict[TopicPartition, int]:
-        """The first available offset of each partition (positions are not changed).
-
-        Raises:
-            aiokafka.errors.KafkaTimeoutError: not answered within request_timeout_ms.
-        """
-        from .offsets import EARLIEST_TIMESTAMP  # loaded by start()
-
-        _, _, offsets = self._started()
-        isolation = self._config.isolation_level_code
-        return await offsets.special_offsets(partitions, EARLIEST_TIMESTAMP, isolation)
-
-    async def end_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
-        """The offset after the last record (the LSO under read_committed).
-
-        Raises:
-            aiokafka.errors.KafkaTimeoutError: not answered within request_timeout_ms.
-        """
-        from .offsets import LATEST_TIMESTAMP  # loaded by start()
-
-        _, _, offsets = self._started()
-        isolation = self._config.isolation_level_code
-        return await offsets.special_offsets(partitions, LATEST_TIMESTAMP, isolation)
-
-    async def offsets_for_times(
-        self, timestamps: Mapping[TopicPartition, int]
-    ) -> dict[TopicPartition, OffsetAndTimestamp | None]:
-        """The earliest offset whose timestamp is >= the given one, per partition.
-
-        Args:
-            timestamps: ``{tp: timestamp in ms since the epoch}``.
-
-        Returns:
-            ``{tp: OffsetAndTimestamp}``, ``None`` where no such record exists.
-
-        Raises:
-            ValueError: a timestamp is negative or not an int.
-            aiokafka.errors.KafkaTimeoutError: not answered within request_timeout_ms.
-        """
-        _, _, offsets = self._started()
-        return await offsets.offsets_for_times(timestamps, self._config.isolation_level_code)
-
-    async def topics(self) -> set[str]:
-        """All topics the user may see (without internal ones such as
-        ``__consumer_offsets`` unless ``exclude_internal_topics=False``)."""
-        client, _, _ = self._started()
-        metadata = await client.fetch_all_metadata()
-        exclude = self._config.exclude_internal_topics
-        return {name for name, t in metadata.topics.items() if not (t.is_internal and exclude)}
-
-    def partitions_for_topic(self, topic: str) -> set[int] | None:
-        """Partition numbers of ``topic`` from cached metadata, or None if unknown."""
-        if self._client is None:
-            return None
-        parts = self._client.cluster.partitions_for_topic(topic)
-        return None if parts is None else set(parts)
-
     def metrics(self) -> dict[str, Any]:
         """The consumer's metrics by the Java client's names, plus ``"topics"``,
         ``"partitions"``, ``"nodes"`` (``docs/metrics.md``); zeros before start()."""
@@ -793,3 +741,7 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], Instrumentable, StartStop):
             else f"assignment={sorted(self.assignment())}"
         )
         return f"AIOKafkaConsumer({self._state}, group_id={self._config.group_id!r}, {what})"
+
+
+#: Our getone (``__anext__`` takes a shortcut past it only while it is this one).
+_GETONE = AIOKafkaConsumer.getone

@@ -61,6 +61,7 @@ _CLIENT_MODULES = {
     "aiokafka.consumer.group.assignors.abstract",
     "aiokafka.consumer.group.assignors.roundrobin",  # the default strategy
     "aiokafka.consumer.leftovers",
+    "aiokafka.consumer.lookups",  # the facade's look-up methods (a base class)
     "aiokafka.consumer.options",
     "aiokafka.consumer.subscription",
     "aiokafka.errors",

@@ -1,0 +1,92 @@
+"""The consumer's look-ups that leave its positions alone: first and last offsets,
+offsets by timestamp, topics and partitions.
+
+A base class of :class:`~aiokafka.consumer.AIOKafkaConsumer`, split from its module by
+responsibility; every method here reads the consumer's config and, after
+``start()``, asks its offsets client or cluster client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
+
+from aiokafka.structs import OffsetAndTimestamp, TopicPartition
+
+if TYPE_CHECKING:
+    from aiokafka.cluster import AIOKafkaClient
+
+    from .config import ConsumerConfig
+    from .fetcher import Fetcher
+    from .offsets import OffsetsClient
+
+__all__ = ["OffsetLookups"]
+
+
+class OffsetLookups:
+    """Offset and metadata look-ups of :class:`~aiokafka.consumer.AIOKafkaConsumer`."""
+
+    _config: ConsumerConfig
+    _client: AIOKafkaClient | None
+
+    def _started(self) -> tuple[AIOKafkaClient, Fetcher, OffsetsClient]:
+        raise NotImplementedError  # the consumer's: its parts, or an error before start()
+
+    async def beginning_offsets(
+        self, partitions: Iterable[TopicPartition]
+    ) -> dict[TopicPartition, int]:
+        """The first available offset of each partition (positions are not changed).
+
+        Raises:
+            aiokafka.errors.KafkaTimeoutError: not answered within request_timeout_ms.
+        """
+        from .offsets import EARLIEST_TIMESTAMP  # loaded by start()
+
+        _, _, offsets = self._started()
+        isolation = self._config.isolation_level_code
+        return await offsets.special_offsets(partitions, EARLIEST_TIMESTAMP, isolation)
+
+    async def end_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        """The offset after the last record (the LSO under read_committed).
+
+        Raises:
+            aiokafka.errors.KafkaTimeoutError: not answered within request_timeout_ms.
+        """
+        from .offsets import LATEST_TIMESTAMP  # loaded by start()
+
+        _, _, offsets = self._started()
+        isolation = self._config.isolation_level_code
+        return await offsets.special_offsets(partitions, LATEST_TIMESTAMP, isolation)
+
+    async def offsets_for_times(
+        self, timestamps: Mapping[TopicPartition, int]
+    ) -> dict[TopicPartition, OffsetAndTimestamp | None]:
+        """The earliest offset whose timestamp is >= the given one, per partition.
+
+        Args:
+            timestamps: ``{tp: timestamp in ms since the epoch}``.
+
+        Returns:
+            ``{tp: OffsetAndTimestamp}``, ``None`` where no such record exists.
+
+        Raises:
+            ValueError: a timestamp is negative or not an int.
+            aiokafka.errors.KafkaTimeoutError: not answered within request_timeout_ms.
+        """
+        _, _, offsets = self._started()
+        return await offsets.offsets_for_times(timestamps, self._config.isolation_level_code)
+
+    async def topics(self) -> set[str]:
+        """All topics the user may see (without internal ones such as
+        ``__consumer_offsets`` unless ``exclude_internal_topics=False``)."""
+        client, _, _ = self._started()
+        metadata = await client.fetch_all_metadata()
+        exclude = self._config.exclude_internal_topics
+        return {name for name, t in metadata.topics.items() if not (t.is_internal and exclude)}
+
+    def partitions_for_topic(self, topic: str) -> set[int] | None:
+        """Partition numbers of ``topic`` from cached metadata, or None if unknown."""
+        if self._client is None:
+            return None
+        parts = self._client.cluster.partitions_for_topic(topic)
+        return None if parts is None else set(parts)
