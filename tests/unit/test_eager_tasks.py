@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from aiokafka.cluster.metadata import ClusterMetadata
+from aiokafka.cluster.refresh import MetadataRefresher
 from aiokafka.errors import KafkaConnectionError
 from aiokafka.protocol import messages as m
 
@@ -121,3 +123,23 @@ async def test_sender_retries_a_failing_connection_once_per_loop_turn(eager: Non
     assert len(set(first)) == len(first), first
     with pytest.raises(KafkaConnectionError):
         fut.result()
+
+
+async def test_metadata_requests_of_one_loop_turn_share_one_refresh(eager: None) -> None:
+    """The refresher's task starts inside the first request(): it used to send that
+    refresh at once, so the other callers of the same turn waited for a second one,
+    throttled behind it."""
+    fetched: list[int] = []
+
+    async def fetch() -> ClusterMetadata:
+        fetched.append(len(fetched))
+        await asyncio.sleep(0.01)
+        return ClusterMetadata(generation=len(fetched))
+
+    refresher = MetadataRefresher(fetch, lambda: 0, retry_backoff_ms=50, max_backoff_ms=400)
+    try:
+        results = await asyncio.gather(*(refresher.request(f"caller {i}") for i in range(5)))
+    finally:
+        await refresher.close()
+    assert fetched == [0]
+    assert {r.generation for r in results} == {1}
