@@ -151,6 +151,13 @@ class MetadataRefresher:
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
+        if self._task is not asyncio.current_task():
+            # Started by an eager task factory, inside the first request()'s
+            # create_task() (self._task is assigned when it returns): yield once so
+            # that the other callers of this loop turn share this refresh, as they do
+            # when the task starts on the next turn; else they would wait for a
+            # second one, throttled behind this one.
+            await asyncio.sleep(0)
         while True:
             # Callers that gave up (cancelled their future) no longer need one.
             self._next = [f for f in self._next if not f.done()]

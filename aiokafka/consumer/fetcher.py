@@ -400,9 +400,15 @@ class Fetcher:
             self._want_metadata()
         for node, wanted in per_node.items():
             session = self._sessions.setdefault(node, FetchSession())
-            self._in_flight[node] = asyncio.create_task(
+            task = asyncio.create_task(
                 self._fetch_node(node, session, wanted), name=f"aiokafka-fetch-{node}"
             )
+            # An eager task factory may have run a fetch that never suspended (a send on
+            # a connection that just closed fails at once) to its end, its finally
+            # included, inside create_task(): recorded then, the node would stay "in
+            # flight" for good and never be fetched from again.
+            if not task.done():
+                self._in_flight[node] = task
 
     def _read_replica(self, tp: TopicPartition, state: PartitionState, now: float) -> int | None:
         """The replica the leader preferred (KIP-392) while valid, else the leader."""

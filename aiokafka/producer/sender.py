@@ -384,6 +384,11 @@ class Sender:
         for node in nodes - ready:
             if node not in self._connecting:
                 task = asyncio.create_task(self._connect(node))
+                if task.done():
+                    # An eager task factory ran a failed attempt to its end (and its
+                    # finally) inside create_task(): recorded now, the node would stay
+                    # "connecting" for good and never be tried again.
+                    continue
                 self._connecting[node] = task
                 self._requests.add(task)
                 task.add_done_callback(self._requests.discard)
@@ -404,7 +409,11 @@ class Sender:
             self._request_metadata(f"cannot connect to node {node}")
         finally:
             self._connecting.pop(node, None)
-            self.wakeup()
+            # On the next loop turn, not now: under an eager task factory an attempt
+            # that fails without suspending (the node not in the metadata) ends inside
+            # the pass that started it, and waking the sender from here would make it
+            # run that pass again at once, and again, in a loop that never yields.
+            asyncio.get_running_loop().call_soon(self.wakeup)
 
     # -- transactions -------------------------------------------------------------------
 

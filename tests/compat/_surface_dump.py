@@ -117,6 +117,12 @@ def _class(cls: type) -> dict[str, Any]:
             members[n] = entry
     # The constructor as callers see it (__init__ or __new__).
     init = _function(cls)
+    if issubclass(cls, enum.Enum):
+        # Calling an enum looks a member up by value: EnumType.__call__, not the
+        # library's code, whose signature inspect reports per Python version
+        # ((value, names=None, *, module=None, ...) up to 3.11, (*values) from 3.12),
+        # so the two dumps, run on different interpreters, would differ.
+        init["params"] = [{"name": "value", "kind": "POSITIONAL_OR_KEYWORD", "default": _MISSING}]
     return {
         "kind": "class",
         "bases": [k.__name__ for k in cls.__mro__[1:] if k is not object],

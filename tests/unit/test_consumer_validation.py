@@ -163,9 +163,12 @@ async def test_truncation_with_reset_policy_seeks_to_the_divergence(
     assert fetcher.buffered_partitions() == {A}
     client.answers[1] = KafkaConnectionError("not asked in this test")
     fetcher._send_fetches()  # A waits for validation: its buffer goes, B is fetched
-    assert fetcher.buffered_partitions() == frozenset() and fetcher.in_flight_nodes == {1}
+    assert fetcher.buffered_partitions() == frozenset()
     assert fetcher.validator.pending() == [A]
     await asyncio.gather(*fetcher._in_flight.values())  # B's fetch fails; no matter
+    # Checked once the fetch ran: under an eager task factory it has already ended
+    # inside _send_fetches() (the stub answers without suspending).
+    assert [(node, set(client.last_fetch_offsets())) for node, _ in client.fetches()] == [(1, {B})]
     client.answers[2] = epoch_end(A, 7, 3)
     with caplog.at_level(logging.WARNING, logger="aiokafka.consumer.validation"):
         await fetcher._validate([A])
