@@ -41,7 +41,7 @@ from aiokafka.errors import (
     for_code,
 )
 from aiokafka.hooks import Instrumentable
-from aiokafka.options import StartStop
+from aiokafka.options import RESOLVED, StartStop
 from aiokafka.producer.idempotence import ProducerIdState
 from aiokafka.producer.options import ProducerOptions
 from aiokafka.producer.partitioner import StickyPartitionState, murmur2_partition
@@ -65,6 +65,12 @@ __all__ = ["AIOKafkaProducer", "BatchBuilder"]
 log = logging.getLogger(__name__)
 
 _BATCH_HEADER = 61
+
+#: aiokafka 0.14's name for the default of ``acks`` ("not given"). Code written for it
+#: imports it to pass "no choice" on (FastStream: ``from aiokafka.producer.producer
+#: import _missing``, then ``AIOKafkaProducer(acks=_missing)``), so it is our sentinel:
+#: an option left at it resolves as if not given.
+_missing = RESOLVED
 
 
 @dataclass(slots=True)
