@@ -1,5 +1,17 @@
 """What the producer does with a batch after its partition's Produce result: the
-action table of the error codes (no asyncio; the sender acts on it)."""
+action table of the error codes (no asyncio; the sender acts on it):
+
+* success / DUPLICATE_SEQUENCE_NUMBER: resolve the record futures.
+* OUT_OF_ORDER_SEQUENCE_NUMBER / UNKNOWN_PRODUCER_ID: if the batch is the first
+  unacknowledged one of its partition the broker lost its state: bump the epoch
+  (KIP-360) and retry with fresh sequences; otherwise an earlier batch is missing
+  and the retry in order fixes it. (aiokafka treated these as fatal and stalled.)
+* retriable errors: retry after ``retry_backoff_ms`` until ``delivery_timeout_ms``;
+  invalid-metadata errors first apply the KIP-951 leader hint or refresh metadata.
+* MESSAGE_TOO_LARGE / RECORD_LIST_TOO_LARGE for a batch of several records: split it
+  (:meth:`~aiokafka.producer.accumulator.RecordAccumulator.split`) and send the parts, which keep its sequences.
+* anything else: fail only that batch's futures with the typed error.
+"""
 
 from __future__ import annotations
 

@@ -25,18 +25,8 @@ its own short task (cancelled by :meth:`Sender.close`) started eagerly
 in the order they were drained: sequence numbers stay in order on the wire.
 
 What happens to a partition's batch after a response is decided by one table
-(:func:`classify`), not by ``if`` chains spread over the code:
-
-* success / DUPLICATE_SEQUENCE_NUMBER: resolve the record futures.
-* OUT_OF_ORDER_SEQUENCE_NUMBER / UNKNOWN_PRODUCER_ID: if the batch is the first
-  unacknowledged one of its partition the broker lost its state: bump the epoch
-  (KIP-360) and retry with fresh sequences; otherwise an earlier batch is missing
-  and the retry in order fixes it. (aiokafka treated these as fatal and stalled.)
-* retriable errors: retry after ``retry_backoff_ms`` until ``delivery_timeout_ms``;
-  invalid-metadata errors first apply the KIP-951 leader hint or refresh metadata.
-* MESSAGE_TOO_LARGE / RECORD_LIST_TOO_LARGE for a batch of several records: split it
-  (:meth:`RecordAccumulator.split`) and send the parts, which keep its sequences.
-* anything else: fail only that batch's futures with the typed error.
+(:func:`~aiokafka.producer.outcome.classify`; the rules are in that module), not by
+``if`` chains spread over the code.
 
 Transactional producers (``txn`` given): the transaction manager owns the producer
 id (no InitProducerId here). Before draining, partitions with queued batches that
