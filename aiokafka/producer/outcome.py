@@ -9,7 +9,8 @@ action table of the error codes (no asyncio; the sender acts on it):
 * retriable errors: retry after ``retry_backoff_ms`` until ``delivery_timeout_ms``;
   invalid-metadata errors first apply the KIP-951 leader hint or refresh metadata.
 * MESSAGE_TOO_LARGE / RECORD_LIST_TOO_LARGE for a batch of several records: split it
-  (:meth:`~aiokafka.producer.accumulator.RecordAccumulator.split`) and send the parts, which keep its sequences.
+  (:meth:`~aiokafka.producer.accumulator.RecordAccumulator.split`) and send the
+  parts, which keep its sequences.
 * anything else: fail only that batch's futures with the typed error.
 """
 
