@@ -120,9 +120,8 @@ class AIOKafkaConnection:
             default.
         metrics: Where requests and responses are counted (the pool's, shared by
             the client's connections); a private one by default.
-        stream_factory: Opens the byte stream (:mod:`aiokafka.net.streams`); TCP,
-            with TLS when the config asks for it, by default. Tests pass an
-            in-memory one.
+        stream_factory: Opens the byte stream (:mod:`aiokafka.net.streams`): TCP,
+            with TLS if configured, by default; tests pass an in-memory one.
     """
 
     def __init__(
