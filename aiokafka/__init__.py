@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "1.0.0.dev0"
+__version__ = "0.15.0.dev0"
 
 if TYPE_CHECKING:
     from aiokafka.abc import ConsumerRebalanceListener

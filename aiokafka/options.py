@@ -16,8 +16,9 @@ integrations written for it read to tag their spans (:class:`ClientAttrs`,
 :class:`ConsumerAttrs`): Datadog's ``ddtrace`` reads ``client._bootstrap_servers`` and
 ``consumer._group_id`` in every traced ``send()``, ``getone()`` and ``getmany()``, so
 each of those calls raised ``AttributeError``; OpenTelemetry's aiokafka instrumentation
-also reads ``_client_id``. They are read-only views of the validated config, and
-nothing of ours reads them.
+also reads ``_client_id`` and calls ``client._wait_on_metadata(topic)`` and the
+producer's ``_partition(...)`` (in ``producer.py``) for a span's partition. The
+attributes are read-only views of the validated config; nothing of ours uses them.
 
 ``async with client:`` calls ``start()`` on entry and, on exit (with or without an
 exception, which is never suppressed), ``stop()`` (producer, consumers:
@@ -32,7 +33,10 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
 
 if TYPE_CHECKING:
+    import asyncio
+
     from aiokafka.cluster.config import ClientConfig
+    from aiokafka.cluster.metadata import ClusterMetadata
     from aiokafka.consumer.config import ConsumerConfig
 
 __all__ = [
@@ -138,6 +142,11 @@ class _HasClientConfig(Protocol):
     @property
     def config(self) -> ClientConfig: ...
 
+    @property
+    def cluster(self) -> ClusterMetadata: ...
+
+    def add_topic(self, topic: str) -> asyncio.Future[bool]: ...
+
 
 class _HasConsumerConfig(Protocol):
     @property
@@ -158,6 +167,23 @@ class ClientAttrs:
     def _client_id(self: _HasClientConfig) -> str | None:
         """The client id sent in request headers."""
         return self.config.client_id
+
+    async def _wait_on_metadata(self: _HasClientConfig, topic: str) -> set[int]:
+        """The partitions of ``topic``, its metadata fetched first if not known yet
+        (OpenTelemetry's aiokafka instrumentation calls it before each ``send()``).
+
+        Raises:
+            aiokafka.errors.UnknownTopicOrPartitionError: the cluster has no such topic.
+        """
+        partitions = self.cluster.partitions_for_topic(topic)
+        if partitions is None:
+            await self.add_topic(topic)
+            partitions = self.cluster.partitions_for_topic(topic)
+            if partitions is None:
+                from aiokafka.errors import UnknownTopicOrPartitionError  # rarely used
+
+                raise UnknownTopicOrPartitionError(f"topic {topic!r}")
+        return set(partitions)
 
 
 class ConsumerAttrs:

@@ -398,6 +398,43 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
                 )
         return future
 
+    # aiokafka 0.14's names for what OpenTelemetry's aiokafka instrumentation reads to
+    # give a send span its partition (aiokafka.options says why they exist).
+
+    @property
+    def _key_serializer(self) -> Callable[[Any], bytes] | None:
+        return self._config.key_serializer
+
+    @property
+    def _value_serializer(self) -> Callable[[Any], bytes] | None:
+        return self._config.value_serializer
+
+    def _partition(
+        self,
+        topic: str,
+        partition: int | None,
+        key: Any,
+        value: Any,
+        serialized_key: bytes | None,
+        serialized_value: bytes | None,
+    ) -> int:
+        """The partition :meth:`send` picks for a record of ``topic`` (its metadata
+        known): ``partition`` if given, else the partitioner's choice, the sticky
+        partition for a record without a key."""
+        if partition is not None:
+            return partition
+        cluster = self.client.cluster
+        every = sorted(cluster.partitions_for_topic(topic) or ())
+        if not every:
+            raise errors.UnknownTopicOrPartitionError(f"topic {topic!r}")
+        available = sorted(cluster.available_partitions_for_topic(topic) or ())
+        if self._partitioner is not None:
+            chosen: int = self._partitioner(serialized_key, every, available)
+            return chosen
+        if serialized_key is not None:
+            return murmur2_partition(serialized_key, len(every))
+        return self._sticky.partition(topic, every, available)
+
     def _sticky_tp(self, topic: str, entry: _TopicEntry) -> TopicPartition:
         partition = self._sticky.partition(topic, entry.all_partitions, entry.available)
         tp = entry.sticky = entry.tps[partition]

@@ -14,15 +14,18 @@ exist), and with those two present every traced ``send()``/``getone()`` raised
 from __future__ import annotations
 
 import functools
+import importlib.metadata
 import uuid
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
+import aiokafka
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.cluster import AIOKafkaClient
 from aiokafka.consumer.group_coordinator import GroupCoordinator
+from aiokafka.errors import UnknownTopicOrPartitionError
 from aiokafka.protocol.metadata import MetadataRequest
 from aiokafka.structs import OffsetAndMetadata, TopicPartition
 from tools.kafka.rig import KafkaCluster
@@ -104,3 +107,43 @@ async def test_metadata_request_from_aiokafkas_import_path(kafka: KafkaCluster) 
         assert none.cluster_id and none.topics == []
         every = await client.send(node, MetadataRequest())
         assert every.cluster_id == none.cluster_id
+
+
+async def test_partition_lookups_for_send_spans(
+    kafka: KafkaCluster, new_topic: Callable[..., str]
+) -> None:
+    """OpenTelemetry's instrumentation asks, before each send, for the topic's partitions
+    (``client._wait_on_metadata``) and the partition the record will go to
+    (``producer._partition``), reading the serializers to get the key's bytes."""
+    topic = new_topic(partitions=3)
+
+    def encode(key: str | None) -> bytes | None:  # called for a missing key too, as in 0.14
+        return None if key is None else key.encode()
+
+    async with AIOKafkaProducer(
+        bootstrap_servers=kafka.bootstrap_servers,
+        key_serializer=encode,
+    ) as producer:
+        assert producer._key_serializer is encode and producer._value_serializer is None
+        assert await producer.client._wait_on_metadata(topic) == {0, 1, 2}
+        with pytest.raises(UnknownTopicOrPartitionError):
+            await producer.client._wait_on_metadata(f"missing-{uuid.uuid4().hex[:8]}")
+        for key in ("a", "b", "c", "d"):
+            chosen = producer._partition(topic, None, key, b"v", key.encode(), b"v")
+            sent = await producer.send_and_wait(topic, b"v", key=key)
+            assert sent.partition == chosen
+        assert producer._partition(topic, 2, "a", b"v", b"a", b"v") == 2
+        keyless = producer._partition(topic, None, None, b"v", None, b"v")
+        assert (await producer.send_and_wait(topic, b"v")).partition == keyless
+
+
+def test_version_satisfies_the_instrumentations_pins() -> None:
+    """OpenTelemetry's instrumentor checks the installed aiokafka against
+    ``aiokafka >= 0.8, < 1.0`` and instruments nothing outside it (silently but for one
+    log line); this package was versioned 1.0.0.dev0, outside."""
+    from packaging.specifiers import SpecifierSet
+
+    installed = importlib.metadata.version("aiokafka")
+    assert installed == aiokafka.__version__
+    assert SpecifierSet(">=0.8, <1.0").contains(installed)  # opentelemetry-instrumentation
+    assert SpecifierSet(">=0.9.0").contains(installed)  # ddtrace
