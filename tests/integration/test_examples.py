@@ -308,6 +308,9 @@ async def test_web_service_example(kafka: KafkaCluster) -> None:
             )
             deadline = time.monotonic() + 30
             while (await (await client.get("/health")).json())["buffered_bytes"] == 0:
+                if first.done():  # answered (refused?) without ever being buffered
+                    answer = first.result()
+                    pytest.fail(f"first event answered {answer.status}: {await answer.text()}")
                 assert time.monotonic() < deadline, "the first event was never buffered"
                 await asyncio.sleep(0.05)
             refused = await client.post(f"/events?key={keys[1]}", json={"x": "z" * 12000})
