@@ -7,11 +7,19 @@ aiokafka API.
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import pytest
 
 from aiokafka import AIOKafkaProducer
+from aiokafka.admin.results import (
+    PartitionCreationResult,
+    TopicCreationResult,
+    TopicCreationResults,
+    TopicDeletionResult,
+)
+from aiokafka.errors import TopicAlreadyExistsError, UnknownTopicOrPartitionError
 
 
 @pytest.mark.parametrize(
@@ -29,3 +37,31 @@ def test_producer_missing_acks_resolves_as_not_given(others: dict[str, Any]) -> 
     omitted = AIOKafkaProducer(**others).config
     assert passed.acks == omitted.acks
     assert passed.enable_idempotence == omitted.enable_idempotence
+
+
+def test_admin_topic_results_answer_to_object() -> None:
+    # FastStream 0.7 (kafka/helpers/admin.py) reads create_topics' outcome as
+    # ``response.to_object()["topic_errors"]``, items with "topic", "error_code" and
+    # "error_message". aiokafka 0.14 (CreateTopicsResponse_v3, CreatePartitions v1,
+    # DeleteTopics v3) answers these dicts; throttle_time_ms is 0 from a broker that
+    # does not throttle.
+    created = TopicCreationResults(
+        a=TopicCreationResult("a", uuid.uuid4(), 1, 1),
+        b=TopicCreationResult("b", uuid.UUID(int=0), -1, -1, error=TopicAlreadyExistsError("b")),
+    )
+    obj = created.to_object()
+    assert obj["throttle_time_ms"] == 0
+    assert [(e["topic"], e["error_code"]) for e in obj["topic_errors"]] == [("a", 0), ("b", 36)]
+    assert obj["topic_errors"][0]["error_message"] is None
+    assert "b" in obj["topic_errors"][1]["error_message"]
+
+    deleted = TopicDeletionResult(["a", "gone"], {"gone": UnknownTopicOrPartitionError("gone")})
+    assert deleted.to_object() == {
+        "throttle_time_ms": 0,
+        "topic_error_codes": [{"topic": "a", "error_code": 0}, {"topic": "gone", "error_code": 3}],
+    }
+    grown = PartitionCreationResult(["a"])
+    assert grown.to_object() == {
+        "throttle_time_ms": 0,
+        "topic_errors": [{"topic": "a", "error_code": 0, "error_message": None}],
+    }
