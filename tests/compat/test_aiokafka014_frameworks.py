@@ -8,6 +8,7 @@ aiokafka API.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from aiokafka.admin.results import (
     TopicDeletionResult,
 )
 from aiokafka.errors import TopicAlreadyExistsError, UnknownTopicOrPartitionError
+from tools.kafka.rig import KafkaCluster
 
 
 @pytest.mark.parametrize(
@@ -65,3 +67,31 @@ def test_admin_topic_results_answer_to_object() -> None:
         "throttle_time_ms": 0,
         "topic_errors": [{"topic": "a", "error_code": 0, "error_message": None}],
     }
+
+
+async def test_send_batch_without_partition_asks_the_partitioner(
+    kafka: KafkaCluster, new_topic: Callable[..., str]
+) -> None:
+    # FastStream 0.7 publishes a batch with ``send_batch(batch, topic,
+    # partition=None)`` when its user names no partition. aiokafka 0.14 then asks its
+    # partitioner with no key (the default one: a random available partition).
+    topic = new_topic(partitions=3)
+    asked: list[tuple[object, list[int], list[int]]] = []
+
+    def last(key: object, all_partitions: list[int], available: list[int]) -> int:
+        asked.append((key, all_partitions, available))
+        return all_partitions[-1]
+
+    async with AIOKafkaProducer(bootstrap_servers=kafka.bootstrap_servers) as default:
+        batch = default.create_batch()
+        batch.append(key=None, value=b"d", timestamp=None)
+        meta = await (await default.send_batch(batch, topic, partition=None))
+        assert meta.topic == topic and meta.partition in (0, 1, 2)
+    async with AIOKafkaProducer(
+        bootstrap_servers=kafka.bootstrap_servers, partitioner=last
+    ) as producer:
+        batch = producer.create_batch()
+        batch.append(key=b"ignored", value=b"p", timestamp=None)
+        meta = await (await producer.send_batch(batch, topic, partition=None))
+        assert meta.partition == 2
+        assert asked == [(None, [0, 1, 2], [0, 1, 2])]
