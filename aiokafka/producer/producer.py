@@ -698,6 +698,15 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
     # -- introspection ------------------------------------------------------------------
 
     @property
+    def _closed(self) -> bool | None:
+        # aiokafka 0.14's private flag, which FastStream 0.7 reads to tell whether its
+        # producer is closed: None before start(), False while running, True once
+        # stop() began.
+        if self._state == "new":
+            return None
+        return self._state != "running"
+
+    @property
     def buffered_bytes(self) -> int:
         """Bytes of ``buffer_memory`` currently reserved by unfinished batches."""
         return 0 if self._acc is None else self._acc.used_memory

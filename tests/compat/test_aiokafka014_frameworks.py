@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from aiokafka import AIOKafkaProducer
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener
 from aiokafka.admin.results import (
     PartitionCreationResult,
     TopicCreationResult,
@@ -21,6 +21,7 @@ from aiokafka.admin.results import (
     TopicDeletionResult,
 )
 from aiokafka.errors import TopicAlreadyExistsError, UnknownTopicOrPartitionError
+from tests.support.wait import DEFAULT_TIMEOUT, eventually
 from tools.kafka.rig import KafkaCluster
 
 
@@ -95,3 +96,52 @@ async def test_send_batch_without_partition_asks_the_partitioner(
         meta = await (await producer.send_batch(batch, topic, partition=None))
         assert meta.partition == 2
         assert asked == [(None, [0, 1, 2], [0, 1, 2])]
+
+
+async def test_private_names_frameworks_read(
+    kafka: KafkaCluster, new_topic: Callable[..., str]
+) -> None:
+    # FastStream 0.7's rebalance listener logs consumer._coordinator.member_id,
+    # consumer._group_id and consumer._subscription.topics on each assignment (an
+    # AttributeError there skipped its user's listener), and reads producer._closed.
+    # aiokafka 0.14: _coordinator is None until start(), then has the member id ("" until
+    # joined); _subscription.topics is the set of subscribed topics; _closed is None
+    # before start(), False while running, True from stop() on.
+    topic = new_topic()
+    group = f"fw-{uuid.uuid4().hex[:8]}"
+    consumer = AIOKafkaConsumer(topic, bootstrap_servers=kafka.bootstrap_servers, group_id=group)
+    assert consumer._coordinator is None
+    assert consumer._group_id == group
+    assert consumer._subscription.topics == {topic}
+    members: list[str] = []
+
+    class Listener(ConsumerRebalanceListener):
+        async def on_partitions_revoked(self, revoked: object) -> None:
+            pass
+
+        async def on_partitions_assigned(self, assigned: object) -> None:
+            assert consumer._coordinator is not None
+            members.append(consumer._coordinator.member_id)
+
+    consumer.unsubscribe()
+    consumer.subscribe([topic], listener=Listener())
+    async with consumer:
+
+        async def joined() -> bool:
+            await consumer.getmany(timeout_ms=200)
+            return bool(members)
+
+        assert await eventually(joined, bool, timeout=DEFAULT_TIMEOUT)
+        assert members and members[0] != ""
+        assert consumer._coordinator.member_id == members[-1]
+        assert consumer._coordinator.group_id == group
+
+    producer = AIOKafkaProducer(bootstrap_servers=kafka.bootstrap_servers)
+    assert producer._closed is None
+    await producer.start()
+    assert producer._closed is False
+    await producer.stop()
+    assert producer._closed is True
+    never_started = AIOKafkaProducer()
+    await never_started.stop()
+    assert never_started._closed is True
