@@ -11,7 +11,7 @@ the config the client sets itself up from in ``_setup``.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from aiokafka.options import reject_unknown
@@ -41,6 +41,19 @@ class ClientOptions(ClientSignature):
 
     def _setup(self, config: ClientConfig) -> None:
         raise NotImplementedError  # pragma: no cover - AIOKafkaClient's
+
+    config: ClientConfig  # set by _setup
+
+    # aiokafka 0.14's private attributes, which the OpenTelemetry instrumentation
+    # (opentelemetry-instrumentation-aiokafka) reads for every span's server.address
+    # and messaging.client.id: the options as given.
+    @property
+    def _bootstrap_servers(self) -> str | Sequence[str]:
+        return self.config.bootstrap_servers
+
+    @property
+    def _client_id(self) -> str | None:
+        return self.config.client_id
 
 
 # Each keyword option's default, from the signature (``loop`` included): the options

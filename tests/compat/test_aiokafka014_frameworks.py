@@ -20,6 +20,7 @@ from aiokafka.admin.results import (
     TopicCreationResults,
     TopicDeletionResult,
 )
+from aiokafka.client import AIOKafkaClient
 from aiokafka.errors import TopicAlreadyExistsError, UnknownTopicOrPartitionError
 from tests.support.wait import DEFAULT_TIMEOUT, eventually
 from tools.kafka.rig import KafkaCluster
@@ -145,3 +146,15 @@ async def test_private_names_frameworks_read(
     never_started = AIOKafkaProducer()
     await never_started.stop()
     assert never_started._closed is True
+
+
+def test_client_private_options_the_otel_instrumentation_reads() -> None:
+    # opentelemetry-instrumentation-aiokafka sets server.address to
+    # json.dumps(client._bootstrap_servers) and messaging.client.id to
+    # client._client_id, on producer.client and consumer._client: in aiokafka 0.14
+    # the constructor's arguments as given.
+    servers = ["127.0.0.1:1", "127.0.0.1:2"]
+    client = AIOKafkaClient(bootstrap_servers=servers, client_id="otel")
+    assert client._bootstrap_servers == servers
+    assert client._client_id == "otel"
+    assert AIOKafkaClient(bootstrap_servers="h:1")._bootstrap_servers == "h:1"
