@@ -126,7 +126,24 @@ class RecordMetadata(NamedTuple):
 
 
 @dataclass(slots=True)
-class ConsumerRecord(Generic[KT, VT]):
+class _ConsumerRecordFields(Generic[KT, VT]):
+    """The fields of :class:`ConsumerRecord` (slots the C decoder fills in place)."""
+
+    topic: str
+    partition: int
+    offset: int
+    timestamp: int
+    timestamp_type: int
+    key: KT | None
+    value: VT | None
+    checksum: int | None
+    serialized_key_size: int
+    serialized_value_size: int
+    headers: Sequence[tuple[str, bytes]]
+    leader_epoch: int | None = None
+
+
+class ConsumerRecord(_ConsumerRecordFields[KT, VT]):
     """A record returned by the consumer.
 
     Attributes:
@@ -145,18 +162,10 @@ class ConsumerRecord(Generic[KT, VT]):
         leader_epoch: The partition leader epoch of the batch, ``None`` if unknown.
     """
 
-    topic: str
-    partition: int
-    offset: int
-    timestamp: int
-    timestamp_type: int
-    key: KT | None
-    value: VT | None
-    checksum: int | None
-    serialized_key_size: int
-    serialized_value_size: int
-    headers: Sequence[tuple[str, bytes]]
-    leader_epoch: int | None = None
+    # A __dict__ besides the field slots: as on aiokafka 0.14's (plain dataclass)
+    # record, code may set attributes of its own on a record (FastStream 0.7 sets
+    # record.consumer). Empty (no dict allocated) until it does.
+    __slots__ = ("__dict__",)
 
 
 class _LeaderEpochTuple(tuple[Any, ...]):

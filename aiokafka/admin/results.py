@@ -5,7 +5,9 @@ here also answers the aiokafka shape of the same call, so code written for aioka
 runs unchanged (``docs/migration-from-aiokafka.md`` has the table):
 
 * ``create_topics(...)`` returns :class:`TopicCreationResults` (a dict by topic name)
-  with aiokafka's ``.topic_errors`` list of ``(topic, error_code, error_message)``.
+  with aiokafka's ``.topic_errors`` list of ``(topic, error_code, error_message)``;
+  it, ``delete_topics``' and ``create_partitions``' results also answer the
+  response's ``to_object()`` dict.
 * ``describe_topics()`` items (:class:`TopicDescription`) and ``describe_cluster()``
   (:class:`ClusterDescription`) are subscriptable with aiokafka's dict keys
   (``t["topic"]``, ``t["partitions"]``, ``c["controller_id"]``, ...).
@@ -86,6 +88,11 @@ def _error_code(error: KafkaError | None) -> int:
 
 def _error_message(error: KafkaError | None) -> str | None:
     return None if error is None else str(error)
+
+
+def _topic_error_dicts(rows: list[tuple[str, int, str | None]]) -> list[dict[str, Any]]:
+    """``topic_errors`` rows as aiokafka's ``Response.to_object()`` lists them."""
+    return [{"topic": t, "error_code": c, "error_message": m} for t, c, m in rows]
 
 
 _T = TypeVar("_T")
@@ -196,6 +203,12 @@ class TopicCreationResults(dict[str, TopicCreationResult]):
         error_message)`` each, ``(topic, 0, None)`` for a created topic."""
         return [(n, _error_code(r.error), _error_message(r.error)) for n, r in self.items()]
 
+    def to_object(self) -> dict[str, Any]:
+        """aiokafka's ``CreateTopicsResponse.to_object()``: ``{"throttle_time_ms": 0,
+        "topic_errors": [{"topic", "error_code", "error_message"}, ...]}`` (FastStream
+        reads its topic creation outcome from it)."""
+        return {"throttle_time_ms": 0, "topic_errors": _topic_error_dicts(self.topic_errors)}
+
     @property
     def errors(self) -> dict[str, KafkaError]:
         """The topics that were not created, with why."""
@@ -223,6 +236,16 @@ class TopicDeletionResult:
         listed them."""
         return [(t, _error_code(self.errors.get(t))) for t in self.topics]
 
+    def to_object(self) -> dict[str, Any]:
+        """aiokafka's ``DeleteTopicsResponse.to_object()``: ``{"throttle_time_ms": 0,
+        "topic_error_codes": [{"topic", "error_code"}, ...]}``."""
+        return {
+            "throttle_time_ms": 0,
+            "topic_error_codes": [
+                {"topic": t, "error_code": code} for t, code in self.topic_error_codes
+            ],
+        }
+
 
 @dataclass(frozen=True)
 class PartitionCreationResult:
@@ -236,6 +259,11 @@ class PartitionCreationResult:
     def topic_errors(self) -> list[tuple[str, int, str | None]]:
         """``(topic, 0, None)`` per topic, as aiokafka's response listed them."""
         return [(t, 0, None) for t in self.topics]
+
+    def to_object(self) -> dict[str, Any]:
+        """aiokafka's ``CreatePartitionsResponse.to_object()``: ``{"throttle_time_ms":
+        0, "topic_errors": [{"topic", "error_code", "error_message"}, ...]}``."""
+        return {"throttle_time_ms": 0, "topic_errors": _topic_error_dicts(self.topic_errors)}
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ class ClientOptions(ClientSignature):
     def _setup(self, config: ClientConfig) -> None:
         raise NotImplementedError  # pragma: no cover - AIOKafkaClient's
 
+    config: ClientConfig  # set by _setup
 
 # Each keyword option's default, from the signature (``loop`` included): the options
 # passed beside a ``config`` are those that differ from it.

@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from .config import ConsumerConfig
     from .fetcher import Fetcher
     from .group.membership import GroupMembership
+    from .internals014 import Coordinator014, Subscription014
     from .no_group import NoGroupAssigner
     from .offsets import OffsetsClient
 
@@ -727,6 +728,21 @@ class AIOKafkaConsumer(
         return ConsumerGroupMetadata(group_id, -1, "", self._config.group_instance_id)
 
     # -- misc ---------------------------------------------------------------------------
+
+    # aiokafka 0.14's private attributes that frameworks read (internals014.py, loaded
+    # on first use): read-only views of the public state. _group_id and the others
+    # tracing integrations read: aiokafka.options.ConsumerAttrs.
+    @property
+    def _coordinator(self) -> Coordinator014 | None:
+        from .internals014 import Coordinator014
+
+        return None if self._state == "new" else Coordinator014(self)
+
+    @property
+    def _subscription(self) -> Subscription014:
+        from .internals014 import Subscription014
+
+        return Subscription014(self)
 
     @property
     def config(self) -> ConsumerConfig:

@@ -107,10 +107,12 @@ class ProducerTracing:
         batch: Any,
         topic: str,
         *,
-        partition: int,
+        partition: int | None,
     ) -> asyncio.Future[RecordMetadata]:
         """``send_batch()`` in a span (ended with the batch's outcome)."""
-        more: dict[str, Any] = {DESTINATION: topic, PARTITION: str(partition)}
+        more: dict[str, Any] = {DESTINATION: topic}
+        if partition is not None:  # None: the producer chooses, after the span starts
+            more[PARTITION] = str(partition)
         count = batch.record_count() if hasattr(batch, "record_count") else None
         if isinstance(count, int):
             more[BATCH_COUNT] = count

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -535,9 +536,13 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
         return BatchBuilder(self._serializer, builder)
 
     async def send_batch(
-        self, batch: BatchBuilder, topic: str, *, partition: int
+        self, batch: BatchBuilder, topic: str, *, partition: int | None
     ) -> asyncio.Future[RecordMetadata]:
         """Queue a batch made with :meth:`create_batch` for ``topic``/``partition``.
+
+        ``partition=None`` lets the producer choose, as aiokafka 0.14 did: the
+        ``partitioner`` given to the constructor, called with no key, or else a random
+        available partition.
 
         Returns:
             A future of the :class:`RecordMetadata` of the batch's first record
@@ -560,10 +565,23 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
         entry = self._topics.get(topic)
         if entry is None or entry.cluster is not self.client.cluster:
             entry = await self._topic_entry(topic)
-        if partition not in entry.tps:
+        if partition is None:
+            partition = self._keyless_batch_partition(topic, entry)
+        elif partition not in entry.tps:
             entry = await self._check_partition(topic, partition)
         assert self._acc is not None
         return self._acc.add_batch(entry.tps[partition], batch.close_for_send())
+
+    def _keyless_batch_partition(self, topic: str, entry: _TopicEntry) -> int:
+        # aiokafka 0.14's send_batch(partition=None) asked its partitioner with no key
+        # (its default one: a random available partition); FastStream sends batches so
+        # when its user names no partition.
+        if self._partitioner is None:
+            return random.choice(entry.available or entry.all_partitions)
+        partition = self._partitioner(None, list(entry.all_partitions), list(entry.available))
+        if partition not in entry.tps:
+            raise ValueError(f"partitioner returned {partition!r}, not a partition of {topic!r}")
+        return partition
 
     async def flush(self, timeout: float | None = None) -> None:
         """Send every buffered record now and wait for all their outcomes.
@@ -715,6 +733,15 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
             _sticky_batch_closed(self._topics, self._sticky, tp)
 
     # -- introspection ------------------------------------------------------------------
+
+    @property
+    def _closed(self) -> bool | None:
+        # aiokafka 0.14's private flag, which FastStream 0.7 reads to tell whether its
+        # producer is closed: None before start(), False while running, True once
+        # stop() began.
+        if self._state == "new":
+            return None
+        return self._state != "running"
 
     @property
     def buffered_bytes(self) -> int:

@@ -58,9 +58,10 @@ static Py_ssize_t cached_offsets[N_FIELDS];
 
 /* Fill `offsets` with the byte offset of each field's slot in `tp`. 0 when the
  * class is laid out as expected (a __slots__ class whose fields are all
- * object slots, e.g. the slots dataclass ConsumerRecord), -1 otherwise, with
- * no exception set: the caller then takes the Python path, which calls the
- * class normally. */
+ * object slots, e.g. ConsumerRecord), -1 otherwise, with no exception set: the
+ * caller then takes the Python path, which calls the class normally. A
+ * __dict__ (ConsumerRecord has one, for attributes its users add, as on
+ * aiokafka's records) is allowed: tp_alloc leaves it empty. */
 static int
 slot_layout(PyTypeObject *tp, Py_ssize_t *offsets)
 {
@@ -68,7 +69,7 @@ slot_layout(PyTypeObject *tp, Py_ssize_t *offsets)
         memcpy(offsets, cached_offsets, sizeof(cached_offsets));
         return 0;
     }
-    if (!PyType_IS_GC(tp) || tp->tp_dictoffset != 0 || tp->tp_itemsize != 0) {
+    if (!PyType_IS_GC(tp) || tp->tp_itemsize != 0) {
         return -1;
     }
     for (int i = 0; i < N_FIELDS; i++) {

@@ -7,11 +7,23 @@ aiokafka API.
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from aiokafka import AIOKafkaProducer
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener
+from aiokafka.admin.results import (
+    PartitionCreationResult,
+    TopicCreationResult,
+    TopicCreationResults,
+    TopicDeletionResult,
+)
+from aiokafka.client import AIOKafkaClient
+from aiokafka.errors import TopicAlreadyExistsError, UnknownTopicOrPartitionError
+from tests.support.wait import DEFAULT_TIMEOUT, eventually
+from tools.kafka.rig import KafkaCluster
 
 
 @pytest.mark.parametrize(
@@ -29,3 +41,120 @@ def test_producer_missing_acks_resolves_as_not_given(others: dict[str, Any]) -> 
     omitted = AIOKafkaProducer(**others).config
     assert passed.acks == omitted.acks
     assert passed.enable_idempotence == omitted.enable_idempotence
+
+
+def test_admin_topic_results_answer_to_object() -> None:
+    # FastStream 0.7 (kafka/helpers/admin.py) reads create_topics' outcome as
+    # ``response.to_object()["topic_errors"]``, items with "topic", "error_code" and
+    # "error_message". aiokafka 0.14 (CreateTopicsResponse_v3, CreatePartitions v1,
+    # DeleteTopics v3) answers these dicts; throttle_time_ms is 0 from a broker that
+    # does not throttle.
+    created = TopicCreationResults(
+        a=TopicCreationResult("a", uuid.uuid4(), 1, 1),
+        b=TopicCreationResult("b", uuid.UUID(int=0), -1, -1, error=TopicAlreadyExistsError("b")),
+    )
+    obj = created.to_object()
+    assert obj["throttle_time_ms"] == 0
+    assert [(e["topic"], e["error_code"]) for e in obj["topic_errors"]] == [("a", 0), ("b", 36)]
+    assert obj["topic_errors"][0]["error_message"] is None
+    assert "b" in obj["topic_errors"][1]["error_message"]
+
+    deleted = TopicDeletionResult(["a", "gone"], {"gone": UnknownTopicOrPartitionError("gone")})
+    assert deleted.to_object() == {
+        "throttle_time_ms": 0,
+        "topic_error_codes": [{"topic": "a", "error_code": 0}, {"topic": "gone", "error_code": 3}],
+    }
+    grown = PartitionCreationResult(["a"])
+    assert grown.to_object() == {
+        "throttle_time_ms": 0,
+        "topic_errors": [{"topic": "a", "error_code": 0, "error_message": None}],
+    }
+
+
+async def test_send_batch_without_partition_asks_the_partitioner(
+    kafka: KafkaCluster, new_topic: Callable[..., str]
+) -> None:
+    # FastStream 0.7 publishes a batch with ``send_batch(batch, topic,
+    # partition=None)`` when its user names no partition. aiokafka 0.14 then asks its
+    # partitioner with no key (the default one: a random available partition).
+    topic = new_topic(partitions=3)
+    asked: list[tuple[object, list[int], list[int]]] = []
+
+    def last(key: object, all_partitions: list[int], available: list[int]) -> int:
+        asked.append((key, all_partitions, available))
+        return all_partitions[-1]
+
+    async with AIOKafkaProducer(bootstrap_servers=kafka.bootstrap_servers) as default:
+        batch = default.create_batch()
+        batch.append(key=None, value=b"d", timestamp=None)
+        meta = await (await default.send_batch(batch, topic, partition=None))
+        assert meta.topic == topic and meta.partition in (0, 1, 2)
+    async with AIOKafkaProducer(
+        bootstrap_servers=kafka.bootstrap_servers, partitioner=last
+    ) as producer:
+        batch = producer.create_batch()
+        batch.append(key=b"ignored", value=b"p", timestamp=None)
+        meta = await (await producer.send_batch(batch, topic, partition=None))
+        assert meta.partition == 2
+        assert asked == [(None, [0, 1, 2], [0, 1, 2])]
+
+
+async def test_private_names_frameworks_read(
+    kafka: KafkaCluster, new_topic: Callable[..., str]
+) -> None:
+    # FastStream 0.7's rebalance listener logs consumer._coordinator.member_id,
+    # consumer._group_id and consumer._subscription.topics on each assignment (an
+    # AttributeError there skipped its user's listener), and reads producer._closed.
+    # aiokafka 0.14: _coordinator is None until start(), then has the member id ("" until
+    # joined); _subscription.topics is the set of subscribed topics; _closed is None
+    # before start(), False while running, True from stop() on.
+    topic = new_topic()
+    group = f"fw-{uuid.uuid4().hex[:8]}"
+    consumer = AIOKafkaConsumer(topic, bootstrap_servers=kafka.bootstrap_servers, group_id=group)
+    assert consumer._coordinator is None
+    assert consumer._group_id == group
+    assert consumer._subscription.topics == {topic}
+    members: list[str] = []
+
+    class Listener(ConsumerRebalanceListener):
+        async def on_partitions_revoked(self, revoked: object) -> None:
+            pass
+
+        async def on_partitions_assigned(self, assigned: object) -> None:
+            assert consumer._coordinator is not None
+            members.append(consumer._coordinator.member_id)
+
+    consumer.unsubscribe()
+    consumer.subscribe([topic], listener=Listener())
+    async with consumer:
+
+        async def joined() -> bool:
+            await consumer.getmany(timeout_ms=200)
+            return bool(members)
+
+        assert await eventually(joined, bool, timeout=DEFAULT_TIMEOUT)
+        assert members and members[0] != ""
+        assert consumer._coordinator.member_id == members[-1]
+        assert consumer._coordinator.group_id == group
+
+    producer = AIOKafkaProducer(bootstrap_servers=kafka.bootstrap_servers)
+    assert producer._closed is None
+    await producer.start()
+    assert producer._closed is False
+    await producer.stop()
+    assert producer._closed is True
+    never_started = AIOKafkaProducer()
+    await never_started.stop()
+    assert never_started._closed is True
+
+
+def test_client_private_options_the_otel_instrumentation_reads() -> None:
+    # opentelemetry-instrumentation-aiokafka sets server.address to
+    # json.dumps(client._bootstrap_servers) and messaging.client.id to
+    # client._client_id, on producer.client and consumer._client: in aiokafka 0.14
+    # the constructor's arguments as given.
+    servers = ["127.0.0.1:1", "127.0.0.1:2"]
+    client = AIOKafkaClient(bootstrap_servers=servers, client_id="otel")
+    assert client._bootstrap_servers == servers
+    assert client._client_id == "otel"
+    assert AIOKafkaClient(bootstrap_servers="h:1")._bootstrap_servers == "h:1"

@@ -88,12 +88,20 @@ def test_consumer_record_positional_as_in_aiokafka() -> None:
     assert rec.value == "changed"
 
 
-def test_consumer_record_has_no_instance_dict() -> None:
+def test_consumer_record_fields_are_slots_and_other_attributes_can_be_set() -> None:
     rec = ConsumerRecord[bytes, bytes](
         "t", 0, 0, 0, 0, None, None, None, -1, -1, [], leader_epoch=4
     )
-    assert not hasattr(rec, "__dict__")  # slots: records are made by the million
     assert rec.leader_epoch == 4
+    # Slots for the fields: records are made by the million. A __dict__ beside them,
+    # empty until used: aiokafka 0.14's records took attributes of their users' own
+    # (FastStream 0.7 sets record.consumer).
+    for name in ("topic", "key", "value", "leader_epoch"):
+        assert type(getattr(ConsumerRecord, name)).__name__ == "member_descriptor"
+    rec.consumer = "mine"  # type: ignore[attr-defined]
+    assert rec.consumer == "mine"  # type: ignore[attr-defined]
+    assert rec == ConsumerRecord("t", 0, 0, 0, 0, None, None, None, -1, -1, [], leader_epoch=4)
+    assert repr(rec).startswith("ConsumerRecord(topic='t',")
 
 
 def test_topic_partition_is_a_hashable_tuple() -> None:
