@@ -143,3 +143,29 @@ async def test_metadata_requests_of_one_loop_turn_share_one_refresh(eager: None)
         await refresher.close()
     assert fetched == [0]
     assert {r.generation for r in results} == {1}
+
+
+async def test_kip848_reconciliation_that_never_suspended_is_not_kept(
+    eager: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reconciliation that ends inside ``create_task()`` (nothing to await) cleared
+    ``_reconcile_task`` in its ``finally`` before the membership recorded the finished
+    task; kept, it read as still reconciling, so a member back to stable never set the
+    event ``start()`` waits for."""
+    import uuid
+
+    from .test_consumer_group_kip848_membership import _member
+
+    membership, _ = _member()
+    machine = membership._machine
+    machine.on_heartbeat(machine.member_id, 8, {uuid.uuid4(): frozenset({0})})
+    assert machine.state.name == "RECONCILING"
+    steps: list[int] = []
+
+    async def step_without_suspending() -> None:
+        steps.append(1)
+
+    monkeypatch.setattr(membership, "_reconcile_step", step_without_suspending)
+    membership._maybe_reconcile()
+    assert steps == [1]  # it ran inside create_task()
+    assert membership._reconcile_task is None

@@ -624,9 +624,14 @@ class ConsumerProtocolMembership(GroupMembership):
         task = self._reconcile_task
         if task is not None and not task.done():
             return  # the next heartbeat after it finishes looks again
-        self._reconcile_task = asyncio.create_task(
+        task = asyncio.create_task(
             self._reconcile(), name=f"aiokafka-kip848-reconcile-{self._group_id}"
         )
+        if not task.done():
+            # An eager task factory may have run it to its end (and its finally, which
+            # clears the attribute) inside create_task(): kept, it would read as still
+            # reconciling, and the member would never signal its assignment.
+            self._reconcile_task = task
 
     async def _revoke(self, partitions: frozenset[TopicPartition]) -> None:
         if not partitions:
