@@ -44,6 +44,7 @@ class ClientOptions(ClientSignature):
 
     config: ClientConfig  # set by _setup
 
+
 # Each keyword option's default, from the signature (``loop`` included): the options
 # passed beside a ``config`` are those that differ from it.
 _OPTION_DEFAULTS = {
