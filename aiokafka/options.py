@@ -12,13 +12,14 @@ keyword, and at run time :func:`reject_unknown` raises
 :class:`~aiokafka.option_checks.InvalidOptionError` naming the closest option, as before.
 
 The clients also answer aiokafka 0.14's private attribute names that tracing
-integrations written for it read to tag their spans (:class:`ClientAttrs`,
-:class:`ConsumerAttrs`): Datadog's ``ddtrace`` reads ``client._bootstrap_servers`` and
-``consumer._group_id`` in every traced ``send()``, ``getone()`` and ``getmany()``, so
-each of those calls raised ``AttributeError``; OpenTelemetry's aiokafka instrumentation
-also reads ``_client_id`` and calls ``client._wait_on_metadata(topic)`` and the
-producer's ``_partition(...)`` (in ``producer.py``) for a span's partition. The
-attributes are read-only views of the validated config; nothing of ours uses them.
+integrations written for it read to tag their spans: Datadog's ``ddtrace`` reads
+``client._bootstrap_servers`` in every traced ``send()``, ``getone()`` and
+``getmany()``, so each of those calls raised ``AttributeError``; OpenTelemetry's
+aiokafka instrumentation also reads ``_client_id`` and calls
+``client._wait_on_metadata(topic)`` (:class:`ClientAttrs`, a base of
+``AIOKafkaClient``). The producer's and consumer's such names are in their own modules
+(the consumer's views in ``consumer/internals014.py``). The attributes are read-only;
+nothing of ours uses them.
 
 ``async with client:`` calls ``start()`` on entry and, on exit (with or without an
 exception, which is never suppressed), ``stop()`` (producer, consumers:
@@ -37,12 +38,10 @@ if TYPE_CHECKING:
 
     from aiokafka.cluster.config import ClientConfig
     from aiokafka.cluster.metadata import ClusterMetadata
-    from aiokafka.consumer.config import ConsumerConfig
 
 __all__ = [
     "RESOLVED",
     "ClientAttrs",
-    "ConsumerAttrs",
     "StartClose",
     "StartStop",
     "given",
@@ -148,11 +147,6 @@ class _HasClientConfig(Protocol):
     def add_topic(self, topic: str) -> asyncio.Future[bool]: ...
 
 
-class _HasConsumerConfig(Protocol):
-    @property
-    def config(self) -> ConsumerConfig: ...
-
-
 class ClientAttrs:
     """``AIOKafkaClient``'s aiokafka 0.14 attribute names (see the module docstring)."""
 
@@ -184,19 +178,3 @@ class ClientAttrs:
 
                 raise UnknownTopicOrPartitionError(f"topic {topic!r}")
         return set(partitions)
-
-
-class ConsumerAttrs:
-    """``AIOKafkaConsumer``'s aiokafka 0.14 attribute names (see the module docstring)."""
-
-    __slots__ = ()
-
-    @property
-    def _group_id(self: _HasConsumerConfig) -> str | None:
-        """The consumer group, or ``None``."""
-        return self.config.group_id
-
-    @property
-    def _enable_auto_commit(self: _HasConsumerConfig) -> bool:
-        """Whether offsets are committed automatically."""
-        return self.config.enable_auto_commit

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from aiokafka.abc import ConsumerRebalanceListener
 from aiokafka.errors import ConsumerStoppedError, IllegalOperation, IllegalStateError
 from aiokafka.hooks import Instrumentable
-from aiokafka.options import ConsumerAttrs, StartStop
+from aiokafka.options import StartStop
 from aiokafka.structs import (
     KT,
     VT,
@@ -66,9 +66,7 @@ __all__ = ["AIOKafkaConsumer"]
 log = logging.getLogger(__name__)
 
 
-class AIOKafkaConsumer(
-    ConsumerOptions[KT, VT], OffsetLookups, Instrumentable, StartStop, ConsumerAttrs
-):
+class AIOKafkaConsumer(ConsumerOptions[KT, VT], OffsetLookups, Instrumentable, StartStop):
     """A client that consumes records from a Kafka cluster.
 
     The constructor (:class:`~aiokafka.consumer.options.ConsumerOptions`) takes
@@ -729,9 +727,17 @@ class AIOKafkaConsumer(
 
     # -- misc ---------------------------------------------------------------------------
 
-    # aiokafka 0.14's private attributes that frameworks read (internals014.py, loaded
-    # on first use): read-only views of the public state. _group_id and the others
-    # tracing integrations read: aiokafka.options.ConsumerAttrs.
+    # aiokafka 0.14's private attributes that frameworks and tracing integrations read
+    # (FastStream; ddtrace, OpenTelemetry): read-only views of the public state, the
+    # larger ones in internals014.py (loaded on first use).
+    @property
+    def _group_id(self) -> str | None:
+        return self._config.group_id
+
+    @property
+    def _enable_auto_commit(self) -> bool:
+        return self._config.enable_auto_commit
+
     @property
     def _coordinator(self) -> Coordinator014 | None:
         from .internals014 import Coordinator014

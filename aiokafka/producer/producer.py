@@ -363,14 +363,7 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
         sticky = False
         if partition is None:
             if self._partitioner is not None:
-                partition = self._partitioner(
-                    key_bytes, list(entry.all_partitions), list(entry.available)
-                )
-                if partition not in entry.tps:
-                    raise ValueError(
-                        f"partitioner returned {partition!r}, not a partition of {topic!r}"
-                    )
-                tp = entry.tps[partition]
+                tp = entry.tps[self._partitioner_choice(topic, entry, key_bytes)]
             elif key_bytes is not None:
                 tp = entry.tps[murmur2_partition(key_bytes, len(entry.all_partitions))]
             else:
@@ -420,21 +413,29 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
         serialized_value: bytes | None,
     ) -> int:
         """The partition :meth:`send` picks for a record of ``topic`` (its metadata
-        known): ``partition`` if given, else the partitioner's choice, the sticky
-        partition for a record without a key."""
+        known), chosen as :meth:`send` chooses it."""
         if partition is not None:
             return partition
         cluster = self.client.cluster
-        every = sorted(cluster.partitions_for_topic(topic) or ())
-        if not every:
-            raise errors.UnknownTopicOrPartitionError(f"topic {topic!r}")
-        available = sorted(cluster.available_partitions_for_topic(topic) or ())
+        entry = self._topics.get(topic)
+        if entry is None or entry.cluster is not cluster:
+            entry = self._entry_from(topic, cluster)
+            if entry is None:
+                raise errors.UnknownTopicOrPartitionError(f"topic {topic!r}")
         if self._partitioner is not None:
-            chosen: int = self._partitioner(serialized_key, every, available)
-            return chosen
+            return self._partitioner_choice(topic, entry, serialized_key)
         if serialized_key is not None:
-            return murmur2_partition(serialized_key, len(every))
-        return self._sticky.partition(topic, every, available)
+            return murmur2_partition(serialized_key, len(entry.all_partitions))
+        return (entry.sticky or self._sticky_tp(topic, entry)).partition
+
+    def _partitioner_choice(self, topic: str, entry: _TopicEntry, key: bytes | None) -> int:
+        """The constructor's partitioner's choice for a record with ``key`` (``None``
+        also for a batch), checked against the topic's partitions."""
+        assert self._partitioner is not None
+        partition = self._partitioner(key, list(entry.all_partitions), list(entry.available))
+        if partition not in entry.tps:
+            raise ValueError(f"partitioner returned {partition!r}, not a partition of {topic!r}")
+        return partition
 
     def _sticky_tp(self, topic: str, entry: _TopicEntry) -> TopicPartition:
         partition = self._sticky.partition(topic, entry.all_partitions, entry.available)
@@ -578,10 +579,7 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
         # when its user names no partition.
         if self._partitioner is None:
             return random.choice(entry.available or entry.all_partitions)
-        partition = self._partitioner(None, list(entry.all_partitions), list(entry.available))
-        if partition not in entry.tps:
-            raise ValueError(f"partitioner returned {partition!r}, not a partition of {topic!r}")
-        return partition
+        return self._partitioner_choice(topic, entry, None)
 
     async def flush(self, timeout: float | None = None) -> None:
         """Send every buffered record now and wait for all their outcomes.
