@@ -3,7 +3,8 @@
 ``optional=True``: without a compiler (or Python headers) the build warns and goes on;
 ``aiokafka.record.default_builder`` then uses its pure-Python append,
 ``aiokafka.consumer.record_decode`` its pure-Python record decoding and
-``aiokafka.producer.futures`` its pure-Python future fields.
+``aiokafka.producer.futures`` its pure-Python future fields and
+``AIOKafkaConsumer.__anext__`` a coroutine for each record.
 """
 
 from setuptools import Extension, setup
@@ -18,6 +19,11 @@ setup(
         Extension(
             "aiokafka.record._cdecode",
             sources=["aiokafka/record/_cdecode.c"],
+            optional=True,
+        ),
+        Extension(
+            "aiokafka.consumer._cready",
+            sources=["aiokafka/consumer/_cready.c"],
             optional=True,
         ),
         Extension(

@@ -68,6 +68,7 @@ _EXTENSIONS = (
     "aiokafka.record._cbuilder",
     "aiokafka.record._cdecode",
     "aiokafka.producer._cfuture",
+    "aiokafka.consumer._cready",
 )
 
 # Tests close to what differs between versions: the C extensions against their
@@ -77,6 +78,7 @@ _SHORT = (
     "tests/unit/test_record_cbuilder.py",
     "tests/unit/test_record_cdecode.py",
     "tests/unit/test_producer_future_methods.py",
+    "tests/unit/test_consumer_ready.py",
     "tests/unit/test_producer_eager.py",
     "tests/unit/test_eager_tasks.py",
     "tests/unit/test_timeout.py",

@@ -30,9 +30,10 @@ import logging
 import re
 import time
 import warnings
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from aiokafka._extensions import load_extension
 from aiokafka.abc import ConsumerRebalanceListener
 from aiokafka.errors import ConsumerStoppedError, IllegalOperation, IllegalStateError
 from aiokafka.hooks import Instrumentable
@@ -502,7 +503,7 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], OffsetLookups, Instrumentable, S
             raise ConsumerStoppedError("the consumer was stopped")
         return self if self._iteration_wrapper is None else self._iteration_wrapper(self)
 
-    async def __anext__(self) -> ConsumerRecord[KT, VT]:
+    def __anext__(self) -> Awaitable[ConsumerRecord[KT, VT]]:
         fetcher = self._fetcher
         # The fast path serves every assigned partition (see _partitions_arg). As in
         # aiokafka 0.14, each record comes from getone() when that is not ours: a
@@ -514,9 +515,14 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], OffsetLookups, Instrumentable, S
         ):
             if self._membership is not None:
                 self._membership.poll_called()
+            # A deserializer's error is raised by this call rather than by the await
+            # (the same to `async for`, which does both in one step).
             record = fetcher.next_record_fast()
             if record is not None:
-                return record
+                return _ready(record)  # a buffered record needs no coroutine
+        return self._next_via_getone()
+
+    async def _next_via_getone(self) -> ConsumerRecord[KT, VT]:
         try:
             return await self.getone()
         except ConsumerStoppedError:
@@ -767,3 +773,14 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], OffsetLookups, Instrumentable, S
 
 #: Our getone (``__anext__`` takes a shortcut past it only while it is this one).
 _GETONE = AIOKafkaConsumer.getone
+
+_T = TypeVar("_T")
+
+
+async def _ready_coroutine(value: _T) -> _T:
+    """``_cready.ready``'s pure-Python stand-in: an awaitable that gives ``value``."""
+    return value
+
+
+_cready = load_extension("aiokafka.consumer._cready")
+_ready: Callable[[_T], Awaitable[_T]] = _ready_coroutine if _cready is None else _cready.ready

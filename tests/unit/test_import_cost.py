@@ -54,6 +54,7 @@ _CLIENT_MODULES = {
     "aiokafka._gen.error_names",  # aiokafka.errors.__all__ without the table
     "aiokafka.abc",
     "aiokafka.consumer",
+    "aiokafka.consumer._cready",  # __anext__'s awaitable (C, a few KiB)
     "aiokafka.consumer._gen_options",  # the constructor's signature (generated)
     "aiokafka.consumer.consumer",
     "aiokafka.consumer.group",
