@@ -363,8 +363,10 @@ class RecordAccumulator:
             # A producer blocked on memory is woken once a good part of the buffer
             # is free, not per released batch: each wake-up costs an event loop
             # round trip through several tasks for one batch's worth of records.
-            if self._used <= self._resume_below or not self._incomplete:
-                self._notify_memory()
+            if self._mem_changed is not None and (
+                self._used <= self._resume_below or not self._incomplete
+            ):
+                self._notify_memory()  # someone waits for memory
 
     def complete(
         self, batch: ProducerBatch, base_offset: int, log_append_time: int, log_start_offset: int

@@ -21,7 +21,8 @@ from __future__ import annotations
 import struct
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Final
+from operator import attrgetter as _attrgetter
+from typing import TYPE_CHECKING, Any, Final
 
 from aiokafka._extensions import load_extension
 from aiokafka.errors import IllegalStateError
@@ -378,10 +379,16 @@ class DefaultRecordBatchBuilder:
         """Codec id."""
         return self._compression_type
 
-    @property
-    def record_count(self) -> int:
-        """Number of records appended so far."""
-        return self._count
+    if TYPE_CHECKING:
+
+        @property
+        def record_count(self) -> int:
+            """Number of records appended so far."""
+            return self._count
+
+    else:
+        # A C getter, not a Python frame: the producer reads it a few times per batch.
+        record_count = property(_attrgetter("_count"), doc="Number of records appended so far.")
 
     @property
     def size_limit(self) -> int:
