@@ -537,8 +537,8 @@ class AIOKafkaConnection:
             if self._reauth_gate is None or sasl:
                 break
             self._slots.release()
-        # From here the slot is released by _on_frame() or _fail() once a registered request is
-        # answered or failed, or below when nothing gets registered.
+        # From here the slot is released by _frame_received() or _fail() once a registered
+        # request is answered or failed, or below when nothing gets registered.
         corr, frame = self._frame(request, version)
         if not expect_response:
             self._metrics.request_sent(len(frame), time.monotonic())
@@ -604,10 +604,6 @@ class AIOKafkaConnection:
         if size < _HEADER_V0_LEN or size > self._frame_limit:
             raise frame_size_error(size, self._frame_limit, self.peer, prefix)
 
-    def _frame_received(self, frame: memoryview) -> None:
-        self.last_activity = time.monotonic()
-        self._on_frame(frame)
-
     def _reading_failed(self, exc: BaseException) -> None:
         if isinstance(exc, TRANSPORT_ERRORS):
             # EOF at a frame boundary with nothing in flight: the broker closed an idle
@@ -627,7 +623,8 @@ class AIOKafkaConnection:
             log.warning("Unexpected error reading from %s", self.peer, exc_info=exc)
             self._fail(KafkaConnectionError(f"reading from {self.peer} failed: {exc!r}"))
 
-    def _on_frame(self, frame: memoryview) -> None:
+    def _frame_received(self, frame: memoryview) -> None:
+        now = self.last_activity = time.monotonic()
         corr = _api.read_correlation_id(frame)
         pending = self._pending.pop(corr, None)
         if pending is None:
@@ -639,8 +636,6 @@ class AIOKafkaConnection:
                 f"expected one of {sorted(self._pending)}"
             )
         self._slots.release()
-        # last_activity: the read loop's clock reading for this frame.
-        now = self.last_activity
         self._metrics.response_received(now - pending.started, len(frame) + 4, now)
         future = pending.future
         if future is not None and future.done():

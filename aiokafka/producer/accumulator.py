@@ -91,9 +91,10 @@ class RecordAccumulator:
         self.linger = linger_ms / 1000
         self.delivery_timeout = delivery_timeout_ms / 1000
         self.retry_backoff = retry_backoff_ms / 1000
-        self._codec = codec
-        self._level = compression_level
-        self._transactional = is_transactional
+        # Every batch's builder is an empty copy of this one (validated once, here).
+        self._template = DefaultRecordBatchBuilder(
+            2, codec, is_transactional, batch_size=0, compression_level=compression_level
+        )
         self._wakeup = wakeup
         self._on_batch_closed = on_batch_closed
         self._batches: dict[TopicPartition, deque[ProducerBatch]] = {}
@@ -262,13 +263,7 @@ class RecordAccumulator:
         self._on_batch_closed(batch.tp)
 
     def _new_builder(self, batch_size: int) -> DefaultRecordBatchBuilder:
-        return DefaultRecordBatchBuilder(
-            2,
-            self._codec,
-            self._transactional,
-            batch_size=batch_size,
-            compression_level=self._level,
-        )
+        return self._template.empty_like(batch_size)
 
     def _new_batch(self, tp: TopicPartition, reserve: int) -> ProducerBatch:
         now = time.monotonic()
@@ -368,8 +363,10 @@ class RecordAccumulator:
             # A producer blocked on memory is woken once a good part of the buffer
             # is free, not per released batch: each wake-up costs an event loop
             # round trip through several tasks for one batch's worth of records.
-            if self._used <= self._resume_below or not self._incomplete:
-                self._notify_memory()
+            if self._mem_changed is not None and (
+                self._used <= self._resume_below or not self._incomplete
+            ):
+                self._notify_memory()  # someone waits for memory
 
     def complete(
         self, batch: ProducerBatch, base_offset: int, log_append_time: int, log_start_offset: int

@@ -9,6 +9,8 @@ while it fills and waits, and to the sender while a request carries it. Completi
 from __future__ import annotations
 
 import asyncio
+from operator import attrgetter as _attrgetter
+from typing import TYPE_CHECKING
 
 from aiokafka.errors import KafkaError
 from aiokafka.producer.futures import BatchResults
@@ -107,10 +109,16 @@ class ProducerBatch:
         if done is not None and not done.done():
             done.set_result(None)
 
-    @property
-    def record_count(self) -> int:
-        """Records in the batch."""
-        return self.builder.record_count
+    if TYPE_CHECKING:
+
+        @property
+        def record_count(self) -> int:
+            """Records in the batch."""
+            return self.builder.record_count
+
+    else:
+        # A C getter, not a Python frame (the sender reads it per request and answer).
+        record_count = property(_attrgetter("builder.record_count"), doc="Records in the batch.")
 
     def complete(self, base_offset: int, log_append_time: int, log_start_offset: int) -> None:
         """Resolve every record future (the metadata is made when asked for)."""

@@ -752,7 +752,10 @@ def _sticky_batch_closed(
 ) -> None:
     """A partition's batch closed: the sticky partitioner moves on (KIP-480)."""
     entry = topics.get(tp.topic)
-    if entry is not None:
+    # The sticky partition is the only available one (a lone send_and_wait's batches
+    # close one by one): the choice cannot move, and the next record skips the
+    # partitioner. (The state's choice may predate the entry, so the check is on tp.)
+    if entry is not None and not (entry.sticky is tp and entry.available == (tp.partition,)):
         sticky.on_batch_complete(tp.topic, tp.partition, entry.all_partitions, entry.available)
         entry.sticky = None  # the next keyless record asks the sticky state
 

@@ -82,3 +82,33 @@ def test_sticky_prefers_available_and_spreads() -> None:
     assert single.partition("s", (0,), ()) == 0
     single.on_batch_complete("s", 0, (0,), ())
     assert single.partition("s", (0,), ()) == 0
+
+
+def test_batch_closed_on_a_lone_available_partition_keeps_the_choice() -> None:
+    # The producer skips the sticky state when the closed batch's partition is the
+    # only available one (nothing to move to); otherwise the state moves on.
+    from aiokafka.cluster.metadata import ClusterMetadata
+    from aiokafka.producer.producer import _sticky_batch_closed, _TopicEntry
+    from aiokafka.structs import TopicPartition
+
+    state = StickyPartitionState(random.Random(3))
+    tps = {p: TopicPartition("t", p) for p in range(3)}
+    lone = _TopicEntry(ClusterMetadata(), (0, 1, 2), (1,), tps)
+    lone.sticky = tps[state.partition("t", lone.all_partitions, lone.available)]
+    assert lone.sticky is tps[1]
+    _sticky_batch_closed({"t": lone}, state, tps[1])
+    assert lone.sticky is tps[1]
+    assert state.partition("t", lone.all_partitions, lone.available) == 1
+
+    # A stale choice (made before the entry) is not kept: the state chooses again.
+    stale = _TopicEntry(ClusterMetadata(), (0, 1, 2), (2,), tps)
+    stale.sticky = tps[1]
+    _sticky_batch_closed({"t": stale}, state, tps[1])
+    assert stale.sticky is None
+    assert state.partition("t", stale.all_partitions, stale.available) == 2
+
+    several = _TopicEntry(ClusterMetadata(), (0, 1, 2), (0, 1, 2), tps)
+    several.sticky = tps[2]
+    _sticky_batch_closed({"t": several}, state, tps[2])
+    assert several.sticky is None
+    assert state.partition("t", several.all_partitions, several.available) != 2

@@ -22,6 +22,7 @@ from aiokafka.record import (
     build_control_batch,
 )
 from aiokafka.record.default_records import HEADER_SIZE, parse_control_key
+from aiokafka.record.util import size_of_varint
 
 CODECS = [CODEC_NONE, CODEC_GZIP, CODEC_SNAPPY, CODEC_LZ4, CODEC_ZSTD]
 
@@ -199,6 +200,42 @@ def test_size_estimators_are_upper_bounds(shape: int) -> None:
     assert len(single.build()) <= DefaultRecordBatchBuilder.estimate_size_in_bytes(
         key, value, headers
     )
+
+
+@pytest.mark.parametrize("length", [0, 1, 63, 64, 65, 8191, 8192, 8193, 2**20])
+def test_size_of_inlined_varints_match_size_of_varint(length: int) -> None:
+    # size_of() counts the length varints of keys and values below 8192 bytes inline.
+    data = b"x" * length
+    expected = 1 + 10 + 5 + 1 + 2 * (size_of_varint(length) + length)  # + no headers
+    assert DefaultRecordBatchBuilder.size_of(data, data) == 5 + expected
+    assert DefaultRecordBatchBuilder.size_of(None, data) == 5 + expected - length - (
+        size_of_varint(length) - 1
+    )
+
+
+@pytest.mark.parametrize("codec", CODECS)
+@pytest.mark.parametrize("transactional", [False, True])
+def test_empty_like_builds_what_the_constructor_builds(codec: int, transactional: bool) -> None:
+    template = DefaultRecordBatchBuilder(
+        2, codec, transactional, batch_size=0, compression_level=None
+    )
+    made = DefaultRecordBatchBuilder(2, codec, transactional, batch_size=500)
+    copied = template.empty_like(500)
+    for builder in (made, copied):
+        for i, (key, value, headers) in enumerate(SHAPES[:5]):
+            assert builder.append(i, 1000 + i, key, value, headers) is not None
+        builder.set_producer_state(7, 1, 42)
+    assert copied.size_limit == made.size_limit
+    assert bytes(copied.build()) == bytes(made.build())
+    assert template.record_count == 0 and template.producer_id == -1
+
+
+def test_empty_like_never_copies_the_control_bit() -> None:
+    template = DefaultRecordBatchBuilder(is_transactional=True)
+    template._mark_control()
+    copied = template.empty_like(100)
+    copied.append(0, 0, b"k", b"v", None)
+    assert not DefaultRecordBatch(copied.build()).is_control_batch
 
 
 def test_none_timestamp_means_now() -> None:
