@@ -17,7 +17,9 @@ runs unchanged (``docs/migration-from-aiokafka.md`` has the table):
   each such response lists every resource (group) of that response and the others
   list none, so ``resp[0].resources[1]`` and a loop over every item's
   ``.resources`` both see what aiokafka's responses held (see
-  :func:`group_as_responses`).
+  :func:`group_as_responses`); their ``to_object()`` is the response's dict made
+  of those rows. A failed row's ``error_message`` is the typed error's text (it
+  holds the broker's message, after the code and what was asked).
 * ``list_consumer_groups()`` items are ``(group_id, protocol_type)`` pairs with
   ``state`` and ``group_type`` as extra attributes.
 
@@ -303,6 +305,17 @@ class ConfigAlterationResult:
             self.name,
         )
 
+    def to_object(self) -> dict[str, Any]:
+        """aiokafka's ``AlterConfigsResponse.to_object()`` (v1): ``{"throttle_time_ms":
+        0, "resources": [{"error_code", "error_message", "resource_type",
+        "resource_name"}, ...]}`` with the rows of :attr:`resources` (none on an item
+        an earlier one lists)."""
+        keys = ("error_code", "error_message", "resource_type", "resource_name")
+        return {
+            "throttle_time_ms": 0,
+            "resources": [dict(zip(keys, row, strict=True)) for row in self.resources],
+        }
+
 
 @dataclass(frozen=True)
 class PartitionDescription(_DictKeys):
@@ -460,6 +473,37 @@ class ConfigDescription:
         message = "" if self.error is None else str(self.error)
         return (_error_code(self.error), message, int(self.resource_type), self.name, entries)
 
+    def to_object(self) -> dict[str, Any]:
+        """aiokafka's ``DescribeConfigsResponse.to_object()`` (v2, what it sends):
+        ``{"throttle_time_ms": 0, "resources": [{"error_code", "error_message",
+        "resource_type", "resource_name", "config_entries": [{"config_names",
+        "config_value", "read_only", "config_source", "is_sensitive",
+        "config_synonyms": [{"config_name", "config_value", "config_source"}]}]}]}``
+        with the rows of :attr:`resources` (none on an item an earlier one lists).
+        ``config_names`` is aiokafka's key for an entry's name."""
+        entry_keys = ("config_names", "config_value", "read_only", "config_source")
+        synonym_keys = ("config_name", "config_value", "config_source")
+        resources = []
+        for code, message, rtype, rname, entries in self.resources:
+            config_entries = [
+                {
+                    **dict(zip(entry_keys, entry[:4], strict=True)),
+                    "is_sensitive": entry[4],
+                    "config_synonyms": [dict(zip(synonym_keys, s, strict=True)) for s in entry[5]],
+                }
+                for entry in entries
+            ]
+            resources.append(
+                {
+                    "error_code": code,
+                    "error_message": message,
+                    "resource_type": rtype,
+                    "resource_name": rname,
+                    "config_entries": config_entries,
+                }
+            )
+        return {"throttle_time_ms": 0, "resources": resources}
+
 
 class ConsumerGroupListing(tuple[str, str]):
     """A group from ``list_consumer_groups``: the pair ``(group_id, protocol_type)``
@@ -581,6 +625,31 @@ class GroupDescription:
             members,
             _ops_bits(self.authorized_operations),
         )
+
+    def to_object(self) -> dict[str, Any]:
+        """aiokafka's ``DescribeGroupsResponse.to_object()``: ``{"throttle_time_ms": 0,
+        "groups": [{"error_code", "group", "state", "protocol_type", "protocol",
+        "members": [{"member_id", "client_id", "client_host", "member_metadata",
+        "member_assignment"}]}, ...]}`` with the rows of :attr:`groups` (none on an
+        item an earlier one lists). That is v2, what aiokafka sends; a group described
+        with ``include_authorized_operations=True`` also has v3's
+        ``"authorized_operations"`` bit field (aiokafka 0.14 failed to decode v3)."""
+        group_keys = ("error_code", "group", "state", "protocol_type", "protocol")
+        member_keys = (
+            "member_id",
+            "client_id",
+            "client_host",
+            "member_metadata",
+            "member_assignment",
+        )
+        groups = []
+        for row in self.groups:
+            group = dict(zip(group_keys, row[:5], strict=True))
+            group["members"] = [dict(zip(member_keys, m, strict=True)) for m in row[5]]
+            if row[6] != _OPS_NOT_REQUESTED:
+                group["authorized_operations"] = row[6]
+            groups.append(group)
+        return {"throttle_time_ms": 0, "groups": groups}
 
 
 @dataclass(frozen=True)

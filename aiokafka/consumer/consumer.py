@@ -47,7 +47,7 @@ from aiokafka.structs import (
 )
 
 from .leftovers import Leftovers
-from .lookups import OffsetLookups
+from .lookups import OffsetLookups, load_assigned
 from .options import ConsumerOptions
 from .subscription import BadArgumentError, SubscriptionState, SubscriptionType, check_partitions
 
@@ -134,6 +134,14 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], OffsetLookups, Instrumentable, S
 
         client = AIOKafkaClient(self._config.client)
         self._subscribed = client.topic_interest("subscription")  # before the bootstrap
+        subs = self._subscriptions
+        assigned = (
+            subs.assigned_partitions() if subs.type is SubscriptionType.USER_ASSIGNED else None
+        )
+        # Partitions assigned before start(): the bootstrap request names their topics
+        # (the fetcher holds them once it runs); see load_assigned().
+        at_start = client.topic_interest("assigned before start()")
+        at_start.set({tp.topic for tp in assigned or ()})
         try:
             await client.start()
         except BaseException:
@@ -157,9 +165,13 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], OffsetLookups, Instrumentable, S
             )
         try:
             await self._ensure_subscription()
+            if assigned:
+                await load_assigned(client, assigned, config.client.request_timeout_ms / 1000)
         except BaseException:
             await self.stop()
             raise
+        finally:
+            at_start.close()
         self._fetcher.start()
         if self._no_group is not None:
             self._no_group.start()

@@ -3,14 +3,18 @@ offsets by timestamp, topics and partitions.
 
 A base class of :class:`~aiokafka.consumer.AIOKafkaConsumer`, split from its module by
 responsibility; every method here reads the consumer's config and, after
-``start()``, asks its offsets client or cluster client.
+``start()``, asks its offsets client or cluster client. :func:`load_assigned` is what
+``start()`` waits for when partitions were assigned before it.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
+from aiokafka.errors import KafkaError
 from aiokafka.structs import OffsetAndTimestamp, TopicPartition
 
 if TYPE_CHECKING:
@@ -20,7 +24,57 @@ if TYPE_CHECKING:
     from .fetcher import Fetcher
     from .offsets import OffsetsClient
 
-__all__ = ["OffsetLookups"]
+__all__ = ["OffsetLookups", "load_assigned"]
+
+log = logging.getLogger(__name__)
+
+
+async def load_assigned(
+    client: AIOKafkaClient, partitions: frozenset[TopicPartition], timeout: float
+) -> None:
+    """Wait until ``client`` knows a leader of each of ``partitions`` and is connected
+    to it, for at most ``timeout`` seconds.
+
+    aiokafka's ``start()`` waits for the metadata of the topics assigned before it
+    (its ``_wait_topics``), over a connection to a broker; the fetcher's first
+    position look-up then goes out as soon as ``start()`` returns. Without that wait
+    a record written right after ``start()`` (FastStream's manual-partition
+    subscriber and its publisher) could land before the look-up, and
+    ``auto_offset_reset="latest"`` would skip it. The caller holds the topics'
+    metadata interest (the bootstrap request names them).
+
+    Where aiokafka raised UnknownTopicOrPartitionError after ``request_timeout_ms``
+    (or TopicAuthorizationFailedError at once), this gives up quietly: the fetcher
+    keeps waiting for a missing topic, as the Java consumer does, and reports a
+    refused one from getone()/getmany().
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        cluster = client.cluster
+        refused = cluster.unauthorized_topics
+        leaders = {cluster.leader_for(tp) for tp in partitions if tp.topic not in refused}
+        if None not in leaders:
+            break
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            log.debug("start(): no leader known yet for some of %s", sorted(partitions))
+            return
+        try:
+            # Spaced by the client's refresh throttle (retry_backoff_ms and up).
+            await asyncio.wait_for(client.request_refresh("start(): assigned topics"), remaining)
+        except TimeoutError:
+            continue  # past the deadline: logged at the top
+        except KafkaError as exc:
+            log.debug("start(): metadata of the assigned topics failed: %s", exc)
+            if not exc.retriable:
+                return  # e.g. the client is closing: asking again would fail at once
+    remaining = max(0.0, deadline - loop.time())
+    ready = [client.ready(node) for node in leaders if node is not None]
+    try:
+        await asyncio.wait_for(asyncio.gather(*ready), remaining)
+    except TimeoutError:
+        log.debug("start(): leaders of the assigned partitions not connected yet")
 
 
 class OffsetLookups:

@@ -14,14 +14,27 @@ from typing import Any
 import pytest
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener
+from aiokafka.admin import AIOKafkaAdminClient, ConfigResource, ConfigResourceType
 from aiokafka.admin.results import (
+    ConfigAlterationResult,
+    ConfigDescription,
+    ConfigEntry,
+    ConfigSynonym,
+    GroupDescription,
+    MemberDescription,
     PartitionCreationResult,
     TopicCreationResult,
     TopicCreationResults,
     TopicDeletionResult,
+    group_as_responses,
 )
+from aiokafka.admin.types import ConfigSource
 from aiokafka.client import AIOKafkaClient
-from aiokafka.errors import TopicAlreadyExistsError, UnknownTopicOrPartitionError
+from aiokafka.errors import (
+    InvalidConfigurationError,
+    TopicAlreadyExistsError,
+    UnknownTopicOrPartitionError,
+)
 from tests.support.wait import DEFAULT_TIMEOUT, eventually
 from tools.kafka.rig import KafkaCluster
 
@@ -69,6 +82,153 @@ def test_admin_topic_results_answer_to_object() -> None:
         "throttle_time_ms": 0,
         "topic_errors": [{"topic": "a", "error_code": 0, "error_message": None}],
     }
+
+
+def test_admin_config_and_group_results_answer_to_object() -> None:
+    # aiokafka 0.14 returned DescribeConfigsResponse_v2, AlterConfigsResponse_v1 and
+    # DescribeGroupsResponse_v2 objects (recorded against Kafka 4.1); code written
+    # for it calls their to_object(). Ours: the first item of each aiokafka response
+    # answers the whole response's dict, the items it lists answer no rows.
+    topic = ConfigResourceType.TOPIC
+    policy = ConfigEntry(
+        "cleanup.policy",
+        "delete",
+        read_only=False,
+        is_default=True,
+        source=ConfigSource.DEFAULT_CONFIG,
+        is_sensitive=False,
+        synonyms=[ConfigSynonym("log.cleanup.policy", "delete", ConfigSource.DEFAULT_CONFIG)],
+    )
+    missing = UnknownTopicOrPartitionError("describe configs of TOPIC 'm'")
+    described = group_as_responses(
+        [
+            ConfigDescription(topic, "t", {"cleanup.policy": policy}),
+            ConfigDescription(topic, "m", {}, error=missing),
+        ],
+        lambda d: d.resource_type,
+    )
+    obj = described[0].to_object()
+    assert obj["throttle_time_ms"] == 0
+    assert obj["resources"][0] == {
+        "error_code": 0,
+        "error_message": "",
+        "resource_type": 2,
+        "resource_name": "t",
+        "config_entries": [
+            {
+                "config_names": "cleanup.policy",  # sic: aiokafka's key
+                "config_value": "delete",
+                "read_only": False,
+                "config_source": 5,
+                "is_sensitive": False,
+                "config_synonyms": [
+                    {
+                        "config_name": "log.cleanup.policy",
+                        "config_value": "delete",
+                        "config_source": 5,
+                    }
+                ],
+            }
+        ],
+    }
+    failed = obj["resources"][1]
+    assert (failed["error_code"], failed["resource_name"], failed["config_entries"]) == (3, "m", [])
+    assert described[1].to_object() == {"throttle_time_ms": 0, "resources": []}
+
+    bad = InvalidConfigurationError("Unknown topic config name: x")
+    altered = group_as_responses(
+        [ConfigAlterationResult(topic, "t"), ConfigAlterationResult(topic, "u", bad)],
+        lambda d: d.resource_type,
+    )
+    rows = altered[0].to_object()["resources"]
+    assert rows[0] == {
+        "error_code": 0,
+        "error_message": None,
+        "resource_type": 2,
+        "resource_name": "t",
+    }
+    assert (rows[1]["error_code"], rows[1]["resource_name"]) == (40, "u")
+    assert "Unknown topic config name" in rows[1]["error_message"]
+
+    member = MemberDescription("m-1", None, "cid", "/127.0.0.1", [], b"meta", b"assign")
+    group = GroupDescription("g", "Stable", "consumer", "range", [member], coordinator=1)
+    assert group.to_object() == {
+        "throttle_time_ms": 0,
+        "groups": [
+            {
+                "error_code": 0,
+                "group": "g",
+                "state": "Stable",
+                "protocol_type": "consumer",
+                "protocol": "range",
+                "members": [
+                    {
+                        "member_id": "m-1",
+                        "client_id": "cid",
+                        "client_host": "/127.0.0.1",
+                        "member_metadata": b"meta",
+                        "member_assignment": b"assign",
+                    }
+                ],
+            }
+        ],
+    }
+
+
+async def test_admin_results_to_object_from_the_broker(
+    kafka: KafkaCluster, new_topic: Callable[..., str]
+) -> None:
+    # The same calls as aiokafka 0.14 made against the rig's broker, whose
+    # to_object() had these keys and values (group member bytes aside: they are the
+    # consumer's own subscription and assignment encoding).
+    t = new_topic()
+    g = f"g-{uuid.uuid4().hex[:8]}"
+    async with AIOKafkaAdminClient(bootstrap_servers=kafka.bootstrap_servers) as admin:
+        asked = ConfigResource(ConfigResourceType.TOPIC, t, {"retention.ms": None})
+        described = await admin.describe_configs([asked])
+        (resource,) = described[0].to_object()["resources"]
+        assert resource["error_code"] == 0 and resource["error_message"] == ""
+        assert (resource["resource_type"], resource["resource_name"]) == (2, t)
+        assert resource["config_entries"] == [
+            {
+                "config_names": "retention.ms",
+                "config_value": "604800000",
+                "read_only": False,
+                "config_source": 5,
+                "is_sensitive": False,
+                "config_synonyms": [],
+            }
+        ]
+        change = ConfigResource(ConfigResourceType.TOPIC, t, {"retention.ms": "1000"})
+        altered = await admin.alter_configs([change])
+        assert altered[0].to_object() == {
+            "throttle_time_ms": 0,
+            "resources": [
+                {"error_code": 0, "error_message": None, "resource_type": 2, "resource_name": t}
+            ],
+        }
+        consumer = AIOKafkaConsumer(
+            t, bootstrap_servers=kafka.bootstrap_servers, group_id=g, client_id="cid"
+        )
+        async with consumer:
+            groups = (await admin.describe_consumer_groups([g]))[0].to_object()["groups"]
+        (group,) = groups
+        assert {k: v for k, v in group.items() if k != "members"} == {
+            "error_code": 0,
+            "group": g,
+            "state": "Stable",
+            "protocol_type": "consumer",
+            "protocol": "roundrobin",
+        }
+        (member,) = group["members"]
+        assert member["client_id"] == "cid" and member["member_id"].startswith("cid-")
+        assert sorted(member) == [
+            "client_host",
+            "client_id",
+            "member_assignment",
+            "member_id",
+            "member_metadata",
+        ]
 
 
 async def test_send_batch_without_partition_asks_the_partitioner(

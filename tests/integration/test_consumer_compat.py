@@ -24,6 +24,7 @@ from aiokafka.errors import (
     IllegalStateError,
     InvalidSessionTimeoutError,
 )
+from aiokafka.producer import AIOKafkaProducer
 from aiokafka.structs import OffsetAndMetadata, TopicPartition
 from tests.support.wait import wait_until
 from tools.kafka.rig import KafkaCluster
@@ -162,6 +163,30 @@ async def test_start_returns_with_the_subscribed_partitions_assigned(
             assert await c.seek_to_beginning() is True
             got = [(await asyncio.wait_for(c.getone(), 20)).value for _ in range(2)]
             assert got == [b"r0", b"r1"]
+
+
+async def test_start_loads_the_metadata_of_assigned_topics(
+    kafka: KafkaCluster, new_topic: NewTopic
+) -> None:
+    """aiokafka's start() waits for the metadata of the topics assigned before it, so
+    the first position look-up goes out as soon as it returns. FastStream's
+    test_manual_partition_consume relies on that: a record written right after
+    start() by a producer yet to learn the topic is consumed under
+    auto_offset_reset="latest" (start() used to return first, and the look-up, a
+    metadata round trip later, came after the record: the position skipped it)."""
+    topic, other = new_topic(), new_topic()
+    tp = TopicPartition(topic, 0)
+    async with AIOKafkaProducer(bootstrap_servers=kafka.bootstrap_servers) as producer:
+        # Connected to the broker, as FastStream's producer is by then: its first
+        # send to ``topic`` takes a metadata and a produce round trip.
+        await producer.send_and_wait(other, b"warm-up")
+        c = consumer(kafka, auto_offset_reset="latest")
+        c.assign([tp])
+        async with c:
+            assert c.partitions_for_topic(topic) == {0}
+            await producer.send_and_wait(topic, b"first", partition=0)
+            record = await asyncio.wait_for(c.getone(), 20)
+            assert (record.offset, record.value) == (0, b"first")
 
 
 async def test_start_raises_a_fatal_join_error(kafka: KafkaCluster, new_topic: NewTopic) -> None:
