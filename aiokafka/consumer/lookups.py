@@ -63,7 +63,7 @@ async def load_assigned(
         try:
             # Spaced by the client's refresh throttle (retry_backoff_ms and up).
             await asyncio.wait_for(client.request_refresh("start(): assigned topics"), remaining)
-        except TimeoutError:
+        except asyncio.TimeoutError:  # not yet the builtin TimeoutError on 3.10
             continue  # past the deadline: logged at the top
         except KafkaError as exc:
             log.debug("start(): metadata of the assigned topics failed: %s", exc)
@@ -72,8 +72,10 @@ async def load_assigned(
     remaining = max(0.0, deadline - loop.time())
     ready = [client.ready(node) for node in leaders if node is not None]
     try:
-        await asyncio.wait_for(asyncio.gather(*ready), remaining)
-    except TimeoutError:
+        # A leader that cannot be reached now is the fetcher's to retry, as before:
+        # start() does not fail for it.
+        await asyncio.wait_for(asyncio.gather(*ready, return_exceptions=True), remaining)
+    except asyncio.TimeoutError:
         log.debug("start(): leaders of the assigned partitions not connected yet")
 
 

@@ -189,6 +189,23 @@ async def test_start_loads_the_metadata_of_assigned_topics(
             assert (record.offset, record.value) == (0, b"first")
 
 
+async def test_start_with_a_missing_assigned_topic_waits_at_most_the_request_timeout(
+    kafka: KafkaCluster,
+) -> None:
+    """The wait above is bounded by request_timeout_ms, and a topic still missing then
+    is not an error of start() (aiokafka raised UnknownTopicOrPartitionError): the
+    fetcher goes on waiting for it."""
+    tp = TopicPartition(f"missing-{uuid.uuid4().hex[:8]}", 0)
+    c = consumer(kafka, request_timeout_ms=1500)
+    c.assign([tp])
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    async with c:
+        assert 1.4 <= loop.time() - started < 10
+        assert c.assignment() == {tp}
+        assert await c.getmany(timeout_ms=200) == {}
+
+
 async def test_start_raises_a_fatal_join_error(kafka: KafkaCluster, new_topic: NewTopic) -> None:
     """aiokafka's test_consumer_invalid_session_timeout: the join's error comes out
     of start() (the broker's minimum session timeout here is 1000 ms)."""
