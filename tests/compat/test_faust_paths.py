@@ -1,0 +1,101 @@
+"""aiokafka 0.14 import paths and requests that faust-streaming 0.15 uses.
+
+faust's Kafka driver (``faust/transport/drivers/aiokafka.py``) and ``faust/auth.py``
+import these names at module level, so without them ``faust`` could not load its
+Kafka transport at all; the driver creates its topics by sending aiokafka 0.14's
+``CreateTopicsRequest`` to the controller it reads from a ``MetadataRequest``. The
+expected values were checked by running the same calls on aiokafka 0.14.0 against the
+same broker: the same tuples, codes and messages.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from aiokafka.abc import AbstractTokenProvider
+from aiokafka.cluster import AIOKafkaClient
+from aiokafka.conn import AbstractTokenProvider as ConnTokenProvider
+from aiokafka.consumer.group_coordinator import OffsetCommitRequest
+from aiokafka.errors import TopicAlreadyExistsError, UnknownTopicOrPartitionError
+from aiokafka.protocol._gen.offset_commit import OffsetCommitRequest as GeneratedCommit
+from aiokafka.protocol.admin import CreateTopicsRequest
+from aiokafka.protocol.metadata import MetadataRequest, MetadataRequest_v1
+from aiokafka.util import parse_kafka_version
+from tools.kafka.rig import KafkaCluster
+
+
+def test_token_provider_is_the_one_in_abc() -> None:
+    assert ConnTokenProvider is AbstractTokenProvider
+
+
+@pytest.mark.parametrize(
+    ("text", "parsed"),
+    [
+        ("2.8", (2, 8, 0)),
+        ("1.0.1", (1, 0, 1)),
+        (" 2.4.1 ", (2, 4, 1)),
+        ("2.0.0rc1", (2, 0, 0)),
+        ("v2.1", (2, 1, 0)),
+        ("0.9", (0, 9, 0)),
+    ],
+)
+def test_parse_kafka_version(text: str, parsed: tuple[int, int, int]) -> None:
+    assert parse_kafka_version(text) == parsed
+
+
+@pytest.mark.parametrize("text", ["0.10.2.1", "3.0", "0.8.2", "auto", "2", ""])
+def test_parse_kafka_version_rejects(text: str) -> None:
+    # aiokafka 0.14 accepts 0.9 <= version < 3.0 only, with two or three numbers.
+    with pytest.raises(ValueError):
+        parse_kafka_version(text)
+
+
+def test_offset_commit_request_constants_and_constructor() -> None:
+    assert OffsetCommitRequest.DEFAULT_GENERATION_ID == -1
+    assert OffsetCommitRequest.DEFAULT_RETENTION_TIME == -1
+    request = OffsetCommitRequest("g", 3, "m", -1, [("t", [(0, 42, "meta"), (1, 7, "")])])
+    assert isinstance(request, GeneratedCommit)
+    assert (request.group_id, request.generation_id_or_member_epoch, request.member_id) == (
+        "g",
+        3,
+        "m",
+    )
+    (topic,) = request.topics
+    assert topic.name == "t"
+    assert [
+        (p.partition_index, p.committed_offset, p.committed_metadata) for p in topic.partitions
+    ] == [
+        (0, 42, "meta"),
+        (1, 7, ""),
+    ]
+    assert request.encode(2) and request.encode(9)
+
+
+async def test_controller_id_and_create_topic_as_faust_does(kafka: KafkaCluster) -> None:
+    topic = f"faust-{uuid.uuid4().hex[:8]}"
+    async with AIOKafkaClient(bootstrap_servers=kafka.bootstrap_servers) as client:
+        nodes = [broker.nodeId for broker in client.cluster.brokers()]
+        response = await client.send(nodes[0], MetadataRequest([]))
+        controller = response.controller_id
+        assert controller in nodes and response.topics == []
+        old = await client.send(nodes[0], MetadataRequest_v1([]))
+        assert old.controller_id == controller
+
+        # faust: (topic, partitions, replication, [], list(config.items())), timeout, False;
+        # retention.ms comes as an int, which aiokafka 0.14 sends as its text too.
+        config = [("cleanup.policy", "compact"), ("retention.ms", 60000)]
+        request = CreateTopicsRequest([(topic, 2, 1, [], config)], 30000, False)
+        created = await client.send(controller, request)
+        assert created.topic_errors == [(topic, 0, None)]
+        _, code, reason = (await client.send(controller, request)).topic_errors[0]
+        assert code == TopicAlreadyExistsError.errno
+        assert reason == f"Topic '{topic}' already exists."
+
+        assert await client._wait_on_metadata(topic) == {0, 1}
+
+        check = CreateTopicsRequest([(f"{topic}-v", 1, 1, [], [])], 30000, True)
+        assert (await client.send(controller, check)).topic_errors == [(f"{topic}-v", 0, None)]
+        with pytest.raises(UnknownTopicOrPartitionError):  # validate_only: not created
+            await client._wait_on_metadata(f"{topic}-v")
