@@ -11,18 +11,24 @@ same broker: the same tuples, codes and messages.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import pytest
 
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.abc import AbstractTokenProvider
 from aiokafka.cluster import AIOKafkaClient
 from aiokafka.conn import AbstractTokenProvider as ConnTokenProvider
 from aiokafka.consumer.group_coordinator import OffsetCommitRequest
+from aiokafka.consumer.internals014 import Fetcher014
 from aiokafka.errors import TopicAlreadyExistsError, UnknownTopicOrPartitionError
 from aiokafka.protocol._gen.offset_commit import OffsetCommitRequest as GeneratedCommit
 from aiokafka.protocol.admin import CreateTopicsRequest
 from aiokafka.protocol.metadata import MetadataRequest, MetadataRequest_v1
+from aiokafka.structs import TopicPartition
 from aiokafka.util import parse_kafka_version
+from tests.support.wait import eventually
 from tools.kafka.rig import KafkaCluster
 
 
@@ -99,3 +105,85 @@ async def test_controller_id_and_create_topic_as_faust_does(kafka: KafkaCluster)
         assert (await client.send(controller, check)).topic_errors == [(f"{topic}-v", 0, None)]
         with pytest.raises(UnknownTopicOrPartitionError):  # validate_only: not created
             await client._wait_on_metadata(f"{topic}-v")
+
+
+class TP(NamedTuple):
+    """faust's own ``TP`` named tuple (faust/types/tuples.py), equal to a TopicPartition."""
+
+    topic: str
+    partition: int
+
+
+async def test_offset_lookups_take_another_topic_partition_tuple(
+    kafka: KafkaCluster, new_topic: Callable[..., str]
+) -> None:
+    # aiokafka 0.14 does not check these arguments; faust's table recovery passes its
+    # TP to end_offsets/beginning_offsets (ours raised TypeError).
+    topic = new_topic(partitions=2)
+    async with AIOKafkaProducer(bootstrap_servers=kafka.bootstrap_servers) as producer:
+        for _ in range(3):
+            await producer.send_and_wait(topic, b"x", partition=1)
+    consumer: AIOKafkaConsumer[bytes, bytes] = AIOKafkaConsumer(
+        bootstrap_servers=kafka.bootstrap_servers
+    )
+    async with consumer:
+        tps = [TP(topic, 0), TP(topic, 1)]
+        ends = await consumer.end_offsets(tps)
+        assert ends == {TopicPartition(topic, 0): 0, TopicPartition(topic, 1): 3}
+        assert ends[TP(topic, 1)] == 3 and all(type(k) is TopicPartition for k in ends)
+        assert await consumer.beginning_offsets([(topic, 1)]) == {TopicPartition(topic, 1): 0}
+        found = await consumer.offsets_for_times({TP(topic, 1): 0})
+        assert found[TopicPartition(topic, 1)] is not None
+        with pytest.raises(TypeError):
+            await consumer.end_offsets([topic])  # type: ignore[list-item]
+        with pytest.raises(TypeError):
+            await consumer.end_offsets([(topic, "1")])  # type: ignore[list-item]
+
+
+async def test_faust_views_of_014_internals(
+    kafka: KafkaCluster, new_topic: Callable[..., str]
+) -> None:
+    """``_coordinator._metadata_snapshot`` and the ``Fetcher014`` view faust's driver
+    would read as ``consumer._fetcher`` (not wired there yet: see the module)."""
+    topic = new_topic(partitions=2)
+    async with AIOKafkaProducer(bootstrap_servers=kafka.bootstrap_servers) as producer:
+        for i in range(4):
+            await producer.send_and_wait(topic, b"v", partition=i % 2)
+    consumer: AIOKafkaConsumer[bytes, bytes] = AIOKafkaConsumer(
+        topic,
+        bootstrap_servers=kafka.bootstrap_servers,
+        group_id=f"g-{uuid.uuid4().hex[:8]}",
+        auto_offset_reset="earliest",
+    )
+    stopped = False
+    fetcher = Fetcher014(consumer, lambda: stopped)
+    async with consumer:
+
+        async def assignment() -> frozenset[TopicPartition]:
+            return consumer.assignment()
+
+        await eventually(assignment, lambda tps: len(tps) == 2, timeout=30)
+        coordinator = consumer._coordinator
+        assert coordinator is not None
+        assert coordinator._metadata_snapshot == {topic: 2}
+
+        subs = fetcher._subscriptions
+        assert fetcher._closed is False
+        got: dict[TopicPartition, list[Any]] = {}
+        with subs.fetch_context():
+            while sum(map(len, got.values())) < 4:
+                batch = await fetcher.fetched_records({TP(topic, 0), TP(topic, 1)}, timeout=5)
+                for tp, records in batch.items():
+                    got.setdefault(tp, []).extend(records)
+        assert {tp: len(r) for tp, r in got.items()} == {
+            TopicPartition(topic, 0): 2,
+            TopicPartition(topic, 1): 2,
+        }
+        assignment = subs.subscription.assignment
+        assert assignment is not None and assignment.active
+        state = assignment.state_value(TP(topic, 1))
+        assert state is not None and state.highwater == 2 and state.timestamp
+        assert state.position is None
+        assert assignment.state_value(TP(topic, 7)) is None
+        stopped = True
+        assert fetcher._closed is True
