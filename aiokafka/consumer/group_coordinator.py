@@ -8,10 +8,16 @@ failed to load without it. Here that name is the consumer's
 commit goes. The rest of aiokafka 0.14's class (group membership) is not offered:
 :class:`~aiokafka.AIOKafkaConsumer` and ``docs/migration-from-aiokafka.md`` say how
 group membership works here.
+
+faust-streaming 0.15 imports ``OffsetCommitRequest`` from here (aiokafka 0.14's module
+imports it), for ``OffsetCommitRequest.DEFAULT_GENERATION_ID``; it is
+:class:`aiokafka.protocol.commit.OffsetCommitRequest`.
 """
 
 from __future__ import annotations
 
+from aiokafka.protocol.commit import OffsetCommitRequest
+
 from .commits import Committer as GroupCoordinator
 
-__all__ = ["GroupCoordinator"]
+__all__ = ["GroupCoordinator", "OffsetCommitRequest"]
