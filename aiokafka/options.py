@@ -29,6 +29,8 @@ as aiokafka 0.14 does.
 
 from __future__ import annotations
 
+import random
+import socket
 from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
@@ -148,7 +150,8 @@ class _HasClientConfig(Protocol):
 
 
 class ClientAttrs:
-    """``AIOKafkaClient``'s aiokafka 0.14 attribute names (see the module docstring)."""
+    """``AIOKafkaClient``'s aiokafka 0.14 names beyond its own API (see the module
+    docstring): private attributes integrations read, ``hosts``, ``get_random_node``."""
 
     __slots__ = ()
 
@@ -161,6 +164,19 @@ class ClientAttrs:
     def _client_id(self: _HasClientConfig) -> str | None:
         """The client id sent in request headers."""
         return self.config.client_id
+
+    @property
+    def hosts(self: _HasClientConfig) -> list[tuple[str, int, socket.AddressFamily]]:
+        """The bootstrap servers as aiokafka listed them: ``(host, port, family)``."""
+        return [
+            (host, port, socket.AF_INET6 if ":" in host else socket.AF_INET)
+            for host, port in self.config.bootstrap_addresses
+        ]
+
+    def get_random_node(self: _HasClientConfig) -> int | None:
+        """A random broker id from the cached metadata, or ``None`` if none is known."""
+        brokers = [int(b.nodeId) for b in self.cluster.brokers()]
+        return random.choice(brokers) if brokers else None
 
     async def _wait_on_metadata(self: _HasClientConfig, topic: str) -> set[int]:
         """The partitions of ``topic``, its metadata fetched first if not known yet

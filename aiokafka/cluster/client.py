@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import random
 import socket
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -489,10 +488,13 @@ class AIOKafkaClient(ClientOptions, StartClose, ClientAttrs):
             raise StaleMetadata(f"broker {node_id} is not in the cluster metadata")
         return broker.host, broker.port, None
 
-    async def _connection(self, node_id: NodeId) -> AIOKafkaConnection:
+    async def _connection(
+        self, node_id: NodeId, group: ConnectionGroup = ConnectionGroup.DEFAULT
+    ) -> AIOKafkaConnection:
         self._check_started()
         host, port, server_hostname = self._endpoint(node_id)
-        return await self._pool.get(node_id, host, port, server_hostname)
+        key = node_id if group is ConnectionGroup.DEFAULT else f"coordination-{node_id}"
+        return await self._pool.get(key, host, port, server_hostname)
 
     def network_metrics(self) -> dict[str, Any]:
         """Request and connection metrics of this client's connections: client-wide
@@ -502,19 +504,6 @@ class AIOKafkaClient(ClientOptions, StartClose, ClientAttrs):
     def is_connected(self, node_id: NodeId) -> bool:
         """True if a connection to ``node_id`` is open (no I/O)."""
         return self._pool.connected(node_id) is not None
-
-    @property
-    def hosts(self) -> list[tuple[str, int, socket.AddressFamily]]:
-        """The bootstrap servers as aiokafka listed them: ``(host, port, family)``."""
-        return [
-            (host, port, socket.AF_INET6 if ":" in host else socket.AF_INET)
-            for host, port in self.config.bootstrap_addresses
-        ]
-
-    def get_random_node(self) -> int | None:
-        """A random broker id from the cached metadata, or ``None`` if none is known."""
-        brokers = [int(b) for b in self._metadata.brokers]
-        return random.choice(brokers) if brokers else None
 
     async def coordinator_lookup(self, coordinator_type: int, coordinator_key: str) -> int:
         """aiokafka's name for :meth:`coordinator_for` (arguments in aiokafka's order):
@@ -530,21 +519,23 @@ class AIOKafkaClient(ClientOptions, StartClose, ClientAttrs):
     async def ready(
         self, node_id: NodeId, *, group: ConnectionGroup = ConnectionGroup.DEFAULT
     ) -> bool:
-        """Connect to ``node_id`` if needed; True if a connection is open.
-
-        ``group`` is aiokafka's and has no effect (see :class:`ConnectionGroup`).
-        """
+        """Connect to ``node_id`` if needed (``group``: which of its connections, see
+        :class:`ConnectionGroup`); True if a connection is open."""
         try:
-            await self._connection(node_id)
+            await self._connection(node_id, group)
         except KafkaError:
             return False
         return True
 
     async def api_version(
-        self, node_id: NodeId, api_key: int, max_version: int | None = None
+        self,
+        node_id: NodeId,
+        api_key: int,
+        max_version: int | None = None,
+        group: ConnectionGroup = ConnectionGroup.DEFAULT,
     ) -> int:
         """The version requests with ``api_key`` to ``node_id`` would use."""
-        conn = await self._connection(node_id)
+        conn = await self._connection(node_id, group)
         return conn.api_version(api_key, max_version)
 
     async def finalized_level(self, node_id: NodeId, feature: str) -> int:
@@ -590,12 +581,12 @@ class AIOKafkaClient(ClientOptions, StartClose, ClientAttrs):
         """Send ``request`` to a broker (connecting if needed); return its response.
 
         See :meth:`aiokafka.net.connection.AIOKafkaConnection.send` for the arguments;
-        ``group`` is aiokafka's and has no effect (see :class:`ConnectionGroup`).
+        ``group`` picks the connection to ``node_id`` (see :class:`ConnectionGroup`).
         The response has the type the request class names, ``None`` when
         ``expect_response`` is False.
         Errors are not retried here; wrap in :meth:`call_with_retry` for that.
         """
-        conn = await self._connection(node_id)
+        conn = await self._connection(node_id, group)
         return await conn.send(
             request, expect_response=expect_response, max_version=max_version, timeout_ms=timeout_ms
         )

@@ -40,10 +40,15 @@ NodeId = int | str
 
 
 class ConnectionGroup(enum.IntEnum):
-    """aiokafka's connection groups (``ready()`` / ``send()``'s ``group``).
+    """Which connection to a broker a request takes (``ready()`` / ``send()``'s
+    ``group``, as in aiokafka).
 
-    aiokafka kept a separate socket per group; here a broker has one pipelined
-    connection, so the group is accepted and has no effect.
+    ``DEFAULT`` is the broker's pipelined connection. A broker handles one request
+    of a connection at a time, in order, so a request written behind a Fetch that
+    waits up to ``fetch_max_wait_ms`` for data waits as long. Group coordination
+    (joins, heartbeats, commits, committed-offset look-ups) therefore takes a
+    connection of its own, ``COORDINATION`` (pool key ``"coordination-<id>"``),
+    as the Java consumer's coordinator does.
     """
 
     DEFAULT = 0

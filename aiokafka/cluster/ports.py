@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, TypeVar, overload
 if TYPE_CHECKING:
     from aiokafka.cluster.client import CoordinatorType
     from aiokafka.cluster.config import ClientConfig
+    from aiokafka.cluster.connections import ConnectionGroup
     from aiokafka.cluster.interest import InterestHandle
     from aiokafka.cluster.metadata import ClusterMetadata
     from aiokafka.net.connection import OnAnswer
@@ -44,7 +45,12 @@ class BrokerRequests(Protocol):
     """Requests to one broker by node id (``AIOKafkaClient.send`` / ``api_version``)."""
 
     async def api_version(
-        self, node_id: int, api_key: int, /, max_version: int | None = None
+        self,
+        node_id: int,
+        api_key: int,
+        /,
+        max_version: int | None = None,
+        group: ConnectionGroup = ...,
     ) -> int: ...
 
     @overload
@@ -54,6 +60,7 @@ class BrokerRequests(Protocol):
         request: Request[_R],
         /,
         *,
+        group: ConnectionGroup = ...,
         expect_response: Literal[True] = True,
         max_version: int | None = None,
         timeout_ms: int | None = None,
@@ -66,6 +73,7 @@ class BrokerRequests(Protocol):
         request: Request[_R],
         /,
         *,
+        group: ConnectionGroup = ...,
         expect_response: bool,
         max_version: int | None = None,
         timeout_ms: int | None = None,

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from aiokafka.cluster import CoordinatorType
+from aiokafka.cluster.connections import ConnectionGroup
 from aiokafka.cluster.ports import OffsetsRequestClient
 from aiokafka.errors import (
     CommitFailedError,
@@ -241,10 +242,14 @@ class OffsetsClient:
 
         async def attempt() -> dict[TopicPartition, OffsetAndMetadata | None]:
             node = await self._client.coordinator_for(group)
-            version = await self._client.api_version(node, m.OffsetFetchRequest.API_KEY)
+            version = await self._client.api_version(
+                node, m.OffsetFetchRequest.API_KEY, group=ConnectionGroup.COORDINATION
+            )
             # Wait for pending transactional commits (KIP-447) where supported.
             request = offset_fetch_request(group, partitions, version, version >= 7)
-            response = await self._client.send(node, request, max_version=version)
+            response = await self._client.send(
+                node, request, max_version=version, group=ConnectionGroup.COORDINATION
+            )
             out: dict[TopicPartition, OffsetAndMetadata | None] = {}
             for t in offset_fetch_topics(response, version, group):
                 for p in t.partitions:
@@ -289,7 +294,9 @@ class OffsetsClient:
 
         async def attempt() -> None:
             node = await self._client.coordinator_for(group)
-            version = await self._client.api_version(node, m.OffsetCommitRequest.API_KEY)
+            version = await self._client.api_version(
+                node, m.OffsetCommitRequest.API_KEY, group=ConnectionGroup.COORDINATION
+            )
             request = m.OffsetCommitRequest(
                 group_id=group,
                 generation_id_or_member_epoch=generation,
@@ -297,7 +304,9 @@ class OffsetsClient:
                 group_instance_id=self._group_instance_id if version >= 7 else None,
                 topics=offset_commit_topics(remaining),
             )
-            response = await self._client.send(node, request, max_version=version)
+            response = await self._client.send(
+                node, request, max_version=version, group=ConnectionGroup.COORDINATION
+            )
             error: KafkaError | None = None
             for t in response.topics:
                 for p in t.partitions:

@@ -16,6 +16,7 @@ import uuid
 
 from aiokafka._tasks import cancel_and_wait
 from aiokafka.cluster.client import AIOKafkaClient, CoordinatorType
+from aiokafka.cluster.connections import ConnectionGroup
 from aiokafka.errors import (
     CoordinatorLoadInProgressError,
     CoordinatorNotAvailableError,
@@ -140,7 +141,7 @@ class ShareMembership:
         )
         node = await self._client.coordinator_for(self.group_id, CoordinatorType.GROUP)
         started = time.monotonic()
-        resp = await self._client.send(node, body)
+        resp = await self._client.send(node, body, group=ConnectionGroup.COORDINATION)
         self.metrics.heartbeat_done(started)
         if resp.error_code:
             raise for_code(resp.error_code)(

@@ -579,3 +579,29 @@ async def test_fenced_static_member_gets_the_error(
             await second.stop()
     finally:
         await first.stop()
+
+
+async def test_commit_does_not_wait_behind_a_long_poll_fetch(
+    kafka: KafkaCluster, new_topic: NewTopic
+) -> None:
+    """A broker answers a connection's requests one at a time: a commit written behind
+    a Fetch waiting fetch_max_wait_ms for data that never comes waited as long (faust
+    found every commit taking 0.5 s, aiokafka 0.14 2 ms). Group coordination has a
+    connection of its own (ConnectionGroup.COORDINATION), as in aiokafka and Java."""
+    topic = new_topic()
+    tp = TopicPartition(topic, 0)
+    c = group_consumer(kafka, f"g-{uuid.uuid4().hex[:8]}", fetch_max_wait_ms=5000)
+    c.subscribe([topic])
+    async with c:
+        await wait_until("assigned", lambda: c.assignment() == {tp})
+        assert await c.getmany(timeout_ms=300) == {}  # the fetcher now long-polls
+        loop = asyncio.get_running_loop()
+        took = []
+        for _ in range(3):
+            started = loop.time()
+            await c.commit({tp: 0})
+            took.append(loop.time() - started)
+            await asyncio.sleep(0.2)
+        assert max(took) < 2.0, took  # behind the fetch: about 5 s each
+        nodes = c.metrics()["nodes"]
+        assert any(str(n).startswith("coordination-") for n in nodes), nodes

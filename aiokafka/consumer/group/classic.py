@@ -52,6 +52,7 @@ from aiokafka._tasks import cancel_and_wait
 from aiokafka._timeout import timeout as timeout_after
 from aiokafka._timeout import wait_for
 from aiokafka.cluster import CoordinatorType
+from aiokafka.cluster.connections import ConnectionGroup
 from aiokafka.errors import (
     CommitFailedError,
     FencedInstanceIdError,
@@ -530,7 +531,9 @@ class ClassicMembership(GroupMembership):
             )
             # Fields a version lacks must stay at their defaults (the encoder refuses
             # to drop them silently); Kafka 4 brokers take every field.
-            version = await self._client.api_version(node, m.JoinGroupRequest.API_KEY)
+            version = await self._client.api_version(
+                node, m.JoinGroupRequest.API_KEY, group=ConnectionGroup.COORDINATION
+            )
             request = m.JoinGroupRequest(
                 group_id=self._group_id,
                 session_timeout_ms=config.session_timeout_ms,
@@ -543,7 +546,11 @@ class ClassicMembership(GroupMembership):
             )
             log.debug("Group %s: JoinGroup (%s)", self._group_id, reason)
             response = await self._client.send(
-                node, request, timeout_ms=timeout_ms, max_version=version
+                node,
+                request,
+                timeout_ms=timeout_ms,
+                max_version=version,
+                group=ConnectionGroup.COORDINATION,
             )
             if response.error_code:
                 exc = for_code(response.error_code)(f"JoinGroup of group {self._group_id!r}")
@@ -592,7 +599,9 @@ class ClassicMembership(GroupMembership):
     async def _sync(self, node: int, assignments: dict[str, bytes]) -> Assignment:
         config = self._config
         gen = self._generation
-        version = await self._client.api_version(node, m.SyncGroupRequest.API_KEY)
+        version = await self._client.api_version(
+            node, m.SyncGroupRequest.API_KEY, group=ConnectionGroup.COORDINATION
+        )
         request = m.SyncGroupRequest(
             group_id=self._group_id,
             generation_id=gen.generation_id,
@@ -610,7 +619,11 @@ class ClassicMembership(GroupMembership):
             + _JOIN_GRACE_MS
         )
         response = await self._client.send(
-            node, request, timeout_ms=timeout_ms, max_version=version
+            node,
+            request,
+            timeout_ms=timeout_ms,
+            max_version=version,
+            group=ConnectionGroup.COORDINATION,
         )
         if response.error_code:
             raise for_code(response.error_code)(f"SyncGroup of group {self._group_id!r}")
@@ -688,7 +701,9 @@ class ClassicMembership(GroupMembership):
         try:
             async with timeout_after(timeout):
                 node = await self._client.coordinator_for(self._group_id, CoordinatorType.GROUP)
-                version = await self._client.api_version(node, m.LeaveGroupRequest.API_KEY)
+                version = await self._client.api_version(
+                    node, m.LeaveGroupRequest.API_KEY, group=ConnectionGroup.COORDINATION
+                )
                 if version >= 3:  # KIP-345: a list of members (with instance id, reason)
                     request = m.LeaveGroupRequest(
                         group_id=self._group_id,
@@ -702,7 +717,9 @@ class ClassicMembership(GroupMembership):
                     )
                 else:
                     request = m.LeaveGroupRequest(group_id=self._group_id, member_id=member_id)
-                response = await self._client.send(node, request, max_version=version)
+                response = await self._client.send(
+                    node, request, max_version=version, group=ConnectionGroup.COORDINATION
+                )
         except (KafkaError, asyncio.TimeoutError) as exc:
             log.info("Group %s: LeaveGroup failed: %r", self._group_id, exc)
             return
@@ -736,7 +753,7 @@ class ClassicMembership(GroupMembership):
         )
         try:
             node = await self._client.coordinator_for(self._group_id, CoordinatorType.GROUP)
-            response = await self._client.send(node, request)
+            response = await self._client.send(node, request, group=ConnectionGroup.COORDINATION)
             code = response.error_code
             if code:
                 raise for_code(code)(f"Heartbeat of group {self._group_id!r}")

@@ -39,6 +39,7 @@ from aiokafka._tasks import cancel_and_wait
 from aiokafka._timeout import timeout as _timeout
 from aiokafka._timeout import wait_for
 from aiokafka.cluster import CoordinatorType
+from aiokafka.cluster.connections import ConnectionGroup
 from aiokafka.errors import (
     AuthorizationError,
     CommitFailedError,
@@ -394,7 +395,9 @@ class ConsumerProtocolMembership(GroupMembership):
         machine = self._machine
         node = await self._client.coordinator_for(self._group_id)
         try:
-            version = await self._client.api_version(node, m.ConsumerGroupHeartbeatRequest.API_KEY)
+            version = await self._client.api_version(
+                node, m.ConsumerGroupHeartbeatRequest.API_KEY, group=ConnectionGroup.COORDINATION
+            )
         except UnsupportedVersionError as exc:
             raise UnsupportedVersionError(_NO_KIP848) from exc
         if (
@@ -417,7 +420,9 @@ class ConsumerProtocolMembership(GroupMembership):
         # Changed-only fields are relative to what the coordinator saw; until this one
         # is answered, assume it saw nothing (a failed heartbeat resends full state).
         sent, self._sent = self._sent, SentFields()
-        response = await self._client.send(node, request, max_version=version)
+        response = await self._client.send(
+            node, request, max_version=version, group=ConnectionGroup.COORDINATION
+        )
         if response.error_code:
             raise for_code(response.error_code)(
                 f"ConsumerGroupHeartbeat for group {self._group_id!r}: "
@@ -580,7 +585,7 @@ class ConsumerProtocolMembership(GroupMembership):
             member_epoch=epoch,
             instance_id=self._config.group_instance_id,
         )
-        response = await self._client.send(node, request)
+        response = await self._client.send(node, request, group=ConnectionGroup.COORDINATION)
         if response.error_code == UnknownMemberIdError.errno:
             # A join that never registered (or an expired session): nothing to leave.
             log.debug("Group %s: member %s was not registered", self._group_id, member_id)
