@@ -31,9 +31,8 @@ import re
 import time
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-from aiokafka._extensions import load_extension
 from aiokafka.abc import ConsumerRebalanceListener
 from aiokafka.errors import ConsumerStoppedError, IllegalOperation, IllegalStateError
 from aiokafka.hooks import Instrumentable
@@ -48,7 +47,9 @@ from aiokafka.structs import (
 
 from .leftovers import Leftovers
 from .lookups import OffsetLookups, load_assigned
+from .names014 import Consumer014Names
 from .options import ConsumerOptions
+from .ready import ready as _ready
 from .subscription import BadArgumentError, SubscriptionState, SubscriptionType, check_partitions
 
 if TYPE_CHECKING:
@@ -58,7 +59,6 @@ if TYPE_CHECKING:
     from .config import ConsumerConfig
     from .fetcher import Fetcher
     from .group.membership import GroupMembership
-    from .internals014 import Coordinator014, Subscription014
     from .no_group import NoGroupAssigner
     from .offsets import OffsetsClient
 
@@ -67,7 +67,9 @@ __all__ = ["AIOKafkaConsumer"]
 log = logging.getLogger(__name__)
 
 
-class AIOKafkaConsumer(ConsumerOptions[KT, VT], OffsetLookups, Instrumentable, StartStop):
+class AIOKafkaConsumer(
+    ConsumerOptions[KT, VT], OffsetLookups, Consumer014Names, Instrumentable, StartStop
+):
     """A client that consumes records from a Kafka cluster.
 
     The constructor (:class:`~aiokafka.consumer.options.ConsumerOptions`) takes
@@ -88,7 +90,7 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], OffsetLookups, Instrumentable, S
         self._config = config
         self._subscriptions = SubscriptionState(self._config.auto_offset_reset)
         self._client: AIOKafkaClient | None = None
-        self._fetcher: Fetcher | None = None
+        self._record_fetcher: Fetcher | None = None
         self._offsets: OffsetsClient | None = None
         self._committer: Committer | None = None
         self._membership: GroupMembership | None = None
@@ -98,6 +100,7 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], OffsetLookups, Instrumentable, S
         self._loop: asyncio.AbstractEventLoop | None = None
         self._resolved_subscription = -1
         self._subscription_version = 0
+        self._membership_started_at = -1  # the subscription version it first joins with
         self._state = "new"  # new -> started -> stopped
         if topics:
             self.subscribe(topics=list(topics))
@@ -158,7 +161,7 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], OffsetLookups, Instrumentable, S
             else None,
             config.group_id,
         )
-        self._fetcher = Fetcher(client, self._subscriptions, self._config, self._offsets)
+        self._record_fetcher = Fetcher(client, self._subscriptions, self._config, self._offsets)
         if self._config.group_id is None:
             self._no_group = NoGroupAssigner(
                 client, self._subscriptions, self._config.exclude_internal_topics
@@ -172,7 +175,7 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], OffsetLookups, Instrumentable, S
             raise
         finally:
             at_start.close()
-        self._fetcher.start()
+        self._record_fetcher.start()
         if self._no_group is not None:
             self._no_group.start()
         self._maybe_start_membership()
@@ -202,8 +205,8 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], OffsetLookups, Instrumentable, S
             await committer.stop()
         if self._no_group is not None:
             await self._no_group.close()
-        if self._fetcher is not None:
-            await self._fetcher.close()
+        if self._record_fetcher is not None:
+            await self._record_fetcher.close()
         try:
             if committer is not None:
                 await committer.commit_consumed(final=True)
@@ -222,7 +225,7 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], OffsetLookups, Instrumentable, S
             return
         self._state = "stopped"
         _warn(f"Unclosed AIOKafkaConsumer {self!r}", ResourceWarning, source=self)
-        parts = (self._committer, self._no_group, self._fetcher, self._membership)
+        parts = (self._committer, self._no_group, self._record_fetcher, self._membership)
         Leftovers(*parts, self._closing_memberships, self._client).release_later(self._loop, self)
 
     async def _close_membership(self) -> None:
@@ -243,7 +246,7 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], OffsetLookups, Instrumentable, S
             or self._config.group_id is None
             or self._client is None
             or self._offsets is None
-            or self._fetcher is None
+            or self._record_fetcher is None
             or self._committer is None
             or not self._subscriptions.partitions_auto_assigned
         ):
@@ -254,12 +257,13 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], OffsetLookups, Instrumentable, S
         # The hooks point at the committer and the fetcher, not at this facade: the
         # membership's task must not keep an abandoned consumer alive (see __del__).
         hooks = MembershipHooks(
-            commit_revoked=self._committer.commit_revoked, stop_fetching=self._fetcher.forget
+            commit_revoked=self._committer.commit_revoked, stop_fetching=self._record_fetcher.forget
         )
         self._membership = create_membership(
             self._client, self._subscriptions, self._config, self._offsets, hooks
         )
         self._committer.membership = self._membership
+        self._membership_started_at = self._subscription_version
         self._membership.start()
 
     def _poll(self) -> None:
@@ -272,9 +276,9 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], OffsetLookups, Instrumentable, S
     def _started(self) -> tuple[AIOKafkaClient, Fetcher, OffsetsClient]:
         if self._state == "stopped":
             raise ConsumerStoppedError("the consumer was stopped")
-        if self._client is None or self._fetcher is None or self._offsets is None:
+        if self._client is None or self._record_fetcher is None or self._offsets is None:
             raise IllegalStateError("call AIOKafkaConsumer.start() first")
-        return self._client, self._fetcher, self._offsets
+        return self._client, self._record_fetcher, self._offsets
 
     # -- subscription -------------------------------------------------------------------
 
@@ -382,7 +386,13 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], OffsetLookups, Instrumentable, S
         await self._subscribed.set(subs.subscribed_topics)
         # The group assigns the partitions.
         self._resolved_subscription = self._subscription_version
-        if self._membership is not None:
+        # A membership that subscribe() just started joins with these topics already:
+        # asking it to rejoin made a second rebalance (aiokafka 0.14 has one). A pattern
+        # resolved above can change the topics, and does need it.
+        if self._membership is not None and (
+            subs.type is SubscriptionType.AUTO_PATTERN
+            or self._membership_started_at != self._subscription_version
+        ):
             self._membership.subscription_changed()
 
     # -- consuming ----------------------------------------------------------------------
@@ -516,7 +526,7 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], OffsetLookups, Instrumentable, S
         return self if self._iteration_wrapper is None else self._iteration_wrapper(self)
 
     def __anext__(self) -> Awaitable[ConsumerRecord[KT, VT]]:
-        fetcher = self._fetcher
+        fetcher = self._record_fetcher
         # The fast path serves every assigned partition (see _partitions_arg). As in
         # aiokafka 0.14, each record comes from getone() when that is not ours: a
         # subclass's, or a tracing integration's wrapper (ddtrace, OpenTelemetry).
@@ -552,7 +562,7 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], OffsetLookups, Instrumentable, S
             TypeError: ``partition`` is not a TopicPartition.
             IllegalStateError: ``partition`` is not assigned.
         """
-        check_partitions([partition], "partition")
+        (partition,) = check_partitions([partition], "partition")
         if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
             raise ValueError(f"offset must be an int >= 0, got {offset!r}")
         self._subscriptions.seek(partition, offset)
@@ -596,8 +606,8 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], OffsetLookups, Instrumentable, S
         return True
 
     async def _resolve(self, tps: list[TopicPartition]) -> None:
-        if self._fetcher is not None and tps:
-            await self._fetcher.resolve_positions(tps)
+        if self._record_fetcher is not None and tps:
+            await self._record_fetcher.resolve_positions(tps)
 
     async def seek_to_committed(
         self, *partitions: TopicPartition
@@ -636,7 +646,7 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], OffsetLookups, Instrumentable, S
                 ``auto_offset_reset="none"``.
         """
         _, fetcher, _ = self._started()
-        check_partitions([partition], "partition")
+        (partition,) = check_partitions([partition], "partition")
         while True:
             state = self._subscriptions.state(partition)
             if state.has_valid_position and state.position is not None:
@@ -677,7 +687,7 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], OffsetLookups, Instrumentable, S
         ``"partitions"``, ``"nodes"`` (``docs/metrics.md``); zeros before start()."""
         from aiokafka.metrics.consumer import consumer_snapshot
 
-        return consumer_snapshot(self._fetcher, self._membership, self._client)
+        return consumer_snapshot(self._record_fetcher, self._membership, self._client)
 
     # -- commits ------------------------------------------------------------------------
 
@@ -690,7 +700,7 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], OffsetLookups, Instrumentable, S
         if self._config.group_id is None:
             raise IllegalOperation("committed() requires group_id")
         _, _, offsets = self._started()
-        check_partitions([partition], "partition")
+        (partition,) = check_partitions([partition], "partition")
         found = (await offsets.fetch_committed([partition])).get(partition)
         return None if found is None else found.offset
 
@@ -745,29 +755,6 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], OffsetLookups, Instrumentable, S
 
     # -- misc ---------------------------------------------------------------------------
 
-    # aiokafka 0.14's private attributes that frameworks and tracing integrations read
-    # (FastStream; ddtrace, OpenTelemetry): read-only views of the public state, the
-    # larger ones in internals014.py (loaded on first use).
-    @property
-    def _group_id(self) -> str | None:
-        return self._config.group_id
-
-    @property
-    def _enable_auto_commit(self) -> bool:
-        return self._config.enable_auto_commit
-
-    @property
-    def _coordinator(self) -> Coordinator014 | None:
-        from .internals014 import Coordinator014
-
-        return None if self._state == "new" else Coordinator014(self)
-
-    @property
-    def _subscription(self) -> Subscription014:
-        from .internals014 import Subscription014
-
-        return Subscription014(self)
-
     @property
     def config(self) -> ConsumerConfig:
         """The validated configuration."""
@@ -785,14 +772,3 @@ class AIOKafkaConsumer(ConsumerOptions[KT, VT], OffsetLookups, Instrumentable, S
 
 #: Our getone (``__anext__`` takes a shortcut past it only while it is this one).
 _GETONE = AIOKafkaConsumer.getone
-
-_T = TypeVar("_T")
-
-
-async def _ready_coroutine(value: _T) -> _T:
-    """``_cready.ready``'s pure-Python stand-in: an awaitable that gives ``value``."""
-    return value
-
-
-_cready = load_extension("aiokafka.consumer._cready")
-_ready: Callable[[_T], Awaitable[_T]] = _ready_coroutine if _cready is None else _cready.ready

@@ -10,8 +10,7 @@ here, read-only, over its public state; nothing in this package uses them.
 faust-streaming 0.15's Kafka driver reads more of them: ``_coordinator._metadata_snapshot``
 (``Coordinator014``) and, for every fetch, ``consumer._fetcher`` (``Fetcher014``:
 ``fetched_records()``, ``_closed`` and ``_subscriptions`` down to a partition's
-``highwater``/``timestamp``). ``Fetcher014`` is not wired to ``consumer._fetcher`` yet:
-that name is the consumer's own fetcher (``docs/migration-from-aiokafka.md``, faust).
+``highwater``/``timestamp``). The consumer's properties are in ``names014.py``.
 """
 
 from __future__ import annotations
@@ -69,6 +68,15 @@ class Coordinator014:
     def generation(self) -> int:
         meta = self._metadata()
         return -1 if meta is None else meta.generation_id
+
+    @property
+    def coordinator_id(self) -> int | None:
+        """None: the group coordinator's node id is the client's (faust tags spans)."""
+        return None
+
+    async def close(self) -> None:
+        """Nothing: faust closes aiokafka's coordinator before it stops the consumer,
+        and ``stop()`` leaves the group here."""
 
     @property
     def _metadata_snapshot(self) -> dict[str, int]:

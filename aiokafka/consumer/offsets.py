@@ -114,7 +114,7 @@ class OffsetsClient:
                 ``TopicPartition``.
             aiokafka.errors.KafkaError: as :meth:`list_offsets`.
         """
-        wanted = dict.fromkeys(check_partitions(map(_as_partition, partitions)), timestamp)
+        wanted = dict.fromkeys(check_partitions(partitions), timestamp)
         found = await self.lookup(wanted, isolation_level)
         return {tp: v.offset for tp, v in found.items() if v is not None}
 
@@ -130,7 +130,7 @@ class OffsetsClient:
         """
         wanted: dict[TopicPartition, int] = {}
         for tp, ts in timestamps.items():
-            (part,) = check_partitions([_as_partition(tp)], "timestamps")
+            (part,) = check_partitions([tp], "timestamps")
             if not isinstance(ts, int) or isinstance(ts, bool) or ts < 0:
                 raise ValueError(f"timestamps: the target timestamp of {tp} must be >= 0")
             wanted[part] = ts
@@ -387,24 +387,3 @@ def normalize_offsets(
         if not is_assigned(tp):
             raise IllegalStateError(f"Partition {tp} is not assigned")
     return out
-
-
-def _as_partition(tp: object) -> object:
-    """A ``(topic, partition)`` tuple of another type as a TopicPartition, anything
-    else as it is (for ``check_partitions`` to refuse).
-
-    aiokafka 0.14 does not check these look-ups' partitions, and any tuple equal to a
-    TopicPartition works there: faust-streaming passes its own ``TP`` named tuple to
-    ``end_offsets``/``beginning_offsets``. The results are keyed by TopicPartition,
-    which equals (and hashes as) such a tuple.
-    """
-    if (
-        isinstance(tp, tuple)
-        and not isinstance(tp, TopicPartition)
-        and len(tp) == 2
-        and isinstance(tp[0], str)
-        and isinstance(tp[1], int)
-        and not isinstance(tp[1], bool)
-    ):
-        return TopicPartition(tp[0], tp[1])
-    return tp

@@ -440,17 +440,28 @@ class SubscriptionState:
 
 
 def check_partitions(partitions: Iterable[Any], name: str = "partitions") -> list[TopicPartition]:
-    """``partitions`` as a list without duplicates.
+    """``partitions`` as a list of TopicPartitions without duplicates.
+
+    A ``(topic, partition)`` pair of another tuple type counts as the TopicPartition
+    it equals: aiokafka 0.14 checks nothing here, and faust-streaming passes its own
+    ``TP`` named tuple to ``seek()``, ``position()`` and the offset look-ups.
 
     Raises:
-        TypeError: a str/bytes instead of an iterable, or an element that is not a
-            TopicPartition (the message starts with ``name``).
+        TypeError: a str/bytes instead of an iterable, or an element that is neither
+            a TopicPartition nor such a pair (the message starts with ``name``).
     """
     if isinstance(partitions, str | bytes):
         raise TypeError(f"{name} must be an iterable of TopicPartition")
     result: list[TopicPartition] = []
     for tp in partitions:
         if not isinstance(tp, TopicPartition):
-            raise TypeError(f"{name}: expected TopicPartition, got {tp!r}")
+            if not (
+                isinstance(tp, tuple)
+                and len(tp) == 2
+                and isinstance(tp[0], str)
+                and type(tp[1]) is int
+            ):
+                raise TypeError(f"{name}: expected TopicPartition, got {tp!r}")
+            tp = TopicPartition(tp[0], tp[1])
         result.append(tp)
     return list(dict.fromkeys(result))

@@ -44,7 +44,7 @@ async def test_fetches_from_every_leader_and_survives_leader_loss(
         c.assign(tps)
         first = await drain(c, 300)
         assert len(first) == 300
-        fetcher = c._fetcher
+        fetcher = c._record_fetcher
         assert fetcher is not None
         leaders = {c._client.cluster.leader_for(tp) for tp in tps}  # type: ignore[union-attr]
         assert len(leaders) > 1  # spread over brokers: one session per leader
@@ -85,7 +85,7 @@ async def test_leader_loss_validates_the_position_and_loses_nothing(
         c.seek(tp, 0)
         first = await drain(c, 100)
         assert [r.value for r in first] == [b"a-0-%d" % i for i in range(100)]
-        fetcher = c._fetcher
+        fetcher = c._record_fetcher
         assert fetcher is not None
         state = c._subscriptions.state(tp)
         old_epoch = state.position_epoch
@@ -130,7 +130,7 @@ async def test_client_rack_fetches_from_the_follower_in_that_rack(
         c.assign([tp])
         got = await drain(c, 50)
         assert [r.value for r in got] == [b"a-0-%d" % i for i in range(50)]
-        fetcher = c._fetcher
+        fetcher = c._record_fetcher
         assert fetcher is not None
         state = c._subscriptions.state(tp)
         # The leader named the follower in our rack; the records came from there.

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from aiokafka.consumer import consumer as consumer_module
+from aiokafka.consumer import ready as ready_module
 from aiokafka.structs import ConsumerRecord
 
-IMPLEMENTATIONS: list[Callable[[Any], Awaitable[Any]]] = [consumer_module._ready_coroutine]
-if consumer_module._cready is not None:
-    IMPLEMENTATIONS.append(consumer_module._cready.ready)
+IMPLEMENTATIONS: list[Callable[[Any], Awaitable[Any]]] = [ready_module.ready_coroutine]
+if ready_module._cready is not None:
+    IMPLEMENTATIONS.append(ready_module._cready.ready)
 
 
 def record() -> ConsumerRecord[bytes, bytes]:
@@ -27,9 +27,9 @@ def ready(request: pytest.FixtureRequest) -> Callable[[Any], Awaitable[Any]]:
 
 
 def test_the_extension_is_used_when_built() -> None:
-    if consumer_module._cready is None:
+    if ready_module._cready is None:
         pytest.skip("C extension not built (or AIOKAFKA_NO_EXTENSIONS set)")
-    assert consumer_module._ready is consumer_module._cready.ready
+    assert ready_module.ready is ready_module._cready.ready
 
 
 async def test_await_gives_the_value(ready: Callable[[Any], Awaitable[Any]]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import warnings
+from typing import NamedTuple
 
 import pytest
 
@@ -13,7 +14,7 @@ from aiokafka.consumer.commits import Committer
 from aiokafka.consumer.config import ConsumerConfig
 from aiokafka.consumer.fetch_session import FetchSession, PartitionFetch
 from aiokafka.consumer.offsets import BadArgumentError, normalize_offsets
-from aiokafka.consumer.subscription import SubscriptionState, SubscriptionType
+from aiokafka.consumer.subscription import SubscriptionState, SubscriptionType, check_partitions
 from aiokafka.errors import IllegalStateError
 from aiokafka.structs import OffsetAndMetadata, TopicPartition
 
@@ -36,7 +37,9 @@ def test_manual_assignment_and_mutual_exclusion() -> None:
     with pytest.raises(IllegalStateError):
         s.subscribe(["a"])
     with pytest.raises(TypeError):
-        s.assign_from_user([("a", 0)])  # type: ignore[list-item]
+        s.assign_from_user([("a", "0")])  # type: ignore[list-item]
+    with pytest.raises(TypeError):
+        s.assign_from_user([("a", 0, 1)])  # type: ignore[list-item]
     s.unsubscribe()
     assert s.type is SubscriptionType.NONE and not s.assigned_partitions()
     s.subscribe(["a"])
@@ -299,3 +302,21 @@ def test_the_partition_state_is_the_only_writer_of_the_position() -> None:
     assert state.position is None and state.epoch == 3
     s.assign_from_user([A1])  # unassigned: its fetched data is stale
     assert state.epoch == 4
+
+
+def test_partition_pairs_of_another_tuple_type_count_as_topic_partitions() -> None:
+    """aiokafka 0.14 does not check partitions; faust-streaming passes its own ``TP``
+    named tuple to seek(), position() and the offset look-ups."""
+
+    class TP(NamedTuple):
+        topic: str
+        partition: int
+
+    assert check_partitions([TP("a", 0), ("a", 1), TopicPartition("a", 0)]) == [
+        TopicPartition("a", 0),
+        TopicPartition("a", 1),
+    ]
+    assert all(type(tp) is TopicPartition for tp in check_partitions([TP("a", 0)]))
+    for bad in (("a", True), ("a",), ["a", 0], TP("a", "0")):  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="expected TopicPartition"):
+            check_partitions([bad])

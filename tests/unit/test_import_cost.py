@@ -63,7 +63,9 @@ _CLIENT_MODULES = {
     "aiokafka.consumer.group.assignors.roundrobin",  # the default strategy
     "aiokafka.consumer.leftovers",
     "aiokafka.consumer.lookups",  # the facade's look-up methods (a base class)
+    "aiokafka.consumer.names014",  # aiokafka 0.14's private names (a base class)
     "aiokafka.consumer.options",
+    "aiokafka.consumer.ready",  # __anext__'s awaitable
     "aiokafka.consumer.subscription",
     "aiokafka.errors",
     "aiokafka.hooks",
