@@ -19,6 +19,7 @@ import contextlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+from aiokafka.consumer.subscription import check_partitions
 from aiokafka.structs import TopicPartition
 
 if TYPE_CHECKING:
@@ -120,9 +121,9 @@ class _FetchingConsumer(Protocol):
 
 
 def _as_partition(tp: Any) -> TopicPartition:
-    # aiokafka 0.14 looks partitions up in dicts, so any (topic, partition) tuple with
-    # the same hash works there; faust passes its own TP named tuple.
-    return tp if isinstance(tp, TopicPartition) else TopicPartition(*tp)
+    # faust passes its own TP named tuple (see check_partitions).
+    (partition,) = check_partitions([tp], "partition")
+    return partition
 
 
 class PartitionState014:
