@@ -69,7 +69,7 @@ ready_next(PyObject *self)
         return NULL;
     }
     /* StopIteration(value), built explicitly: PyErr_SetObject would unpack a tuple
-     * value (ConsumerRecord is one) into the exception's arguments. */
+     * value into the exception's arguments. */
     PyObject *stop = PyObject_CallOneArg(PyExc_StopIteration, value);
     Py_DECREF(value);
     if (stop != NULL) {

@@ -48,6 +48,8 @@ async def load_assigned(
     keeps waiting for a missing topic, as the Java consumer does, and reports a
     refused one from getone()/getmany().
     """
+    from aiokafka._timeout import wait_for  # no cancellation lost (Python < 3.12)
+
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while True:
@@ -62,7 +64,7 @@ async def load_assigned(
             return
         try:
             # Spaced by the client's refresh throttle (retry_backoff_ms and up).
-            await asyncio.wait_for(client.request_refresh("start(): assigned topics"), remaining)
+            await wait_for(client.request_refresh("start(): assigned topics"), remaining)
         except asyncio.TimeoutError:  # not yet the builtin TimeoutError on 3.10
             continue  # past the deadline: logged at the top
         except KafkaError as exc:
@@ -74,7 +76,7 @@ async def load_assigned(
     try:
         # A leader that cannot be reached now is the fetcher's to retry, as before:
         # start() does not fail for it.
-        await asyncio.wait_for(asyncio.gather(*ready, return_exceptions=True), remaining)
+        await wait_for(asyncio.gather(*ready, return_exceptions=True), remaining)
     except asyncio.TimeoutError:
         log.debug("start(): leaders of the assigned partitions not connected yet")
 

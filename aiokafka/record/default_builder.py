@@ -300,13 +300,7 @@ class DefaultRecordBatchBuilder:
         self._base_offset = base_offset
         self._batch_size = batch_size
         _ensure_tables()  # for the pure-Python add(); a no-op after the first builder
-        self._buffer = bytearray(HEADER_SIZE)
-        self._count = 0
-        self._first_timestamp = -1
-        self._max_timestamp = -1
-        self._last_offset = -1
-        self._compressed: bytes | None = None
-        self._built = False
+        self._set_empty()
         self._producer_id = producer_id
         self._producer_epoch = producer_epoch
         self._base_sequence = base_sequence
@@ -326,17 +320,21 @@ class DefaultRecordBatchBuilder:
         new._attributes = self._attributes & ~CONTROL_MASK
         new._base_offset = self._base_offset
         new._batch_size = batch_size
-        new._buffer = bytearray(HEADER_SIZE)
-        new._count = 0
-        new._first_timestamp = -1
-        new._max_timestamp = -1
-        new._last_offset = -1
-        new._compressed = None
-        new._built = False
+        new._set_empty()
         new._producer_id = NO_PRODUCER_ID
         new._producer_epoch = -1
         new._base_sequence = NO_SEQUENCE
         return new
+
+    def _set_empty(self) -> None:
+        # No records yet: the state the constructor and empty_like() start from.
+        self._buffer = bytearray(HEADER_SIZE)
+        self._count = 0
+        self._first_timestamp = -1
+        self._max_timestamp = -1
+        self._last_offset = -1
+        self._compressed: bytes | None = None
+        self._built = False
 
     def _mark_control(self) -> None:
         self._attributes |= CONTROL_MASK
