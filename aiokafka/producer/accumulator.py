@@ -31,6 +31,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Container, Iterable
 
+from aiokafka._timeout import wait_for
 from aiokafka.cluster.metadata import ClusterMetadata
 from aiokafka.errors import KafkaError, KafkaTimeoutError
 from aiokafka.producer.batch import ProducerBatch
@@ -338,7 +339,7 @@ class RecordAccumulator:
                 # Shielded: the future is shared by all waiters; one timing out must
                 # not cancel it for the others.
                 try:
-                    await asyncio.wait_for(asyncio.shield(self._mem_changed), remaining)
+                    await wait_for(asyncio.shield(self._mem_changed), remaining)
                 except asyncio.TimeoutError:
                     continue  # the loop raises KafkaTimeoutError (or returns if it fits)
         finally:

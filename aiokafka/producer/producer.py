@@ -638,6 +638,9 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
         return set(entry.all_partitions)
 
     async def _topic_entry(self, topic: str) -> _TopicEntry:
+        # Loaded with the connection layer at start(), not at import (import cost).
+        from aiokafka._timeout import wait_for
+
         if not isinstance(topic, str):
             raise TypeError(f"topic must be a str, not {type(topic).__name__}")
         if not topic:
@@ -654,7 +657,7 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
             # not yield: concurrent first sends of a topic keep their order.
             added = interest.add((topic,))
             if topic not in client.cluster.topics:
-                await asyncio.wait_for(added, self._max_block)
+                await wait_for(added, self._max_block)
         while True:
             if self._state != "running":
                 raise ProducerClosed("the producer was stopped while waiting for metadata")
@@ -682,7 +685,7 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
             # The client's throttle spaces these (retry_backoff_ms and up).
             refresh = client.request_refresh(f"no metadata for topic {topic!r}")
             try:
-                await asyncio.wait_for(refresh, max(remaining, 0.001))
+                await wait_for(refresh, max(remaining, 0.001))
             except (KafkaError, asyncio.TimeoutError) as exc:
                 log.debug("Metadata refresh for %r failed: %s", topic, exc)
 
@@ -708,6 +711,9 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
         return entry
 
     async def _check_partition(self, topic: str, partition: Any) -> _TopicEntry:
+        # Loaded with the connection layer at start(), not at import (import cost).
+        from aiokafka._timeout import wait_for
+
         if not isinstance(partition, int) or isinstance(partition, bool):
             raise TypeError(f"partition must be an int, not {type(partition).__name__}")
         if partition < 0:
@@ -715,7 +721,7 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
         # Maybe partitions were added since the last metadata: look once more.
         refresh = self.client.request_refresh(f"partition {partition} of {topic!r} unknown")
         try:
-            await asyncio.wait_for(refresh, self._max_block)
+            await wait_for(refresh, self._max_block)
         except (KafkaError, asyncio.TimeoutError) as exc:
             log.debug("Metadata refresh for %r failed: %s", topic, exc)
         entry = self._entry_from(topic, self.client.cluster)

@@ -21,6 +21,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
 
+from aiokafka._timeout import wait_for
 from aiokafka.cluster.client import AIOKafkaClient
 from aiokafka.cluster.config import ClientConfig
 from aiokafka.cluster.interest import InterestHandle
@@ -173,7 +174,7 @@ class AIOKafkaShareConsumer(StartStop):
                 # Records never handed out are released when the sessions close.
                 self._buffer.clear()
                 try:
-                    results = await asyncio.wait_for(sessions.close(self._acks.take()), timeout)
+                    results = await wait_for(sessions.close(self._acks.take()), timeout)
                 except (KafkaError, asyncio.TimeoutError) as exc:
                     log.info("Share group %s: closing sessions failed: %s", self._group_id, exc)
             await membership.stop(timeout)
@@ -298,7 +299,7 @@ class AIOKafkaShareConsumer(StartStop):
                         return {}
                     membership.changed.clear()
                     try:
-                        await asyncio.wait_for(membership.changed.wait(), remaining)
+                        await wait_for(membership.changed.wait(), remaining)
                     except asyncio.TimeoutError:
                         return {}
                     continue

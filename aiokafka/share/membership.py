@@ -15,6 +15,7 @@ import time
 import uuid
 
 from aiokafka._tasks import cancel_and_wait
+from aiokafka._timeout import wait_for
 from aiokafka.cluster.client import AIOKafkaClient, CoordinatorType
 from aiokafka.cluster.connections import ConnectionGroup
 from aiokafka.errors import (
@@ -102,7 +103,7 @@ class ShareMembership:
         if self.member_epoch > 0:
             self.member_epoch = -1
             try:
-                await asyncio.wait_for(self._heartbeat(), timeout)
+                await wait_for(self._heartbeat(), timeout)
             except (KafkaError, asyncio.TimeoutError) as exc:
                 log.info("Share group %s: leaving failed: %s", self.group_id, exc)
         self.assignment = frozenset()
@@ -127,7 +128,7 @@ class ShareMembership:
                 delay = self._backoff
             self._wake.clear()
             try:
-                await asyncio.wait_for(self._wake.wait(), delay)
+                await wait_for(self._wake.wait(), delay)
             except asyncio.TimeoutError:
                 pass
 

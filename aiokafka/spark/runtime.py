@@ -42,6 +42,8 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from aiokafka._timeout import wait_for
+
 from .kafka_options import build_ssl_context
 
 if TYPE_CHECKING:
@@ -213,7 +215,7 @@ async def close_quietly(closer: Coroutine[Any, Any, Any]) -> None:
     a timeout here is not raised over it. Cancellation still propagates.
     """
     try:
-        await asyncio.wait_for(closer, CLOSE_TIMEOUT_S)
+        await wait_for(closer, CLOSE_TIMEOUT_S)
     except asyncio.CancelledError:
         raise
     except Exception:

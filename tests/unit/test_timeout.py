@@ -48,3 +48,25 @@ async def test_cancel_when_inner_completes_at_the_same_time_is_not_swallowed() -
         with pytest.raises(asyncio.CancelledError):
             await asyncio.wait_for(task, 2.0)
         assert not reached_after
+
+
+def test_the_package_calls_no_asyncio_wait_for() -> None:
+    # Every deadline in the package goes through aiokafka._timeout.wait_for: a call
+    # of asyncio.wait_for brings back the lost cancellation above on Python < 3.12
+    # (a stop() that hangs). The AST is read, so docstrings that name it are fine.
+    import ast
+    from pathlib import Path
+
+    import aiokafka
+
+    offenders = []
+    for path in Path(aiokafka.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr == "wait_for"
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "asyncio"
+            ):
+                offenders.append(f"{path.name}:{node.lineno}")
+    assert offenders == []
