@@ -48,16 +48,28 @@ class Client:
     """Run ours with ``AIOKAFKA_NO_EXTENSIONS=1`` (the pure-Python paths)."""
     loop: str | None = None
     """``"uvloop"``: the worker's event loop is uvloop's (``workerlib.run``), not asyncio's."""
+    base: bool = False
+    """Ours from the tree of another commit (``run_all.py --base REV``, see
+    ``benchmark/base_tree.py``): its package and its own workers."""
+
+    def root(self) -> Path:
+        """The tree whose workers (and, for ours, package) this client runs.
+
+        Raises:
+            ClientUnavailable: a base client with no base tree prepared.
+        """
+        return base_tree() if self.base else ROOT
 
     def worker(self, consumer: bool) -> Path:
         """Path of the worker script for a consumer or a producer scenario."""
-        return BENCH_DIR / (self.consumer_worker if consumer else self.producer_worker)
+        name = self.consumer_worker if consumer else self.producer_worker
+        return self.root() / "benchmark" / name
 
     def env(self) -> dict[str, str]:
         """Environment for this client's workers."""
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
         if self.ours:
-            env["PYTHONPATH"] = str(ROOT)
+            env["PYTHONPATH"] = str(self.root())
             if self.no_extensions:
                 env["AIOKAFKA_NO_EXTENSIONS"] = "1"
         else:
@@ -73,6 +85,26 @@ class Client:
 
 
 OURS = "ours"
+#: The environment variable naming the tree the ``ours-base`` client runs (set by
+#: ``run_all.py --base``).
+BASE_ENV = "AIOKAFKA_BENCH_BASE"
+
+
+def base_tree() -> Path:
+    """The tree ``run_all.py --base`` prepared for the ``ours-base`` client.
+
+    Raises:
+        ClientUnavailable: none was prepared, or it is not a checkout of this package.
+    """
+    name = os.environ.get(BASE_ENV)
+    if not name:
+        raise ClientUnavailable(f"ours-base runs another commit: give --base REV (or {BASE_ENV})")
+    tree = Path(name)
+    if not (tree / "aiokafka" / "__init__.py").is_file():
+        raise ClientUnavailable(f"{BASE_ENV}={name} is not a checkout of this package")
+    return tree
+
+
 #: aiokafka 0.14's virtualenv (uvloop too, for its *-uvloop client).
 _AIOKAFKA014 = "aiokafka==0.14.0 uvloop==0.23.0"
 
@@ -99,6 +131,14 @@ CLIENTS: tuple[Client, ...] = (
         consumer_worker="bench_consumer_ours.py",
         api="batch",
         ours=True,
+    ),
+    Client(
+        "ours-base",
+        "this repository's aiokafka at another commit (--base REV), for A/B in one run",
+        producer_worker="bench_producer_ours.py",
+        consumer_worker="bench_consumer_ours.py",
+        ours=True,
+        base=True,
     ),
     Client(
         "ours-uvloop",
@@ -213,6 +253,8 @@ def interpreter(client: Client) -> Path:
     Raises:
         ClientUnavailable: if the client's virtualenv cannot be made.
     """
+    if client.base:
+        base_tree()  # raises ClientUnavailable when --base was not given
     if client.venv is None:
         return Path(sys.executable)
     assert client.requirement is not None, "a client with a venv names its requirement"

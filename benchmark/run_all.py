@@ -27,7 +27,9 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmark import report
+from benchmark.base_tree import prepare_base
 from benchmark.clients import (
+    BASE_ENV,
     BY_NAME,
     CLIENTS,
     OURS,
@@ -161,7 +163,12 @@ def _csv(choices: Sequence[str]) -> Callable[[str], list[str]]:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     names = [c.name for c in CLIENTS]
-    parser.add_argument("--clients", type=_csv(names), default=names, help=",".join(names))
+    parser.add_argument(
+        "--clients",
+        type=_csv(names),
+        default=None,
+        help=f"{','.join(names)} (default: all; ours-base only with --base)",
+    )
     parser.add_argument(
         "--scenarios",
         type=_csv([s.name for s in SCENARIOS]),
@@ -187,8 +194,21 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--bootstrap", default=None, help="use this broker, start none")
     parser.add_argument("--label", default=None, help="result file name (no extension)")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR, help="results directory")
+    parser.add_argument(
+        "--base",
+        default=None,
+        metavar="REV",
+        help="also run ours at commit REV (client ours-base), built under benchmark/.trees/",
+    )
     parser.add_argument("--list", action="store_true", help="show clients and scenarios")
     return parser
+
+
+def default_clients(args: argparse.Namespace) -> list[str]:
+    """``--clients``, else every client (``ours-base`` only when ``--base`` names a commit)."""
+    if args.clients is not None:
+        return list(args.clients)
+    return [c.name for c in CLIENTS if args.base is not None or not c.base]
 
 
 def resolve_counts(args: argparse.Namespace) -> dict[str, int]:
@@ -531,6 +551,7 @@ def run_meta(args: argparse.Namespace, counts: dict[str, int], label: str) -> di
             "quick": args.quick,
             "repeat": args.repeat,
             "warmup_rounds": args.warmup_rounds,
+            "base": args.base,
         },
         "load": {"avg_1m_at_start": round(os.getloadavg()[0], 2)},
     }
@@ -561,6 +582,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit("--warmup-rounds must not be negative")
     if args.repeat < 1:
         raise SystemExit("--repeat must be at least 1")
+    args.clients = default_clients(args)
+    if args.base is not None:
+        try:
+            os.environ[BASE_ENV] = str(prepare_base(args.base))
+        except ClientUnavailable as exc:
+            print(f"ours-base will be skipped: {exc}", file=sys.stderr)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     label = args.label or f"{'quick' if args.quick else 'run'}-{stamp}"
     meta = run_meta(args, counts, label)

@@ -568,3 +568,48 @@ def test_runner_warmup_rounds_option(tmp_path: Path) -> None:
         "latency-warmup",
         "latency",
     ]
+
+
+# --------------------------------------------------------------------------- --base
+
+
+def test_ours_base_runs_only_when_a_base_is_given() -> None:
+    from benchmark.run_all import default_clients
+
+    parser = build_parser()
+    assert "ours-base" not in default_clients(parser.parse_args([]))
+    assert "ours" in default_clients(parser.parse_args([]))
+    assert "ours-base" in default_clients(parser.parse_args(["--base", "HEAD~1"]))
+    assert default_clients(parser.parse_args(["--clients", "ours,ours-base"])) == [
+        "ours",
+        "ours-base",
+    ]
+
+
+def test_ours_base_runs_the_prepared_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from benchmark.clients import BASE_ENV, ClientUnavailable, interpreter
+
+    base = BY_NAME["ours-base"]
+    monkeypatch.delenv(BASE_ENV, raising=False)
+    with pytest.raises(ClientUnavailable, match="--base"):
+        interpreter(base)
+    monkeypatch.setenv(BASE_ENV, str(tmp_path))
+    with pytest.raises(ClientUnavailable, match="not a checkout"):
+        interpreter(base)
+    (tmp_path / "aiokafka").mkdir()
+    (tmp_path / "aiokafka" / "__init__.py").write_text("")
+    assert interpreter(base) == Path(sys.executable)
+    assert base.env()["PYTHONPATH"] == str(tmp_path)
+    assert base.worker(consumer=True) == tmp_path / "benchmark" / "bench_consumer_ours.py"
+    # The other clients of ours keep this tree.
+    assert BY_NAME["ours"].env()["PYTHONPATH"] == str(ROOT)
+    assert BY_NAME["ours"].worker(consumer=False) == ROOT / "benchmark" / "bench_producer_ours.py"
+
+
+def test_prepare_base_refuses_what_is_not_a_commit(tmp_path: Path) -> None:
+    from benchmark.base_tree import prepare_base
+    from benchmark.clients import ClientUnavailable
+
+    with pytest.raises(ClientUnavailable, match="rev-parse"):
+        prepare_base("no-such-revision-anywhere", trees=tmp_path)
+    assert list(tmp_path.iterdir()) == []
