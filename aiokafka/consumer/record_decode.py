@@ -34,7 +34,14 @@ from aiokafka.record.default_records import DefaultRecordBatch, decode_records
 from aiokafka.record.util import crc32c_function
 from aiokafka.structs import ConsumerRecord
 
-__all__ = ["decode_batch", "decode_records_py", "decode_span", "deserialize"]
+__all__ = [
+    "SpanDecoder",
+    "decode_batch",
+    "decode_records_py",
+    "decode_span",
+    "deserialize",
+    "span_decoder",
+]
 
 _cdecode = load_extension("aiokafka.record._cdecode")
 # None: the pure-Python loop. Tests set it to None to compare both paths.
@@ -90,6 +97,21 @@ def decode_span(
         return None
     crc = crc32c_function() if check_crc else None
     return c_decode(batch, crc, ConsumerRecord, topic, partition, True)
+
+
+#: ``(decode, crc32c)``: ``decode(batch, crc32c, ConsumerRecord, topic, partition, True)``
+#: is what :func:`decode_span` calls (see there).
+SpanDecoder = tuple[Callable[..., "list[Any] | None"], Any]
+
+
+def span_decoder(check_crc: bool) -> SpanDecoder | None:
+    """:func:`decode_span`'s C call and its checksum argument, for a caller that
+    decodes many (small) batches and would rather skip two Python calls per batch;
+    ``None`` when there is no C decoder (then use :func:`decode_batch`)."""
+    c_decode = _c_decode_batch
+    if c_decode is None or _c_decode_records is None:
+        return None
+    return c_decode, crc32c_function() if check_crc else None
 
 
 def deserialize(
