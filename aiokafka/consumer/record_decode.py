@@ -38,7 +38,6 @@ __all__ = [
     "SpanDecoder",
     "decode_batch",
     "decode_records_py",
-    "decode_span",
     "deserialize",
     "span_decoder",
 ]
@@ -84,30 +83,18 @@ def decode_batch(
     )  # fmt: skip
 
 
-def decode_span(
-    batch: memoryview, check_crc: bool, topic: str, partition: int
-) -> list[ConsumerRecord[Any, Any]] | None:
-    """The records of the uncompressed v2 batch whose bytes are ``batch``, decoded by
-    one C call without making a batch object (records untracked, as
-    :func:`decode_batch` with ``untracked=True``); ``None`` when there is no C
-    decoder or it hands the batch back (corrupt, unusual): then decode it with
-    :func:`decode_batch`, which returns the records or raises the error."""
-    c_decode = _c_decode_batch
-    if c_decode is None or _c_decode_records is None:
-        return None
-    crc = crc32c_function() if check_crc else None
-    return c_decode(batch, crc, ConsumerRecord, topic, partition, True)
-
-
-#: ``(decode, crc32c)``: ``decode(batch, crc32c, ConsumerRecord, topic, partition, True)``
-#: is what :func:`decode_span` calls (see there).
+#: ``(decode, crc32c)`` of :func:`span_decoder`.
 SpanDecoder = tuple[Callable[..., "list[Any] | None"], Any]
 
 
 def span_decoder(check_crc: bool) -> SpanDecoder | None:
-    """:func:`decode_span`'s C call and its checksum argument, for a caller that
-    decodes many (small) batches and would rather skip two Python calls per batch;
-    ``None`` when there is no C decoder (then use :func:`decode_batch`)."""
+    """The C decoder of a whole uncompressed v2 batch and its checksum argument:
+    ``decode(batch, crc32c, ConsumerRecord, topic, partition, True)`` returns the
+    records of the batch whose bytes are ``batch`` (untracked, as :func:`decode_batch`
+    with ``untracked=True``), or ``None`` when it hands the batch back (corrupt,
+    unusual): then decode it with :func:`decode_batch`, which returns the records or
+    raises the error. Looked up once per fetched chunk, so that batches of a few
+    records cost no Python call of ours. ``None`` when there is no C decoder."""
     c_decode = _c_decode_batch
     if c_decode is None or _c_decode_records is None:
         return None
