@@ -539,7 +539,7 @@ class AIOKafkaConsumer(
                 self._membership.poll_called()
             # A deserializer's error is raised by this call rather than by the await
             # (the same to `async for`, which does both in one step).
-            record = fetcher.next_record_fast()
+            record = fetcher.buffer.next_record_fast()
             if record is not None:
                 return _ready(record)  # a buffered record needs no coroutine
         return self._next_via_getone()

@@ -5,7 +5,7 @@ adds :class:`~aiokafka.consumer.fetch_records.PartitionRecords` chunks and asks
 :meth:`FetchBuffer.fetch_offset` where the next fetch of a partition starts;
 ``getmany()``, ``getone()`` and ``async for`` take records through
 :meth:`FetchBuffer.drain`, :meth:`FetchBuffer.next_record` and
-:meth:`FetchBuffer.next_record_fast`. Each partition holds at most
+:attr:`FetchBuffer.next_record_fast`. Each partition holds at most
 :data:`MAX_CHUNKS_PER_PARTITION` chunks. Chunks fetched for a position that has since
 moved (seek, reset, reassignment) are dropped, both when the fetcher plans its next
 fetch and when the user pulls.
@@ -40,9 +40,16 @@ class FetchBuffer:
             state was replaced, by a reassignment, is dropped).
         on_freed: Called when chunks are taken or dropped: a partition may have room
             for another fetch.
+
+    Attributes:
+        next_record_fast: ``async for``'s hot path: the next record of the chunk the
+            last :meth:`next_record` took from, when that needs no checks, else
+            ``None`` ("ask next_record"). It is that chunk's
+            :meth:`PartitionRecords.take_fast` itself (no call of ours in between,
+            one Python call less per record), or a function returning ``None``.
     """
 
-    __slots__ = ("_chunks", "_current", "_deferred_error", "_on_freed", "_subs")
+    __slots__ = ("_chunks", "_current", "_deferred_error", "_on_freed", "_subs", "next_record_fast")
 
     def __init__(self, subscriptions: SubscriptionState, on_freed: Callable[[], None]) -> None:
         self._subs = subscriptions
@@ -50,9 +57,10 @@ class FetchBuffer:
         self._chunks: dict[TopicPartition, deque[PartitionRecords]] = {}
         # A partition whose error was skipped so others' records could be returned.
         self._deferred_error: TopicPartition | None = None
-        # The chunk next_record() took from last, for next_record_fast(). Never set
+        # The chunk next_record() took from last, for next_record_fast. Never set
         # while an error is deferred (both are reset by every drain/next_record).
         self._current: PartitionRecords | None = None
+        self.next_record_fast: Callable[[], ConsumerRecord[Any, Any] | None] = _no_record
 
     # -- the fetcher's side -------------------------------------------------------------
 
@@ -92,11 +100,11 @@ class FetchBuffer:
         for chunk in chunks or ():
             chunk.drop()
         if self._current is not None and self._current.tp == tp:
-            self._current = None
+            self._set_current(None)
 
     def forget(self, partitions: Iterable[TopicPartition]) -> None:
         """Drop what ``partitions`` hold (e.g. revoked by a rebalance)."""
-        self._current = None
+        self._set_current(None)
         for tp in partitions:
             chunks = self._chunks.pop(tp, None)
             for c in chunks or ():
@@ -106,7 +114,7 @@ class FetchBuffer:
     def clear(self) -> None:
         """Drop everything (the consumer stopped)."""
         self._chunks.clear()
-        self._current = None
+        self._set_current(None)
         self._deferred_error = None
 
     def partitions(self) -> frozenset[TopicPartition]:
@@ -148,7 +156,7 @@ class FetchBuffer:
                 raises it).
         """
         self._raise_deferred(partitions)
-        self._current = None
+        self._set_current(None)
         result: Records = {}
         remaining = max_records
         buffer = self._chunks
@@ -226,11 +234,10 @@ class FetchBuffer:
             self._deferred_error = error[0]
         return result
 
-    def next_record_fast(self) -> ConsumerRecord[Any, Any] | None:
-        """The next record of the chunk the last :meth:`next_record` used, if that is
-        trivially safe (``async for``'s hot path); ``None`` means "ask next_record"."""
-        chunk = self._current
-        return None if chunk is None else chunk.take_fast()
+    def _set_current(self, chunk: PartitionRecords | None) -> None:
+        if chunk is not self._current:
+            self._current = chunk
+            self.next_record_fast = _no_record if chunk is None else chunk.take_fast
 
     def next_record(
         self, partitions: frozenset[TopicPartition] | None
@@ -240,7 +247,7 @@ class FetchBuffer:
         Raises:
             KafkaError: a partition's stored error, as in :meth:`drain`.
         """
-        self._current = None
+        self._set_current(None)
         if self._deferred_error is not None:
             self._raise_deferred(partitions)
         buffer = self._chunks
@@ -266,7 +273,7 @@ class FetchBuffer:
                     if error is not None:
                         self._deferred_error = error[0]
                     elif partitions is None:
-                        self._current = chunk
+                        self._set_current(chunk)
                     return rec
                 chunks.popleft()
                 self._on_freed()
@@ -276,3 +283,8 @@ class FetchBuffer:
         if error is not None:
             raise error[1]
         return None
+
+
+def _no_record() -> None:
+    """:attr:`FetchBuffer.next_record_fast` while no chunk is current."""
+    return None

@@ -29,12 +29,13 @@ from aiokafka.record.v2_layout import (
     CONTROL_MASK,
     HEADER_SIZE,
     HEADER_STRUCT,
+    LOG_HEADER_STRUCT,
     LOG_OVERHEAD,
     MAGIC_OFFSET,
 )
 from aiokafka.structs import ConsumerRecord, TopicPartition
 
-from .record_decode import decode_batch, decode_span, deserialize
+from .record_decode import decode_batch, deserialize, span_decoder
 from .subscription import PartitionState
 
 __all__ = ["AbortedTransactionFilter", "PartitionRecords"]
@@ -77,7 +78,13 @@ def _scan_v2(
         pos += total
     else:
         if n - pos > MAGIC_OFFSET:
-            return None  # a trailing piece of header: let MemoryRecords judge it
+            # A trailing piece of a header, as the broker cuts a response at the fetch
+            # size (about one fetch in 25 of 5-record batches here). A v2 one with a
+            # possible length is a partial batch, as MemoryRecords reads it; anything
+            # else is for MemoryRecords to judge (and to store its error).
+            _base, length = LOG_HEADER_STRUCT.unpack_from(data, pos)
+            if data[pos + MAGIC_OFFSET] != 2 or length + LOG_OVERHEAD < HEADER_SIZE:
+                return None
     return spans, pos, next_fetch
 
 
@@ -150,7 +157,10 @@ class PartitionRecords:
         "_batch_next",
         "_batches",
         "_check_crcs",
+        "_decode_c",
+        "_deserializing",
         "_filter",
+        "_follow_from",
         "_key_deserializer",
         "_recs",
         "_recs_idx",
@@ -220,6 +230,11 @@ class PartitionRecords:
         self._within_end = -1
         self._batch_next = fetch_offset
         self._recs_idx = 0
+        # Index of the first record take_fast handed out since the state followed.
+        self._follow_from = 0
+        self._deserializing = key_deserializer is not None or value_deserializer is not None
+        # The C decoder of uncompressed v2 batches (None: decode through batch objects).
+        self._decode_c = span_decoder(check_crcs)
 
     @property
     def is_stale(self) -> bool:
@@ -238,6 +253,7 @@ class PartitionRecords:
 
     def drop(self) -> None:
         """Discard what is left (seek, pause of a stale buffer, unassignment)."""
+        self.state.unfollow(self)  # keep the position of what was handed out
         # The rest of the decoded batch was counted, never handed out.
         self.tally.records -= len(self._recs) - self._recs_idx
         self._batches = []
@@ -246,6 +262,7 @@ class PartitionRecords:
         self._recs = []
         self._within_end = -1
         self._recs_idx = 0
+        self._follow_from = 0
         self.error = None
 
     def take(self, max_records: int | None) -> list[ConsumerRecord[Any, Any]]:
@@ -319,28 +336,51 @@ class PartitionRecords:
         ``None`` means "ask :meth:`take_one`": the position moved, the partition is
         paused, or no batch is left to load (or the next one's error was stored).
 
+        The state follows this chunk (:meth:`PartitionState.follow`) while it hands
+        records out here, so a record costs no call to move the position, and the
+        state still following it means nothing moved, paused or unassigned the
+        partition since: the only check per record.
+
         Raises:
             Exception: what a deserializer raised for the next batch, which stays
                 (as :meth:`take_one` raises it).
         """
+        i = self._recs_idx
+        if i <= self._within_end and self.state.cursor is self:
+            self._recs_idx = i + 1
+            return self._recs[i]
         state = self.state
         if self.epoch != state.epoch or state.paused:
             return None
-        i = self._recs_idx
         if i > self._within_end:
+            recs = self._recs
+            if recs:
+                # The batch was handed out: the position moves past it (and the state
+                # stops following) before the batch is forgotten. _batch_next is also
+                # past batches skipped since, whose skip kept this leader epoch.
+                state.advance(self._batch_next, recs[-1].leader_epoch)
             # Small batches (a few records each, as web services produce them) made
             # every batch boundary a trip through getone(): load the next one here.
             if not self._load_next_batch():
                 return None
             i = self._recs_idx
-        rec = self._recs[i]
+        # (Else another chunk or nobody is followed: follow() stores its position.)
+        state.follow(self)  # first: it may store what this chunk handed out so far
+        self._follow_from = i
         self._recs_idx = i + 1
-        if i == self._within_end:
-            # The batch's last record: the position moves past the whole batch.
-            state.advance(self._batch_next, rec.leader_epoch)
-        else:
-            state.advance(rec.offset + 1, rec.leader_epoch)
-        return rec
+        return self._recs[i]
+
+    def consumed_position(self) -> tuple[int, int | None] | None:
+        """The position after the records :meth:`take_fast` handed out since the state
+        began following this chunk, with their leader epoch; ``None`` if none was
+        (see :class:`~aiokafka.consumer.subscription.PositionCursor`)."""
+        i = self._recs_idx
+        if i <= self._follow_from:
+            return None
+        rec = self._recs[i - 1]
+        # The batch's last record: the position moves past the whole batch, which also
+        # skips compacted-away offsets and a trailing control record.
+        return (self._batch_next if i > self._within_end else rec.offset + 1), rec.leader_epoch
 
     def _load_next_batch(self) -> bool:
         """Decode the next batch into ``_recs``; False when no batch is left.
@@ -350,6 +390,9 @@ class PartitionRecords:
         """
         batches = self._batches
         state = self.state
+        if state.cursor is self:
+            # The state reads the position from the batch about to be replaced.
+            state.unfollow(self)
         while self._batch_idx < len(batches):
             item = batches[self._batch_idx]
             self._batch_idx += 1
@@ -358,8 +401,24 @@ class PartitionRecords:
                     start, end, next_offset, attributes = item
                     if attributes & CONTROL_MASK:
                         state.skip_to(next_offset)
+                        self._batch_next = next_offset
                         continue
-                    recs = self._decode_span(start, end, attributes)
+                    # Inline (no call per batch): batches of a few records are common.
+                    view = self._view[start:end]
+                    c_decode = self._decode_c
+                    if c_decode is None or attributes & CODEC_MASK:
+                        recs = self._decode_v2(DefaultRecordBatch(view, check_crc=self._check_crcs))
+                    else:
+                        topic, partition = self.tp
+                        got = c_decode[0](view, c_decode[1], ConsumerRecord, topic, partition, True)
+                        if got is None:  # handed back (corrupt, unusual): the batch object's turn
+                            recs = self._decode_v2(
+                                DefaultRecordBatch(view, check_crc=self._check_crcs)
+                            )
+                        else:
+                            recs = got
+                            if self._deserializing:
+                                deserialize(recs, self._key_deserializer, self._value_deserializer)
                 else:
                     batch = cast(RecordBatch, item)
                     next_offset = batch.next_offset
@@ -368,6 +427,7 @@ class PartitionRecords:
                         flt = self._filter
                         if (flt is not None and flt.skip(v2)) or v2.is_control_batch:
                             state.skip_to(next_offset)
+                            self._batch_next = next_offset
                             continue
                         recs = self._decode_v2(v2)
                     else:
@@ -386,13 +446,18 @@ class PartitionRecords:
                 # in place so the next take decodes it again.
                 self._batch_idx -= 1
                 raise
-            position = state.position
             start = 0
-            if recs and position is not None and recs[0].offset < position:
-                # A (compressed) batch may start before the fetch offset.
-                start = bisect.bisect_left([r.offset for r in recs], position)
+            # A batch may start before the fetch offset (compressed ones, or one the
+            # fetch offset falls inside). The position is the last batch's next offset
+            # (_batch_next) or the fetch offset for the first, so only a batch starting
+            # before that needs the position read (a call per batch otherwise).
+            if recs and recs[0].offset < self._batch_next:
+                position = state.position
+                if position is not None and recs[0].offset < position:
+                    start = bisect.bisect_left([r.offset for r in recs], position)
             if start >= len(recs):
                 state.skip_to(next_offset)
+                self._batch_next = next_offset
                 continue
             self._recs = recs
             self._within_end = len(recs) - 1
@@ -404,18 +469,6 @@ class PartitionRecords:
         self._within_end = -1
         self._recs_idx = 0
         return False
-
-    def _decode_span(self, start: int, end: int, attributes: int) -> list[ConsumerRecord[Any, Any]]:
-        """The records of the v2 batch at ``[start, end)`` of the blob: by one C call
-        when it is uncompressed, else (or when that call hands it back) through a
-        batch object, which decodes it or raises the error."""
-        view = self._view[start:end]
-        recs = None
-        if not attributes & CODEC_MASK:
-            recs = decode_span(view, self._check_crcs, self.tp.topic, self.tp.partition)
-        if recs is None:
-            return self._decode_v2(DefaultRecordBatch(view, check_crc=self._check_crcs))
-        return self._deserialized(recs)
 
     def _decode_v2(self, batch: DefaultRecordBatch) -> list[ConsumerRecord[Any, Any]]:
         # At most one tracked object per record, and no gc.disable(): see record_decode.

@@ -33,7 +33,7 @@ import asyncio
 import enum
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from aiokafka.cluster.metadata import ClusterMetadata
@@ -94,13 +94,10 @@ class Fetcher:
         offsets: Offset look-ups (positions of partitions without one).
 
     Attributes:
-        next_record_fast: ``async for``'s hot path: the next record of the chunk the
-            last :meth:`next_record` took from when that needs no checks, else
-            ``None`` ("ask next_record"). Bound to
-            :meth:`FetchBuffer.next_record_fast` itself: no extra call per record.
+        buffer: The fetched records waiting for the user. ``async for``'s hot path
+            calls its :attr:`~FetchBuffer.next_record_fast` directly (no extra call
+            per record); everything else goes through this class's methods.
     """
-
-    next_record_fast: Callable[[], ConsumerRecord[Any, Any] | None]
 
     def __init__(
         self,
@@ -119,8 +116,7 @@ class Fetcher:
         self._step_backoff: dict[Retry, float] = {}
         self._tp_backoff: dict[TopicPartition, float] = {}
         self._wakeup = asyncio.Event()  # wakes the fetch loop
-        self._buffer = FetchBuffer(subscriptions, self._wakeup.set)
-        self.next_record_fast = self._buffer.next_record_fast
+        self.buffer = FetchBuffer(subscriptions, self._wakeup.set)
         self._data_ready = asyncio.Event()  # wakes getmany/getone waiters
         self._task: asyncio.Task[None] | None = None
         self._fatal: BaseException | None = None
@@ -153,7 +149,7 @@ class Fetcher:
     async def close(self) -> None:
         """Cancel the loop and its in-flight fetches and wait for them; wake waiters."""
         self._closed = True
-        self._buffer.clear()  # next_record_fast() returns nothing from now on
+        self.buffer.clear()  # buffer.next_record_fast() returns nothing from now on
         self._subs.remove_listener(self._on_subscription_change)
         self._interest.close()
         if self._refresh is not None:
@@ -170,7 +166,7 @@ class Fetcher:
                 task.cancel()
             await asyncio.wait(pending, timeout=1.0)
         self._in_flight.clear()
-        self._buffer.clear()
+        self.buffer.clear()
         self._data_ready.set()
 
     def _on_subscription_change(self) -> None:
@@ -298,7 +294,7 @@ class Fetcher:
 
     async def _update_positions(self) -> None:
         subs = self._subs
-        missing = [tp for tp in subs.missing_positions() if not self._buffer.has_error(tp)]
+        missing = [tp for tp in subs.missing_positions() if not self.buffer.has_error(tp)]
         if not missing:
             return
         if self._step_backoff.get(Retry.POSITIONS, 0.0) > time.monotonic():
@@ -342,7 +338,7 @@ class Fetcher:
         """
 
         def store(tp: TopicPartition, exc: KafkaError) -> None:
-            if not self._buffer.has_error(tp):
+            if not self.buffer.has_error(tp):
                 self._push_error(tp, exc)
 
         await resolve_positions(
@@ -356,13 +352,13 @@ class Fetcher:
             return
         if offset is None:
             offset = state.position if state.position is not None else -1
-        self._buffer.add(tp, PartitionRecords(tp, state, offset, None, error=exc))
+        self.buffer.add(tp, PartitionRecords(tp, state, offset, None, error=exc))
         self._data_ready.set()
 
     # -- sending ------------------------------------------------------------------------
 
     def _fetch_offset(self, tp: TopicPartition, state: PartitionState) -> int | None:
-        return self._buffer.fetch_offset(tp, state)
+        return self.buffer.fetch_offset(tp, state)
 
     def _send_fetches(self) -> None:
         now = time.monotonic()
@@ -377,12 +373,12 @@ class Fetcher:
         max_bytes = self._partials.max_bytes
         need_metadata = False
         for tp, state in self._subs.items():
-            if not state.is_fetchable or tp in self._tp_backoff or self._buffer.has_error(tp):
+            if not state.is_fetchable or tp in self._tp_backoff or self.buffer.has_error(tp):
                 continue
             if self._validator.needs_validation(tp, state, cluster.leader_epoch(tp)):
                 # Data fetched from the old leader may lie beyond the new leader's
                 # log end; it is fetched again once the position is validated.
-                self._buffer.drop(tp)
+                self.buffer.drop(tp)
                 continue
             offset = self._fetch_offset(tp, state)
             if offset is None:
@@ -448,7 +444,7 @@ class Fetcher:
             return
         if self._step_backoff.get(Retry.VALIDATION, 0.0) > time.monotonic():
             return
-        tps = [tp for tp in self._validator.pending() if not self._buffer.has_error(tp)]
+        tps = [tp for tp in self._validator.pending() if not self.buffer.has_error(tp)]
         if tps:
             self._validating = asyncio.create_task(
                 self._validate(tps), name="aiokafka-fetcher-validation"
@@ -645,7 +641,7 @@ class Fetcher:
             self._on_incomplete(tp, sent, records, chunk.size)  # a partial batch only
             return
         self._partials.on_progress(tp)
-        self._buffer.add(tp, chunk)
+        self.buffer.add(tp, chunk)
         self.metrics.chunk_added(tp, chunk.size)
         self._data_ready.set()
 
@@ -715,7 +711,7 @@ class Fetcher:
                 once other partitions' records were returned.
         """
         self._check_usable()
-        return self._buffer.drain(partitions, max_records)
+        return self.buffer.drain(partitions, max_records)
 
     def next_record(
         self, partitions: frozenset[TopicPartition] | None
@@ -727,7 +723,7 @@ class Fetcher:
             KafkaError: a partition's stored error, as in :meth:`drain`.
         """
         self._check_usable()
-        return self._buffer.next_record(partitions)
+        return self.buffer.next_record(partitions)
 
     async def wait_for_data(self, timeout: float | None) -> bool:
         """Wait until new data (or a state change) may be available, or ``timeout``.
@@ -746,7 +742,7 @@ class Fetcher:
 
     def forget(self, partitions: Iterable[TopicPartition]) -> None:
         """Drop buffered data of ``partitions`` (e.g. revoked by a rebalance)."""
-        self._buffer.forget(partitions)
+        self.buffer.forget(partitions)
 
     def metrics_snapshot(self) -> dict[str, Any]:
         """Fetch metrics, with records lag of the assigned partitions (see
@@ -757,7 +753,7 @@ class Fetcher:
 
     def buffered_partitions(self) -> frozenset[TopicPartition]:
         """Partitions with buffered chunks (for tests and diagnostics)."""
-        return self._buffer.partitions()
+        return self.buffer.partitions()
 
 
 async def _wait_event(event: asyncio.Event, timeout: float | None) -> None:

@@ -34,7 +34,13 @@ from aiokafka.record.default_records import DefaultRecordBatch, decode_records
 from aiokafka.record.util import crc32c_function
 from aiokafka.structs import ConsumerRecord
 
-__all__ = ["decode_batch", "decode_records_py", "decode_span", "deserialize"]
+__all__ = [
+    "SpanDecoder",
+    "decode_batch",
+    "decode_records_py",
+    "deserialize",
+    "span_decoder",
+]
 
 _cdecode = load_extension("aiokafka.record._cdecode")
 # None: the pure-Python loop. Tests set it to None to compare both paths.
@@ -77,19 +83,22 @@ def decode_batch(
     )  # fmt: skip
 
 
-def decode_span(
-    batch: memoryview, check_crc: bool, topic: str, partition: int
-) -> list[ConsumerRecord[Any, Any]] | None:
-    """The records of the uncompressed v2 batch whose bytes are ``batch``, decoded by
-    one C call without making a batch object (records untracked, as
-    :func:`decode_batch` with ``untracked=True``); ``None`` when there is no C
-    decoder or it hands the batch back (corrupt, unusual): then decode it with
-    :func:`decode_batch`, which returns the records or raises the error."""
+#: ``(decode, crc32c)`` of :func:`span_decoder`.
+SpanDecoder = tuple[Callable[..., "list[Any] | None"], Any]
+
+
+def span_decoder(check_crc: bool) -> SpanDecoder | None:
+    """The C decoder of a whole uncompressed v2 batch and its checksum argument:
+    ``decode(batch, crc32c, ConsumerRecord, topic, partition, True)`` returns the
+    records of the batch whose bytes are ``batch`` (untracked, as :func:`decode_batch`
+    with ``untracked=True``), or ``None`` when it hands the batch back (corrupt,
+    unusual): then decode it with :func:`decode_batch`, which returns the records or
+    raises the error. Looked up once per fetched chunk, so that batches of a few
+    records cost no Python call of ours. ``None`` when there is no C decoder."""
     c_decode = _c_decode_batch
     if c_decode is None or _c_decode_records is None:
         return None
-    crc = crc32c_function() if check_crc else None
-    return c_decode(batch, crc, ConsumerRecord, topic, partition, True)
+    return c_decode, crc32c_function() if check_crc else None
 
 
 def deserialize(

@@ -22,7 +22,7 @@ import enum
 import re
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Protocol
 
 from aiokafka.abc import ConsumerRebalanceListener
 from aiokafka.errors import IllegalStateError
@@ -31,6 +31,7 @@ from aiokafka.structs import TopicPartition
 __all__ = [
     "BadArgumentError",
     "PartitionState",
+    "PositionCursor",
     "SubscriptionState",
     "SubscriptionType",
     "check_partitions",
@@ -51,17 +52,37 @@ class SubscriptionType(enum.Enum):
     AUTO_PATTERN = "auto_pattern"
 
 
+class PositionCursor(Protocol):
+    """What a :class:`PartitionState` follows (see :meth:`PartitionState.follow`)."""
+
+    def consumed_position(self) -> tuple[int, int | None] | None:
+        """``(position, leader epoch)`` after the records handed out since the state
+        began following, or ``None`` if none was."""
+
+
 class PartitionState:
     """Fetch state of one assigned partition.
 
     The position has one writer, this class (franz-go's ``cursor.setOffset``): the
-    fetch path hands out records through :meth:`advance` and :meth:`skip_to`, the
-    user and the group move it through :meth:`seek`, :meth:`request_reset`,
-    :meth:`reset_to` and :meth:`clear_position`. ``position``, ``position_epoch`` and
-    ``reset_strategy`` are read-only to everyone else.
+    fetch path hands out records through :meth:`advance` and :meth:`skip_to` (and
+    :meth:`follow`), the user and the group move it through :meth:`seek`,
+    :meth:`request_reset`, :meth:`reset_to` and :meth:`clear_position`. ``position``,
+    ``position_epoch`` and ``reset_strategy`` are read-only to everyone else.
+
+    ``async for`` hands out one record per call; a method call per record to move the
+    position cost about a fifth of that loop's CPU. So the fetch path may instead
+    let this state :meth:`follow` a :class:`PositionCursor` (the chunk being read):
+    while it is followed, the position is what the cursor says it has handed out,
+    read when someone asks; the next write (any method here, and :meth:`set_paused`)
+    first stores that position and stops following. So ``cursor is chunk`` also tells
+    the chunk that nothing moved the position, paused or unassigned the partition
+    since it was followed: all its hot path checks per record.
 
     Attributes:
-        paused: ``pause()`` was called.
+        paused: ``pause()`` was called (written through :meth:`set_paused`).
+        cursor: The followed :class:`PositionCursor`, or ``None`` (written only by
+            this class; a plain slot because the ``async for`` hot path reads it per
+            record).
         highwater: High watermark from the last fetch response.
         last_stable_offset: LSO from the last fetch response (-1 if the broker sent
             none).
@@ -79,6 +100,7 @@ class PartitionState:
         "_position",
         "_position_epoch",
         "_reset_strategy",
+        "cursor",
         "epoch",
         "highwater",
         "last_poll_ms",
@@ -93,6 +115,7 @@ class PartitionState:
         self._position: int | None = None
         self._position_epoch: int | None = None
         self._reset_strategy: str | None = None
+        self.cursor: PositionCursor | None = None
         self.paused = False
         self.highwater: int | None = None
         self.last_stable_offset: int | None = None
@@ -106,12 +129,18 @@ class PartitionState:
     def position(self) -> int | None:
         """Offset of the next record to return, or ``None`` until it is known
         (committed offset looked up or reset)."""
+        cursor = self.cursor
+        if cursor is not None and (moved := cursor.consumed_position()) is not None:
+            return moved[0]
         return self._position
 
     @property
     def position_epoch(self) -> int | None:
         """Leader epoch of the batch of the last returned record (sent with commits
         for truncation detection, KIP-320), or ``None``."""
+        cursor = self.cursor
+        if cursor is not None and (moved := cursor.consumed_position()) is not None:
+            return moved[1]
         return self._position_epoch
 
     @property
@@ -122,6 +151,7 @@ class PartitionState:
     @property
     def has_valid_position(self) -> bool:
         """A position is known and no reset is pending."""
+        # A followed cursor only moves a known position: _position is not None then.
         return self._position is not None and self._reset_strategy is None
 
     @property
@@ -129,23 +159,49 @@ class PartitionState:
         """Records may be fetched now (valid position, not paused)."""
         return self._position is not None and self._reset_strategy is None and not self.paused
 
+    def _unfollow(self) -> None:
+        # Store what the followed cursor handed out: the next write starts from there.
+        cursor = self.cursor
+        if cursor is not None:
+            self.cursor = None
+            moved = cursor.consumed_position()
+            if moved is not None:
+                self._position, self._position_epoch = moved
+
     # -- the fetch path: records handed out (fetched data stays valid) -------------------
 
     def advance(self, offset: int, leader_epoch: int | None) -> None:
         """Records before ``offset`` were handed out, the last one written under
         ``leader_epoch``."""
+        self.cursor = None
         self._position = offset
         self._position_epoch = leader_epoch
 
     def skip_to(self, offset: int) -> None:
         """Nothing before ``offset`` will be handed out (control or aborted batches,
         records before the fetch offset); the position's leader epoch stays."""
+        self._unfollow()
         self._position = offset
+
+    def follow(self, cursor: PositionCursor) -> None:
+        """From now on the position is where ``cursor`` says it has handed out records
+        to (``consumed_position()``; ``None``: none yet, the position stays), until
+        the next write or :meth:`unfollow`."""
+        if self.cursor is not None:
+            self._unfollow()
+        self.cursor = cursor
+
+    def unfollow(self, cursor: PositionCursor) -> None:
+        """Stop following ``cursor`` (if it is followed), keeping the position it
+        reached: it is about to forget what it handed out."""
+        if self.cursor is cursor:
+            self._unfollow()
 
     # -- moves from outside the fetch path (fetched data becomes stale) ------------------
 
     def seek(self, offset: int, leader_epoch: int | None = None) -> None:
         """Move the position (from outside the fetch path)."""
+        self.cursor = None
         self._position = offset
         self._position_epoch = leader_epoch
         self._reset_strategy = None
@@ -154,18 +210,21 @@ class PartitionState:
     def request_reset(self, strategy: str) -> None:
         """Look the position up again by ``strategy`` (``"earliest"``/``"latest"``;
         ``"none"`` raises ``NoOffsetForPartitionError`` when it is looked up)."""
+        self._unfollow()
         self._reset_strategy = strategy
         self.epoch += 1
 
     def reset_to(self, offset: int) -> None:
         """The pending reset found ``offset``. No epoch bump: :meth:`request_reset`
         made fetched data stale already, and nothing is fetched while it is pending."""
+        self.cursor = None
         self._position = offset
         self._position_epoch = None
         self._reset_strategy = None
 
     def clear_position(self) -> None:
         """Forget the position so it is looked up again (committed offset or reset)."""
+        self.cursor = None
         self._position = None
         self._position_epoch = None
         self._reset_strategy = None
@@ -173,11 +232,19 @@ class PartitionState:
 
     def invalidate(self) -> None:
         """The partition was unassigned: its fetched data is stale."""
+        self._unfollow()
         self.epoch += 1
+
+    def set_paused(self, paused: bool) -> None:
+        """``pause()`` (True) or ``resume()`` (False): a paused partition hands out no
+        records, so a followed cursor is let go."""
+        if paused:
+            self._unfollow()
+        self.paused = paused
 
     def __repr__(self) -> str:
         return (
-            f"PartitionState(position={self._position}, paused={self.paused}, "
+            f"PartitionState(position={self.position}, paused={self.paused}, "
             f"reset={self._reset_strategy}, highwater={self.highwater})"
         )
 
@@ -415,13 +482,13 @@ class SubscriptionState:
     def pause(self, tps: Iterable[TopicPartition]) -> None:
         """Stop fetching and returning records of ``tps``."""
         for tp in tps:
-            self.state(tp).paused = True
+            self.state(tp).set_paused(True)
         self._changed()
 
     def resume(self, tps: Iterable[TopicPartition]) -> None:
         """Undo :meth:`pause`."""
         for tp in tps:
-            self.state(tp).paused = False
+            self.state(tp).set_paused(False)
         self._changed()
 
     def update_fetch_metadata(

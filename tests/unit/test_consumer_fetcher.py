@@ -199,27 +199,27 @@ async def test_next_record_fast_crosses_batches() -> None:
     offset (past offsets compaction removed), and it stops at a pause, a seek, and
     the end of the chunk."""
     fetcher, subs, client = make()
-    assert fetcher.next_record_fast() is None  # nothing taken yet
+    assert fetcher.buffer.next_record_fast() is None  # nothing taken yet
     compacted = bytearray(records(0, 3))  # offsets 0-2, and 3-4 compacted away:
     struct.pack_into(">i", compacted, 23, 4)  # lastOffsetDelta 4, next offset 5
     struct.pack_into(">I", compacted, 17, calc_crc32c(memoryview(compacted)[21:]))
     await respond(fetcher, client, {A: pdata(A, bytes(compacted) + records(5, 3))})
     first = fetcher.next_record(None)
     assert first is not None and first.offset == 0
-    got = fetcher.next_record_fast()
+    got = fetcher.buffer.next_record_fast()
     assert got is not None and got.offset == 1 and subs.state(A).position == 2
-    got = fetcher.next_record_fast()
+    got = fetcher.buffer.next_record_fast()
     assert got is not None and got.offset == 2 and subs.state(A).position == 5
-    got = fetcher.next_record_fast()  # the next batch, loaded by the hot path
+    got = fetcher.buffer.next_record_fast()  # the next batch, loaded by the hot path
     assert got is not None and got.offset == 5 and subs.state(A).position == 6
     subs.pause([A])
-    assert fetcher.next_record_fast() is None
+    assert fetcher.buffer.next_record_fast() is None
     subs.resume([A])
-    assert [fetcher.next_record_fast().offset for _ in range(2)] == [6, 7]  # type: ignore[union-attr]
+    assert [fetcher.buffer.next_record_fast().offset for _ in range(2)] == [6, 7]  # type: ignore[union-attr]
     assert subs.state(A).position == 8
-    assert fetcher.next_record_fast() is None  # the chunk is used up: next_record's turn
+    assert fetcher.buffer.next_record_fast() is None  # the chunk is used up: next_record's turn
     subs.seek(A, 0)
-    assert fetcher.next_record_fast() is None
+    assert fetcher.buffer.next_record_fast() is None
 
 
 async def test_next_record_fast_with_deserializers() -> None:
@@ -236,15 +236,15 @@ async def test_next_record_fast_with_deserializers() -> None:
     fetcher, subs, client = make(value_deserializer=decode)
     await respond(fetcher, client, {A: pdata(A, records(0, 2) + records(2, 2))})
     assert fetcher.next_record(None).value == "v0"  # type: ignore[union-attr]
-    got = fetcher.next_record_fast()
+    got = fetcher.buffer.next_record_fast()
     assert got is not None and got.value == "v1" and subs.state(A).position == 2
     with pytest.raises(ValueError, match="bad v2"):
-        fetcher.next_record_fast()
+        fetcher.buffer.next_record_fast()
     assert subs.state(A).position == 2
     with pytest.raises(ValueError, match="bad v2"):
         fetcher.next_record(None)  # the slow path meets the same batch and error
     assert fetcher.next_record(None).value == "v2"  # type: ignore[union-attr]
-    assert fetcher.next_record_fast().value == "v3"  # type: ignore[union-attr]
+    assert fetcher.buffer.next_record_fast().value == "v3"  # type: ignore[union-attr]
     assert subs.state(A).position == 4 and calls.count(b"v2") == 3
 
 
@@ -253,7 +253,7 @@ async def test_close_ends_the_fast_path() -> None:
     await respond(fetcher, client, {A: pdata(A, records(0, 5))})
     assert fetcher.next_record(None) is not None
     await fetcher.close()
-    assert fetcher.next_record_fast() is None
+    assert fetcher.buffer.next_record_fast() is None
     assert fetcher.buffered_partitions() == frozenset()
 
 
