@@ -442,7 +442,8 @@ class AIOKafkaConnection:
             # Fails every registered request, this one included: it gets the error.
             self._fail(translate_transport_error(exc, self.peer))
         else:
-            self.last_activity = time.monotonic()
+            # The clock _register read for the request's latency: no second read.
+            self.last_activity = pending.started
         return pending
 
     def _frame(self, request: Request[object], version: int) -> tuple[int, bytes]:
