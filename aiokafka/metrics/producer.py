@@ -65,6 +65,17 @@ class ProducerMetrics:
         """One Produce request carrying ``batches``, whose encoded sizes are
         ``sizes`` (in the same order)."""
         now = time.monotonic()
+        if len(batches) == 1:  # the usual request (and every lone send_and_wait's)
+            batch = batches[0]
+            count = batch.record_count
+            size = sizes[0]
+            self.queue_time.record(now - batch.created, now)
+            self.batch_size.record(size, now)
+            sensors = self._topics(batch.tp.topic)
+            sensors[_SENT].record(count, now)
+            sensors[_BYTES].record(size, now)
+            self.records_per_request.record(count, now)
+            return
         records = 0
         queue_time = self.queue_time.record
         batch_size = self.batch_size.record

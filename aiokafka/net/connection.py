@@ -426,12 +426,17 @@ class AIOKafkaConnection:
     def _write_now(
         self, request: Request[_R], max_version: int | None, on_answer: OnAnswer | None
     ) -> Pending | None:
-        if self._state != "ready" or self._reauth_gate is not None or self._slots.locked():
+        slots = self._slots
+        # take_now() is locked()'s check and the take in one call; the slot goes back
+        # if there is no common version.
+        if self._state != "ready" or self._reauth_gate is not None or not slots.take_now():
             return None
-        version = self.api_versions.choose(type(request), max_version)
-        decode = self._decoder(request, version)
-        if not self._slots.take_now():
-            return None
+        try:
+            version = self.api_versions.choose(type(request), max_version)
+            decode = self._decoder(request, version)
+        except BaseException:
+            slots.release()
+            raise
         corr, frame = self._frame(request, version)
         pending = self._register(request, version, corr, frame, decode, None, on_answer)
         stream = self._stream
@@ -442,7 +447,8 @@ class AIOKafkaConnection:
             # Fails every registered request, this one included: it gets the error.
             self._fail(translate_transport_error(exc, self.peer))
         else:
-            self.last_activity = time.monotonic()
+            # The clock _register read for the request's latency: no second read.
+            self.last_activity = pending.started
         return pending
 
     def _frame(self, request: Request[object], version: int) -> tuple[int, bytes]:

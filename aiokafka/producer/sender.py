@@ -368,6 +368,10 @@ class Sender:
         node before its connection is open (as the Java client's sender does).
         """
         client = self._client
+        if len(nodes) == 1:  # a lone request's node, or a single broker's
+            for node in nodes:
+                if client.is_connected(node):
+                    return nodes
         ready = {node for node in nodes if client.is_connected(node)}
         if len(ready) == len(nodes):
             return ready

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from aiokafka.cluster.connections import ConnectionPool, NodeId
-from aiokafka.errors import KafkaConnectionError, RequestTimedOutError
+from aiokafka.errors import KafkaConnectionError, RequestTimedOutError, UnsupportedVersionError
 from aiokafka.metrics.network import NetworkMetrics
 from aiokafka.net.config import ConnectionConfig
 from aiokafka.net.connection import AIOKafkaConnection, CloseCallback
@@ -260,6 +260,23 @@ async def test_send_nowait_declines_when_it_would_wait() -> None:
     finally:
         await conn.close()
     assert conn.send_nowait(MetadataRequest(topics=None)) is None  # closed
+
+
+async def test_send_nowait_without_a_common_version_raises_and_keeps_the_slot() -> None:
+    # The slot is taken before the version is chosen: a request the broker cannot
+    # take must give it back, or one such call per slot would wedge the connection.
+    stream = MemoryStream()
+    conn = await connected(stream, ConnectionConfig(max_in_flight_requests_per_connection=1))
+    try:
+        for _ in range(3):
+            with pytest.raises(UnsupportedVersionError):
+                conn.send_nowait(MetadataRequest(topics=None), max_version=-1)
+        fut = conn.send_nowait(MetadataRequest(topics=None))
+        assert fut is not None  # the one slot is still free
+        stream.feed(metadata_response(await stream.request(), "after"))
+        assert (await asyncio.wait_for(fut, 5)).cluster_id == "after"
+    finally:
+        await conn.close()
 
 
 async def test_send_nowait_a_failed_write_fails_its_future_and_the_others() -> None:

@@ -70,6 +70,11 @@ class _StructEncoder:
         code(f"{n} = {expr}")
         with code.block(f"if {n} < 128:"):
             code(f"{self.out}.append({n})")
+        # Two bytes inline too: a Produce request's records (127 B to 16 KiB) and
+        # most strings and arrays that are not short; a call for the rest.
+        with code.block(f"elif {n} < 16384:"):
+            code(f"{self.out}.append(({n} & 0x7F) | 0x80)")
+            code(f"{self.out}.append({n} >> 7)")
         with code.block("else:"):
             code(f"_wuvarint({self.out}, {n})")
 

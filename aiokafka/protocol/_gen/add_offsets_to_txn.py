@@ -311,6 +311,9 @@ def _e_AddOffsetsToTxnRequest_v3(w: bytearray, o: AddOffsetsToTxnRequest, versio
     n3 = len(b2) + 1
     if n3 < 128:
         w.append(n3)
+    elif n3 < 16384:
+        w.append((n3 & 0x7F) | 0x80)
+        w.append(n3 >> 7)
     else:
         _wuvarint(w, n3)
     w += b2
@@ -320,6 +323,9 @@ def _e_AddOffsetsToTxnRequest_v3(w: bytearray, o: AddOffsetsToTxnRequest, versio
     n6 = len(b5) + 1
     if n6 < 128:
         w.append(n6)
+    elif n6 < 16384:
+        w.append((n6 & 0x7F) | 0x80)
+        w.append(n6 >> 7)
     else:
         _wuvarint(w, n6)
     w += b5

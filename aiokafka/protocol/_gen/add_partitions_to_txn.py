@@ -652,6 +652,9 @@ def _e_AddPartitionsToTxnResponse_v3(w: bytearray, o: AddPartitionsToTxnResponse
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -660,6 +663,9 @@ def _e_AddPartitionsToTxnResponse_v3(w: bytearray, o: AddPartitionsToTxnResponse
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -667,6 +673,9 @@ def _e_AddPartitionsToTxnResponse_v3(w: bytearray, o: AddPartitionsToTxnResponse
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:
@@ -693,6 +702,9 @@ def _e_AddPartitionsToTxnResponse_v4(w: bytearray, o: AddPartitionsToTxnResponse
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -701,6 +713,9 @@ def _e_AddPartitionsToTxnResponse_v4(w: bytearray, o: AddPartitionsToTxnResponse
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -708,6 +723,9 @@ def _e_AddPartitionsToTxnResponse_v4(w: bytearray, o: AddPartitionsToTxnResponse
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:
@@ -716,6 +734,9 @@ def _e_AddPartitionsToTxnResponse_v4(w: bytearray, o: AddPartitionsToTxnResponse
             n12 = len(b11) + 1
             if n12 < 128:
                 w.append(n12)
+            elif n12 < 16384:
+                w.append((n12 & 0x7F) | 0x80)
+                w.append(n12 >> 7)
             else:
                 _wuvarint(w, n12)
             w += b11
@@ -723,6 +744,9 @@ def _e_AddPartitionsToTxnResponse_v4(w: bytearray, o: AddPartitionsToTxnResponse
             n14 = len(x13) + 1
             if n14 < 128:
                 w.append(n14)
+            elif n14 < 16384:
+                w.append((n14 & 0x7F) | 0x80)
+                w.append(n14 >> 7)
             else:
                 _wuvarint(w, n14)
             for o15 in x13:
@@ -1050,6 +1074,9 @@ def _e_AddPartitionsToTxnRequest_v3(w: bytearray, o: AddPartitionsToTxnRequest, 
     n3 = len(b2) + 1
     if n3 < 128:
         w.append(n3)
+    elif n3 < 16384:
+        w.append((n3 & 0x7F) | 0x80)
+        w.append(n3 >> 7)
     else:
         _wuvarint(w, n3)
     w += b2
@@ -1058,6 +1085,9 @@ def _e_AddPartitionsToTxnRequest_v3(w: bytearray, o: AddPartitionsToTxnRequest, 
     n5 = len(x4) + 1
     if n5 < 128:
         w.append(n5)
+    elif n5 < 16384:
+        w.append((n5 & 0x7F) | 0x80)
+        w.append(n5 >> 7)
     else:
         _wuvarint(w, n5)
     for o6 in x4:
@@ -1066,6 +1096,9 @@ def _e_AddPartitionsToTxnRequest_v3(w: bytearray, o: AddPartitionsToTxnRequest, 
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8
@@ -1073,6 +1106,9 @@ def _e_AddPartitionsToTxnRequest_v3(w: bytearray, o: AddPartitionsToTxnRequest, 
         n11 = len(x10) + 1
         if n11 < 128:
             w.append(n11)
+        elif n11 < 16384:
+            w.append((n11 & 0x7F) | 0x80)
+            w.append(n11 >> 7)
         else:
             _wuvarint(w, n11)
         w += _pack('>%di' % len(x10), *x10)
@@ -1092,6 +1128,9 @@ def _e_AddPartitionsToTxnRequest_v4(w: bytearray, o: AddPartitionsToTxnRequest, 
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -1100,6 +1139,9 @@ def _e_AddPartitionsToTxnRequest_v4(w: bytearray, o: AddPartitionsToTxnRequest, 
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -1108,6 +1150,9 @@ def _e_AddPartitionsToTxnRequest_v4(w: bytearray, o: AddPartitionsToTxnRequest, 
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:
@@ -1116,6 +1161,9 @@ def _e_AddPartitionsToTxnRequest_v4(w: bytearray, o: AddPartitionsToTxnRequest, 
             n12 = len(b11) + 1
             if n12 < 128:
                 w.append(n12)
+            elif n12 < 16384:
+                w.append((n12 & 0x7F) | 0x80)
+                w.append(n12 >> 7)
             else:
                 _wuvarint(w, n12)
             w += b11
@@ -1123,6 +1171,9 @@ def _e_AddPartitionsToTxnRequest_v4(w: bytearray, o: AddPartitionsToTxnRequest, 
             n14 = len(x13) + 1
             if n14 < 128:
                 w.append(n14)
+            elif n14 < 16384:
+                w.append((n14 & 0x7F) | 0x80)
+                w.append(n14 >> 7)
             else:
                 _wuvarint(w, n14)
             w += _pack('>%di' % len(x13), *x13)

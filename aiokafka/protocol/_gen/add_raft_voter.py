@@ -258,6 +258,9 @@ def _e_AddRaftVoterResponse_v0(w: bytearray, o: AddRaftVoterResponse, version: i
         n3 = len(b2) + 1
         if n3 < 128:
             w.append(n3)
+        elif n3 < 16384:
+            w.append((n3 & 0x7F) | 0x80)
+            w.append(n3 >> 7)
         else:
             _wuvarint(w, n3)
         w += b2
@@ -384,6 +387,9 @@ def _e_AddRaftVoterRequest_v0(w: bytearray, o: AddRaftVoterRequest, version: int
         n3 = len(b2) + 1
         if n3 < 128:
             w.append(n3)
+        elif n3 < 16384:
+            w.append((n3 & 0x7F) | 0x80)
+            w.append(n3 >> 7)
         else:
             _wuvarint(w, n3)
         w += b2
@@ -392,6 +398,9 @@ def _e_AddRaftVoterRequest_v0(w: bytearray, o: AddRaftVoterRequest, version: int
     n5 = len(x4) + 1
     if n5 < 128:
         w.append(n5)
+    elif n5 < 16384:
+        w.append((n5 & 0x7F) | 0x80)
+        w.append(n5 >> 7)
     else:
         _wuvarint(w, n5)
     for o6 in x4:
@@ -400,6 +409,9 @@ def _e_AddRaftVoterRequest_v0(w: bytearray, o: AddRaftVoterRequest, version: int
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8
@@ -408,6 +420,9 @@ def _e_AddRaftVoterRequest_v0(w: bytearray, o: AddRaftVoterRequest, version: int
         n12 = len(b11) + 1
         if n12 < 128:
             w.append(n12)
+        elif n12 < 16384:
+            w.append((n12 & 0x7F) | 0x80)
+            w.append(n12 >> 7)
         else:
             _wuvarint(w, n12)
         w += b11

@@ -526,6 +526,9 @@ def _e_AlterClientQuotasResponse_v1(w: bytearray, o: AlterClientQuotasResponse, 
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -538,6 +541,9 @@ def _e_AlterClientQuotasResponse_v1(w: bytearray, o: AlterClientQuotasResponse, 
             n6 = len(b5) + 1
             if n6 < 128:
                 w.append(n6)
+            elif n6 < 16384:
+                w.append((n6 & 0x7F) | 0x80)
+                w.append(n6 >> 7)
             else:
                 _wuvarint(w, n6)
             w += b5
@@ -545,6 +551,9 @@ def _e_AlterClientQuotasResponse_v1(w: bytearray, o: AlterClientQuotasResponse, 
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:
@@ -553,6 +562,9 @@ def _e_AlterClientQuotasResponse_v1(w: bytearray, o: AlterClientQuotasResponse, 
             n12 = len(b11) + 1
             if n12 < 128:
                 w.append(n12)
+            elif n12 < 16384:
+                w.append((n12 & 0x7F) | 0x80)
+                w.append(n12 >> 7)
             else:
                 _wuvarint(w, n12)
             w += b11
@@ -564,6 +576,9 @@ def _e_AlterClientQuotasResponse_v1(w: bytearray, o: AlterClientQuotasResponse, 
                 n15 = len(b14) + 1
                 if n15 < 128:
                     w.append(n15)
+                elif n15 < 16384:
+                    w.append((n15 & 0x7F) | 0x80)
+                    w.append(n15 >> 7)
                 else:
                     _wuvarint(w, n15)
                 w += b14
@@ -864,6 +879,9 @@ def _e_AlterClientQuotasRequest_v1(w: bytearray, o: AlterClientQuotasRequest, ve
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -871,6 +889,9 @@ def _e_AlterClientQuotasRequest_v1(w: bytearray, o: AlterClientQuotasRequest, ve
         n5 = len(x4) + 1
         if n5 < 128:
             w.append(n5)
+        elif n5 < 16384:
+            w.append((n5 & 0x7F) | 0x80)
+            w.append(n5 >> 7)
         else:
             _wuvarint(w, n5)
         for o6 in x4:
@@ -879,6 +900,9 @@ def _e_AlterClientQuotasRequest_v1(w: bytearray, o: AlterClientQuotasRequest, ve
             n9 = len(b8) + 1
             if n9 < 128:
                 w.append(n9)
+            elif n9 < 16384:
+                w.append((n9 & 0x7F) | 0x80)
+                w.append(n9 >> 7)
             else:
                 _wuvarint(w, n9)
             w += b8
@@ -890,6 +914,9 @@ def _e_AlterClientQuotasRequest_v1(w: bytearray, o: AlterClientQuotasRequest, ve
                 n12 = len(b11) + 1
                 if n12 < 128:
                     w.append(n12)
+                elif n12 < 16384:
+                    w.append((n12 & 0x7F) | 0x80)
+                    w.append(n12 >> 7)
                 else:
                     _wuvarint(w, n12)
                 w += b11
@@ -902,6 +929,9 @@ def _e_AlterClientQuotasRequest_v1(w: bytearray, o: AlterClientQuotasRequest, ve
         n15 = len(x14) + 1
         if n15 < 128:
             w.append(n15)
+        elif n15 < 16384:
+            w.append((n15 & 0x7F) | 0x80)
+            w.append(n15 >> 7)
         else:
             _wuvarint(w, n15)
         for o16 in x14:
@@ -910,6 +940,9 @@ def _e_AlterClientQuotasRequest_v1(w: bytearray, o: AlterClientQuotasRequest, ve
             n19 = len(b18) + 1
             if n19 < 128:
                 w.append(n19)
+            elif n19 < 16384:
+                w.append((n19 & 0x7F) | 0x80)
+                w.append(n19 >> 7)
             else:
                 _wuvarint(w, n19)
             w += b18

@@ -421,6 +421,9 @@ def _e_AlterConfigsResponse_v2(w: bytearray, o: AlterConfigsResponse, version: i
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -433,6 +436,9 @@ def _e_AlterConfigsResponse_v2(w: bytearray, o: AlterConfigsResponse, version: i
             n6 = len(b5) + 1
             if n6 < 128:
                 w.append(n6)
+            elif n6 < 16384:
+                w.append((n6 & 0x7F) | 0x80)
+                w.append(n6 >> 7)
             else:
                 _wuvarint(w, n6)
             w += b5
@@ -442,6 +448,9 @@ def _e_AlterConfigsResponse_v2(w: bytearray, o: AlterConfigsResponse, version: i
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8
@@ -687,6 +696,9 @@ def _e_AlterConfigsRequest_v2(w: bytearray, o: AlterConfigsRequest, version: int
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -696,6 +708,9 @@ def _e_AlterConfigsRequest_v2(w: bytearray, o: AlterConfigsRequest, version: int
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -703,6 +718,9 @@ def _e_AlterConfigsRequest_v2(w: bytearray, o: AlterConfigsRequest, version: int
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:
@@ -711,6 +729,9 @@ def _e_AlterConfigsRequest_v2(w: bytearray, o: AlterConfigsRequest, version: int
             n12 = len(b11) + 1
             if n12 < 128:
                 w.append(n12)
+            elif n12 < 16384:
+                w.append((n12 & 0x7F) | 0x80)
+                w.append(n12 >> 7)
             else:
                 _wuvarint(w, n12)
             w += b11
@@ -722,6 +743,9 @@ def _e_AlterConfigsRequest_v2(w: bytearray, o: AlterConfigsRequest, version: int
                 n15 = len(b14) + 1
                 if n15 < 128:
                     w.append(n15)
+                elif n15 < 16384:
+                    w.append((n15 & 0x7F) | 0x80)
+                    w.append(n15 >> 7)
                 else:
                     _wuvarint(w, n15)
                 w += b14

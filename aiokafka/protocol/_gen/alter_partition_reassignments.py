@@ -431,6 +431,9 @@ def _e_AlterPartitionReassignmentsResponse_v0(w: bytearray, o: AlterPartitionRea
         n3 = len(b2) + 1
         if n3 < 128:
             w.append(n3)
+        elif n3 < 16384:
+            w.append((n3 & 0x7F) | 0x80)
+            w.append(n3 >> 7)
         else:
             _wuvarint(w, n3)
         w += b2
@@ -438,6 +441,9 @@ def _e_AlterPartitionReassignmentsResponse_v0(w: bytearray, o: AlterPartitionRea
     n5 = len(x4) + 1
     if n5 < 128:
         w.append(n5)
+    elif n5 < 16384:
+        w.append((n5 & 0x7F) | 0x80)
+        w.append(n5 >> 7)
     else:
         _wuvarint(w, n5)
     for o6 in x4:
@@ -446,6 +452,9 @@ def _e_AlterPartitionReassignmentsResponse_v0(w: bytearray, o: AlterPartitionRea
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8
@@ -453,6 +462,9 @@ def _e_AlterPartitionReassignmentsResponse_v0(w: bytearray, o: AlterPartitionRea
         n11 = len(x10) + 1
         if n11 < 128:
             w.append(n11)
+        elif n11 < 16384:
+            w.append((n11 & 0x7F) | 0x80)
+            w.append(n11 >> 7)
         else:
             _wuvarint(w, n11)
         for o12 in x10:
@@ -465,6 +477,9 @@ def _e_AlterPartitionReassignmentsResponse_v0(w: bytearray, o: AlterPartitionRea
                 n15 = len(b14) + 1
                 if n15 < 128:
                     w.append(n15)
+                elif n15 < 16384:
+                    w.append((n15 & 0x7F) | 0x80)
+                    w.append(n15 >> 7)
                 else:
                     _wuvarint(w, n15)
                 w += b14
@@ -611,6 +626,9 @@ def _e_AlterPartitionReassignmentsRequest_v0(w: bytearray, o: AlterPartitionReas
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -619,6 +637,9 @@ def _e_AlterPartitionReassignmentsRequest_v0(w: bytearray, o: AlterPartitionReas
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -626,6 +647,9 @@ def _e_AlterPartitionReassignmentsRequest_v0(w: bytearray, o: AlterPartitionReas
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:
@@ -637,6 +661,9 @@ def _e_AlterPartitionReassignmentsRequest_v0(w: bytearray, o: AlterPartitionReas
                 n11 = len(x10) + 1
                 if n11 < 128:
                     w.append(n11)
+                elif n11 < 16384:
+                    w.append((n11 & 0x7F) | 0x80)
+                    w.append(n11 >> 7)
                 else:
                     _wuvarint(w, n11)
                 w += _pack('>%di' % len(x10), *x10)

@@ -441,6 +441,9 @@ def _e_AlterReplicaLogDirsResponse_v2(w: bytearray, o: AlterReplicaLogDirsRespon
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -449,6 +452,9 @@ def _e_AlterReplicaLogDirsResponse_v2(w: bytearray, o: AlterReplicaLogDirsRespon
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -456,6 +462,9 @@ def _e_AlterReplicaLogDirsResponse_v2(w: bytearray, o: AlterReplicaLogDirsRespon
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:
@@ -681,6 +690,9 @@ def _e_AlterReplicaLogDirsRequest_v2(w: bytearray, o: AlterReplicaLogDirsRequest
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -689,6 +701,9 @@ def _e_AlterReplicaLogDirsRequest_v2(w: bytearray, o: AlterReplicaLogDirsRequest
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -696,6 +711,9 @@ def _e_AlterReplicaLogDirsRequest_v2(w: bytearray, o: AlterReplicaLogDirsRequest
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:
@@ -704,6 +722,9 @@ def _e_AlterReplicaLogDirsRequest_v2(w: bytearray, o: AlterReplicaLogDirsRequest
             n12 = len(b11) + 1
             if n12 < 128:
                 w.append(n12)
+            elif n12 < 16384:
+                w.append((n12 & 0x7F) | 0x80)
+                w.append(n12 >> 7)
             else:
                 _wuvarint(w, n12)
             w += b11
@@ -711,6 +732,9 @@ def _e_AlterReplicaLogDirsRequest_v2(w: bytearray, o: AlterReplicaLogDirsRequest
             n14 = len(x13) + 1
             if n14 < 128:
                 w.append(n14)
+            elif n14 < 16384:
+                w.append((n14 & 0x7F) | 0x80)
+                w.append(n14 >> 7)
             else:
                 _wuvarint(w, n14)
             w += _pack('>%di' % len(x13), *x13)

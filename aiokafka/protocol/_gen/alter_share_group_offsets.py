@@ -442,6 +442,9 @@ def _e_AlterShareGroupOffsetsResponse_v0(w: bytearray, o: AlterShareGroupOffsets
         n3 = len(b2) + 1
         if n3 < 128:
             w.append(n3)
+        elif n3 < 16384:
+            w.append((n3 & 0x7F) | 0x80)
+            w.append(n3 >> 7)
         else:
             _wuvarint(w, n3)
         w += b2
@@ -449,6 +452,9 @@ def _e_AlterShareGroupOffsetsResponse_v0(w: bytearray, o: AlterShareGroupOffsets
     n5 = len(x4) + 1
     if n5 < 128:
         w.append(n5)
+    elif n5 < 16384:
+        w.append((n5 & 0x7F) | 0x80)
+        w.append(n5 >> 7)
     else:
         _wuvarint(w, n5)
     for o6 in x4:
@@ -457,6 +463,9 @@ def _e_AlterShareGroupOffsetsResponse_v0(w: bytearray, o: AlterShareGroupOffsets
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8
@@ -465,6 +474,9 @@ def _e_AlterShareGroupOffsetsResponse_v0(w: bytearray, o: AlterShareGroupOffsets
         n11 = len(x10) + 1
         if n11 < 128:
             w.append(n11)
+        elif n11 < 16384:
+            w.append((n11 & 0x7F) | 0x80)
+            w.append(n11 >> 7)
         else:
             _wuvarint(w, n11)
         for o12 in x10:
@@ -477,6 +489,9 @@ def _e_AlterShareGroupOffsetsResponse_v0(w: bytearray, o: AlterShareGroupOffsets
                 n15 = len(b14) + 1
                 if n15 < 128:
                     w.append(n15)
+                elif n15 < 16384:
+                    w.append((n15 & 0x7F) | 0x80)
+                    w.append(n15 >> 7)
                 else:
                     _wuvarint(w, n15)
                 w += b14
@@ -615,6 +630,9 @@ def _e_AlterShareGroupOffsetsRequest_v0(w: bytearray, o: AlterShareGroupOffsetsR
     n3 = len(b2) + 1
     if n3 < 128:
         w.append(n3)
+    elif n3 < 16384:
+        w.append((n3 & 0x7F) | 0x80)
+        w.append(n3 >> 7)
     else:
         _wuvarint(w, n3)
     w += b2
@@ -622,6 +640,9 @@ def _e_AlterShareGroupOffsetsRequest_v0(w: bytearray, o: AlterShareGroupOffsetsR
     n5 = len(x4) + 1
     if n5 < 128:
         w.append(n5)
+    elif n5 < 16384:
+        w.append((n5 & 0x7F) | 0x80)
+        w.append(n5 >> 7)
     else:
         _wuvarint(w, n5)
     for o6 in x4:
@@ -630,6 +651,9 @@ def _e_AlterShareGroupOffsetsRequest_v0(w: bytearray, o: AlterShareGroupOffsetsR
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8
@@ -637,6 +661,9 @@ def _e_AlterShareGroupOffsetsRequest_v0(w: bytearray, o: AlterShareGroupOffsetsR
         n11 = len(x10) + 1
         if n11 < 128:
             w.append(n11)
+        elif n11 < 16384:
+            w.append((n11 & 0x7F) | 0x80)
+            w.append(n11 >> 7)
         else:
             _wuvarint(w, n11)
         for o12 in x10:

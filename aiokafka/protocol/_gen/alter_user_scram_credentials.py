@@ -353,6 +353,9 @@ def _e_AlterUserScramCredentialsResponse_v0(w: bytearray, o: AlterUserScramCrede
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -361,6 +364,9 @@ def _e_AlterUserScramCredentialsResponse_v0(w: bytearray, o: AlterUserScramCrede
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -373,6 +379,9 @@ def _e_AlterUserScramCredentialsResponse_v0(w: bytearray, o: AlterUserScramCrede
             n9 = len(b8) + 1
             if n9 < 128:
                 w.append(n9)
+            elif n9 < 16384:
+                w.append((n9 & 0x7F) | 0x80)
+                w.append(n9 >> 7)
             else:
                 _wuvarint(w, n9)
             w += b8
@@ -532,6 +541,9 @@ def _e_AlterUserScramCredentialsRequest_v0(w: bytearray, o: AlterUserScramCreden
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -540,6 +552,9 @@ def _e_AlterUserScramCredentialsRequest_v0(w: bytearray, o: AlterUserScramCreden
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -553,6 +568,9 @@ def _e_AlterUserScramCredentialsRequest_v0(w: bytearray, o: AlterUserScramCreden
     n9 = len(x8) + 1
     if n9 < 128:
         w.append(n9)
+    elif n9 < 16384:
+        w.append((n9 & 0x7F) | 0x80)
+        w.append(n9 >> 7)
     else:
         _wuvarint(w, n9)
     for o10 in x8:
@@ -561,6 +579,9 @@ def _e_AlterUserScramCredentialsRequest_v0(w: bytearray, o: AlterUserScramCreden
         n13 = len(b12) + 1
         if n13 < 128:
             w.append(n13)
+        elif n13 < 16384:
+            w.append((n13 & 0x7F) | 0x80)
+            w.append(n13 >> 7)
         else:
             _wuvarint(w, n13)
         w += b12
@@ -569,6 +590,9 @@ def _e_AlterUserScramCredentialsRequest_v0(w: bytearray, o: AlterUserScramCreden
         n15 = len(x14) + 1
         if n15 < 128:
             w.append(n15)
+        elif n15 < 16384:
+            w.append((n15 & 0x7F) | 0x80)
+            w.append(n15 >> 7)
         else:
             _wuvarint(w, n15)
         w += x14
@@ -576,6 +600,9 @@ def _e_AlterUserScramCredentialsRequest_v0(w: bytearray, o: AlterUserScramCreden
         n17 = len(x16) + 1
         if n17 < 128:
             w.append(n17)
+        elif n17 < 16384:
+            w.append((n17 & 0x7F) | 0x80)
+            w.append(n17 >> 7)
         else:
             _wuvarint(w, n17)
         w += x16

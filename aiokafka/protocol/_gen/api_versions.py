@@ -541,6 +541,9 @@ def _e_ApiVersionsResponse_v3(w: bytearray, o: ApiVersionsResponse, version: int
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -562,6 +565,9 @@ def _e_ApiVersionsResponse_v3(w: bytearray, o: ApiVersionsResponse, version: int
             n9 = len(x8) + 1
             if n9 < 128:
                 w7.append(n9)
+            elif n9 < 16384:
+                w7.append((n9 & 0x7F) | 0x80)
+                w7.append(n9 >> 7)
             else:
                 _wuvarint(w7, n9)
             for o10 in x8:
@@ -570,6 +576,9 @@ def _e_ApiVersionsResponse_v3(w: bytearray, o: ApiVersionsResponse, version: int
                 n13 = len(b12) + 1
                 if n13 < 128:
                     w7.append(n13)
+                elif n13 < 16384:
+                    w7.append((n13 & 0x7F) | 0x80)
+                    w7.append(n13 >> 7)
                 else:
                     _wuvarint(w7, n13)
                 w7 += b12
@@ -590,6 +599,9 @@ def _e_ApiVersionsResponse_v3(w: bytearray, o: ApiVersionsResponse, version: int
             n18 = len(x17) + 1
             if n18 < 128:
                 w16.append(n18)
+            elif n18 < 16384:
+                w16.append((n18 & 0x7F) | 0x80)
+                w16.append(n18 >> 7)
             else:
                 _wuvarint(w16, n18)
             for o19 in x17:
@@ -598,6 +610,9 @@ def _e_ApiVersionsResponse_v3(w: bytearray, o: ApiVersionsResponse, version: int
                 n22 = len(b21) + 1
                 if n22 < 128:
                     w16.append(n22)
+                elif n22 < 16384:
+                    w16.append((n22 & 0x7F) | 0x80)
+                    w16.append(n22 >> 7)
                 else:
                     _wuvarint(w16, n22)
                 w16 += b21
@@ -681,6 +696,9 @@ def _e_ApiVersionsRequest_v3(w: bytearray, o: ApiVersionsRequest, version: int) 
     n3 = len(b2) + 1
     if n3 < 128:
         w.append(n3)
+    elif n3 < 16384:
+        w.append((n3 & 0x7F) | 0x80)
+        w.append(n3 >> 7)
     else:
         _wuvarint(w, n3)
     w += b2
@@ -689,6 +707,9 @@ def _e_ApiVersionsRequest_v3(w: bytearray, o: ApiVersionsRequest, version: int) 
     n6 = len(b5) + 1
     if n6 < 128:
         w.append(n6)
+    elif n6 < 16384:
+        w.append((n6 & 0x7F) | 0x80)
+        w.append(n6 >> 7)
     else:
         _wuvarint(w, n6)
     w += b5

@@ -752,6 +752,9 @@ def _e_ConsumerGroupDescribeResponse_v0(w: bytearray, o: ConsumerGroupDescribeRe
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -764,6 +767,9 @@ def _e_ConsumerGroupDescribeResponse_v0(w: bytearray, o: ConsumerGroupDescribeRe
             n6 = len(b5) + 1
             if n6 < 128:
                 w.append(n6)
+            elif n6 < 16384:
+                w.append((n6 & 0x7F) | 0x80)
+                w.append(n6 >> 7)
             else:
                 _wuvarint(w, n6)
             w += b5
@@ -772,6 +778,9 @@ def _e_ConsumerGroupDescribeResponse_v0(w: bytearray, o: ConsumerGroupDescribeRe
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8
@@ -780,6 +789,9 @@ def _e_ConsumerGroupDescribeResponse_v0(w: bytearray, o: ConsumerGroupDescribeRe
         n12 = len(b11) + 1
         if n12 < 128:
             w.append(n12)
+        elif n12 < 16384:
+            w.append((n12 & 0x7F) | 0x80)
+            w.append(n12 >> 7)
         else:
             _wuvarint(w, n12)
         w += b11
@@ -789,6 +801,9 @@ def _e_ConsumerGroupDescribeResponse_v0(w: bytearray, o: ConsumerGroupDescribeRe
         n15 = len(b14) + 1
         if n15 < 128:
             w.append(n15)
+        elif n15 < 16384:
+            w.append((n15 & 0x7F) | 0x80)
+            w.append(n15 >> 7)
         else:
             _wuvarint(w, n15)
         w += b14
@@ -796,6 +811,9 @@ def _e_ConsumerGroupDescribeResponse_v0(w: bytearray, o: ConsumerGroupDescribeRe
         n17 = len(x16) + 1
         if n17 < 128:
             w.append(n17)
+        elif n17 < 16384:
+            w.append((n17 & 0x7F) | 0x80)
+            w.append(n17 >> 7)
         else:
             _wuvarint(w, n17)
         for o18 in x16:
@@ -804,6 +822,9 @@ def _e_ConsumerGroupDescribeResponse_v0(w: bytearray, o: ConsumerGroupDescribeRe
             n21 = len(b20) + 1
             if n21 < 128:
                 w.append(n21)
+            elif n21 < 16384:
+                w.append((n21 & 0x7F) | 0x80)
+                w.append(n21 >> 7)
             else:
                 _wuvarint(w, n21)
             w += b20
@@ -815,6 +836,9 @@ def _e_ConsumerGroupDescribeResponse_v0(w: bytearray, o: ConsumerGroupDescribeRe
                 n24 = len(b23) + 1
                 if n24 < 128:
                     w.append(n24)
+                elif n24 < 16384:
+                    w.append((n24 & 0x7F) | 0x80)
+                    w.append(n24 >> 7)
                 else:
                     _wuvarint(w, n24)
                 w += b23
@@ -826,6 +850,9 @@ def _e_ConsumerGroupDescribeResponse_v0(w: bytearray, o: ConsumerGroupDescribeRe
                 n27 = len(b26) + 1
                 if n27 < 128:
                     w.append(n27)
+                elif n27 < 16384:
+                    w.append((n27 & 0x7F) | 0x80)
+                    w.append(n27 >> 7)
                 else:
                     _wuvarint(w, n27)
                 w += b26
@@ -835,6 +862,9 @@ def _e_ConsumerGroupDescribeResponse_v0(w: bytearray, o: ConsumerGroupDescribeRe
             n30 = len(b29) + 1
             if n30 < 128:
                 w.append(n30)
+            elif n30 < 16384:
+                w.append((n30 & 0x7F) | 0x80)
+                w.append(n30 >> 7)
             else:
                 _wuvarint(w, n30)
             w += b29
@@ -843,6 +873,9 @@ def _e_ConsumerGroupDescribeResponse_v0(w: bytearray, o: ConsumerGroupDescribeRe
             n33 = len(b32) + 1
             if n33 < 128:
                 w.append(n33)
+            elif n33 < 16384:
+                w.append((n33 & 0x7F) | 0x80)
+                w.append(n33 >> 7)
             else:
                 _wuvarint(w, n33)
             w += b32
@@ -850,6 +883,9 @@ def _e_ConsumerGroupDescribeResponse_v0(w: bytearray, o: ConsumerGroupDescribeRe
             n35 = len(x34) + 1
             if n35 < 128:
                 w.append(n35)
+            elif n35 < 16384:
+                w.append((n35 & 0x7F) | 0x80)
+                w.append(n35 >> 7)
             else:
                 _wuvarint(w, n35)
             for i36 in x34:
@@ -857,6 +893,9 @@ def _e_ConsumerGroupDescribeResponse_v0(w: bytearray, o: ConsumerGroupDescribeRe
                 n38 = len(b37) + 1
                 if n38 < 128:
                     w.append(n38)
+                elif n38 < 16384:
+                    w.append((n38 & 0x7F) | 0x80)
+                    w.append(n38 >> 7)
                 else:
                     _wuvarint(w, n38)
                 w += b37
@@ -868,6 +907,9 @@ def _e_ConsumerGroupDescribeResponse_v0(w: bytearray, o: ConsumerGroupDescribeRe
                 n41 = len(b40) + 1
                 if n41 < 128:
                     w.append(n41)
+                elif n41 < 16384:
+                    w.append((n41 & 0x7F) | 0x80)
+                    w.append(n41 >> 7)
                 else:
                     _wuvarint(w, n41)
                 w += b40
@@ -876,6 +918,9 @@ def _e_ConsumerGroupDescribeResponse_v0(w: bytearray, o: ConsumerGroupDescribeRe
             n44 = len(x43) + 1
             if n44 < 128:
                 w.append(n44)
+            elif n44 < 16384:
+                w.append((n44 & 0x7F) | 0x80)
+                w.append(n44 >> 7)
             else:
                 _wuvarint(w, n44)
             for o45 in x43:
@@ -885,6 +930,9 @@ def _e_ConsumerGroupDescribeResponse_v0(w: bytearray, o: ConsumerGroupDescribeRe
                 n48 = len(b47) + 1
                 if n48 < 128:
                     w.append(n48)
+                elif n48 < 16384:
+                    w.append((n48 & 0x7F) | 0x80)
+                    w.append(n48 >> 7)
                 else:
                     _wuvarint(w, n48)
                 w += b47
@@ -892,6 +940,9 @@ def _e_ConsumerGroupDescribeResponse_v0(w: bytearray, o: ConsumerGroupDescribeRe
                 n50 = len(x49) + 1
                 if n50 < 128:
                     w.append(n50)
+                elif n50 < 16384:
+                    w.append((n50 & 0x7F) | 0x80)
+                    w.append(n50 >> 7)
                 else:
                     _wuvarint(w, n50)
                 w += _pack('>%di' % len(x49), *x49)
@@ -910,6 +961,9 @@ def _e_ConsumerGroupDescribeResponse_v0(w: bytearray, o: ConsumerGroupDescribeRe
             n55 = len(x54) + 1
             if n55 < 128:
                 w.append(n55)
+            elif n55 < 16384:
+                w.append((n55 & 0x7F) | 0x80)
+                w.append(n55 >> 7)
             else:
                 _wuvarint(w, n55)
             for o56 in x54:
@@ -919,6 +973,9 @@ def _e_ConsumerGroupDescribeResponse_v0(w: bytearray, o: ConsumerGroupDescribeRe
                 n59 = len(b58) + 1
                 if n59 < 128:
                     w.append(n59)
+                elif n59 < 16384:
+                    w.append((n59 & 0x7F) | 0x80)
+                    w.append(n59 >> 7)
                 else:
                     _wuvarint(w, n59)
                 w += b58
@@ -926,6 +983,9 @@ def _e_ConsumerGroupDescribeResponse_v0(w: bytearray, o: ConsumerGroupDescribeRe
                 n61 = len(x60) + 1
                 if n61 < 128:
                     w.append(n61)
+                elif n61 < 16384:
+                    w.append((n61 & 0x7F) | 0x80)
+                    w.append(n61 >> 7)
                 else:
                     _wuvarint(w, n61)
                 w += _pack('>%di' % len(x60), *x60)
@@ -1012,6 +1072,9 @@ def _e_ConsumerGroupDescribeRequest_v0(w: bytearray, o: ConsumerGroupDescribeReq
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for i3 in x1:
@@ -1019,6 +1082,9 @@ def _e_ConsumerGroupDescribeRequest_v0(w: bytearray, o: ConsumerGroupDescribeReq
         n5 = len(b4) + 1
         if n5 < 128:
             w.append(n5)
+        elif n5 < 16384:
+            w.append((n5 & 0x7F) | 0x80)
+            w.append(n5 >> 7)
         else:
             _wuvarint(w, n5)
         w += b4

@@ -403,6 +403,9 @@ def _e_ConsumerGroupHeartbeatResponse_v0(w: bytearray, o: ConsumerGroupHeartbeat
         n3 = len(b2) + 1
         if n3 < 128:
             w.append(n3)
+        elif n3 < 16384:
+            w.append((n3 & 0x7F) | 0x80)
+            w.append(n3 >> 7)
         else:
             _wuvarint(w, n3)
         w += b2
@@ -414,6 +417,9 @@ def _e_ConsumerGroupHeartbeatResponse_v0(w: bytearray, o: ConsumerGroupHeartbeat
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -427,6 +433,9 @@ def _e_ConsumerGroupHeartbeatResponse_v0(w: bytearray, o: ConsumerGroupHeartbeat
         n9 = len(x8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         for o10 in x8:
@@ -435,6 +444,9 @@ def _e_ConsumerGroupHeartbeatResponse_v0(w: bytearray, o: ConsumerGroupHeartbeat
             n12 = len(x11) + 1
             if n12 < 128:
                 w.append(n12)
+            elif n12 < 16384:
+                w.append((n12 & 0x7F) | 0x80)
+                w.append(n12 >> 7)
             else:
                 _wuvarint(w, n12)
             w += _pack('>%di' % len(x11), *x11)
@@ -857,6 +869,9 @@ def _e_ConsumerGroupHeartbeatRequest_v0(w: bytearray, o: ConsumerGroupHeartbeatR
     n3 = len(b2) + 1
     if n3 < 128:
         w.append(n3)
+    elif n3 < 16384:
+        w.append((n3 & 0x7F) | 0x80)
+        w.append(n3 >> 7)
     else:
         _wuvarint(w, n3)
     w += b2
@@ -865,6 +880,9 @@ def _e_ConsumerGroupHeartbeatRequest_v0(w: bytearray, o: ConsumerGroupHeartbeatR
     n6 = len(b5) + 1
     if n6 < 128:
         w.append(n6)
+    elif n6 < 16384:
+        w.append((n6 & 0x7F) | 0x80)
+        w.append(n6 >> 7)
     else:
         _wuvarint(w, n6)
     w += b5
@@ -877,6 +895,9 @@ def _e_ConsumerGroupHeartbeatRequest_v0(w: bytearray, o: ConsumerGroupHeartbeatR
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8
@@ -888,6 +909,9 @@ def _e_ConsumerGroupHeartbeatRequest_v0(w: bytearray, o: ConsumerGroupHeartbeatR
         n12 = len(b11) + 1
         if n12 < 128:
             w.append(n12)
+        elif n12 < 16384:
+            w.append((n12 & 0x7F) | 0x80)
+            w.append(n12 >> 7)
         else:
             _wuvarint(w, n12)
         w += b11
@@ -899,6 +923,9 @@ def _e_ConsumerGroupHeartbeatRequest_v0(w: bytearray, o: ConsumerGroupHeartbeatR
         n14 = len(x13) + 1
         if n14 < 128:
             w.append(n14)
+        elif n14 < 16384:
+            w.append((n14 & 0x7F) | 0x80)
+            w.append(n14 >> 7)
         else:
             _wuvarint(w, n14)
         for i15 in x13:
@@ -906,6 +933,9 @@ def _e_ConsumerGroupHeartbeatRequest_v0(w: bytearray, o: ConsumerGroupHeartbeatR
             n17 = len(b16) + 1
             if n17 < 128:
                 w.append(n17)
+            elif n17 < 16384:
+                w.append((n17 & 0x7F) | 0x80)
+                w.append(n17 >> 7)
             else:
                 _wuvarint(w, n17)
             w += b16
@@ -919,6 +949,9 @@ def _e_ConsumerGroupHeartbeatRequest_v0(w: bytearray, o: ConsumerGroupHeartbeatR
         n20 = len(b19) + 1
         if n20 < 128:
             w.append(n20)
+        elif n20 < 16384:
+            w.append((n20 & 0x7F) | 0x80)
+            w.append(n20 >> 7)
         else:
             _wuvarint(w, n20)
         w += b19
@@ -929,6 +962,9 @@ def _e_ConsumerGroupHeartbeatRequest_v0(w: bytearray, o: ConsumerGroupHeartbeatR
         n22 = len(x21) + 1
         if n22 < 128:
             w.append(n22)
+        elif n22 < 16384:
+            w.append((n22 & 0x7F) | 0x80)
+            w.append(n22 >> 7)
         else:
             _wuvarint(w, n22)
         for o23 in x21:
@@ -937,6 +973,9 @@ def _e_ConsumerGroupHeartbeatRequest_v0(w: bytearray, o: ConsumerGroupHeartbeatR
             n25 = len(x24) + 1
             if n25 < 128:
                 w.append(n25)
+            elif n25 < 16384:
+                w.append((n25 & 0x7F) | 0x80)
+                w.append(n25 >> 7)
             else:
                 _wuvarint(w, n25)
             w += _pack('>%di' % len(x24), *x24)
@@ -957,6 +996,9 @@ def _e_ConsumerGroupHeartbeatRequest_v1(w: bytearray, o: ConsumerGroupHeartbeatR
     n3 = len(b2) + 1
     if n3 < 128:
         w.append(n3)
+    elif n3 < 16384:
+        w.append((n3 & 0x7F) | 0x80)
+        w.append(n3 >> 7)
     else:
         _wuvarint(w, n3)
     w += b2
@@ -965,6 +1007,9 @@ def _e_ConsumerGroupHeartbeatRequest_v1(w: bytearray, o: ConsumerGroupHeartbeatR
     n6 = len(b5) + 1
     if n6 < 128:
         w.append(n6)
+    elif n6 < 16384:
+        w.append((n6 & 0x7F) | 0x80)
+        w.append(n6 >> 7)
     else:
         _wuvarint(w, n6)
     w += b5
@@ -977,6 +1022,9 @@ def _e_ConsumerGroupHeartbeatRequest_v1(w: bytearray, o: ConsumerGroupHeartbeatR
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8
@@ -988,6 +1036,9 @@ def _e_ConsumerGroupHeartbeatRequest_v1(w: bytearray, o: ConsumerGroupHeartbeatR
         n12 = len(b11) + 1
         if n12 < 128:
             w.append(n12)
+        elif n12 < 16384:
+            w.append((n12 & 0x7F) | 0x80)
+            w.append(n12 >> 7)
         else:
             _wuvarint(w, n12)
         w += b11
@@ -999,6 +1050,9 @@ def _e_ConsumerGroupHeartbeatRequest_v1(w: bytearray, o: ConsumerGroupHeartbeatR
         n14 = len(x13) + 1
         if n14 < 128:
             w.append(n14)
+        elif n14 < 16384:
+            w.append((n14 & 0x7F) | 0x80)
+            w.append(n14 >> 7)
         else:
             _wuvarint(w, n14)
         for i15 in x13:
@@ -1006,6 +1060,9 @@ def _e_ConsumerGroupHeartbeatRequest_v1(w: bytearray, o: ConsumerGroupHeartbeatR
             n17 = len(b16) + 1
             if n17 < 128:
                 w.append(n17)
+            elif n17 < 16384:
+                w.append((n17 & 0x7F) | 0x80)
+                w.append(n17 >> 7)
             else:
                 _wuvarint(w, n17)
             w += b16
@@ -1017,6 +1074,9 @@ def _e_ConsumerGroupHeartbeatRequest_v1(w: bytearray, o: ConsumerGroupHeartbeatR
         n20 = len(b19) + 1
         if n20 < 128:
             w.append(n20)
+        elif n20 < 16384:
+            w.append((n20 & 0x7F) | 0x80)
+            w.append(n20 >> 7)
         else:
             _wuvarint(w, n20)
         w += b19
@@ -1028,6 +1088,9 @@ def _e_ConsumerGroupHeartbeatRequest_v1(w: bytearray, o: ConsumerGroupHeartbeatR
         n23 = len(b22) + 1
         if n23 < 128:
             w.append(n23)
+        elif n23 < 16384:
+            w.append((n23 & 0x7F) | 0x80)
+            w.append(n23 >> 7)
         else:
             _wuvarint(w, n23)
         w += b22
@@ -1038,6 +1101,9 @@ def _e_ConsumerGroupHeartbeatRequest_v1(w: bytearray, o: ConsumerGroupHeartbeatR
         n25 = len(x24) + 1
         if n25 < 128:
             w.append(n25)
+        elif n25 < 16384:
+            w.append((n25 & 0x7F) | 0x80)
+            w.append(n25 >> 7)
         else:
             _wuvarint(w, n25)
         for o26 in x24:
@@ -1046,6 +1112,9 @@ def _e_ConsumerGroupHeartbeatRequest_v1(w: bytearray, o: ConsumerGroupHeartbeatR
             n28 = len(x27) + 1
             if n28 < 128:
                 w.append(n28)
+            elif n28 < 16384:
+                w.append((n28 & 0x7F) | 0x80)
+                w.append(n28 >> 7)
             else:
                 _wuvarint(w, n28)
             w += _pack('>%di' % len(x27), *x27)

@@ -366,6 +366,9 @@ def _e_CreateAclsResponse_v2(w: bytearray, o: CreateAclsResponse, version: int) 
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -378,6 +381,9 @@ def _e_CreateAclsResponse_v2(w: bytearray, o: CreateAclsResponse, version: int) 
             n6 = len(b5) + 1
             if n6 < 128:
                 w.append(n6)
+            elif n6 < 16384:
+                w.append((n6 & 0x7F) | 0x80)
+                w.append(n6 >> 7)
             else:
                 _wuvarint(w, n6)
             w += b5
@@ -641,6 +647,9 @@ def _e_CreateAclsRequest_v2(w: bytearray, o: CreateAclsRequest, version: int) ->
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -650,6 +659,9 @@ def _e_CreateAclsRequest_v2(w: bytearray, o: CreateAclsRequest, version: int) ->
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -659,6 +671,9 @@ def _e_CreateAclsRequest_v2(w: bytearray, o: CreateAclsRequest, version: int) ->
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8
@@ -667,6 +682,9 @@ def _e_CreateAclsRequest_v2(w: bytearray, o: CreateAclsRequest, version: int) ->
         n12 = len(b11) + 1
         if n12 < 128:
             w.append(n12)
+        elif n12 < 16384:
+            w.append((n12 & 0x7F) | 0x80)
+            w.append(n12 >> 7)
         else:
             _wuvarint(w, n12)
         w += b11

@@ -491,6 +491,9 @@ def _e_CreateDelegationTokenResponse_v2(w: bytearray, o: CreateDelegationTokenRe
     n3 = len(b2) + 1
     if n3 < 128:
         w.append(n3)
+    elif n3 < 16384:
+        w.append((n3 & 0x7F) | 0x80)
+        w.append(n3 >> 7)
     else:
         _wuvarint(w, n3)
     w += b2
@@ -499,6 +502,9 @@ def _e_CreateDelegationTokenResponse_v2(w: bytearray, o: CreateDelegationTokenRe
     n6 = len(b5) + 1
     if n6 < 128:
         w.append(n6)
+    elif n6 < 16384:
+        w.append((n6 & 0x7F) | 0x80)
+        w.append(n6 >> 7)
     else:
         _wuvarint(w, n6)
     w += b5
@@ -512,6 +518,9 @@ def _e_CreateDelegationTokenResponse_v2(w: bytearray, o: CreateDelegationTokenRe
     n9 = len(b8) + 1
     if n9 < 128:
         w.append(n9)
+    elif n9 < 16384:
+        w.append((n9 & 0x7F) | 0x80)
+        w.append(n9 >> 7)
     else:
         _wuvarint(w, n9)
     w += b8
@@ -519,6 +528,9 @@ def _e_CreateDelegationTokenResponse_v2(w: bytearray, o: CreateDelegationTokenRe
     n11 = len(x10) + 1
     if n11 < 128:
         w.append(n11)
+    elif n11 < 16384:
+        w.append((n11 & 0x7F) | 0x80)
+        w.append(n11 >> 7)
     else:
         _wuvarint(w, n11)
     w += x10
@@ -536,6 +548,9 @@ def _e_CreateDelegationTokenResponse_v3(w: bytearray, o: CreateDelegationTokenRe
     n3 = len(b2) + 1
     if n3 < 128:
         w.append(n3)
+    elif n3 < 16384:
+        w.append((n3 & 0x7F) | 0x80)
+        w.append(n3 >> 7)
     else:
         _wuvarint(w, n3)
     w += b2
@@ -544,6 +559,9 @@ def _e_CreateDelegationTokenResponse_v3(w: bytearray, o: CreateDelegationTokenRe
     n6 = len(b5) + 1
     if n6 < 128:
         w.append(n6)
+    elif n6 < 16384:
+        w.append((n6 & 0x7F) | 0x80)
+        w.append(n6 >> 7)
     else:
         _wuvarint(w, n6)
     w += b5
@@ -552,6 +570,9 @@ def _e_CreateDelegationTokenResponse_v3(w: bytearray, o: CreateDelegationTokenRe
     n9 = len(b8) + 1
     if n9 < 128:
         w.append(n9)
+    elif n9 < 16384:
+        w.append((n9 & 0x7F) | 0x80)
+        w.append(n9 >> 7)
     else:
         _wuvarint(w, n9)
     w += b8
@@ -560,6 +581,9 @@ def _e_CreateDelegationTokenResponse_v3(w: bytearray, o: CreateDelegationTokenRe
     n12 = len(b11) + 1
     if n12 < 128:
         w.append(n12)
+    elif n12 < 16384:
+        w.append((n12 & 0x7F) | 0x80)
+        w.append(n12 >> 7)
     else:
         _wuvarint(w, n12)
     w += b11
@@ -569,6 +593,9 @@ def _e_CreateDelegationTokenResponse_v3(w: bytearray, o: CreateDelegationTokenRe
     n15 = len(b14) + 1
     if n15 < 128:
         w.append(n15)
+    elif n15 < 16384:
+        w.append((n15 & 0x7F) | 0x80)
+        w.append(n15 >> 7)
     else:
         _wuvarint(w, n15)
     w += b14
@@ -576,6 +603,9 @@ def _e_CreateDelegationTokenResponse_v3(w: bytearray, o: CreateDelegationTokenRe
     n17 = len(x16) + 1
     if n17 < 128:
         w.append(n17)
+    elif n17 < 16384:
+        w.append((n17 & 0x7F) | 0x80)
+        w.append(n17 >> 7)
     else:
         _wuvarint(w, n17)
     w += x16
@@ -853,6 +883,9 @@ def _e_CreateDelegationTokenRequest_v2(w: bytearray, o: CreateDelegationTokenReq
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -861,6 +894,9 @@ def _e_CreateDelegationTokenRequest_v2(w: bytearray, o: CreateDelegationTokenReq
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -869,6 +905,9 @@ def _e_CreateDelegationTokenRequest_v2(w: bytearray, o: CreateDelegationTokenReq
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8
@@ -893,6 +932,9 @@ def _e_CreateDelegationTokenRequest_v3(w: bytearray, o: CreateDelegationTokenReq
         n3 = len(b2) + 1
         if n3 < 128:
             w.append(n3)
+        elif n3 < 16384:
+            w.append((n3 & 0x7F) | 0x80)
+            w.append(n3 >> 7)
         else:
             _wuvarint(w, n3)
         w += b2
@@ -904,6 +946,9 @@ def _e_CreateDelegationTokenRequest_v3(w: bytearray, o: CreateDelegationTokenReq
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -911,6 +956,9 @@ def _e_CreateDelegationTokenRequest_v3(w: bytearray, o: CreateDelegationTokenReq
     n8 = len(x7) + 1
     if n8 < 128:
         w.append(n8)
+    elif n8 < 16384:
+        w.append((n8 & 0x7F) | 0x80)
+        w.append(n8 >> 7)
     else:
         _wuvarint(w, n8)
     for o9 in x7:
@@ -919,6 +967,9 @@ def _e_CreateDelegationTokenRequest_v3(w: bytearray, o: CreateDelegationTokenReq
         n12 = len(b11) + 1
         if n12 < 128:
             w.append(n12)
+        elif n12 < 16384:
+            w.append((n12 & 0x7F) | 0x80)
+            w.append(n12 >> 7)
         else:
             _wuvarint(w, n12)
         w += b11
@@ -927,6 +978,9 @@ def _e_CreateDelegationTokenRequest_v3(w: bytearray, o: CreateDelegationTokenReq
         n15 = len(b14) + 1
         if n15 < 128:
             w.append(n15)
+        elif n15 < 16384:
+            w.append((n15 & 0x7F) | 0x80)
+            w.append(n15 >> 7)
         else:
             _wuvarint(w, n15)
         w += b14

@@ -411,6 +411,9 @@ def _e_CreatePartitionsResponse_v2(w: bytearray, o: CreatePartitionsResponse, ve
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -419,6 +422,9 @@ def _e_CreatePartitionsResponse_v2(w: bytearray, o: CreatePartitionsResponse, ve
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -431,6 +437,9 @@ def _e_CreatePartitionsResponse_v2(w: bytearray, o: CreatePartitionsResponse, ve
             n9 = len(b8) + 1
             if n9 < 128:
                 w.append(n9)
+            elif n9 < 16384:
+                w.append((n9 & 0x7F) | 0x80)
+                w.append(n9 >> 7)
             else:
                 _wuvarint(w, n9)
             w += b8
@@ -653,6 +662,9 @@ def _e_CreatePartitionsRequest_v2(w: bytearray, o: CreatePartitionsRequest, vers
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -661,6 +673,9 @@ def _e_CreatePartitionsRequest_v2(w: bytearray, o: CreatePartitionsRequest, vers
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -672,6 +687,9 @@ def _e_CreatePartitionsRequest_v2(w: bytearray, o: CreatePartitionsRequest, vers
             n8 = len(x7) + 1
             if n8 < 128:
                 w.append(n8)
+            elif n8 < 16384:
+                w.append((n8 & 0x7F) | 0x80)
+                w.append(n8 >> 7)
             else:
                 _wuvarint(w, n8)
             for o9 in x7:
@@ -679,6 +697,9 @@ def _e_CreatePartitionsRequest_v2(w: bytearray, o: CreatePartitionsRequest, vers
                 n11 = len(x10) + 1
                 if n11 < 128:
                     w.append(n11)
+                elif n11 < 16384:
+                    w.append((n11 & 0x7F) | 0x80)
+                    w.append(n11 >> 7)
                 else:
                     _wuvarint(w, n11)
                 w += _pack('>%di' % len(x10), *x10)

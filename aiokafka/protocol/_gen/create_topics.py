@@ -886,6 +886,9 @@ def _e_CreateTopicsResponse_v5(w: bytearray, o: CreateTopicsResponse, version: i
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -894,6 +897,9 @@ def _e_CreateTopicsResponse_v5(w: bytearray, o: CreateTopicsResponse, version: i
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -906,6 +912,9 @@ def _e_CreateTopicsResponse_v5(w: bytearray, o: CreateTopicsResponse, version: i
             n9 = len(b8) + 1
             if n9 < 128:
                 w.append(n9)
+            elif n9 < 16384:
+                w.append((n9 & 0x7F) | 0x80)
+                w.append(n9 >> 7)
             else:
                 _wuvarint(w, n9)
             w += b8
@@ -917,6 +926,9 @@ def _e_CreateTopicsResponse_v5(w: bytearray, o: CreateTopicsResponse, version: i
             n11 = len(x10) + 1
             if n11 < 128:
                 w.append(n11)
+            elif n11 < 16384:
+                w.append((n11 & 0x7F) | 0x80)
+                w.append(n11 >> 7)
             else:
                 _wuvarint(w, n11)
             for o12 in x10:
@@ -925,6 +937,9 @@ def _e_CreateTopicsResponse_v5(w: bytearray, o: CreateTopicsResponse, version: i
                 n15 = len(b14) + 1
                 if n15 < 128:
                     w.append(n15)
+                elif n15 < 16384:
+                    w.append((n15 & 0x7F) | 0x80)
+                    w.append(n15 >> 7)
                 else:
                     _wuvarint(w, n15)
                 w += b14
@@ -936,6 +951,9 @@ def _e_CreateTopicsResponse_v5(w: bytearray, o: CreateTopicsResponse, version: i
                     n18 = len(b17) + 1
                     if n18 < 128:
                         w.append(n18)
+                    elif n18 < 16384:
+                        w.append((n18 & 0x7F) | 0x80)
+                        w.append(n18 >> 7)
                     else:
                         _wuvarint(w, n18)
                     w += b17
@@ -967,6 +985,9 @@ def _e_CreateTopicsResponse_v7(w: bytearray, o: CreateTopicsResponse, version: i
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -975,6 +996,9 @@ def _e_CreateTopicsResponse_v7(w: bytearray, o: CreateTopicsResponse, version: i
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -987,6 +1011,9 @@ def _e_CreateTopicsResponse_v7(w: bytearray, o: CreateTopicsResponse, version: i
             n9 = len(b8) + 1
             if n9 < 128:
                 w.append(n9)
+            elif n9 < 16384:
+                w.append((n9 & 0x7F) | 0x80)
+                w.append(n9 >> 7)
             else:
                 _wuvarint(w, n9)
             w += b8
@@ -998,6 +1025,9 @@ def _e_CreateTopicsResponse_v7(w: bytearray, o: CreateTopicsResponse, version: i
             n11 = len(x10) + 1
             if n11 < 128:
                 w.append(n11)
+            elif n11 < 16384:
+                w.append((n11 & 0x7F) | 0x80)
+                w.append(n11 >> 7)
             else:
                 _wuvarint(w, n11)
             for o12 in x10:
@@ -1006,6 +1036,9 @@ def _e_CreateTopicsResponse_v7(w: bytearray, o: CreateTopicsResponse, version: i
                 n15 = len(b14) + 1
                 if n15 < 128:
                     w.append(n15)
+                elif n15 < 16384:
+                    w.append((n15 & 0x7F) | 0x80)
+                    w.append(n15 >> 7)
                 else:
                     _wuvarint(w, n15)
                 w += b14
@@ -1017,6 +1050,9 @@ def _e_CreateTopicsResponse_v7(w: bytearray, o: CreateTopicsResponse, version: i
                     n18 = len(b17) + 1
                     if n18 < 128:
                         w.append(n18)
+                    elif n18 < 16384:
+                        w.append((n18 & 0x7F) | 0x80)
+                        w.append(n18 >> 7)
                     else:
                         _wuvarint(w, n18)
                     w += b17
@@ -1480,6 +1516,9 @@ def _e_CreateTopicsRequest_v5(w: bytearray, o: CreateTopicsRequest, version: int
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -1488,6 +1527,9 @@ def _e_CreateTopicsRequest_v5(w: bytearray, o: CreateTopicsRequest, version: int
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -1496,6 +1538,9 @@ def _e_CreateTopicsRequest_v5(w: bytearray, o: CreateTopicsRequest, version: int
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:
@@ -1504,6 +1549,9 @@ def _e_CreateTopicsRequest_v5(w: bytearray, o: CreateTopicsRequest, version: int
             n11 = len(x10) + 1
             if n11 < 128:
                 w.append(n11)
+            elif n11 < 16384:
+                w.append((n11 & 0x7F) | 0x80)
+                w.append(n11 >> 7)
             else:
                 _wuvarint(w, n11)
             w += _pack('>%di' % len(x10), *x10)
@@ -1516,6 +1564,9 @@ def _e_CreateTopicsRequest_v5(w: bytearray, o: CreateTopicsRequest, version: int
         n14 = len(x13) + 1
         if n14 < 128:
             w.append(n14)
+        elif n14 < 16384:
+            w.append((n14 & 0x7F) | 0x80)
+            w.append(n14 >> 7)
         else:
             _wuvarint(w, n14)
         for o15 in x13:
@@ -1524,6 +1575,9 @@ def _e_CreateTopicsRequest_v5(w: bytearray, o: CreateTopicsRequest, version: int
             n18 = len(b17) + 1
             if n18 < 128:
                 w.append(n18)
+            elif n18 < 16384:
+                w.append((n18 & 0x7F) | 0x80)
+                w.append(n18 >> 7)
             else:
                 _wuvarint(w, n18)
             w += b17
@@ -1535,6 +1589,9 @@ def _e_CreateTopicsRequest_v5(w: bytearray, o: CreateTopicsRequest, version: int
                 n21 = len(b20) + 1
                 if n21 < 128:
                     w.append(n21)
+                elif n21 < 16384:
+                    w.append((n21 & 0x7F) | 0x80)
+                    w.append(n21 >> 7)
                 else:
                     _wuvarint(w, n21)
                 w += b20

@@ -736,6 +736,9 @@ def _e_DeleteAclsResponse_v2(w: bytearray, o: DeleteAclsResponse, version: int) 
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -748,6 +751,9 @@ def _e_DeleteAclsResponse_v2(w: bytearray, o: DeleteAclsResponse, version: int) 
             n6 = len(b5) + 1
             if n6 < 128:
                 w.append(n6)
+            elif n6 < 16384:
+                w.append((n6 & 0x7F) | 0x80)
+                w.append(n6 >> 7)
             else:
                 _wuvarint(w, n6)
             w += b5
@@ -755,6 +761,9 @@ def _e_DeleteAclsResponse_v2(w: bytearray, o: DeleteAclsResponse, version: int) 
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:
@@ -767,6 +776,9 @@ def _e_DeleteAclsResponse_v2(w: bytearray, o: DeleteAclsResponse, version: int) 
                 n12 = len(b11) + 1
                 if n12 < 128:
                     w.append(n12)
+                elif n12 < 16384:
+                    w.append((n12 & 0x7F) | 0x80)
+                    w.append(n12 >> 7)
                 else:
                     _wuvarint(w, n12)
                 w += b11
@@ -776,6 +788,9 @@ def _e_DeleteAclsResponse_v2(w: bytearray, o: DeleteAclsResponse, version: int) 
             n15 = len(b14) + 1
             if n15 < 128:
                 w.append(n15)
+            elif n15 < 16384:
+                w.append((n15 & 0x7F) | 0x80)
+                w.append(n15 >> 7)
             else:
                 _wuvarint(w, n15)
             w += b14
@@ -785,6 +800,9 @@ def _e_DeleteAclsResponse_v2(w: bytearray, o: DeleteAclsResponse, version: int) 
             n18 = len(b17) + 1
             if n18 < 128:
                 w.append(n18)
+            elif n18 < 16384:
+                w.append((n18 & 0x7F) | 0x80)
+                w.append(n18 >> 7)
             else:
                 _wuvarint(w, n18)
             w += b17
@@ -793,6 +811,9 @@ def _e_DeleteAclsResponse_v2(w: bytearray, o: DeleteAclsResponse, version: int) 
             n21 = len(b20) + 1
             if n21 < 128:
                 w.append(n21)
+            elif n21 < 16384:
+                w.append((n21 & 0x7F) | 0x80)
+                w.append(n21 >> 7)
             else:
                 _wuvarint(w, n21)
             w += b20
@@ -1134,6 +1155,9 @@ def _e_DeleteAclsRequest_v2(w: bytearray, o: DeleteAclsRequest, version: int) ->
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -1146,6 +1170,9 @@ def _e_DeleteAclsRequest_v2(w: bytearray, o: DeleteAclsRequest, version: int) ->
             n6 = len(b5) + 1
             if n6 < 128:
                 w.append(n6)
+            elif n6 < 16384:
+                w.append((n6 & 0x7F) | 0x80)
+                w.append(n6 >> 7)
             else:
                 _wuvarint(w, n6)
             w += b5
@@ -1158,6 +1185,9 @@ def _e_DeleteAclsRequest_v2(w: bytearray, o: DeleteAclsRequest, version: int) ->
             n9 = len(b8) + 1
             if n9 < 128:
                 w.append(n9)
+            elif n9 < 16384:
+                w.append((n9 & 0x7F) | 0x80)
+                w.append(n9 >> 7)
             else:
                 _wuvarint(w, n9)
             w += b8
@@ -1169,6 +1199,9 @@ def _e_DeleteAclsRequest_v2(w: bytearray, o: DeleteAclsRequest, version: int) ->
             n12 = len(b11) + 1
             if n12 < 128:
                 w.append(n12)
+            elif n12 < 16384:
+                w.append((n12 & 0x7F) | 0x80)
+                w.append(n12 >> 7)
             else:
                 _wuvarint(w, n12)
             w += b11

@@ -305,6 +305,9 @@ def _e_DeleteGroupsResponse_v2(w: bytearray, o: DeleteGroupsResponse, version: i
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -313,6 +316,9 @@ def _e_DeleteGroupsResponse_v2(w: bytearray, o: DeleteGroupsResponse, version: i
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -412,6 +418,9 @@ def _e_DeleteGroupsRequest_v2(w: bytearray, o: DeleteGroupsRequest, version: int
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for i3 in x1:
@@ -419,6 +428,9 @@ def _e_DeleteGroupsRequest_v2(w: bytearray, o: DeleteGroupsRequest, version: int
         n5 = len(b4) + 1
         if n5 < 128:
             w.append(n5)
+        elif n5 < 16384:
+            w.append((n5 & 0x7F) | 0x80)
+            w.append(n5 >> 7)
         else:
             _wuvarint(w, n5)
         w += b4

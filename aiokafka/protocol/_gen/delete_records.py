@@ -450,6 +450,9 @@ def _e_DeleteRecordsResponse_v2(w: bytearray, o: DeleteRecordsResponse, version:
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -458,6 +461,9 @@ def _e_DeleteRecordsResponse_v2(w: bytearray, o: DeleteRecordsResponse, version:
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -465,6 +471,9 @@ def _e_DeleteRecordsResponse_v2(w: bytearray, o: DeleteRecordsResponse, version:
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:
@@ -657,6 +666,9 @@ def _e_DeleteRecordsRequest_v2(w: bytearray, o: DeleteRecordsRequest, version: i
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -665,6 +677,9 @@ def _e_DeleteRecordsRequest_v2(w: bytearray, o: DeleteRecordsRequest, version: i
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -672,6 +687,9 @@ def _e_DeleteRecordsRequest_v2(w: bytearray, o: DeleteRecordsRequest, version: i
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:

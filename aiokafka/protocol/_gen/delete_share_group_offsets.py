@@ -347,6 +347,9 @@ def _e_DeleteShareGroupOffsetsResponse_v0(w: bytearray, o: DeleteShareGroupOffse
         n3 = len(b2) + 1
         if n3 < 128:
             w.append(n3)
+        elif n3 < 16384:
+            w.append((n3 & 0x7F) | 0x80)
+            w.append(n3 >> 7)
         else:
             _wuvarint(w, n3)
         w += b2
@@ -354,6 +357,9 @@ def _e_DeleteShareGroupOffsetsResponse_v0(w: bytearray, o: DeleteShareGroupOffse
     n5 = len(x4) + 1
     if n5 < 128:
         w.append(n5)
+    elif n5 < 16384:
+        w.append((n5 & 0x7F) | 0x80)
+        w.append(n5 >> 7)
     else:
         _wuvarint(w, n5)
     for o6 in x4:
@@ -362,6 +368,9 @@ def _e_DeleteShareGroupOffsetsResponse_v0(w: bytearray, o: DeleteShareGroupOffse
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8
@@ -374,6 +383,9 @@ def _e_DeleteShareGroupOffsetsResponse_v0(w: bytearray, o: DeleteShareGroupOffse
             n12 = len(b11) + 1
             if n12 < 128:
                 w.append(n12)
+            elif n12 < 16384:
+                w.append((n12 & 0x7F) | 0x80)
+                w.append(n12 >> 7)
             else:
                 _wuvarint(w, n12)
             w += b11
@@ -473,6 +485,9 @@ def _e_DeleteShareGroupOffsetsRequest_v0(w: bytearray, o: DeleteShareGroupOffset
     n3 = len(b2) + 1
     if n3 < 128:
         w.append(n3)
+    elif n3 < 16384:
+        w.append((n3 & 0x7F) | 0x80)
+        w.append(n3 >> 7)
     else:
         _wuvarint(w, n3)
     w += b2
@@ -480,6 +495,9 @@ def _e_DeleteShareGroupOffsetsRequest_v0(w: bytearray, o: DeleteShareGroupOffset
     n5 = len(x4) + 1
     if n5 < 128:
         w.append(n5)
+    elif n5 < 16384:
+        w.append((n5 & 0x7F) | 0x80)
+        w.append(n5 >> 7)
     else:
         _wuvarint(w, n5)
     for o6 in x4:
@@ -488,6 +506,9 @@ def _e_DeleteShareGroupOffsetsRequest_v0(w: bytearray, o: DeleteShareGroupOffset
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8

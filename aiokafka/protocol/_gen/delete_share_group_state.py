@@ -388,6 +388,9 @@ def _e_DeleteShareGroupStateResponse_v0(w: bytearray, o: DeleteShareGroupStateRe
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -396,6 +399,9 @@ def _e_DeleteShareGroupStateResponse_v0(w: bytearray, o: DeleteShareGroupStateRe
         n5 = len(x4) + 1
         if n5 < 128:
             w.append(n5)
+        elif n5 < 16384:
+            w.append((n5 & 0x7F) | 0x80)
+            w.append(n5 >> 7)
         else:
             _wuvarint(w, n5)
         for o6 in x4:
@@ -408,6 +414,9 @@ def _e_DeleteShareGroupStateResponse_v0(w: bytearray, o: DeleteShareGroupStateRe
                 n9 = len(b8) + 1
                 if n9 < 128:
                     w.append(n9)
+                elif n9 < 16384:
+                    w.append((n9 & 0x7F) | 0x80)
+                    w.append(n9 >> 7)
                 else:
                     _wuvarint(w, n9)
                 w += b8
@@ -539,6 +548,9 @@ def _e_DeleteShareGroupStateRequest_v0(w: bytearray, o: DeleteShareGroupStateReq
     n3 = len(b2) + 1
     if n3 < 128:
         w.append(n3)
+    elif n3 < 16384:
+        w.append((n3 & 0x7F) | 0x80)
+        w.append(n3 >> 7)
     else:
         _wuvarint(w, n3)
     w += b2
@@ -546,6 +558,9 @@ def _e_DeleteShareGroupStateRequest_v0(w: bytearray, o: DeleteShareGroupStateReq
     n5 = len(x4) + 1
     if n5 < 128:
         w.append(n5)
+    elif n5 < 16384:
+        w.append((n5 & 0x7F) | 0x80)
+        w.append(n5 >> 7)
     else:
         _wuvarint(w, n5)
     for o6 in x4:
@@ -554,6 +569,9 @@ def _e_DeleteShareGroupStateRequest_v0(w: bytearray, o: DeleteShareGroupStateReq
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:

@@ -594,6 +594,9 @@ def _e_DeleteTopicsResponse_v4(w: bytearray, o: DeleteTopicsResponse, version: i
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -605,6 +608,9 @@ def _e_DeleteTopicsResponse_v4(w: bytearray, o: DeleteTopicsResponse, version: i
             n6 = len(b5) + 1
             if n6 < 128:
                 w.append(n6)
+            elif n6 < 16384:
+                w.append((n6 & 0x7F) | 0x80)
+                w.append(n6 >> 7)
             else:
                 _wuvarint(w, n6)
             w += b5
@@ -626,6 +632,9 @@ def _e_DeleteTopicsResponse_v5(w: bytearray, o: DeleteTopicsResponse, version: i
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -637,6 +646,9 @@ def _e_DeleteTopicsResponse_v5(w: bytearray, o: DeleteTopicsResponse, version: i
             n6 = len(b5) + 1
             if n6 < 128:
                 w.append(n6)
+            elif n6 < 16384:
+                w.append((n6 & 0x7F) | 0x80)
+                w.append(n6 >> 7)
             else:
                 _wuvarint(w, n6)
             w += b5
@@ -649,6 +661,9 @@ def _e_DeleteTopicsResponse_v5(w: bytearray, o: DeleteTopicsResponse, version: i
             n9 = len(b8) + 1
             if n9 < 128:
                 w.append(n9)
+            elif n9 < 16384:
+                w.append((n9 & 0x7F) | 0x80)
+                w.append(n9 >> 7)
             else:
                 _wuvarint(w, n9)
             w += b8
@@ -669,6 +684,9 @@ def _e_DeleteTopicsResponse_v6(w: bytearray, o: DeleteTopicsResponse, version: i
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -680,6 +698,9 @@ def _e_DeleteTopicsResponse_v6(w: bytearray, o: DeleteTopicsResponse, version: i
             n6 = len(b5) + 1
             if n6 < 128:
                 w.append(n6)
+            elif n6 < 16384:
+                w.append((n6 & 0x7F) | 0x80)
+                w.append(n6 >> 7)
             else:
                 _wuvarint(w, n6)
             w += b5
@@ -692,6 +713,9 @@ def _e_DeleteTopicsResponse_v6(w: bytearray, o: DeleteTopicsResponse, version: i
             n9 = len(b8) + 1
             if n9 < 128:
                 w.append(n9)
+            elif n9 < 16384:
+                w.append((n9 & 0x7F) | 0x80)
+                w.append(n9 >> 7)
             else:
                 _wuvarint(w, n9)
             w += b8
@@ -882,6 +906,9 @@ def _e_DeleteTopicsRequest_v4(w: bytearray, o: DeleteTopicsRequest, version: int
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for i3 in x1:
@@ -889,6 +916,9 @@ def _e_DeleteTopicsRequest_v4(w: bytearray, o: DeleteTopicsRequest, version: int
         n5 = len(b4) + 1
         if n5 < 128:
             w.append(n5)
+        elif n5 < 16384:
+            w.append((n5 & 0x7F) | 0x80)
+            w.append(n5 >> 7)
         else:
             _wuvarint(w, n5)
         w += b4
@@ -904,6 +934,9 @@ def _e_DeleteTopicsRequest_v6(w: bytearray, o: DeleteTopicsRequest, version: int
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -915,6 +948,9 @@ def _e_DeleteTopicsRequest_v6(w: bytearray, o: DeleteTopicsRequest, version: int
             n6 = len(b5) + 1
             if n6 < 128:
                 w.append(n6)
+            elif n6 < 16384:
+                w.append((n6 & 0x7F) | 0x80)
+                w.append(n6 >> 7)
             else:
                 _wuvarint(w, n6)
             w += b5

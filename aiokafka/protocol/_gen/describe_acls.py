@@ -638,6 +638,9 @@ def _e_DescribeAclsResponse_v2(w: bytearray, o: DescribeAclsResponse, version: i
         n3 = len(b2) + 1
         if n3 < 128:
             w.append(n3)
+        elif n3 < 16384:
+            w.append((n3 & 0x7F) | 0x80)
+            w.append(n3 >> 7)
         else:
             _wuvarint(w, n3)
         w += b2
@@ -645,6 +648,9 @@ def _e_DescribeAclsResponse_v2(w: bytearray, o: DescribeAclsResponse, version: i
     n5 = len(x4) + 1
     if n5 < 128:
         w.append(n5)
+    elif n5 < 16384:
+        w.append((n5 & 0x7F) | 0x80)
+        w.append(n5 >> 7)
     else:
         _wuvarint(w, n5)
     for o6 in x4:
@@ -654,6 +660,9 @@ def _e_DescribeAclsResponse_v2(w: bytearray, o: DescribeAclsResponse, version: i
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8
@@ -662,6 +671,9 @@ def _e_DescribeAclsResponse_v2(w: bytearray, o: DescribeAclsResponse, version: i
         n11 = len(x10) + 1
         if n11 < 128:
             w.append(n11)
+        elif n11 < 16384:
+            w.append((n11 & 0x7F) | 0x80)
+            w.append(n11 >> 7)
         else:
             _wuvarint(w, n11)
         for o12 in x10:
@@ -670,6 +682,9 @@ def _e_DescribeAclsResponse_v2(w: bytearray, o: DescribeAclsResponse, version: i
             n15 = len(b14) + 1
             if n15 < 128:
                 w.append(n15)
+            elif n15 < 16384:
+                w.append((n15 & 0x7F) | 0x80)
+                w.append(n15 >> 7)
             else:
                 _wuvarint(w, n15)
             w += b14
@@ -678,6 +693,9 @@ def _e_DescribeAclsResponse_v2(w: bytearray, o: DescribeAclsResponse, version: i
             n18 = len(b17) + 1
             if n18 < 128:
                 w.append(n18)
+            elif n18 < 16384:
+                w.append((n18 & 0x7F) | 0x80)
+                w.append(n18 >> 7)
             else:
                 _wuvarint(w, n18)
             w += b17
@@ -962,6 +980,9 @@ def _e_DescribeAclsRequest_v2(w: bytearray, o: DescribeAclsRequest, version: int
         n3 = len(b2) + 1
         if n3 < 128:
             w.append(n3)
+        elif n3 < 16384:
+            w.append((n3 & 0x7F) | 0x80)
+            w.append(n3 >> 7)
         else:
             _wuvarint(w, n3)
         w += b2
@@ -974,6 +995,9 @@ def _e_DescribeAclsRequest_v2(w: bytearray, o: DescribeAclsRequest, version: int
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -985,6 +1009,9 @@ def _e_DescribeAclsRequest_v2(w: bytearray, o: DescribeAclsRequest, version: int
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8

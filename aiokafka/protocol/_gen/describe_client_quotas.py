@@ -622,6 +622,9 @@ def _e_DescribeClientQuotasResponse_v1(w: bytearray, o: DescribeClientQuotasResp
         n3 = len(b2) + 1
         if n3 < 128:
             w.append(n3)
+        elif n3 < 16384:
+            w.append((n3 & 0x7F) | 0x80)
+            w.append(n3 >> 7)
         else:
             _wuvarint(w, n3)
         w += b2
@@ -632,6 +635,9 @@ def _e_DescribeClientQuotasResponse_v1(w: bytearray, o: DescribeClientQuotasResp
         n5 = len(x4) + 1
         if n5 < 128:
             w.append(n5)
+        elif n5 < 16384:
+            w.append((n5 & 0x7F) | 0x80)
+            w.append(n5 >> 7)
         else:
             _wuvarint(w, n5)
         for o6 in x4:
@@ -639,6 +645,9 @@ def _e_DescribeClientQuotasResponse_v1(w: bytearray, o: DescribeClientQuotasResp
             n8 = len(x7) + 1
             if n8 < 128:
                 w.append(n8)
+            elif n8 < 16384:
+                w.append((n8 & 0x7F) | 0x80)
+                w.append(n8 >> 7)
             else:
                 _wuvarint(w, n8)
             for o9 in x7:
@@ -647,6 +656,9 @@ def _e_DescribeClientQuotasResponse_v1(w: bytearray, o: DescribeClientQuotasResp
                 n12 = len(b11) + 1
                 if n12 < 128:
                     w.append(n12)
+                elif n12 < 16384:
+                    w.append((n12 & 0x7F) | 0x80)
+                    w.append(n12 >> 7)
                 else:
                     _wuvarint(w, n12)
                 w += b11
@@ -658,6 +670,9 @@ def _e_DescribeClientQuotasResponse_v1(w: bytearray, o: DescribeClientQuotasResp
                     n15 = len(b14) + 1
                     if n15 < 128:
                         w.append(n15)
+                    elif n15 < 16384:
+                        w.append((n15 & 0x7F) | 0x80)
+                        w.append(n15 >> 7)
                     else:
                         _wuvarint(w, n15)
                     w += b14
@@ -670,6 +685,9 @@ def _e_DescribeClientQuotasResponse_v1(w: bytearray, o: DescribeClientQuotasResp
             n18 = len(x17) + 1
             if n18 < 128:
                 w.append(n18)
+            elif n18 < 16384:
+                w.append((n18 & 0x7F) | 0x80)
+                w.append(n18 >> 7)
             else:
                 _wuvarint(w, n18)
             for o19 in x17:
@@ -678,6 +696,9 @@ def _e_DescribeClientQuotasResponse_v1(w: bytearray, o: DescribeClientQuotasResp
                 n22 = len(b21) + 1
                 if n22 < 128:
                     w.append(n22)
+                elif n22 < 16384:
+                    w.append((n22 & 0x7F) | 0x80)
+                    w.append(n22 >> 7)
                 else:
                     _wuvarint(w, n22)
                 w += b21
@@ -859,6 +880,9 @@ def _e_DescribeClientQuotasRequest_v1(w: bytearray, o: DescribeClientQuotasReque
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -867,6 +891,9 @@ def _e_DescribeClientQuotasRequest_v1(w: bytearray, o: DescribeClientQuotasReque
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -879,6 +906,9 @@ def _e_DescribeClientQuotasRequest_v1(w: bytearray, o: DescribeClientQuotasReque
             n9 = len(b8) + 1
             if n9 < 128:
                 w.append(n9)
+            elif n9 < 16384:
+                w.append((n9 & 0x7F) | 0x80)
+                w.append(n9 >> 7)
             else:
                 _wuvarint(w, n9)
             w += b8

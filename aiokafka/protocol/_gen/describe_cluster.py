@@ -483,6 +483,9 @@ def _e_DescribeClusterResponse_v0(w: bytearray, o: DescribeClusterResponse, vers
         n3 = len(b2) + 1
         if n3 < 128:
             w.append(n3)
+        elif n3 < 16384:
+            w.append((n3 & 0x7F) | 0x80)
+            w.append(n3 >> 7)
         else:
             _wuvarint(w, n3)
         w += b2
@@ -493,6 +496,9 @@ def _e_DescribeClusterResponse_v0(w: bytearray, o: DescribeClusterResponse, vers
     n6 = len(b5) + 1
     if n6 < 128:
         w.append(n6)
+    elif n6 < 16384:
+        w.append((n6 & 0x7F) | 0x80)
+        w.append(n6 >> 7)
     else:
         _wuvarint(w, n6)
     w += b5
@@ -501,6 +507,9 @@ def _e_DescribeClusterResponse_v0(w: bytearray, o: DescribeClusterResponse, vers
     n8 = len(x7) + 1
     if n8 < 128:
         w.append(n8)
+    elif n8 < 16384:
+        w.append((n8 & 0x7F) | 0x80)
+        w.append(n8 >> 7)
     else:
         _wuvarint(w, n8)
     for o9 in x7:
@@ -510,6 +519,9 @@ def _e_DescribeClusterResponse_v0(w: bytearray, o: DescribeClusterResponse, vers
         n12 = len(b11) + 1
         if n12 < 128:
             w.append(n12)
+        elif n12 < 16384:
+            w.append((n12 & 0x7F) | 0x80)
+            w.append(n12 >> 7)
         else:
             _wuvarint(w, n12)
         w += b11
@@ -522,6 +534,9 @@ def _e_DescribeClusterResponse_v0(w: bytearray, o: DescribeClusterResponse, vers
             n15 = len(b14) + 1
             if n15 < 128:
                 w.append(n15)
+            elif n15 < 16384:
+                w.append((n15 & 0x7F) | 0x80)
+                w.append(n15 >> 7)
             else:
                 _wuvarint(w, n15)
             w += b14
@@ -547,6 +562,9 @@ def _e_DescribeClusterResponse_v1(w: bytearray, o: DescribeClusterResponse, vers
         n3 = len(b2) + 1
         if n3 < 128:
             w.append(n3)
+        elif n3 < 16384:
+            w.append((n3 & 0x7F) | 0x80)
+            w.append(n3 >> 7)
         else:
             _wuvarint(w, n3)
         w += b2
@@ -556,6 +574,9 @@ def _e_DescribeClusterResponse_v1(w: bytearray, o: DescribeClusterResponse, vers
     n6 = len(b5) + 1
     if n6 < 128:
         w.append(n6)
+    elif n6 < 16384:
+        w.append((n6 & 0x7F) | 0x80)
+        w.append(n6 >> 7)
     else:
         _wuvarint(w, n6)
     w += b5
@@ -564,6 +585,9 @@ def _e_DescribeClusterResponse_v1(w: bytearray, o: DescribeClusterResponse, vers
     n8 = len(x7) + 1
     if n8 < 128:
         w.append(n8)
+    elif n8 < 16384:
+        w.append((n8 & 0x7F) | 0x80)
+        w.append(n8 >> 7)
     else:
         _wuvarint(w, n8)
     for o9 in x7:
@@ -573,6 +597,9 @@ def _e_DescribeClusterResponse_v1(w: bytearray, o: DescribeClusterResponse, vers
         n12 = len(b11) + 1
         if n12 < 128:
             w.append(n12)
+        elif n12 < 16384:
+            w.append((n12 & 0x7F) | 0x80)
+            w.append(n12 >> 7)
         else:
             _wuvarint(w, n12)
         w += b11
@@ -585,6 +612,9 @@ def _e_DescribeClusterResponse_v1(w: bytearray, o: DescribeClusterResponse, vers
             n15 = len(b14) + 1
             if n15 < 128:
                 w.append(n15)
+            elif n15 < 16384:
+                w.append((n15 & 0x7F) | 0x80)
+                w.append(n15 >> 7)
             else:
                 _wuvarint(w, n15)
             w += b14

@@ -1066,6 +1066,9 @@ def _e_DescribeConfigsResponse_v4(w: bytearray, o: DescribeConfigsResponse, vers
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -1078,6 +1081,9 @@ def _e_DescribeConfigsResponse_v4(w: bytearray, o: DescribeConfigsResponse, vers
             n6 = len(b5) + 1
             if n6 < 128:
                 w.append(n6)
+            elif n6 < 16384:
+                w.append((n6 & 0x7F) | 0x80)
+                w.append(n6 >> 7)
             else:
                 _wuvarint(w, n6)
             w += b5
@@ -1087,6 +1093,9 @@ def _e_DescribeConfigsResponse_v4(w: bytearray, o: DescribeConfigsResponse, vers
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8
@@ -1094,6 +1103,9 @@ def _e_DescribeConfigsResponse_v4(w: bytearray, o: DescribeConfigsResponse, vers
         n11 = len(x10) + 1
         if n11 < 128:
             w.append(n11)
+        elif n11 < 16384:
+            w.append((n11 & 0x7F) | 0x80)
+            w.append(n11 >> 7)
         else:
             _wuvarint(w, n11)
         for o12 in x10:
@@ -1102,6 +1114,9 @@ def _e_DescribeConfigsResponse_v4(w: bytearray, o: DescribeConfigsResponse, vers
             n15 = len(b14) + 1
             if n15 < 128:
                 w.append(n15)
+            elif n15 < 16384:
+                w.append((n15 & 0x7F) | 0x80)
+                w.append(n15 >> 7)
             else:
                 _wuvarint(w, n15)
             w += b14
@@ -1113,6 +1128,9 @@ def _e_DescribeConfigsResponse_v4(w: bytearray, o: DescribeConfigsResponse, vers
                 n18 = len(b17) + 1
                 if n18 < 128:
                     w.append(n18)
+                elif n18 < 16384:
+                    w.append((n18 & 0x7F) | 0x80)
+                    w.append(n18 >> 7)
                 else:
                     _wuvarint(w, n18)
                 w += b17
@@ -1123,6 +1141,9 @@ def _e_DescribeConfigsResponse_v4(w: bytearray, o: DescribeConfigsResponse, vers
             n20 = len(x19) + 1
             if n20 < 128:
                 w.append(n20)
+            elif n20 < 16384:
+                w.append((n20 & 0x7F) | 0x80)
+                w.append(n20 >> 7)
             else:
                 _wuvarint(w, n20)
             for o21 in x19:
@@ -1131,6 +1152,9 @@ def _e_DescribeConfigsResponse_v4(w: bytearray, o: DescribeConfigsResponse, vers
                 n24 = len(b23) + 1
                 if n24 < 128:
                     w.append(n24)
+                elif n24 < 16384:
+                    w.append((n24 & 0x7F) | 0x80)
+                    w.append(n24 >> 7)
                 else:
                     _wuvarint(w, n24)
                 w += b23
@@ -1142,6 +1166,9 @@ def _e_DescribeConfigsResponse_v4(w: bytearray, o: DescribeConfigsResponse, vers
                     n27 = len(b26) + 1
                     if n27 < 128:
                         w.append(n27)
+                    elif n27 < 16384:
+                        w.append((n27 & 0x7F) | 0x80)
+                        w.append(n27 >> 7)
                     else:
                         _wuvarint(w, n27)
                     w += b26
@@ -1160,6 +1187,9 @@ def _e_DescribeConfigsResponse_v4(w: bytearray, o: DescribeConfigsResponse, vers
                 n31 = len(b30) + 1
                 if n31 < 128:
                     w.append(n31)
+                elif n31 < 16384:
+                    w.append((n31 & 0x7F) | 0x80)
+                    w.append(n31 >> 7)
                 else:
                     _wuvarint(w, n31)
                 w += b30
@@ -1511,6 +1541,9 @@ def _e_DescribeConfigsRequest_v4(w: bytearray, o: DescribeConfigsRequest, versio
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -1520,6 +1553,9 @@ def _e_DescribeConfigsRequest_v4(w: bytearray, o: DescribeConfigsRequest, versio
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -1530,6 +1566,9 @@ def _e_DescribeConfigsRequest_v4(w: bytearray, o: DescribeConfigsRequest, versio
             n8 = len(x7) + 1
             if n8 < 128:
                 w.append(n8)
+            elif n8 < 16384:
+                w.append((n8 & 0x7F) | 0x80)
+                w.append(n8 >> 7)
             else:
                 _wuvarint(w, n8)
             for i9 in x7:
@@ -1537,6 +1576,9 @@ def _e_DescribeConfigsRequest_v4(w: bytearray, o: DescribeConfigsRequest, versio
                 n11 = len(b10) + 1
                 if n11 < 128:
                     w.append(n11)
+                elif n11 < 16384:
+                    w.append((n11 & 0x7F) | 0x80)
+                    w.append(n11 >> 7)
                 else:
                     _wuvarint(w, n11)
                 w += b10

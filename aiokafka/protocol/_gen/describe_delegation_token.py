@@ -762,6 +762,9 @@ def _e_DescribeDelegationTokenResponse_v2(w: bytearray, o: DescribeDelegationTok
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -770,6 +773,9 @@ def _e_DescribeDelegationTokenResponse_v2(w: bytearray, o: DescribeDelegationTok
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -778,6 +784,9 @@ def _e_DescribeDelegationTokenResponse_v2(w: bytearray, o: DescribeDelegationTok
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8
@@ -791,6 +800,9 @@ def _e_DescribeDelegationTokenResponse_v2(w: bytearray, o: DescribeDelegationTok
         n12 = len(b11) + 1
         if n12 < 128:
             w.append(n12)
+        elif n12 < 16384:
+            w.append((n12 & 0x7F) | 0x80)
+            w.append(n12 >> 7)
         else:
             _wuvarint(w, n12)
         w += b11
@@ -798,6 +810,9 @@ def _e_DescribeDelegationTokenResponse_v2(w: bytearray, o: DescribeDelegationTok
         n14 = len(x13) + 1
         if n14 < 128:
             w.append(n14)
+        elif n14 < 16384:
+            w.append((n14 & 0x7F) | 0x80)
+            w.append(n14 >> 7)
         else:
             _wuvarint(w, n14)
         w += x13
@@ -805,6 +820,9 @@ def _e_DescribeDelegationTokenResponse_v2(w: bytearray, o: DescribeDelegationTok
         n16 = len(x15) + 1
         if n16 < 128:
             w.append(n16)
+        elif n16 < 16384:
+            w.append((n16 & 0x7F) | 0x80)
+            w.append(n16 >> 7)
         else:
             _wuvarint(w, n16)
         for o17 in x15:
@@ -813,6 +831,9 @@ def _e_DescribeDelegationTokenResponse_v2(w: bytearray, o: DescribeDelegationTok
             n20 = len(b19) + 1
             if n20 < 128:
                 w.append(n20)
+            elif n20 < 16384:
+                w.append((n20 & 0x7F) | 0x80)
+                w.append(n20 >> 7)
             else:
                 _wuvarint(w, n20)
             w += b19
@@ -821,6 +842,9 @@ def _e_DescribeDelegationTokenResponse_v2(w: bytearray, o: DescribeDelegationTok
             n23 = len(b22) + 1
             if n23 < 128:
                 w.append(n23)
+            elif n23 < 16384:
+                w.append((n23 & 0x7F) | 0x80)
+                w.append(n23 >> 7)
             else:
                 _wuvarint(w, n23)
             w += b22
@@ -847,6 +871,9 @@ def _e_DescribeDelegationTokenResponse_v3(w: bytearray, o: DescribeDelegationTok
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -855,6 +882,9 @@ def _e_DescribeDelegationTokenResponse_v3(w: bytearray, o: DescribeDelegationTok
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -863,6 +893,9 @@ def _e_DescribeDelegationTokenResponse_v3(w: bytearray, o: DescribeDelegationTok
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8
@@ -871,6 +904,9 @@ def _e_DescribeDelegationTokenResponse_v3(w: bytearray, o: DescribeDelegationTok
         n12 = len(b11) + 1
         if n12 < 128:
             w.append(n12)
+        elif n12 < 16384:
+            w.append((n12 & 0x7F) | 0x80)
+            w.append(n12 >> 7)
         else:
             _wuvarint(w, n12)
         w += b11
@@ -879,6 +915,9 @@ def _e_DescribeDelegationTokenResponse_v3(w: bytearray, o: DescribeDelegationTok
         n15 = len(b14) + 1
         if n15 < 128:
             w.append(n15)
+        elif n15 < 16384:
+            w.append((n15 & 0x7F) | 0x80)
+            w.append(n15 >> 7)
         else:
             _wuvarint(w, n15)
         w += b14
@@ -888,6 +927,9 @@ def _e_DescribeDelegationTokenResponse_v3(w: bytearray, o: DescribeDelegationTok
         n18 = len(b17) + 1
         if n18 < 128:
             w.append(n18)
+        elif n18 < 16384:
+            w.append((n18 & 0x7F) | 0x80)
+            w.append(n18 >> 7)
         else:
             _wuvarint(w, n18)
         w += b17
@@ -895,6 +937,9 @@ def _e_DescribeDelegationTokenResponse_v3(w: bytearray, o: DescribeDelegationTok
         n20 = len(x19) + 1
         if n20 < 128:
             w.append(n20)
+        elif n20 < 16384:
+            w.append((n20 & 0x7F) | 0x80)
+            w.append(n20 >> 7)
         else:
             _wuvarint(w, n20)
         w += x19
@@ -902,6 +947,9 @@ def _e_DescribeDelegationTokenResponse_v3(w: bytearray, o: DescribeDelegationTok
         n22 = len(x21) + 1
         if n22 < 128:
             w.append(n22)
+        elif n22 < 16384:
+            w.append((n22 & 0x7F) | 0x80)
+            w.append(n22 >> 7)
         else:
             _wuvarint(w, n22)
         for o23 in x21:
@@ -910,6 +958,9 @@ def _e_DescribeDelegationTokenResponse_v3(w: bytearray, o: DescribeDelegationTok
             n26 = len(b25) + 1
             if n26 < 128:
                 w.append(n26)
+            elif n26 < 16384:
+                w.append((n26 & 0x7F) | 0x80)
+                w.append(n26 >> 7)
             else:
                 _wuvarint(w, n26)
             w += b25
@@ -918,6 +969,9 @@ def _e_DescribeDelegationTokenResponse_v3(w: bytearray, o: DescribeDelegationTok
             n29 = len(b28) + 1
             if n29 < 128:
                 w.append(n29)
+            elif n29 < 16384:
+                w.append((n29 & 0x7F) | 0x80)
+                w.append(n29 >> 7)
             else:
                 _wuvarint(w, n29)
             w += b28
@@ -1088,6 +1142,9 @@ def _e_DescribeDelegationTokenRequest_v2(w: bytearray, o: DescribeDelegationToke
         n2 = len(x1) + 1
         if n2 < 128:
             w.append(n2)
+        elif n2 < 16384:
+            w.append((n2 & 0x7F) | 0x80)
+            w.append(n2 >> 7)
         else:
             _wuvarint(w, n2)
         for o3 in x1:
@@ -1096,6 +1153,9 @@ def _e_DescribeDelegationTokenRequest_v2(w: bytearray, o: DescribeDelegationToke
             n6 = len(b5) + 1
             if n6 < 128:
                 w.append(n6)
+            elif n6 < 16384:
+                w.append((n6 & 0x7F) | 0x80)
+                w.append(n6 >> 7)
             else:
                 _wuvarint(w, n6)
             w += b5
@@ -1104,6 +1164,9 @@ def _e_DescribeDelegationTokenRequest_v2(w: bytearray, o: DescribeDelegationToke
             n9 = len(b8) + 1
             if n9 < 128:
                 w.append(n9)
+            elif n9 < 16384:
+                w.append((n9 & 0x7F) | 0x80)
+                w.append(n9 >> 7)
             else:
                 _wuvarint(w, n9)
             w += b8

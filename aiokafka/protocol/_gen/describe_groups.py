@@ -1114,6 +1114,9 @@ def _e_DescribeGroupsResponse_v5(w: bytearray, o: DescribeGroupsResponse, versio
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -1123,6 +1126,9 @@ def _e_DescribeGroupsResponse_v5(w: bytearray, o: DescribeGroupsResponse, versio
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -1131,6 +1137,9 @@ def _e_DescribeGroupsResponse_v5(w: bytearray, o: DescribeGroupsResponse, versio
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8
@@ -1139,6 +1148,9 @@ def _e_DescribeGroupsResponse_v5(w: bytearray, o: DescribeGroupsResponse, versio
         n12 = len(b11) + 1
         if n12 < 128:
             w.append(n12)
+        elif n12 < 16384:
+            w.append((n12 & 0x7F) | 0x80)
+            w.append(n12 >> 7)
         else:
             _wuvarint(w, n12)
         w += b11
@@ -1147,6 +1159,9 @@ def _e_DescribeGroupsResponse_v5(w: bytearray, o: DescribeGroupsResponse, versio
         n15 = len(b14) + 1
         if n15 < 128:
             w.append(n15)
+        elif n15 < 16384:
+            w.append((n15 & 0x7F) | 0x80)
+            w.append(n15 >> 7)
         else:
             _wuvarint(w, n15)
         w += b14
@@ -1154,6 +1169,9 @@ def _e_DescribeGroupsResponse_v5(w: bytearray, o: DescribeGroupsResponse, versio
         n17 = len(x16) + 1
         if n17 < 128:
             w.append(n17)
+        elif n17 < 16384:
+            w.append((n17 & 0x7F) | 0x80)
+            w.append(n17 >> 7)
         else:
             _wuvarint(w, n17)
         for o18 in x16:
@@ -1162,6 +1180,9 @@ def _e_DescribeGroupsResponse_v5(w: bytearray, o: DescribeGroupsResponse, versio
             n21 = len(b20) + 1
             if n21 < 128:
                 w.append(n21)
+            elif n21 < 16384:
+                w.append((n21 & 0x7F) | 0x80)
+                w.append(n21 >> 7)
             else:
                 _wuvarint(w, n21)
             w += b20
@@ -1173,6 +1194,9 @@ def _e_DescribeGroupsResponse_v5(w: bytearray, o: DescribeGroupsResponse, versio
                 n24 = len(b23) + 1
                 if n24 < 128:
                     w.append(n24)
+                elif n24 < 16384:
+                    w.append((n24 & 0x7F) | 0x80)
+                    w.append(n24 >> 7)
                 else:
                     _wuvarint(w, n24)
                 w += b23
@@ -1181,6 +1205,9 @@ def _e_DescribeGroupsResponse_v5(w: bytearray, o: DescribeGroupsResponse, versio
             n27 = len(b26) + 1
             if n27 < 128:
                 w.append(n27)
+            elif n27 < 16384:
+                w.append((n27 & 0x7F) | 0x80)
+                w.append(n27 >> 7)
             else:
                 _wuvarint(w, n27)
             w += b26
@@ -1189,6 +1216,9 @@ def _e_DescribeGroupsResponse_v5(w: bytearray, o: DescribeGroupsResponse, versio
             n30 = len(b29) + 1
             if n30 < 128:
                 w.append(n30)
+            elif n30 < 16384:
+                w.append((n30 & 0x7F) | 0x80)
+                w.append(n30 >> 7)
             else:
                 _wuvarint(w, n30)
             w += b29
@@ -1196,6 +1226,9 @@ def _e_DescribeGroupsResponse_v5(w: bytearray, o: DescribeGroupsResponse, versio
             n32 = len(x31) + 1
             if n32 < 128:
                 w.append(n32)
+            elif n32 < 16384:
+                w.append((n32 & 0x7F) | 0x80)
+                w.append(n32 >> 7)
             else:
                 _wuvarint(w, n32)
             w += x31
@@ -1203,6 +1236,9 @@ def _e_DescribeGroupsResponse_v5(w: bytearray, o: DescribeGroupsResponse, versio
             n34 = len(x33) + 1
             if n34 < 128:
                 w.append(n34)
+            elif n34 < 16384:
+                w.append((n34 & 0x7F) | 0x80)
+                w.append(n34 >> 7)
             else:
                 _wuvarint(w, n34)
             w += x33
@@ -1348,6 +1384,9 @@ def _e_DescribeGroupsRequest_v5(w: bytearray, o: DescribeGroupsRequest, version:
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for i3 in x1:
@@ -1355,6 +1394,9 @@ def _e_DescribeGroupsRequest_v5(w: bytearray, o: DescribeGroupsRequest, version:
         n5 = len(b4) + 1
         if n5 < 128:
             w.append(n5)
+        elif n5 < 16384:
+            w.append((n5 & 0x7F) | 0x80)
+            w.append(n5 >> 7)
         else:
             _wuvarint(w, n5)
         w += b4

@@ -849,6 +849,9 @@ def _e_DescribeLogDirsResponse_v2(w: bytearray, o: DescribeLogDirsResponse, vers
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -858,6 +861,9 @@ def _e_DescribeLogDirsResponse_v2(w: bytearray, o: DescribeLogDirsResponse, vers
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -865,6 +871,9 @@ def _e_DescribeLogDirsResponse_v2(w: bytearray, o: DescribeLogDirsResponse, vers
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:
@@ -873,6 +882,9 @@ def _e_DescribeLogDirsResponse_v2(w: bytearray, o: DescribeLogDirsResponse, vers
             n12 = len(b11) + 1
             if n12 < 128:
                 w.append(n12)
+            elif n12 < 16384:
+                w.append((n12 & 0x7F) | 0x80)
+                w.append(n12 >> 7)
             else:
                 _wuvarint(w, n12)
             w += b11
@@ -880,6 +892,9 @@ def _e_DescribeLogDirsResponse_v2(w: bytearray, o: DescribeLogDirsResponse, vers
             n14 = len(x13) + 1
             if n14 < 128:
                 w.append(n14)
+            elif n14 < 16384:
+                w.append((n14 & 0x7F) | 0x80)
+                w.append(n14 >> 7)
             else:
                 _wuvarint(w, n14)
             for o15 in x13:
@@ -911,6 +926,9 @@ def _e_DescribeLogDirsResponse_v3(w: bytearray, o: DescribeLogDirsResponse, vers
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -920,6 +938,9 @@ def _e_DescribeLogDirsResponse_v3(w: bytearray, o: DescribeLogDirsResponse, vers
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -927,6 +948,9 @@ def _e_DescribeLogDirsResponse_v3(w: bytearray, o: DescribeLogDirsResponse, vers
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:
@@ -935,6 +959,9 @@ def _e_DescribeLogDirsResponse_v3(w: bytearray, o: DescribeLogDirsResponse, vers
             n12 = len(b11) + 1
             if n12 < 128:
                 w.append(n12)
+            elif n12 < 16384:
+                w.append((n12 & 0x7F) | 0x80)
+                w.append(n12 >> 7)
             else:
                 _wuvarint(w, n12)
             w += b11
@@ -942,6 +969,9 @@ def _e_DescribeLogDirsResponse_v3(w: bytearray, o: DescribeLogDirsResponse, vers
             n14 = len(x13) + 1
             if n14 < 128:
                 w.append(n14)
+            elif n14 < 16384:
+                w.append((n14 & 0x7F) | 0x80)
+                w.append(n14 >> 7)
             else:
                 _wuvarint(w, n14)
             for o15 in x13:
@@ -973,6 +1003,9 @@ def _e_DescribeLogDirsResponse_v4(w: bytearray, o: DescribeLogDirsResponse, vers
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -982,6 +1015,9 @@ def _e_DescribeLogDirsResponse_v4(w: bytearray, o: DescribeLogDirsResponse, vers
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -989,6 +1025,9 @@ def _e_DescribeLogDirsResponse_v4(w: bytearray, o: DescribeLogDirsResponse, vers
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:
@@ -997,6 +1036,9 @@ def _e_DescribeLogDirsResponse_v4(w: bytearray, o: DescribeLogDirsResponse, vers
             n12 = len(b11) + 1
             if n12 < 128:
                 w.append(n12)
+            elif n12 < 16384:
+                w.append((n12 & 0x7F) | 0x80)
+                w.append(n12 >> 7)
             else:
                 _wuvarint(w, n12)
             w += b11
@@ -1004,6 +1046,9 @@ def _e_DescribeLogDirsResponse_v4(w: bytearray, o: DescribeLogDirsResponse, vers
             n14 = len(x13) + 1
             if n14 < 128:
                 w.append(n14)
+            elif n14 < 16384:
+                w.append((n14 & 0x7F) | 0x80)
+                w.append(n14 >> 7)
             else:
                 _wuvarint(w, n14)
             for o15 in x13:
@@ -1181,6 +1226,9 @@ def _e_DescribeLogDirsRequest_v2(w: bytearray, o: DescribeLogDirsRequest, versio
         n2 = len(x1) + 1
         if n2 < 128:
             w.append(n2)
+        elif n2 < 16384:
+            w.append((n2 & 0x7F) | 0x80)
+            w.append(n2 >> 7)
         else:
             _wuvarint(w, n2)
         for o3 in x1:
@@ -1189,6 +1237,9 @@ def _e_DescribeLogDirsRequest_v2(w: bytearray, o: DescribeLogDirsRequest, versio
             n6 = len(b5) + 1
             if n6 < 128:
                 w.append(n6)
+            elif n6 < 16384:
+                w.append((n6 & 0x7F) | 0x80)
+                w.append(n6 >> 7)
             else:
                 _wuvarint(w, n6)
             w += b5
@@ -1196,6 +1247,9 @@ def _e_DescribeLogDirsRequest_v2(w: bytearray, o: DescribeLogDirsRequest, versio
             n8 = len(x7) + 1
             if n8 < 128:
                 w.append(n8)
+            elif n8 < 16384:
+                w.append((n8 & 0x7F) | 0x80)
+                w.append(n8 >> 7)
             else:
                 _wuvarint(w, n8)
             w += _pack('>%di' % len(x7), *x7)

@@ -453,6 +453,9 @@ def _e_DescribeProducersResponse_v0(w: bytearray, o: DescribeProducersResponse, 
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -461,6 +464,9 @@ def _e_DescribeProducersResponse_v0(w: bytearray, o: DescribeProducersResponse, 
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -468,6 +474,9 @@ def _e_DescribeProducersResponse_v0(w: bytearray, o: DescribeProducersResponse, 
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:
@@ -480,6 +489,9 @@ def _e_DescribeProducersResponse_v0(w: bytearray, o: DescribeProducersResponse, 
                 n12 = len(b11) + 1
                 if n12 < 128:
                     w.append(n12)
+                elif n12 < 16384:
+                    w.append((n12 & 0x7F) | 0x80)
+                    w.append(n12 >> 7)
                 else:
                     _wuvarint(w, n12)
                 w += b11
@@ -487,6 +499,9 @@ def _e_DescribeProducersResponse_v0(w: bytearray, o: DescribeProducersResponse, 
             n14 = len(x13) + 1
             if n14 < 128:
                 w.append(n14)
+            elif n14 < 16384:
+                w.append((n14 & 0x7F) | 0x80)
+                w.append(n14 >> 7)
             else:
                 _wuvarint(w, n14)
             for o15 in x13:
@@ -597,6 +612,9 @@ def _e_DescribeProducersRequest_v0(w: bytearray, o: DescribeProducersRequest, ve
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -605,6 +623,9 @@ def _e_DescribeProducersRequest_v0(w: bytearray, o: DescribeProducersRequest, ve
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -612,6 +633,9 @@ def _e_DescribeProducersRequest_v0(w: bytearray, o: DescribeProducersRequest, ve
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         w += _pack('>%di' % len(x7), *x7)

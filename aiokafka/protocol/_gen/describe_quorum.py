@@ -1077,6 +1077,9 @@ def _e_DescribeQuorumResponse_v0(w: bytearray, o: DescribeQuorumResponse, versio
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -1085,6 +1088,9 @@ def _e_DescribeQuorumResponse_v0(w: bytearray, o: DescribeQuorumResponse, versio
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -1092,6 +1098,9 @@ def _e_DescribeQuorumResponse_v0(w: bytearray, o: DescribeQuorumResponse, versio
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:
@@ -1100,6 +1109,9 @@ def _e_DescribeQuorumResponse_v0(w: bytearray, o: DescribeQuorumResponse, versio
             n11 = len(x10) + 1
             if n11 < 128:
                 w.append(n11)
+            elif n11 < 16384:
+                w.append((n11 & 0x7F) | 0x80)
+                w.append(n11 >> 7)
             else:
                 _wuvarint(w, n11)
             for o12 in x10:
@@ -1115,6 +1127,9 @@ def _e_DescribeQuorumResponse_v0(w: bytearray, o: DescribeQuorumResponse, versio
             n15 = len(x14) + 1
             if n15 < 128:
                 w.append(n15)
+            elif n15 < 16384:
+                w.append((n15 & 0x7F) | 0x80)
+                w.append(n15 >> 7)
             else:
                 _wuvarint(w, n15)
             for o16 in x14:
@@ -1150,6 +1165,9 @@ def _e_DescribeQuorumResponse_v1(w: bytearray, o: DescribeQuorumResponse, versio
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -1158,6 +1176,9 @@ def _e_DescribeQuorumResponse_v1(w: bytearray, o: DescribeQuorumResponse, versio
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -1165,6 +1186,9 @@ def _e_DescribeQuorumResponse_v1(w: bytearray, o: DescribeQuorumResponse, versio
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:
@@ -1173,6 +1197,9 @@ def _e_DescribeQuorumResponse_v1(w: bytearray, o: DescribeQuorumResponse, versio
             n11 = len(x10) + 1
             if n11 < 128:
                 w.append(n11)
+            elif n11 < 16384:
+                w.append((n11 & 0x7F) | 0x80)
+                w.append(n11 >> 7)
             else:
                 _wuvarint(w, n11)
             for o12 in x10:
@@ -1188,6 +1215,9 @@ def _e_DescribeQuorumResponse_v1(w: bytearray, o: DescribeQuorumResponse, versio
             n15 = len(x14) + 1
             if n15 < 128:
                 w.append(n15)
+            elif n15 < 16384:
+                w.append((n15 & 0x7F) | 0x80)
+                w.append(n15 >> 7)
             else:
                 _wuvarint(w, n15)
             for o16 in x14:
@@ -1227,6 +1257,9 @@ def _e_DescribeQuorumResponse_v2(w: bytearray, o: DescribeQuorumResponse, versio
         n3 = len(b2) + 1
         if n3 < 128:
             w.append(n3)
+        elif n3 < 16384:
+            w.append((n3 & 0x7F) | 0x80)
+            w.append(n3 >> 7)
         else:
             _wuvarint(w, n3)
         w += b2
@@ -1234,6 +1267,9 @@ def _e_DescribeQuorumResponse_v2(w: bytearray, o: DescribeQuorumResponse, versio
     n5 = len(x4) + 1
     if n5 < 128:
         w.append(n5)
+    elif n5 < 16384:
+        w.append((n5 & 0x7F) | 0x80)
+        w.append(n5 >> 7)
     else:
         _wuvarint(w, n5)
     for o6 in x4:
@@ -1242,6 +1278,9 @@ def _e_DescribeQuorumResponse_v2(w: bytearray, o: DescribeQuorumResponse, versio
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8
@@ -1249,6 +1288,9 @@ def _e_DescribeQuorumResponse_v2(w: bytearray, o: DescribeQuorumResponse, versio
         n11 = len(x10) + 1
         if n11 < 128:
             w.append(n11)
+        elif n11 < 16384:
+            w.append((n11 & 0x7F) | 0x80)
+            w.append(n11 >> 7)
         else:
             _wuvarint(w, n11)
         for o12 in x10:
@@ -1261,6 +1303,9 @@ def _e_DescribeQuorumResponse_v2(w: bytearray, o: DescribeQuorumResponse, versio
                 n15 = len(b14) + 1
                 if n15 < 128:
                     w.append(n15)
+                elif n15 < 16384:
+                    w.append((n15 & 0x7F) | 0x80)
+                    w.append(n15 >> 7)
                 else:
                     _wuvarint(w, n15)
                 w += b14
@@ -1269,6 +1314,9 @@ def _e_DescribeQuorumResponse_v2(w: bytearray, o: DescribeQuorumResponse, versio
             n17 = len(x16) + 1
             if n17 < 128:
                 w.append(n17)
+            elif n17 < 16384:
+                w.append((n17 & 0x7F) | 0x80)
+                w.append(n17 >> 7)
             else:
                 _wuvarint(w, n17)
             for o18 in x16:
@@ -1282,6 +1330,9 @@ def _e_DescribeQuorumResponse_v2(w: bytearray, o: DescribeQuorumResponse, versio
             n21 = len(x20) + 1
             if n21 < 128:
                 w.append(n21)
+            elif n21 < 16384:
+                w.append((n21 & 0x7F) | 0x80)
+                w.append(n21 >> 7)
             else:
                 _wuvarint(w, n21)
             for o22 in x20:
@@ -1305,6 +1356,9 @@ def _e_DescribeQuorumResponse_v2(w: bytearray, o: DescribeQuorumResponse, versio
     n27 = len(x26) + 1
     if n27 < 128:
         w.append(n27)
+    elif n27 < 16384:
+        w.append((n27 & 0x7F) | 0x80)
+        w.append(n27 >> 7)
     else:
         _wuvarint(w, n27)
     for o28 in x26:
@@ -1313,6 +1367,9 @@ def _e_DescribeQuorumResponse_v2(w: bytearray, o: DescribeQuorumResponse, versio
         n30 = len(x29) + 1
         if n30 < 128:
             w.append(n30)
+        elif n30 < 16384:
+            w.append((n30 & 0x7F) | 0x80)
+            w.append(n30 >> 7)
         else:
             _wuvarint(w, n30)
         for o31 in x29:
@@ -1321,6 +1378,9 @@ def _e_DescribeQuorumResponse_v2(w: bytearray, o: DescribeQuorumResponse, versio
             n34 = len(b33) + 1
             if n34 < 128:
                 w.append(n34)
+            elif n34 < 16384:
+                w.append((n34 & 0x7F) | 0x80)
+                w.append(n34 >> 7)
             else:
                 _wuvarint(w, n34)
             w += b33
@@ -1329,6 +1389,9 @@ def _e_DescribeQuorumResponse_v2(w: bytearray, o: DescribeQuorumResponse, versio
             n37 = len(b36) + 1
             if n37 < 128:
                 w.append(n37)
+            elif n37 < 16384:
+                w.append((n37 & 0x7F) | 0x80)
+                w.append(n37 >> 7)
             else:
                 _wuvarint(w, n37)
             w += b36
@@ -1454,6 +1517,9 @@ def _e_DescribeQuorumRequest_v0(w: bytearray, o: DescribeQuorumRequest, version:
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -1462,6 +1528,9 @@ def _e_DescribeQuorumRequest_v0(w: bytearray, o: DescribeQuorumRequest, version:
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -1469,6 +1538,9 @@ def _e_DescribeQuorumRequest_v0(w: bytearray, o: DescribeQuorumRequest, version:
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:

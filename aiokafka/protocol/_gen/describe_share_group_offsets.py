@@ -712,6 +712,9 @@ def _e_DescribeShareGroupOffsetsResponse_v0(w: bytearray, o: DescribeShareGroupO
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -720,6 +723,9 @@ def _e_DescribeShareGroupOffsetsResponse_v0(w: bytearray, o: DescribeShareGroupO
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -727,6 +733,9 @@ def _e_DescribeShareGroupOffsetsResponse_v0(w: bytearray, o: DescribeShareGroupO
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:
@@ -735,6 +744,9 @@ def _e_DescribeShareGroupOffsetsResponse_v0(w: bytearray, o: DescribeShareGroupO
             n12 = len(b11) + 1
             if n12 < 128:
                 w.append(n12)
+            elif n12 < 16384:
+                w.append((n12 & 0x7F) | 0x80)
+                w.append(n12 >> 7)
             else:
                 _wuvarint(w, n12)
             w += b11
@@ -743,6 +755,9 @@ def _e_DescribeShareGroupOffsetsResponse_v0(w: bytearray, o: DescribeShareGroupO
             n14 = len(x13) + 1
             if n14 < 128:
                 w.append(n14)
+            elif n14 < 16384:
+                w.append((n14 & 0x7F) | 0x80)
+                w.append(n14 >> 7)
             else:
                 _wuvarint(w, n14)
             for o15 in x13:
@@ -755,6 +770,9 @@ def _e_DescribeShareGroupOffsetsResponse_v0(w: bytearray, o: DescribeShareGroupO
                     n18 = len(b17) + 1
                     if n18 < 128:
                         w.append(n18)
+                    elif n18 < 16384:
+                        w.append((n18 & 0x7F) | 0x80)
+                        w.append(n18 >> 7)
                     else:
                         _wuvarint(w, n18)
                     w += b17
@@ -777,6 +795,9 @@ def _e_DescribeShareGroupOffsetsResponse_v0(w: bytearray, o: DescribeShareGroupO
             n23 = len(b22) + 1
             if n23 < 128:
                 w.append(n23)
+            elif n23 < 16384:
+                w.append((n23 & 0x7F) | 0x80)
+                w.append(n23 >> 7)
             else:
                 _wuvarint(w, n23)
             w += b22
@@ -797,6 +818,9 @@ def _e_DescribeShareGroupOffsetsResponse_v1(w: bytearray, o: DescribeShareGroupO
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -805,6 +829,9 @@ def _e_DescribeShareGroupOffsetsResponse_v1(w: bytearray, o: DescribeShareGroupO
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -812,6 +839,9 @@ def _e_DescribeShareGroupOffsetsResponse_v1(w: bytearray, o: DescribeShareGroupO
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:
@@ -820,6 +850,9 @@ def _e_DescribeShareGroupOffsetsResponse_v1(w: bytearray, o: DescribeShareGroupO
             n12 = len(b11) + 1
             if n12 < 128:
                 w.append(n12)
+            elif n12 < 16384:
+                w.append((n12 & 0x7F) | 0x80)
+                w.append(n12 >> 7)
             else:
                 _wuvarint(w, n12)
             w += b11
@@ -828,6 +861,9 @@ def _e_DescribeShareGroupOffsetsResponse_v1(w: bytearray, o: DescribeShareGroupO
             n14 = len(x13) + 1
             if n14 < 128:
                 w.append(n14)
+            elif n14 < 16384:
+                w.append((n14 & 0x7F) | 0x80)
+                w.append(n14 >> 7)
             else:
                 _wuvarint(w, n14)
             for o15 in x13:
@@ -840,6 +876,9 @@ def _e_DescribeShareGroupOffsetsResponse_v1(w: bytearray, o: DescribeShareGroupO
                     n18 = len(b17) + 1
                     if n18 < 128:
                         w.append(n18)
+                    elif n18 < 16384:
+                        w.append((n18 & 0x7F) | 0x80)
+                        w.append(n18 >> 7)
                     else:
                         _wuvarint(w, n18)
                     w += b17
@@ -862,6 +901,9 @@ def _e_DescribeShareGroupOffsetsResponse_v1(w: bytearray, o: DescribeShareGroupO
             n23 = len(b22) + 1
             if n23 < 128:
                 w.append(n23)
+            elif n23 < 16384:
+                w.append((n23 & 0x7F) | 0x80)
+                w.append(n23 >> 7)
             else:
                 _wuvarint(w, n23)
             w += b22
@@ -1008,6 +1050,9 @@ def _e_DescribeShareGroupOffsetsRequest_v0(w: bytearray, o: DescribeShareGroupOf
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -1016,6 +1061,9 @@ def _e_DescribeShareGroupOffsetsRequest_v0(w: bytearray, o: DescribeShareGroupOf
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -1026,6 +1074,9 @@ def _e_DescribeShareGroupOffsetsRequest_v0(w: bytearray, o: DescribeShareGroupOf
             n8 = len(x7) + 1
             if n8 < 128:
                 w.append(n8)
+            elif n8 < 16384:
+                w.append((n8 & 0x7F) | 0x80)
+                w.append(n8 >> 7)
             else:
                 _wuvarint(w, n8)
             for o9 in x7:
@@ -1034,6 +1085,9 @@ def _e_DescribeShareGroupOffsetsRequest_v0(w: bytearray, o: DescribeShareGroupOf
                 n12 = len(b11) + 1
                 if n12 < 128:
                     w.append(n12)
+                elif n12 < 16384:
+                    w.append((n12 & 0x7F) | 0x80)
+                    w.append(n12 >> 7)
                 else:
                     _wuvarint(w, n12)
                 w += b11
@@ -1041,6 +1095,9 @@ def _e_DescribeShareGroupOffsetsRequest_v0(w: bytearray, o: DescribeShareGroupOf
                 n14 = len(x13) + 1
                 if n14 < 128:
                     w.append(n14)
+                elif n14 < 16384:
+                    w.append((n14 & 0x7F) | 0x80)
+                    w.append(n14 >> 7)
                 else:
                     _wuvarint(w, n14)
                 w += _pack('>%di' % len(x13), *x13)

@@ -557,6 +557,9 @@ def _e_DescribeTopicPartitionsResponse_v0(w: bytearray, o: DescribeTopicPartitio
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -569,6 +572,9 @@ def _e_DescribeTopicPartitionsResponse_v0(w: bytearray, o: DescribeTopicPartitio
             n6 = len(b5) + 1
             if n6 < 128:
                 w.append(n6)
+            elif n6 < 16384:
+                w.append((n6 & 0x7F) | 0x80)
+                w.append(n6 >> 7)
             else:
                 _wuvarint(w, n6)
             w += b5
@@ -577,6 +583,9 @@ def _e_DescribeTopicPartitionsResponse_v0(w: bytearray, o: DescribeTopicPartitio
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:
@@ -585,6 +594,9 @@ def _e_DescribeTopicPartitionsResponse_v0(w: bytearray, o: DescribeTopicPartitio
             n11 = len(x10) + 1
             if n11 < 128:
                 w.append(n11)
+            elif n11 < 16384:
+                w.append((n11 & 0x7F) | 0x80)
+                w.append(n11 >> 7)
             else:
                 _wuvarint(w, n11)
             w += _pack('>%di' % len(x10), *x10)
@@ -592,6 +604,9 @@ def _e_DescribeTopicPartitionsResponse_v0(w: bytearray, o: DescribeTopicPartitio
             n13 = len(x12) + 1
             if n13 < 128:
                 w.append(n13)
+            elif n13 < 16384:
+                w.append((n13 & 0x7F) | 0x80)
+                w.append(n13 >> 7)
             else:
                 _wuvarint(w, n13)
             w += _pack('>%di' % len(x12), *x12)
@@ -602,6 +617,9 @@ def _e_DescribeTopicPartitionsResponse_v0(w: bytearray, o: DescribeTopicPartitio
                 n15 = len(x14) + 1
                 if n15 < 128:
                     w.append(n15)
+                elif n15 < 16384:
+                    w.append((n15 & 0x7F) | 0x80)
+                    w.append(n15 >> 7)
                 else:
                     _wuvarint(w, n15)
                 w += _pack('>%di' % len(x14), *x14)
@@ -612,6 +630,9 @@ def _e_DescribeTopicPartitionsResponse_v0(w: bytearray, o: DescribeTopicPartitio
                 n17 = len(x16) + 1
                 if n17 < 128:
                     w.append(n17)
+                elif n17 < 16384:
+                    w.append((n17 & 0x7F) | 0x80)
+                    w.append(n17 >> 7)
                 else:
                     _wuvarint(w, n17)
                 w += _pack('>%di' % len(x16), *x16)
@@ -619,6 +640,9 @@ def _e_DescribeTopicPartitionsResponse_v0(w: bytearray, o: DescribeTopicPartitio
             n19 = len(x18) + 1
             if n19 < 128:
                 w.append(n19)
+            elif n19 < 16384:
+                w.append((n19 & 0x7F) | 0x80)
+                w.append(n19 >> 7)
             else:
                 _wuvarint(w, n19)
             w += _pack('>%di' % len(x18), *x18)
@@ -643,6 +667,9 @@ def _e_DescribeTopicPartitionsResponse_v0(w: bytearray, o: DescribeTopicPartitio
         n25 = len(b24) + 1
         if n25 < 128:
             w.append(n25)
+        elif n25 < 16384:
+            w.append((n25 & 0x7F) | 0x80)
+            w.append(n25 >> 7)
         else:
             _wuvarint(w, n25)
         w += b24
@@ -770,6 +797,9 @@ def _e_DescribeTopicPartitionsRequest_v0(w: bytearray, o: DescribeTopicPartition
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -778,6 +808,9 @@ def _e_DescribeTopicPartitionsRequest_v0(w: bytearray, o: DescribeTopicPartition
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -797,6 +830,9 @@ def _e_DescribeTopicPartitionsRequest_v0(w: bytearray, o: DescribeTopicPartition
         n11 = len(b10) + 1
         if n11 < 128:
             w.append(n11)
+        elif n11 < 16384:
+            w.append((n11 & 0x7F) | 0x80)
+            w.append(n11 >> 7)
         else:
             _wuvarint(w, n11)
         w += b10

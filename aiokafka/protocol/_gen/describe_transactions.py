@@ -381,6 +381,9 @@ def _e_DescribeTransactionsResponse_v0(w: bytearray, o: DescribeTransactionsResp
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -390,6 +393,9 @@ def _e_DescribeTransactionsResponse_v0(w: bytearray, o: DescribeTransactionsResp
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -398,6 +404,9 @@ def _e_DescribeTransactionsResponse_v0(w: bytearray, o: DescribeTransactionsResp
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8
@@ -406,6 +415,9 @@ def _e_DescribeTransactionsResponse_v0(w: bytearray, o: DescribeTransactionsResp
         n11 = len(x10) + 1
         if n11 < 128:
             w.append(n11)
+        elif n11 < 16384:
+            w.append((n11 & 0x7F) | 0x80)
+            w.append(n11 >> 7)
         else:
             _wuvarint(w, n11)
         for o12 in x10:
@@ -414,6 +426,9 @@ def _e_DescribeTransactionsResponse_v0(w: bytearray, o: DescribeTransactionsResp
             n15 = len(b14) + 1
             if n15 < 128:
                 w.append(n15)
+            elif n15 < 16384:
+                w.append((n15 & 0x7F) | 0x80)
+                w.append(n15 >> 7)
             else:
                 _wuvarint(w, n15)
             w += b14
@@ -421,6 +436,9 @@ def _e_DescribeTransactionsResponse_v0(w: bytearray, o: DescribeTransactionsResp
             n17 = len(x16) + 1
             if n17 < 128:
                 w.append(n17)
+            elif n17 < 16384:
+                w.append((n17 & 0x7F) | 0x80)
+                w.append(n17 >> 7)
             else:
                 _wuvarint(w, n17)
             w += _pack('>%di' % len(x16), *x16)
@@ -493,6 +511,9 @@ def _e_DescribeTransactionsRequest_v0(w: bytearray, o: DescribeTransactionsReque
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for i3 in x1:
@@ -500,6 +521,9 @@ def _e_DescribeTransactionsRequest_v0(w: bytearray, o: DescribeTransactionsReque
         n5 = len(b4) + 1
         if n5 < 128:
             w.append(n5)
+        elif n5 < 16384:
+            w.append((n5 & 0x7F) | 0x80)
+            w.append(n5 >> 7)
         else:
             _wuvarint(w, n5)
         w += b4

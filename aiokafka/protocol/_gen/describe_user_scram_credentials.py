@@ -403,6 +403,9 @@ def _e_DescribeUserScramCredentialsResponse_v0(w: bytearray, o: DescribeUserScra
         n3 = len(b2) + 1
         if n3 < 128:
             w.append(n3)
+        elif n3 < 16384:
+            w.append((n3 & 0x7F) | 0x80)
+            w.append(n3 >> 7)
         else:
             _wuvarint(w, n3)
         w += b2
@@ -410,6 +413,9 @@ def _e_DescribeUserScramCredentialsResponse_v0(w: bytearray, o: DescribeUserScra
     n5 = len(x4) + 1
     if n5 < 128:
         w.append(n5)
+    elif n5 < 16384:
+        w.append((n5 & 0x7F) | 0x80)
+        w.append(n5 >> 7)
     else:
         _wuvarint(w, n5)
     for o6 in x4:
@@ -418,6 +424,9 @@ def _e_DescribeUserScramCredentialsResponse_v0(w: bytearray, o: DescribeUserScra
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8
@@ -430,6 +439,9 @@ def _e_DescribeUserScramCredentialsResponse_v0(w: bytearray, o: DescribeUserScra
             n12 = len(b11) + 1
             if n12 < 128:
                 w.append(n12)
+            elif n12 < 16384:
+                w.append((n12 & 0x7F) | 0x80)
+                w.append(n12 >> 7)
             else:
                 _wuvarint(w, n12)
             w += b11
@@ -437,6 +449,9 @@ def _e_DescribeUserScramCredentialsResponse_v0(w: bytearray, o: DescribeUserScra
         n14 = len(x13) + 1
         if n14 < 128:
             w.append(n14)
+        elif n14 < 16384:
+            w.append((n14 & 0x7F) | 0x80)
+            w.append(n14 >> 7)
         else:
             _wuvarint(w, n14)
         for o15 in x13:
@@ -537,6 +552,9 @@ def _e_DescribeUserScramCredentialsRequest_v0(w: bytearray, o: DescribeUserScram
         n2 = len(x1) + 1
         if n2 < 128:
             w.append(n2)
+        elif n2 < 16384:
+            w.append((n2 & 0x7F) | 0x80)
+            w.append(n2 >> 7)
         else:
             _wuvarint(w, n2)
         for o3 in x1:
@@ -545,6 +563,9 @@ def _e_DescribeUserScramCredentialsRequest_v0(w: bytearray, o: DescribeUserScram
             n6 = len(b5) + 1
             if n6 < 128:
                 w.append(n6)
+            elif n6 < 16384:
+                w.append((n6 & 0x7F) | 0x80)
+                w.append(n6 >> 7)
             else:
                 _wuvarint(w, n6)
             w += b5

@@ -550,6 +550,9 @@ def _e_ElectLeadersResponse_v2(w: bytearray, o: ElectLeadersResponse, version: i
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -558,6 +561,9 @@ def _e_ElectLeadersResponse_v2(w: bytearray, o: ElectLeadersResponse, version: i
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -565,6 +571,9 @@ def _e_ElectLeadersResponse_v2(w: bytearray, o: ElectLeadersResponse, version: i
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:
@@ -577,6 +586,9 @@ def _e_ElectLeadersResponse_v2(w: bytearray, o: ElectLeadersResponse, version: i
                 n12 = len(b11) + 1
                 if n12 < 128:
                     w.append(n12)
+                elif n12 < 16384:
+                    w.append((n12 & 0x7F) | 0x80)
+                    w.append(n12 >> 7)
                 else:
                     _wuvarint(w, n12)
                 w += b11
@@ -825,6 +837,9 @@ def _e_ElectLeadersRequest_v2(w: bytearray, o: ElectLeadersRequest, version: int
         n2 = len(x1) + 1
         if n2 < 128:
             w.append(n2)
+        elif n2 < 16384:
+            w.append((n2 & 0x7F) | 0x80)
+            w.append(n2 >> 7)
         else:
             _wuvarint(w, n2)
         for o3 in x1:
@@ -833,6 +848,9 @@ def _e_ElectLeadersRequest_v2(w: bytearray, o: ElectLeadersRequest, version: int
             n6 = len(b5) + 1
             if n6 < 128:
                 w.append(n6)
+            elif n6 < 16384:
+                w.append((n6 & 0x7F) | 0x80)
+                w.append(n6 >> 7)
             else:
                 _wuvarint(w, n6)
             w += b5
@@ -840,6 +858,9 @@ def _e_ElectLeadersRequest_v2(w: bytearray, o: ElectLeadersRequest, version: int
             n8 = len(x7) + 1
             if n8 < 128:
                 w.append(n8)
+            elif n8 < 16384:
+                w.append((n8 & 0x7F) | 0x80)
+                w.append(n8 >> 7)
             else:
                 _wuvarint(w, n8)
             w += _pack('>%di' % len(x7), *x7)

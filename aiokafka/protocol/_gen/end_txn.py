@@ -336,6 +336,9 @@ def _e_EndTxnRequest_v3(w: bytearray, o: EndTxnRequest, version: int) -> None:
     n3 = len(b2) + 1
     if n3 < 128:
         w.append(n3)
+    elif n3 < 16384:
+        w.append((n3 & 0x7F) | 0x80)
+        w.append(n3 >> 7)
     else:
         _wuvarint(w, n3)
     w += b2

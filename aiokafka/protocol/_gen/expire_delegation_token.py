@@ -283,6 +283,9 @@ def _e_ExpireDelegationTokenRequest_v2(w: bytearray, o: ExpireDelegationTokenReq
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     w += x1

@@ -2243,6 +2243,9 @@ def _e_FetchResponse_v12(w: bytearray, o: FetchResponse, version: int) -> None:
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -2251,6 +2254,9 @@ def _e_FetchResponse_v12(w: bytearray, o: FetchResponse, version: int) -> None:
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -2258,6 +2264,9 @@ def _e_FetchResponse_v12(w: bytearray, o: FetchResponse, version: int) -> None:
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:
@@ -2269,6 +2278,9 @@ def _e_FetchResponse_v12(w: bytearray, o: FetchResponse, version: int) -> None:
                 n11 = len(x10) + 1
                 if n11 < 128:
                     w.append(n11)
+                elif n11 < 16384:
+                    w.append((n11 & 0x7F) | 0x80)
+                    w.append(n11 >> 7)
                 else:
                     _wuvarint(w, n11)
                 for o12 in x10:
@@ -2286,6 +2298,9 @@ def _e_FetchResponse_v12(w: bytearray, o: FetchResponse, version: int) -> None:
                 n15 = len(x14) + 1
                 if n15 < 128:
                     w.append(n15)
+                elif n15 < 16384:
+                    w.append((n15 & 0x7F) | 0x80)
+                    w.append(n15 >> 7)
                 else:
                     _wuvarint(w, n15)
                 w += x14
@@ -2344,6 +2359,9 @@ def _e_FetchResponse_v13(w: bytearray, o: FetchResponse, version: int) -> None:
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -2352,6 +2370,9 @@ def _e_FetchResponse_v13(w: bytearray, o: FetchResponse, version: int) -> None:
         n5 = len(x4) + 1
         if n5 < 128:
             w.append(n5)
+        elif n5 < 16384:
+            w.append((n5 & 0x7F) | 0x80)
+            w.append(n5 >> 7)
         else:
             _wuvarint(w, n5)
         for o6 in x4:
@@ -2363,6 +2384,9 @@ def _e_FetchResponse_v13(w: bytearray, o: FetchResponse, version: int) -> None:
                 n8 = len(x7) + 1
                 if n8 < 128:
                     w.append(n8)
+                elif n8 < 16384:
+                    w.append((n8 & 0x7F) | 0x80)
+                    w.append(n8 >> 7)
                 else:
                     _wuvarint(w, n8)
                 for o9 in x7:
@@ -2380,6 +2404,9 @@ def _e_FetchResponse_v13(w: bytearray, o: FetchResponse, version: int) -> None:
                 n12 = len(x11) + 1
                 if n12 < 128:
                     w.append(n12)
+                elif n12 < 16384:
+                    w.append((n12 & 0x7F) | 0x80)
+                    w.append(n12 >> 7)
                 else:
                     _wuvarint(w, n12)
                 w += x11
@@ -2438,6 +2465,9 @@ def _e_FetchResponse_v16(w: bytearray, o: FetchResponse, version: int) -> None:
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -2446,6 +2476,9 @@ def _e_FetchResponse_v16(w: bytearray, o: FetchResponse, version: int) -> None:
         n5 = len(x4) + 1
         if n5 < 128:
             w.append(n5)
+        elif n5 < 16384:
+            w.append((n5 & 0x7F) | 0x80)
+            w.append(n5 >> 7)
         else:
             _wuvarint(w, n5)
         for o6 in x4:
@@ -2457,6 +2490,9 @@ def _e_FetchResponse_v16(w: bytearray, o: FetchResponse, version: int) -> None:
                 n8 = len(x7) + 1
                 if n8 < 128:
                     w.append(n8)
+                elif n8 < 16384:
+                    w.append((n8 & 0x7F) | 0x80)
+                    w.append(n8 >> 7)
                 else:
                     _wuvarint(w, n8)
                 for o9 in x7:
@@ -2474,6 +2510,9 @@ def _e_FetchResponse_v16(w: bytearray, o: FetchResponse, version: int) -> None:
                 n12 = len(x11) + 1
                 if n12 < 128:
                     w.append(n12)
+                elif n12 < 16384:
+                    w.append((n12 & 0x7F) | 0x80)
+                    w.append(n12 >> 7)
                 else:
                     _wuvarint(w, n12)
                 w += x11
@@ -2529,6 +2568,9 @@ def _e_FetchResponse_v16(w: bytearray, o: FetchResponse, version: int) -> None:
             n29 = len(x28) + 1
             if n29 < 128:
                 w27.append(n29)
+            elif n29 < 16384:
+                w27.append((n29 & 0x7F) | 0x80)
+                w27.append(n29 >> 7)
             else:
                 _wuvarint(w27, n29)
             for o30 in x28:
@@ -2538,6 +2580,9 @@ def _e_FetchResponse_v16(w: bytearray, o: FetchResponse, version: int) -> None:
                 n33 = len(b32) + 1
                 if n33 < 128:
                     w27.append(n33)
+                elif n33 < 16384:
+                    w27.append((n33 & 0x7F) | 0x80)
+                    w27.append(n33 >> 7)
                 else:
                     _wuvarint(w27, n33)
                 w27 += b32
@@ -2550,6 +2595,9 @@ def _e_FetchResponse_v16(w: bytearray, o: FetchResponse, version: int) -> None:
                     n36 = len(b35) + 1
                     if n36 < 128:
                         w27.append(n36)
+                    elif n36 < 16384:
+                        w27.append((n36 & 0x7F) | 0x80)
+                        w27.append(n36 >> 7)
                     else:
                         _wuvarint(w27, n36)
                     w27 += b35
@@ -4166,6 +4214,9 @@ def _e_FetchRequest_v12(w: bytearray, o: FetchRequest, version: int) -> None:
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -4174,6 +4225,9 @@ def _e_FetchRequest_v12(w: bytearray, o: FetchRequest, version: int) -> None:
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -4181,6 +4235,9 @@ def _e_FetchRequest_v12(w: bytearray, o: FetchRequest, version: int) -> None:
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:
@@ -4199,6 +4256,9 @@ def _e_FetchRequest_v12(w: bytearray, o: FetchRequest, version: int) -> None:
     n13 = len(x12) + 1
     if n13 < 128:
         w.append(n13)
+    elif n13 < 16384:
+        w.append((n13 & 0x7F) | 0x80)
+        w.append(n13 >> 7)
     else:
         _wuvarint(w, n13)
     for o14 in x12:
@@ -4207,6 +4267,9 @@ def _e_FetchRequest_v12(w: bytearray, o: FetchRequest, version: int) -> None:
         n17 = len(b16) + 1
         if n17 < 128:
             w.append(n17)
+        elif n17 < 16384:
+            w.append((n17 & 0x7F) | 0x80)
+            w.append(n17 >> 7)
         else:
             _wuvarint(w, n17)
         w += b16
@@ -4214,6 +4277,9 @@ def _e_FetchRequest_v12(w: bytearray, o: FetchRequest, version: int) -> None:
         n19 = len(x18) + 1
         if n19 < 128:
             w.append(n19)
+        elif n19 < 16384:
+            w.append((n19 & 0x7F) | 0x80)
+            w.append(n19 >> 7)
         else:
             _wuvarint(w, n19)
         w += _pack('>%di' % len(x18), *x18)
@@ -4227,6 +4293,9 @@ def _e_FetchRequest_v12(w: bytearray, o: FetchRequest, version: int) -> None:
     n23 = len(b22) + 1
     if n23 < 128:
         w.append(n23)
+    elif n23 < 16384:
+        w.append((n23 & 0x7F) | 0x80)
+        w.append(n23 >> 7)
     else:
         _wuvarint(w, n23)
     w += b22
@@ -4245,6 +4314,9 @@ def _e_FetchRequest_v12(w: bytearray, o: FetchRequest, version: int) -> None:
                 n29 = len(b28) + 1
                 if n29 < 128:
                     w26.append(n29)
+                elif n29 < 16384:
+                    w26.append((n29 & 0x7F) | 0x80)
+                    w26.append(n29 >> 7)
                 else:
                     _wuvarint(w26, n29)
                 w26 += b28
@@ -4259,6 +4331,9 @@ def _e_FetchRequest_v13(w: bytearray, o: FetchRequest, version: int) -> None:
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -4267,6 +4342,9 @@ def _e_FetchRequest_v13(w: bytearray, o: FetchRequest, version: int) -> None:
         n5 = len(x4) + 1
         if n5 < 128:
             w.append(n5)
+        elif n5 < 16384:
+            w.append((n5 & 0x7F) | 0x80)
+            w.append(n5 >> 7)
         else:
             _wuvarint(w, n5)
         for o6 in x4:
@@ -4285,6 +4363,9 @@ def _e_FetchRequest_v13(w: bytearray, o: FetchRequest, version: int) -> None:
     n10 = len(x9) + 1
     if n10 < 128:
         w.append(n10)
+    elif n10 < 16384:
+        w.append((n10 & 0x7F) | 0x80)
+        w.append(n10 >> 7)
     else:
         _wuvarint(w, n10)
     for o11 in x9:
@@ -4293,6 +4374,9 @@ def _e_FetchRequest_v13(w: bytearray, o: FetchRequest, version: int) -> None:
         n13 = len(x12) + 1
         if n13 < 128:
             w.append(n13)
+        elif n13 < 16384:
+            w.append((n13 & 0x7F) | 0x80)
+            w.append(n13 >> 7)
         else:
             _wuvarint(w, n13)
         w += _pack('>%di' % len(x12), *x12)
@@ -4306,6 +4390,9 @@ def _e_FetchRequest_v13(w: bytearray, o: FetchRequest, version: int) -> None:
     n17 = len(b16) + 1
     if n17 < 128:
         w.append(n17)
+    elif n17 < 16384:
+        w.append((n17 & 0x7F) | 0x80)
+        w.append(n17 >> 7)
     else:
         _wuvarint(w, n17)
     w += b16
@@ -4324,6 +4411,9 @@ def _e_FetchRequest_v13(w: bytearray, o: FetchRequest, version: int) -> None:
                 n23 = len(b22) + 1
                 if n23 < 128:
                     w20.append(n23)
+                elif n23 < 16384:
+                    w20.append((n23 & 0x7F) | 0x80)
+                    w20.append(n23 >> 7)
                 else:
                     _wuvarint(w20, n23)
                 w20 += b22
@@ -4338,6 +4428,9 @@ def _e_FetchRequest_v15(w: bytearray, o: FetchRequest, version: int) -> None:
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -4346,6 +4439,9 @@ def _e_FetchRequest_v15(w: bytearray, o: FetchRequest, version: int) -> None:
         n5 = len(x4) + 1
         if n5 < 128:
             w.append(n5)
+        elif n5 < 16384:
+            w.append((n5 & 0x7F) | 0x80)
+            w.append(n5 >> 7)
         else:
             _wuvarint(w, n5)
         for o6 in x4:
@@ -4364,6 +4460,9 @@ def _e_FetchRequest_v15(w: bytearray, o: FetchRequest, version: int) -> None:
     n10 = len(x9) + 1
     if n10 < 128:
         w.append(n10)
+    elif n10 < 16384:
+        w.append((n10 & 0x7F) | 0x80)
+        w.append(n10 >> 7)
     else:
         _wuvarint(w, n10)
     for o11 in x9:
@@ -4372,6 +4471,9 @@ def _e_FetchRequest_v15(w: bytearray, o: FetchRequest, version: int) -> None:
         n13 = len(x12) + 1
         if n13 < 128:
             w.append(n13)
+        elif n13 < 16384:
+            w.append((n13 & 0x7F) | 0x80)
+            w.append(n13 >> 7)
         else:
             _wuvarint(w, n13)
         w += _pack('>%di' % len(x12), *x12)
@@ -4385,6 +4487,9 @@ def _e_FetchRequest_v15(w: bytearray, o: FetchRequest, version: int) -> None:
     n17 = len(b16) + 1
     if n17 < 128:
         w.append(n17)
+    elif n17 < 16384:
+        w.append((n17 & 0x7F) | 0x80)
+        w.append(n17 >> 7)
     else:
         _wuvarint(w, n17)
     w += b16
@@ -4403,6 +4508,9 @@ def _e_FetchRequest_v15(w: bytearray, o: FetchRequest, version: int) -> None:
                 n23 = len(b22) + 1
                 if n23 < 128:
                     w20.append(n23)
+                elif n23 < 16384:
+                    w20.append((n23 & 0x7F) | 0x80)
+                    w20.append(n23 >> 7)
                 else:
                     _wuvarint(w20, n23)
                 w20 += b22
@@ -4427,6 +4535,9 @@ def _e_FetchRequest_v17(w: bytearray, o: FetchRequest, version: int) -> None:
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -4435,6 +4546,9 @@ def _e_FetchRequest_v17(w: bytearray, o: FetchRequest, version: int) -> None:
         n5 = len(x4) + 1
         if n5 < 128:
             w.append(n5)
+        elif n5 < 16384:
+            w.append((n5 & 0x7F) | 0x80)
+            w.append(n5 >> 7)
         else:
             _wuvarint(w, n5)
         for o6 in x4:
@@ -4458,6 +4572,9 @@ def _e_FetchRequest_v17(w: bytearray, o: FetchRequest, version: int) -> None:
     n12 = len(x11) + 1
     if n12 < 128:
         w.append(n12)
+    elif n12 < 16384:
+        w.append((n12 & 0x7F) | 0x80)
+        w.append(n12 >> 7)
     else:
         _wuvarint(w, n12)
     for o13 in x11:
@@ -4466,6 +4583,9 @@ def _e_FetchRequest_v17(w: bytearray, o: FetchRequest, version: int) -> None:
         n15 = len(x14) + 1
         if n15 < 128:
             w.append(n15)
+        elif n15 < 16384:
+            w.append((n15 & 0x7F) | 0x80)
+            w.append(n15 >> 7)
         else:
             _wuvarint(w, n15)
         w += _pack('>%di' % len(x14), *x14)
@@ -4479,6 +4599,9 @@ def _e_FetchRequest_v17(w: bytearray, o: FetchRequest, version: int) -> None:
     n19 = len(b18) + 1
     if n19 < 128:
         w.append(n19)
+    elif n19 < 16384:
+        w.append((n19 & 0x7F) | 0x80)
+        w.append(n19 >> 7)
     else:
         _wuvarint(w, n19)
     w += b18
@@ -4497,6 +4620,9 @@ def _e_FetchRequest_v17(w: bytearray, o: FetchRequest, version: int) -> None:
                 n25 = len(b24) + 1
                 if n25 < 128:
                     w22.append(n25)
+                elif n25 < 16384:
+                    w22.append((n25 & 0x7F) | 0x80)
+                    w22.append(n25 >> 7)
                 else:
                     _wuvarint(w22, n25)
                 w22 += b24

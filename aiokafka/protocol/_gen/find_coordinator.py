@@ -492,6 +492,9 @@ def _e_FindCoordinatorResponse_v3(w: bytearray, o: FindCoordinatorResponse, vers
         n3 = len(b2) + 1
         if n3 < 128:
             w.append(n3)
+        elif n3 < 16384:
+            w.append((n3 & 0x7F) | 0x80)
+            w.append(n3 >> 7)
         else:
             _wuvarint(w, n3)
         w += b2
@@ -501,6 +504,9 @@ def _e_FindCoordinatorResponse_v3(w: bytearray, o: FindCoordinatorResponse, vers
     n6 = len(b5) + 1
     if n6 < 128:
         w.append(n6)
+    elif n6 < 16384:
+        w.append((n6 & 0x7F) | 0x80)
+        w.append(n6 >> 7)
     else:
         _wuvarint(w, n6)
     w += b5
@@ -527,6 +533,9 @@ def _e_FindCoordinatorResponse_v4(w: bytearray, o: FindCoordinatorResponse, vers
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -535,6 +544,9 @@ def _e_FindCoordinatorResponse_v4(w: bytearray, o: FindCoordinatorResponse, vers
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -544,6 +556,9 @@ def _e_FindCoordinatorResponse_v4(w: bytearray, o: FindCoordinatorResponse, vers
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8
@@ -556,6 +571,9 @@ def _e_FindCoordinatorResponse_v4(w: bytearray, o: FindCoordinatorResponse, vers
             n12 = len(b11) + 1
             if n12 < 128:
                 w.append(n12)
+            elif n12 < 16384:
+                w.append((n12 & 0x7F) | 0x80)
+                w.append(n12 >> 7)
             else:
                 _wuvarint(w, n12)
             w += b11
@@ -722,6 +740,9 @@ def _e_FindCoordinatorRequest_v3(w: bytearray, o: FindCoordinatorRequest, versio
     n3 = len(b2) + 1
     if n3 < 128:
         w.append(n3)
+    elif n3 < 16384:
+        w.append((n3 & 0x7F) | 0x80)
+        w.append(n3 >> 7)
     else:
         _wuvarint(w, n3)
     w += b2
@@ -742,6 +763,9 @@ def _e_FindCoordinatorRequest_v4(w: bytearray, o: FindCoordinatorRequest, versio
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for i3 in x1:
@@ -749,6 +773,9 @@ def _e_FindCoordinatorRequest_v4(w: bytearray, o: FindCoordinatorRequest, versio
         n5 = len(b4) + 1
         if n5 < 128:
             w.append(n5)
+        elif n5 < 16384:
+            w.append((n5 & 0x7F) | 0x80)
+            w.append(n5 >> 7)
         else:
             _wuvarint(w, n5)
         w += b4

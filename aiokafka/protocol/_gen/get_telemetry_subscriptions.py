@@ -257,6 +257,9 @@ def _e_GetTelemetrySubscriptionsResponse_v0(w: bytearray, o: GetTelemetrySubscri
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     w += _pack('>%db' % len(x1), *x1)
@@ -265,6 +268,9 @@ def _e_GetTelemetrySubscriptionsResponse_v0(w: bytearray, o: GetTelemetrySubscri
     n4 = len(x3) + 1
     if n4 < 128:
         w.append(n4)
+    elif n4 < 16384:
+        w.append((n4 & 0x7F) | 0x80)
+        w.append(n4 >> 7)
     else:
         _wuvarint(w, n4)
     for i5 in x3:
@@ -272,6 +278,9 @@ def _e_GetTelemetrySubscriptionsResponse_v0(w: bytearray, o: GetTelemetrySubscri
         n7 = len(b6) + 1
         if n7 < 128:
             w.append(n7)
+        elif n7 < 16384:
+            w.append((n7 & 0x7F) | 0x80)
+            w.append(n7 >> 7)
         else:
             _wuvarint(w, n7)
         w += b6

@@ -401,6 +401,9 @@ def _e_HeartbeatRequest_v4(w: bytearray, o: HeartbeatRequest, version: int) -> N
     n3 = len(b2) + 1
     if n3 < 128:
         w.append(n3)
+    elif n3 < 16384:
+        w.append((n3 & 0x7F) | 0x80)
+        w.append(n3 >> 7)
     else:
         _wuvarint(w, n3)
     w += b2
@@ -410,6 +413,9 @@ def _e_HeartbeatRequest_v4(w: bytearray, o: HeartbeatRequest, version: int) -> N
     n6 = len(b5) + 1
     if n6 < 128:
         w.append(n6)
+    elif n6 < 16384:
+        w.append((n6 & 0x7F) | 0x80)
+        w.append(n6 >> 7)
     else:
         _wuvarint(w, n6)
     w += b5
@@ -421,6 +427,9 @@ def _e_HeartbeatRequest_v4(w: bytearray, o: HeartbeatRequest, version: int) -> N
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8

@@ -424,6 +424,9 @@ def _e_IncrementalAlterConfigsResponse_v1(w: bytearray, o: IncrementalAlterConfi
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -436,6 +439,9 @@ def _e_IncrementalAlterConfigsResponse_v1(w: bytearray, o: IncrementalAlterConfi
             n6 = len(b5) + 1
             if n6 < 128:
                 w.append(n6)
+            elif n6 < 16384:
+                w.append((n6 & 0x7F) | 0x80)
+                w.append(n6 >> 7)
             else:
                 _wuvarint(w, n6)
             w += b5
@@ -445,6 +451,9 @@ def _e_IncrementalAlterConfigsResponse_v1(w: bytearray, o: IncrementalAlterConfi
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8
@@ -695,6 +704,9 @@ def _e_IncrementalAlterConfigsRequest_v1(w: bytearray, o: IncrementalAlterConfig
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -704,6 +716,9 @@ def _e_IncrementalAlterConfigsRequest_v1(w: bytearray, o: IncrementalAlterConfig
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -711,6 +726,9 @@ def _e_IncrementalAlterConfigsRequest_v1(w: bytearray, o: IncrementalAlterConfig
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:
@@ -719,6 +737,9 @@ def _e_IncrementalAlterConfigsRequest_v1(w: bytearray, o: IncrementalAlterConfig
             n12 = len(b11) + 1
             if n12 < 128:
                 w.append(n12)
+            elif n12 < 16384:
+                w.append((n12 & 0x7F) | 0x80)
+                w.append(n12 >> 7)
             else:
                 _wuvarint(w, n12)
             w += b11
@@ -731,6 +752,9 @@ def _e_IncrementalAlterConfigsRequest_v1(w: bytearray, o: IncrementalAlterConfig
                 n15 = len(b14) + 1
                 if n15 < 128:
                     w.append(n15)
+                elif n15 < 16384:
+                    w.append((n15 & 0x7F) | 0x80)
+                    w.append(n15 >> 7)
                 else:
                     _wuvarint(w, n15)
                 w += b14

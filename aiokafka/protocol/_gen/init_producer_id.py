@@ -367,6 +367,9 @@ def _e_InitProducerIdRequest_v2(w: bytearray, o: InitProducerIdRequest, version:
         n3 = len(b2) + 1
         if n3 < 128:
             w.append(n3)
+        elif n3 < 16384:
+            w.append((n3 & 0x7F) | 0x80)
+            w.append(n3 >> 7)
         else:
             _wuvarint(w, n3)
         w += b2
@@ -390,6 +393,9 @@ def _e_InitProducerIdRequest_v3(w: bytearray, o: InitProducerIdRequest, version:
         n3 = len(b2) + 1
         if n3 < 128:
             w.append(n3)
+        elif n3 < 16384:
+            w.append((n3 & 0x7F) | 0x80)
+            w.append(n3 >> 7)
         else:
             _wuvarint(w, n3)
         w += b2

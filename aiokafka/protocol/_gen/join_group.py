@@ -1048,6 +1048,9 @@ def _e_JoinGroupResponse_v6(w: bytearray, o: JoinGroupResponse, version: int) ->
         n3 = len(b2) + 1
         if n3 < 128:
             w.append(n3)
+        elif n3 < 16384:
+            w.append((n3 & 0x7F) | 0x80)
+            w.append(n3 >> 7)
         else:
             _wuvarint(w, n3)
         w += b2
@@ -1056,6 +1059,9 @@ def _e_JoinGroupResponse_v6(w: bytearray, o: JoinGroupResponse, version: int) ->
     n6 = len(b5) + 1
     if n6 < 128:
         w.append(n6)
+    elif n6 < 16384:
+        w.append((n6 & 0x7F) | 0x80)
+        w.append(n6 >> 7)
     else:
         _wuvarint(w, n6)
     w += b5
@@ -1066,6 +1072,9 @@ def _e_JoinGroupResponse_v6(w: bytearray, o: JoinGroupResponse, version: int) ->
     n9 = len(b8) + 1
     if n9 < 128:
         w.append(n9)
+    elif n9 < 16384:
+        w.append((n9 & 0x7F) | 0x80)
+        w.append(n9 >> 7)
     else:
         _wuvarint(w, n9)
     w += b8
@@ -1073,6 +1082,9 @@ def _e_JoinGroupResponse_v6(w: bytearray, o: JoinGroupResponse, version: int) ->
     n11 = len(x10) + 1
     if n11 < 128:
         w.append(n11)
+    elif n11 < 16384:
+        w.append((n11 & 0x7F) | 0x80)
+        w.append(n11 >> 7)
     else:
         _wuvarint(w, n11)
     for o12 in x10:
@@ -1081,6 +1093,9 @@ def _e_JoinGroupResponse_v6(w: bytearray, o: JoinGroupResponse, version: int) ->
         n15 = len(b14) + 1
         if n15 < 128:
             w.append(n15)
+        elif n15 < 16384:
+            w.append((n15 & 0x7F) | 0x80)
+            w.append(n15 >> 7)
         else:
             _wuvarint(w, n15)
         w += b14
@@ -1092,6 +1107,9 @@ def _e_JoinGroupResponse_v6(w: bytearray, o: JoinGroupResponse, version: int) ->
             n18 = len(b17) + 1
             if n18 < 128:
                 w.append(n18)
+            elif n18 < 16384:
+                w.append((n18 & 0x7F) | 0x80)
+                w.append(n18 >> 7)
             else:
                 _wuvarint(w, n18)
             w += b17
@@ -1099,6 +1117,9 @@ def _e_JoinGroupResponse_v6(w: bytearray, o: JoinGroupResponse, version: int) ->
         n20 = len(x19) + 1
         if n20 < 128:
             w.append(n20)
+        elif n20 < 16384:
+            w.append((n20 & 0x7F) | 0x80)
+            w.append(n20 >> 7)
         else:
             _wuvarint(w, n20)
         w += x19
@@ -1123,6 +1144,9 @@ def _e_JoinGroupResponse_v7(w: bytearray, o: JoinGroupResponse, version: int) ->
         n3 = len(b2) + 1
         if n3 < 128:
             w.append(n3)
+        elif n3 < 16384:
+            w.append((n3 & 0x7F) | 0x80)
+            w.append(n3 >> 7)
         else:
             _wuvarint(w, n3)
         w += b2
@@ -1134,6 +1158,9 @@ def _e_JoinGroupResponse_v7(w: bytearray, o: JoinGroupResponse, version: int) ->
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -1142,6 +1169,9 @@ def _e_JoinGroupResponse_v7(w: bytearray, o: JoinGroupResponse, version: int) ->
     n9 = len(b8) + 1
     if n9 < 128:
         w.append(n9)
+    elif n9 < 16384:
+        w.append((n9 & 0x7F) | 0x80)
+        w.append(n9 >> 7)
     else:
         _wuvarint(w, n9)
     w += b8
@@ -1152,6 +1182,9 @@ def _e_JoinGroupResponse_v7(w: bytearray, o: JoinGroupResponse, version: int) ->
     n12 = len(b11) + 1
     if n12 < 128:
         w.append(n12)
+    elif n12 < 16384:
+        w.append((n12 & 0x7F) | 0x80)
+        w.append(n12 >> 7)
     else:
         _wuvarint(w, n12)
     w += b11
@@ -1159,6 +1192,9 @@ def _e_JoinGroupResponse_v7(w: bytearray, o: JoinGroupResponse, version: int) ->
     n14 = len(x13) + 1
     if n14 < 128:
         w.append(n14)
+    elif n14 < 16384:
+        w.append((n14 & 0x7F) | 0x80)
+        w.append(n14 >> 7)
     else:
         _wuvarint(w, n14)
     for o15 in x13:
@@ -1167,6 +1203,9 @@ def _e_JoinGroupResponse_v7(w: bytearray, o: JoinGroupResponse, version: int) ->
         n18 = len(b17) + 1
         if n18 < 128:
             w.append(n18)
+        elif n18 < 16384:
+            w.append((n18 & 0x7F) | 0x80)
+            w.append(n18 >> 7)
         else:
             _wuvarint(w, n18)
         w += b17
@@ -1178,6 +1217,9 @@ def _e_JoinGroupResponse_v7(w: bytearray, o: JoinGroupResponse, version: int) ->
             n21 = len(b20) + 1
             if n21 < 128:
                 w.append(n21)
+            elif n21 < 16384:
+                w.append((n21 & 0x7F) | 0x80)
+                w.append(n21 >> 7)
             else:
                 _wuvarint(w, n21)
             w += b20
@@ -1185,6 +1227,9 @@ def _e_JoinGroupResponse_v7(w: bytearray, o: JoinGroupResponse, version: int) ->
         n23 = len(x22) + 1
         if n23 < 128:
             w.append(n23)
+        elif n23 < 16384:
+            w.append((n23 & 0x7F) | 0x80)
+            w.append(n23 >> 7)
         else:
             _wuvarint(w, n23)
         w += x22
@@ -1209,6 +1254,9 @@ def _e_JoinGroupResponse_v9(w: bytearray, o: JoinGroupResponse, version: int) ->
         n3 = len(b2) + 1
         if n3 < 128:
             w.append(n3)
+        elif n3 < 16384:
+            w.append((n3 & 0x7F) | 0x80)
+            w.append(n3 >> 7)
         else:
             _wuvarint(w, n3)
         w += b2
@@ -1220,6 +1268,9 @@ def _e_JoinGroupResponse_v9(w: bytearray, o: JoinGroupResponse, version: int) ->
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -1228,6 +1279,9 @@ def _e_JoinGroupResponse_v9(w: bytearray, o: JoinGroupResponse, version: int) ->
     n9 = len(b8) + 1
     if n9 < 128:
         w.append(n9)
+    elif n9 < 16384:
+        w.append((n9 & 0x7F) | 0x80)
+        w.append(n9 >> 7)
     else:
         _wuvarint(w, n9)
     w += b8
@@ -1237,6 +1291,9 @@ def _e_JoinGroupResponse_v9(w: bytearray, o: JoinGroupResponse, version: int) ->
     n12 = len(b11) + 1
     if n12 < 128:
         w.append(n12)
+    elif n12 < 16384:
+        w.append((n12 & 0x7F) | 0x80)
+        w.append(n12 >> 7)
     else:
         _wuvarint(w, n12)
     w += b11
@@ -1244,6 +1301,9 @@ def _e_JoinGroupResponse_v9(w: bytearray, o: JoinGroupResponse, version: int) ->
     n14 = len(x13) + 1
     if n14 < 128:
         w.append(n14)
+    elif n14 < 16384:
+        w.append((n14 & 0x7F) | 0x80)
+        w.append(n14 >> 7)
     else:
         _wuvarint(w, n14)
     for o15 in x13:
@@ -1252,6 +1312,9 @@ def _e_JoinGroupResponse_v9(w: bytearray, o: JoinGroupResponse, version: int) ->
         n18 = len(b17) + 1
         if n18 < 128:
             w.append(n18)
+        elif n18 < 16384:
+            w.append((n18 & 0x7F) | 0x80)
+            w.append(n18 >> 7)
         else:
             _wuvarint(w, n18)
         w += b17
@@ -1263,6 +1326,9 @@ def _e_JoinGroupResponse_v9(w: bytearray, o: JoinGroupResponse, version: int) ->
             n21 = len(b20) + 1
             if n21 < 128:
                 w.append(n21)
+            elif n21 < 16384:
+                w.append((n21 & 0x7F) | 0x80)
+                w.append(n21 >> 7)
             else:
                 _wuvarint(w, n21)
             w += b20
@@ -1270,6 +1336,9 @@ def _e_JoinGroupResponse_v9(w: bytearray, o: JoinGroupResponse, version: int) ->
         n23 = len(x22) + 1
         if n23 < 128:
             w.append(n23)
+        elif n23 < 16384:
+            w.append((n23 & 0x7F) | 0x80)
+            w.append(n23 >> 7)
         else:
             _wuvarint(w, n23)
         w += x22
@@ -1873,6 +1942,9 @@ def _e_JoinGroupRequest_v6(w: bytearray, o: JoinGroupRequest, version: int) -> N
     n3 = len(b2) + 1
     if n3 < 128:
         w.append(n3)
+    elif n3 < 16384:
+        w.append((n3 & 0x7F) | 0x80)
+        w.append(n3 >> 7)
     else:
         _wuvarint(w, n3)
     w += b2
@@ -1882,6 +1954,9 @@ def _e_JoinGroupRequest_v6(w: bytearray, o: JoinGroupRequest, version: int) -> N
     n6 = len(b5) + 1
     if n6 < 128:
         w.append(n6)
+    elif n6 < 16384:
+        w.append((n6 & 0x7F) | 0x80)
+        w.append(n6 >> 7)
     else:
         _wuvarint(w, n6)
     w += b5
@@ -1893,6 +1968,9 @@ def _e_JoinGroupRequest_v6(w: bytearray, o: JoinGroupRequest, version: int) -> N
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8
@@ -1901,6 +1979,9 @@ def _e_JoinGroupRequest_v6(w: bytearray, o: JoinGroupRequest, version: int) -> N
     n12 = len(b11) + 1
     if n12 < 128:
         w.append(n12)
+    elif n12 < 16384:
+        w.append((n12 & 0x7F) | 0x80)
+        w.append(n12 >> 7)
     else:
         _wuvarint(w, n12)
     w += b11
@@ -1908,6 +1989,9 @@ def _e_JoinGroupRequest_v6(w: bytearray, o: JoinGroupRequest, version: int) -> N
     n14 = len(x13) + 1
     if n14 < 128:
         w.append(n14)
+    elif n14 < 16384:
+        w.append((n14 & 0x7F) | 0x80)
+        w.append(n14 >> 7)
     else:
         _wuvarint(w, n14)
     for o15 in x13:
@@ -1916,6 +2000,9 @@ def _e_JoinGroupRequest_v6(w: bytearray, o: JoinGroupRequest, version: int) -> N
         n18 = len(b17) + 1
         if n18 < 128:
             w.append(n18)
+        elif n18 < 16384:
+            w.append((n18 & 0x7F) | 0x80)
+            w.append(n18 >> 7)
         else:
             _wuvarint(w, n18)
         w += b17
@@ -1923,6 +2010,9 @@ def _e_JoinGroupRequest_v6(w: bytearray, o: JoinGroupRequest, version: int) -> N
         n20 = len(x19) + 1
         if n20 < 128:
             w.append(n20)
+        elif n20 < 16384:
+            w.append((n20 & 0x7F) | 0x80)
+            w.append(n20 >> 7)
         else:
             _wuvarint(w, n20)
         w += x19
@@ -1943,6 +2033,9 @@ def _e_JoinGroupRequest_v8(w: bytearray, o: JoinGroupRequest, version: int) -> N
     n3 = len(b2) + 1
     if n3 < 128:
         w.append(n3)
+    elif n3 < 16384:
+        w.append((n3 & 0x7F) | 0x80)
+        w.append(n3 >> 7)
     else:
         _wuvarint(w, n3)
     w += b2
@@ -1952,6 +2045,9 @@ def _e_JoinGroupRequest_v8(w: bytearray, o: JoinGroupRequest, version: int) -> N
     n6 = len(b5) + 1
     if n6 < 128:
         w.append(n6)
+    elif n6 < 16384:
+        w.append((n6 & 0x7F) | 0x80)
+        w.append(n6 >> 7)
     else:
         _wuvarint(w, n6)
     w += b5
@@ -1963,6 +2059,9 @@ def _e_JoinGroupRequest_v8(w: bytearray, o: JoinGroupRequest, version: int) -> N
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8
@@ -1971,6 +2070,9 @@ def _e_JoinGroupRequest_v8(w: bytearray, o: JoinGroupRequest, version: int) -> N
     n12 = len(b11) + 1
     if n12 < 128:
         w.append(n12)
+    elif n12 < 16384:
+        w.append((n12 & 0x7F) | 0x80)
+        w.append(n12 >> 7)
     else:
         _wuvarint(w, n12)
     w += b11
@@ -1978,6 +2080,9 @@ def _e_JoinGroupRequest_v8(w: bytearray, o: JoinGroupRequest, version: int) -> N
     n14 = len(x13) + 1
     if n14 < 128:
         w.append(n14)
+    elif n14 < 16384:
+        w.append((n14 & 0x7F) | 0x80)
+        w.append(n14 >> 7)
     else:
         _wuvarint(w, n14)
     for o15 in x13:
@@ -1986,6 +2091,9 @@ def _e_JoinGroupRequest_v8(w: bytearray, o: JoinGroupRequest, version: int) -> N
         n18 = len(b17) + 1
         if n18 < 128:
             w.append(n18)
+        elif n18 < 16384:
+            w.append((n18 & 0x7F) | 0x80)
+            w.append(n18 >> 7)
         else:
             _wuvarint(w, n18)
         w += b17
@@ -1993,6 +2101,9 @@ def _e_JoinGroupRequest_v8(w: bytearray, o: JoinGroupRequest, version: int) -> N
         n20 = len(x19) + 1
         if n20 < 128:
             w.append(n20)
+        elif n20 < 16384:
+            w.append((n20 & 0x7F) | 0x80)
+            w.append(n20 >> 7)
         else:
             _wuvarint(w, n20)
         w += x19
@@ -2009,6 +2120,9 @@ def _e_JoinGroupRequest_v8(w: bytearray, o: JoinGroupRequest, version: int) -> N
         n24 = len(b23) + 1
         if n24 < 128:
             w.append(n24)
+        elif n24 < 16384:
+            w.append((n24 & 0x7F) | 0x80)
+            w.append(n24 >> 7)
         else:
             _wuvarint(w, n24)
         w += b23

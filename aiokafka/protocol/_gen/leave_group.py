@@ -427,6 +427,9 @@ def _e_LeaveGroupResponse_v4(w: bytearray, o: LeaveGroupResponse, version: int) 
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -435,6 +438,9 @@ def _e_LeaveGroupResponse_v4(w: bytearray, o: LeaveGroupResponse, version: int) 
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -446,6 +452,9 @@ def _e_LeaveGroupResponse_v4(w: bytearray, o: LeaveGroupResponse, version: int) 
             n9 = len(b8) + 1
             if n9 < 128:
                 w.append(n9)
+            elif n9 < 16384:
+                w.append((n9 & 0x7F) | 0x80)
+                w.append(n9 >> 7)
             else:
                 _wuvarint(w, n9)
             w += b8
@@ -790,6 +799,9 @@ def _e_LeaveGroupRequest_v4(w: bytearray, o: LeaveGroupRequest, version: int) ->
     n3 = len(b2) + 1
     if n3 < 128:
         w.append(n3)
+    elif n3 < 16384:
+        w.append((n3 & 0x7F) | 0x80)
+        w.append(n3 >> 7)
     else:
         _wuvarint(w, n3)
     w += b2
@@ -799,6 +811,9 @@ def _e_LeaveGroupRequest_v4(w: bytearray, o: LeaveGroupRequest, version: int) ->
     n5 = len(x4) + 1
     if n5 < 128:
         w.append(n5)
+    elif n5 < 16384:
+        w.append((n5 & 0x7F) | 0x80)
+        w.append(n5 >> 7)
     else:
         _wuvarint(w, n5)
     for o6 in x4:
@@ -807,6 +822,9 @@ def _e_LeaveGroupRequest_v4(w: bytearray, o: LeaveGroupRequest, version: int) ->
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8
@@ -818,6 +836,9 @@ def _e_LeaveGroupRequest_v4(w: bytearray, o: LeaveGroupRequest, version: int) ->
             n12 = len(b11) + 1
             if n12 < 128:
                 w.append(n12)
+            elif n12 < 16384:
+                w.append((n12 & 0x7F) | 0x80)
+                w.append(n12 >> 7)
             else:
                 _wuvarint(w, n12)
             w += b11
@@ -838,6 +859,9 @@ def _e_LeaveGroupRequest_v5(w: bytearray, o: LeaveGroupRequest, version: int) ->
     n3 = len(b2) + 1
     if n3 < 128:
         w.append(n3)
+    elif n3 < 16384:
+        w.append((n3 & 0x7F) | 0x80)
+        w.append(n3 >> 7)
     else:
         _wuvarint(w, n3)
     w += b2
@@ -847,6 +871,9 @@ def _e_LeaveGroupRequest_v5(w: bytearray, o: LeaveGroupRequest, version: int) ->
     n5 = len(x4) + 1
     if n5 < 128:
         w.append(n5)
+    elif n5 < 16384:
+        w.append((n5 & 0x7F) | 0x80)
+        w.append(n5 >> 7)
     else:
         _wuvarint(w, n5)
     for o6 in x4:
@@ -855,6 +882,9 @@ def _e_LeaveGroupRequest_v5(w: bytearray, o: LeaveGroupRequest, version: int) ->
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8
@@ -866,6 +896,9 @@ def _e_LeaveGroupRequest_v5(w: bytearray, o: LeaveGroupRequest, version: int) ->
             n12 = len(b11) + 1
             if n12 < 128:
                 w.append(n12)
+            elif n12 < 16384:
+                w.append((n12 & 0x7F) | 0x80)
+                w.append(n12 >> 7)
             else:
                 _wuvarint(w, n12)
             w += b11
@@ -877,6 +910,9 @@ def _e_LeaveGroupRequest_v5(w: bytearray, o: LeaveGroupRequest, version: int) ->
             n15 = len(b14) + 1
             if n15 < 128:
                 w.append(n15)
+            elif n15 < 16384:
+                w.append((n15 & 0x7F) | 0x80)
+                w.append(n15 >> 7)
             else:
                 _wuvarint(w, n15)
             w += b14

@@ -254,6 +254,9 @@ def _e_ListClientMetricsResourcesResponse_v0(w: bytearray, o: ListClientMetricsR
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -262,6 +265,9 @@ def _e_ListClientMetricsResourcesResponse_v0(w: bytearray, o: ListClientMetricsR
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5

@@ -592,6 +592,9 @@ def _e_ListGroupsResponse_v3(w: bytearray, o: ListGroupsResponse, version: int) 
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -600,6 +603,9 @@ def _e_ListGroupsResponse_v3(w: bytearray, o: ListGroupsResponse, version: int) 
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -608,6 +614,9 @@ def _e_ListGroupsResponse_v3(w: bytearray, o: ListGroupsResponse, version: int) 
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8
@@ -628,6 +637,9 @@ def _e_ListGroupsResponse_v4(w: bytearray, o: ListGroupsResponse, version: int) 
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -636,6 +648,9 @@ def _e_ListGroupsResponse_v4(w: bytearray, o: ListGroupsResponse, version: int) 
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -644,6 +659,9 @@ def _e_ListGroupsResponse_v4(w: bytearray, o: ListGroupsResponse, version: int) 
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8
@@ -652,6 +670,9 @@ def _e_ListGroupsResponse_v4(w: bytearray, o: ListGroupsResponse, version: int) 
         n12 = len(b11) + 1
         if n12 < 128:
             w.append(n12)
+        elif n12 < 16384:
+            w.append((n12 & 0x7F) | 0x80)
+            w.append(n12 >> 7)
         else:
             _wuvarint(w, n12)
         w += b11
@@ -672,6 +693,9 @@ def _e_ListGroupsResponse_v5(w: bytearray, o: ListGroupsResponse, version: int) 
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -680,6 +704,9 @@ def _e_ListGroupsResponse_v5(w: bytearray, o: ListGroupsResponse, version: int) 
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -688,6 +715,9 @@ def _e_ListGroupsResponse_v5(w: bytearray, o: ListGroupsResponse, version: int) 
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8
@@ -696,6 +726,9 @@ def _e_ListGroupsResponse_v5(w: bytearray, o: ListGroupsResponse, version: int) 
         n12 = len(b11) + 1
         if n12 < 128:
             w.append(n12)
+        elif n12 < 16384:
+            w.append((n12 & 0x7F) | 0x80)
+            w.append(n12 >> 7)
         else:
             _wuvarint(w, n12)
         w += b11
@@ -704,6 +737,9 @@ def _e_ListGroupsResponse_v5(w: bytearray, o: ListGroupsResponse, version: int) 
         n15 = len(b14) + 1
         if n15 < 128:
             w.append(n15)
+        elif n15 < 16384:
+            w.append((n15 & 0x7F) | 0x80)
+            w.append(n15 >> 7)
         else:
             _wuvarint(w, n15)
         w += b14
@@ -889,6 +925,9 @@ def _e_ListGroupsRequest_v4(w: bytearray, o: ListGroupsRequest, version: int) ->
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for i3 in x1:
@@ -896,6 +935,9 @@ def _e_ListGroupsRequest_v4(w: bytearray, o: ListGroupsRequest, version: int) ->
         n5 = len(b4) + 1
         if n5 < 128:
             w.append(n5)
+        elif n5 < 16384:
+            w.append((n5 & 0x7F) | 0x80)
+            w.append(n5 >> 7)
         else:
             _wuvarint(w, n5)
         w += b4
@@ -912,6 +954,9 @@ def _e_ListGroupsRequest_v5(w: bytearray, o: ListGroupsRequest, version: int) ->
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for i3 in x1:
@@ -919,6 +964,9 @@ def _e_ListGroupsRequest_v5(w: bytearray, o: ListGroupsRequest, version: int) ->
         n5 = len(b4) + 1
         if n5 < 128:
             w.append(n5)
+        elif n5 < 16384:
+            w.append((n5 & 0x7F) | 0x80)
+            w.append(n5 >> 7)
         else:
             _wuvarint(w, n5)
         w += b4
@@ -926,6 +974,9 @@ def _e_ListGroupsRequest_v5(w: bytearray, o: ListGroupsRequest, version: int) ->
     n7 = len(x6) + 1
     if n7 < 128:
         w.append(n7)
+    elif n7 < 16384:
+        w.append((n7 & 0x7F) | 0x80)
+        w.append(n7 >> 7)
     else:
         _wuvarint(w, n7)
     for i8 in x6:
@@ -933,6 +984,9 @@ def _e_ListGroupsRequest_v5(w: bytearray, o: ListGroupsRequest, version: int) ->
         n10 = len(b9) + 1
         if n10 < 128:
             w.append(n10)
+        elif n10 < 16384:
+            w.append((n10 & 0x7F) | 0x80)
+            w.append(n10 >> 7)
         else:
             _wuvarint(w, n10)
         w += b9

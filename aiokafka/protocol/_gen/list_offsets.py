@@ -702,6 +702,9 @@ def _e_ListOffsetsResponse_v6(w: bytearray, o: ListOffsetsResponse, version: int
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -710,6 +713,9 @@ def _e_ListOffsetsResponse_v6(w: bytearray, o: ListOffsetsResponse, version: int
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -717,6 +723,9 @@ def _e_ListOffsetsResponse_v6(w: bytearray, o: ListOffsetsResponse, version: int
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:
@@ -1229,6 +1238,9 @@ def _e_ListOffsetsRequest_v6(w: bytearray, o: ListOffsetsRequest, version: int) 
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -1237,6 +1249,9 @@ def _e_ListOffsetsRequest_v6(w: bytearray, o: ListOffsetsRequest, version: int) 
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -1244,6 +1259,9 @@ def _e_ListOffsetsRequest_v6(w: bytearray, o: ListOffsetsRequest, version: int) 
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:
@@ -1272,6 +1290,9 @@ def _e_ListOffsetsRequest_v10(w: bytearray, o: ListOffsetsRequest, version: int)
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -1280,6 +1301,9 @@ def _e_ListOffsetsRequest_v10(w: bytearray, o: ListOffsetsRequest, version: int)
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -1287,6 +1311,9 @@ def _e_ListOffsetsRequest_v10(w: bytearray, o: ListOffsetsRequest, version: int)
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:

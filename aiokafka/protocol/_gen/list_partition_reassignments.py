@@ -425,6 +425,9 @@ def _e_ListPartitionReassignmentsResponse_v0(w: bytearray, o: ListPartitionReass
         n3 = len(b2) + 1
         if n3 < 128:
             w.append(n3)
+        elif n3 < 16384:
+            w.append((n3 & 0x7F) | 0x80)
+            w.append(n3 >> 7)
         else:
             _wuvarint(w, n3)
         w += b2
@@ -432,6 +435,9 @@ def _e_ListPartitionReassignmentsResponse_v0(w: bytearray, o: ListPartitionReass
     n5 = len(x4) + 1
     if n5 < 128:
         w.append(n5)
+    elif n5 < 16384:
+        w.append((n5 & 0x7F) | 0x80)
+        w.append(n5 >> 7)
     else:
         _wuvarint(w, n5)
     for o6 in x4:
@@ -440,6 +446,9 @@ def _e_ListPartitionReassignmentsResponse_v0(w: bytearray, o: ListPartitionReass
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8
@@ -447,6 +456,9 @@ def _e_ListPartitionReassignmentsResponse_v0(w: bytearray, o: ListPartitionReass
         n11 = len(x10) + 1
         if n11 < 128:
             w.append(n11)
+        elif n11 < 16384:
+            w.append((n11 & 0x7F) | 0x80)
+            w.append(n11 >> 7)
         else:
             _wuvarint(w, n11)
         for o12 in x10:
@@ -455,6 +467,9 @@ def _e_ListPartitionReassignmentsResponse_v0(w: bytearray, o: ListPartitionReass
             n14 = len(x13) + 1
             if n14 < 128:
                 w.append(n14)
+            elif n14 < 16384:
+                w.append((n14 & 0x7F) | 0x80)
+                w.append(n14 >> 7)
             else:
                 _wuvarint(w, n14)
             w += _pack('>%di' % len(x13), *x13)
@@ -462,6 +477,9 @@ def _e_ListPartitionReassignmentsResponse_v0(w: bytearray, o: ListPartitionReass
             n16 = len(x15) + 1
             if n16 < 128:
                 w.append(n16)
+            elif n16 < 16384:
+                w.append((n16 & 0x7F) | 0x80)
+                w.append(n16 >> 7)
             else:
                 _wuvarint(w, n16)
             w += _pack('>%di' % len(x15), *x15)
@@ -469,6 +487,9 @@ def _e_ListPartitionReassignmentsResponse_v0(w: bytearray, o: ListPartitionReass
             n18 = len(x17) + 1
             if n18 < 128:
                 w.append(n18)
+            elif n18 < 16384:
+                w.append((n18 & 0x7F) | 0x80)
+                w.append(n18 >> 7)
             else:
                 _wuvarint(w, n18)
             w += _pack('>%di' % len(x17), *x17)
@@ -585,6 +606,9 @@ def _e_ListPartitionReassignmentsRequest_v0(w: bytearray, o: ListPartitionReassi
         n2 = len(x1) + 1
         if n2 < 128:
             w.append(n2)
+        elif n2 < 16384:
+            w.append((n2 & 0x7F) | 0x80)
+            w.append(n2 >> 7)
         else:
             _wuvarint(w, n2)
         for o3 in x1:
@@ -593,6 +617,9 @@ def _e_ListPartitionReassignmentsRequest_v0(w: bytearray, o: ListPartitionReassi
             n6 = len(b5) + 1
             if n6 < 128:
                 w.append(n6)
+            elif n6 < 16384:
+                w.append((n6 & 0x7F) | 0x80)
+                w.append(n6 >> 7)
             else:
                 _wuvarint(w, n6)
             w += b5
@@ -600,6 +627,9 @@ def _e_ListPartitionReassignmentsRequest_v0(w: bytearray, o: ListPartitionReassi
             n8 = len(x7) + 1
             if n8 < 128:
                 w.append(n8)
+            elif n8 < 16384:
+                w.append((n8 & 0x7F) | 0x80)
+                w.append(n8 >> 7)
             else:
                 _wuvarint(w, n8)
             w += _pack('>%di' % len(x7), *x7)

@@ -311,6 +311,9 @@ def _e_ListTransactionsResponse_v0(w: bytearray, o: ListTransactionsResponse, ve
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for i3 in x1:
@@ -318,6 +321,9 @@ def _e_ListTransactionsResponse_v0(w: bytearray, o: ListTransactionsResponse, ve
         n5 = len(b4) + 1
         if n5 < 128:
             w.append(n5)
+        elif n5 < 16384:
+            w.append((n5 & 0x7F) | 0x80)
+            w.append(n5 >> 7)
         else:
             _wuvarint(w, n5)
         w += b4
@@ -325,6 +331,9 @@ def _e_ListTransactionsResponse_v0(w: bytearray, o: ListTransactionsResponse, ve
     n7 = len(x6) + 1
     if n7 < 128:
         w.append(n7)
+    elif n7 < 16384:
+        w.append((n7 & 0x7F) | 0x80)
+        w.append(n7 >> 7)
     else:
         _wuvarint(w, n7)
     for o8 in x6:
@@ -333,6 +342,9 @@ def _e_ListTransactionsResponse_v0(w: bytearray, o: ListTransactionsResponse, ve
         n11 = len(b10) + 1
         if n11 < 128:
             w.append(n11)
+        elif n11 < 16384:
+            w.append((n11 & 0x7F) | 0x80)
+            w.append(n11 >> 7)
         else:
             _wuvarint(w, n11)
         w += b10
@@ -342,6 +354,9 @@ def _e_ListTransactionsResponse_v0(w: bytearray, o: ListTransactionsResponse, ve
         n14 = len(b13) + 1
         if n14 < 128:
             w.append(n14)
+        elif n14 < 16384:
+            w.append((n14 & 0x7F) | 0x80)
+            w.append(n14 >> 7)
         else:
             _wuvarint(w, n14)
         w += b13
@@ -483,6 +498,9 @@ def _e_ListTransactionsRequest_v0(w: bytearray, o: ListTransactionsRequest, vers
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for i3 in x1:
@@ -490,6 +508,9 @@ def _e_ListTransactionsRequest_v0(w: bytearray, o: ListTransactionsRequest, vers
         n5 = len(b4) + 1
         if n5 < 128:
             w.append(n5)
+        elif n5 < 16384:
+            w.append((n5 & 0x7F) | 0x80)
+            w.append(n5 >> 7)
         else:
             _wuvarint(w, n5)
         w += b4
@@ -497,6 +518,9 @@ def _e_ListTransactionsRequest_v0(w: bytearray, o: ListTransactionsRequest, vers
     n7 = len(x6) + 1
     if n7 < 128:
         w.append(n7)
+    elif n7 < 16384:
+        w.append((n7 & 0x7F) | 0x80)
+        w.append(n7 >> 7)
     else:
         _wuvarint(w, n7)
     w += _pack('>%dq' % len(x6), *x6)
@@ -513,6 +537,9 @@ def _e_ListTransactionsRequest_v1(w: bytearray, o: ListTransactionsRequest, vers
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for i3 in x1:
@@ -520,6 +547,9 @@ def _e_ListTransactionsRequest_v1(w: bytearray, o: ListTransactionsRequest, vers
         n5 = len(b4) + 1
         if n5 < 128:
             w.append(n5)
+        elif n5 < 16384:
+            w.append((n5 & 0x7F) | 0x80)
+            w.append(n5 >> 7)
         else:
             _wuvarint(w, n5)
         w += b4
@@ -527,6 +557,9 @@ def _e_ListTransactionsRequest_v1(w: bytearray, o: ListTransactionsRequest, vers
     n7 = len(x6) + 1
     if n7 < 128:
         w.append(n7)
+    elif n7 < 16384:
+        w.append((n7 & 0x7F) | 0x80)
+        w.append(n7 >> 7)
     else:
         _wuvarint(w, n7)
     w += _pack('>%dq' % len(x6), *x6)

@@ -2535,6 +2535,9 @@ def _e_MetadataResponse_v9(w: bytearray, o: MetadataResponse, version: int) -> N
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -2544,6 +2547,9 @@ def _e_MetadataResponse_v9(w: bytearray, o: MetadataResponse, version: int) -> N
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -2556,6 +2562,9 @@ def _e_MetadataResponse_v9(w: bytearray, o: MetadataResponse, version: int) -> N
             n9 = len(b8) + 1
             if n9 < 128:
                 w.append(n9)
+            elif n9 < 16384:
+                w.append((n9 & 0x7F) | 0x80)
+                w.append(n9 >> 7)
             else:
                 _wuvarint(w, n9)
             w += b8
@@ -2572,6 +2581,9 @@ def _e_MetadataResponse_v9(w: bytearray, o: MetadataResponse, version: int) -> N
         n13 = len(b12) + 1
         if n13 < 128:
             w.append(n13)
+        elif n13 < 16384:
+            w.append((n13 & 0x7F) | 0x80)
+            w.append(n13 >> 7)
         else:
             _wuvarint(w, n13)
         w += b12
@@ -2580,6 +2592,9 @@ def _e_MetadataResponse_v9(w: bytearray, o: MetadataResponse, version: int) -> N
     n15 = len(x14) + 1
     if n15 < 128:
         w.append(n15)
+    elif n15 < 16384:
+        w.append((n15 & 0x7F) | 0x80)
+        w.append(n15 >> 7)
     else:
         _wuvarint(w, n15)
     for o16 in x14:
@@ -2592,6 +2607,9 @@ def _e_MetadataResponse_v9(w: bytearray, o: MetadataResponse, version: int) -> N
             n19 = len(b18) + 1
             if n19 < 128:
                 w.append(n19)
+            elif n19 < 16384:
+                w.append((n19 & 0x7F) | 0x80)
+                w.append(n19 >> 7)
             else:
                 _wuvarint(w, n19)
             w += b18
@@ -2600,6 +2618,9 @@ def _e_MetadataResponse_v9(w: bytearray, o: MetadataResponse, version: int) -> N
         n21 = len(x20) + 1
         if n21 < 128:
             w.append(n21)
+        elif n21 < 16384:
+            w.append((n21 & 0x7F) | 0x80)
+            w.append(n21 >> 7)
         else:
             _wuvarint(w, n21)
         for o22 in x20:
@@ -2608,6 +2629,9 @@ def _e_MetadataResponse_v9(w: bytearray, o: MetadataResponse, version: int) -> N
             n24 = len(x23) + 1
             if n24 < 128:
                 w.append(n24)
+            elif n24 < 16384:
+                w.append((n24 & 0x7F) | 0x80)
+                w.append(n24 >> 7)
             else:
                 _wuvarint(w, n24)
             w += _pack('>%di' % len(x23), *x23)
@@ -2615,6 +2639,9 @@ def _e_MetadataResponse_v9(w: bytearray, o: MetadataResponse, version: int) -> N
             n26 = len(x25) + 1
             if n26 < 128:
                 w.append(n26)
+            elif n26 < 16384:
+                w.append((n26 & 0x7F) | 0x80)
+                w.append(n26 >> 7)
             else:
                 _wuvarint(w, n26)
             w += _pack('>%di' % len(x25), *x25)
@@ -2622,6 +2649,9 @@ def _e_MetadataResponse_v9(w: bytearray, o: MetadataResponse, version: int) -> N
             n28 = len(x27) + 1
             if n28 < 128:
                 w.append(n28)
+            elif n28 < 16384:
+                w.append((n28 & 0x7F) | 0x80)
+                w.append(n28 >> 7)
             else:
                 _wuvarint(w, n28)
             w += _pack('>%di' % len(x27), *x27)
@@ -2649,6 +2679,9 @@ def _e_MetadataResponse_v10(w: bytearray, o: MetadataResponse, version: int) -> 
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -2658,6 +2691,9 @@ def _e_MetadataResponse_v10(w: bytearray, o: MetadataResponse, version: int) -> 
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -2670,6 +2706,9 @@ def _e_MetadataResponse_v10(w: bytearray, o: MetadataResponse, version: int) -> 
             n9 = len(b8) + 1
             if n9 < 128:
                 w.append(n9)
+            elif n9 < 16384:
+                w.append((n9 & 0x7F) | 0x80)
+                w.append(n9 >> 7)
             else:
                 _wuvarint(w, n9)
             w += b8
@@ -2686,6 +2725,9 @@ def _e_MetadataResponse_v10(w: bytearray, o: MetadataResponse, version: int) -> 
         n13 = len(b12) + 1
         if n13 < 128:
             w.append(n13)
+        elif n13 < 16384:
+            w.append((n13 & 0x7F) | 0x80)
+            w.append(n13 >> 7)
         else:
             _wuvarint(w, n13)
         w += b12
@@ -2694,6 +2736,9 @@ def _e_MetadataResponse_v10(w: bytearray, o: MetadataResponse, version: int) -> 
     n15 = len(x14) + 1
     if n15 < 128:
         w.append(n15)
+    elif n15 < 16384:
+        w.append((n15 & 0x7F) | 0x80)
+        w.append(n15 >> 7)
     else:
         _wuvarint(w, n15)
     for o16 in x14:
@@ -2706,6 +2751,9 @@ def _e_MetadataResponse_v10(w: bytearray, o: MetadataResponse, version: int) -> 
             n19 = len(b18) + 1
             if n19 < 128:
                 w.append(n19)
+            elif n19 < 16384:
+                w.append((n19 & 0x7F) | 0x80)
+                w.append(n19 >> 7)
             else:
                 _wuvarint(w, n19)
             w += b18
@@ -2714,6 +2762,9 @@ def _e_MetadataResponse_v10(w: bytearray, o: MetadataResponse, version: int) -> 
         n21 = len(x20) + 1
         if n21 < 128:
             w.append(n21)
+        elif n21 < 16384:
+            w.append((n21 & 0x7F) | 0x80)
+            w.append(n21 >> 7)
         else:
             _wuvarint(w, n21)
         for o22 in x20:
@@ -2722,6 +2773,9 @@ def _e_MetadataResponse_v10(w: bytearray, o: MetadataResponse, version: int) -> 
             n24 = len(x23) + 1
             if n24 < 128:
                 w.append(n24)
+            elif n24 < 16384:
+                w.append((n24 & 0x7F) | 0x80)
+                w.append(n24 >> 7)
             else:
                 _wuvarint(w, n24)
             w += _pack('>%di' % len(x23), *x23)
@@ -2729,6 +2783,9 @@ def _e_MetadataResponse_v10(w: bytearray, o: MetadataResponse, version: int) -> 
             n26 = len(x25) + 1
             if n26 < 128:
                 w.append(n26)
+            elif n26 < 16384:
+                w.append((n26 & 0x7F) | 0x80)
+                w.append(n26 >> 7)
             else:
                 _wuvarint(w, n26)
             w += _pack('>%di' % len(x25), *x25)
@@ -2736,6 +2793,9 @@ def _e_MetadataResponse_v10(w: bytearray, o: MetadataResponse, version: int) -> 
             n28 = len(x27) + 1
             if n28 < 128:
                 w.append(n28)
+            elif n28 < 16384:
+                w.append((n28 & 0x7F) | 0x80)
+                w.append(n28 >> 7)
             else:
                 _wuvarint(w, n28)
             w += _pack('>%di' % len(x27), *x27)
@@ -2763,6 +2823,9 @@ def _e_MetadataResponse_v11(w: bytearray, o: MetadataResponse, version: int) -> 
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -2772,6 +2835,9 @@ def _e_MetadataResponse_v11(w: bytearray, o: MetadataResponse, version: int) -> 
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -2784,6 +2850,9 @@ def _e_MetadataResponse_v11(w: bytearray, o: MetadataResponse, version: int) -> 
             n9 = len(b8) + 1
             if n9 < 128:
                 w.append(n9)
+            elif n9 < 16384:
+                w.append((n9 & 0x7F) | 0x80)
+                w.append(n9 >> 7)
             else:
                 _wuvarint(w, n9)
             w += b8
@@ -2800,6 +2869,9 @@ def _e_MetadataResponse_v11(w: bytearray, o: MetadataResponse, version: int) -> 
         n13 = len(b12) + 1
         if n13 < 128:
             w.append(n13)
+        elif n13 < 16384:
+            w.append((n13 & 0x7F) | 0x80)
+            w.append(n13 >> 7)
         else:
             _wuvarint(w, n13)
         w += b12
@@ -2808,6 +2880,9 @@ def _e_MetadataResponse_v11(w: bytearray, o: MetadataResponse, version: int) -> 
     n15 = len(x14) + 1
     if n15 < 128:
         w.append(n15)
+    elif n15 < 16384:
+        w.append((n15 & 0x7F) | 0x80)
+        w.append(n15 >> 7)
     else:
         _wuvarint(w, n15)
     for o16 in x14:
@@ -2820,6 +2895,9 @@ def _e_MetadataResponse_v11(w: bytearray, o: MetadataResponse, version: int) -> 
             n19 = len(b18) + 1
             if n19 < 128:
                 w.append(n19)
+            elif n19 < 16384:
+                w.append((n19 & 0x7F) | 0x80)
+                w.append(n19 >> 7)
             else:
                 _wuvarint(w, n19)
             w += b18
@@ -2828,6 +2906,9 @@ def _e_MetadataResponse_v11(w: bytearray, o: MetadataResponse, version: int) -> 
         n21 = len(x20) + 1
         if n21 < 128:
             w.append(n21)
+        elif n21 < 16384:
+            w.append((n21 & 0x7F) | 0x80)
+            w.append(n21 >> 7)
         else:
             _wuvarint(w, n21)
         for o22 in x20:
@@ -2836,6 +2917,9 @@ def _e_MetadataResponse_v11(w: bytearray, o: MetadataResponse, version: int) -> 
             n24 = len(x23) + 1
             if n24 < 128:
                 w.append(n24)
+            elif n24 < 16384:
+                w.append((n24 & 0x7F) | 0x80)
+                w.append(n24 >> 7)
             else:
                 _wuvarint(w, n24)
             w += _pack('>%di' % len(x23), *x23)
@@ -2843,6 +2927,9 @@ def _e_MetadataResponse_v11(w: bytearray, o: MetadataResponse, version: int) -> 
             n26 = len(x25) + 1
             if n26 < 128:
                 w.append(n26)
+            elif n26 < 16384:
+                w.append((n26 & 0x7F) | 0x80)
+                w.append(n26 >> 7)
             else:
                 _wuvarint(w, n26)
             w += _pack('>%di' % len(x25), *x25)
@@ -2850,6 +2937,9 @@ def _e_MetadataResponse_v11(w: bytearray, o: MetadataResponse, version: int) -> 
             n28 = len(x27) + 1
             if n28 < 128:
                 w.append(n28)
+            elif n28 < 16384:
+                w.append((n28 & 0x7F) | 0x80)
+                w.append(n28 >> 7)
             else:
                 _wuvarint(w, n28)
             w += _pack('>%di' % len(x27), *x27)
@@ -2878,6 +2968,9 @@ def _e_MetadataResponse_v12(w: bytearray, o: MetadataResponse, version: int) -> 
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -2887,6 +2980,9 @@ def _e_MetadataResponse_v12(w: bytearray, o: MetadataResponse, version: int) -> 
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -2899,6 +2995,9 @@ def _e_MetadataResponse_v12(w: bytearray, o: MetadataResponse, version: int) -> 
             n9 = len(b8) + 1
             if n9 < 128:
                 w.append(n9)
+            elif n9 < 16384:
+                w.append((n9 & 0x7F) | 0x80)
+                w.append(n9 >> 7)
             else:
                 _wuvarint(w, n9)
             w += b8
@@ -2915,6 +3014,9 @@ def _e_MetadataResponse_v12(w: bytearray, o: MetadataResponse, version: int) -> 
         n13 = len(b12) + 1
         if n13 < 128:
             w.append(n13)
+        elif n13 < 16384:
+            w.append((n13 & 0x7F) | 0x80)
+            w.append(n13 >> 7)
         else:
             _wuvarint(w, n13)
         w += b12
@@ -2923,6 +3025,9 @@ def _e_MetadataResponse_v12(w: bytearray, o: MetadataResponse, version: int) -> 
     n15 = len(x14) + 1
     if n15 < 128:
         w.append(n15)
+    elif n15 < 16384:
+        w.append((n15 & 0x7F) | 0x80)
+        w.append(n15 >> 7)
     else:
         _wuvarint(w, n15)
     for o16 in x14:
@@ -2935,6 +3040,9 @@ def _e_MetadataResponse_v12(w: bytearray, o: MetadataResponse, version: int) -> 
             n19 = len(b18) + 1
             if n19 < 128:
                 w.append(n19)
+            elif n19 < 16384:
+                w.append((n19 & 0x7F) | 0x80)
+                w.append(n19 >> 7)
             else:
                 _wuvarint(w, n19)
             w += b18
@@ -2943,6 +3051,9 @@ def _e_MetadataResponse_v12(w: bytearray, o: MetadataResponse, version: int) -> 
         n21 = len(x20) + 1
         if n21 < 128:
             w.append(n21)
+        elif n21 < 16384:
+            w.append((n21 & 0x7F) | 0x80)
+            w.append(n21 >> 7)
         else:
             _wuvarint(w, n21)
         for o22 in x20:
@@ -2951,6 +3062,9 @@ def _e_MetadataResponse_v12(w: bytearray, o: MetadataResponse, version: int) -> 
             n24 = len(x23) + 1
             if n24 < 128:
                 w.append(n24)
+            elif n24 < 16384:
+                w.append((n24 & 0x7F) | 0x80)
+                w.append(n24 >> 7)
             else:
                 _wuvarint(w, n24)
             w += _pack('>%di' % len(x23), *x23)
@@ -2958,6 +3072,9 @@ def _e_MetadataResponse_v12(w: bytearray, o: MetadataResponse, version: int) -> 
             n26 = len(x25) + 1
             if n26 < 128:
                 w.append(n26)
+            elif n26 < 16384:
+                w.append((n26 & 0x7F) | 0x80)
+                w.append(n26 >> 7)
             else:
                 _wuvarint(w, n26)
             w += _pack('>%di' % len(x25), *x25)
@@ -2965,6 +3082,9 @@ def _e_MetadataResponse_v12(w: bytearray, o: MetadataResponse, version: int) -> 
             n28 = len(x27) + 1
             if n28 < 128:
                 w.append(n28)
+            elif n28 < 16384:
+                w.append((n28 & 0x7F) | 0x80)
+                w.append(n28 >> 7)
             else:
                 _wuvarint(w, n28)
             w += _pack('>%di' % len(x27), *x27)
@@ -3477,6 +3597,9 @@ def _e_MetadataRequest_v9(w: bytearray, o: MetadataRequest, version: int) -> Non
         n2 = len(x1) + 1
         if n2 < 128:
             w.append(n2)
+        elif n2 < 16384:
+            w.append((n2 & 0x7F) | 0x80)
+            w.append(n2 >> 7)
         else:
             _wuvarint(w, n2)
         for o3 in x1:
@@ -3488,6 +3611,9 @@ def _e_MetadataRequest_v9(w: bytearray, o: MetadataRequest, version: int) -> Non
                 n6 = len(b5) + 1
                 if n6 < 128:
                     w.append(n6)
+                elif n6 < 16384:
+                    w.append((n6 & 0x7F) | 0x80)
+                    w.append(n6 >> 7)
                 else:
                     _wuvarint(w, n6)
                 w += b5
@@ -3511,6 +3637,9 @@ def _e_MetadataRequest_v10(w: bytearray, o: MetadataRequest, version: int) -> No
         n2 = len(x1) + 1
         if n2 < 128:
             w.append(n2)
+        elif n2 < 16384:
+            w.append((n2 & 0x7F) | 0x80)
+            w.append(n2 >> 7)
         else:
             _wuvarint(w, n2)
         for o3 in x1:
@@ -3523,6 +3652,9 @@ def _e_MetadataRequest_v10(w: bytearray, o: MetadataRequest, version: int) -> No
                 n6 = len(b5) + 1
                 if n6 < 128:
                     w.append(n6)
+                elif n6 < 16384:
+                    w.append((n6 & 0x7F) | 0x80)
+                    w.append(n6 >> 7)
                 else:
                     _wuvarint(w, n6)
                 w += b5
@@ -3546,6 +3678,9 @@ def _e_MetadataRequest_v11(w: bytearray, o: MetadataRequest, version: int) -> No
         n2 = len(x1) + 1
         if n2 < 128:
             w.append(n2)
+        elif n2 < 16384:
+            w.append((n2 & 0x7F) | 0x80)
+            w.append(n2 >> 7)
         else:
             _wuvarint(w, n2)
         for o3 in x1:
@@ -3558,6 +3693,9 @@ def _e_MetadataRequest_v11(w: bytearray, o: MetadataRequest, version: int) -> No
                 n6 = len(b5) + 1
                 if n6 < 128:
                     w.append(n6)
+                elif n6 < 16384:
+                    w.append((n6 & 0x7F) | 0x80)
+                    w.append(n6 >> 7)
                 else:
                     _wuvarint(w, n6)
                 w += b5

@@ -533,6 +533,9 @@ def _e_OffsetCommitResponse_v8(w: bytearray, o: OffsetCommitResponse, version: i
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -541,6 +544,9 @@ def _e_OffsetCommitResponse_v8(w: bytearray, o: OffsetCommitResponse, version: i
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -548,6 +554,9 @@ def _e_OffsetCommitResponse_v8(w: bytearray, o: OffsetCommitResponse, version: i
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:
@@ -1418,6 +1427,9 @@ def _e_OffsetCommitRequest_v8(w: bytearray, o: OffsetCommitRequest, version: int
     n3 = len(b2) + 1
     if n3 < 128:
         w.append(n3)
+    elif n3 < 16384:
+        w.append((n3 & 0x7F) | 0x80)
+        w.append(n3 >> 7)
     else:
         _wuvarint(w, n3)
     w += b2
@@ -1427,6 +1439,9 @@ def _e_OffsetCommitRequest_v8(w: bytearray, o: OffsetCommitRequest, version: int
     n6 = len(b5) + 1
     if n6 < 128:
         w.append(n6)
+    elif n6 < 16384:
+        w.append((n6 & 0x7F) | 0x80)
+        w.append(n6 >> 7)
     else:
         _wuvarint(w, n6)
     w += b5
@@ -1438,6 +1453,9 @@ def _e_OffsetCommitRequest_v8(w: bytearray, o: OffsetCommitRequest, version: int
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8
@@ -1445,6 +1463,9 @@ def _e_OffsetCommitRequest_v8(w: bytearray, o: OffsetCommitRequest, version: int
     n11 = len(x10) + 1
     if n11 < 128:
         w.append(n11)
+    elif n11 < 16384:
+        w.append((n11 & 0x7F) | 0x80)
+        w.append(n11 >> 7)
     else:
         _wuvarint(w, n11)
     for o12 in x10:
@@ -1453,6 +1474,9 @@ def _e_OffsetCommitRequest_v8(w: bytearray, o: OffsetCommitRequest, version: int
         n15 = len(b14) + 1
         if n15 < 128:
             w.append(n15)
+        elif n15 < 16384:
+            w.append((n15 & 0x7F) | 0x80)
+            w.append(n15 >> 7)
         else:
             _wuvarint(w, n15)
         w += b14
@@ -1460,6 +1484,9 @@ def _e_OffsetCommitRequest_v8(w: bytearray, o: OffsetCommitRequest, version: int
         n17 = len(x16) + 1
         if n17 < 128:
             w.append(n17)
+        elif n17 < 16384:
+            w.append((n17 & 0x7F) | 0x80)
+            w.append(n17 >> 7)
         else:
             _wuvarint(w, n17)
         for o18 in x16:
@@ -1474,6 +1501,9 @@ def _e_OffsetCommitRequest_v8(w: bytearray, o: OffsetCommitRequest, version: int
                 n21 = len(b20) + 1
                 if n21 < 128:
                     w.append(n21)
+                elif n21 < 16384:
+                    w.append((n21 & 0x7F) | 0x80)
+                    w.append(n21 >> 7)
                 else:
                     _wuvarint(w, n21)
                 w += b20

@@ -1100,6 +1100,9 @@ def _e_OffsetFetchResponse_v6(w: bytearray, o: OffsetFetchResponse, version: int
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -1108,6 +1111,9 @@ def _e_OffsetFetchResponse_v6(w: bytearray, o: OffsetFetchResponse, version: int
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -1115,6 +1121,9 @@ def _e_OffsetFetchResponse_v6(w: bytearray, o: OffsetFetchResponse, version: int
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:
@@ -1127,6 +1136,9 @@ def _e_OffsetFetchResponse_v6(w: bytearray, o: OffsetFetchResponse, version: int
                 n12 = len(b11) + 1
                 if n12 < 128:
                     w.append(n12)
+                elif n12 < 16384:
+                    w.append((n12 & 0x7F) | 0x80)
+                    w.append(n12 >> 7)
                 else:
                     _wuvarint(w, n12)
                 w += b11
@@ -1158,6 +1170,9 @@ def _e_OffsetFetchResponse_v8(w: bytearray, o: OffsetFetchResponse, version: int
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -1166,6 +1181,9 @@ def _e_OffsetFetchResponse_v8(w: bytearray, o: OffsetFetchResponse, version: int
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -1173,6 +1191,9 @@ def _e_OffsetFetchResponse_v8(w: bytearray, o: OffsetFetchResponse, version: int
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:
@@ -1181,6 +1202,9 @@ def _e_OffsetFetchResponse_v8(w: bytearray, o: OffsetFetchResponse, version: int
             n12 = len(b11) + 1
             if n12 < 128:
                 w.append(n12)
+            elif n12 < 16384:
+                w.append((n12 & 0x7F) | 0x80)
+                w.append(n12 >> 7)
             else:
                 _wuvarint(w, n12)
             w += b11
@@ -1188,6 +1212,9 @@ def _e_OffsetFetchResponse_v8(w: bytearray, o: OffsetFetchResponse, version: int
             n14 = len(x13) + 1
             if n14 < 128:
                 w.append(n14)
+            elif n14 < 16384:
+                w.append((n14 & 0x7F) | 0x80)
+                w.append(n14 >> 7)
             else:
                 _wuvarint(w, n14)
             for o15 in x13:
@@ -1200,6 +1227,9 @@ def _e_OffsetFetchResponse_v8(w: bytearray, o: OffsetFetchResponse, version: int
                     n18 = len(b17) + 1
                     if n18 < 128:
                         w.append(n18)
+                    elif n18 < 16384:
+                        w.append((n18 & 0x7F) | 0x80)
+                        w.append(n18 >> 7)
                     else:
                         _wuvarint(w, n18)
                     w += b17
@@ -1854,6 +1884,9 @@ def _e_OffsetFetchRequest_v6(w: bytearray, o: OffsetFetchRequest, version: int) 
     n3 = len(b2) + 1
     if n3 < 128:
         w.append(n3)
+    elif n3 < 16384:
+        w.append((n3 & 0x7F) | 0x80)
+        w.append(n3 >> 7)
     else:
         _wuvarint(w, n3)
     w += b2
@@ -1864,6 +1897,9 @@ def _e_OffsetFetchRequest_v6(w: bytearray, o: OffsetFetchRequest, version: int) 
         n5 = len(x4) + 1
         if n5 < 128:
             w.append(n5)
+        elif n5 < 16384:
+            w.append((n5 & 0x7F) | 0x80)
+            w.append(n5 >> 7)
         else:
             _wuvarint(w, n5)
         for o6 in x4:
@@ -1872,6 +1908,9 @@ def _e_OffsetFetchRequest_v6(w: bytearray, o: OffsetFetchRequest, version: int) 
             n9 = len(b8) + 1
             if n9 < 128:
                 w.append(n9)
+            elif n9 < 16384:
+                w.append((n9 & 0x7F) | 0x80)
+                w.append(n9 >> 7)
             else:
                 _wuvarint(w, n9)
             w += b8
@@ -1879,6 +1918,9 @@ def _e_OffsetFetchRequest_v6(w: bytearray, o: OffsetFetchRequest, version: int) 
             n11 = len(x10) + 1
             if n11 < 128:
                 w.append(n11)
+            elif n11 < 16384:
+                w.append((n11 & 0x7F) | 0x80)
+                w.append(n11 >> 7)
             else:
                 _wuvarint(w, n11)
             w += _pack('>%di' % len(x10), *x10)
@@ -1903,6 +1945,9 @@ def _e_OffsetFetchRequest_v7(w: bytearray, o: OffsetFetchRequest, version: int) 
     n3 = len(b2) + 1
     if n3 < 128:
         w.append(n3)
+    elif n3 < 16384:
+        w.append((n3 & 0x7F) | 0x80)
+        w.append(n3 >> 7)
     else:
         _wuvarint(w, n3)
     w += b2
@@ -1913,6 +1958,9 @@ def _e_OffsetFetchRequest_v7(w: bytearray, o: OffsetFetchRequest, version: int) 
         n5 = len(x4) + 1
         if n5 < 128:
             w.append(n5)
+        elif n5 < 16384:
+            w.append((n5 & 0x7F) | 0x80)
+            w.append(n5 >> 7)
         else:
             _wuvarint(w, n5)
         for o6 in x4:
@@ -1921,6 +1969,9 @@ def _e_OffsetFetchRequest_v7(w: bytearray, o: OffsetFetchRequest, version: int) 
             n9 = len(b8) + 1
             if n9 < 128:
                 w.append(n9)
+            elif n9 < 16384:
+                w.append((n9 & 0x7F) | 0x80)
+                w.append(n9 >> 7)
             else:
                 _wuvarint(w, n9)
             w += b8
@@ -1928,6 +1979,9 @@ def _e_OffsetFetchRequest_v7(w: bytearray, o: OffsetFetchRequest, version: int) 
             n11 = len(x10) + 1
             if n11 < 128:
                 w.append(n11)
+            elif n11 < 16384:
+                w.append((n11 & 0x7F) | 0x80)
+                w.append(n11 >> 7)
             else:
                 _wuvarint(w, n11)
             w += _pack('>%di' % len(x10), *x10)
@@ -1954,6 +2008,9 @@ def _e_OffsetFetchRequest_v8(w: bytearray, o: OffsetFetchRequest, version: int) 
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -1962,6 +2019,9 @@ def _e_OffsetFetchRequest_v8(w: bytearray, o: OffsetFetchRequest, version: int) 
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -1972,6 +2032,9 @@ def _e_OffsetFetchRequest_v8(w: bytearray, o: OffsetFetchRequest, version: int) 
             n8 = len(x7) + 1
             if n8 < 128:
                 w.append(n8)
+            elif n8 < 16384:
+                w.append((n8 & 0x7F) | 0x80)
+                w.append(n8 >> 7)
             else:
                 _wuvarint(w, n8)
             for o9 in x7:
@@ -1980,6 +2043,9 @@ def _e_OffsetFetchRequest_v8(w: bytearray, o: OffsetFetchRequest, version: int) 
                 n12 = len(b11) + 1
                 if n12 < 128:
                     w.append(n12)
+                elif n12 < 16384:
+                    w.append((n12 & 0x7F) | 0x80)
+                    w.append(n12 >> 7)
                 else:
                     _wuvarint(w, n12)
                 w += b11
@@ -1987,6 +2053,9 @@ def _e_OffsetFetchRequest_v8(w: bytearray, o: OffsetFetchRequest, version: int) 
                 n14 = len(x13) + 1
                 if n14 < 128:
                     w.append(n14)
+                elif n14 < 16384:
+                    w.append((n14 & 0x7F) | 0x80)
+                    w.append(n14 >> 7)
                 else:
                     _wuvarint(w, n14)
                 w += _pack('>%di' % len(x13), *x13)
@@ -2016,6 +2085,9 @@ def _e_OffsetFetchRequest_v9(w: bytearray, o: OffsetFetchRequest, version: int) 
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -2024,6 +2096,9 @@ def _e_OffsetFetchRequest_v9(w: bytearray, o: OffsetFetchRequest, version: int) 
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -2035,6 +2110,9 @@ def _e_OffsetFetchRequest_v9(w: bytearray, o: OffsetFetchRequest, version: int) 
             n9 = len(b8) + 1
             if n9 < 128:
                 w.append(n9)
+            elif n9 < 16384:
+                w.append((n9 & 0x7F) | 0x80)
+                w.append(n9 >> 7)
             else:
                 _wuvarint(w, n9)
             w += b8
@@ -2046,6 +2124,9 @@ def _e_OffsetFetchRequest_v9(w: bytearray, o: OffsetFetchRequest, version: int) 
             n11 = len(x10) + 1
             if n11 < 128:
                 w.append(n11)
+            elif n11 < 16384:
+                w.append((n11 & 0x7F) | 0x80)
+                w.append(n11 >> 7)
             else:
                 _wuvarint(w, n11)
             for o12 in x10:
@@ -2054,6 +2135,9 @@ def _e_OffsetFetchRequest_v9(w: bytearray, o: OffsetFetchRequest, version: int) 
                 n15 = len(b14) + 1
                 if n15 < 128:
                     w.append(n15)
+                elif n15 < 16384:
+                    w.append((n15 & 0x7F) | 0x80)
+                    w.append(n15 >> 7)
                 else:
                     _wuvarint(w, n15)
                 w += b14
@@ -2061,6 +2145,9 @@ def _e_OffsetFetchRequest_v9(w: bytearray, o: OffsetFetchRequest, version: int) 
                 n17 = len(x16) + 1
                 if n17 < 128:
                     w.append(n17)
+                elif n17 < 16384:
+                    w.append((n17 & 0x7F) | 0x80)
+                    w.append(n17 >> 7)
                 else:
                     _wuvarint(w, n17)
                 w += _pack('>%di' % len(x16), *x16)

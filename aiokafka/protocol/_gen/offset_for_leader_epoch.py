@@ -583,6 +583,9 @@ def _e_OffsetForLeaderEpochResponse_v4(w: bytearray, o: OffsetForLeaderEpochResp
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -591,6 +594,9 @@ def _e_OffsetForLeaderEpochResponse_v4(w: bytearray, o: OffsetForLeaderEpochResp
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -598,6 +604,9 @@ def _e_OffsetForLeaderEpochResponse_v4(w: bytearray, o: OffsetForLeaderEpochResp
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:
@@ -913,6 +922,9 @@ def _e_OffsetForLeaderEpochRequest_v4(w: bytearray, o: OffsetForLeaderEpochReque
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -921,6 +933,9 @@ def _e_OffsetForLeaderEpochRequest_v4(w: bytearray, o: OffsetForLeaderEpochReque
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -928,6 +943,9 @@ def _e_OffsetForLeaderEpochRequest_v4(w: bytearray, o: OffsetForLeaderEpochReque
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:

@@ -1304,6 +1304,9 @@ def _e_ProduceResponse_v9(w: bytearray, o: ProduceResponse, version: int) -> Non
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -1312,6 +1315,9 @@ def _e_ProduceResponse_v9(w: bytearray, o: ProduceResponse, version: int) -> Non
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -1319,6 +1325,9 @@ def _e_ProduceResponse_v9(w: bytearray, o: ProduceResponse, version: int) -> Non
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:
@@ -1327,6 +1336,9 @@ def _e_ProduceResponse_v9(w: bytearray, o: ProduceResponse, version: int) -> Non
             n11 = len(x10) + 1
             if n11 < 128:
                 w.append(n11)
+            elif n11 < 16384:
+                w.append((n11 & 0x7F) | 0x80)
+                w.append(n11 >> 7)
             else:
                 _wuvarint(w, n11)
             for o12 in x10:
@@ -1339,6 +1351,9 @@ def _e_ProduceResponse_v9(w: bytearray, o: ProduceResponse, version: int) -> Non
                     n15 = len(b14) + 1
                     if n15 < 128:
                         w.append(n15)
+                    elif n15 < 16384:
+                        w.append((n15 & 0x7F) | 0x80)
+                        w.append(n15 >> 7)
                     else:
                         _wuvarint(w, n15)
                     w += b14
@@ -1355,6 +1370,9 @@ def _e_ProduceResponse_v9(w: bytearray, o: ProduceResponse, version: int) -> Non
                 n19 = len(b18) + 1
                 if n19 < 128:
                     w.append(n19)
+                elif n19 < 16384:
+                    w.append((n19 & 0x7F) | 0x80)
+                    w.append(n19 >> 7)
                 else:
                     _wuvarint(w, n19)
                 w += b18
@@ -1384,6 +1402,9 @@ def _e_ProduceResponse_v10(w: bytearray, o: ProduceResponse, version: int) -> No
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -1392,6 +1413,9 @@ def _e_ProduceResponse_v10(w: bytearray, o: ProduceResponse, version: int) -> No
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -1399,6 +1423,9 @@ def _e_ProduceResponse_v10(w: bytearray, o: ProduceResponse, version: int) -> No
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:
@@ -1407,6 +1434,9 @@ def _e_ProduceResponse_v10(w: bytearray, o: ProduceResponse, version: int) -> No
             n11 = len(x10) + 1
             if n11 < 128:
                 w.append(n11)
+            elif n11 < 16384:
+                w.append((n11 & 0x7F) | 0x80)
+                w.append(n11 >> 7)
             else:
                 _wuvarint(w, n11)
             for o12 in x10:
@@ -1419,6 +1449,9 @@ def _e_ProduceResponse_v10(w: bytearray, o: ProduceResponse, version: int) -> No
                     n15 = len(b14) + 1
                     if n15 < 128:
                         w.append(n15)
+                    elif n15 < 16384:
+                        w.append((n15 & 0x7F) | 0x80)
+                        w.append(n15 >> 7)
                     else:
                         _wuvarint(w, n15)
                     w += b14
@@ -1435,6 +1468,9 @@ def _e_ProduceResponse_v10(w: bytearray, o: ProduceResponse, version: int) -> No
                 n19 = len(b18) + 1
                 if n19 < 128:
                     w.append(n19)
+                elif n19 < 16384:
+                    w.append((n19 & 0x7F) | 0x80)
+                    w.append(n19 >> 7)
                 else:
                     _wuvarint(w, n19)
                 w += b18
@@ -1471,6 +1507,9 @@ def _e_ProduceResponse_v10(w: bytearray, o: ProduceResponse, version: int) -> No
             n30 = len(x29) + 1
             if n30 < 128:
                 w28.append(n30)
+            elif n30 < 16384:
+                w28.append((n30 & 0x7F) | 0x80)
+                w28.append(n30 >> 7)
             else:
                 _wuvarint(w28, n30)
             for o31 in x29:
@@ -1480,6 +1519,9 @@ def _e_ProduceResponse_v10(w: bytearray, o: ProduceResponse, version: int) -> No
                 n34 = len(b33) + 1
                 if n34 < 128:
                     w28.append(n34)
+                elif n34 < 16384:
+                    w28.append((n34 & 0x7F) | 0x80)
+                    w28.append(n34 >> 7)
                 else:
                     _wuvarint(w28, n34)
                 w28 += b33
@@ -1492,6 +1534,9 @@ def _e_ProduceResponse_v10(w: bytearray, o: ProduceResponse, version: int) -> No
                     n37 = len(b36) + 1
                     if n37 < 128:
                         w28.append(n37)
+                    elif n37 < 16384:
+                        w28.append((n37 & 0x7F) | 0x80)
+                        w28.append(n37 >> 7)
                     else:
                         _wuvarint(w28, n37)
                     w28 += b36
@@ -1834,6 +1879,9 @@ def _e_ProduceRequest_v9(w: bytearray, o: ProduceRequest, version: int) -> None:
         n3 = len(b2) + 1
         if n3 < 128:
             w.append(n3)
+        elif n3 < 16384:
+            w.append((n3 & 0x7F) | 0x80)
+            w.append(n3 >> 7)
         else:
             _wuvarint(w, n3)
         w += b2
@@ -1842,6 +1890,9 @@ def _e_ProduceRequest_v9(w: bytearray, o: ProduceRequest, version: int) -> None:
     n5 = len(x4) + 1
     if n5 < 128:
         w.append(n5)
+    elif n5 < 16384:
+        w.append((n5 & 0x7F) | 0x80)
+        w.append(n5 >> 7)
     else:
         _wuvarint(w, n5)
     for o6 in x4:
@@ -1850,6 +1901,9 @@ def _e_ProduceRequest_v9(w: bytearray, o: ProduceRequest, version: int) -> None:
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8
@@ -1857,6 +1911,9 @@ def _e_ProduceRequest_v9(w: bytearray, o: ProduceRequest, version: int) -> None:
         n11 = len(x10) + 1
         if n11 < 128:
             w.append(n11)
+        elif n11 < 16384:
+            w.append((n11 & 0x7F) | 0x80)
+            w.append(n11 >> 7)
         else:
             _wuvarint(w, n11)
         for o12 in x10:
@@ -1868,6 +1925,9 @@ def _e_ProduceRequest_v9(w: bytearray, o: ProduceRequest, version: int) -> None:
                 n14 = len(x13) + 1
                 if n14 < 128:
                     w.append(n14)
+                elif n14 < 16384:
+                    w.append((n14 & 0x7F) | 0x80)
+                    w.append(n14 >> 7)
                 else:
                     _wuvarint(w, n14)
                 w += x13

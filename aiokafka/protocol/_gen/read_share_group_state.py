@@ -477,6 +477,9 @@ def _e_ReadShareGroupStateResponse_v0(w: bytearray, o: ReadShareGroupStateRespon
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -485,6 +488,9 @@ def _e_ReadShareGroupStateResponse_v0(w: bytearray, o: ReadShareGroupStateRespon
         n5 = len(x4) + 1
         if n5 < 128:
             w.append(n5)
+        elif n5 < 16384:
+            w.append((n5 & 0x7F) | 0x80)
+            w.append(n5 >> 7)
         else:
             _wuvarint(w, n5)
         for o6 in x4:
@@ -497,6 +503,9 @@ def _e_ReadShareGroupStateResponse_v0(w: bytearray, o: ReadShareGroupStateRespon
                 n9 = len(b8) + 1
                 if n9 < 128:
                     w.append(n9)
+                elif n9 < 16384:
+                    w.append((n9 & 0x7F) | 0x80)
+                    w.append(n9 >> 7)
                 else:
                     _wuvarint(w, n9)
                 w += b8
@@ -505,6 +514,9 @@ def _e_ReadShareGroupStateResponse_v0(w: bytearray, o: ReadShareGroupStateRespon
             n11 = len(x10) + 1
             if n11 < 128:
                 w.append(n11)
+            elif n11 < 16384:
+                w.append((n11 & 0x7F) | 0x80)
+                w.append(n11 >> 7)
             else:
                 _wuvarint(w, n11)
             for o12 in x10:
@@ -643,6 +655,9 @@ def _e_ReadShareGroupStateRequest_v0(w: bytearray, o: ReadShareGroupStateRequest
     n3 = len(b2) + 1
     if n3 < 128:
         w.append(n3)
+    elif n3 < 16384:
+        w.append((n3 & 0x7F) | 0x80)
+        w.append(n3 >> 7)
     else:
         _wuvarint(w, n3)
     w += b2
@@ -650,6 +665,9 @@ def _e_ReadShareGroupStateRequest_v0(w: bytearray, o: ReadShareGroupStateRequest
     n5 = len(x4) + 1
     if n5 < 128:
         w.append(n5)
+    elif n5 < 16384:
+        w.append((n5 & 0x7F) | 0x80)
+        w.append(n5 >> 7)
     else:
         _wuvarint(w, n5)
     for o6 in x4:
@@ -658,6 +676,9 @@ def _e_ReadShareGroupStateRequest_v0(w: bytearray, o: ReadShareGroupStateRequest
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:

@@ -402,6 +402,9 @@ def _e_ReadShareGroupStateSummaryResponse_v0(w: bytearray, o: ReadShareGroupStat
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -410,6 +413,9 @@ def _e_ReadShareGroupStateSummaryResponse_v0(w: bytearray, o: ReadShareGroupStat
         n5 = len(x4) + 1
         if n5 < 128:
             w.append(n5)
+        elif n5 < 16384:
+            w.append((n5 & 0x7F) | 0x80)
+            w.append(n5 >> 7)
         else:
             _wuvarint(w, n5)
         for o6 in x4:
@@ -422,6 +428,9 @@ def _e_ReadShareGroupStateSummaryResponse_v0(w: bytearray, o: ReadShareGroupStat
                 n9 = len(b8) + 1
                 if n9 < 128:
                     w.append(n9)
+                elif n9 < 16384:
+                    w.append((n9 & 0x7F) | 0x80)
+                    w.append(n9 >> 7)
                 else:
                     _wuvarint(w, n9)
                 w += b8
@@ -555,6 +564,9 @@ def _e_ReadShareGroupStateSummaryRequest_v0(w: bytearray, o: ReadShareGroupState
     n3 = len(b2) + 1
     if n3 < 128:
         w.append(n3)
+    elif n3 < 16384:
+        w.append((n3 & 0x7F) | 0x80)
+        w.append(n3 >> 7)
     else:
         _wuvarint(w, n3)
     w += b2
@@ -562,6 +574,9 @@ def _e_ReadShareGroupStateSummaryRequest_v0(w: bytearray, o: ReadShareGroupState
     n5 = len(x4) + 1
     if n5 < 128:
         w.append(n5)
+    elif n5 < 16384:
+        w.append((n5 & 0x7F) | 0x80)
+        w.append(n5 >> 7)
     else:
         _wuvarint(w, n5)
     for o6 in x4:
@@ -570,6 +585,9 @@ def _e_ReadShareGroupStateSummaryRequest_v0(w: bytearray, o: ReadShareGroupState
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:

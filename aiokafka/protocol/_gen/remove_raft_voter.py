@@ -219,6 +219,9 @@ def _e_RemoveRaftVoterResponse_v0(w: bytearray, o: RemoveRaftVoterResponse, vers
         n3 = len(b2) + 1
         if n3 < 128:
             w.append(n3)
+        elif n3 < 16384:
+            w.append((n3 & 0x7F) | 0x80)
+            w.append(n3 >> 7)
         else:
             _wuvarint(w, n3)
         w += b2
@@ -287,6 +290,9 @@ def _e_RemoveRaftVoterRequest_v0(w: bytearray, o: RemoveRaftVoterRequest, versio
         n3 = len(b2) + 1
         if n3 < 128:
             w.append(n3)
+        elif n3 < 16384:
+            w.append((n3 & 0x7F) | 0x80)
+            w.append(n3 >> 7)
         else:
             _wuvarint(w, n3)
         w += b2

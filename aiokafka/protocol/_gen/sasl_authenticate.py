@@ -324,6 +324,9 @@ def _e_SaslAuthenticateResponse_v2(w: bytearray, o: SaslAuthenticateResponse, ve
         n3 = len(b2) + 1
         if n3 < 128:
             w.append(n3)
+        elif n3 < 16384:
+            w.append((n3 & 0x7F) | 0x80)
+            w.append(n3 >> 7)
         else:
             _wuvarint(w, n3)
         w += b2
@@ -331,6 +334,9 @@ def _e_SaslAuthenticateResponse_v2(w: bytearray, o: SaslAuthenticateResponse, ve
     n5 = len(x4) + 1
     if n5 < 128:
         w.append(n5)
+    elif n5 < 16384:
+        w.append((n5 & 0x7F) | 0x80)
+        w.append(n5 >> 7)
     else:
         _wuvarint(w, n5)
     w += x4
@@ -404,6 +410,9 @@ def _e_SaslAuthenticateRequest_v2(w: bytearray, o: SaslAuthenticateRequest, vers
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     w += x1

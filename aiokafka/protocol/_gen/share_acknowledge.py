@@ -855,6 +855,9 @@ def _e_ShareAcknowledgeResponse_v1(w: bytearray, o: ShareAcknowledgeResponse, ve
         n3 = len(b2) + 1
         if n3 < 128:
             w.append(n3)
+        elif n3 < 16384:
+            w.append((n3 & 0x7F) | 0x80)
+            w.append(n3 >> 7)
         else:
             _wuvarint(w, n3)
         w += b2
@@ -862,6 +865,9 @@ def _e_ShareAcknowledgeResponse_v1(w: bytearray, o: ShareAcknowledgeResponse, ve
     n5 = len(x4) + 1
     if n5 < 128:
         w.append(n5)
+    elif n5 < 16384:
+        w.append((n5 & 0x7F) | 0x80)
+        w.append(n5 >> 7)
     else:
         _wuvarint(w, n5)
     for o6 in x4:
@@ -870,6 +876,9 @@ def _e_ShareAcknowledgeResponse_v1(w: bytearray, o: ShareAcknowledgeResponse, ve
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:
@@ -882,6 +891,9 @@ def _e_ShareAcknowledgeResponse_v1(w: bytearray, o: ShareAcknowledgeResponse, ve
                 n12 = len(b11) + 1
                 if n12 < 128:
                     w.append(n12)
+                elif n12 < 16384:
+                    w.append((n12 & 0x7F) | 0x80)
+                    w.append(n12 >> 7)
                 else:
                     _wuvarint(w, n12)
                 w += b11
@@ -906,6 +918,9 @@ def _e_ShareAcknowledgeResponse_v1(w: bytearray, o: ShareAcknowledgeResponse, ve
     n18 = len(x17) + 1
     if n18 < 128:
         w.append(n18)
+    elif n18 < 16384:
+        w.append((n18 & 0x7F) | 0x80)
+        w.append(n18 >> 7)
     else:
         _wuvarint(w, n18)
     for o19 in x17:
@@ -915,6 +930,9 @@ def _e_ShareAcknowledgeResponse_v1(w: bytearray, o: ShareAcknowledgeResponse, ve
         n22 = len(b21) + 1
         if n22 < 128:
             w.append(n22)
+        elif n22 < 16384:
+            w.append((n22 & 0x7F) | 0x80)
+            w.append(n22 >> 7)
         else:
             _wuvarint(w, n22)
         w += b21
@@ -927,6 +945,9 @@ def _e_ShareAcknowledgeResponse_v1(w: bytearray, o: ShareAcknowledgeResponse, ve
             n25 = len(b24) + 1
             if n25 < 128:
                 w.append(n25)
+            elif n25 < 16384:
+                w.append((n25 & 0x7F) | 0x80)
+                w.append(n25 >> 7)
             else:
                 _wuvarint(w, n25)
             w += b24
@@ -951,6 +972,9 @@ def _e_ShareAcknowledgeResponse_v2(w: bytearray, o: ShareAcknowledgeResponse, ve
         n3 = len(b2) + 1
         if n3 < 128:
             w.append(n3)
+        elif n3 < 16384:
+            w.append((n3 & 0x7F) | 0x80)
+            w.append(n3 >> 7)
         else:
             _wuvarint(w, n3)
         w += b2
@@ -959,6 +983,9 @@ def _e_ShareAcknowledgeResponse_v2(w: bytearray, o: ShareAcknowledgeResponse, ve
     n5 = len(x4) + 1
     if n5 < 128:
         w.append(n5)
+    elif n5 < 16384:
+        w.append((n5 & 0x7F) | 0x80)
+        w.append(n5 >> 7)
     else:
         _wuvarint(w, n5)
     for o6 in x4:
@@ -967,6 +994,9 @@ def _e_ShareAcknowledgeResponse_v2(w: bytearray, o: ShareAcknowledgeResponse, ve
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:
@@ -979,6 +1009,9 @@ def _e_ShareAcknowledgeResponse_v2(w: bytearray, o: ShareAcknowledgeResponse, ve
                 n12 = len(b11) + 1
                 if n12 < 128:
                     w.append(n12)
+                elif n12 < 16384:
+                    w.append((n12 & 0x7F) | 0x80)
+                    w.append(n12 >> 7)
                 else:
                     _wuvarint(w, n12)
                 w += b11
@@ -1003,6 +1036,9 @@ def _e_ShareAcknowledgeResponse_v2(w: bytearray, o: ShareAcknowledgeResponse, ve
     n18 = len(x17) + 1
     if n18 < 128:
         w.append(n18)
+    elif n18 < 16384:
+        w.append((n18 & 0x7F) | 0x80)
+        w.append(n18 >> 7)
     else:
         _wuvarint(w, n18)
     for o19 in x17:
@@ -1012,6 +1048,9 @@ def _e_ShareAcknowledgeResponse_v2(w: bytearray, o: ShareAcknowledgeResponse, ve
         n22 = len(b21) + 1
         if n22 < 128:
             w.append(n22)
+        elif n22 < 16384:
+            w.append((n22 & 0x7F) | 0x80)
+            w.append(n22 >> 7)
         else:
             _wuvarint(w, n22)
         w += b21
@@ -1024,6 +1063,9 @@ def _e_ShareAcknowledgeResponse_v2(w: bytearray, o: ShareAcknowledgeResponse, ve
             n25 = len(b24) + 1
             if n25 < 128:
                 w.append(n25)
+            elif n25 < 16384:
+                w.append((n25 & 0x7F) | 0x80)
+                w.append(n25 >> 7)
             else:
                 _wuvarint(w, n25)
             w += b24
@@ -1405,6 +1447,9 @@ def _e_ShareAcknowledgeRequest_v1(w: bytearray, o: ShareAcknowledgeRequest, vers
         n3 = len(b2) + 1
         if n3 < 128:
             w.append(n3)
+        elif n3 < 16384:
+            w.append((n3 & 0x7F) | 0x80)
+            w.append(n3 >> 7)
         else:
             _wuvarint(w, n3)
         w += b2
@@ -1416,6 +1461,9 @@ def _e_ShareAcknowledgeRequest_v1(w: bytearray, o: ShareAcknowledgeRequest, vers
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -1426,6 +1474,9 @@ def _e_ShareAcknowledgeRequest_v1(w: bytearray, o: ShareAcknowledgeRequest, vers
     n8 = len(x7) + 1
     if n8 < 128:
         w.append(n8)
+    elif n8 < 16384:
+        w.append((n8 & 0x7F) | 0x80)
+        w.append(n8 >> 7)
     else:
         _wuvarint(w, n8)
     for o9 in x7:
@@ -1434,6 +1485,9 @@ def _e_ShareAcknowledgeRequest_v1(w: bytearray, o: ShareAcknowledgeRequest, vers
         n11 = len(x10) + 1
         if n11 < 128:
             w.append(n11)
+        elif n11 < 16384:
+            w.append((n11 & 0x7F) | 0x80)
+            w.append(n11 >> 7)
         else:
             _wuvarint(w, n11)
         for o12 in x10:
@@ -1442,6 +1496,9 @@ def _e_ShareAcknowledgeRequest_v1(w: bytearray, o: ShareAcknowledgeRequest, vers
             n14 = len(x13) + 1
             if n14 < 128:
                 w.append(n14)
+            elif n14 < 16384:
+                w.append((n14 & 0x7F) | 0x80)
+                w.append(n14 >> 7)
             else:
                 _wuvarint(w, n14)
             for o15 in x13:
@@ -1450,6 +1507,9 @@ def _e_ShareAcknowledgeRequest_v1(w: bytearray, o: ShareAcknowledgeRequest, vers
                 n17 = len(x16) + 1
                 if n17 < 128:
                     w.append(n17)
+                elif n17 < 16384:
+                    w.append((n17 & 0x7F) | 0x80)
+                    w.append(n17 >> 7)
                 else:
                     _wuvarint(w, n17)
                 w += _pack('>%db' % len(x16), *x16)
@@ -1483,6 +1543,9 @@ def _e_ShareAcknowledgeRequest_v2(w: bytearray, o: ShareAcknowledgeRequest, vers
         n3 = len(b2) + 1
         if n3 < 128:
             w.append(n3)
+        elif n3 < 16384:
+            w.append((n3 & 0x7F) | 0x80)
+            w.append(n3 >> 7)
         else:
             _wuvarint(w, n3)
         w += b2
@@ -1494,6 +1557,9 @@ def _e_ShareAcknowledgeRequest_v2(w: bytearray, o: ShareAcknowledgeRequest, vers
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -1502,6 +1568,9 @@ def _e_ShareAcknowledgeRequest_v2(w: bytearray, o: ShareAcknowledgeRequest, vers
     n8 = len(x7) + 1
     if n8 < 128:
         w.append(n8)
+    elif n8 < 16384:
+        w.append((n8 & 0x7F) | 0x80)
+        w.append(n8 >> 7)
     else:
         _wuvarint(w, n8)
     for o9 in x7:
@@ -1510,6 +1579,9 @@ def _e_ShareAcknowledgeRequest_v2(w: bytearray, o: ShareAcknowledgeRequest, vers
         n11 = len(x10) + 1
         if n11 < 128:
             w.append(n11)
+        elif n11 < 16384:
+            w.append((n11 & 0x7F) | 0x80)
+            w.append(n11 >> 7)
         else:
             _wuvarint(w, n11)
         for o12 in x10:
@@ -1518,6 +1590,9 @@ def _e_ShareAcknowledgeRequest_v2(w: bytearray, o: ShareAcknowledgeRequest, vers
             n14 = len(x13) + 1
             if n14 < 128:
                 w.append(n14)
+            elif n14 < 16384:
+                w.append((n14 & 0x7F) | 0x80)
+                w.append(n14 >> 7)
             else:
                 _wuvarint(w, n14)
             for o15 in x13:
@@ -1526,6 +1601,9 @@ def _e_ShareAcknowledgeRequest_v2(w: bytearray, o: ShareAcknowledgeRequest, vers
                 n17 = len(x16) + 1
                 if n17 < 128:
                     w.append(n17)
+                elif n17 < 16384:
+                    w.append((n17 & 0x7F) | 0x80)
+                    w.append(n17 >> 7)
                 else:
                     _wuvarint(w, n17)
                 w += _pack('>%db' % len(x16), *x16)

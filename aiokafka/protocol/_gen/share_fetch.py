@@ -804,6 +804,9 @@ def _e_ShareFetchResponse_v1(w: bytearray, o: ShareFetchResponse, version: int) 
         n3 = len(b2) + 1
         if n3 < 128:
             w.append(n3)
+        elif n3 < 16384:
+            w.append((n3 & 0x7F) | 0x80)
+            w.append(n3 >> 7)
         else:
             _wuvarint(w, n3)
         w += b2
@@ -812,6 +815,9 @@ def _e_ShareFetchResponse_v1(w: bytearray, o: ShareFetchResponse, version: int) 
     n5 = len(x4) + 1
     if n5 < 128:
         w.append(n5)
+    elif n5 < 16384:
+        w.append((n5 & 0x7F) | 0x80)
+        w.append(n5 >> 7)
     else:
         _wuvarint(w, n5)
     for o6 in x4:
@@ -820,6 +826,9 @@ def _e_ShareFetchResponse_v1(w: bytearray, o: ShareFetchResponse, version: int) 
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:
@@ -832,6 +841,9 @@ def _e_ShareFetchResponse_v1(w: bytearray, o: ShareFetchResponse, version: int) 
                 n12 = len(b11) + 1
                 if n12 < 128:
                     w.append(n12)
+                elif n12 < 16384:
+                    w.append((n12 & 0x7F) | 0x80)
+                    w.append(n12 >> 7)
                 else:
                     _wuvarint(w, n12)
                 w += b11
@@ -844,6 +856,9 @@ def _e_ShareFetchResponse_v1(w: bytearray, o: ShareFetchResponse, version: int) 
                 n15 = len(b14) + 1
                 if n15 < 128:
                     w.append(n15)
+                elif n15 < 16384:
+                    w.append((n15 & 0x7F) | 0x80)
+                    w.append(n15 >> 7)
                 else:
                     _wuvarint(w, n15)
                 w += b14
@@ -861,6 +876,9 @@ def _e_ShareFetchResponse_v1(w: bytearray, o: ShareFetchResponse, version: int) 
                 n19 = len(x18) + 1
                 if n19 < 128:
                     w.append(n19)
+                elif n19 < 16384:
+                    w.append((n19 & 0x7F) | 0x80)
+                    w.append(n19 >> 7)
                 else:
                     _wuvarint(w, n19)
                 w += x18
@@ -868,6 +886,9 @@ def _e_ShareFetchResponse_v1(w: bytearray, o: ShareFetchResponse, version: int) 
             n21 = len(x20) + 1
             if n21 < 128:
                 w.append(n21)
+            elif n21 < 16384:
+                w.append((n21 & 0x7F) | 0x80)
+                w.append(n21 >> 7)
             else:
                 _wuvarint(w, n21)
             for o22 in x20:
@@ -891,6 +912,9 @@ def _e_ShareFetchResponse_v1(w: bytearray, o: ShareFetchResponse, version: int) 
     n27 = len(x26) + 1
     if n27 < 128:
         w.append(n27)
+    elif n27 < 16384:
+        w.append((n27 & 0x7F) | 0x80)
+        w.append(n27 >> 7)
     else:
         _wuvarint(w, n27)
     for o28 in x26:
@@ -900,6 +924,9 @@ def _e_ShareFetchResponse_v1(w: bytearray, o: ShareFetchResponse, version: int) 
         n31 = len(b30) + 1
         if n31 < 128:
             w.append(n31)
+        elif n31 < 16384:
+            w.append((n31 & 0x7F) | 0x80)
+            w.append(n31 >> 7)
         else:
             _wuvarint(w, n31)
         w += b30
@@ -912,6 +939,9 @@ def _e_ShareFetchResponse_v1(w: bytearray, o: ShareFetchResponse, version: int) 
             n34 = len(b33) + 1
             if n34 < 128:
                 w.append(n34)
+            elif n34 < 16384:
+                w.append((n34 & 0x7F) | 0x80)
+                w.append(n34 >> 7)
             else:
                 _wuvarint(w, n34)
             w += b33
@@ -1405,6 +1435,9 @@ def _e_ShareFetchRequest_v1(w: bytearray, o: ShareFetchRequest, version: int) ->
         n3 = len(b2) + 1
         if n3 < 128:
             w.append(n3)
+        elif n3 < 16384:
+            w.append((n3 & 0x7F) | 0x80)
+            w.append(n3 >> 7)
         else:
             _wuvarint(w, n3)
         w += b2
@@ -1416,6 +1449,9 @@ def _e_ShareFetchRequest_v1(w: bytearray, o: ShareFetchRequest, version: int) ->
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -1426,6 +1462,9 @@ def _e_ShareFetchRequest_v1(w: bytearray, o: ShareFetchRequest, version: int) ->
     n8 = len(x7) + 1
     if n8 < 128:
         w.append(n8)
+    elif n8 < 16384:
+        w.append((n8 & 0x7F) | 0x80)
+        w.append(n8 >> 7)
     else:
         _wuvarint(w, n8)
     for o9 in x7:
@@ -1434,6 +1473,9 @@ def _e_ShareFetchRequest_v1(w: bytearray, o: ShareFetchRequest, version: int) ->
         n11 = len(x10) + 1
         if n11 < 128:
             w.append(n11)
+        elif n11 < 16384:
+            w.append((n11 & 0x7F) | 0x80)
+            w.append(n11 >> 7)
         else:
             _wuvarint(w, n11)
         for o12 in x10:
@@ -1444,6 +1486,9 @@ def _e_ShareFetchRequest_v1(w: bytearray, o: ShareFetchRequest, version: int) ->
             n14 = len(x13) + 1
             if n14 < 128:
                 w.append(n14)
+            elif n14 < 16384:
+                w.append((n14 & 0x7F) | 0x80)
+                w.append(n14 >> 7)
             else:
                 _wuvarint(w, n14)
             for o15 in x13:
@@ -1452,6 +1497,9 @@ def _e_ShareFetchRequest_v1(w: bytearray, o: ShareFetchRequest, version: int) ->
                 n17 = len(x16) + 1
                 if n17 < 128:
                     w.append(n17)
+                elif n17 < 16384:
+                    w.append((n17 & 0x7F) | 0x80)
+                    w.append(n17 >> 7)
                 else:
                     _wuvarint(w, n17)
                 w += _pack('>%db' % len(x16), *x16)
@@ -1474,6 +1522,9 @@ def _e_ShareFetchRequest_v1(w: bytearray, o: ShareFetchRequest, version: int) ->
     n22 = len(x21) + 1
     if n22 < 128:
         w.append(n22)
+    elif n22 < 16384:
+        w.append((n22 & 0x7F) | 0x80)
+        w.append(n22 >> 7)
     else:
         _wuvarint(w, n22)
     for o23 in x21:
@@ -1482,6 +1533,9 @@ def _e_ShareFetchRequest_v1(w: bytearray, o: ShareFetchRequest, version: int) ->
         n25 = len(x24) + 1
         if n25 < 128:
             w.append(n25)
+        elif n25 < 16384:
+            w.append((n25 & 0x7F) | 0x80)
+            w.append(n25 >> 7)
         else:
             _wuvarint(w, n25)
         w += _pack('>%di' % len(x24), *x24)
@@ -1505,6 +1559,9 @@ def _e_ShareFetchRequest_v2(w: bytearray, o: ShareFetchRequest, version: int) ->
         n3 = len(b2) + 1
         if n3 < 128:
             w.append(n3)
+        elif n3 < 16384:
+            w.append((n3 & 0x7F) | 0x80)
+            w.append(n3 >> 7)
         else:
             _wuvarint(w, n3)
         w += b2
@@ -1516,6 +1573,9 @@ def _e_ShareFetchRequest_v2(w: bytearray, o: ShareFetchRequest, version: int) ->
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -1524,6 +1584,9 @@ def _e_ShareFetchRequest_v2(w: bytearray, o: ShareFetchRequest, version: int) ->
     n8 = len(x7) + 1
     if n8 < 128:
         w.append(n8)
+    elif n8 < 16384:
+        w.append((n8 & 0x7F) | 0x80)
+        w.append(n8 >> 7)
     else:
         _wuvarint(w, n8)
     for o9 in x7:
@@ -1532,6 +1595,9 @@ def _e_ShareFetchRequest_v2(w: bytearray, o: ShareFetchRequest, version: int) ->
         n11 = len(x10) + 1
         if n11 < 128:
             w.append(n11)
+        elif n11 < 16384:
+            w.append((n11 & 0x7F) | 0x80)
+            w.append(n11 >> 7)
         else:
             _wuvarint(w, n11)
         for o12 in x10:
@@ -1542,6 +1608,9 @@ def _e_ShareFetchRequest_v2(w: bytearray, o: ShareFetchRequest, version: int) ->
             n14 = len(x13) + 1
             if n14 < 128:
                 w.append(n14)
+            elif n14 < 16384:
+                w.append((n14 & 0x7F) | 0x80)
+                w.append(n14 >> 7)
             else:
                 _wuvarint(w, n14)
             for o15 in x13:
@@ -1550,6 +1619,9 @@ def _e_ShareFetchRequest_v2(w: bytearray, o: ShareFetchRequest, version: int) ->
                 n17 = len(x16) + 1
                 if n17 < 128:
                     w.append(n17)
+                elif n17 < 16384:
+                    w.append((n17 & 0x7F) | 0x80)
+                    w.append(n17 >> 7)
                 else:
                     _wuvarint(w, n17)
                 w += _pack('>%db' % len(x16), *x16)
@@ -1572,6 +1644,9 @@ def _e_ShareFetchRequest_v2(w: bytearray, o: ShareFetchRequest, version: int) ->
     n22 = len(x21) + 1
     if n22 < 128:
         w.append(n22)
+    elif n22 < 16384:
+        w.append((n22 & 0x7F) | 0x80)
+        w.append(n22 >> 7)
     else:
         _wuvarint(w, n22)
     for o23 in x21:
@@ -1580,6 +1655,9 @@ def _e_ShareFetchRequest_v2(w: bytearray, o: ShareFetchRequest, version: int) ->
         n25 = len(x24) + 1
         if n25 < 128:
             w.append(n25)
+        elif n25 < 16384:
+            w.append((n25 & 0x7F) | 0x80)
+            w.append(n25 >> 7)
         else:
             _wuvarint(w, n25)
         w += _pack('>%di' % len(x24), *x24)

@@ -628,6 +628,9 @@ def _e_ShareGroupDescribeResponse_v1(w: bytearray, o: ShareGroupDescribeResponse
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -640,6 +643,9 @@ def _e_ShareGroupDescribeResponse_v1(w: bytearray, o: ShareGroupDescribeResponse
             n6 = len(b5) + 1
             if n6 < 128:
                 w.append(n6)
+            elif n6 < 16384:
+                w.append((n6 & 0x7F) | 0x80)
+                w.append(n6 >> 7)
             else:
                 _wuvarint(w, n6)
             w += b5
@@ -648,6 +654,9 @@ def _e_ShareGroupDescribeResponse_v1(w: bytearray, o: ShareGroupDescribeResponse
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8
@@ -656,6 +665,9 @@ def _e_ShareGroupDescribeResponse_v1(w: bytearray, o: ShareGroupDescribeResponse
         n12 = len(b11) + 1
         if n12 < 128:
             w.append(n12)
+        elif n12 < 16384:
+            w.append((n12 & 0x7F) | 0x80)
+            w.append(n12 >> 7)
         else:
             _wuvarint(w, n12)
         w += b11
@@ -665,6 +677,9 @@ def _e_ShareGroupDescribeResponse_v1(w: bytearray, o: ShareGroupDescribeResponse
         n15 = len(b14) + 1
         if n15 < 128:
             w.append(n15)
+        elif n15 < 16384:
+            w.append((n15 & 0x7F) | 0x80)
+            w.append(n15 >> 7)
         else:
             _wuvarint(w, n15)
         w += b14
@@ -672,6 +687,9 @@ def _e_ShareGroupDescribeResponse_v1(w: bytearray, o: ShareGroupDescribeResponse
         n17 = len(x16) + 1
         if n17 < 128:
             w.append(n17)
+        elif n17 < 16384:
+            w.append((n17 & 0x7F) | 0x80)
+            w.append(n17 >> 7)
         else:
             _wuvarint(w, n17)
         for o18 in x16:
@@ -680,6 +698,9 @@ def _e_ShareGroupDescribeResponse_v1(w: bytearray, o: ShareGroupDescribeResponse
             n21 = len(b20) + 1
             if n21 < 128:
                 w.append(n21)
+            elif n21 < 16384:
+                w.append((n21 & 0x7F) | 0x80)
+                w.append(n21 >> 7)
             else:
                 _wuvarint(w, n21)
             w += b20
@@ -691,6 +712,9 @@ def _e_ShareGroupDescribeResponse_v1(w: bytearray, o: ShareGroupDescribeResponse
                 n24 = len(b23) + 1
                 if n24 < 128:
                     w.append(n24)
+                elif n24 < 16384:
+                    w.append((n24 & 0x7F) | 0x80)
+                    w.append(n24 >> 7)
                 else:
                     _wuvarint(w, n24)
                 w += b23
@@ -700,6 +724,9 @@ def _e_ShareGroupDescribeResponse_v1(w: bytearray, o: ShareGroupDescribeResponse
             n27 = len(b26) + 1
             if n27 < 128:
                 w.append(n27)
+            elif n27 < 16384:
+                w.append((n27 & 0x7F) | 0x80)
+                w.append(n27 >> 7)
             else:
                 _wuvarint(w, n27)
             w += b26
@@ -708,6 +735,9 @@ def _e_ShareGroupDescribeResponse_v1(w: bytearray, o: ShareGroupDescribeResponse
             n30 = len(b29) + 1
             if n30 < 128:
                 w.append(n30)
+            elif n30 < 16384:
+                w.append((n30 & 0x7F) | 0x80)
+                w.append(n30 >> 7)
             else:
                 _wuvarint(w, n30)
             w += b29
@@ -715,6 +745,9 @@ def _e_ShareGroupDescribeResponse_v1(w: bytearray, o: ShareGroupDescribeResponse
             n32 = len(x31) + 1
             if n32 < 128:
                 w.append(n32)
+            elif n32 < 16384:
+                w.append((n32 & 0x7F) | 0x80)
+                w.append(n32 >> 7)
             else:
                 _wuvarint(w, n32)
             for i33 in x31:
@@ -722,6 +755,9 @@ def _e_ShareGroupDescribeResponse_v1(w: bytearray, o: ShareGroupDescribeResponse
                 n35 = len(b34) + 1
                 if n35 < 128:
                     w.append(n35)
+                elif n35 < 16384:
+                    w.append((n35 & 0x7F) | 0x80)
+                    w.append(n35 >> 7)
                 else:
                     _wuvarint(w, n35)
                 w += b34
@@ -730,6 +766,9 @@ def _e_ShareGroupDescribeResponse_v1(w: bytearray, o: ShareGroupDescribeResponse
             n38 = len(x37) + 1
             if n38 < 128:
                 w.append(n38)
+            elif n38 < 16384:
+                w.append((n38 & 0x7F) | 0x80)
+                w.append(n38 >> 7)
             else:
                 _wuvarint(w, n38)
             for o39 in x37:
@@ -739,6 +778,9 @@ def _e_ShareGroupDescribeResponse_v1(w: bytearray, o: ShareGroupDescribeResponse
                 n42 = len(b41) + 1
                 if n42 < 128:
                     w.append(n42)
+                elif n42 < 16384:
+                    w.append((n42 & 0x7F) | 0x80)
+                    w.append(n42 >> 7)
                 else:
                     _wuvarint(w, n42)
                 w += b41
@@ -746,6 +788,9 @@ def _e_ShareGroupDescribeResponse_v1(w: bytearray, o: ShareGroupDescribeResponse
                 n44 = len(x43) + 1
                 if n44 < 128:
                     w.append(n44)
+                elif n44 < 16384:
+                    w.append((n44 & 0x7F) | 0x80)
+                    w.append(n44 >> 7)
                 else:
                     _wuvarint(w, n44)
                 w += _pack('>%di' % len(x43), *x43)
@@ -832,6 +877,9 @@ def _e_ShareGroupDescribeRequest_v1(w: bytearray, o: ShareGroupDescribeRequest, 
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for i3 in x1:
@@ -839,6 +887,9 @@ def _e_ShareGroupDescribeRequest_v1(w: bytearray, o: ShareGroupDescribeRequest, 
         n5 = len(b4) + 1
         if n5 < 128:
             w.append(n5)
+        elif n5 < 16384:
+            w.append((n5 & 0x7F) | 0x80)
+            w.append(n5 >> 7)
         else:
             _wuvarint(w, n5)
         w += b4

@@ -388,6 +388,9 @@ def _e_ShareGroupHeartbeatResponse_v1(w: bytearray, o: ShareGroupHeartbeatRespon
         n3 = len(b2) + 1
         if n3 < 128:
             w.append(n3)
+        elif n3 < 16384:
+            w.append((n3 & 0x7F) | 0x80)
+            w.append(n3 >> 7)
         else:
             _wuvarint(w, n3)
         w += b2
@@ -399,6 +402,9 @@ def _e_ShareGroupHeartbeatResponse_v1(w: bytearray, o: ShareGroupHeartbeatRespon
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -412,6 +418,9 @@ def _e_ShareGroupHeartbeatResponse_v1(w: bytearray, o: ShareGroupHeartbeatRespon
         n9 = len(x8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         for o10 in x8:
@@ -420,6 +429,9 @@ def _e_ShareGroupHeartbeatResponse_v1(w: bytearray, o: ShareGroupHeartbeatRespon
             n12 = len(x11) + 1
             if n12 < 128:
                 w.append(n12)
+            elif n12 < 16384:
+                w.append((n12 & 0x7F) | 0x80)
+                w.append(n12 >> 7)
             else:
                 _wuvarint(w, n12)
             w += _pack('>%di' % len(x11), *x11)
@@ -543,6 +555,9 @@ def _e_ShareGroupHeartbeatRequest_v1(w: bytearray, o: ShareGroupHeartbeatRequest
     n3 = len(b2) + 1
     if n3 < 128:
         w.append(n3)
+    elif n3 < 16384:
+        w.append((n3 & 0x7F) | 0x80)
+        w.append(n3 >> 7)
     else:
         _wuvarint(w, n3)
     w += b2
@@ -551,6 +566,9 @@ def _e_ShareGroupHeartbeatRequest_v1(w: bytearray, o: ShareGroupHeartbeatRequest
     n6 = len(b5) + 1
     if n6 < 128:
         w.append(n6)
+    elif n6 < 16384:
+        w.append((n6 & 0x7F) | 0x80)
+        w.append(n6 >> 7)
     else:
         _wuvarint(w, n6)
     w += b5
@@ -563,6 +581,9 @@ def _e_ShareGroupHeartbeatRequest_v1(w: bytearray, o: ShareGroupHeartbeatRequest
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8
@@ -573,6 +594,9 @@ def _e_ShareGroupHeartbeatRequest_v1(w: bytearray, o: ShareGroupHeartbeatRequest
         n11 = len(x10) + 1
         if n11 < 128:
             w.append(n11)
+        elif n11 < 16384:
+            w.append((n11 & 0x7F) | 0x80)
+            w.append(n11 >> 7)
         else:
             _wuvarint(w, n11)
         for i12 in x10:
@@ -580,6 +604,9 @@ def _e_ShareGroupHeartbeatRequest_v1(w: bytearray, o: ShareGroupHeartbeatRequest
             n14 = len(b13) + 1
             if n14 < 128:
                 w.append(n14)
+            elif n14 < 16384:
+                w.append((n14 & 0x7F) | 0x80)
+                w.append(n14 >> 7)
             else:
                 _wuvarint(w, n14)
             w += b13

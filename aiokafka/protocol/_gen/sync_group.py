@@ -385,6 +385,9 @@ def _e_SyncGroupResponse_v4(w: bytearray, o: SyncGroupResponse, version: int) ->
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     w += x1
@@ -404,6 +407,9 @@ def _e_SyncGroupResponse_v5(w: bytearray, o: SyncGroupResponse, version: int) ->
         n3 = len(b2) + 1
         if n3 < 128:
             w.append(n3)
+        elif n3 < 16384:
+            w.append((n3 & 0x7F) | 0x80)
+            w.append(n3 >> 7)
         else:
             _wuvarint(w, n3)
         w += b2
@@ -415,6 +421,9 @@ def _e_SyncGroupResponse_v5(w: bytearray, o: SyncGroupResponse, version: int) ->
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -422,6 +431,9 @@ def _e_SyncGroupResponse_v5(w: bytearray, o: SyncGroupResponse, version: int) ->
     n8 = len(x7) + 1
     if n8 < 128:
         w.append(n8)
+    elif n8 < 16384:
+        w.append((n8 & 0x7F) | 0x80)
+        w.append(n8 >> 7)
     else:
         _wuvarint(w, n8)
     w += x7
@@ -897,6 +909,9 @@ def _e_SyncGroupRequest_v4(w: bytearray, o: SyncGroupRequest, version: int) -> N
     n3 = len(b2) + 1
     if n3 < 128:
         w.append(n3)
+    elif n3 < 16384:
+        w.append((n3 & 0x7F) | 0x80)
+        w.append(n3 >> 7)
     else:
         _wuvarint(w, n3)
     w += b2
@@ -906,6 +921,9 @@ def _e_SyncGroupRequest_v4(w: bytearray, o: SyncGroupRequest, version: int) -> N
     n6 = len(b5) + 1
     if n6 < 128:
         w.append(n6)
+    elif n6 < 16384:
+        w.append((n6 & 0x7F) | 0x80)
+        w.append(n6 >> 7)
     else:
         _wuvarint(w, n6)
     w += b5
@@ -917,6 +935,9 @@ def _e_SyncGroupRequest_v4(w: bytearray, o: SyncGroupRequest, version: int) -> N
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8
@@ -924,6 +945,9 @@ def _e_SyncGroupRequest_v4(w: bytearray, o: SyncGroupRequest, version: int) -> N
     n11 = len(x10) + 1
     if n11 < 128:
         w.append(n11)
+    elif n11 < 16384:
+        w.append((n11 & 0x7F) | 0x80)
+        w.append(n11 >> 7)
     else:
         _wuvarint(w, n11)
     for o12 in x10:
@@ -932,6 +956,9 @@ def _e_SyncGroupRequest_v4(w: bytearray, o: SyncGroupRequest, version: int) -> N
         n15 = len(b14) + 1
         if n15 < 128:
             w.append(n15)
+        elif n15 < 16384:
+            w.append((n15 & 0x7F) | 0x80)
+            w.append(n15 >> 7)
         else:
             _wuvarint(w, n15)
         w += b14
@@ -939,6 +966,9 @@ def _e_SyncGroupRequest_v4(w: bytearray, o: SyncGroupRequest, version: int) -> N
         n17 = len(x16) + 1
         if n17 < 128:
             w.append(n17)
+        elif n17 < 16384:
+            w.append((n17 & 0x7F) | 0x80)
+            w.append(n17 >> 7)
         else:
             _wuvarint(w, n17)
         w += x16
@@ -959,6 +989,9 @@ def _e_SyncGroupRequest_v5(w: bytearray, o: SyncGroupRequest, version: int) -> N
     n3 = len(b2) + 1
     if n3 < 128:
         w.append(n3)
+    elif n3 < 16384:
+        w.append((n3 & 0x7F) | 0x80)
+        w.append(n3 >> 7)
     else:
         _wuvarint(w, n3)
     w += b2
@@ -968,6 +1001,9 @@ def _e_SyncGroupRequest_v5(w: bytearray, o: SyncGroupRequest, version: int) -> N
     n6 = len(b5) + 1
     if n6 < 128:
         w.append(n6)
+    elif n6 < 16384:
+        w.append((n6 & 0x7F) | 0x80)
+        w.append(n6 >> 7)
     else:
         _wuvarint(w, n6)
     w += b5
@@ -979,6 +1015,9 @@ def _e_SyncGroupRequest_v5(w: bytearray, o: SyncGroupRequest, version: int) -> N
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8
@@ -990,6 +1029,9 @@ def _e_SyncGroupRequest_v5(w: bytearray, o: SyncGroupRequest, version: int) -> N
         n12 = len(b11) + 1
         if n12 < 128:
             w.append(n12)
+        elif n12 < 16384:
+            w.append((n12 & 0x7F) | 0x80)
+            w.append(n12 >> 7)
         else:
             _wuvarint(w, n12)
         w += b11
@@ -1001,6 +1043,9 @@ def _e_SyncGroupRequest_v5(w: bytearray, o: SyncGroupRequest, version: int) -> N
         n15 = len(b14) + 1
         if n15 < 128:
             w.append(n15)
+        elif n15 < 16384:
+            w.append((n15 & 0x7F) | 0x80)
+            w.append(n15 >> 7)
         else:
             _wuvarint(w, n15)
         w += b14
@@ -1008,6 +1053,9 @@ def _e_SyncGroupRequest_v5(w: bytearray, o: SyncGroupRequest, version: int) -> N
     n17 = len(x16) + 1
     if n17 < 128:
         w.append(n17)
+    elif n17 < 16384:
+        w.append((n17 & 0x7F) | 0x80)
+        w.append(n17 >> 7)
     else:
         _wuvarint(w, n17)
     for o18 in x16:
@@ -1016,6 +1064,9 @@ def _e_SyncGroupRequest_v5(w: bytearray, o: SyncGroupRequest, version: int) -> N
         n21 = len(b20) + 1
         if n21 < 128:
             w.append(n21)
+        elif n21 < 16384:
+            w.append((n21 & 0x7F) | 0x80)
+            w.append(n21 >> 7)
         else:
             _wuvarint(w, n21)
         w += b20
@@ -1023,6 +1074,9 @@ def _e_SyncGroupRequest_v5(w: bytearray, o: SyncGroupRequest, version: int) -> N
         n23 = len(x22) + 1
         if n23 < 128:
             w.append(n23)
+        elif n23 < 16384:
+            w.append((n23 & 0x7F) | 0x80)
+            w.append(n23 >> 7)
         else:
             _wuvarint(w, n23)
         w += x22

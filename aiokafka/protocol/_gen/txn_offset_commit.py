@@ -474,6 +474,9 @@ def _e_TxnOffsetCommitResponse_v3(w: bytearray, o: TxnOffsetCommitResponse, vers
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -482,6 +485,9 @@ def _e_TxnOffsetCommitResponse_v3(w: bytearray, o: TxnOffsetCommitResponse, vers
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -489,6 +495,9 @@ def _e_TxnOffsetCommitResponse_v3(w: bytearray, o: TxnOffsetCommitResponse, vers
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:
@@ -924,6 +933,9 @@ def _e_TxnOffsetCommitRequest_v3(w: bytearray, o: TxnOffsetCommitRequest, versio
     n3 = len(b2) + 1
     if n3 < 128:
         w.append(n3)
+    elif n3 < 16384:
+        w.append((n3 & 0x7F) | 0x80)
+        w.append(n3 >> 7)
     else:
         _wuvarint(w, n3)
     w += b2
@@ -932,6 +944,9 @@ def _e_TxnOffsetCommitRequest_v3(w: bytearray, o: TxnOffsetCommitRequest, versio
     n6 = len(b5) + 1
     if n6 < 128:
         w.append(n6)
+    elif n6 < 16384:
+        w.append((n6 & 0x7F) | 0x80)
+        w.append(n6 >> 7)
     else:
         _wuvarint(w, n6)
     w += b5
@@ -941,6 +956,9 @@ def _e_TxnOffsetCommitRequest_v3(w: bytearray, o: TxnOffsetCommitRequest, versio
     n9 = len(b8) + 1
     if n9 < 128:
         w.append(n9)
+    elif n9 < 16384:
+        w.append((n9 & 0x7F) | 0x80)
+        w.append(n9 >> 7)
     else:
         _wuvarint(w, n9)
     w += b8
@@ -952,6 +970,9 @@ def _e_TxnOffsetCommitRequest_v3(w: bytearray, o: TxnOffsetCommitRequest, versio
         n12 = len(b11) + 1
         if n12 < 128:
             w.append(n12)
+        elif n12 < 16384:
+            w.append((n12 & 0x7F) | 0x80)
+            w.append(n12 >> 7)
         else:
             _wuvarint(w, n12)
         w += b11
@@ -959,6 +980,9 @@ def _e_TxnOffsetCommitRequest_v3(w: bytearray, o: TxnOffsetCommitRequest, versio
     n14 = len(x13) + 1
     if n14 < 128:
         w.append(n14)
+    elif n14 < 16384:
+        w.append((n14 & 0x7F) | 0x80)
+        w.append(n14 >> 7)
     else:
         _wuvarint(w, n14)
     for o15 in x13:
@@ -967,6 +991,9 @@ def _e_TxnOffsetCommitRequest_v3(w: bytearray, o: TxnOffsetCommitRequest, versio
         n18 = len(b17) + 1
         if n18 < 128:
             w.append(n18)
+        elif n18 < 16384:
+            w.append((n18 & 0x7F) | 0x80)
+            w.append(n18 >> 7)
         else:
             _wuvarint(w, n18)
         w += b17
@@ -974,6 +1001,9 @@ def _e_TxnOffsetCommitRequest_v3(w: bytearray, o: TxnOffsetCommitRequest, versio
         n20 = len(x19) + 1
         if n20 < 128:
             w.append(n20)
+        elif n20 < 16384:
+            w.append((n20 & 0x7F) | 0x80)
+            w.append(n20 >> 7)
         else:
             _wuvarint(w, n20)
         for o21 in x19:
@@ -986,6 +1016,9 @@ def _e_TxnOffsetCommitRequest_v3(w: bytearray, o: TxnOffsetCommitRequest, versio
                 n24 = len(b23) + 1
                 if n24 < 128:
                     w.append(n24)
+                elif n24 < 16384:
+                    w.append((n24 & 0x7F) | 0x80)
+                    w.append(n24 >> 7)
                 else:
                     _wuvarint(w, n24)
                 w += b23

@@ -399,6 +399,9 @@ def _e_UpdateFeaturesResponse_v0(w: bytearray, o: UpdateFeaturesResponse, versio
         n3 = len(b2) + 1
         if n3 < 128:
             w.append(n3)
+        elif n3 < 16384:
+            w.append((n3 & 0x7F) | 0x80)
+            w.append(n3 >> 7)
         else:
             _wuvarint(w, n3)
         w += b2
@@ -406,6 +409,9 @@ def _e_UpdateFeaturesResponse_v0(w: bytearray, o: UpdateFeaturesResponse, versio
     n5 = len(x4) + 1
     if n5 < 128:
         w.append(n5)
+    elif n5 < 16384:
+        w.append((n5 & 0x7F) | 0x80)
+        w.append(n5 >> 7)
     else:
         _wuvarint(w, n5)
     for o6 in x4:
@@ -414,6 +420,9 @@ def _e_UpdateFeaturesResponse_v0(w: bytearray, o: UpdateFeaturesResponse, versio
         n9 = len(b8) + 1
         if n9 < 128:
             w.append(n9)
+        elif n9 < 16384:
+            w.append((n9 & 0x7F) | 0x80)
+            w.append(n9 >> 7)
         else:
             _wuvarint(w, n9)
         w += b8
@@ -426,6 +435,9 @@ def _e_UpdateFeaturesResponse_v0(w: bytearray, o: UpdateFeaturesResponse, versio
             n12 = len(b11) + 1
             if n12 < 128:
                 w.append(n12)
+            elif n12 < 16384:
+                w.append((n12 & 0x7F) | 0x80)
+                w.append(n12 >> 7)
             else:
                 _wuvarint(w, n12)
             w += b11
@@ -450,6 +462,9 @@ def _e_UpdateFeaturesResponse_v2(w: bytearray, o: UpdateFeaturesResponse, versio
         n3 = len(b2) + 1
         if n3 < 128:
             w.append(n3)
+        elif n3 < 16384:
+            w.append((n3 & 0x7F) | 0x80)
+            w.append(n3 >> 7)
         else:
             _wuvarint(w, n3)
         w += b2
@@ -615,6 +630,9 @@ def _e_UpdateFeaturesRequest_v0(w: bytearray, o: UpdateFeaturesRequest, version:
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -623,6 +641,9 @@ def _e_UpdateFeaturesRequest_v0(w: bytearray, o: UpdateFeaturesRequest, version:
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5
@@ -648,6 +669,9 @@ def _e_UpdateFeaturesRequest_v1(w: bytearray, o: UpdateFeaturesRequest, version:
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -656,6 +680,9 @@ def _e_UpdateFeaturesRequest_v1(w: bytearray, o: UpdateFeaturesRequest, version:
         n6 = len(b5) + 1
         if n6 < 128:
             w.append(n6)
+        elif n6 < 16384:
+            w.append((n6 & 0x7F) | 0x80)
+            w.append(n6 >> 7)
         else:
             _wuvarint(w, n6)
         w += b5

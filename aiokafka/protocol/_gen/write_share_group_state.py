@@ -436,6 +436,9 @@ def _e_WriteShareGroupStateResponse_v0(w: bytearray, o: WriteShareGroupStateResp
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -444,6 +447,9 @@ def _e_WriteShareGroupStateResponse_v0(w: bytearray, o: WriteShareGroupStateResp
         n5 = len(x4) + 1
         if n5 < 128:
             w.append(n5)
+        elif n5 < 16384:
+            w.append((n5 & 0x7F) | 0x80)
+            w.append(n5 >> 7)
         else:
             _wuvarint(w, n5)
         for o6 in x4:
@@ -456,6 +462,9 @@ def _e_WriteShareGroupStateResponse_v0(w: bytearray, o: WriteShareGroupStateResp
                 n9 = len(b8) + 1
                 if n9 < 128:
                     w.append(n9)
+                elif n9 < 16384:
+                    w.append((n9 & 0x7F) | 0x80)
+                    w.append(n9 >> 7)
                 else:
                     _wuvarint(w, n9)
                 w += b8
@@ -626,6 +635,9 @@ def _e_WriteShareGroupStateRequest_v0(w: bytearray, o: WriteShareGroupStateReque
     n3 = len(b2) + 1
     if n3 < 128:
         w.append(n3)
+    elif n3 < 16384:
+        w.append((n3 & 0x7F) | 0x80)
+        w.append(n3 >> 7)
     else:
         _wuvarint(w, n3)
     w += b2
@@ -633,6 +645,9 @@ def _e_WriteShareGroupStateRequest_v0(w: bytearray, o: WriteShareGroupStateReque
     n5 = len(x4) + 1
     if n5 < 128:
         w.append(n5)
+    elif n5 < 16384:
+        w.append((n5 & 0x7F) | 0x80)
+        w.append(n5 >> 7)
     else:
         _wuvarint(w, n5)
     for o6 in x4:
@@ -641,6 +656,9 @@ def _e_WriteShareGroupStateRequest_v0(w: bytearray, o: WriteShareGroupStateReque
         n8 = len(x7) + 1
         if n8 < 128:
             w.append(n8)
+        elif n8 < 16384:
+            w.append((n8 & 0x7F) | 0x80)
+            w.append(n8 >> 7)
         else:
             _wuvarint(w, n8)
         for o9 in x7:
@@ -649,6 +667,9 @@ def _e_WriteShareGroupStateRequest_v0(w: bytearray, o: WriteShareGroupStateReque
             n11 = len(x10) + 1
             if n11 < 128:
                 w.append(n11)
+            elif n11 < 16384:
+                w.append((n11 & 0x7F) | 0x80)
+                w.append(n11 >> 7)
             else:
                 _wuvarint(w, n11)
             for o12 in x10:

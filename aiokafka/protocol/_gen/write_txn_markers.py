@@ -524,6 +524,9 @@ def _e_WriteTxnMarkersResponse_v1(w: bytearray, o: WriteTxnMarkersResponse, vers
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -532,6 +535,9 @@ def _e_WriteTxnMarkersResponse_v1(w: bytearray, o: WriteTxnMarkersResponse, vers
         n5 = len(x4) + 1
         if n5 < 128:
             w.append(n5)
+        elif n5 < 16384:
+            w.append((n5 & 0x7F) | 0x80)
+            w.append(n5 >> 7)
         else:
             _wuvarint(w, n5)
         for o6 in x4:
@@ -540,6 +546,9 @@ def _e_WriteTxnMarkersResponse_v1(w: bytearray, o: WriteTxnMarkersResponse, vers
             n9 = len(b8) + 1
             if n9 < 128:
                 w.append(n9)
+            elif n9 < 16384:
+                w.append((n9 & 0x7F) | 0x80)
+                w.append(n9 >> 7)
             else:
                 _wuvarint(w, n9)
             w += b8
@@ -547,6 +556,9 @@ def _e_WriteTxnMarkersResponse_v1(w: bytearray, o: WriteTxnMarkersResponse, vers
             n11 = len(x10) + 1
             if n11 < 128:
                 w.append(n11)
+            elif n11 < 16384:
+                w.append((n11 & 0x7F) | 0x80)
+                w.append(n11 >> 7)
             else:
                 _wuvarint(w, n11)
             for o12 in x10:
@@ -769,6 +781,9 @@ def _e_WriteTxnMarkersRequest_v1(w: bytearray, o: WriteTxnMarkersRequest, versio
     n2 = len(x1) + 1
     if n2 < 128:
         w.append(n2)
+    elif n2 < 16384:
+        w.append((n2 & 0x7F) | 0x80)
+        w.append(n2 >> 7)
     else:
         _wuvarint(w, n2)
     for o3 in x1:
@@ -777,6 +792,9 @@ def _e_WriteTxnMarkersRequest_v1(w: bytearray, o: WriteTxnMarkersRequest, versio
         n5 = len(x4) + 1
         if n5 < 128:
             w.append(n5)
+        elif n5 < 16384:
+            w.append((n5 & 0x7F) | 0x80)
+            w.append(n5 >> 7)
         else:
             _wuvarint(w, n5)
         for o6 in x4:
@@ -785,6 +803,9 @@ def _e_WriteTxnMarkersRequest_v1(w: bytearray, o: WriteTxnMarkersRequest, versio
             n9 = len(b8) + 1
             if n9 < 128:
                 w.append(n9)
+            elif n9 < 16384:
+                w.append((n9 & 0x7F) | 0x80)
+                w.append(n9 >> 7)
             else:
                 _wuvarint(w, n9)
             w += b8
@@ -792,6 +813,9 @@ def _e_WriteTxnMarkersRequest_v1(w: bytearray, o: WriteTxnMarkersRequest, versio
             n11 = len(x10) + 1
             if n11 < 128:
                 w.append(n11)
+            elif n11 < 16384:
+                w.append((n11 & 0x7F) | 0x80)
+                w.append(n11 >> 7)
             else:
                 _wuvarint(w, n11)
             w += _pack('>%di' % len(x10), *x10)
