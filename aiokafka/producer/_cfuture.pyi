@@ -28,3 +28,9 @@ def configure(
     result: Callable[[Any], Any],
     /,
 ) -> None: ...
+def bind_append_to_open(
+    accumulator_class: type[Any],
+    python_append_to_open: Callable[..., Any],
+    future_class: type[Any],
+    /,
+) -> Callable[..., Any]: ...
