@@ -432,9 +432,10 @@ static PyObject *py_append_to_open;   /* its Python append_to_open */
 static PyTypeObject *future_type;     /* RecordFuture */
 static PyObject *str_open, *str_add, *str_append, *str_results;
 
-/* The Python append_to_open(self, ...). */
+/* func(self, *args, **kwargs): the Python method, for every case a C one leaves. */
 static PyObject *
-acc_fallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+call_python(PyObject *func, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+            PyObject *kwnames)
 {
     Py_ssize_t total = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
     PyObject *small[8];
@@ -449,7 +450,7 @@ acc_fallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *
     for (Py_ssize_t i = 0; i < total; i++) {
         stack[i + 1] = args[i];
     }
-    PyObject *result = PyObject_Vectorcall(py_append_to_open, stack, nargs + 1, kwnames);
+    PyObject *result = PyObject_Vectorcall(func, stack, nargs + 1, kwnames);
     if (stack != small) {
         PyMem_Free(stack);
     }
@@ -467,7 +468,7 @@ static PyObject *
 acc_append_to_open(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     if (kwnames != NULL || nargs != 5 || Py_TYPE(self) != acc_type || args[4] != Py_None) {
-        return acc_fallback(self, args, nargs, kwnames);
+        return call_python(py_append_to_open, self, args, nargs, kwnames);
     }
     PyObject *open = PyObject_GetAttr(self, str_open);
     if (open == NULL) {
@@ -475,7 +476,7 @@ acc_append_to_open(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyOb
     }
     if (!PyDict_CheckExact(open)) {
         Py_DECREF(open);
-        return acc_fallback(self, args, nargs, kwnames);
+        return call_python(py_append_to_open, self, args, nargs, kwnames);
     }
     PyObject *batch = PyDict_GetItemWithError(open, args[0]); /* borrowed */
     if (batch == NULL) {
@@ -501,7 +502,7 @@ acc_append_to_open(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyOb
             return NULL;
         }
         Py_DECREF(ts);
-        return acc_fallback(self, args, nargs, kwnames); /* full: grow or close */
+        return call_python(py_append_to_open, self, args, nargs, kwnames); /* full: grow or close */
     }
     /* From here on the record is in the batch: no fallback, errors only. */
     PyObject *results = PyObject_GetAttr(batch, str_results);
@@ -590,6 +591,117 @@ bind_append_to_open(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return method;
 }
 
+/* ---------------------------------------------- BatchResults.add_callback */
+
+static PyTypeObject *results_type;    /* BatchResults */
+static PyObject *py_add_callback;     /* its Python add_callback */
+static PyObject *str_segments, *str_callbacks;
+
+/* add_callback(fut, index, fn, ctx) while the batch has no outcome and nothing is
+ * cancelled (what asyncio.gather and add_done_callback meet): the registration is
+ * appended to self._callbacks (a new list when None), as the Python method does,
+ * without its frame. Everything else is the Python method's. */
+static PyObject *
+results_add_callback(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                     PyObject *kwnames)
+{
+    if (kwnames != NULL || nargs != 4 || Py_TYPE(self) != results_type) {
+        return call_python(py_add_callback, self, args, nargs, kwnames);
+    }
+    PyObject *segments = PyObject_GetAttr(self, str_segments);
+    if (segments == NULL) {
+        return NULL;
+    }
+    int empty = PyList_CheckExact(segments) && PyList_GET_SIZE(segments) == 0;
+    Py_DECREF(segments);
+    int none = empty ? attr_is_none(self, str_cancelled_indexes) : 0;
+    if (none < 0) {
+        return NULL;
+    }
+    PyObject *callbacks = none ? PyObject_GetAttr(self, str_callbacks) : NULL;
+    if (callbacks == NULL) {
+        if (none) {
+            return NULL; /* the read failed */
+        }
+        return call_python(py_add_callback, self, args, nargs, kwnames);
+    }
+    int failed;
+    if (callbacks == Py_None) {
+        PyObject *list = PyList_New(4);
+        if (list == NULL) {
+            Py_DECREF(callbacks);
+            return NULL;
+        }
+        for (Py_ssize_t i = 0; i < 4; i++) {
+            PyList_SET_ITEM(list, i, Py_NewRef(args[i]));
+        }
+        failed = PyObject_SetAttr(self, str_callbacks, list) < 0;
+        Py_DECREF(list);
+    }
+    else if (PyList_CheckExact(callbacks)) {
+        failed = PyList_Append(callbacks, args[0]) < 0 || PyList_Append(callbacks, args[1]) < 0
+            || PyList_Append(callbacks, args[2]) < 0 || PyList_Append(callbacks, args[3]) < 0;
+    }
+    else {
+        Py_DECREF(callbacks);
+        return call_python(py_add_callback, self, args, nargs, kwnames);
+    }
+    Py_DECREF(callbacks);
+    if (failed) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef add_callback_def = {
+    "add_callback", (PyCFunction)(void (*)(void))results_add_callback,
+    METH_FASTCALL | METH_KEYWORDS, NULL,
+};
+
+PyDoc_STRVAR(bind_add_callback_doc,
+"bind_add_callback(results_class, python_add_callback, /)\n"
+"--\n"
+"\n"
+"The C add_callback of results_class (a method descriptor, documented as\n"
+"python_add_callback): while self.segments is an empty list and\n"
+"self.cancelled_indexes is None, it appends (fut, index, fn, ctx) to\n"
+"self._callbacks (a new list when None); it calls python_add_callback(self, ...)\n"
+"for every other case.");
+
+static PyObject *
+bind_add_callback(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 2 || !PyType_Check(args[0]) || !PyCallable_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "bind_add_callback() takes a class and a callable");
+        return NULL;
+    }
+    if (add_callback_def.ml_doc == NULL) {
+        PyObject *doc = PyObject_GetAttrString(args[1], "__doc__");
+        if (doc == NULL) {
+            return NULL;
+        }
+        if (PyUnicode_Check(doc)) {
+            const char *utf8 = PyUnicode_AsUTF8(doc);
+            char *copy = utf8 ? PyMem_RawMalloc(strlen(utf8) + 1) : NULL;
+            if (copy == NULL) {
+                Py_DECREF(doc);
+                return utf8 ? PyErr_NoMemory() : NULL;
+            }
+            strcpy(copy, utf8); /* kept for the life of the process */
+            add_callback_def.ml_doc = copy;
+        }
+        Py_DECREF(doc);
+    }
+    PyObject *method = PyDescr_NewMethod((PyTypeObject *)args[0], &add_callback_def);
+    if (method == NULL) {
+        return NULL;
+    }
+    Py_XSETREF(results_type, (PyTypeObject *)Py_NewRef(args[0]));
+    Py_XSETREF(py_add_callback, Py_NewRef(args[1]));
+    return method;
+}
+
 PyDoc_STRVAR(configure_doc,
 "configure(metadata_class, done, cancelled, exception, result, /)\n"
 "--\n"
@@ -624,6 +736,8 @@ configure(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 static PyMethodDef module_methods[] = {
     {"new_future", (PyCFunction)(void (*)(void))new_future, METH_FASTCALL, new_future_doc},
     {"configure", (PyCFunction)(void (*)(void))configure, METH_FASTCALL, configure_doc},
+    {"bind_add_callback", (PyCFunction)(void (*)(void))bind_add_callback, METH_FASTCALL,
+     bind_add_callback_doc},
     {"bind_append_to_open", (PyCFunction)(void (*)(void))bind_append_to_open, METH_FASTCALL,
      bind_append_to_open_doc},
     {NULL},
@@ -649,13 +763,15 @@ PyInit__cfuture(void)
         str_add_callback = PyUnicode_InternFromString("add_callback");
         str_context = PyUnicode_InternFromString("context");
         str_open = PyUnicode_InternFromString("_open");
+        str_segments = PyUnicode_InternFromString("segments");
+        str_callbacks = PyUnicode_InternFromString("_callbacks");
         str_add = PyUnicode_InternFromString("add");
         str_append = PyUnicode_InternFromString("append");
         str_results = PyUnicode_InternFromString("results");
         int_create_time = PyLong_FromLong(0);
         int_log_append_time = PyLong_FromLong(1);
         if (!str_whole || !str_cancelled_indexes || !str_loop || !str_tp || !str_timestamps
-            || !str_add_callback || !str_context || !str_open || !str_add || !str_append
+            || !str_add_callback || !str_context || !str_open || !str_segments || !str_callbacks || !str_add || !str_append
             || !str_results || !int_create_time
             || !int_log_append_time) {
             return NULL;

@@ -34,3 +34,6 @@ def bind_append_to_open(
     future_class: type[Any],
     /,
 ) -> Callable[..., Any]: ...
+def bind_add_callback(
+    results_class: type[Any], python_add_callback: Callable[..., Any], /
+) -> Any: ...
