@@ -595,12 +595,14 @@ bind_append_to_open(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 
 static PyTypeObject *results_type;    /* BatchResults */
 static PyObject *py_add_callback;     /* its Python add_callback */
-static PyObject *str_segments, *str_callbacks;
+static PyObject *str_segments, *str_callbacks, *str_soon;
 
-/* add_callback(fut, index, fn, ctx) while the batch has no outcome and nothing is
- * cancelled (what asyncio.gather and add_done_callback meet): the registration is
- * appended to self._callbacks (a new list when None), as the Python method does,
- * without its frame. Everything else is the Python method's. */
+/* add_callback(fut, index, fn, ctx) as the Python method does, without its frame, in
+ * the two cases asyncio.gather and add_done_callback meet, nothing cancelled: the
+ * batch has no outcome (the registration is appended to self._callbacks, a new list
+ * when None), or one outcome for all its records and a loop callback already due for
+ * callbacks of done futures (appended to self._soon, as call_soon does). Everything
+ * else is the Python method's. */
 static PyObject *
 results_add_callback(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                      PyObject *kwnames)
@@ -614,10 +616,36 @@ results_add_callback(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
     }
     int empty = PyList_CheckExact(segments) && PyList_GET_SIZE(segments) == 0;
     Py_DECREF(segments);
-    int none = empty ? attr_is_none(self, str_cancelled_indexes) : 0;
+    int none = attr_is_none(self, str_cancelled_indexes);
     if (none < 0) {
         return NULL;
     }
+    if (!empty && none && args[2] != Py_None) {
+        /* An outcome, nothing cancelled: done if the one outcome covers every record
+         * (whole). A callback on a done future joins those waiting for this batch's
+         * loop callback (_soon, see call_soon) when there are some; the first one
+         * schedules it, in Python. */
+        int whole_none = attr_is_none(self, str_whole);
+        if (whole_none < 0) {
+            return NULL;
+        }
+        PyObject *soon = whole_none ? NULL : PyObject_GetAttr(self, str_soon);
+        if (soon == NULL && !whole_none) {
+            return NULL;
+        }
+        if (soon != NULL && PyList_CheckExact(soon) && PyList_GET_SIZE(soon) > 0) {
+            int failed = PyList_Append(soon, args[0]) < 0 || PyList_Append(soon, args[2]) < 0
+                || PyList_Append(soon, args[3]) < 0;
+            Py_DECREF(soon);
+            if (failed) {
+                return NULL;
+            }
+            Py_RETURN_NONE;
+        }
+        Py_XDECREF(soon);
+        return call_python(py_add_callback, self, args, nargs, kwnames);
+    }
+    none = none && empty;
     PyObject *callbacks = none ? PyObject_GetAttr(self, str_callbacks) : NULL;
     if (callbacks == NULL) {
         if (none) {
@@ -765,13 +793,14 @@ PyInit__cfuture(void)
         str_open = PyUnicode_InternFromString("_open");
         str_segments = PyUnicode_InternFromString("segments");
         str_callbacks = PyUnicode_InternFromString("_callbacks");
+        str_soon = PyUnicode_InternFromString("_soon");
         str_add = PyUnicode_InternFromString("add");
         str_append = PyUnicode_InternFromString("append");
         str_results = PyUnicode_InternFromString("results");
         int_create_time = PyLong_FromLong(0);
         int_log_append_time = PyLong_FromLong(1);
         if (!str_whole || !str_cancelled_indexes || !str_loop || !str_tp || !str_timestamps
-            || !str_add_callback || !str_context || !str_open || !str_segments || !str_callbacks || !str_add || !str_append
+            || !str_add_callback || !str_context || !str_open || !str_segments || !str_callbacks || !str_soon || !str_add || !str_append
             || !str_results || !int_create_time
             || !int_log_append_time) {
             return NULL;

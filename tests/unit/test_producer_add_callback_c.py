@@ -54,6 +54,18 @@ async def scenario() -> list[Any]:
     gathered = await waiter
     await asyncio.sleep(0)
     seen.append(("gathered", [getattr(r, "offset", r) for r in gathered]))
+    # A batch with one outcome: callbacks of its done futures share a loop callback.
+    done = BatchResults(asyncio.get_running_loop(), TopicPartition("t", 1))
+    done_futs = []
+    for i in range(4):
+        done.timestamps.append(2000 + i)
+        done_futs.append(new_record_future(RecordFuture, done, i))
+    done.resolve(0, 4, 200, -1, 0)
+    for i, fut in enumerate(done_futs):
+        fut.add_done_callback(note(f"done-{i}"))
+    again = await asyncio.gather(*done_futs, *futs[:2])
+    seen.append(("gathered-done", [r.offset for r in again]))
+    await asyncio.sleep(0)
     return seen
 
 
@@ -65,7 +77,11 @@ async def test_c_same_as_python(monkeypatch: pytest.MonkeyPatch) -> None:
     assert c_seen == py_seen
     assert ("before-0", 0, 100) in c_seen and ("after-fail", 3, "ValueError('refused')") in c_seen
     assert ("after-cancel", 4, "cancelled") in c_seen
-    assert c_seen[-1] == ("gathered", [100, 101, 102])
+    assert ("gathered", [100, 101, 102]) in c_seen
+    assert [e for e in c_seen if e[0].startswith("done-")] == [
+        (f"done-{i}", i, 200 + i) for i in range(4)
+    ]
+    assert c_seen[-1] == ("gathered-done", [200, 201, 202, 203, 100, 101])
 
 
 @needs_c
