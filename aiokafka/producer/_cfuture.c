@@ -424,6 +424,312 @@ new_future(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return (PyObject *)self;
 }
 
+/* ------------------------------------ RecordAccumulator.append_to_open */
+
+/* Set by bind_append_to_open() (strong references, replaced if it runs again). */
+static PyTypeObject *acc_type;        /* RecordAccumulator */
+static PyObject *py_append_to_open;   /* its Python append_to_open */
+static PyTypeObject *future_type;     /* RecordFuture */
+static PyObject *str_open, *str_add, *str_append, *str_results;
+
+/* func(self, *args, **kwargs): the Python method, for every case a C one leaves. */
+static PyObject *
+call_python(PyObject *func, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+            PyObject *kwnames)
+{
+    Py_ssize_t total = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+    PyObject *small[8];
+    PyObject **stack = small;
+    if (total + 1 > 8) {
+        stack = PyMem_Malloc((size_t)(total + 1) * sizeof(PyObject *));
+        if (stack == NULL) {
+            return PyErr_NoMemory();
+        }
+    }
+    stack[0] = self;
+    for (Py_ssize_t i = 0; i < total; i++) {
+        stack[i + 1] = args[i];
+    }
+    PyObject *result = PyObject_Vectorcall(func, stack, nargs + 1, kwnames);
+    if (stack != small) {
+        PyMem_Free(stack);
+    }
+    return result;
+}
+
+/* append_to_open(tp, timestamp, key, value, headers): the record goes into tp's open
+ * batch (self._open[tp]) through the batch's builder (batch.add, which returns the
+ * record's timestamp), the timestamp into batch.results.timestamps, and its future is made here, as the Python method
+ * does, without its frame. Cases this leaves to the Python method, which does them
+ * all: headers, a batch the record does not fit in (batch.add returned None,
+ * having changed nothing: the Python method asks it again, then grows or closes the
+ * batch), keyword arguments, a subclass. */
+static PyObject *
+acc_append_to_open(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    if (kwnames != NULL || nargs != 5 || Py_TYPE(self) != acc_type || args[4] != Py_None) {
+        return call_python(py_append_to_open, self, args, nargs, kwnames);
+    }
+    PyObject *open = PyObject_GetAttr(self, str_open);
+    if (open == NULL) {
+        return NULL;
+    }
+    if (!PyDict_CheckExact(open)) {
+        Py_DECREF(open);
+        return call_python(py_append_to_open, self, args, nargs, kwnames);
+    }
+    PyObject *batch = PyDict_GetItemWithError(open, args[0]); /* borrowed */
+    if (batch == NULL) {
+        Py_DECREF(open);
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        Py_RETURN_NONE; /* no open batch: the caller starts one */
+    }
+    Py_INCREF(batch);
+    Py_DECREF(open);
+    PyObject *add = PyObject_GetAttr(batch, str_add);
+    if (add == NULL) {
+        Py_DECREF(batch);
+        return NULL;
+    }
+    PyObject *stack[4] = {args[1], args[2], args[3], Py_None};
+    PyObject *ts = PyObject_Vectorcall(add, stack, 4, NULL);
+    Py_DECREF(add);
+    if (ts == NULL || ts == Py_None) {
+        Py_DECREF(batch);
+        if (ts == NULL) {
+            return NULL;
+        }
+        Py_DECREF(ts);
+        return call_python(py_append_to_open, self, args, nargs, kwnames); /* full: grow or close */
+    }
+    /* From here on the record is in the batch: no fallback, errors only. */
+    PyObject *results = PyObject_GetAttr(batch, str_results);
+    Py_DECREF(batch);
+    PyObject *timestamps = results ? PyObject_GetAttr(results, str_timestamps) : NULL;
+    RecordFutureBase *future = NULL;
+    if (timestamps != NULL) {
+        /* An open batch has results of its own: the record's index is the number
+         * of records before it. */
+        Py_ssize_t index = PyObject_Length(timestamps);
+        if (index >= 0) {
+            int appended = PyList_CheckExact(timestamps) ? PyList_Append(timestamps, ts) : -1;
+            if (appended < 0 && !PyErr_Occurred()) {
+                PyObject *r = PyObject_CallMethodOneArg(timestamps, str_append, ts);
+                appended = r == NULL ? -1 : 0;
+                Py_XDECREF(r);
+            }
+            if (appended == 0) {
+                future = (RecordFutureBase *)future_type->tp_alloc(future_type, 0);
+            }
+        }
+        if (future != NULL) {
+            PyObject_GC_UnTrack(future); /* as new_future() makes it */
+            future->results = Py_NewRef(results);
+            future->index = index;
+        }
+    }
+    Py_XDECREF(ts);
+    Py_XDECREF(results);
+    Py_XDECREF(timestamps);
+    return (PyObject *)future;
+}
+
+static PyMethodDef append_to_open_def = {
+    "append_to_open", (PyCFunction)(void (*)(void))acc_append_to_open,
+    METH_FASTCALL | METH_KEYWORDS, NULL,
+};
+
+PyDoc_STRVAR(bind_append_to_open_doc,
+"bind_append_to_open(accumulator_class, python_append_to_open, future_class, /)\n"
+"--\n"
+"\n"
+"The C append_to_open of accumulator_class (a method descriptor, documented as\n"
+"python_append_to_open). It reads self._open[tp] and the batch's add and\n"
+"results.timestamps, makes future_class futures (untracked, as new_future), and\n"
+"calls python_append_to_open(self, ...) for every case it does not handle\n"
+"(headers, a full batch, keyword arguments, a subclass).");
+
+static PyObject *
+bind_append_to_open(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 3 || !PyType_Check(args[0]) || !PyCallable_Check(args[1])
+        || !PyType_Check(args[2])
+        || !PyType_IsSubtype((PyTypeObject *)args[2], &RecordFutureBaseType)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "bind_append_to_open() takes a class, a callable and a "
+                        "RecordFutureBase subclass");
+        return NULL;
+    }
+    if (append_to_open_def.ml_doc == NULL) {
+        /* The C method shows the Python one's docstring (help(), the API docs). */
+        PyObject *doc = PyObject_GetAttrString(args[1], "__doc__");
+        if (doc == NULL) {
+            return NULL;
+        }
+        if (PyUnicode_Check(doc)) {
+            const char *utf8 = PyUnicode_AsUTF8(doc);
+            char *copy = utf8 ? PyMem_RawMalloc(strlen(utf8) + 1) : NULL;
+            if (copy == NULL) {
+                Py_DECREF(doc);
+                return utf8 ? PyErr_NoMemory() : NULL;
+            }
+            strcpy(copy, utf8); /* kept for the life of the process */
+            append_to_open_def.ml_doc = copy;
+        }
+        Py_DECREF(doc);
+    }
+    PyObject *method = PyDescr_NewMethod((PyTypeObject *)args[0], &append_to_open_def);
+    if (method == NULL) {
+        return NULL;
+    }
+    Py_XSETREF(acc_type, (PyTypeObject *)Py_NewRef(args[0]));
+    Py_XSETREF(py_append_to_open, Py_NewRef(args[1]));
+    Py_XSETREF(future_type, (PyTypeObject *)Py_NewRef(args[2]));
+    return method;
+}
+
+/* ---------------------------------------------- BatchResults.add_callback */
+
+static PyTypeObject *results_type;    /* BatchResults */
+static PyObject *py_add_callback;     /* its Python add_callback */
+static PyObject *str_segments, *str_callbacks, *str_soon;
+
+/* add_callback(fut, index, fn, ctx) as the Python method does, without its frame, in
+ * the two cases asyncio.gather and add_done_callback meet, nothing cancelled: the
+ * batch has no outcome (the registration is appended to self._callbacks, a new list
+ * when None), or one outcome for all its records and a loop callback already due for
+ * callbacks of done futures (appended to self._soon, as call_soon does). Everything
+ * else is the Python method's. */
+static PyObject *
+results_add_callback(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                     PyObject *kwnames)
+{
+    if (kwnames != NULL || nargs != 4 || Py_TYPE(self) != results_type) {
+        return call_python(py_add_callback, self, args, nargs, kwnames);
+    }
+    PyObject *segments = PyObject_GetAttr(self, str_segments);
+    if (segments == NULL) {
+        return NULL;
+    }
+    int empty = PyList_CheckExact(segments) && PyList_GET_SIZE(segments) == 0;
+    Py_DECREF(segments);
+    int none = attr_is_none(self, str_cancelled_indexes);
+    if (none < 0) {
+        return NULL;
+    }
+    if (!empty && none && args[2] != Py_None) {
+        /* An outcome, nothing cancelled: done if the one outcome covers every record
+         * (whole). A callback on a done future joins those waiting for this batch's
+         * loop callback (_soon, see call_soon) when there are some; the first one
+         * schedules it, in Python. */
+        int whole_none = attr_is_none(self, str_whole);
+        if (whole_none < 0) {
+            return NULL;
+        }
+        PyObject *soon = whole_none ? NULL : PyObject_GetAttr(self, str_soon);
+        if (soon == NULL && !whole_none) {
+            return NULL;
+        }
+        if (soon != NULL && PyList_CheckExact(soon) && PyList_GET_SIZE(soon) > 0) {
+            int failed = PyList_Append(soon, args[0]) < 0 || PyList_Append(soon, args[2]) < 0
+                || PyList_Append(soon, args[3]) < 0;
+            Py_DECREF(soon);
+            if (failed) {
+                return NULL;
+            }
+            Py_RETURN_NONE;
+        }
+        Py_XDECREF(soon);
+        return call_python(py_add_callback, self, args, nargs, kwnames);
+    }
+    none = none && empty;
+    PyObject *callbacks = none ? PyObject_GetAttr(self, str_callbacks) : NULL;
+    if (callbacks == NULL) {
+        if (none) {
+            return NULL; /* the read failed */
+        }
+        return call_python(py_add_callback, self, args, nargs, kwnames);
+    }
+    int failed;
+    if (callbacks == Py_None) {
+        PyObject *list = PyList_New(4);
+        if (list == NULL) {
+            Py_DECREF(callbacks);
+            return NULL;
+        }
+        for (Py_ssize_t i = 0; i < 4; i++) {
+            PyList_SET_ITEM(list, i, Py_NewRef(args[i]));
+        }
+        failed = PyObject_SetAttr(self, str_callbacks, list) < 0;
+        Py_DECREF(list);
+    }
+    else if (PyList_CheckExact(callbacks)) {
+        failed = PyList_Append(callbacks, args[0]) < 0 || PyList_Append(callbacks, args[1]) < 0
+            || PyList_Append(callbacks, args[2]) < 0 || PyList_Append(callbacks, args[3]) < 0;
+    }
+    else {
+        Py_DECREF(callbacks);
+        return call_python(py_add_callback, self, args, nargs, kwnames);
+    }
+    Py_DECREF(callbacks);
+    if (failed) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef add_callback_def = {
+    "add_callback", (PyCFunction)(void (*)(void))results_add_callback,
+    METH_FASTCALL | METH_KEYWORDS, NULL,
+};
+
+PyDoc_STRVAR(bind_add_callback_doc,
+"bind_add_callback(results_class, python_add_callback, /)\n"
+"--\n"
+"\n"
+"The C add_callback of results_class (a method descriptor, documented as\n"
+"python_add_callback): while self.segments is an empty list and\n"
+"self.cancelled_indexes is None, it appends (fut, index, fn, ctx) to\n"
+"self._callbacks (a new list when None); it calls python_add_callback(self, ...)\n"
+"for every other case.");
+
+static PyObject *
+bind_add_callback(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 2 || !PyType_Check(args[0]) || !PyCallable_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "bind_add_callback() takes a class and a callable");
+        return NULL;
+    }
+    if (add_callback_def.ml_doc == NULL) {
+        PyObject *doc = PyObject_GetAttrString(args[1], "__doc__");
+        if (doc == NULL) {
+            return NULL;
+        }
+        if (PyUnicode_Check(doc)) {
+            const char *utf8 = PyUnicode_AsUTF8(doc);
+            char *copy = utf8 ? PyMem_RawMalloc(strlen(utf8) + 1) : NULL;
+            if (copy == NULL) {
+                Py_DECREF(doc);
+                return utf8 ? PyErr_NoMemory() : NULL;
+            }
+            strcpy(copy, utf8); /* kept for the life of the process */
+            add_callback_def.ml_doc = copy;
+        }
+        Py_DECREF(doc);
+    }
+    PyObject *method = PyDescr_NewMethod((PyTypeObject *)args[0], &add_callback_def);
+    if (method == NULL) {
+        return NULL;
+    }
+    Py_XSETREF(results_type, (PyTypeObject *)Py_NewRef(args[0]));
+    Py_XSETREF(py_add_callback, Py_NewRef(args[1]));
+    return method;
+}
+
 PyDoc_STRVAR(configure_doc,
 "configure(metadata_class, done, cancelled, exception, result, /)\n"
 "--\n"
@@ -458,6 +764,10 @@ configure(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 static PyMethodDef module_methods[] = {
     {"new_future", (PyCFunction)(void (*)(void))new_future, METH_FASTCALL, new_future_doc},
     {"configure", (PyCFunction)(void (*)(void))configure, METH_FASTCALL, configure_doc},
+    {"bind_add_callback", (PyCFunction)(void (*)(void))bind_add_callback, METH_FASTCALL,
+     bind_add_callback_doc},
+    {"bind_append_to_open", (PyCFunction)(void (*)(void))bind_append_to_open, METH_FASTCALL,
+     bind_append_to_open_doc},
     {NULL},
 };
 
@@ -480,10 +790,18 @@ PyInit__cfuture(void)
         str_timestamps = PyUnicode_InternFromString("timestamps");
         str_add_callback = PyUnicode_InternFromString("add_callback");
         str_context = PyUnicode_InternFromString("context");
+        str_open = PyUnicode_InternFromString("_open");
+        str_segments = PyUnicode_InternFromString("segments");
+        str_callbacks = PyUnicode_InternFromString("_callbacks");
+        str_soon = PyUnicode_InternFromString("_soon");
+        str_add = PyUnicode_InternFromString("add");
+        str_append = PyUnicode_InternFromString("append");
+        str_results = PyUnicode_InternFromString("results");
         int_create_time = PyLong_FromLong(0);
         int_log_append_time = PyLong_FromLong(1);
         if (!str_whole || !str_cancelled_indexes || !str_loop || !str_tp || !str_timestamps
-            || !str_add_callback || !str_context || !int_create_time
+            || !str_add_callback || !str_context || !str_open || !str_segments || !str_callbacks || !str_soon || !str_add || !str_append
+            || !str_results || !int_create_time
             || !int_log_append_time) {
             return NULL;
         }

@@ -28,3 +28,12 @@ def configure(
     result: Callable[[Any], Any],
     /,
 ) -> None: ...
+def bind_append_to_open(
+    accumulator_class: type[Any],
+    python_append_to_open: Callable[..., Any],
+    future_class: type[Any],
+    /,
+) -> Callable[..., Any]: ...
+def bind_add_callback(
+    results_class: type[Any], python_add_callback: Callable[..., Any], /
+) -> Any: ...

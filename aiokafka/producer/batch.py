@@ -50,7 +50,7 @@ class ProducerBatch:
         settled: Every record future has its outcome (:attr:`done` is resolved).
     """
 
-    __slots__ = ("_done", "append", "attempts", "base_sequence", "batch_future", "builder",
+    __slots__ = ("_done", "add", "attempts", "base_sequence", "batch_future", "builder",
                  "closed", "created", "deadline", "first", "in_flight", "last_error", "order",
                  "producer_epoch", "replaced", "reserved", "results", "retry_at", "settled",
                  "tp")  # fmt: skip
@@ -68,9 +68,9 @@ class ProducerBatch:
     ) -> None:
         self.tp = tp
         self.builder = builder
-        #: The builder's ``append_next`` (in C when built: encoding, counters and the
-        #: record's metadata in one call), for ``append_to_open``.
-        self.append = builder.appender()
+        #: The builder's ``add`` at the next offset (in C when built: encoding and
+        #: counters in one call, the record's timestamp back), for ``append_to_open``.
+        self.add = builder.adder()
         self.results = results
         self.first = first
         self.replaced = False

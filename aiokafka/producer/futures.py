@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, cast
 from aiokafka._extensions import load_extension
 from aiokafka.structs import RecordMetadata, TopicPartition
 
-__all__ = ["BatchResults", "RecordFuture", "new_record_future"]
+__all__ = ["BatchResults", "RecordFuture", "bind_append_to_open", "new_record_future"]
 
 _new_tuple = tuple.__new__
 _copy_context = contextvars.copy_context
@@ -464,6 +464,18 @@ else:
     )
 
 
+#: :meth:`BatchResults.add_callback` as written above: the whole path, to which the C
+#: one (``_cfuture.c``, when built) hands every call but a registration on a batch
+#: with no outcome and nothing cancelled. Tests compare the two.
+python_add_callback = BatchResults.add_callback
+if _cfuture is not None:
+    # asyncio.gather and add_done_callback register one callback per future: in C, no
+    # Python frame per registration.
+    BatchResults.add_callback = _cfuture.bind_add_callback(  # type: ignore[method-assign]
+        BatchResults, python_add_callback
+    )
+
+
 class RecordFuture(_FutureFields):
     """The outcome of one record: an ``asyncio``-compatible future of its
     :class:`~aiokafka.structs.RecordMetadata`.
@@ -535,3 +547,15 @@ def _python_new_future(cls: type[RecordFuture], results: BatchResults, index: in
 new_record_future: Callable[[type[RecordFuture], BatchResults, int], RecordFuture] = (
     _python_new_future if _cfuture is None else _cfuture.new_future
 )
+
+
+def bind_append_to_open(cls: type[Any], python_method: Callable[..., Any]) -> Callable[..., Any]:
+    """``RecordAccumulator.append_to_open`` as the accumulator module installs it: the
+    C one of ``_cfuture.c`` when built (the common record, no headers and room in the
+    open batch, without a Python frame; it calls ``python_method`` for every other
+    case), else ``python_method`` itself."""
+    if _cfuture is None:
+        return python_method
+    return cast(
+        "Callable[..., Any]", _cfuture.bind_append_to_open(cls, python_method, RecordFuture)
+    )

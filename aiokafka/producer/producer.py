@@ -114,6 +114,8 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
         # Called by ProducerOptions.__init__ with the validated options.
         self._config = config
         self._serializer = RecordSerializer(config.key_serializer, config.value_serializer)
+        # No serializers: send() skips serialize() for a record of bytes (or None).
+        self._plain = self._serializer.plain
         self._partitioner = config.partitioner
         self._sticky = StickyPartitionState()
         self._max_request_size = config.max_request_size
@@ -347,9 +349,25 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
         """
         if not self._accepting:
             self._check_running(sending=True)
-        key_bytes, value_bytes, header_list = self._serializer.serialize(
-            key, value, headers, timestamp_ms
-        )
+        key_bytes: bytes | None
+        value_bytes: bytes | None
+        header_list: list[tuple[str, bytes | None]] | None
+        if (
+            headers is None
+            and timestamp_ms is None
+            and self._plain
+            and (value is None or type(value) is bytes)
+            and (key is None or type(key) is bytes)
+        ):
+            # The common record (no serializers, bytes or None, no headers or
+            # timestamp) has nothing to convert or check: what serialize() would
+            # return, without its call (this runs once per record).
+            # (mypy does not narrow a type variable by these checks.)
+            key_bytes, value_bytes, header_list = key, value, None  # type: ignore[assignment]
+        else:
+            key_bytes, value_bytes, header_list = self._serializer.serialize(
+                key, value, headers, timestamp_ms
+            )
         size = (len(value_bytes) if value_bytes is not None else 0) + (
             len(key_bytes) if key_bytes is not None else 0
         )

@@ -549,6 +549,7 @@ static Py_ssize_t slot_offsets[N_SLOTS];
 static PyTypeObject *builder_type;   /* DefaultRecordBatchBuilder */
 static PyTypeObject *metadata_type;  /* DefaultRecordMetadata, a tuple subclass */
 static PyObject *py_append_next;     /* the Python DefaultRecordBatchBuilder.append_next */
+static PyObject *py_add;             /* the Python DefaultRecordBatchBuilder.add */
 
 /* func(self, *args, **kwargs): the Python method, for every case a fast path leaves. */
 static PyObject *
@@ -573,13 +574,6 @@ fallback_to(PyObject *func, PyObject *self, PyObject *const *args, Py_ssize_t na
         PyMem_Free(stack);
     }
     return result;
-}
-
-/* The Python append_next(self, ...). */
-static PyObject *
-fallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
-{
-    return fallback_to(py_append_next, self, args, nargs, kwnames);
 }
 
 /* The member offsets of the object slots `names` of `cls`, or -1 with an exception
@@ -650,32 +644,37 @@ now_ms(int64_t *out)
     return 1;
 }
 
+/* append_next(), or (with_meta 0) add() for its common case: what it returns is the
+ * record's timestamp, not a metadata tuple (the producer's path: no tuple and no
+ * size int per record). Every other case goes to py_func(self, ...). */
 static PyObject *
-append_next(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+append_common(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+              int with_meta)
 {
+    PyObject *py_func = with_meta ? py_append_next : py_add;
     if (kwnames != NULL || nargs < 3 || nargs > 4 || Py_TYPE(self) != builder_type) {
-        return fallback(self, args, nargs, kwnames);
+        return fallback_to(py_func, self, args, nargs, kwnames);
     }
     PyObject *timestamp = args[0], *key = args[1], *value = args[2];
     if ((nargs == 4 && args[3] != Py_None)
         || (key != Py_None && !PyBytes_CheckExact(key))
         || (value != Py_None && !PyBytes_CheckExact(value))) {
-        return fallback(self, args, nargs, kwnames);
+        return fallback_to(py_func, self, args, nargs, kwnames);
     }
     PyObject *buffer = SLOT(self, SLOT_BUFFER);
     int64_t count, first_ts = 0, max_ts = 0, ts, limit = -1;
     if (SLOT(self, SLOT_BUILT) != Py_False || buffer == NULL
         || !PyByteArray_CheckExact(buffer)
         || !slot_int64(SLOT(self, SLOT_COUNT), &count)) {
-        return fallback(self, args, nargs, kwnames);
+        return fallback_to(py_func, self, args, nargs, kwnames);
     }
     if (timestamp == Py_None) {
         if (!now_ms(&ts)) {
-            return fallback(self, args, nargs, kwnames);
+            return fallback_to(py_func, self, args, nargs, kwnames);
         }
     }
     else if (!slot_int64(timestamp, &ts)) {
-        return fallback(self, args, nargs, kwnames);
+        return fallback_to(py_func, self, args, nargs, kwnames);
     }
     int64_t ts_delta = 0;
     if (count) {
@@ -687,7 +686,7 @@ append_next(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *k
             || (first_ts > 0 && ts < INT64_MIN + first_ts)
             || (first_ts < 0 && ts > INT64_MAX + first_ts)) {
             /* (A delta outside int64: Python raises the ValueError.) */
-            return fallback(self, args, nargs, kwnames);
+            return fallback_to(py_func, self, args, nargs, kwnames);
         }
         ts_delta = ts - first_ts;
         long long l = PyLong_AsLongLongAndOverflow(batch_size, &overflow);
@@ -713,10 +712,10 @@ append_next(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *k
     PyObject *ts_obj = timestamp == Py_None ? PyLong_FromLongLong(ts) : Py_NewRef(timestamp);
     PyObject *offset_obj = PyLong_FromLongLong(count);
     PyObject *count_obj = PyLong_FromLongLong(count + 1);
-    PyObject *size_obj = PyLong_FromSsize_t(after - before);
+    PyObject *size_obj = with_meta ? PyLong_FromSsize_t(after - before) : NULL;
     PyObject *meta = NULL;
-    if (ts_obj && offset_obj && count_obj && size_obj) {
-        meta = metadata_type->tp_alloc(metadata_type, 3);
+    if (ts_obj && offset_obj && count_obj && (size_obj || !with_meta)) {
+        meta = with_meta ? metadata_type->tp_alloc(metadata_type, 3) : Py_NewRef(ts_obj);
     }
     if (meta == NULL || PyByteArray_Resize(buffer, after) < 0) {
         Py_XDECREF(ts_obj);
@@ -740,10 +739,27 @@ append_next(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *k
     }
     Py_XSETREF(SLOT(self, SLOT_COUNT), count_obj);
     Py_XSETREF(SLOT(self, SLOT_LAST_OFFSET), Py_NewRef(offset_obj));
+    if (!with_meta) {
+        Py_DECREF(offset_obj);
+        Py_DECREF(ts_obj);
+        return meta; /* the timestamp */
+    }
     PyTuple_SET_ITEM(meta, 0, offset_obj);
     PyTuple_SET_ITEM(meta, 1, size_obj);
     PyTuple_SET_ITEM(meta, 2, ts_obj);
     return meta;
+}
+
+static PyObject *
+append_next(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return append_common(self, args, nargs, kwnames, 1);
+}
+
+static PyObject *
+add_next(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return append_common(self, args, nargs, kwnames, 0);
 }
 
 static PyMethodDef append_next_def = {
@@ -751,6 +767,41 @@ static PyMethodDef append_next_def = {
     "append_next(timestamp, key, value, headers=None)\n--\n\n"
     "DefaultRecordBatchBuilder.append_next in C (see bind_builder).",
 };
+
+static PyMethodDef add_next_def = {
+    "add", (PyCFunction)(void (*)(void))add_next, METH_FASTCALL | METH_KEYWORDS,
+    "add(timestamp, key, value, headers=None)\n--\n\n"
+    "DefaultRecordBatchBuilder.add at the next offset in C (see bind_adder).",
+};
+
+PyDoc_STRVAR(bind_adder_doc,
+"bind_adder(python_add, /)\n"
+"--\n"
+"\n"
+"The C add of the builder class given to bind_builder() (call that first): a\n"
+"method descriptor for the common record (key and value bytes or None, no\n"
+"headers, the next offset), returning the record's timestamp or None (the batch\n"
+"is full), as python_add does; it calls python_add(self, ...) for every other case.");
+
+static PyObject *
+bind_adder(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 1 || !PyCallable_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "bind_adder() takes a callable");
+        return NULL;
+    }
+    if (builder_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "bind_builder() was not called");
+        return NULL;
+    }
+    PyObject *method = PyDescr_NewMethod(builder_type, &add_next_def);
+    if (method == NULL) {
+        return NULL;
+    }
+    Py_XSETREF(py_add, Py_NewRef(args[0]));
+    return method;
+}
 
 PyDoc_STRVAR(bind_builder_doc,
 "bind_builder(builder_class, metadata_class, python_append_next, /)\n"
@@ -925,6 +976,7 @@ static PyMethodDef cbuilder_methods[] = {
      append_values_doc},
     {"bind_builder", (PyCFunction)(void (*)(void))bind_builder, METH_FASTCALL,
      bind_builder_doc},
+    {"bind_adder", (PyCFunction)(void (*)(void))bind_adder, METH_FASTCALL, bind_adder_doc},
     {NULL, NULL, 0, NULL},
 };
 

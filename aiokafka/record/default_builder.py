@@ -218,6 +218,17 @@ Appender = Callable[
     ],
     DefaultRecordMetadata | None,
 ]
+#: What :meth:`DefaultRecordBatchBuilder.adder` returns: ``add(timestamp, key, value,
+#: headers)``, the record's timestamp or None (the batch is full).
+Adder = Callable[
+    [
+        int | None,
+        bytes | bytearray | memoryview | None,
+        bytes | bytearray | memoryview | None,
+        Iterable[tuple[str, bytes | None]] | None,
+    ],
+    int | None,
+]
 
 
 class DefaultRecordBatchBuilder:
@@ -477,6 +488,15 @@ class DefaultRecordBatchBuilder:
         if _c_append_next is None:
             return self.append_next
         return _c_append_next.__get__(self)  # type: ignore[no-any-return]
+
+    def adder(self) -> Adder:
+        """:meth:`add` of this builder for the next offset, for a caller that adds many
+        records (the producer's batches): the C one (``_cbuilder.c``) when the
+        extension is built. Same arguments, results and errors (it hands every record
+        it does not handle itself, e.g. one with headers, to :meth:`add`)."""
+        if _c_add is None:
+            return self.add
+        return _c_add.__get__(self)  # type: ignore[no-any-return]
 
     def add(
         self,
@@ -754,6 +774,9 @@ _c_append_next: Any = (
         DefaultRecordBatchBuilder.append_next,
     )
 )
+#: :meth:`DefaultRecordBatchBuilder.add` in C for the next offset, a method descriptor
+#: (bound by :meth:`~DefaultRecordBatchBuilder.adder`), or None: the pure-Python path.
+_c_add: Any = None if _cbuilder is None else _cbuilder.bind_adder(DefaultRecordBatchBuilder.add)
 
 
 def build_control_batch(

@@ -351,13 +351,14 @@ def test_function_arguments_are_checked() -> None:
 def test_no_extensions_switch_forces_pure_python() -> None:
     code = (
         "from aiokafka.record import default_builder as d; "
-        "print(d._c_append_record, d._c_append_next)"
+        "print(d._c_append_record, d._c_append_next, d._c_add)"
     )
     env = dict(os.environ)
     for setting, expected in (
-        ("1", "None None"),
+        ("1", "None None None"),
         ("", "append_record"),
         ("0", "<method 'append_next' of 'DefaultRecordBatchBuilder' objects>"),
+        ("0", "<method 'add' of 'DefaultRecordBatchBuilder' objects>"),
     ):
         env["AIOKAFKA_NO_EXTENSIONS"] = setting
         out = subprocess.run(
@@ -395,29 +396,34 @@ Call = tuple[tuple[object, ...], dict[str, object]]
 
 
 def _next_outcome(
-    c_path: bool, calls: list[Call], pure: bool = True, **builder_args: Any
+    c_path: bool, calls: list[Call], pure: bool = True, via: str = "appender", **builder_args: Any
 ) -> list[object]:
-    """Run the calls through the builder's appender() with the C append_next, or
-    through the Python append_next (``pure``: with no extension at all); what each
-    returned (with its type) or raised, the builder's state after each, and the
-    built batch."""
-    if c_path and default_builder._c_append_next is None:
+    """Run the calls through the builder's appender() (``via="adder"``: adder()) with
+    the C method, or through the Python append_next (add) (``pure``: with no
+    extension at all); what each returned (with its type) or raised, the builder's
+    state after each, and the built batch."""
+    c_method = default_builder._c_append_next if via == "appender" else default_builder._c_add
+    if c_path and c_method is None:
         # The module imports (the tests call it directly), but AIOKAFKA_NO_EXTENSIONS
         # kept the builder from binding it.
         pytest.skip("AIOKAFKA_NO_EXTENSIONS is set: the builder has no C append_next")
-    saved = default_builder._c_append_next, default_builder._c_append_record
+    saved = (
+        default_builder._c_append_next,
+        default_builder._c_add,
+        default_builder._c_append_record,
+    )
     if not c_path:
-        default_builder._c_append_next = None
+        default_builder._c_append_next = default_builder._c_add = None
         if pure:
             default_builder._c_append_record = None
     try:
         builder = DefaultRecordBatchBuilder(**builder_args)
-        append = builder.appender()
+        append = getattr(builder, via)()
         assert (type(append).__name__ == "builtin_function_or_method") is c_path
         seen: list[object] = []
         for args, kwargs in calls:
             try:
-                got = append(*args, **kwargs)  # type: ignore[arg-type]
+                got = append(*args, **kwargs)
                 seen.append((type(got), got))
             except Exception as exc:
                 seen.append((type(exc), re.sub(r" at 0x[0-9a-f]+", "", str(exc))))
@@ -425,12 +431,18 @@ def _next_outcome(
         seen.append(bytes(builder.build()))
         return seen
     finally:
-        default_builder._c_append_next, default_builder._c_append_record = saved
+        (
+            default_builder._c_append_next,
+            default_builder._c_add,
+            default_builder._c_append_record,
+        ) = saved
 
 
-def _next_same_both_ways(calls: list[Call], pure: bool = True, **builder_args: Any) -> list[object]:
-    c = _next_outcome(True, calls, **builder_args)
-    assert c == _next_outcome(False, calls, pure, **builder_args)
+def _next_same_both_ways(
+    calls: list[Call], pure: bool = True, via: str = "appender", **builder_args: Any
+) -> list[object]:
+    c = _next_outcome(True, calls, via=via, **builder_args)
+    assert c == _next_outcome(False, calls, pure, via=via, **builder_args)
     return c
 
 
@@ -459,17 +471,37 @@ def test_append_next_c_timestamp_now() -> None:
     assert bytes(builder.build()) == py[-1]
 
 
+@pytest.mark.parametrize("via", ["appender", "adder"])
 @pytest.mark.parametrize("first", [0, 1_700_000_000_000, INT64_MIN, INT64_MAX, -1])
-def test_append_next_c_timestamp_deltas(first: int) -> None:
+def test_append_next_c_timestamp_deltas(first: int, via: str) -> None:
     calls: list[Call] = [((first, None, b"v"), {})]
     calls += [((first + d, b"k", None), {}) for d in DELTAS if INT64_MIN <= first + d <= INT64_MAX]
-    _next_same_both_ways(calls, batch_size=1 << 20)
+    _next_same_both_ways(calls, via=via, batch_size=1 << 20)
 
 
-def test_append_next_c_batch_full_decisions() -> None:
+@pytest.mark.parametrize("via", ["appender", "adder"])
+def test_append_next_c_batch_full_decisions(via: str) -> None:
     for batch_size in [*range(0, 400, 7), 1 << 70]:
         calls: list[Call] = [((1, b"k" * i, b"v" * (20 + i)), {}) for i in range(12)]
-        _next_same_both_ways(calls, batch_size=batch_size)
+        _next_same_both_ways(calls, via=via, batch_size=batch_size)
+
+
+def test_add_c_common_records_and_timestamp_now() -> None:
+    """The C add (adder()) returns the record's timestamp as add() does, no metadata."""
+    value = b"v" * 100
+    calls: list[Call] = [((1_700_000_000_000 + i % 7, None, value), {}) for i in range(50)]
+    calls += [((5, b"k" * n, b"x" * n, None), {}) for n in LENGTHS[:9]]
+    results = _next_same_both_ways(calls, via="adder", batch_size=1 << 30)
+    assert results[0] == (int, 1_700_000_000_000)
+    builder = DefaultRecordBatchBuilder(batch_size=1 << 20)
+    add = builder.adder()
+    before = time.time_ns() // 1_000_000
+    got = [add(None, None, b"v", None) for _ in range(3)]
+    after = time.time_ns() // 1_000_000
+    assert all(type(t) is int and before <= t <= after for t in got)
+    assert builder.record_count == 3
+    py = _next_outcome(False, [((t, None, b"v"), {}) for t in got], via="adder", batch_size=1 << 20)
+    assert bytes(builder.build()) == py[-1]
 
 
 class _Builder(DefaultRecordBatchBuilder):
@@ -504,14 +536,22 @@ def test_append_next_c_hands_the_rest_to_python() -> None:
     # outside append_next's contract, fails differently in the pure-Python add().)
     results = _next_same_both_ways(calls, pure=False, batch_size=1 << 20)
     _next_same_both_ways(calls[:11] + calls[12:], batch_size=1 << 20)
+    # The same calls through the C add (adder()) and the Python add.
+    _next_same_both_ways(calls, pure=False, via="adder", batch_size=1 << 20)
+    # (Without the float timestamp, and the fifth argument: add()'s offset, outside
+    # the adder's contract, is checked differently by the C append_record.)
+    _next_same_both_ways(calls[:11] + calls[12:15] + calls[16:], via="adder", batch_size=1 << 20)
     assert results[12][0] is TypeError  # type: ignore[index]
     assert results[16][0] is TypeError  # type: ignore[index]
     # A subclass, and a built builder.
     sub = _Builder(batch_size=1 << 20)
     assert sub.appender()(1, None, b"v") == DefaultRecordBatchBuilder().append_next(1, None, b"v")
+    assert sub.adder()(2, None, b"v", None) == 2  # the Python add
     sub.build()
     with pytest.raises(IllegalStateError):
         sub.appender()(2, None, b"v")
+    with pytest.raises(IllegalStateError):
+        sub.adder()(3, None, b"v", None)
 
 
 def test_bind_rejects_a_class_without_the_slots() -> None:
@@ -555,12 +595,13 @@ def test_bind_rejects_a_class_without_the_slots() -> None:
         max_size=30,
     ),
     batch_size=st.one_of(st.just(1 << 30), st.integers(0, 2000)),
+    via=st.sampled_from(["appender", "adder"]),
 )
 def test_append_next_c_random_records(
-    first: int, records: list[tuple[int, object, object, object]], batch_size: int
+    first: int, records: list[tuple[int, object, object, object]], batch_size: int, via: str
 ) -> None:
     calls: list[Call] = [
         ((max(INT64_MIN, min(INT64_MAX, first + delta)), key, value, headers), {})
         for delta, key, value, headers in records
     ]
-    _next_same_both_ways(calls, batch_size=batch_size)
+    _next_same_both_ways(calls, via=via, batch_size=batch_size)
