@@ -1,11 +1,19 @@
 """How long :meth:`Sender.close <aiokafka.producer.sender.Sender.close>` waits for
-buffered records to be delivered."""
+buffered records to be delivered, and the release of a producer dropped without
+``stop()``."""
 
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
-__all__ = ["wait_delivered"]
+from aiokafka.errors import ProducerClosed
+
+if TYPE_CHECKING:
+    from aiokafka.cluster.client import AIOKafkaClient
+    from aiokafka.producer.sender import Sender
+
+__all__ = ["release_abandoned", "wait_delivered"]
 
 
 async def wait_delivered(
@@ -44,3 +52,29 @@ async def wait_delivered(
     if timeout is None:
         return f"stop() waited delivery_timeout_ms ({delivery_timeout_ms} ms), the longest it waits"
     return f"stop()'s timeout ({timeout} s) passed"
+
+
+#: Release tasks of producers dropped without stop() (see release_abandoned), owned
+#: until done.
+_RELEASING: set[asyncio.Task[None]] = set()
+
+
+def release_abandoned(sender: Sender | None, client: AIOKafkaClient | None) -> None:
+    """Stop what a producer garbage-collected without ``stop()`` left running, in one
+    background task (called on its event loop from ``AIOKafkaProducer.__del__``):
+    buffered records get the delivery ``stop()`` would give them, then the sender's
+    tasks and the connections are closed."""
+
+    async def release() -> None:
+        try:
+            if sender is not None:
+                await sender.close(
+                    None, ProducerClosed("the producer was garbage-collected without stop()")
+                )
+        finally:
+            if client is not None:
+                await client.close()
+
+    task = asyncio.get_running_loop().create_task(release(), name="aiokafka-producer-release")
+    _RELEASING.add(task)
+    task.add_done_callback(_RELEASING.discard)

@@ -277,7 +277,7 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
         # As aiokafka does: a started producer dropped without stop() warns (only a
         # started one: an unstarted producer holds nothing, though aiokafka warns for
         # that too). Unlike aiokafka, which left it running, what it left is then
-        # stopped in the background as stop() would (see _release_abandoned).
+        # stopped in the background as stop() would (see closing.release_abandoned).
         if getattr(self, "_state", None) != "running":
             return
         self._state = "closed"
@@ -288,8 +288,11 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
         loop.call_exception_handler(
             {"producer": self, "message": "Unclosed AIOKafkaProducer (stop() was not called)"}
         )
+        # Loaded with the sender at start(), so no import runs here at collection time.
+        from aiokafka.producer.closing import release_abandoned
+
         try:
-            loop.call_soon_threadsafe(_release_abandoned, self._sender, self._client)
+            loop.call_soon_threadsafe(release_abandoned, self._sender, self._client)
         except RuntimeError:
             pass  # the loop closed meanwhile: nothing can run any more
 
@@ -786,29 +789,3 @@ def _sticky_batch_closed(
 
 def _ignore_batch_closed(tp: TopicPartition) -> None:
     """A custom partitioner chooses every partition itself."""
-
-
-#: Release tasks of producers dropped without stop() (see _release_abandoned), owned
-#: until done.
-_RELEASING: set[asyncio.Task[None]] = set()
-
-
-def _release_abandoned(sender: Sender | None, client: AIOKafkaClient | None) -> None:
-    """Stop what a producer garbage-collected without ``stop()`` left running, in one
-    background task (called on its event loop from ``AIOKafkaProducer.__del__``):
-    buffered records get the delivery ``stop()`` would give them, then the sender's
-    tasks and the connections are closed."""
-
-    async def release() -> None:
-        try:
-            if sender is not None:
-                await sender.close(
-                    None, ProducerClosed("the producer was garbage-collected without stop()")
-                )
-        finally:
-            if client is not None:
-                await client.close()
-
-    task = asyncio.get_running_loop().create_task(release(), name="aiokafka-producer-release")
-    _RELEASING.add(task)
-    task.add_done_callback(_RELEASING.discard)

@@ -48,6 +48,7 @@ from aiokafka.record.v2_layout import (
     NO_SEQUENCE,
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_MASK,
+    check_producer_state,
 )
 
 __all__ = [
@@ -128,17 +129,6 @@ def _as_bytes(data: object, name: str) -> bytes:
     )
 
 
-def _check_producer_state(producer_id: int, producer_epoch: int, base_sequence: int) -> None:
-    # Checked here so a bad value fails with a named ValueError, not a
-    # struct.error from build().
-    if not -(1 << 63) <= producer_id < (1 << 63):
-        raise ValueError(f"producer_id must fit in int64, got {producer_id}")
-    if not -(1 << 15) <= producer_epoch < (1 << 15):
-        raise ValueError(f"producer_epoch must fit in int16, got {producer_epoch}")
-    if not -(1 << 31) <= base_sequence < (1 << 31):
-        raise ValueError(f"base_sequence must fit in int32, got {base_sequence}")
-
-
 def _encode_headers(headers: Iterable[tuple[str, bytes | None]]) -> bytes:
     """Encode ``headersCount`` and the headers."""
     parts: list[bytes] = []
@@ -207,28 +197,14 @@ class DefaultRecordMetadata(tuple[int, int, int]):
         )
 
 
+_Data = bytes | bytearray | memoryview | None
+_Headers = Iterable[tuple[str, bytes | None]] | None
 #: What :meth:`DefaultRecordBatchBuilder.appender` returns: ``append_next(timestamp,
 #: key, value, headers)``.
-Appender = Callable[
-    [
-        int | None,
-        bytes | bytearray | memoryview | None,
-        bytes | bytearray | memoryview | None,
-        Iterable[tuple[str, bytes | None]] | None,
-    ],
-    DefaultRecordMetadata | None,
-]
+Appender = Callable[[int | None, _Data, _Data, _Headers], DefaultRecordMetadata | None]
 #: What :meth:`DefaultRecordBatchBuilder.adder` returns: ``add(timestamp, key, value,
 #: headers)``, the record's timestamp or None (the batch is full).
-Adder = Callable[
-    [
-        int | None,
-        bytes | bytearray | memoryview | None,
-        bytes | bytearray | memoryview | None,
-        Iterable[tuple[str, bytes | None]] | None,
-    ],
-    int | None,
-]
+Adder = Callable[[int | None, _Data, _Data, _Headers], int | None]
 
 
 class DefaultRecordBatchBuilder:
@@ -300,7 +276,7 @@ class DefaultRecordBatchBuilder:
             raise ValueError(f"timestamp_type must be 0 or 1, got {timestamp_type}")
         if not -(1 << 63) <= base_offset < (1 << 63):
             raise ValueError(f"base_offset must fit in int64, got {base_offset}")
-        _check_producer_state(producer_id, producer_epoch, base_sequence)
+        check_producer_state(producer_id, producer_epoch, base_sequence)
         self._compression_type = compression_type
         self._compression_level = compression_level
         self._attributes = compression_type
@@ -358,7 +334,7 @@ class DefaultRecordBatchBuilder:
         Raises:
             ValueError: a value does not fit its header field.
         """
-        _check_producer_state(producer_id, producer_epoch, base_sequence)
+        check_producer_state(producer_id, producer_epoch, base_sequence)
         self._producer_id = producer_id
         self._producer_epoch = producer_epoch
         self._base_sequence = base_sequence

@@ -32,6 +32,7 @@ __all__ = [
     "NO_SEQUENCE",
     "TIMESTAMP_TYPE_MASK",
     "TRANSACTIONAL_MASK",
+    "check_producer_state",
 ]
 
 # Every magic's batch (v0/v1: message set entry) starts with offset int64 | length
@@ -63,3 +64,14 @@ CONTROL_COMMIT: Final = 1
 # version int16 | coordinator_epoch int32.
 CONTROL_KEY_STRUCT: Final = struct.Struct(">hh")
 CONTROL_VALUE_STRUCT: Final = struct.Struct(">hi")
+
+
+def check_producer_state(producer_id: int, producer_epoch: int, base_sequence: int) -> None:
+    """Refuse a producer id, epoch or base sequence that does not fit the header's
+    int64 / int16 / int32 fields: a named ValueError, not a struct.error at build()."""
+    if not -(1 << 63) <= producer_id < (1 << 63):
+        raise ValueError(f"producer_id must fit in int64, got {producer_id}")
+    if not -(1 << 15) <= producer_epoch < (1 << 15):
+        raise ValueError(f"producer_epoch must fit in int16, got {producer_epoch}")
+    if not -(1 << 31) <= base_sequence < (1 << 31):
+        raise ValueError(f"base_sequence must fit in int32, got {base_sequence}")
