@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 .PHONY: install kafka telemetry-plugin lint codegen check-codegen test unit integration test-uvloop test-pythons docs demo bench clean chaos spark-demo fuzz install-kerberos compat-env
 
 # setup.py and the C source too: a changed extension is rebuilt by the next `make`.
-$(STAMP): pyproject.toml setup.py aiokafka/record/_cbuilder.c aiokafka/record/_cdecode.c aiokafka/producer/_cfuture.c aiokafka/consumer/_cready.c
+$(STAMP): pyproject.toml setup.py aiokafka/record/_cbuilder.c aiokafka/record/_cdecode.c aiokafka/producer/_cfuture.c aiokafka/consumer/_cready.c aiokafka/_cext.h
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev,docs]'
@@ -40,9 +40,10 @@ install-kerberos: install
 
 # aiokafka==0.14.0 from PyPI for tests/compat (its surface is compared with ours), in a
 # virtualenv of its own since it has our import name: benchmark/.venvs/aiokafka014,
-# shared with the benchmark harness. Once; the tests create it too if it is missing.
+# shared with the benchmark harness (one requirement, clients.AIOKAFKA014_REQUIREMENT).
+# Once; the tests create it too if it is missing.
 compat-env: install
-	@$(PY) -c "from benchmark.clients import ensure_venv; ensure_venv('aiokafka014', 'aiokafka==0.14.0')" \
+	@$(PY) -c "import benchmark.clients as c; c.ensure_venv(c.AIOKAFKA014_VENV, c.AIOKAFKA014_REQUIREMENT)" \
 	  || echo "compat-env: could not install aiokafka==0.14.0 (tests/compat skips only if PyPI is unreachable)"
 
 # Resolve the pinned Apache Kafka and its runtime dependencies from Maven Central (once).

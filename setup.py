@@ -14,6 +14,7 @@ setup(
         Extension(
             "aiokafka.record._cbuilder",
             sources=["aiokafka/record/_cbuilder.c"],
+            depends=["aiokafka/_cext.h"],
             optional=True,
         ),
         Extension(
@@ -29,6 +30,7 @@ setup(
         Extension(
             "aiokafka.producer._cfuture",
             sources=["aiokafka/producer/_cfuture.c"],
+            depends=["aiokafka/_cext.h"],
             optional=True,
         ),
     ]

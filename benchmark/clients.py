@@ -105,8 +105,13 @@ def base_tree() -> Path:
     return tree
 
 
-#: aiokafka 0.14's virtualenv (uvloop too, for its *-uvloop client).
-_AIOKAFKA014 = "aiokafka==0.14.0 uvloop==0.23.0"
+#: aiokafka 0.14's virtualenv, ``benchmark/.venvs/aiokafka014`` (uvloop too, for its
+#: *-uvloop client). tests/compat and ``make compat-env`` install the same: a virtualenv
+#: whose marker names another requirement is made again from scratch, so two
+#: requirements for one virtualenv reinstalled it at every switch between the suite
+#: and the benchmark.
+AIOKAFKA014_VENV = "aiokafka014"
+AIOKAFKA014_REQUIREMENT = "aiokafka==0.14.0 uvloop==0.23.0"
 
 CLIENTS: tuple[Client, ...] = (
     Client(
@@ -173,16 +178,16 @@ CLIENTS: tuple[Client, ...] = (
         "aiokafka 0.14.0 from PyPI, own virtualenv",
         producer_worker="worker_aiokafka014.py",
         consumer_worker="worker_aiokafka014.py",
-        venv="aiokafka014",
-        requirement=_AIOKAFKA014,
+        venv=AIOKAFKA014_VENV,
+        requirement=AIOKAFKA014_REQUIREMENT,
     ),
     Client(
         "aiokafka-0.14-uvloop",
         "aiokafka 0.14.0 from PyPI on uvloop's event loop, own virtualenv",
         producer_worker="worker_aiokafka014.py",
         consumer_worker="worker_aiokafka014.py",
-        venv="aiokafka014",
-        requirement=_AIOKAFKA014,
+        venv=AIOKAFKA014_VENV,
+        requirement=AIOKAFKA014_REQUIREMENT,
         loop="uvloop",
     ),
 )

@@ -63,7 +63,7 @@ _TEST_DEPS = {
 }
 # Inputs of an install (with the test requirements): a change to any of them makes the
 # venv be installed again.
-_INPUTS = ("pyproject.toml", "setup.py", "aiokafka/**/*.c")
+_INPUTS = ("pyproject.toml", "setup.py", "aiokafka/**/*.c", "aiokafka/*.h")
 _EXTENSIONS = (
     "aiokafka.record._cbuilder",
     "aiokafka.record._cdecode",

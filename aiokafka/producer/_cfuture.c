@@ -30,6 +30,8 @@
 #include <Python.h>
 #include <structmember.h>
 
+#include "../_cext.h"
+
 typedef struct {
     PyObject_HEAD
     PyObject *results;   /* BatchResults of the record's batch */
@@ -432,31 +434,6 @@ static PyObject *py_append_to_open;   /* its Python append_to_open */
 static PyTypeObject *future_type;     /* RecordFuture */
 static PyObject *str_open, *str_add, *str_append, *str_results;
 
-/* func(self, *args, **kwargs): the Python method, for every case a C one leaves. */
-static PyObject *
-call_python(PyObject *func, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-            PyObject *kwnames)
-{
-    Py_ssize_t total = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
-    PyObject *small[8];
-    PyObject **stack = small;
-    if (total + 1 > 8) {
-        stack = PyMem_Malloc((size_t)(total + 1) * sizeof(PyObject *));
-        if (stack == NULL) {
-            return PyErr_NoMemory();
-        }
-    }
-    stack[0] = self;
-    for (Py_ssize_t i = 0; i < total; i++) {
-        stack[i + 1] = args[i];
-    }
-    PyObject *result = PyObject_Vectorcall(func, stack, nargs + 1, kwnames);
-    if (stack != small) {
-        PyMem_Free(stack);
-    }
-    return result;
-}
-
 /* append_to_open(tp, timestamp, key, value, headers): the record goes into tp's open
  * batch (self._open[tp]) through the batch's builder (batch.add, which returns the
  * record's timestamp), the timestamp into batch.results.timestamps, and its future is made here, as the Python method
@@ -468,7 +445,7 @@ static PyObject *
 acc_append_to_open(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     if (kwnames != NULL || nargs != 5 || Py_TYPE(self) != acc_type || args[4] != Py_None) {
-        return call_python(py_append_to_open, self, args, nargs, kwnames);
+        return ak_call_with_self(py_append_to_open, self, args, nargs, kwnames);
     }
     PyObject *open = PyObject_GetAttr(self, str_open);
     if (open == NULL) {
@@ -476,7 +453,7 @@ acc_append_to_open(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyOb
     }
     if (!PyDict_CheckExact(open)) {
         Py_DECREF(open);
-        return call_python(py_append_to_open, self, args, nargs, kwnames);
+        return ak_call_with_self(py_append_to_open, self, args, nargs, kwnames);
     }
     PyObject *batch = PyDict_GetItemWithError(open, args[0]); /* borrowed */
     if (batch == NULL) {
@@ -502,7 +479,7 @@ acc_append_to_open(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyOb
             return NULL;
         }
         Py_DECREF(ts);
-        return call_python(py_append_to_open, self, args, nargs, kwnames); /* full: grow or close */
+        return ak_call_with_self(py_append_to_open, self, args, nargs, kwnames); /* full: grow or close */
     }
     /* From here on the record is in the batch: no fallback, errors only. */
     PyObject *results = PyObject_GetAttr(batch, str_results);
@@ -563,23 +540,8 @@ bind_append_to_open(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                         "RecordFutureBase subclass");
         return NULL;
     }
-    if (append_to_open_def.ml_doc == NULL) {
-        /* The C method shows the Python one's docstring (help(), the API docs). */
-        PyObject *doc = PyObject_GetAttrString(args[1], "__doc__");
-        if (doc == NULL) {
-            return NULL;
-        }
-        if (PyUnicode_Check(doc)) {
-            const char *utf8 = PyUnicode_AsUTF8(doc);
-            char *copy = utf8 ? PyMem_RawMalloc(strlen(utf8) + 1) : NULL;
-            if (copy == NULL) {
-                Py_DECREF(doc);
-                return utf8 ? PyErr_NoMemory() : NULL;
-            }
-            strcpy(copy, utf8); /* kept for the life of the process */
-            append_to_open_def.ml_doc = copy;
-        }
-        Py_DECREF(doc);
+    if (append_to_open_def.ml_doc == NULL && ak_take_doc(&append_to_open_def, args[1], "") < 0) {
+        return NULL;
     }
     PyObject *method = PyDescr_NewMethod((PyTypeObject *)args[0], &append_to_open_def);
     if (method == NULL) {
@@ -608,7 +570,7 @@ results_add_callback(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                      PyObject *kwnames)
 {
     if (kwnames != NULL || nargs != 4 || Py_TYPE(self) != results_type) {
-        return call_python(py_add_callback, self, args, nargs, kwnames);
+        return ak_call_with_self(py_add_callback, self, args, nargs, kwnames);
     }
     PyObject *segments = PyObject_GetAttr(self, str_segments);
     if (segments == NULL) {
@@ -643,7 +605,7 @@ results_add_callback(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
             Py_RETURN_NONE;
         }
         Py_XDECREF(soon);
-        return call_python(py_add_callback, self, args, nargs, kwnames);
+        return ak_call_with_self(py_add_callback, self, args, nargs, kwnames);
     }
     none = none && empty;
     PyObject *callbacks = none ? PyObject_GetAttr(self, str_callbacks) : NULL;
@@ -651,7 +613,7 @@ results_add_callback(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
         if (none) {
             return NULL; /* the read failed */
         }
-        return call_python(py_add_callback, self, args, nargs, kwnames);
+        return ak_call_with_self(py_add_callback, self, args, nargs, kwnames);
     }
     int failed;
     if (callbacks == Py_None) {
@@ -672,7 +634,7 @@ results_add_callback(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
     }
     else {
         Py_DECREF(callbacks);
-        return call_python(py_add_callback, self, args, nargs, kwnames);
+        return ak_call_with_self(py_add_callback, self, args, nargs, kwnames);
     }
     Py_DECREF(callbacks);
     if (failed) {
@@ -704,22 +666,8 @@ bind_add_callback(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "bind_add_callback() takes a class and a callable");
         return NULL;
     }
-    if (add_callback_def.ml_doc == NULL) {
-        PyObject *doc = PyObject_GetAttrString(args[1], "__doc__");
-        if (doc == NULL) {
-            return NULL;
-        }
-        if (PyUnicode_Check(doc)) {
-            const char *utf8 = PyUnicode_AsUTF8(doc);
-            char *copy = utf8 ? PyMem_RawMalloc(strlen(utf8) + 1) : NULL;
-            if (copy == NULL) {
-                Py_DECREF(doc);
-                return utf8 ? PyErr_NoMemory() : NULL;
-            }
-            strcpy(copy, utf8); /* kept for the life of the process */
-            add_callback_def.ml_doc = copy;
-        }
-        Py_DECREF(doc);
+    if (add_callback_def.ml_doc == NULL && ak_take_doc(&add_callback_def, args[1], "") < 0) {
+        return NULL;
     }
     PyObject *method = PyDescr_NewMethod((PyTypeObject *)args[0], &add_callback_def);
     if (method == NULL) {

@@ -29,6 +29,8 @@
 
 #ifndef Py_T_OBJECT_EX  /* Python < 3.12 */
 #include <structmember.h>
+
+#include "../_cext.h"
 #define Py_T_OBJECT_EX T_OBJECT_EX
 #endif
 
@@ -551,31 +553,6 @@ static PyTypeObject *metadata_type;  /* DefaultRecordMetadata, a tuple subclass 
 static PyObject *py_append_next;     /* the Python DefaultRecordBatchBuilder.append_next */
 static PyObject *py_add;             /* the Python DefaultRecordBatchBuilder.add */
 
-/* func(self, *args, **kwargs): the Python method, for every case a fast path leaves. */
-static PyObject *
-fallback_to(PyObject *func, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-            PyObject *kwnames)
-{
-    Py_ssize_t total = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
-    PyObject *small[8];
-    PyObject **stack = small;
-    if (total + 1 > 8) {
-        stack = PyMem_Malloc((size_t)(total + 1) * sizeof(PyObject *));
-        if (stack == NULL) {
-            return PyErr_NoMemory();
-        }
-    }
-    stack[0] = self;
-    for (Py_ssize_t i = 0; i < total; i++) {
-        stack[i + 1] = args[i];
-    }
-    PyObject *result = PyObject_Vectorcall(func, stack, nargs + 1, kwnames);
-    if (stack != small) {
-        PyMem_Free(stack);
-    }
-    return result;
-}
-
 /* The member offsets of the object slots `names` of `cls`, or -1 with an exception
  * (a TypeError when one is not such a slot). The class's own dict, not its MRO:
  * the slots must be cls's. Read with PyType_GetDict on 3.12+, where tp_dict is NULL
@@ -653,28 +630,28 @@ append_common(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject 
 {
     PyObject *py_func = with_meta ? py_append_next : py_add;
     if (kwnames != NULL || nargs < 3 || nargs > 4 || Py_TYPE(self) != builder_type) {
-        return fallback_to(py_func, self, args, nargs, kwnames);
+        return ak_call_with_self(py_func, self, args, nargs, kwnames);
     }
     PyObject *timestamp = args[0], *key = args[1], *value = args[2];
     if ((nargs == 4 && args[3] != Py_None)
         || (key != Py_None && !PyBytes_CheckExact(key))
         || (value != Py_None && !PyBytes_CheckExact(value))) {
-        return fallback_to(py_func, self, args, nargs, kwnames);
+        return ak_call_with_self(py_func, self, args, nargs, kwnames);
     }
     PyObject *buffer = SLOT(self, SLOT_BUFFER);
     int64_t count, first_ts = 0, max_ts = 0, ts, limit = -1;
     if (SLOT(self, SLOT_BUILT) != Py_False || buffer == NULL
         || !PyByteArray_CheckExact(buffer)
         || !slot_int64(SLOT(self, SLOT_COUNT), &count)) {
-        return fallback_to(py_func, self, args, nargs, kwnames);
+        return ak_call_with_self(py_func, self, args, nargs, kwnames);
     }
     if (timestamp == Py_None) {
         if (!now_ms(&ts)) {
-            return fallback_to(py_func, self, args, nargs, kwnames);
+            return ak_call_with_self(py_func, self, args, nargs, kwnames);
         }
     }
     else if (!slot_int64(timestamp, &ts)) {
-        return fallback_to(py_func, self, args, nargs, kwnames);
+        return ak_call_with_self(py_func, self, args, nargs, kwnames);
     }
     int64_t ts_delta = 0;
     if (count) {
@@ -686,7 +663,7 @@ append_common(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject 
             || (first_ts > 0 && ts < INT64_MIN + first_ts)
             || (first_ts < 0 && ts > INT64_MAX + first_ts)) {
             /* (A delta outside int64: Python raises the ValueError.) */
-            return fallback_to(py_func, self, args, nargs, kwnames);
+            return ak_call_with_self(py_func, self, args, nargs, kwnames);
         }
         ts_delta = ts - first_ts;
         long long l = PyLong_AsLongLongAndOverflow(batch_size, &overflow);
@@ -860,7 +837,7 @@ batch_append(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *
 {
     PyObject *key = Py_None, *value = Py_None, *timestamp = Py_None, *headers = Py_None;
     if (nargs != 0 || Py_TYPE(self) != batch_type) {
-        return fallback_to(py_batch_append, self, args, nargs, kwnames);
+        return ak_call_with_self(py_batch_append, self, args, nargs, kwnames);
     }
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
     for (Py_ssize_t i = 0; i < nkw; i++) {
@@ -878,7 +855,7 @@ batch_append(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *
             headers = args[i];
         }
         else {
-            return fallback_to(py_batch_append, self, args, nargs, kwnames);
+            return ak_call_with_self(py_batch_append, self, args, nargs, kwnames);
         }
     }
     PyObject *append = BSLOT(self, BSLOT_APPEND);
@@ -887,7 +864,7 @@ batch_append(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *
         || append == NULL
         || (key != Py_None && !PyBytes_CheckExact(key))
         || (value != Py_None && !PyBytes_CheckExact(value))) {
-        return fallback_to(py_batch_append, self, args, nargs, kwnames);
+        return ak_call_with_self(py_batch_append, self, args, nargs, kwnames);
     }
     PyObject *stack[4] = {Py_None, key, value, Py_None};
     return PyObject_Vectorcall(append, stack, 4, NULL);
@@ -937,26 +914,9 @@ bind_batch(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
     }
     /* The C method shows the Python one's docstring (help(), the API docs). */
-    if (batch_append_def.ml_doc == batch_append_doc_default) {
-        PyObject *doc = PyObject_GetAttrString(args[1], "__doc__");
-        if (doc == NULL) {
-            return NULL;
-        }
-        if (PyUnicode_Check(doc)) {
-            PyObject *full = PyUnicode_FromFormat("%s%U", batch_append_signature, doc);
-            const char *utf8 = full ? PyUnicode_AsUTF8(full) : NULL;
-            char *copy = utf8 ? PyMem_RawMalloc(strlen(utf8) + 1) : NULL;
-            if (copy != NULL) {  /* kept for the life of the process */
-                strcpy(copy, utf8);
-                batch_append_def.ml_doc = copy;
-            }
-            Py_XDECREF(full);
-            if (copy == NULL) {
-                Py_DECREF(doc);
-                return utf8 ? PyErr_NoMemory() : NULL;
-            }
-        }
-        Py_DECREF(doc);
+    if (batch_append_def.ml_doc == batch_append_doc_default
+        && ak_take_doc(&batch_append_def, args[1], batch_append_signature) < 0) {
+        return NULL;
     }
     PyObject *method = PyDescr_NewMethod(cls, &batch_append_def);
     if (method == NULL) {

@@ -22,13 +22,18 @@ from typing import Any
 
 import pytest
 
-from benchmark.clients import ClientUnavailable, ensure_venv
+from benchmark.clients import (
+    AIOKAFKA014_REQUIREMENT,
+    AIOKAFKA014_VENV,
+    ClientUnavailable,
+    ensure_venv,
+)
 
 from ._surface_compare import NO_DEFAULT, compare
 
 ROOT = Path(__file__).resolve().parents[2]
 DUMP = Path(__file__).with_name("_surface_dump.py")
-REQUIREMENT = "aiokafka==0.14.0"
+REQUIREMENT = AIOKAFKA014_REQUIREMENT  # the benchmark's virtualenv, shared
 CLIENTS = {
     "aiokafka.producer": "AIOKafkaProducer",
     "aiokafka.consumer": "AIOKafkaConsumer",
@@ -218,7 +223,7 @@ def _dump(python: Path | str, *args: str, ours: bool) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def surfaces(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], dict[str, Any]]:
     try:
-        python = ensure_venv("aiokafka014", REQUIREMENT)
+        python = ensure_venv(AIOKAFKA014_VENV, REQUIREMENT)
     except ClientUnavailable as exc:
         if not _pypi_reachable():
             pytest.skip(f"PyPI is unreachable, cannot install {REQUIREMENT}: {exc}")
