@@ -7,7 +7,14 @@
 ``AIOKafkaConsumer.__anext__`` a coroutine for each record.
 """
 
+import sys
+
 from setuptools import Extension, setup
+
+# A call of a function the compiler has not seen is an error, not a warning: C would
+# take it as returning int, and the module would build and then fail at import with an
+# undefined symbol (a header included under the wrong #if did that once).
+_STRICT = [] if sys.platform == "win32" else ["-Werror=implicit-function-declaration"]
 
 setup(
     ext_modules=[
@@ -15,22 +22,26 @@ setup(
             "aiokafka.record._cbuilder",
             sources=["aiokafka/record/_cbuilder.c"],
             depends=["aiokafka/_cext.h"],
+            extra_compile_args=_STRICT,
             optional=True,
         ),
         Extension(
             "aiokafka.record._cdecode",
             sources=["aiokafka/record/_cdecode.c"],
+            extra_compile_args=_STRICT,
             optional=True,
         ),
         Extension(
             "aiokafka.consumer._cready",
             sources=["aiokafka/consumer/_cready.c"],
+            extra_compile_args=_STRICT,
             optional=True,
         ),
         Extension(
             "aiokafka.producer._cfuture",
             sources=["aiokafka/producer/_cfuture.c"],
             depends=["aiokafka/_cext.h"],
+            extra_compile_args=_STRICT,
             optional=True,
         ),
     ]

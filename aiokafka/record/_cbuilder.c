@@ -29,10 +29,10 @@
 
 #ifndef Py_T_OBJECT_EX  /* Python < 3.12 */
 #include <structmember.h>
-
-#include "../_cext.h"
 #define Py_T_OBJECT_EX T_OBJECT_EX
 #endif
+
+#include "../_cext.h"
 
 /* ------------------------------------------------------------------ varints */
 
