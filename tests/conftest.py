@@ -13,6 +13,7 @@ import pytest
 from hypothesis import settings
 
 from aiokafka.admin import AIOKafkaAdminClient
+from tests.support.kafka_python import close_sockets_on_failed_connect
 from tests.support.loops import LoopFactory, loop_factories
 from tools.kafka.fetch import ensure_jars
 from tools.kafka.rig import KafkaCluster, KafkaStartError
@@ -24,9 +25,11 @@ from tools.kafka.rig import KafkaCluster, KafkaStartError
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
     try:
-        importlib.import_module("kafka")
+        _kafka_python = importlib.import_module("kafka")
     except ImportError:  # only the interop/rig tests need it
-        pass
+        _kafka_python = None
+if _kafka_python is not None:
+    close_sockets_on_failed_connect(_kafka_python)
 
 # Hypothesis fails an example that once took over 200 ms; on a 2-core machine shared with
 # JVM brokers a pure-function example can stall that long. Correctness is what is tested.
