@@ -11,20 +11,21 @@ running. The wrapper closes the socket on any exception and re-raises it unchang
 from __future__ import annotations
 
 import functools
+import importlib
 import socket
 from typing import Any
 
 
-def close_sockets_on_failed_connect(module: Any) -> bool:
-    """Wrap ``module.net.inet.KafkaNetSocket.sock_connect`` once; False if absent."""
+def close_sockets_on_failed_connect() -> None:
+    """Wrap ``kafka.net.inet.KafkaNetSocket.sock_connect`` once, if kafka-python has it."""
     try:
-        inet = __import__(f"{module.__name__}.net.inet", fromlist=["KafkaNetSocket"])
-    except ImportError:  # an older kafka-python without kafka.net: nothing to patch
-        return False
+        inet = importlib.import_module("kafka.net.inet")
+    except ImportError:  # no kafka-python, or one without kafka.net: nothing to patch
+        return
     cls = inet.KafkaNetSocket
     original = cls.sock_connect
     if getattr(original, "_closes_on_failure", False):
-        return True
+        return
 
     @functools.wraps(original)
     async def sock_connect(self: Any, net: Any, sock: socket.socket, *args: Any, **kw: Any) -> Any:
@@ -36,4 +37,3 @@ def close_sockets_on_failed_connect(module: Any) -> bool:
 
     sock_connect._closes_on_failure = True  # type: ignore[attr-defined]
     cls.sock_connect = sock_connect
-    return True
