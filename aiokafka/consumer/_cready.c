@@ -1,21 +1,32 @@
 /*
- * ready(value): an awaitable that is already done, for AIOKafkaConsumer.__anext__.
+ * The C half of `async for record in consumer` (all optional: consumer.py and
+ * fetch_records.py fall back to Python that behaves the same, only slower).
  *
- * Why: `async for record in consumer` awaits one __anext__() per record. When the
- * record is already buffered (nearly always), an `async def __anext__` still
- * creates, starts and finishes a coroutine for it: about a fifth of the loop's
- * CPU per record. __anext__ is a plain method that returns ready(record)
- * instead; awaiting it gives the record without suspending (am_send, or
- * StopIteration(record) for code that iterates it by hand). Nothing else is
- * here: no asyncio, no consumer state. The pure-Python fallback is a coroutine
- * (consumer.py), which behaves the same, only slower.
+ * Why: `async for` runs __anext__ once per record, and the record is nearly always
+ * buffered already. In Python that is a method call, a call of the buffer's
+ * take_fast() and an awaitable per record: more CPU than decoding the record. Three
+ * pieces take that path in C and hand every other case to the Python code:
  *
- * Like a coroutine, it can be awaited once: the second time raises
- * RuntimeError.
+ * - ready(value): an awaitable that is already done. Awaiting it gives value
+ *   without suspending (am_send, or StopIteration(value) for code that iterates it
+ *   by hand). Like a coroutine it can be awaited once: the second time raises
+ *   RuntimeError.
+ * - Anext(consumer, buffer, subscriptions): what AIOKafkaConsumer.__aiter__ returns
+ *   when nothing overrides getone()/__anext__. Its __anext__ is the consumer's,
+ *   written in C: it reads the consumer's own fields as that method does
+ *   (`_membership` for the poll note) and calls `_next_via_getone()` whenever the
+ *   buffer has no record ready.
+ * - RecordCursor: the base of PartitionRecords. It holds the decoded batch and the
+ *   index of the next record, and its take_fast() hands out the next record when
+ *   the partition state still follows this cursor (nothing moved, paused or
+ *   unassigned it); every other case is PartitionRecords._take_fast_slow().
+ *
+ * No asyncio and no consumer logic beyond those checks.
  */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 
 typedef struct {
     PyObject_HEAD
@@ -136,6 +147,243 @@ static PyTypeObject ReadyType = {
 };
 
 static PyObject *
+ready_steal(PyObject *value)
+{
+    Ready *self = PyObject_New(Ready, &ReadyType);
+    if (self == NULL) {
+        Py_DECREF(value);
+        return NULL;
+    }
+    self->value = value;
+    return (PyObject *)self;
+}
+
+/* Attribute and method names, interned once at import. */
+static PyObject *str_cursor;
+static PyObject *str_take_fast_slow;
+static PyObject *str_returnable;
+static PyObject *str_membership;
+static PyObject *str_poll_called;
+static PyObject *str_next_record_fast;
+static PyObject *str_next_via_getone;
+
+/* -- RecordCursor ---------------------------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *recs;        /* _recs: the decoded batch's records (a list) */
+    Py_ssize_t idx;        /* _recs_idx: the next record to hand out */
+    Py_ssize_t within_end; /* _within_end: index of the batch's last record, or -1 */
+    PyObject *state;       /* state: the partition's PartitionState */
+} Cursor;
+
+static int
+cursor_traverse(Cursor *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->recs);
+    Py_VISIT(self->state);
+    return 0;
+}
+
+static int
+cursor_clear(Cursor *self)
+{
+    Py_CLEAR(self->recs);
+    Py_CLEAR(self->state);
+    return 0;
+}
+
+static void
+cursor_dealloc(Cursor *self)
+{
+    PyObject_GC_UnTrack(self);
+    cursor_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *
+cursor_take_fast(Cursor *self, PyObject *Py_UNUSED(ignored))
+{
+    Py_ssize_t i = self->idx;
+    if (i >= 0 && i <= self->within_end && self->state != NULL && self->recs != NULL
+        && PyList_CheckExact(self->recs) && i < PyList_GET_SIZE(self->recs)) {
+        PyObject *followed = PyObject_GetAttr(self->state, str_cursor);
+        if (followed == NULL) {
+            return NULL;
+        }
+        Py_DECREF(followed); /* only its identity is compared */
+        if (followed == (PyObject *)self) {
+            self->idx = i + 1;
+            return Py_NewRef(PyList_GET_ITEM(self->recs, i));
+        }
+    }
+    return PyObject_CallMethodNoArgs((PyObject *)self, str_take_fast_slow);
+}
+
+static PyMethodDef cursor_methods[] = {
+    {"take_fast", (PyCFunction)cursor_take_fast, METH_NOARGS,
+     "The next record when the partition state still follows this cursor, else\n"
+     "what self._take_fast_slow() returns (see PartitionRecords.take_fast)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMemberDef cursor_members[] = {
+    {"_recs", T_OBJECT_EX, offsetof(Cursor, recs), 0, NULL},
+    {"_recs_idx", T_PYSSIZET, offsetof(Cursor, idx), 0, NULL},
+    {"_within_end", T_PYSSIZET, offsetof(Cursor, within_end), 0, NULL},
+    {"state", T_OBJECT_EX, offsetof(Cursor, state), 0, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyTypeObject CursorType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "aiokafka.consumer._cready.RecordCursor",
+    .tp_doc = "Base of PartitionRecords: the decoded batch and the next record's index.",
+    .tp_basicsize = sizeof(Cursor),
+    .tp_dealloc = (destructor)cursor_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_traverse = (traverseproc)cursor_traverse,
+    .tp_clear = (inquiry)cursor_clear,
+    .tp_methods = cursor_methods,
+    .tp_members = cursor_members,
+    .tp_new = PyType_GenericNew,
+};
+
+/* -- Anext ----------------------------------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *consumer;
+    PyObject *buffer; /* the fetcher's FetchBuffer */
+    PyObject *subs;   /* the consumer's SubscriptionState */
+} Anext;
+
+static int
+anext_traverse(Anext *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->consumer);
+    Py_VISIT(self->buffer);
+    Py_VISIT(self->subs);
+    return 0;
+}
+
+static int
+anext_clear(Anext *self)
+{
+    Py_CLEAR(self->consumer);
+    Py_CLEAR(self->buffer);
+    Py_CLEAR(self->subs);
+    return 0;
+}
+
+static void
+anext_dealloc(Anext *self)
+{
+    PyObject_GC_UnTrack(self);
+    anext_clear(self);
+    PyObject_GC_Del(self);
+}
+
+static PyObject *
+anext_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *consumer, *buffer, *subs;
+    static char *kwlist[] = {"consumer", "buffer", "subscriptions", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO:Anext", kwlist, &consumer, &buffer,
+                                     &subs)) {
+        return NULL;
+    }
+    Anext *self = PyObject_GC_New(Anext, type);
+    if (self == NULL) {
+        return NULL;
+    }
+    self->consumer = Py_NewRef(consumer);
+    self->buffer = Py_NewRef(buffer);
+    self->subs = Py_NewRef(subs);
+    PyObject_GC_Track(self);
+    return (PyObject *)self;
+}
+
+/* AIOKafkaConsumer.__anext__'s fast path (consumer.py), the same checks in C. */
+static PyObject *
+anext_anext(Anext *self)
+{
+    PyObject *returnable = PyObject_GetAttr(self->subs, str_returnable);
+    if (returnable == NULL) {
+        return NULL;
+    }
+    Py_DECREF(returnable); /* only compared with None */
+    if (returnable == Py_None) {
+        PyObject *membership = PyObject_GetAttr(self->consumer, str_membership);
+        if (membership == NULL) {
+            return NULL;
+        }
+        if (membership != Py_None) {
+            PyObject *noted = PyObject_CallMethodNoArgs(membership, str_poll_called);
+            Py_DECREF(membership);
+            if (noted == NULL) {
+                return NULL;
+            }
+            Py_DECREF(noted);
+        }
+        else {
+            Py_DECREF(membership);
+        }
+        PyObject *take = PyObject_GetAttr(self->buffer, str_next_record_fast);
+        if (take == NULL) {
+            return NULL;
+        }
+        /* A deserializer's error is raised here, as the Python __anext__ raises it. */
+        PyObject *record = PyObject_CallNoArgs(take);
+        Py_DECREF(take);
+        if (record == NULL) {
+            return NULL;
+        }
+        if (record != Py_None) {
+            return ready_steal(record);
+        }
+        Py_DECREF(record);
+    }
+    return PyObject_CallMethodNoArgs(self->consumer, str_next_via_getone);
+}
+
+static PyObject *
+anext_anext_method(PyObject *self, PyObject *Py_UNUSED(ignored))
+{
+    return anext_anext((Anext *)self);
+}
+
+static PyObject *
+anext_aiter(PyObject *self)
+{
+    return Py_NewRef(self);
+}
+
+static PyAsyncMethods anext_as_async = {
+    .am_aiter = anext_aiter,
+    .am_anext = (unaryfunc)anext_anext,
+};
+
+static PyMethodDef anext_methods[] = {
+    {"__anext__", anext_anext_method, METH_NOARGS, "The next record (an awaitable)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject AnextType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "aiokafka.consumer._cready.Anext",
+    .tp_doc = "Anext(consumer, buffer, subscriptions): AIOKafkaConsumer.__aiter__'s iterator.",
+    .tp_basicsize = sizeof(Anext),
+    .tp_dealloc = (destructor)anext_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_traverse = (traverseproc)anext_traverse,
+    .tp_clear = (inquiry)anext_clear,
+    .tp_as_async = &anext_as_async,
+    .tp_methods = anext_methods,
+    .tp_new = anext_new,
+};
+
+static PyObject *
 ready(PyObject *module, PyObject *value)
 {
     (void)module;
@@ -157,7 +405,7 @@ static PyMethodDef module_methods[] = {
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT,
     .m_name = "aiokafka.consumer._cready",
-    .m_doc = "An already-done awaitable for AIOKafkaConsumer.__anext__ (optional).",
+    .m_doc = "The C half of async for over AIOKafkaConsumer (optional; see _cready.c).",
     .m_size = 0,
     .m_methods = module_methods,
 };
@@ -165,8 +413,35 @@ static struct PyModuleDef module_def = {
 PyMODINIT_FUNC
 PyInit__cready(void)
 {
-    if (PyType_Ready(&ReadyType) < 0) {
+    if (PyType_Ready(&ReadyType) < 0 || PyType_Ready(&CursorType) < 0
+        || PyType_Ready(&AnextType) < 0) {
         return NULL;
     }
-    return PyModule_Create(&module_def);
+    static struct { PyObject **slot; const char *name; } names[] = {
+        {&str_cursor, "cursor"},
+        {&str_take_fast_slow, "_take_fast_slow"},
+        {&str_returnable, "returnable"},
+        {&str_membership, "_membership"},
+        {&str_poll_called, "poll_called"},
+        {&str_next_record_fast, "next_record_fast"},
+        {&str_next_via_getone, "_next_via_getone"},
+    };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (*names[i].slot == NULL) {
+            *names[i].slot = PyUnicode_InternFromString(names[i].name);
+            if (*names[i].slot == NULL) {
+                return NULL;
+            }
+        }
+    }
+    PyObject *module = PyModule_Create(&module_def);
+    if (module == NULL) {
+        return NULL;
+    }
+    if (PyModule_AddObjectRef(module, "RecordCursor", (PyObject *)&CursorType) < 0
+        || PyModule_AddObjectRef(module, "Anext", (PyObject *)&AnextType) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
 }

@@ -49,6 +49,7 @@ from .leftovers import Leftovers
 from .lookups import OffsetLookups, load_assigned
 from .names014 import Consumer014Names
 from .options import ConsumerOptions
+from .ready import fast_anext as _fast_anext
 from .ready import ready as _ready
 from .subscription import BadArgumentError, SubscriptionState, SubscriptionType, check_partitions
 
@@ -523,7 +524,19 @@ class AIOKafkaConsumer(
         """
         if self._state == "stopped":
             raise ConsumerStoppedError("the consumer was stopped")
-        return self if self._iteration_wrapper is None else self._iteration_wrapper(self)
+        if self._iteration_wrapper is not None:
+            return self._iteration_wrapper(self)
+        fetcher = self._record_fetcher
+        cls = type(self)
+        if (
+            _fast_anext is not None
+            and fetcher is not None
+            and cls.getone is _GETONE
+            and cls.__anext__ is _ANEXT
+        ):
+            # __anext__ below, in C (_cready.c): the same checks and fall-back.
+            return _fast_anext(self, fetcher.buffer, self._subscriptions)
+        return self
 
     def __anext__(self) -> Awaitable[ConsumerRecord[KT, VT]]:
         fetcher = self._record_fetcher
@@ -772,3 +785,5 @@ class AIOKafkaConsumer(
 
 #: Our getone (``__anext__`` takes a shortcut past it only while it is this one).
 _GETONE = AIOKafkaConsumer.getone
+#: Our __anext__ (``__aiter__`` hands out its C twin only while it is this one).
+_ANEXT = AIOKafkaConsumer.__anext__

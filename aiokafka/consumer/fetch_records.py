@@ -17,8 +17,9 @@ from __future__ import annotations
 import bisect
 import heapq
 from collections.abc import Callable, Iterable
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
+from aiokafka._extensions import load_extension
 from aiokafka.errors import KafkaError
 from aiokafka.metrics.consumer import RecordTally
 from aiokafka.record import MemoryRecords, RecordBatch
@@ -132,7 +133,41 @@ def _is_abort_marker(batch: DefaultRecordBatch) -> bool:
     return False
 
 
-class PartitionRecords:
+class _PyRecordCursor:
+    """What the C ``_cready.RecordCursor`` is when the extension is not built: the
+    decoded batch, the next record's index and ``take_fast()``'s common case (see
+    :meth:`PartitionRecords._take_fast_slow` for the rest). The members are written
+    by :class:`PartitionRecords` alone."""
+
+    __slots__ = ("_recs", "_recs_idx", "_within_end", "state")
+
+    _recs: list[ConsumerRecord[Any, Any]]
+    _recs_idx: int
+    _within_end: int
+    state: PartitionState
+
+    def take_fast(self) -> ConsumerRecord[Any, Any] | None:
+        i = self._recs_idx
+        if i <= self._within_end and self.state.cursor is self:
+            self._recs_idx = i + 1
+            return self._recs[i]
+        return self._take_fast_slow()
+
+    def _take_fast_slow(self) -> ConsumerRecord[Any, Any] | None:
+        raise NotImplementedError
+
+    def consumed_position(self) -> tuple[int, int | None] | None:
+        raise NotImplementedError
+
+
+if TYPE_CHECKING:
+    _RecordCursor = _PyRecordCursor
+else:
+    _cready = load_extension("aiokafka.consumer._cready")
+    _RecordCursor = _PyRecordCursor if _cready is None else _cready.RecordCursor
+
+
+class PartitionRecords(_RecordCursor):
     """Records of one partition from one Fetch response, consumed in order.
 
     Args:
@@ -162,17 +197,13 @@ class PartitionRecords:
         "_filter",
         "_follow_from",
         "_key_deserializer",
-        "_recs",
-        "_recs_idx",
         "_value_deserializer",
         "_view",
-        "_within_end",
         "epoch",
         "error",
         "fetch_offset",
         "next_fetch_offset",
         "size",
-        "state",
         "tally",
         "tp",
     )
@@ -331,24 +362,18 @@ class PartitionRecords:
             self.state.advance(rec.offset + 1, rec.leader_epoch)
         return rec
 
-    def take_fast(self) -> ConsumerRecord[Any, Any] | None:
-        """The next record, if that is trivially safe (``async for``'s hot path);
-        ``None`` means "ask :meth:`take_one`": the position moved, the partition is
-        paused, or no batch is left to load (or the next one's error was stored).
+    # take_fast() (the base class, C when built): the next record, if that is
+    # trivially safe (``async for``'s hot path); ``None`` means "ask take_one()": the
+    # position moved, the partition is paused, or no batch is left to load (or the
+    # next one's error was stored). The state follows this chunk
+    # (PartitionState.follow) while it hands records out that way, so a record costs
+    # no call to move the position, and the state still following it means nothing
+    # moved, paused or unassigned the partition since: the only check per record.
+    # Every other case comes here. A deserializer's error for the next batch is
+    # raised (the batch stays, as take_one() leaves it).
 
-        The state follows this chunk (:meth:`PartitionState.follow`) while it hands
-        records out here, so a record costs no call to move the position, and the
-        state still following it means nothing moved, paused or unassigned the
-        partition since: the only check per record.
-
-        Raises:
-            Exception: what a deserializer raised for the next batch, which stays
-                (as :meth:`take_one` raises it).
-        """
+    def _take_fast_slow(self) -> ConsumerRecord[Any, Any] | None:
         i = self._recs_idx
-        if i <= self._within_end and self.state.cursor is self:
-            self._recs_idx = i + 1
-            return self._recs[i]
         state = self.state
         if self.epoch != state.epoch or state.paused:
             return None

@@ -1,16 +1,18 @@
 """The awaitable ``AIOKafkaConsumer.__anext__`` returns for a record already buffered:
 the C ``_cready.ready`` when built (no coroutine per record, see ``_cready.c``), else
-:func:`ready_coroutine`, which behaves the same.
+:func:`ready_coroutine`, which behaves the same. ``fast_anext`` is the C iterator
+``__aiter__`` returns when it may (``None`` without the extension: the consumer is
+its own iterator).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
 
 from aiokafka._extensions import load_extension
 
-__all__ = ["ready", "ready_coroutine"]
+__all__ = ["fast_anext", "ready", "ready_coroutine"]
 
 _T = TypeVar("_T")
 
@@ -22,3 +24,6 @@ async def ready_coroutine(value: _T) -> _T:
 
 _cready = load_extension("aiokafka.consumer._cready")
 ready: Callable[[_T], Awaitable[_T]] = ready_coroutine if _cready is None else _cready.ready
+fast_anext: Callable[[Any, Any, Any], AsyncIterator[Any]] | None = (
+    None if _cready is None else _cready.Anext
+)

@@ -359,6 +359,57 @@ async def test_stop_leaves_no_tasks_and_ends_iteration(
         await c.getmany()
 
 
+async def test_async_for_in_c_sees_seeks_pauses_and_subclasses(
+    kafka: KafkaCluster, new_topic: NewTopic
+) -> None:
+    """The started consumer's ``__aiter__`` is the C iterator (when built): it hands
+    out records in order, follows a seek and a pause made inside the loop, and gives
+    way to a subclass's own ``__anext__``."""
+    from aiokafka.consumer.ready import fast_anext
+
+    topic = new_topic()
+    tp = TopicPartition(topic, 0)
+    produce(kafka.bootstrap_servers, topic, [b"%d" % i for i in range(60)])
+    async with consumer(kafka, group_id=f"g-{topic}") as c:
+        c.subscribe([topic])
+        iterator = c.__aiter__()
+        assert (iterator is c) == (fast_anext is None)
+        seen: list[int] = []
+        async for rec in c:
+            seen.append(rec.offset)
+            if rec.offset == 19:
+                c.seek(tp, 5)  # the rest of the buffered batch must not come out
+            if len(seen) == 30:
+                c.pause(tp)
+                break
+        assert seen == list(range(20)) + list(range(5, 15))
+        assert await c.position(tp) == 15
+        assert await c.getmany(timeout_ms=300) == {}
+        c.resume(tp)
+        rest = []
+        async for rec in c:
+            rest.append(rec.offset)
+            if rec.offset == 59:
+                break
+        assert rest == list(range(15, 60))
+
+    class Counting(AIOKafkaConsumer[Any, Any]):
+        calls = 0
+
+        def __anext__(self) -> Any:
+            Counting.calls += 1
+            return super().__anext__()
+
+    sub = Counting(bootstrap_servers=kafka.bootstrap_servers, auto_offset_reset="earliest")
+    async with sub:
+        sub.assign([tp])
+        assert sub.__aiter__() is sub
+        async for rec in sub:
+            if rec.offset == 9:
+                break
+        assert Counting.calls == 10
+
+
 async def test_subscribe_without_group_assigns_all_partitions(
     kafka: KafkaCluster, new_topic: NewTopic
 ) -> None:

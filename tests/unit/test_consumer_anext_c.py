@@ -1,0 +1,133 @@
+"""The C half of ``async for`` (``_cready.Anext`` and ``_cready.RecordCursor``): the
+same outcomes as the Python ``__anext__`` and ``take_fast`` they stand in for, and
+the Python ones still work without the extension."""
+
+from __future__ import annotations
+
+import gc
+import os
+import subprocess
+import sys
+import weakref
+from typing import Any
+
+import pytest
+
+from aiokafka.consumer import fetch_records
+from aiokafka.consumer import ready as ready_module
+
+cready = ready_module._cready
+RECORD_TESTS = os.path.join(os.path.dirname(__file__), "test_consumer_records.py")
+needs_c = pytest.mark.skipif(cready is None, reason="C extension not built")
+
+
+class Buffer:
+    def __init__(self, *records: Any) -> None:
+        self.records = list(records)
+        self.calls = 0
+
+    def next_record_fast(self) -> Any:
+        self.calls += 1
+        item = self.records.pop(0) if self.records else None
+        if isinstance(item, BaseException):
+            raise item
+        return item
+
+
+class Subs:
+    returnable: frozenset[Any] | None = None
+
+
+class Membership:
+    polls = 0
+
+    def poll_called(self) -> None:
+        self.polls += 1
+
+
+class Consumer:
+    """What Anext reads of AIOKafkaConsumer: ``_membership`` and ``_next_via_getone``."""
+
+    def __init__(self) -> None:
+        self._membership: Membership | None = None
+        self.slow = 0
+
+    async def _next_via_getone(self) -> str:
+        self.slow += 1
+        return "from getone"
+
+
+@needs_c
+async def test_a_buffered_record_is_ready_and_each_gap_goes_to_getone() -> None:
+    consumer, subs = Consumer(), Subs()
+    buffer = Buffer("a", "b", None, "c")
+    it = cready.Anext(consumer, buffer, subs)
+    assert it.__aiter__() is it
+    got = [await it.__anext__() for _ in range(4)]
+    assert got == ["a", "b", "from getone", "c"] and consumer.slow == 1
+    # Partitions held back in a rebalance: every record comes through getone().
+    subs.returnable = frozenset()
+    assert await it.__anext__() == "from getone" and buffer.calls == 4
+    subs.returnable = None
+    # In a group every record notes the poll (max_poll_interval_ms), as __anext__ does.
+    consumer._membership = Membership()
+    buffer.records = ["d", "e"]
+    async for rec in it:
+        assert rec in ("d", "e", "from getone")
+        if rec == "from getone":
+            break
+    assert consumer._membership.polls == 3
+
+
+@needs_c
+async def test_a_deserializer_error_is_raised_by_the_call() -> None:
+    it = cready.Anext(Consumer(), Buffer(ValueError("bad value")), Subs())
+    with pytest.raises(ValueError, match="bad value"):
+        it.__anext__()  # not by the await: as the Python __anext__ raises it
+    with pytest.raises(TypeError):
+        cready.Anext(Consumer(), Buffer())  # type: ignore[call-arg]
+
+
+@needs_c
+def test_a_cycle_through_the_iterator_is_collected() -> None:
+    consumer = Consumer()
+    it = cready.Anext(consumer, Buffer(), Subs())
+    consumer.it = it  # type: ignore[attr-defined]
+    ref = weakref.ref(consumer)
+    del consumer, it
+    gc.collect()
+    assert ref() is None
+
+
+@needs_c
+def test_the_record_cursor_base_is_the_c_one() -> None:
+    assert fetch_records.PartitionRecords.__mro__[1] is cready.RecordCursor
+    base = cready.RecordCursor()
+    with pytest.raises(AttributeError):
+        base._recs  # noqa: B018 (unset members raise, as unset slots do)
+    assert base._recs_idx == 0 and base._within_end == 0
+    with pytest.raises(AttributeError):
+        base.take_fast()  # no PartitionRecords._take_fast_slow to hand the case to
+
+
+def test_without_extensions_the_python_cursor_and_iterator_serve() -> None:
+    """The PartitionRecords tests (take_fast among them) on the pure-Python base, in
+    a process where the extensions are switched off."""
+    env = dict(os.environ, AIOKAFKA_NO_EXTENSIONS="1")
+    check = (
+        "from aiokafka.consumer import fetch_records as f, ready as r; "
+        "print(f.PartitionRecords.__mro__[1] is f._PyRecordCursor, r.fast_anext is None)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", check], env=env, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == ["True", "True"]
+    tests = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", RECORD_TESTS],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert tests.returncode == 0, tests.stdout[-2000:]
+    assert " passed" in tests.stdout
