@@ -7,6 +7,7 @@ returned and exceptions raised.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import subprocess
@@ -605,3 +606,24 @@ def test_append_next_c_random_records(
         for delta, key, value, headers in records
     ]
     _next_same_both_ways(calls, via=via, batch_size=batch_size)
+
+
+def test_the_buffer_allocation_doubles_when_outgrown() -> None:
+    """A batch filled by small appends is reallocated a few times, not ~70 (CPython
+    over-allocates a bytearray by 1/8 only): the allocation at least doubles each
+    time it grows, and the bytes are what appending one by one gives."""
+    buffer = bytearray(61)
+    allocations = {buffer.__alloc__()}
+    for i in range(2000):
+        assert _cbuilder.append_record(buffer, -1, i, 0, None, b"v" * 100, None) is True
+        allocations.add(buffer.__alloc__())
+    grown = sorted(allocations)
+    # (From the second: the first growth is from bytearray(61)'s exact size.)
+    assert all(b >= 2 * a for a, b in itertools.pairwise(grown[1:]))
+    assert len(grown) <= 16
+    expected = bytearray(61)
+    for i in range(2000):
+        one = bytearray()
+        _cbuilder.append_record(one, -1, i, 0, None, b"v" * 100, None)
+        expected += one
+    assert buffer == expected
