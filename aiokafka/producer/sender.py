@@ -591,7 +591,7 @@ class Sender:
     ) -> None:
         try:
             if self._acks == 0:
-                await self._client.send(node, request, expect_response=False)
+                await self._client.send_without_response(node, request)
                 for batch in batches:
                     self._acc.complete_unacknowledged(batch)
                 return
