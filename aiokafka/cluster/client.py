@@ -20,7 +20,7 @@ import logging
 import socket
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 from aiokafka._tasks import cancel_and_wait
 from aiokafka._timeout import wait_for
@@ -50,6 +50,9 @@ from aiokafka.protocol import messages as _messages
 from aiokafka.structs import BrokerMetadata, TopicPartition
 
 if TYPE_CHECKING:
+    # typing.Unpack is 3.11+; annotations are not evaluated, so no import at run time.
+    from typing_extensions import Unpack
+
     from aiokafka.protocol.request import Request
     from aiokafka.telemetry import TelemetryReporter
 
@@ -60,6 +63,16 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 # The response type of the request being sent (``Request[R]`` -> ``R``).
 R = TypeVar("R")
+
+
+class SendOptions(TypedDict, total=False):
+    """The keyword options of :meth:`AIOKafkaClient.send`, which the sends routed by
+    the client (:meth:`~AIOKafkaClient.send_to_leader`,
+    :meth:`~AIOKafkaClient.send_to_controller`) pass on as they are."""
+
+    group: ConnectionGroup
+    max_version: int | None
+    timeout_ms: int | None
 
 
 class AIOKafkaClient(ClientOptions, StartClose, ClientAttrs):
@@ -544,52 +557,37 @@ class AIOKafkaClient(ClientOptions, StartClose, ClientAttrs):
         conn = await self._connection(node_id)
         return conn.api_versions.finalized_level(feature)
 
-    @overload
     async def send(
         self,
         node_id: NodeId,
         request: Request[R],
         *,
         group: ConnectionGroup = ConnectionGroup.DEFAULT,
-        expect_response: Literal[True] = True,
         max_version: int | None = None,
         timeout_ms: int | None = None,
-    ) -> R: ...
-
-    @overload
-    async def send(
-        self,
-        node_id: NodeId,
-        request: Request[R],
-        *,
-        group: ConnectionGroup = ConnectionGroup.DEFAULT,
-        expect_response: bool,
-        max_version: int | None = None,
-        timeout_ms: int | None = None,
-    ) -> R | None: ...
-
-    async def send(
-        self,
-        node_id: NodeId,
-        request: Request[R],
-        *,
-        group: ConnectionGroup = ConnectionGroup.DEFAULT,
-        expect_response: bool = True,
-        max_version: int | None = None,
-        timeout_ms: int | None = None,
-    ) -> R | None:
+    ) -> R:
         """Send ``request`` to a broker (connecting if needed); return its response.
 
         See :meth:`aiokafka.net.connection.AIOKafkaConnection.send` for the arguments;
         ``group`` picks the connection to ``node_id`` (see :class:`ConnectionGroup`).
-        The response has the type the request class names, ``None`` when
-        ``expect_response`` is False.
+        The response has the type the request class names.
         Errors are not retried here; wrap in :meth:`call_with_retry` for that.
         """
         conn = await self._connection(node_id, group)
-        return await conn.send(
-            request, expect_response=expect_response, max_version=max_version, timeout_ms=timeout_ms
-        )
+        return await conn.send(request, max_version=max_version, timeout_ms=timeout_ms)
+
+    async def send_without_response(
+        self,
+        node_id: NodeId,
+        request: Request[object],
+        *,
+        max_version: int | None = None,
+    ) -> None:
+        """:meth:`send` of a request the broker does not answer (Produce with
+        ``acks=0``): returns once it is written (see
+        ``AIOKafkaConnection.send_without_response``)."""
+        conn = await self._connection(node_id, ConnectionGroup.DEFAULT)
+        await conn.send_without_response(request, max_version=max_version)
 
     def write_nowait(
         self,
@@ -621,32 +619,13 @@ class AIOKafkaClient(ClientOptions, StartClose, ClientAttrs):
         return leader
 
     async def send_to_leader(
-        self,
-        tp: TopicPartition,
-        request: Request[R],
-        *,
-        group: ConnectionGroup = ConnectionGroup.DEFAULT,
-        max_version: int | None = None,
-        timeout_ms: int | None = None,
+        self, tp: TopicPartition, request: Request[R], **options: Unpack[SendOptions]
     ) -> R:
         """Send ``request`` to the leader of ``tp`` (see :meth:`leader_for`); the
         keyword arguments are :meth:`send`'s."""
-        return await self.send(
-            self.leader_for(tp),
-            request,
-            group=group,
-            max_version=max_version,
-            timeout_ms=timeout_ms,
-        )
+        return await self.send(self.leader_for(tp), request, **options)
 
-    async def send_to_controller(
-        self,
-        request: Request[R],
-        *,
-        group: ConnectionGroup = ConnectionGroup.DEFAULT,
-        max_version: int | None = None,
-        timeout_ms: int | None = None,
-    ) -> R:
+    async def send_to_controller(self, request: Request[R], **options: Unpack[SendOptions]) -> R:
         """Send ``request`` to the controller named by the cached metadata; the keyword
         arguments are :meth:`send`'s.
 
@@ -657,9 +636,7 @@ class AIOKafkaClient(ClientOptions, StartClose, ClientAttrs):
         controller = self._metadata.controller_id
         if controller is None:
             raise NotControllerError("the cluster metadata names no controller")
-        return await self.send(
-            controller, request, group=group, max_version=max_version, timeout_ms=timeout_ms
-        )
+        return await self.send(controller, request, **options)
 
     def least_loaded_node(self) -> int | None:
         """The broker with the fewest requests in flight, preferring connected brokers
@@ -715,23 +692,6 @@ class AIOKafkaClient(ClientOptions, StartClose, ClientAttrs):
     ) -> None:
         """Forget the cached coordinator of ``key`` (after NOT_COORDINATOR etc.)."""
         self._coordinators.forget(key, key_type)
-
-    async def send_to_coordinator(
-        self,
-        key: str,
-        request: Request[R],
-        key_type: CoordinatorType = CoordinatorType.GROUP,
-        *,
-        group: ConnectionGroup = ConnectionGroup.DEFAULT,
-        max_version: int | None = None,
-        timeout_ms: int | None = None,
-    ) -> R:
-        """Send ``request`` to the coordinator of ``key``; the keyword arguments are
-        :meth:`send`'s."""
-        node_id = await self.coordinator_for(key, key_type)
-        return await self.send(
-            node_id, request, group=group, max_version=max_version, timeout_ms=timeout_ms
-        )
 
     # -- retries ------------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, Literal, Protocol, TypeVar, overload
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from aiokafka.cluster.client import CoordinatorType
@@ -53,7 +53,6 @@ class BrokerRequests(Protocol):
         group: ConnectionGroup = ...,
     ) -> int: ...
 
-    @overload
     async def send(
         self,
         node_id: int,
@@ -61,23 +60,9 @@ class BrokerRequests(Protocol):
         /,
         *,
         group: ConnectionGroup = ...,
-        expect_response: Literal[True] = True,
         max_version: int | None = None,
         timeout_ms: int | None = None,
     ) -> _R: ...
-
-    @overload
-    async def send(
-        self,
-        node_id: int,
-        request: Request[_R],
-        /,
-        *,
-        group: ConnectionGroup = ...,
-        expect_response: bool,
-        max_version: int | None = None,
-        timeout_ms: int | None = None,
-    ) -> _R | None: ...
 
 
 class MetadataView(Protocol):
@@ -115,12 +100,16 @@ class CoordinatorRequests(BrokerRequests, Protocol):
 
 class SenderClient(CoordinatorRequests, MetadataView, Protocol):
     """What :class:`~aiokafka.producer.sender.Sender` uses: produce to leaders (only
-    over open connections), InitProducerId to the least loaded node or the
-    transaction coordinator, metadata refreshes and leader hints."""
+    over open connections; unanswered with ``acks=0``), InitProducerId to the least
+    loaded node or the transaction coordinator, metadata refreshes and leader hints."""
 
     def is_connected(self, node_id: int, /) -> bool: ...
 
     def least_loaded_node(self) -> int | None: ...
+
+    async def send_without_response(
+        self, node_id: int, request: Request[object], /, *, max_version: int | None = ...
+    ) -> None: ...
 
     def write_nowait(
         self,

@@ -46,7 +46,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, TypeVar
 
 from aiokafka._timeout import wait_for
 from aiokafka.errors import (
@@ -321,7 +321,7 @@ class AIOKafkaConnection:
             self._reader_task = asyncio.create_task(
                 self._read_loop(stream), name=f"aiokafka-conn-reader-{self.peer}"
             )
-        self._versions = await negotiate_versions(self._answered, self.peer)
+        self._versions = await negotiate_versions(self._send, self.peer)
         if self.config.uses_sasl:
             started = time.monotonic()
             lifetime_ms = await authenticate(self, self.config, self.host, send=self._send_sasl)
@@ -329,47 +329,23 @@ class AIOKafkaConnection:
 
     # -- requests ---------------------------------------------------------------------
 
-    @overload
     async def send(
         self,
         request: Request[_R],
         *,
-        expect_response: Literal[True] = True,
         version: int | None = None,
         max_version: int | None = None,
         timeout_ms: int | None = None,
-    ) -> _R: ...
-
-    @overload
-    async def send(
-        self,
-        request: Request[_R],
-        *,
-        expect_response: bool,
-        version: int | None = None,
-        max_version: int | None = None,
-        timeout_ms: int | None = None,
-    ) -> _R | None: ...
-
-    async def send(
-        self,
-        request: Request[_R],
-        *,
-        expect_response: bool = True,
-        version: int | None = None,
-        max_version: int | None = None,
-        timeout_ms: int | None = None,
-    ) -> _R | None:
+    ) -> _R:
         """Send ``request`` and return its decoded response.
 
         The response's type is the one the request class names
         (:class:`~aiokafka.protocol.request.Request`), so callers are type-checked
-        against the response's fields.
+        against the response's fields. A request the broker does not answer (Produce
+        with ``acks=0``) goes through :meth:`send_without_response` instead.
 
         Args:
             request: A generated request object (``aiokafka.protocol.messages``).
-            expect_response: False for requests the broker does not answer (Produce
-                with ``acks=0``); returns ``None`` once the bytes are written.
             version: Exact version to use; by default the negotiated one.
             max_version: Cap for the negotiated version.
             timeout_ms: Overrides ``request_timeout_ms`` for this request (e.g. a
@@ -382,12 +358,40 @@ class AIOKafkaConnection:
             aiokafka.errors.RequestTimedOutError: no response within the timeout (the
                 connection is closed).
         """
+        version = self._version_for(request, version, max_version)
+        return await self._send(request, version, self._decoder(request, version), timeout_ms)
+
+    async def send_without_response(
+        self,
+        request: Request[object],
+        *,
+        version: int | None = None,
+        max_version: int | None = None,
+    ) -> None:
+        """Write ``request``, which the broker does not answer (Produce with
+        ``acks=0``), and return once its bytes are written.
+
+        Arguments and errors as in :meth:`send` (there is no response to time out).
+        """
+        version = self._version_for(request, version, max_version)
+        await self._take_slot(sasl=False)
+        # Nothing gets registered, so the slot goes back as soon as the write is done.
+        _, frame = self._frame(request, version)
+        self._metrics.request_sent(len(frame), time.monotonic())
+        try:
+            await self._write(frame)
+        finally:
+            self._slots.release()
+
+    def _version_for(
+        self, request: Request[object], version: int | None, max_version: int | None
+    ) -> int:
+        """The version to send ``request`` at (see :meth:`send`), on a usable connection."""
         if self._state not in ("connecting", "ready"):
             raise self._unusable()
         if version is None:
             version = self.api_versions.choose(type(request), max_version)
-        decode = self._decoder(request, version)
-        return await self._send(request, version, expect_response, decode, timeout_ms)
+        return version
 
     def send_nowait(
         self, request: Request[_R], *, max_version: int | None = None
@@ -492,8 +496,7 @@ class AIOKafkaConnection:
     async def _send_sasl(self, request: Request[_R]) -> _R:
         # The SASL exchange's own requests: they pass the re-authentication gate.
         version = self.api_versions.choose(type(request))
-        decode = self._decoder(request, version)
-        return await self._answered(request, version, decode, sasl=True)
+        return await self._send(request, version, self._decoder(request, version), sasl=True)
 
     def _decoder(self, request: Request[_R], version: int) -> Callable[[memoryview], _R]:
         allowance = response_allowance(request, version)
@@ -508,52 +511,22 @@ class AIOKafkaConnection:
         err.__cause__ = self._close_error
         return err
 
-    async def _answered(
-        self,
-        request: Request[object],
-        version: int,
-        decode: Callable[[memoryview], _R],
-        *,
-        sasl: bool = False,
-    ) -> _R:
-        """:meth:`_send` of a request the broker answers (the handshake's)."""
-        response = await self._send(request, version, True, decode, sasl=sasl)
-        assert response is not None  # only expect_response=False returns None
-        return response
-
     async def _send(
         self,
         request: Request[object],
         version: int,
-        expect_response: bool,
         decode: Callable[[memoryview], _R],
         timeout_ms: int | None = None,
         *,
         sasl: bool = False,
-    ) -> _R | None:
-        while True:
-            gate = self._reauth_gate
-            if gate is not None and not sasl:
-                await gate.wait()
-                continue
-            await self._slots.acquire()
-            # Checked again with the slot in hand, and nothing awaited from here to the
-            # write: a re-authentication that began while this request waited for its
-            # slot must not see the request written between its SASL frames.
-            if self._reauth_gate is None or sasl:
-                break
-            self._slots.release()
+    ) -> _R:
+        """Write ``request`` at ``version`` and return its response read with
+        ``decode``; the handshake's requests come here too, and the SASL exchange's
+        with ``sasl`` (they pass the re-authentication gate)."""
+        await self._take_slot(sasl=sasl)
         # From here the slot is released by _frame_received() or _fail() once a registered
-        # request is answered or failed, or below when nothing gets registered.
+        # request is answered or failed, or by _frame() if framing fails.
         corr, frame = self._frame(request, version)
-        if not expect_response:
-            self._metrics.request_sent(len(frame), time.monotonic())
-            try:
-                await self._write(frame)
-            finally:
-                self._slots.release()
-            return None
-
         future: asyncio.Future[_R] | None = self._register(
             request, version, corr, frame, decode, timeout_ms
         ).future
@@ -576,6 +549,22 @@ class AIOKafkaConnection:
                 # error in-flight requests get. Mark it retrieved.
                 future.exception()
             raise
+
+    async def _take_slot(self, *, sasl: bool) -> None:
+        """Wait for an in-flight slot, and for a re-authentication to end unless this
+        is one of its (``sasl``) requests."""
+        while True:
+            gate = self._reauth_gate
+            if gate is not None and not sasl:
+                await gate.wait()
+                continue
+            await self._slots.acquire()
+            # Checked again with the slot in hand, and nothing awaited from here to the
+            # write: a re-authentication that began while this request waited for its
+            # slot must not see the request written between its SASL frames.
+            if self._reauth_gate is None or sasl:
+                return
+            self._slots.release()
 
     async def _write(self, frame: bytes) -> None:
         stream = self._stream

@@ -589,40 +589,41 @@ class Sender:
         request: m.ProduceRequest,
         max_version: int | None,
     ) -> None:
+        response: m.ProduceResponse | None = None
+        error: Exception | None = None
         try:
             if self._acks == 0:
-                await self._client.send(node, request, expect_response=False)
+                await self._client.send_without_response(node, request)
                 for batch in batches:
                     self._acc.complete_unacknowledged(batch)
-                return
-            response = await self._client.send(node, request, max_version=max_version)
+            else:
+                response = await self._client.send(node, request, max_version=max_version)
         except asyncio.CancelledError:
-            raise  # close() fails the batches
-        except Exception as exc:
-            self._on_send_error(node, batches, exc)
-        else:
-            self._on_response(node, batches, response)
-        finally:
-            self._request_ended(node)
+            self._request_ended(node)  # close() fails the batches
             self.wakeup()
+            raise
+        except Exception as exc:
+            error = exc
+        self._answered(node, batches, response, error)
 
     def _answered(
         self,
         node: int,
         batches: list[ProducerBatch],
         response: m.ProduceResponse | None,
-        error: KafkaError | None,
+        error: Exception | None,
     ) -> None:
-        """The callback of a request written by ``write_nowait``: called by the
-        connection's reader as the response is read, or with the request's error."""
+        """How a Produce request ends, whichever way it was sent: the callback of a
+        request written by ``write_nowait`` (called by the connection's reader as the
+        response is read, or with the request's error), and the end of
+        :meth:`_produce` (neither response nor error: an ``acks=0`` request, written)."""
         if self._detached:
             return  # close() gave up on it and fails the batches
         try:
-            if error is None:
-                assert response is not None
-                self._on_response(node, batches, response)
-            else:
+            if error is not None:
                 self._on_send_error(node, batches, error)
+            elif response is not None:
+                self._on_response(node, batches, response)
         finally:
             self._request_ended(node)
             # Also when nothing is queued: the callers woken by this answer may send

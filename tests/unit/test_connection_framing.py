@@ -460,8 +460,7 @@ async def test_request_without_response(broker: ScriptedBroker) -> None:
     broker.on_request = answer
     conn = await connect(broker)
     try:
-        result = await conn.send(MetadataRequest(topics=None), expect_response=False, version=1)
-        assert result is None
+        await conn.send_without_response(MetadataRequest(topics=None), version=1)
         assert conn.in_flight == 0
         resp = await conn.send(MetadataRequest(topics=None))
         assert resp.cluster_id == "after"
