@@ -129,19 +129,21 @@ class PartitionState:
     def position(self) -> int | None:
         """Offset of the next record to return, or ``None`` until it is known
         (committed offset looked up or reset)."""
-        cursor = self.cursor
-        if cursor is not None and (moved := cursor.consumed_position()) is not None:
-            return moved[0]
-        return self._position
+        return self.position_and_epoch[0]
 
     @property
     def position_epoch(self) -> int | None:
         """Leader epoch of the batch of the last returned record (sent with commits
         for truncation detection, KIP-320), or ``None``."""
+        return self.position_and_epoch[1]
+
+    @property
+    def position_and_epoch(self) -> tuple[int | None, int | None]:
+        """``(position, position_epoch)``, read together (one look at the cursor)."""
         cursor = self.cursor
         if cursor is not None and (moved := cursor.consumed_position()) is not None:
-            return moved[1]
-        return self._position_epoch
+            return moved
+        return self._position, self._position_epoch
 
     @property
     def reset_strategy(self) -> str | None:

@@ -46,7 +46,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from aiokafka._tasks import cancel_and_wait
 from aiokafka._timeout import timeout as timeout_after
@@ -92,10 +92,14 @@ from .membership import GroupMembership, run_listener
 
 if TYPE_CHECKING:
     from aiokafka.consumer.config import ConsumerConfig
+    from aiokafka.protocol.request import Request
 
 __all__ = ["ClassicMembership"]
 
 log = logging.getLogger(__name__)
+
+# The response type of a request sent by _rebalance_send (``Request[R]`` -> ``R``).
+R = TypeVar("R")
 
 # JoinGroup may be held by the coordinator for the whole rebalance timeout; the Java
 # client allows this much on top before it gives up on the response.
@@ -514,10 +518,6 @@ class ClassicMembership(GroupMembership):
 
     async def _join(self, node: int, reason: str) -> m.JoinGroupResponse:
         config = self._config
-        timeout_ms = (
-            max(config.client.request_timeout_ms, config.effective_rebalance_timeout_ms)
-            + _JOIN_GRACE_MS
-        )
         for _ in range(3):  # KIP-394 asks at most once for a member id
             owned: Iterable[TopicPartition] = ()
             if self._protocol is RebalanceProtocol.COOPERATIVE:
@@ -531,9 +531,7 @@ class ClassicMembership(GroupMembership):
             )
             # Fields a version lacks must stay at their defaults (the encoder refuses
             # to drop them silently); Kafka 4 brokers take every field.
-            version = await self._client.api_version(
-                node, m.JoinGroupRequest.API_KEY, group=ConnectionGroup.COORDINATION
-            )
+            version = await self._coordination_version(node, m.JoinGroupRequest.API_KEY)
             request = m.JoinGroupRequest(
                 group_id=self._group_id,
                 session_timeout_ms=config.session_timeout_ms,
@@ -545,13 +543,7 @@ class ClassicMembership(GroupMembership):
                 reason=reason if version >= 8 else None,
             )
             log.debug("Group %s: JoinGroup (%s)", self._group_id, reason)
-            response = await self._client.send(
-                node,
-                request,
-                timeout_ms=timeout_ms,
-                max_version=version,
-                group=ConnectionGroup.COORDINATION,
-            )
+            response = await self._rebalance_send(node, request, version)
             if response.error_code:
                 exc = for_code(response.error_code)(f"JoinGroup of group {self._group_id!r}")
                 if isinstance(exc, MemberIdRequired):
@@ -597,11 +589,8 @@ class ClassicMembership(GroupMembership):
         return encoded
 
     async def _sync(self, node: int, assignments: dict[str, bytes]) -> Assignment:
-        config = self._config
         gen = self._generation
-        version = await self._client.api_version(
-            node, m.SyncGroupRequest.API_KEY, group=ConnectionGroup.COORDINATION
-        )
+        version = await self._coordination_version(node, m.SyncGroupRequest.API_KEY)
         request = m.SyncGroupRequest(
             group_id=self._group_id,
             generation_id=gen.generation_id,
@@ -614,20 +603,36 @@ class ClassicMembership(GroupMembership):
                 for mid, data in assignments.items()
             ],
         )
+        response = await self._rebalance_send(node, request, version)
+        if response.error_code:
+            raise for_code(response.error_code)(f"SyncGroup of group {self._group_id!r}")
+        return decode_assignment(response.assignment)
+
+    async def _coordination_version(self, node: int, api_key: int) -> int:
+        """The version of ``api_key`` the coordinator ``node`` and this client share
+        (asked before the request is built: fields a version lacks stay at their
+        defaults)."""
+        return await self._client.api_version(node, api_key, group=ConnectionGroup.COORDINATION)
+
+    async def _rebalance_send(self, node: int, request: Request[R], version: int) -> R:
+        """Send a JoinGroup or SyncGroup request to the coordinator ``node``.
+
+        The coordinator holds either until the rebalance completes, up to the
+        rebalance timeout: the request may take that long, plus the Java client's
+        grace, before it counts as lost.
+        """
+        config = self._config
         timeout_ms = (
             max(config.client.request_timeout_ms, config.effective_rebalance_timeout_ms)
             + _JOIN_GRACE_MS
         )
-        response = await self._client.send(
+        return await self._client.send(
             node,
             request,
             timeout_ms=timeout_ms,
             max_version=version,
             group=ConnectionGroup.COORDINATION,
         )
-        if response.error_code:
-            raise for_code(response.error_code)(f"SyncGroup of group {self._group_id!r}")
-        return decode_assignment(response.assignment)
 
     async def _complete(self, assignment: Assignment) -> None:
         """Java's onJoinComplete: install the assignment and tell the listener."""
@@ -701,9 +706,7 @@ class ClassicMembership(GroupMembership):
         try:
             async with timeout_after(timeout):
                 node = await self._client.coordinator_for(self._group_id, CoordinatorType.GROUP)
-                version = await self._client.api_version(
-                    node, m.LeaveGroupRequest.API_KEY, group=ConnectionGroup.COORDINATION
-                )
+                version = await self._coordination_version(node, m.LeaveGroupRequest.API_KEY)
                 if version >= 3:  # KIP-345: a list of members (with instance id, reason)
                     request = m.LeaveGroupRequest(
                         group_id=self._group_id,

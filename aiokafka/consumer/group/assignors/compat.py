@@ -34,8 +34,8 @@ from __future__ import annotations
 
 import abc
 import inspect
-from collections.abc import Iterable, Mapping
-from typing import Any, ClassVar
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, ClassVar, TypeVar
 
 from aiokafka.structs import TopicPartition
 
@@ -54,6 +54,8 @@ __all__ = [
     "to_assignment",
     "to_subscription",
 ]
+
+_T = TypeVar("_T")
 
 
 class _Struct:
@@ -213,16 +215,43 @@ def _opt_bytes(value: Any) -> bytes | None:
     raise TypeError(f"user_data must be bytes, got {type(value).__name__}")
 
 
+def _normalize(
+    value: Any,
+    cls: type[_T],
+    decode: Callable[[bytes | bytearray | memoryview], _T],
+    legacy: Callable[[Any], _T | None],
+    returned_by: str,
+) -> _T:
+    """``value`` as a ``cls``: itself, decoded if it is one's wire bytes (an assignor
+    written against the protocol), or what ``legacy`` makes of an aiokafka 0.x or
+    kafka-python struct.
+
+    Raises:
+        TypeError: ``value`` has none of these shapes (``returned_by`` names the
+            assignor method that returned it).
+    """
+    if isinstance(value, cls):
+        return value
+    if isinstance(value, bytes | bytearray | memoryview):
+        return decode(value)
+    converted = legacy(value)
+    if converted is None:
+        raise TypeError(f"{returned_by} returned an unsupported {type(value).__name__}")
+    return converted
+
+
 def to_subscription(value: Any) -> Subscription:
     """Normalize what an assignor's ``metadata()`` returned (see the module docstring).
 
     Raises:
         TypeError: ``value`` has none of the known shapes.
     """
-    if isinstance(value, Subscription):
-        return value
-    if isinstance(value, bytes | bytearray | memoryview):
-        return decode_subscription(value)
+    return _normalize(
+        value, Subscription, decode_subscription, _legacy_subscription, "assignor metadata()"
+    )
+
+
+def _legacy_subscription(value: Any) -> Subscription | None:
     if hasattr(value, "topics"):
         generation = getattr(value, "generation_id", -1)
         return Subscription(
@@ -234,7 +263,7 @@ def to_subscription(value: Any) -> Subscription:
         )
     if hasattr(value, "subscription"):
         return Subscription(tuple(value.subscription), _opt_bytes(value.user_data))
-    raise TypeError(f"assignor metadata() returned an unsupported {type(value).__name__}")
+    return None
 
 
 def to_assignment(value: Any) -> Assignment:
@@ -243,10 +272,10 @@ def to_assignment(value: Any) -> Assignment:
     Raises:
         TypeError: ``value`` has none of the known shapes.
     """
-    if isinstance(value, Assignment):
-        return value
-    if isinstance(value, bytes | bytearray | memoryview):
-        return decode_assignment(value)
+    return _normalize(value, Assignment, decode_assignment, _legacy_assignment, "assignor assign()")
+
+
+def _legacy_assignment(value: Any) -> Assignment | None:
     user_data = _opt_bytes(getattr(value, "user_data", None))
     if callable(getattr(value, "partitions", None)):
         return Assignment.of(_expand(value.partitions()), user_data)
@@ -254,7 +283,7 @@ def to_assignment(value: Any) -> Assignment:
         items = getattr(value, attr, None)
         if items is not None:
             return Assignment.of(_expand(items), user_data)
-    raise TypeError(f"assignor assign() returned an unsupported {type(value).__name__}")
+    return None
 
 
 def _takes_generation(on_assignment: Any) -> bool:
