@@ -101,7 +101,10 @@ class AIOKafkaClient(ClientOptions, StartClose, ClientAttrs):
             connections_max_idle_ms=cfg.connections_max_idle_ms,
         )
         self._retry_backoff = ExponentialBackoff(cfg.retry_backoff_ms, cfg.retry_backoff_ms)
-        self._metadata = ClusterMetadata()
+        #: The current metadata snapshot (immutable; replaced on refresh, by this client
+        #: only). A plain attribute, not a property: the producer compares it with its
+        #: topic entry's snapshot once per record.
+        self.cluster = ClusterMetadata()
         self._generation = 0
         self._interest = TopicInterest()
         # set_topics()/add_topic(): aiokafka's single set, as one owner among the
@@ -252,11 +255,6 @@ class AIOKafkaClient(ClientOptions, StartClose, ClientAttrs):
     # -- metadata -----------------------------------------------------------------------
 
     @property
-    def cluster(self) -> ClusterMetadata:
-        """The current metadata snapshot (immutable; replaced on refresh)."""
-        return self._metadata
-
-    @property
     def topics(self) -> frozenset[str]:
         """Topics whose metadata is kept: those some owner holds (see
         :meth:`topic_interest`; ``set_topics()`` is one owner). Whether every
@@ -287,7 +285,7 @@ class AIOKafkaClient(ClientOptions, StartClose, ClientAttrs):
     def _interest_grew(self, topics: frozenset[str], all_topics: bool) -> asyncio.Future[bool]:
         # A handle asked for ``topics`` (or every topic): refresh now unless the
         # cache covers them. Before start() the bootstrap request names them.
-        if self._state == "new" or (not all_topics and topics <= self._metadata.topics.keys()):
+        if self._state == "new" or (not all_topics and topics <= self.cluster.topics.keys()):
             done: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
             done.set_result(True)
             return done
@@ -343,7 +341,7 @@ class AIOKafkaClient(ClientOptions, StartClose, ClientAttrs):
             # A response naming no brokers would leave nowhere to send anything.
             log.warning("Ignoring a metadata response without brokers")
             return
-        self._metadata = metadata
+        self.cluster = metadata
         self._coordinators.retain(metadata.brokers)
 
     async def refresh_metadata(self) -> ClusterMetadata:
@@ -380,14 +378,14 @@ class AIOKafkaClient(ClientOptions, StartClose, ClientAttrs):
                 len(metadata.topics),
                 metadata.controller_id,
             )
-            return self._metadata
+            return self.cluster
         err = NoBrokersAvailable(f"no broker answered a metadata request (last error: {last})")
         raise err from last
 
     def _refresh_candidates(self) -> list[NodeId]:
         # Connected and least loaded first, nodes in reconnect back-off last.
         brokers = sorted(
-            self._metadata.brokers,
+            self.cluster.brokers,
             key=lambda n: (
                 self._pool.connected(n) is None,
                 self._pool.in_backoff(n),
@@ -460,10 +458,10 @@ class AIOKafkaClient(ClientOptions, StartClose, ClientAttrs):
         Returns:
             True if the cache changed (the hint was newer than the cached epoch).
         """
-        updated = self._metadata.with_leader(tp, leader_id, leader_epoch, endpoints)
+        updated = self.cluster.with_leader(tp, leader_id, leader_epoch, endpoints)
         if updated is None:
             return False
-        self._metadata = updated
+        self.cluster = updated
         log.debug("Leader hint applied: %s -> node %d (epoch %d)", tp, leader_id, leader_epoch)
         return True
 
@@ -473,9 +471,9 @@ class AIOKafkaClient(ClientOptions, StartClose, ClientAttrs):
         min_interval = max(self.config.retry_backoff_ms / 1000, 0.01)
         failures = 0
         while True:
-            wait = max(max_age - self._metadata.age(), min_interval)
+            wait = max(max_age - self.cluster.age(), min_interval)
             await asyncio.sleep(min(wait, self._pool.next_idle_check()) + 0.001)
-            if self._metadata.age() >= max_age:
+            if self.cluster.age() >= max_age:
                 try:
                     # Due: no wait. After a failure the refresher's back-off (growing
                     # with each failure) spaces the retries.
@@ -494,7 +492,7 @@ class AIOKafkaClient(ClientOptions, StartClose, ClientAttrs):
         if isinstance(node_id, str) and node_id.startswith("bootstrap-"):
             host, port = self.config.bootstrap_addresses[int(node_id.split("-", 1)[1])]
             return host, port, None
-        broker = self._metadata.brokers.get(node_id) if isinstance(node_id, int) else None
+        broker = self.cluster.brokers.get(node_id) if isinstance(node_id, int) else None
         if broker is None:
             broker = self._coordinators.broker(node_id)
         if broker is None:
@@ -611,9 +609,9 @@ class AIOKafkaClient(ClientOptions, StartClose, ClientAttrs):
             aiokafka.errors.LeaderNotAvailableError: it has no leader right now.
             (Both ask the retry policy to refresh metadata.)
         """
-        if self._metadata.partition(tp) is None:
+        if self.cluster.partition(tp) is None:
             raise UnknownTopicOrPartitionError(f"{tp} is not in the cluster metadata")
-        leader = self._metadata.leader_for(tp)
+        leader = self.cluster.leader_for(tp)
         if leader is None:
             raise LeaderNotAvailableError(f"{tp} has no leader")
         return leader
@@ -633,7 +631,7 @@ class AIOKafkaClient(ClientOptions, StartClose, ClientAttrs):
             aiokafka.errors.NotControllerError: the metadata names no controller (the
                 retry policy then refreshes metadata).
         """
-        controller = self._metadata.controller_id
+        controller = self.cluster.controller_id
         if controller is None:
             raise NotControllerError("the cluster metadata names no controller")
         return await self.send(controller, request, **options)
@@ -641,7 +639,7 @@ class AIOKafkaClient(ClientOptions, StartClose, ClientAttrs):
     def least_loaded_node(self) -> int | None:
         """The broker with the fewest requests in flight, preferring connected brokers
         and avoiding those in reconnect back-off; ``None`` if no broker is known."""
-        brokers = list(self._metadata.brokers)
+        brokers = list(self.cluster.brokers)
         if not brokers:
             return None
         return min(
