@@ -596,8 +596,8 @@ results_add_callback(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
             return NULL;
         }
         if (soon != NULL && PyList_CheckExact(soon) && PyList_GET_SIZE(soon) > 0) {
-            int failed = PyList_Append(soon, args[0]) < 0 || PyList_Append(soon, args[2]) < 0
-                || PyList_Append(soon, args[3]) < 0;
+            int failed = PyList_Append(soon, args[0]) < 0 || PyList_Append(soon, args[1]) < 0
+                || PyList_Append(soon, args[2]) < 0 || PyList_Append(soon, args[3]) < 0;
             Py_DECREF(soon);
             if (failed) {
                 return NULL;

@@ -131,6 +131,12 @@ class BatchResults:
         if not callbacks:
             return
         start, end, base_offset, log_append_time, lso, error = segment
+        if start == 0 and end == len(self.timestamps) and None not in callbacks[2::4]:
+            # The whole batch, and only done-callbacks waiting (asyncio.gather's,
+            # add_done_callback's): all are due, with no Python step per record here.
+            self._callbacks = None
+            self.loop.call_soon(self._run_due, callbacks)
+            return
         tp = self.tp
         topic, partition = tp
         timestamps = self.timestamps
@@ -144,7 +150,7 @@ class BatchResults:
             if not start <= index < end:
                 keep += (fut, index, fn, ctx)
             elif fn is not None:
-                due += (fut, fn, ctx)
+                due += (fut, index, fn, ctx)
             elif ctx.done():
                 pass  # the awaiting task was cancelled
             elif cancelled is not None and index in cancelled:
@@ -174,14 +180,15 @@ class BatchResults:
     def _run_due(self, due: _Callbacks) -> None:
         """Run done-callbacks as the loop would have, one by one: each in its own
         context, an exception reported to the loop's handler and not stopping the
-        rest (as ``asyncio.Handle`` does)."""
+        rest (as ``asyncio.Handle`` does). ``due`` is laid out as ``_callbacks`` is:
+        ``fut, index, fn, ctx`` per callback (the index is not used here)."""
         loop = self.loop
         entries = iter(due)
-        for fut, fn, ctx in zip(entries, entries, entries, strict=True):
+        for fut, _, fn, ctx in zip(entries, entries, entries, entries, strict=True):
             try:
                 ctx.run(fn, fut)
             except (SystemExit, KeyboardInterrupt):
-                rest = list(entries)  # zip took whole triples: the rest is what is left
+                rest = list(entries)  # zip took whole entries: the rest is what is left
                 if rest:
                     loop.call_soon(self._run_due, rest)
                 raise
@@ -194,16 +201,16 @@ class BatchResults:
                     }
                 )
 
-    def _run_callback(self, fut: RecordFuture, fn: Any, ctx: Any) -> None:
+    def _run_callback(self, fut: RecordFuture, index: int, fn: Any, ctx: Any) -> None:
         if fn is None:  # the future an ``await`` waits on: pass the outcome on
             if not ctx.done():  # done: the awaiting task was cancelled
                 _copy_outcome(fut, ctx)
         else:
-            self.call_soon(fut, fn, ctx)
+            self.call_soon(fut, index, fn, ctx)
 
-    def call_soon(self, fut: RecordFuture, fn: Any, ctx: Any) -> None:
-        """Run the done-callback ``fn`` of ``fut``, done already, in ``ctx`` on a
-        later loop turn, as asyncio does.
+    def call_soon(self, fut: RecordFuture, index: int, fn: Any, ctx: Any) -> None:
+        """Run the done-callback ``fn`` of ``fut`` (record ``index``), done already,
+        in ``ctx`` on a later loop turn, as asyncio does.
 
         The callbacks added to this batch's futures until that turn share one loop
         callback (:meth:`_run_due`), in the order they were added: ``asyncio.gather``
@@ -215,10 +222,10 @@ class BatchResults:
         """
         soon = self._soon
         if soon is None:
-            self._soon = [fut, fn, ctx]
+            self._soon = [fut, index, fn, ctx]
             self.loop.call_soon(self._run_soon)
         else:
-            soon += (fut, fn, ctx)
+            soon += (fut, index, fn, ctx)
 
     def _run_soon(self) -> None:
         due = self._soon
@@ -239,7 +246,7 @@ class BatchResults:
         an ``await`` waits on, given the outcome)."""
         # No outcome in the batch yet (the usual case): done() need not search.
         if (self.segments or self.cancelled_indexes) and fut.done():
-            self._run_callback(fut, fn, ctx)
+            self._run_callback(fut, index, fn, ctx)
             return
         callbacks = self._callbacks
         if callbacks is None:
@@ -282,7 +289,7 @@ class BatchResults:
                 others += entry
         self._callbacks = others or None
         for _, _, fn, ctx in mine:
-            self._run_callback(fut, fn, ctx)
+            self._run_callback(fut, index, fn, ctx)
 
 
 def _copy_outcome(fut: RecordFuture, waiter: asyncio.Future[RecordMetadata]) -> None:
