@@ -279,7 +279,9 @@ def _quote(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def _string_literal(text: str, indent: str) -> str:
+def string_literal(text: str, indent: str) -> str:
+    """``text`` as Python source: one literal, or implicitly joined pieces of ~72
+    characters in parentheses (continuation lines indented by ``indent``)."""
     pieces = _split_string(text, 72)
     if len(pieces) == 1:
         return _quote(text)
@@ -302,7 +304,7 @@ def _render_class(spec: ErrorSpec, parent: str) -> str:
         "",
         f"    errno = {spec.code}",
         f"    error_name = {_quote(spec.name)}",
-        f"    message = {_string_literal(spec.message, '    ')}",
+        f"    message = {string_literal(spec.message, '    ')}",
         "    description = message",
         f"    retriable = {spec.retriable}",
         f"    invalid_metadata = {spec.invalid_metadata}",
