@@ -37,9 +37,7 @@ from aiokafka.record.v2_layout import (
     ATTRIBUTES_OFFSET,
     CONTROL_ABORT,
     CONTROL_COMMIT,
-    CONTROL_KEY_STRUCT,
     CONTROL_MASK,
-    CONTROL_VALUE_STRUCT,
     CRC_OFFSET,
     HEADER_SIZE,
     HEADER_STRUCT,
@@ -49,6 +47,7 @@ from aiokafka.record.v2_layout import (
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_MASK,
     check_producer_state,
+    marker_key_value,
 )
 
 __all__ = [
@@ -749,10 +748,6 @@ def build_control_batch(
         base_offset=base_offset,
     )
     builder._mark_control()
-    builder.append(
-        0,
-        timestamp,
-        CONTROL_KEY_STRUCT.pack(0, control_type),
-        CONTROL_VALUE_STRUCT.pack(0, coordinator_epoch),
-    )
+    key, value = marker_key_value(control_type, coordinator_epoch)
+    builder.append(0, timestamp, key, value)
     return builder.build()

@@ -38,9 +38,7 @@ from aiokafka.record.v2_layout import (
     ATTRIBUTES_OFFSET,
     CONTROL_ABORT,
     CONTROL_COMMIT,
-    CONTROL_KEY_STRUCT,
     CONTROL_MASK,
-    CONTROL_VALUE_STRUCT,
     CREATE_TIME,
     DELETE_HORIZON_MASK,
     HEADER_SIZE,
@@ -51,9 +49,11 @@ from aiokafka.record.v2_layout import (
     NO_SEQUENCE,
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_MASK,
+    parse_control_key,
+    parse_marker_epoch,
 )
 
-# The layout constants others import from here are in __all__ too (their home before
+# The layout names others import from here are in __all__ too (their home before
 # v2_layout.py).
 __all__ = [
     "CONTROL_ABORT",
@@ -164,10 +164,10 @@ class ControlRecord(DefaultRecord):
         """Epoch of the transaction coordinator that wrote a COMMIT/ABORT marker."""
         if self.type not in (CONTROL_ABORT, CONTROL_COMMIT):
             return None
-        value = self.value
-        if value is None or len(value) < CONTROL_VALUE_STRUCT.size:
+        epoch = parse_marker_epoch(self.value)
+        if epoch is None:
             raise CorruptRecordError("transaction marker value is shorter than 6 bytes")
-        return int(CONTROL_VALUE_STRUCT.unpack_from(value)[1])
+        return epoch
 
     def _parse_key(self) -> tuple[int, int]:
         parsed = parse_control_key(self.key)
@@ -177,15 +177,6 @@ class ControlRecord(DefaultRecord):
 
     def __repr__(self) -> str:
         return f"ControlRecord(offset={self.offset}, type={self.type})"
-
-
-def parse_control_key(key: bytes | None) -> tuple[int, int] | None:
-    """``(version, type)`` from a control record's key, ``None`` if the key is missing
-    or too short to hold them (each caller decides whether that is an error)."""
-    if key is None or len(key) < CONTROL_KEY_STRUCT.size:
-        return None
-    version, type_ = CONTROL_KEY_STRUCT.unpack_from(key)
-    return int(version), int(type_)
 
 
 class BaseRecordBatch:
