@@ -5,9 +5,10 @@ that a broker reports as an error code are :class:`BrokerResponseError` subclass
 class per code of Kafka's protocol (generated from Kafka's own table);
 :func:`for_code` maps a code to its class. Errors the client detects itself
 (connection lost, deadline passed, corrupt bytes, closed producer, ...) are the
-other subclasses. The broker classes are defined when first read from this module (or
-at the first :func:`for_code` call), not when it is imported; every name is listed in
-``__all__`` and ``dir()`` all the same.
+other subclasses, generated from a table of their own (``tools/codegen/
+client_errors.py``) in the same shape. The broker classes are defined when first read
+from this module (or at the first :func:`for_code` call), not when it is imported;
+every name is listed in ``__all__`` and ``dir()`` all the same.
 
 Class attributes say what to do, so retry code reads flags instead of listing classes:
 ``retriable`` (sending again may succeed), ``invalid_metadata`` (refresh metadata
@@ -15,217 +16,12 @@ first), ``transaction_fatal`` (a transactional producer must be closed; see
 :func:`transaction_error_kind`), ``errno`` (the protocol code or ``None``) and
 ``message`` (the default text, shown when the exception is raised without arguments).
 
-The tree below (kept true by ``tests/unit/test_errors.py``) marks each broker class
-with ``[code flags]``, where the flags are ``R`` retriable, ``M`` invalid_metadata and
-``F`` transaction_fatal; ``= Name`` lists other names of the same class::
-
-    KafkaError (RuntimeError)
-    +-- AuthenticationFailedError [F]
-    +-- AuthenticationMethodNotSupported [F]
-    +-- BrokerResponseError
-    |   +-- UnknownError [-1]
-    |   |   |     = UnknownServerError
-    |   |   `-- UnrecognizedErrorCode
-    |   +-- NoError [0]
-    |   +-- OffsetOutOfRangeError [1]
-    |   |   `-- LogTruncationError
-    |   +-- CorruptRecordError [2 R]
-    |   |         = CorruptRecordException
-    |   |         = InvalidMessageError
-    |   +-- UnknownTopicOrPartitionError [3 R M]
-    |   +-- InvalidFetchRequestError [4]
-    |   |         = InvalidFetchSizeError
-    |   +-- LeaderNotAvailableError [5 R M]
-    |   +-- NotLeaderForPartitionError [6 R M]
-    |   |         = NotLeaderOrFollowerError
-    |   +-- RequestTimedOutError [7 R]
-    |   +-- BrokerNotAvailableError [8]
-    |   +-- ReplicaNotAvailableError [9 R M]
-    |   +-- MessageSizeTooLargeError [10]
-    |   +-- StaleControllerEpochError [11]
-    |   |         = ControllerMovedError
-    |   +-- OffsetMetadataTooLargeError [12]
-    |   +-- NetworkError [13 R M]
-    |   |         = NetworkExceptionError
-    |   |         = StaleLeaderEpochCodeError
-    |   +-- CoordinatorLoadInProgressError [14 R]
-    |   |         = GroupLoadInProgressError
-    |   +-- CoordinatorNotAvailableError [15 R]
-    |   |         = GroupCoordinatorNotAvailableError
-    |   +-- NotCoordinatorError [16 R]
-    |   |         = NotCoordinatorForGroupError
-    |   +-- InvalidTopicError [17]
-    |   +-- RecordListTooLargeError [18]
-    |   |         = RecordBatchTooLargeError
-    |   +-- NotEnoughReplicasError [19 R]
-    |   +-- NotEnoughReplicasAfterAppendError [20 R]
-    |   +-- InvalidRequiredAcksError [21]
-    |   +-- IllegalGenerationError [22]
-    |   +-- InconsistentGroupProtocolError [23]
-    |   +-- InvalidGroupIdError [24]
-    |   +-- UnknownMemberIdError [25]
-    |   +-- InvalidSessionTimeoutError [26]
-    |   +-- RebalanceInProgressError [27]
-    |   +-- InvalidCommitOffsetSizeError [28]
-    |   +-- InvalidTimestampError [32]
-    |   +-- UnsupportedSaslMechanismError [33 F]
-    |   +-- IllegalSaslStateError [34 F]
-    |   +-- UnsupportedVersionError [35 F]
-    |   |   `-- IncompatibleBrokerVersion [F]
-    |   +-- TopicAlreadyExistsError [36]
-    |   +-- InvalidPartitionsError [37]
-    |   +-- InvalidReplicationFactorError [38]
-    |   +-- InvalidReplicationAssignmentError [39]
-    |   |         = InvalidReplicaAssignmentError
-    |   +-- InvalidConfigurationError [40]
-    |   +-- NotControllerError [41 R]
-    |   +-- InvalidRequestError [42]
-    |   +-- UnsupportedForMessageFormatError [43 F]
-    |   +-- PolicyViolationError [44]
-    |   +-- OutOfOrderSequenceNumber [45]
-    |   |   |     = OutOfOrderSequenceNumberError
-    |   |   `-- UnknownProducerId [59]
-    |   |             = UnknownProducerIdError
-    |   +-- DuplicateSequenceNumber [46]
-    |   |         = DuplicateSequenceNumberError
-    |   +-- InvalidTxnState [48 F]
-    |   |         = InvalidTxnStateError
-    |   +-- InvalidProducerIdMapping [49]
-    |   |         = InvalidProducerIdMappingError
-    |   +-- InvalidTransactionTimeout [50 F]
-    |   |         = InvalidTransactionTimeoutError
-    |   +-- ConcurrentTransactions [51 R]
-    |   |         = ConcurrentTransactionsError
-    |   +-- TransactionCoordinatorFenced [52 F]
-    |   |         = TransactionCoordinatorFencedError
-    |   +-- SecurityDisabled [54]
-    |   |         = SecurityDisabledError
-    |   +-- OperationNotAttempted [55]
-    |   |         = OperationNotAttemptedError
-    |   +-- KafkaStorageError [56 R M]
-    |   +-- LogDirNotFound [57]
-    |   |         = LogDirNotFoundError
-    |   +-- SaslAuthenticationFailed [58 F]
-    |   |         = SaslAuthenticationFailedError
-    |   +-- ReassignmentInProgress [60]
-    |   |         = ReassignmentInProgressError
-    |   +-- DelegationTokenAuthDisabled [61]
-    |   |         = DelegationTokenAuthDisabledError
-    |   +-- DelegationTokenNotFound [62]
-    |   |         = DelegationTokenNotFoundError
-    |   +-- DelegationTokenOwnerMismatch [63]
-    |   |         = DelegationTokenOwnerMismatchError
-    |   +-- DelegationTokenRequestNotAllowed [64]
-    |   |         = DelegationTokenRequestNotAllowedError
-    |   +-- DelegationTokenExpired [66]
-    |   |         = DelegationTokenExpiredError
-    |   +-- InvalidPrincipalType [67]
-    |   |         = InvalidPrincipalTypeError
-    |   +-- NonEmptyGroup [68]
-    |   |         = GroupNotEmptyError
-    |   |         = NonEmptyGroupError
-    |   +-- GroupIdNotFound [69]
-    |   |         = GroupIdNotFoundError
-    |   +-- FetchSessionIdNotFound [70 R]
-    |   |         = FetchSessionIdNotFoundError
-    |   +-- InvalidFetchSessionEpoch [71 R]
-    |   |         = InvalidFetchSessionEpochError
-    |   +-- ListenerNotFound [72 R M]
-    |   |         = ListenerNotFoundError
-    |   +-- TopicDeletionDisabledError [73]
-    |   +-- FencedLeaderEpochError [74 R M]
-    |   +-- UnknownLeaderEpochError [75 R]
-    |   +-- UnsupportedCompressionTypeError [76]
-    |   +-- StaleBrokerEpochError [77]
-    |   +-- OffsetNotAvailableError [78 R]
-    |   +-- MemberIdRequired [79]
-    |   |         = MemberIdRequiredError
-    |   +-- PreferredLeaderNotAvailableError [80 R M]
-    |   +-- GroupMaxSizeReachedError [81]
-    |   +-- FencedInstanceIdError [82]
-    |   +-- EligibleLeadersNotAvailableError [83 R M]
-    |   +-- ElectionNotNeededError [84 R M]
-    |   +-- NoReassignmentInProgressError [85]
-    |   +-- GroupSubscribedToTopicError [86]
-    |   +-- InvalidRecordError [87]
-    |   +-- UnstableOffsetCommitError [88 R]
-    |   +-- ThrottlingQuotaExceededError [89 R]
-    |   +-- ProducerFenced [90 F]
-    |   |   |     = ProducerFencedError
-    |   |   `-- InvalidProducerEpoch [47 F]
-    |   |             = InvalidProducerEpochError
-    |   +-- ResourceNotFoundError [91]
-    |   +-- DuplicateResourceError [92]
-    |   +-- UnacceptableCredentialError [93]
-    |   +-- InconsistentVoterSetError [94]
-    |   +-- InvalidUpdateVersionError [95]
-    |   +-- FeatureUpdateFailedError [96]
-    |   +-- PrincipalDeserializationError [97]
-    |   |         = PrincipalDeserializationFailureError
-    |   +-- SnapshotNotFoundError [98]
-    |   +-- UnknownTopicIdError [100 R M]
-    |   +-- DuplicateBrokerRegistrationError [101]
-    |   +-- BrokerIdNotRegisteredError [102]
-    |   +-- InconsistentTopicIdError [103 R M]
-    |   +-- InconsistentClusterIdError [104]
-    |   +-- TransactionalIdNotFoundError [105]
-    |   +-- FetchSessionTopicIdError [106 R]
-    |   +-- IneligibleReplicaError [107]
-    |   +-- NewLeaderElectedError [108]
-    |   +-- OffsetMovedToTieredStorageError [109]
-    |   +-- FencedMemberEpochError [110]
-    |   +-- UnreleasedInstanceIdError [111]
-    |   +-- UnsupportedAssignorError [112]
-    |   +-- StaleMemberEpochError [113]
-    |   +-- MismatchedEndpointTypeError [114]
-    |   +-- UnsupportedEndpointTypeError [115]
-    |   +-- UnknownControllerIdError [116]
-    |   +-- UnknownSubscriptionIdError [117]
-    |   +-- TelemetryTooLargeError [118]
-    |   +-- InvalidRegistrationError [119]
-    |   +-- TransactionAbortableError [120]
-    |   +-- InvalidRecordStateError [121]
-    |   +-- ShareSessionNotFoundError [122 R]
-    |   +-- InvalidShareSessionEpochError [123 R]
-    |   +-- FencedStateEpochError [124]
-    |   +-- InvalidVoterKeyError [125]
-    |   +-- DuplicateVoterError [126]
-    |   +-- VoterNotFoundError [127]
-    |   +-- InvalidRegularExpressionError [128]
-    |   `-- AuthorizationError
-    |       +-- TopicAuthorizationFailedError [29]
-    |       +-- GroupAuthorizationFailedError [30]
-    |       +-- ClusterAuthorizationFailedError [31 F]
-    |       +-- TransactionalIdAuthorizationFailed [53 F]
-    |       |         = TransactionIdAuthorizationFailed
-    |       |         = TransactionalIdAuthorizationFailedError
-    |       `-- DelegationTokenAuthorizationFailed [65]
-    |                 = DelegationTokenAuthorizationFailedError
-    +-- Cancelled [R]
-    +-- CommitFailedError
-    +-- ConsumerStoppedError
-    +-- IllegalArgumentError
-    +-- IllegalOperation
-    +-- IllegalStateError
-    +-- KafkaConfigurationError
-    +-- KafkaConnectionError [R M]
-    +-- KafkaProtocolError [R]
-    |   `-- CorrelationIdError [R]
-    +-- KafkaTimeoutError
-    +-- KafkaUnavailableError
-    +-- MetadataEmptyBrokerList [R]
-    +-- NoBrokersAvailable [R M]
-    +-- NoOffsetForPartitionError
-    +-- NodeNotReadyError [R]
-    +-- ProducerClosed [F]
-    +-- QuotaViolationError
-    +-- RecordTooLargeError
-    +-- SerializationError
-    +-- StaleMetadata [R M]
-    +-- TooManyInFlightRequests [R]
-    +-- TransactionAbortedError
-    +-- UnrecognizedBrokerVersion [F]
-    `-- UnsupportedCodecError
+The tree below marks each broker class with ``[code flags]``, where the flags are
+``R`` retriable, ``M`` invalid_metadata and ``F`` transaction_fatal; ``= Name`` lists
+other names of the same class. It is drawn from the error tables when they are
+generated (``tools/codegen/error_tree.py``, into ``aiokafka/_gen/error_names.py``) and
+appended to this docstring at import; ``tests/unit/test_errors.py`` checks it against
+the classes::
 """
 
 from __future__ import annotations
@@ -242,7 +38,9 @@ from aiokafka._errors_base import (
     TransactionErrorKind,
     transaction_error_kind,
 )
-from aiokafka._gen.error_names import ERROR_NAMES
+from aiokafka._gen import client_errors as _client
+from aiokafka._gen.client_errors import *  # noqa: F403 - the errors the client detects
+from aiokafka._gen.error_names import ERROR_NAMES, ERROR_TREE
 
 if TYPE_CHECKING:
     from aiokafka._error_table import (
@@ -256,271 +54,30 @@ if TYPE_CHECKING:
     from aiokafka._gen import error_codes as _codes
     from aiokafka._gen.error_codes import *  # noqa: F403 - the generated per-code classes
 
+if __doc__ is not None:  # None under python -OO
+    __doc__ += ERROR_TREE
+
 __all__ = [
-    "AuthenticationFailedError",
-    "AuthenticationMethodNotSupported",
     "AuthorizationError",
     "BrokerResponseError",
-    "Cancelled",
-    "CommitFailedError",
-    "ConsumerStoppedError",
-    "CorrelationIdError",
-    "IllegalArgumentError",
-    "IllegalOperation",
-    "IllegalStateError",
     "IncompatibleBrokerVersion",
-    "KafkaConfigurationError",
-    "KafkaConnectionError",
     "KafkaError",
-    "KafkaProtocolError",
-    "KafkaTimeoutError",
-    "KafkaUnavailableError",
     "LogTruncationError",
-    "MetadataEmptyBrokerList",
-    "NoBrokersAvailable",
     "NoError",
-    "NoOffsetForPartitionError",
-    "NodeNotReadyError",
-    "ProducerClosed",
-    "QuotaViolationError",
-    "RecordTooLargeError",
-    "SerializationError",
-    "StaleMetadata",
-    "TooManyInFlightRequests",
-    "TransactionAbortedError",
     "TransactionErrorKind",
-    "UnrecognizedBrokerVersion",
     "UnrecognizedErrorCode",
-    "UnsupportedCodecError",
     "for_code",
     "transaction_error_kind",
 ]
+# The errors the client detects itself, generated from one table (tools/codegen/
+# client_errors.py) in the same shape as the per-code classes.
+__all__ += _client.__all__
 # The generated per-code classes (and ERROR_CLASSES), by name: the table itself loads
 # on first use (see __getattr__ below).
 if TYPE_CHECKING:
     __all__ += _codes.__all__
 else:
     __all__ += ERROR_NAMES
-
-
-# -- misuse and configuration -------------------------------------------------------
-
-
-class IllegalStateError(KafkaError):
-    """The operation is not allowed in the object's current state (e.g. a producer
-    method called before ``start()``)."""
-
-    message = "The operation is not allowed in the current state."
-
-
-class IllegalArgumentError(KafkaError):
-    """An argument was rejected after validation at the API edge (which raises
-    ``ValueError``/``TypeError``) had passed, e.g. by a pluggable component."""
-
-    message = "Invalid argument."
-
-
-class IllegalOperation(KafkaError):
-    """The operation is not available with the current configuration, for example
-    committing offsets without a ``group_id``."""
-
-    message = "The operation is not available with the current configuration."
-
-
-class KafkaConfigurationError(KafkaError):
-    """The configuration is inconsistent in a way only found at run time."""
-
-    message = "Invalid configuration."
-
-
-# -- connectivity and cluster metadata ----------------------------------------------
-
-
-class KafkaConnectionError(KafkaError):
-    """A connection to a broker failed or was lost; requests in flight on it fail
-    with this error. Retry, possibly on another broker, after refreshing metadata."""
-
-    message = "Connection to the broker failed."
-    retriable = True
-    invalid_metadata = True
-
-
-class NoBrokersAvailable(KafkaError):
-    """None of the bootstrap servers or known brokers could be reached."""
-
-    message = "No broker could be reached."
-    retriable = True
-    invalid_metadata = True
-
-
-class NodeNotReadyError(KafkaError):
-    """The connection to this node is not established (yet)."""
-
-    message = "The broker connection is not ready."
-    retriable = True
-
-
-class KafkaUnavailableError(KafkaError):
-    """The cluster could not serve the request at all (kept from aiokafka)."""
-
-    message = "Kafka is unavailable."
-
-
-class StaleMetadata(KafkaError):
-    """The cached cluster metadata is known to be outdated."""
-
-    message = "Cluster metadata is stale."
-    retriable = True
-    invalid_metadata = True
-
-
-class MetadataEmptyBrokerList(KafkaError):
-    """A metadata response listed no brokers."""
-
-    message = "The metadata response contained no brokers."
-    retriable = True
-
-
-class TooManyInFlightRequests(KafkaError):
-    """The connection's limit of unanswered requests is reached."""
-
-    message = "Too many requests are in flight on this connection."
-    retriable = True
-
-
-class Cancelled(KafkaError):
-    """A request was abandoned before it got a response (e.g. its connection was
-    closed on purpose)."""
-
-    message = "The request was cancelled."
-    retriable = True
-
-
-class KafkaTimeoutError(KafkaError):
-    """A client-side deadline passed (e.g. ``send()`` waiting for metadata or buffer
-    space, or ``request_timeout_ms`` without an answer).
-
-    Not retriable: the caller's time budget is spent. Code that wants to retry a
-    request whose connection timed out should treat it as a connection failure.
-    """
-
-    message = "The operation timed out."
-
-
-# -- protocol, versions and bytes ---------------------------------------------------
-
-
-class KafkaProtocolError(KafkaError):
-    """A frame from the broker could not be decoded. The connection is closed; the
-    request may be retried on a new one."""
-
-    message = "Malformed or undecodable protocol frame."
-    retriable = True
-
-
-class CorrelationIdError(KafkaProtocolError):
-    """A response's correlation id matched no request in flight."""
-
-    message = "Response correlation id does not match any request."
-
-
-class UnrecognizedBrokerVersion(KafkaError):
-    """The broker's version could not be determined from its ApiVersions answer."""
-
-    message = "Unrecognized broker version."
-    transaction_fatal = True
-
-
-class UnsupportedCodecError(KafkaError):
-    """The compression library for a codec is not installed; the message names the
-    package to install."""
-
-    message = "The compression codec's library is not installed."
-
-
-class SerializationError(KafkaError):
-    """A key or value serializer/deserializer failed."""
-
-    message = "Serialization failed."
-
-
-class RecordTooLargeError(KafkaError):
-    """The first record batch at a partition's position never arrived whole.
-
-    With Fetch v0-v2 (before KIP-74) a batch larger than the partition's fetch limit
-    comes back cut; the consumer grows the limit up to its cap first. From v3 a broker
-    returns such a batch whole, so an incomplete first batch means a broken response;
-    the consumer fetches once more before raising. The message names topic, partition
-    and offset, and ``getmany()``/``getone()`` raise it until the application seeks.
-    """
-
-    message = "A fetched record is larger than max_partition_fetch_bytes."
-
-
-# -- authentication -----------------------------------------------------------------
-
-
-class AuthenticationMethodNotSupported(KafkaError):
-    """The requested SASL mechanism is not supported by this client."""
-
-    message = "The SASL mechanism is not supported by the client."
-    transaction_fatal = True
-
-
-class AuthenticationFailedError(KafkaError):
-    """Authentication failed on the client side (e.g. the SCRAM server signature did
-    not verify). Broker-reported failures are ``SaslAuthenticationFailed``."""
-
-    message = "Authentication failed."
-    transaction_fatal = True
-
-
-# -- producer and consumer ----------------------------------------------------------
-
-
-class ProducerClosed(KafkaError):
-    """The producer is stopped; no more records can be sent."""
-
-    message = "The producer is closed."
-    transaction_fatal = True
-
-
-class TransactionAbortedError(KafkaError):
-    """A record was not sent because its transaction was aborted."""
-
-    message = "Failing the record since its transaction was aborted."
-
-
-class ConsumerStoppedError(KafkaError):
-    """Raised by the consumer's ``get*`` methods, even pending ones, once it is stopped."""
-
-    message = "The consumer is stopped."
-
-
-class NoOffsetForPartitionError(KafkaError):
-    """No committed offset exists and ``auto_offset_reset`` is ``"none"``."""
-
-    message = "No offset for the partition and no reset policy."
-
-
-class CommitFailedError(KafkaError):
-    """The offset commit was rejected because the group rebalanced meanwhile."""
-
-    message = (
-        "Commit cannot be completed since the group has already rebalanced and "
-        "assigned the partitions to another member. This means that the time between "
-        "subsequent calls to getone()/getmany() was longer than max_poll_interval_ms, "
-        "which typically implies that the processing loop spends too much time on each "
-        "batch. You can address this either by increasing max_poll_interval_ms or by "
-        "reducing the maximum size of batches returned by getmany() with "
-        "max_poll_records; records from the uncommitted batch will be delivered again."
-    )
-
-
-class QuotaViolationError(KafkaError):
-    """A client-side quota was exceeded (kept from aiokafka)."""
-
-    message = "Quota violated."
 
 
 # -- code lookup --------------------------------------------------------------------

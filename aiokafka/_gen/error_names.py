@@ -5,8 +5,9 @@
 # Errors.java and common/errors/ at commit 1eb7644349cb07139d6a3c1ad1986979647cac99,
 # Copyright The Apache Software Foundation, licensed under the Apache License, Version 2.0.
 
-"""The public names of :mod:`aiokafka._gen.error_codes` (its ``__all__``), as
-strings: :mod:`aiokafka.errors` lists them and loads the table on first use."""
+"""What :mod:`aiokafka.errors` shows without loading the table: the public names
+of :mod:`aiokafka._gen.error_codes` (its ``__all__``), as strings, which it lists
+and loads on first use, and the exception tree its docstring ends with."""
 
 ERROR_NAMES = (
     "ERROR_CLASSES",
@@ -184,3 +185,214 @@ ERROR_NAMES = (
     "VoterNotFoundError",
     "InvalidRegularExpressionError",
 )
+
+# Drawn by tools/codegen/error_tree.py from the error tables.
+ERROR_TREE = """
+    KafkaError (RuntimeError)
+    +-- AuthenticationFailedError [F]
+    +-- AuthenticationMethodNotSupported [F]
+    +-- BrokerResponseError
+    |   +-- UnknownError [-1]
+    |   |   |     = UnknownServerError
+    |   |   `-- UnrecognizedErrorCode
+    |   +-- NoError [0]
+    |   +-- OffsetOutOfRangeError [1]
+    |   |   `-- LogTruncationError
+    |   +-- CorruptRecordError [2 R]
+    |   |         = CorruptRecordException
+    |   |         = InvalidMessageError
+    |   +-- UnknownTopicOrPartitionError [3 R M]
+    |   +-- InvalidFetchRequestError [4]
+    |   |         = InvalidFetchSizeError
+    |   +-- LeaderNotAvailableError [5 R M]
+    |   +-- NotLeaderForPartitionError [6 R M]
+    |   |         = NotLeaderOrFollowerError
+    |   +-- RequestTimedOutError [7 R]
+    |   +-- BrokerNotAvailableError [8]
+    |   +-- ReplicaNotAvailableError [9 R M]
+    |   +-- MessageSizeTooLargeError [10]
+    |   +-- StaleControllerEpochError [11]
+    |   |         = ControllerMovedError
+    |   +-- OffsetMetadataTooLargeError [12]
+    |   +-- NetworkError [13 R M]
+    |   |         = NetworkExceptionError
+    |   |         = StaleLeaderEpochCodeError
+    |   +-- CoordinatorLoadInProgressError [14 R]
+    |   |         = GroupLoadInProgressError
+    |   +-- CoordinatorNotAvailableError [15 R]
+    |   |         = GroupCoordinatorNotAvailableError
+    |   +-- NotCoordinatorError [16 R]
+    |   |         = NotCoordinatorForGroupError
+    |   +-- InvalidTopicError [17]
+    |   +-- RecordListTooLargeError [18]
+    |   |         = RecordBatchTooLargeError
+    |   +-- NotEnoughReplicasError [19 R]
+    |   +-- NotEnoughReplicasAfterAppendError [20 R]
+    |   +-- InvalidRequiredAcksError [21]
+    |   +-- IllegalGenerationError [22]
+    |   +-- InconsistentGroupProtocolError [23]
+    |   +-- InvalidGroupIdError [24]
+    |   +-- UnknownMemberIdError [25]
+    |   +-- InvalidSessionTimeoutError [26]
+    |   +-- RebalanceInProgressError [27]
+    |   +-- InvalidCommitOffsetSizeError [28]
+    |   +-- InvalidTimestampError [32]
+    |   +-- UnsupportedSaslMechanismError [33 F]
+    |   +-- IllegalSaslStateError [34 F]
+    |   +-- UnsupportedVersionError [35 F]
+    |   |   `-- IncompatibleBrokerVersion [F]
+    |   +-- TopicAlreadyExistsError [36]
+    |   +-- InvalidPartitionsError [37]
+    |   +-- InvalidReplicationFactorError [38]
+    |   +-- InvalidReplicationAssignmentError [39]
+    |   |         = InvalidReplicaAssignmentError
+    |   +-- InvalidConfigurationError [40]
+    |   +-- NotControllerError [41 R]
+    |   +-- InvalidRequestError [42]
+    |   +-- UnsupportedForMessageFormatError [43 F]
+    |   +-- PolicyViolationError [44]
+    |   +-- OutOfOrderSequenceNumber [45]
+    |   |   |     = OutOfOrderSequenceNumberError
+    |   |   `-- UnknownProducerId [59]
+    |   |             = UnknownProducerIdError
+    |   +-- DuplicateSequenceNumber [46]
+    |   |         = DuplicateSequenceNumberError
+    |   +-- InvalidTxnState [48 F]
+    |   |         = InvalidTxnStateError
+    |   +-- InvalidProducerIdMapping [49]
+    |   |         = InvalidProducerIdMappingError
+    |   +-- InvalidTransactionTimeout [50 F]
+    |   |         = InvalidTransactionTimeoutError
+    |   +-- ConcurrentTransactions [51 R]
+    |   |         = ConcurrentTransactionsError
+    |   +-- TransactionCoordinatorFenced [52 F]
+    |   |         = TransactionCoordinatorFencedError
+    |   +-- SecurityDisabled [54]
+    |   |         = SecurityDisabledError
+    |   +-- OperationNotAttempted [55]
+    |   |         = OperationNotAttemptedError
+    |   +-- KafkaStorageError [56 R M]
+    |   +-- LogDirNotFound [57]
+    |   |         = LogDirNotFoundError
+    |   +-- SaslAuthenticationFailed [58 F]
+    |   |         = SaslAuthenticationFailedError
+    |   +-- ReassignmentInProgress [60]
+    |   |         = ReassignmentInProgressError
+    |   +-- DelegationTokenAuthDisabled [61]
+    |   |         = DelegationTokenAuthDisabledError
+    |   +-- DelegationTokenNotFound [62]
+    |   |         = DelegationTokenNotFoundError
+    |   +-- DelegationTokenOwnerMismatch [63]
+    |   |         = DelegationTokenOwnerMismatchError
+    |   +-- DelegationTokenRequestNotAllowed [64]
+    |   |         = DelegationTokenRequestNotAllowedError
+    |   +-- DelegationTokenExpired [66]
+    |   |         = DelegationTokenExpiredError
+    |   +-- InvalidPrincipalType [67]
+    |   |         = InvalidPrincipalTypeError
+    |   +-- NonEmptyGroup [68]
+    |   |         = GroupNotEmptyError
+    |   |         = NonEmptyGroupError
+    |   +-- GroupIdNotFound [69]
+    |   |         = GroupIdNotFoundError
+    |   +-- FetchSessionIdNotFound [70 R]
+    |   |         = FetchSessionIdNotFoundError
+    |   +-- InvalidFetchSessionEpoch [71 R]
+    |   |         = InvalidFetchSessionEpochError
+    |   +-- ListenerNotFound [72 R M]
+    |   |         = ListenerNotFoundError
+    |   +-- TopicDeletionDisabledError [73]
+    |   +-- FencedLeaderEpochError [74 R M]
+    |   +-- UnknownLeaderEpochError [75 R]
+    |   +-- UnsupportedCompressionTypeError [76]
+    |   +-- StaleBrokerEpochError [77]
+    |   +-- OffsetNotAvailableError [78 R]
+    |   +-- MemberIdRequired [79]
+    |   |         = MemberIdRequiredError
+    |   +-- PreferredLeaderNotAvailableError [80 R M]
+    |   +-- GroupMaxSizeReachedError [81]
+    |   +-- FencedInstanceIdError [82]
+    |   +-- EligibleLeadersNotAvailableError [83 R M]
+    |   +-- ElectionNotNeededError [84 R M]
+    |   +-- NoReassignmentInProgressError [85]
+    |   +-- GroupSubscribedToTopicError [86]
+    |   +-- InvalidRecordError [87]
+    |   +-- UnstableOffsetCommitError [88 R]
+    |   +-- ThrottlingQuotaExceededError [89 R]
+    |   +-- ProducerFenced [90 F]
+    |   |   |     = ProducerFencedError
+    |   |   `-- InvalidProducerEpoch [47 F]
+    |   |             = InvalidProducerEpochError
+    |   +-- ResourceNotFoundError [91]
+    |   +-- DuplicateResourceError [92]
+    |   +-- UnacceptableCredentialError [93]
+    |   +-- InconsistentVoterSetError [94]
+    |   +-- InvalidUpdateVersionError [95]
+    |   +-- FeatureUpdateFailedError [96]
+    |   +-- PrincipalDeserializationError [97]
+    |   |         = PrincipalDeserializationFailureError
+    |   +-- SnapshotNotFoundError [98]
+    |   +-- UnknownTopicIdError [100 R M]
+    |   +-- DuplicateBrokerRegistrationError [101]
+    |   +-- BrokerIdNotRegisteredError [102]
+    |   +-- InconsistentTopicIdError [103 R M]
+    |   +-- InconsistentClusterIdError [104]
+    |   +-- TransactionalIdNotFoundError [105]
+    |   +-- FetchSessionTopicIdError [106 R]
+    |   +-- IneligibleReplicaError [107]
+    |   +-- NewLeaderElectedError [108]
+    |   +-- OffsetMovedToTieredStorageError [109]
+    |   +-- FencedMemberEpochError [110]
+    |   +-- UnreleasedInstanceIdError [111]
+    |   +-- UnsupportedAssignorError [112]
+    |   +-- StaleMemberEpochError [113]
+    |   +-- MismatchedEndpointTypeError [114]
+    |   +-- UnsupportedEndpointTypeError [115]
+    |   +-- UnknownControllerIdError [116]
+    |   +-- UnknownSubscriptionIdError [117]
+    |   +-- TelemetryTooLargeError [118]
+    |   +-- InvalidRegistrationError [119]
+    |   +-- TransactionAbortableError [120]
+    |   +-- InvalidRecordStateError [121]
+    |   +-- ShareSessionNotFoundError [122 R]
+    |   +-- InvalidShareSessionEpochError [123 R]
+    |   +-- FencedStateEpochError [124]
+    |   +-- InvalidVoterKeyError [125]
+    |   +-- DuplicateVoterError [126]
+    |   +-- VoterNotFoundError [127]
+    |   +-- InvalidRegularExpressionError [128]
+    |   `-- AuthorizationError
+    |       +-- TopicAuthorizationFailedError [29]
+    |       +-- GroupAuthorizationFailedError [30]
+    |       +-- ClusterAuthorizationFailedError [31 F]
+    |       +-- TransactionalIdAuthorizationFailed [53 F]
+    |       |         = TransactionIdAuthorizationFailed
+    |       |         = TransactionalIdAuthorizationFailedError
+    |       `-- DelegationTokenAuthorizationFailed [65]
+    |                 = DelegationTokenAuthorizationFailedError
+    +-- Cancelled [R]
+    +-- CommitFailedError
+    +-- ConsumerStoppedError
+    +-- IllegalArgumentError
+    +-- IllegalOperation
+    +-- IllegalStateError
+    +-- KafkaConfigurationError
+    +-- KafkaConnectionError [R M]
+    +-- KafkaProtocolError [R]
+    |   `-- CorrelationIdError [R]
+    +-- KafkaTimeoutError
+    +-- KafkaUnavailableError
+    +-- MetadataEmptyBrokerList [R]
+    +-- NoBrokersAvailable [R M]
+    +-- NoOffsetForPartitionError
+    +-- NodeNotReadyError [R]
+    +-- ProducerClosed [F]
+    +-- QuotaViolationError
+    +-- RecordTooLargeError
+    +-- SerializationError
+    +-- StaleMetadata [R M]
+    +-- TooManyInFlightRequests [R]
+    +-- TransactionAbortedError
+    +-- UnrecognizedBrokerVersion [F]
+    `-- UnsupportedCodecError
+"""

@@ -1,121 +1,23 @@
-"""The admin client and its types: ``from aiokafka.admin import AIOKafkaAdminClient``."""
+"""The admin client and its types: ``from aiokafka.admin import AIOKafkaAdminClient``.
+
+What this package exports is the client and the public names (``__all__``) of the
+modules that define its argument and result types, so each type is listed once, in
+its own module.
+"""
 
 from __future__ import annotations
 
-from aiokafka.admin.acl_types import (
-    AclBinding,
-    AclBindingFilter,
-    AclOperation,
-    AclPermissionType,
-    ResourcePattern,
-    ResourcePatternType,
-    ResourceType,
-)
+from aiokafka.admin import acl_types, quota_types, results, scram, types
+from aiokafka.admin.acl_types import *  # noqa: F403
 from aiokafka.admin.client import AIOKafkaAdminClient
-from aiokafka.admin.quota_types import (
-    ClientQuotaAlteration,
-    ClientQuotaEntity,
-    ClientQuotaFilterComponent,
-    ClientQuotaMatchType,
-    ClientQuotaOp,
-)
-from aiokafka.admin.results import (
-    ClusterDescription,
-    ConfigAlterationResult,
-    ConfigDescription,
-    ConfigEntry,
-    ConfigSynonym,
-    ConsumerGroupListing,
-    FeatureMetadata,
-    GroupDescription,
-    GroupOffsetDescription,
-    ListOffsetsResultInfo,
-    LogDirDescription,
-    MemberDescription,
-    PartitionCreationResult,
-    PartitionDescription,
-    PartitionReassignment,
-    ProducerStateInfo,
-    ReplicaInfo,
-    ScramCredentialInfo,
-    TopicCreationResult,
-    TopicCreationResults,
-    TopicDeletionResult,
-    TopicDescription,
-    TransactionDescription,
-    TransactionListing,
-)
-from aiokafka.admin.scram import (
-    ScramMechanism,
-    UserScramCredentialDeletion,
-    UserScramCredentialUpsertion,
-)
-from aiokafka.admin.types import (
-    AlterConfigOp,
-    AlterConfigOpType,
-    ConfigResource,
-    ConfigResourceType,
-    ConfigSource,
-    ConfigType,
-    ElectionType,
-    IsolationLevel,
-    NewPartitions,
-    NewTopic,
-    OffsetSpec,
-    RecordsToDelete,
-)
+from aiokafka.admin.quota_types import *  # noqa: F403
+from aiokafka.admin.results import *  # noqa: F403
+from aiokafka.admin.scram import *  # noqa: F403
+from aiokafka.admin.types import *  # noqa: F403
 
-__all__ = [
-    "AIOKafkaAdminClient",
-    "AclBinding",
-    "AclBindingFilter",
-    "AclOperation",
-    "AclPermissionType",
-    "AlterConfigOp",
-    "AlterConfigOpType",
-    "ClientQuotaAlteration",
-    "ClientQuotaEntity",
-    "ClientQuotaFilterComponent",
-    "ClientQuotaMatchType",
-    "ClientQuotaOp",
-    "ClusterDescription",
-    "ConfigAlterationResult",
-    "ConfigDescription",
-    "ConfigEntry",
-    "ConfigResource",
-    "ConfigResourceType",
-    "ConfigSource",
-    "ConfigSynonym",
-    "ConfigType",
-    "ConsumerGroupListing",
-    "ElectionType",
-    "FeatureMetadata",
-    "GroupDescription",
-    "GroupOffsetDescription",
-    "IsolationLevel",
-    "ListOffsetsResultInfo",
-    "LogDirDescription",
-    "MemberDescription",
-    "NewPartitions",
-    "NewTopic",
-    "OffsetSpec",
-    "PartitionCreationResult",
-    "PartitionDescription",
-    "PartitionReassignment",
-    "ProducerStateInfo",
-    "RecordsToDelete",
-    "ReplicaInfo",
-    "ResourcePattern",
-    "ResourcePatternType",
-    "ResourceType",
-    "ScramCredentialInfo",
-    "ScramMechanism",
-    "TopicCreationResult",
-    "TopicCreationResults",
-    "TopicDeletionResult",
-    "TopicDescription",
-    "TransactionDescription",
-    "TransactionListing",
-    "UserScramCredentialDeletion",
-    "UserScramCredentialUpsertion",
-]
+__all__ = ["AIOKafkaAdminClient"]
+__all__ += acl_types.__all__
+__all__ += quota_types.__all__
+__all__ += results.__all__
+__all__ += scram.__all__
+__all__ += types.__all__

@@ -30,6 +30,7 @@ from aiokafka.errors import KafkaError, UnknownTopicOrPartitionError
 from aiokafka.protocol._gen import alter_configs as _ac
 from aiokafka.protocol._gen import describe_configs as _dc
 from aiokafka.protocol._gen import incremental_alter_configs as _iac
+from aiokafka.protocol.request import Request
 
 __all__ = ["ConfigsMixin"]
 
@@ -60,6 +61,32 @@ class ConfigsMixin(AdminBase):
         if resource.resource_type in _PER_BROKER and resource.name:
             return int(resource.name)
         return None
+
+    async def _alter(
+        self,
+        resources: list[ConfigResource],
+        request: Callable[..., Request[Any]],
+        resource: Callable[..., Any],
+        configs: Callable[[ConfigResource], list[Any]],
+        validate_only: bool,
+        verb: str,
+    ) -> dict[ConfigResource, Any]:
+        """Send an AlterConfigs or IncrementalAlterConfigs ``request`` (its class and
+        its resource class: both APIs have the same shape) for ``resources``, with
+        ``configs(r)`` as each resource's entries; the outcome per resource."""
+
+        async def send(node: int, group: list[ConfigResource]) -> dict[ConfigResource, Any]:
+            entries = [
+                resource(
+                    resource_type=int(r.resource_type), resource_name=r.name, configs=configs(r)
+                )
+                for r in group
+            ]
+            req = request(resources=entries, validate_only=bool(validate_only))
+            response = await self._client.send(node, req)
+            return _alter_outcome(response.responses, verb)
+
+        return await self._by_node(resources, send)
 
     async def _by_node(
         self,
@@ -204,25 +231,17 @@ class ConfigsMixin(AdminBase):
             if r.configs is None:
                 raise ValueError(f"config_resources: {r.name!r} has no configs to set")
 
-        async def send(node: int, group: list[ConfigResource]) -> dict[ConfigResource, Any]:
-            request = _ac.AlterConfigsRequest(
-                resources=[
-                    _ac.AlterConfigsResource(
-                        resource_type=int(r.resource_type),
-                        resource_name=r.name,
-                        configs=[
-                            _ac.AlterableConfig(name=k, value=v)
-                            for k, v in (r.configs or {}).items()
-                        ],
-                    )
-                    for r in group
-                ],
-                validate_only=bool(validate_only),
-            )
-            response = await self._client.send(node, request)
-            return _alter_outcome(response.responses, "alter configs")
+        def configs(r: ConfigResource) -> list[_ac.AlterableConfig]:
+            return [_ac.AlterableConfig(name=k, value=v) for k, v in (r.configs or {}).items()]
 
-        outcome = await self._by_node(resources, send)
+        outcome = await self._alter(
+            resources,
+            _ac.AlterConfigsRequest,
+            _ac.AlterConfigsResource,
+            configs,
+            validate_only,
+            "alter configs",
+        )
         if raise_errors:
             raise_first(outcome)
         altered = [ConfigAlterationResult(r.resource_type, r.name, outcome[r]) for r in resources]
@@ -255,27 +274,20 @@ class ConfigsMixin(AdminBase):
                     f"alterations[{r.name!r}] must be a non-empty list of AlterConfigOp"
                 )
 
-        async def send(node: int, group: list[ConfigResource]) -> dict[ConfigResource, Any]:
-            request = _iac.IncrementalAlterConfigsRequest(
-                resources=[
-                    _iac.AlterConfigsResource(
-                        resource_type=int(r.resource_type),
-                        resource_name=r.name,
-                        configs=[
-                            _iac.AlterableConfig(
-                                name=op.name, config_operation=int(op.op_type), value=op.value
-                            )
-                            for op in alterations[r]
-                        ],
-                    )
-                    for r in group
-                ],
-                validate_only=bool(validate_only),
-            )
-            response = await self._client.send(node, request)
-            return _alter_outcome(response.responses, "incrementally alter configs")
+        def configs(r: ConfigResource) -> list[_iac.AlterableConfig]:
+            return [
+                _iac.AlterableConfig(name=op.name, config_operation=int(op.op_type), value=op.value)
+                for op in alterations[r]
+            ]
 
-        outcome = await self._by_node(resources, send)
+        outcome = await self._alter(
+            resources,
+            _iac.IncrementalAlterConfigsRequest,
+            _iac.AlterConfigsResource,
+            configs,
+            validate_only,
+            "incrementally alter configs",
+        )
         raise_first(outcome)
 
 

@@ -68,7 +68,6 @@ __all__ = [
     "TopicDescription",
     "TransactionDescription",
     "TransactionListing",
-    "group_as_responses",
 ]
 
 

@@ -20,7 +20,6 @@ __all__ = [
     "ScramMechanism",
     "UserScramCredentialDeletion",
     "UserScramCredentialUpsertion",
-    "salted_password",
 ]
 
 # Kafka's bounds (ScramMechanism.minIterations / maxIterations).

@@ -384,14 +384,8 @@ as_limit(PyObject *obj, long long *out)
     return 0;
 }
 
-static PyObject *
-append_record(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+AK_POSITIONAL(append_record, 7)
 {
-    (void)module;
-    if (nargs != 7) {
-        PyErr_Format(PyExc_TypeError, "append_record() takes 7 arguments (%zd given)", nargs);
-        return NULL;
-    }
     PyObject *buffer = args[0];
     PyObject *key_obj = args[4], *value_obj = args[5], *headers = args[6];
     if (!PyByteArray_CheckExact(buffer)) {
@@ -480,14 +474,8 @@ value_body(Py_ssize_t fixed, int64_t offset_delta, Py_ssize_t value_len)
         + (value_len > 0 ? value_len : 0);
 }
 
-static PyObject *
-append_values(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+AK_POSITIONAL(append_values, 6)
 {
-    (void)module;
-    if (nargs != 6) {
-        PyErr_Format(PyExc_TypeError, "append_values() takes 6 arguments (%zd given)", nargs);
-        return NULL;
-    }
     PyObject *buffer = args[0], *values = args[4];
     if (!PyByteArray_CheckExact(buffer) || !PyList_CheckExact(values)) {
         PyErr_SetString(PyExc_TypeError,
@@ -783,11 +771,9 @@ PyDoc_STRVAR(bind_adder_doc,
 "headers, the next offset), returning the record's timestamp or None (the batch\n"
 "is full), as python_add does; it calls python_add(self, ...) for every other case.");
 
-static PyObject *
-bind_adder(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+AK_POSITIONAL(bind_adder, 1)
 {
-    (void)module;
-    if (nargs != 1 || !PyCallable_Check(args[0])) {
+    if (!PyCallable_Check(args[0])) {
         PyErr_SetString(PyExc_TypeError, "bind_adder() takes a callable");
         return NULL;
     }
@@ -795,12 +781,7 @@ bind_adder(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_RuntimeError, "bind_builder() was not called");
         return NULL;
     }
-    PyObject *method = PyDescr_NewMethod(builder_type, &add_next_def);
-    if (method == NULL) {
-        return NULL;
-    }
-    Py_XSETREF(py_add, Py_NewRef(args[0]));
-    return method;
+    return ak_bind_method(builder_type, &add_next_def, args[0], NULL, &py_add);
 }
 
 PyDoc_STRVAR(bind_builder_doc,
@@ -814,11 +795,9 @@ PyDoc_STRVAR(bind_builder_doc,
 "every case it does not handle (headers, key or value not bytes or None, a\n"
 "built builder, a subclass).");
 
-static PyObject *
-bind_builder(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+AK_POSITIONAL(bind_builder, 3)
 {
-    (void)module;
-    if (nargs != 3 || !PyType_Check(args[0]) || !PyType_Check(args[1])
+    if (!PyType_Check(args[0]) || !PyType_Check(args[1])
         || !PyType_IsSubtype((PyTypeObject *)args[1], &PyTuple_Type)
         || !PyCallable_Check(args[2])) {
         PyErr_SetString(PyExc_TypeError,
@@ -830,14 +809,12 @@ bind_builder(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (slot_offsets_of(cls, slot_names, N_SLOTS, offsets) < 0) {
         return NULL;
     }
-    PyObject *method = PyDescr_NewMethod(cls, &append_next_def);
-    if (method == NULL) {
-        return NULL;
+    PyObject *method =
+        ak_bind_method(cls, &append_next_def, args[2], &builder_type, &py_append_next);
+    if (method != NULL) {
+        memcpy(slot_offsets, offsets, sizeof(offsets));
+        Py_XSETREF(metadata_type, (PyTypeObject *)Py_NewRef(args[1]));
     }
-    memcpy(slot_offsets, offsets, sizeof(offsets));
-    Py_XSETREF(builder_type, (PyTypeObject *)Py_NewRef(cls));
-    Py_XSETREF(metadata_type, (PyTypeObject *)Py_NewRef(args[1]));
-    Py_XSETREF(py_append_next, Py_NewRef(args[2]));
     return method;
 }
 
@@ -913,11 +890,9 @@ PyDoc_STRVAR(bind_batch_doc,
 "builder's appender, called as (None, key, value, None)); everything else to\n"
 "python_append(self, ...).");
 
-static PyObject *
-bind_batch(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+AK_POSITIONAL(bind_batch, 2)
 {
-    (void)module;
-    if (nargs != 2 || !PyType_Check(args[0]) || !PyCallable_Check(args[1])) {
+    if (!PyType_Check(args[0]) || !PyCallable_Check(args[1])) {
         PyErr_SetString(PyExc_TypeError, "bind_batch() takes a class and a callable");
         return NULL;
     }
@@ -941,38 +916,16 @@ bind_batch(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         && ak_take_doc(&batch_append_def, args[1], batch_append_signature) < 0) {
         return NULL;
     }
-    PyObject *method = PyDescr_NewMethod(cls, &batch_append_def);
-    if (method == NULL) {
-        return NULL;
+    PyObject *method =
+        ak_bind_method(cls, &batch_append_def, args[1], &batch_type, &py_batch_append);
+    if (method != NULL) {
+        memcpy(bslot_offsets, offsets, sizeof(offsets));
     }
-    memcpy(bslot_offsets, offsets, sizeof(offsets));
-    Py_XSETREF(batch_type, (PyTypeObject *)Py_NewRef(cls));
-    Py_XSETREF(py_batch_append, Py_NewRef(args[1]));
     return method;
 }
 
-static PyMethodDef cbuilder_methods[] = {
-    {"bind_batch", (PyCFunction)(void (*)(void))bind_batch, METH_FASTCALL, bind_batch_doc},
-    {"append_record", (PyCFunction)(void (*)(void))append_record, METH_FASTCALL,
-     append_record_doc},
-    {"append_values", (PyCFunction)(void (*)(void))append_values, METH_FASTCALL,
-     append_values_doc},
-    {"bind_builder", (PyCFunction)(void (*)(void))bind_builder, METH_FASTCALL,
-     bind_builder_doc},
-    {"bind_adder", (PyCFunction)(void (*)(void))bind_adder, METH_FASTCALL, bind_adder_doc},
-    {NULL, NULL, 0, NULL},
-};
-
-static struct PyModuleDef cbuilder_module = {
-    PyModuleDef_HEAD_INIT,
-    .m_name = "aiokafka.record._cbuilder",
-    .m_doc = "Optional C accelerator of the v2 record batch builder's per-record append.",
-    .m_size = 0,
-    .m_methods = cbuilder_methods,
-};
-
-PyMODINIT_FUNC
-PyInit__cbuilder(void)
-{
-    return PyModuleDef_Init(&cbuilder_module);
-}
+AK_MODULE(_cbuilder, "aiokafka.record._cbuilder",
+          "Optional C accelerator of the v2 record batch builder's per-record append.",
+          ak_module_exec_nothing,
+          AK_FASTCALL(bind_batch), AK_FASTCALL(append_record), AK_FASTCALL(append_values),
+          AK_FASTCALL(bind_builder), AK_FASTCALL(bind_adder))

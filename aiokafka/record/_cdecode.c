@@ -39,6 +39,8 @@
 #include <string.h>
 #include "structmember.h"
 
+#include "../_cext.h"
+
 /* The fields of aiokafka.structs.ConsumerRecord, in constructor order. */
 #define N_FIELDS 12
 static const char *const FIELD_NAMES[N_FIELDS] = {
@@ -415,15 +417,8 @@ fallback:
     Py_RETURN_NONE;
 }
 
-static PyObject *
-decode_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+AK_POSITIONAL(decode_records, 11)
 {
-    (void)module;
-    if (nargs != 11) {
-        PyErr_Format(PyExc_TypeError, "decode_records() takes 11 arguments (%zd given)",
-                     nargs);
-        return NULL;
-    }
     int untracked = PyObject_IsTrue(args[10]);
     if (untracked < 0) {
         return NULL;
@@ -479,14 +474,8 @@ PyDoc_STRVAR(decode_batch_doc,
 "path must run instead: a compressed batch, a header or CRC it would reject,\n"
 "or anything decode_records falls back on (that path then raises its error).");
 
-static PyObject *
-decode_batch(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+AK_POSITIONAL(decode_batch, 6)
 {
-    (void)module;
-    if (nargs != 6) {
-        PyErr_Format(PyExc_TypeError, "decode_batch() takes 6 arguments (%zd given)", nargs);
-        return NULL;
-    }
     PyObject *crc_fn = args[1], *record_type = args[2];
     int untracked = PyObject_IsTrue(args[5]);
     if (untracked < 0) {
@@ -603,14 +592,8 @@ PyDoc_STRVAR(deserialize_doc,
 "not exactly record_type or that class is laid out differently: the caller then\n"
 "runs its Python loops. A deserializer's exception propagates.");
 
-static PyObject *
-deserialize(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+AK_POSITIONAL(deserialize, 4)
 {
-    (void)module;
-    if (nargs != 4) {
-        PyErr_Format(PyExc_TypeError, "deserialize() takes 4 arguments (%zd given)", nargs);
-        return NULL;
-    }
     PyObject *records = args[0], *kd = args[1], *vd = args[2], *record_type = args[3];
     Py_ssize_t offsets[N_FIELDS];
     if (!PyList_CheckExact(records)) {
@@ -649,26 +632,7 @@ deserialize(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_TRUE;
 }
 
-static PyMethodDef cdecode_methods[] = {
-    {"decode_records", (PyCFunction)(void (*)(void))decode_records, METH_FASTCALL,
-     decode_records_doc},
-    {"decode_batch", (PyCFunction)(void (*)(void))decode_batch, METH_FASTCALL,
-     decode_batch_doc},
-    {"deserialize", (PyCFunction)(void (*)(void))deserialize, METH_FASTCALL,
-     deserialize_doc},
-    {NULL, NULL, 0, NULL},
-};
-
-static struct PyModuleDef cdecode_module = {
-    PyModuleDef_HEAD_INIT,
-    .m_name = "aiokafka.record._cdecode",
-    .m_doc = "Optional C decoder of v2 record batch records (see record_decode.py).",
-    .m_size = 0,
-    .m_methods = cdecode_methods,
-};
-
-PyMODINIT_FUNC
-PyInit__cdecode(void)
-{
-    return PyModuleDef_Init(&cdecode_module);
-}
+AK_MODULE(_cdecode, "aiokafka.record._cdecode",
+          "Optional C decoder of v2 record batch records (see record_decode.py).",
+          ak_module_exec_nothing,
+          AK_FASTCALL(decode_records), AK_FASTCALL(decode_batch), AK_FASTCALL(deserialize))

@@ -21,10 +21,10 @@ from __future__ import annotations
 import struct
 import time
 from collections.abc import Callable, Iterable, Sequence
-from operator import attrgetter as _attrgetter
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, NamedTuple
 
 from aiokafka._extensions import load_extension
+from aiokafka._readers import slot_reader
 from aiokafka.errors import IllegalStateError
 from aiokafka.record.compression import (
     CODEC_NONE,
@@ -37,9 +37,7 @@ from aiokafka.record.v2_layout import (
     ATTRIBUTES_OFFSET,
     CONTROL_ABORT,
     CONTROL_COMMIT,
-    CONTROL_KEY_STRUCT,
     CONTROL_MASK,
-    CONTROL_VALUE_STRUCT,
     CRC_OFFSET,
     HEADER_SIZE,
     HEADER_STRUCT,
@@ -49,6 +47,7 @@ from aiokafka.record.v2_layout import (
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_MASK,
     check_producer_state,
+    marker_key_value,
 )
 
 __all__ = [
@@ -156,45 +155,28 @@ def _encode_headers(headers: Iterable[tuple[str, bytes | None]]) -> bytes:
     return _varint(count) + b"".join(parts)
 
 
-class DefaultRecordMetadata(tuple[int, int, int]):
+class DefaultRecordMetadata(NamedTuple):
     """What :meth:`DefaultRecordBatchBuilder.append` reports for an accepted record:
     ``offset``, ``size``, ``timestamp`` (and ``crc``, always ``None``).
 
-    A tuple ``(offset, size, timestamp)``: :meth:`~DefaultRecordBatchBuilder.append`
-    makes one per record of ``create_batch()``, and a tuple is made without a Python
-    ``__init__`` call.
+    A named tuple ``(offset, size, timestamp)``:
+    :meth:`~DefaultRecordBatchBuilder.append` makes one per record of
+    ``create_batch()``, and a tuple is made without a Python ``__init__`` call.
+
+    Attributes:
+        offset: Offset of the record relative to the batch's base offset.
+        size: Encoded size of the record in bytes.
+        timestamp: The record's timestamp (ms).
     """
 
-    __slots__ = ()
-
-    def __new__(cls, offset: int, size: int, timestamp: int) -> DefaultRecordMetadata:
-        return _new_tuple(cls, (offset, size, timestamp))
-
-    @property
-    def offset(self) -> int:
-        """Offset of the record relative to the batch's base offset."""
-        return self[0]
-
-    @property
-    def size(self) -> int:
-        """Encoded size of the record in bytes."""
-        return self[1]
-
-    @property
-    def timestamp(self) -> int:
-        """The record's timestamp (ms)."""
-        return self[2]
+    offset: int
+    size: int
+    timestamp: int
 
     @property
     def crc(self) -> None:
         """v2 records have no per-record checksum."""
         return None
-
-    def __repr__(self) -> str:
-        return (
-            f"DefaultRecordMetadata(offset={self.offset}, size={self.size}, "
-            f"timestamp={self.timestamp})"
-        )
 
 
 _Data = bytes | bytearray | memoryview | None
@@ -339,41 +321,21 @@ class DefaultRecordBatchBuilder:
         self._producer_epoch = producer_epoch
         self._base_sequence = base_sequence
 
-    @property
-    def producer_id(self) -> int:
-        """Producer id the header will carry."""
-        return self._producer_id
+    producer_id = slot_reader("_producer_id", int, "Producer id the header will carry.")
 
-    @property
-    def producer_epoch(self) -> int:
-        """Producer epoch the header will carry."""
-        return self._producer_epoch
+    producer_epoch = slot_reader("_producer_epoch", int, "Producer epoch the header will carry.")
 
-    @property
-    def base_sequence(self) -> int:
-        """Base sequence the header will carry."""
-        return self._base_sequence
+    base_sequence = slot_reader("_base_sequence", int, "Base sequence the header will carry.")
 
     @property
     def is_transactional(self) -> bool:
         """Whether the transactional bit is set."""
         return bool(self._attributes & TRANSACTIONAL_MASK)
 
-    @property
-    def compression_type(self) -> int:
-        """Codec id."""
-        return self._compression_type
+    compression_type = slot_reader("_compression_type", int, "Codec id.")
 
-    if TYPE_CHECKING:
-
-        @property
-        def record_count(self) -> int:
-            """Number of records appended so far."""
-            return self._count
-
-    else:
-        # A C getter, not a Python frame: the producer reads it a few times per batch.
-        record_count = property(_attrgetter("_count"), doc="Number of records appended so far.")
+    # The producer reads it a few times per batch (a C getter: see slot_reader).
+    record_count = slot_reader("_count", int, "Number of records appended so far.")
 
     @property
     def size_limit(self) -> int:
@@ -786,10 +748,6 @@ def build_control_batch(
         base_offset=base_offset,
     )
     builder._mark_control()
-    builder.append(
-        0,
-        timestamp,
-        CONTROL_KEY_STRUCT.pack(0, control_type),
-        CONTROL_VALUE_STRUCT.pack(0, coordinator_epoch),
-    )
+    key, value = marker_key_value(control_type, coordinator_epoch)
+    builder.append(0, timestamp, key, value)
     return builder.build()

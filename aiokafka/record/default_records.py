@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from aiokafka._extensions import load_extension
+from aiokafka._readers import slot_reader
 from aiokafka.errors import CorruptRecordError
 from aiokafka.record.compression import (
     CODEC_MASK,
@@ -37,9 +38,7 @@ from aiokafka.record.v2_layout import (
     ATTRIBUTES_OFFSET,
     CONTROL_ABORT,
     CONTROL_COMMIT,
-    CONTROL_KEY_STRUCT,
     CONTROL_MASK,
-    CONTROL_VALUE_STRUCT,
     CREATE_TIME,
     DELETE_HORIZON_MASK,
     HEADER_SIZE,
@@ -50,9 +49,11 @@ from aiokafka.record.v2_layout import (
     NO_SEQUENCE,
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_MASK,
+    parse_control_key,
+    parse_marker_epoch,
 )
 
-# The layout constants others import from here are in __all__ too (their home before
+# The layout names others import from here are in __all__ too (their home before
 # v2_layout.py).
 __all__ = [
     "CONTROL_ABORT",
@@ -163,10 +164,10 @@ class ControlRecord(DefaultRecord):
         """Epoch of the transaction coordinator that wrote a COMMIT/ABORT marker."""
         if self.type not in (CONTROL_ABORT, CONTROL_COMMIT):
             return None
-        value = self.value
-        if value is None or len(value) < CONTROL_VALUE_STRUCT.size:
+        epoch = parse_marker_epoch(self.value)
+        if epoch is None:
             raise CorruptRecordError("transaction marker value is shorter than 6 bytes")
-        return int(CONTROL_VALUE_STRUCT.unpack_from(value)[1])
+        return epoch
 
     def _parse_key(self) -> tuple[int, int]:
         parsed = parse_control_key(self.key)
@@ -176,15 +177,6 @@ class ControlRecord(DefaultRecord):
 
     def __repr__(self) -> str:
         return f"ControlRecord(offset={self.offset}, type={self.type})"
-
-
-def parse_control_key(key: bytes | None) -> tuple[int, int] | None:
-    """``(version, type)`` from a control record's key, ``None`` if the key is missing
-    or too short to hold them (each caller decides whether that is an error)."""
-    if key is None or len(key) < CONTROL_KEY_STRUCT.size:
-        return None
-    version, type_ = CONTROL_KEY_STRUCT.unpack_from(key)
-    return int(version), int(type_)
 
 
 class BaseRecordBatch:
@@ -216,15 +208,11 @@ class BaseRecordBatch:
         """Size of the batch (of a legacy top-level message), log header included."""
         return len(self._buffer)
 
-    @property
-    def crc(self) -> int:
-        """The checksum stored in the header: CRC-32C in v2, CRC-32 in v0/v1."""
-        return int(self._crc)
+    crc = slot_reader(
+        "_crc", int, "The checksum stored in the header: CRC-32C in v2, CRC-32 in v0/v1."
+    )
 
-    @property
-    def attributes(self) -> int:
-        """Raw attribute bits."""
-        return int(self._attributes)
+    attributes = slot_reader("_attributes", int, "Raw attribute bits.")
 
     @property
     def compression_type(self) -> int:
@@ -319,15 +307,11 @@ class DefaultRecordBatch(BaseRecordBatch):
         """Always 2."""
         return 2
 
-    @property
-    def base_offset(self) -> int:
-        """Offset of the first record of the batch."""
-        return int(self._base_offset)
+    base_offset = slot_reader("_base_offset", int, "Offset of the first record of the batch.")
 
-    @property
-    def partition_leader_epoch(self) -> int:
-        """Leader epoch the broker stamped on the batch (-1 from producers)."""
-        return int(self._leader_epoch)
+    partition_leader_epoch = slot_reader(
+        "_leader_epoch", int, "Leader epoch the broker stamped on the batch (-1 from producers)."
+    )
 
     leader_epoch = partition_leader_epoch
 
@@ -356,47 +340,39 @@ class DefaultRecordBatch(BaseRecordBatch):
         """The delete horizon if set, else None."""
         return int(self._first_timestamp) if self.has_delete_horizon else None
 
-    @property
-    def last_offset_delta(self) -> int:
-        """Offset delta of the last record (kept by compaction)."""
-        return int(self._last_offset_delta)
+    last_offset_delta = slot_reader(
+        "_last_offset_delta", int, "Offset delta of the last record (kept by compaction)."
+    )
 
     @property
     def last_offset(self) -> int:
         """Offset of the last record the batch was written with."""
         return int(self._base_offset + self._last_offset_delta)
 
-    @property
-    def first_timestamp(self) -> int:
-        """Base timestamp: record timestamps are deltas from it."""
-        return int(self._first_timestamp)
+    first_timestamp = slot_reader(
+        "_first_timestamp", int, "Base timestamp: record timestamps are deltas from it."
+    )
 
     base_timestamp = first_timestamp
 
-    @property
-    def max_timestamp(self) -> int:
-        """Largest record timestamp (the append time under LogAppendTime)."""
-        return int(self._max_timestamp)
+    max_timestamp = slot_reader(
+        "_max_timestamp", int, "Largest record timestamp (the append time under LogAppendTime)."
+    )
 
-    @property
-    def producer_id(self) -> int:
-        """Idempotent/transactional producer id, -1 if none."""
-        return int(self._producer_id)
+    producer_id = slot_reader(
+        "_producer_id", int, "Idempotent/transactional producer id, -1 if none."
+    )
 
     @property
     def has_producer_id(self) -> bool:
         """The batch was written by an idempotent or transactional producer."""
         return self._producer_id > NO_PRODUCER_ID
 
-    @property
-    def producer_epoch(self) -> int:
-        """Producer epoch, -1 if none."""
-        return int(self._producer_epoch)
+    producer_epoch = slot_reader("_producer_epoch", int, "Producer epoch, -1 if none.")
 
-    @property
-    def base_sequence(self) -> int:
-        """Sequence number of the first record, -1 if none."""
-        return int(self._base_sequence)
+    base_sequence = slot_reader(
+        "_base_sequence", int, "Sequence number of the first record, -1 if none."
+    )
 
     @property
     def has_sequence(self) -> bool:
@@ -410,10 +386,7 @@ class DefaultRecordBatch(BaseRecordBatch):
             return NO_SEQUENCE
         return int((self._base_sequence + self._last_offset_delta) % (1 << 31))
 
-    @property
-    def records_count(self) -> int:
-        """Number of records the header declares."""
-        return int(self._records_count)
+    records_count = slot_reader("_records_count", int, "Number of records the header declares.")
 
     # ----------------------------------------------------------------------- records
 

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
+from aiokafka._readers import slot_reader
 from aiokafka.errors import CorruptRecordError, IllegalStateError
 from aiokafka.record.compression import (
     CODEC_LZ4,
@@ -178,20 +179,13 @@ class LegacyRecordBatch(BaseRecordBatch):
         self._check_crc = check_crc
         self._max_decompressed_size = max_decompressed_size
 
-    @property
-    def magic(self) -> int:
-        """0 or 1."""
-        return self._magic
+    magic = slot_reader("_magic", int, "0 or 1.")
 
-    @property
-    def base_offset(self) -> int:
-        """Offset of the top-level message (for a wrapper: of its last record)."""
-        return self._offset
+    base_offset = slot_reader(
+        "_offset", int, "Offset of the top-level message (for a wrapper: of its last record)."
+    )
 
-    @property
-    def last_offset(self) -> int:
-        """Offset of the last record."""
-        return self._offset
+    last_offset = slot_reader("_offset", int, "Offset of the last record.")
 
     @property
     def timestamp_type(self) -> int:
@@ -200,10 +194,9 @@ class LegacyRecordBatch(BaseRecordBatch):
             return NO_TIMESTAMP_TYPE
         return 1 if self._attributes & _TIMESTAMP_TYPE_MASK else 0
 
-    @property
-    def timestamp(self) -> int:
-        """Timestamp of the top-level message, -1 for magic v0."""
-        return self._timestamp
+    timestamp = slot_reader(
+        "_timestamp", int, "Timestamp of the top-level message, -1 for magic v0."
+    )
 
     # Fields of v2 batches, constant here, so consumers can treat both alike.
     is_transactional: Final = False

@@ -1,8 +1,9 @@
 """The magic v2 record batch layout, shared by the builder and the reader, and the
 log header that starts a batch of every magic.
 
-Byte offsets and the header struct of a batch, its attribute bits and the special
-values of its fields (see :mod:`aiokafka.record.default_records` for the whole layout).
+Byte offsets and the header struct of a batch, its attribute bits, the special
+values of its fields and the control records' key and value, both ways (see
+:mod:`aiokafka.record.default_records` for the whole layout).
 Kept apart so that the producer's builder (:mod:`aiokafka.record.default_builder`) does
 not load the reader. No asyncio.
 """
@@ -33,6 +34,9 @@ __all__ = [
     "TIMESTAMP_TYPE_MASK",
     "TRANSACTIONAL_MASK",
     "check_producer_state",
+    "marker_key_value",
+    "parse_control_key",
+    "parse_marker_epoch",
 ]
 
 # Every magic's batch (v0/v1: message set entry) starts with offset int64 | length
@@ -75,3 +79,25 @@ def check_producer_state(producer_id: int, producer_epoch: int, base_sequence: i
         raise ValueError(f"producer_epoch must fit in int16, got {producer_epoch}")
     if not -(1 << 31) <= base_sequence < (1 << 31):
         raise ValueError(f"base_sequence must fit in int32, got {base_sequence}")
+
+
+def marker_key_value(control_type: int, coordinator_epoch: int) -> tuple[bytes, bytes]:
+    """The key and value of a transaction marker (COMMIT/ABORT) record, version 0."""
+    return CONTROL_KEY_STRUCT.pack(0, control_type), CONTROL_VALUE_STRUCT.pack(0, coordinator_epoch)
+
+
+def parse_control_key(key: bytes | None) -> tuple[int, int] | None:
+    """``(version, type)`` from a control record's key, ``None`` if the key is missing
+    or too short to hold them (each caller decides whether that is an error)."""
+    if key is None or len(key) < CONTROL_KEY_STRUCT.size:
+        return None
+    version, type_ = CONTROL_KEY_STRUCT.unpack_from(key)
+    return int(version), int(type_)
+
+
+def parse_marker_epoch(value: bytes | None) -> int | None:
+    """The coordinator epoch from a transaction marker's value, ``None`` if the value is
+    missing or too short to hold it (each caller decides whether that is an error)."""
+    if value is None or len(value) < CONTROL_VALUE_STRUCT.size:
+        return None
+    return int(CONTROL_VALUE_STRUCT.unpack_from(value)[1])

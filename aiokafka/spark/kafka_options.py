@@ -56,20 +56,27 @@ def _compression(name: str, value: str) -> str | None:
 
 _Conv = Callable[[str, str], Any]
 
+
+def _same_names(convert: _Conv, java_names: str) -> dict[str, tuple[str, _Conv]]:
+    """The table rows of ``java_names`` (separated by white space), each converted by
+    ``convert``, whose keyword is the Java name with underscores for the dots: the rule
+    for most options, written once."""
+    return {name: (name.replace(".", "_"), convert) for name in java_names.split()}
+
+
 # Java name (after "kafka.") -> (our keyword, converter). Options every client shares.
 _COMMON: dict[str, tuple[str, _Conv]] = {
-    "bootstrap.servers": ("bootstrap_servers", _str),
-    "client.id": ("client_id", _str),
-    "request.timeout.ms": ("request_timeout_ms", _int),
-    "metadata.max.age.ms": ("metadata_max_age_ms", _int),
-    "retry.backoff.ms": ("retry_backoff_ms", _int),
-    "reconnect.backoff.ms": ("reconnect_backoff_ms", _int),
-    "reconnect.backoff.max.ms": ("reconnect_backoff_max_ms", _int),
-    "connections.max.idle.ms": ("connections_max_idle_ms", _int),
-    "security.protocol": ("security_protocol", _str),
-    "sasl.mechanism": ("sasl_mechanism", _str),
-    "sasl.kerberos.service.name": ("sasl_kerberos_service_name", _str),
-    "client.rack": ("client_rack", _str),
+    **_same_names(
+        _str,
+        """bootstrap.servers client.id security.protocol sasl.mechanism
+        sasl.kerberos.service.name client.rack""",
+    ),
+    **_same_names(
+        _int,
+        """request.timeout.ms metadata.max.age.ms retry.backoff.ms reconnect.backoff.ms
+        reconnect.backoff.max.ms connections.max.idle.ms""",
+    ),
+    # aiokafka's keyword differs from the Java name.
     "allow.auto.create.topics": ("allow_auto_topic_creation", _bool),
     # This client's own names for SASL/PLAIN and SCRAM credentials.
     "sasl.username": ("sasl_plain_username", _str),
@@ -77,30 +84,28 @@ _COMMON: dict[str, tuple[str, _Conv]] = {
 }
 
 _CONSUMER: dict[str, tuple[str, _Conv]] = {
-    "group.id": ("group_id", _str),
-    "fetch.max.bytes": ("fetch_max_bytes", _int),
-    "fetch.min.bytes": ("fetch_min_bytes", _int),
-    "fetch.max.wait.ms": ("fetch_max_wait_ms", _int),
-    "max.partition.fetch.bytes": ("max_partition_fetch_bytes", _int),
-    "isolation.level": ("isolation_level", _str),
-    "check.crcs": ("check_crcs", _bool),
-    "max.poll.records": ("max_poll_records", _int),
+    **_same_names(_str, "group.id isolation.level"),
+    **_same_names(
+        _int,
+        """fetch.max.bytes fetch.min.bytes fetch.max.wait.ms max.partition.fetch.bytes
+        max.poll.records""",
+    ),
+    **_same_names(_bool, "check.crcs"),
 }
 
 _PRODUCER: dict[str, tuple[str, _Conv]] = {
-    "acks": ("acks", _acks),
-    "compression.type": ("compression_type", _compression),
-    "compression.level": ("compression_level", _int),
+    **_same_names(_acks, "acks"),
+    **_same_names(_compression, "compression.type"),
+    **_same_names(
+        _int,
+        """compression.level linger.ms max.request.size buffer.memory max.block.ms
+        delivery.timeout.ms transaction.timeout.ms max.in.flight.requests.per.connection""",
+    ),
+    **_same_names(_bool, "enable.idempotence"),
+    # aiokafka's keyword differs from the Java name.
     "batch.size": ("max_batch_size", _int),
-    "linger.ms": ("linger_ms", _int),
-    "max.request.size": ("max_request_size", _int),
-    "buffer.memory": ("buffer_memory", _int),
-    "max.block.ms": ("max_block_ms", _int),
-    "delivery.timeout.ms": ("delivery_timeout_ms", _int),
-    "enable.idempotence": ("enable_idempotence", _bool),
-    "transaction.timeout.ms": ("transaction_timeout_ms", _int),
-    "max.in.flight.requests.per.connection": ("max_in_flight_requests_per_connection", _int),
 }
+
 
 # Spark's own connector refuses these too: the data source owns what they control.
 _OWNED_BY_SOURCE = {

@@ -18,7 +18,12 @@ from typing import Protocol, cast
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_SPEC = REPO.parent / "shared" / "kafka-protocol"
-GENERATORS = ("tools.codegen.messages", "tools.codegen.errors", "tools.codegen.options")
+GENERATORS = (
+    "tools.codegen.messages",
+    "tools.codegen.errors",
+    "tools.codegen.client_errors",
+    "tools.codegen.options",
+)
 
 
 class _Generator(Protocol):

@@ -279,7 +279,9 @@ def _quote(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def _string_literal(text: str, indent: str) -> str:
+def string_literal(text: str, indent: str) -> str:
+    """``text`` as Python source: one literal, or implicitly joined pieces of ~72
+    characters in parentheses (continuation lines indented by ``indent``)."""
     pieces = _split_string(text, 72)
     if len(pieces) == 1:
         return _quote(text)
@@ -302,7 +304,7 @@ def _render_class(spec: ErrorSpec, parent: str) -> str:
         "",
         f"    errno = {spec.code}",
         f"    error_name = {_quote(spec.name)}",
-        f"    message = {_string_literal(spec.message, '    ')}",
+        f"    message = {string_literal(spec.message, '    ')}",
         "    description = message",
         f"    retriable = {spec.retriable}",
         f"    invalid_metadata = {spec.invalid_metadata}",
@@ -344,11 +346,16 @@ HEADER = f"""\
 """
 
 
-def render(specs: list[ErrorSpec]) -> str:
-    """The full text of ``aiokafka/_gen/error_codes.py``."""
+def parents_of(specs: list[ErrorSpec]) -> dict[str, str]:
+    """Class name -> the name of its base class, for every per-code class."""
     by_java = {s.java_exception: s for s in specs}
     by_name = {s.name: s for s in specs}
-    parents = {s.class_name: _parent_name(s, by_java, by_name) for s in specs}
+    return {s.class_name: _parent_name(s, by_java, by_name) for s in specs}
+
+
+def render(specs: list[ErrorSpec]) -> str:
+    """The full text of ``aiokafka/_gen/error_codes.py``."""
+    parents = parents_of(specs)
     used_bases = sorted({p for p in parents.values() if p in HAND_WRITTEN} | {"NoError"})
     out = [
         HEADER,
@@ -385,14 +392,22 @@ def _public_names(specs: list[ErrorSpec]) -> list[str]:
 
 def render_names(specs: list[ErrorSpec]) -> str:
     """The full text of ``aiokafka/_gen/error_names.py``."""
+    from tools.codegen.error_tree import render_tree  # it imports this module
+
     out = [
         HEADER,
-        '"""The public names of :mod:`aiokafka._gen.error_codes` (its ``__all__``), as',
-        'strings: :mod:`aiokafka.errors` lists them and loads the table on first use."""',
+        '"""What :mod:`aiokafka.errors` shows without loading the table: the public names',
+        "of :mod:`aiokafka._gen.error_codes` (its ``__all__``), as strings, which it lists",
+        'and loads on first use, and the exception tree its docstring ends with."""',
         "",
         "ERROR_NAMES = (",
         *(f'    "{n}",' for n in _public_names(specs)),
         ")",
+        "",
+        "# Drawn by tools/codegen/error_tree.py from the error tables.",
+        'ERROR_TREE = """',
+        *(f"    {line}" for line in render_tree(specs)),
+        '"""',
     ]
     return "\n".join(out) + "\n"
 
