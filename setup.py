@@ -28,12 +28,14 @@ setup(
         Extension(
             "aiokafka.record._cdecode",
             sources=["aiokafka/record/_cdecode.c"],
+            depends=["aiokafka/_cext.h"],
             extra_compile_args=_STRICT,
             optional=True,
         ),
         Extension(
             "aiokafka.consumer._cready",
             sources=["aiokafka/consumer/_cready.c"],
+            depends=["aiokafka/_cext.h"],
             extra_compile_args=_STRICT,
             optional=True,
         ),

@@ -28,6 +28,8 @@
 #include <Python.h>
 #include <structmember.h>
 
+#include "../_cext.h"
+
 typedef struct {
     PyObject_HEAD
     PyObject *value; /* NULL once awaited */
@@ -396,26 +398,12 @@ ready(PyObject *module, PyObject *value)
     return (PyObject *)self;
 }
 
-static PyMethodDef module_methods[] = {
-    {"ready", ready, METH_O,
-     "ready(value): an awaitable, done already, whose await gives value (once)."},
-    {NULL, NULL, 0, NULL},
-};
-
-static struct PyModuleDef module_def = {
-    PyModuleDef_HEAD_INIT,
-    .m_name = "aiokafka.consumer._cready",
-    .m_doc = "The C half of async for over AIOKafkaConsumer (optional; see _cready.c).",
-    .m_size = 0,
-    .m_methods = module_methods,
-};
-
-PyMODINIT_FUNC
-PyInit__cready(void)
+static int
+cready_exec(PyObject *module)
 {
     if (PyType_Ready(&ReadyType) < 0 || PyType_Ready(&CursorType) < 0
         || PyType_Ready(&AnextType) < 0) {
-        return NULL;
+        return -1;
     }
     static struct { PyObject **slot; const char *name; } names[] = {
         {&str_cursor, "cursor"},
@@ -430,18 +418,19 @@ PyInit__cready(void)
         if (*names[i].slot == NULL) {
             *names[i].slot = PyUnicode_InternFromString(names[i].name);
             if (*names[i].slot == NULL) {
-                return NULL;
+                return -1;
             }
         }
     }
-    PyObject *module = PyModule_Create(&module_def);
-    if (module == NULL) {
-        return NULL;
-    }
     if (PyModule_AddObjectRef(module, "RecordCursor", (PyObject *)&CursorType) < 0
         || PyModule_AddObjectRef(module, "Anext", (PyObject *)&AnextType) < 0) {
-        Py_DECREF(module);
-        return NULL;
+        return -1;
     }
-    return module;
+    return 0;
 }
+
+AK_MODULE(_cready, "aiokafka.consumer._cready",
+          "The C half of async for over AIOKafkaConsumer (optional; see _cready.c).",
+          cready_exec,
+          {"ready", ready, METH_O,
+           "ready(value): an awaitable, done already, whose await gives value (once)."})

@@ -543,13 +543,11 @@ bind_append_to_open(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (append_to_open_def.ml_doc == NULL && ak_take_doc(&append_to_open_def, args[1], "") < 0) {
         return NULL;
     }
-    PyObject *method = PyDescr_NewMethod((PyTypeObject *)args[0], &append_to_open_def);
-    if (method == NULL) {
-        return NULL;
+    PyObject *method = ak_bind_method((PyTypeObject *)args[0], &append_to_open_def, args[1],
+                                      &acc_type, &py_append_to_open);
+    if (method != NULL) {
+        Py_XSETREF(future_type, (PyTypeObject *)Py_NewRef(args[2]));
     }
-    Py_XSETREF(acc_type, (PyTypeObject *)Py_NewRef(args[0]));
-    Py_XSETREF(py_append_to_open, Py_NewRef(args[1]));
-    Py_XSETREF(future_type, (PyTypeObject *)Py_NewRef(args[2]));
     return method;
 }
 
@@ -669,13 +667,8 @@ bind_add_callback(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (add_callback_def.ml_doc == NULL && ak_take_doc(&add_callback_def, args[1], "") < 0) {
         return NULL;
     }
-    PyObject *method = PyDescr_NewMethod((PyTypeObject *)args[0], &add_callback_def);
-    if (method == NULL) {
-        return NULL;
-    }
-    Py_XSETREF(results_type, (PyTypeObject *)Py_NewRef(args[0]));
-    Py_XSETREF(py_add_callback, Py_NewRef(args[1]));
-    return method;
+    return ak_bind_method((PyTypeObject *)args[0], &add_callback_def, args[1], &results_type,
+                          &py_add_callback);
 }
 
 PyDoc_STRVAR(configure_doc,

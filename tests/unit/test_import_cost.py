@@ -50,7 +50,9 @@ _CLIENT_MODULES = {
     "aiokafka",
     "aiokafka._errors_base",
     "aiokafka._extensions",
+    "aiokafka._readers",  # slot_reader, for the record classes' read-only fields
     "aiokafka._gen",
+    "aiokafka._gen.client_errors",  # the client-side error classes (generated)
     "aiokafka._gen.error_names",  # aiokafka.errors.__all__ without the table
     "aiokafka.abc",
     "aiokafka.consumer",
