@@ -169,54 +169,76 @@ static PyObject *str_poll_called;
 static PyObject *str_next_record_fast;
 static PyObject *str_next_via_getone;
 
-/* -- RecordCursor ---------------------------------------------------------------- */
+/* -- GC slots of RecordCursor and Anext --------------------------------------------- */
+
+/* Both types hold their object references in `refs` (unused slots stay NULL), so one
+ * traverse, clear and dealloc serve both. */
+#define N_REFS 3
 
 typedef struct {
     PyObject_HEAD
-    PyObject *recs;        /* _recs: the decoded batch's records (a list) */
-    Py_ssize_t idx;        /* _recs_idx: the next record to hand out */
-    Py_ssize_t within_end; /* _within_end: index of the batch's last record, or -1 */
-    PyObject *state;       /* state: the partition's PartitionState */
-} Cursor;
+    PyObject *refs[N_REFS];
+} Refs;
 
 static int
-cursor_traverse(Cursor *self, visitproc visit, void *arg)
+refs_traverse(Refs *self, visitproc visit, void *arg)
 {
-    Py_VISIT(self->recs);
-    Py_VISIT(self->state);
+    for (int i = 0; i < N_REFS; i++) {
+        Py_VISIT(self->refs[i]);
+    }
     return 0;
 }
 
 static int
-cursor_clear(Cursor *self)
+refs_clear(Refs *self)
 {
-    Py_CLEAR(self->recs);
-    Py_CLEAR(self->state);
+    for (int i = 0; i < N_REFS; i++) {
+        Py_CLEAR(self->refs[i]);
+    }
     return 0;
 }
 
 static void
-cursor_dealloc(Cursor *self)
+refs_dealloc(Refs *self)
 {
     PyObject_GC_UnTrack(self);
-    cursor_clear(self);
+    refs_clear(self);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
+
+/* The type slots of a Refs-shaped type: its GC slots and flags (plus `extra_flags`). */
+#define REFS_TYPE(Type, extra_flags)                                                    \
+    .tp_basicsize = sizeof(Type), .tp_dealloc = (destructor)refs_dealloc,              \
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | (extra_flags),                \
+    .tp_traverse = (traverseproc)refs_traverse, .tp_clear = (inquiry)refs_clear
+
+/* -- RecordCursor ---------------------------------------------------------------- */
+
+enum { RECS, STATE }; /* Cursor.refs: _recs (the decoded batch, a list), state */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *refs[N_REFS];
+    Py_ssize_t idx;        /* _recs_idx: the next record to hand out */
+    Py_ssize_t within_end; /* _within_end: index of the batch's last record, or -1 */
+} Cursor;
 
 static PyObject *
 cursor_take_fast(Cursor *self, PyObject *Py_UNUSED(ignored))
 {
     Py_ssize_t i = self->idx;
-    if (i >= 0 && i <= self->within_end && self->state != NULL && self->recs != NULL
-        && PyList_CheckExact(self->recs) && i < PyList_GET_SIZE(self->recs)) {
-        PyObject *followed = PyObject_GetAttr(self->state, str_cursor);
+    PyObject *recs = self->refs[RECS];
+    PyObject *state = self->refs[STATE];
+    if (i >= 0 && i <= self->within_end && state != NULL && recs != NULL
+        && PyList_CheckExact(recs) && i < PyList_GET_SIZE(recs)) {
+        PyObject *followed = PyObject_GetAttr(state, str_cursor);
         if (followed == NULL) {
             return NULL;
         }
         Py_DECREF(followed); /* only its identity is compared */
         if (followed == (PyObject *)self) {
             self->idx = i + 1;
-            return Py_NewRef(PyList_GET_ITEM(self->recs, i));
+            return Py_NewRef(PyList_GET_ITEM(recs, i));
         }
     }
     return PyObject_CallMethodNoArgs((PyObject *)self, str_take_fast_slow);
@@ -230,10 +252,10 @@ static PyMethodDef cursor_methods[] = {
 };
 
 static PyMemberDef cursor_members[] = {
-    {"_recs", T_OBJECT_EX, offsetof(Cursor, recs), 0, NULL},
+    {"_recs", T_OBJECT_EX, offsetof(Cursor, refs) + RECS * sizeof(PyObject *), 0, NULL},
     {"_recs_idx", T_PYSSIZET, offsetof(Cursor, idx), 0, NULL},
     {"_within_end", T_PYSSIZET, offsetof(Cursor, within_end), 0, NULL},
-    {"state", T_OBJECT_EX, offsetof(Cursor, state), 0, NULL},
+    {"state", T_OBJECT_EX, offsetof(Cursor, refs) + STATE * sizeof(PyObject *), 0, NULL},
     {NULL, 0, 0, 0, NULL},
 };
 
@@ -241,11 +263,7 @@ static PyTypeObject CursorType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "aiokafka.consumer._cready.RecordCursor",
     .tp_doc = "Base of PartitionRecords: the decoded batch and the next record's index.",
-    .tp_basicsize = sizeof(Cursor),
-    .tp_dealloc = (destructor)cursor_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
-    .tp_traverse = (traverseproc)cursor_traverse,
-    .tp_clear = (inquiry)cursor_clear,
+    REFS_TYPE(Cursor, Py_TPFLAGS_BASETYPE),
     .tp_methods = cursor_methods,
     .tp_members = cursor_members,
     .tp_new = PyType_GenericNew,
@@ -253,38 +271,10 @@ static PyTypeObject CursorType = {
 
 /* -- Anext ----------------------------------------------------------------------- */
 
-typedef struct {
-    PyObject_HEAD
-    PyObject *consumer;
-    PyObject *buffer; /* the fetcher's FetchBuffer */
-    PyObject *subs;   /* the consumer's SubscriptionState */
-} Anext;
+enum { CONSUMER, BUFFER, SUBS }; /* Anext.refs: the consumer, the fetcher's FetchBuffer,
+                                  * the consumer's SubscriptionState */
 
-static int
-anext_traverse(Anext *self, visitproc visit, void *arg)
-{
-    Py_VISIT(self->consumer);
-    Py_VISIT(self->buffer);
-    Py_VISIT(self->subs);
-    return 0;
-}
-
-static int
-anext_clear(Anext *self)
-{
-    Py_CLEAR(self->consumer);
-    Py_CLEAR(self->buffer);
-    Py_CLEAR(self->subs);
-    return 0;
-}
-
-static void
-anext_dealloc(Anext *self)
-{
-    PyObject_GC_UnTrack(self);
-    anext_clear(self);
-    PyObject_GC_Del(self);
-}
+typedef Refs Anext;
 
 static PyObject *
 anext_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
@@ -299,9 +289,9 @@ anext_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (self == NULL) {
         return NULL;
     }
-    self->consumer = Py_NewRef(consumer);
-    self->buffer = Py_NewRef(buffer);
-    self->subs = Py_NewRef(subs);
+    self->refs[CONSUMER] = Py_NewRef(consumer);
+    self->refs[BUFFER] = Py_NewRef(buffer);
+    self->refs[SUBS] = Py_NewRef(subs);
     PyObject_GC_Track(self);
     return (PyObject *)self;
 }
@@ -310,13 +300,13 @@ anext_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 static PyObject *
 anext_anext(Anext *self)
 {
-    PyObject *returnable = PyObject_GetAttr(self->subs, str_returnable);
+    PyObject *returnable = PyObject_GetAttr(self->refs[SUBS], str_returnable);
     if (returnable == NULL) {
         return NULL;
     }
     Py_DECREF(returnable); /* only compared with None */
     if (returnable == Py_None) {
-        PyObject *membership = PyObject_GetAttr(self->consumer, str_membership);
+        PyObject *membership = PyObject_GetAttr(self->refs[CONSUMER], str_membership);
         if (membership == NULL) {
             return NULL;
         }
@@ -331,7 +321,7 @@ anext_anext(Anext *self)
         else {
             Py_DECREF(membership);
         }
-        PyObject *take = PyObject_GetAttr(self->buffer, str_next_record_fast);
+        PyObject *take = PyObject_GetAttr(self->refs[BUFFER], str_next_record_fast);
         if (take == NULL) {
             return NULL;
         }
@@ -346,7 +336,7 @@ anext_anext(Anext *self)
         }
         Py_DECREF(record);
     }
-    return PyObject_CallMethodNoArgs(self->consumer, str_next_via_getone);
+    return PyObject_CallMethodNoArgs(self->refs[CONSUMER], str_next_via_getone);
 }
 
 static PyObject *
@@ -375,11 +365,7 @@ static PyTypeObject AnextType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "aiokafka.consumer._cready.Anext",
     .tp_doc = "Anext(consumer, buffer, subscriptions): AIOKafkaConsumer.__aiter__'s iterator.",
-    .tp_basicsize = sizeof(Anext),
-    .tp_dealloc = (destructor)anext_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    .tp_traverse = (traverseproc)anext_traverse,
-    .tp_clear = (inquiry)anext_clear,
+    REFS_TYPE(Anext, 0),
     .tp_as_async = &anext_as_async,
     .tp_methods = anext_methods,
     .tp_new = anext_new,
