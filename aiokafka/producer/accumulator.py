@@ -58,6 +58,10 @@ FIRST_RESERVE = 16384
 #: 32 MiB holds ~90k records instead of ~300k.
 RECORD_OVERHEAD = 256
 
+# What a snapshot's leader cache (RecordAccumulator._leaders_in) holds for a partition
+# it was not asked about yet (None is cached too: no sendable leader).
+_UNCACHED = -2
+
 
 class RecordAccumulator:
     """Batches per partition, memory accounting and the decisions of what to send.
@@ -119,6 +123,18 @@ class RecordAccumulator:
         self._drain_start: dict[int, int] = {}
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop of the first batch
         self._first_reserve = min(batch_size, FIRST_RESERVE, buffer_memory)
+        # A record without headers whose key and value take at most this many bytes
+        # together fits in a batch of _first_reserve bytes: each length varint of
+        # size_of() grows by at most 4 bytes from the 1 of an empty key and value.
+        # append_to_new() then needs no size estimate (two Python calls per batch).
+        self._small_record = self._first_reserve - (
+            DefaultRecordBatchBuilder.estimate_size_in_bytes(b"", b"") + 8
+        )
+        # sendable_leader() of one snapshot, per partition: ready() and drain() ask it
+        # for every queued partition on each pass, and a snapshot never changes (a
+        # refresh or a leader hint makes a new one).
+        self._leaders_of: ClusterMetadata | None = None
+        self._leaders: dict[TopicPartition, int | None] = {}
         self._resume_below = buffer_memory - max(self._first_reserve, buffer_memory // 8)
 
     def set_wakeup(self, wakeup: Callable[[], None]) -> None:
@@ -233,8 +249,15 @@ class RecordAccumulator:
             The record's future, or None if ``buffer_memory`` has no room for a new
             batch (the caller waits with :meth:`wait_for_memory` and tries again).
         """
-        size = DefaultRecordBatchBuilder.estimate_size_in_bytes(key, value, headers)
-        reserve = size if size > self._first_reserve else self._first_reserve
+        if (
+            headers is None
+            and (0 if key is None else len(key)) + (0 if value is None else len(value))
+            <= self._small_record
+        ):
+            reserve = self._first_reserve
+        else:
+            size = DefaultRecordBatchBuilder.estimate_size_in_bytes(key, value, headers)
+            reserve = size if size > self._first_reserve else self._first_reserve
         # Waiters go first, so a stream of small appends cannot starve them.
         if self._used + reserve > self.buffer_memory or self._mem_waiters:
             return None
@@ -426,11 +449,14 @@ class RecordAccumulator:
         unknown: list[TopicPartition] = []
         eager = self._flushing > 0 or self._closing or bool(self._mem_waiters)
         linger = self.linger
+        leaders = self._leaders_in(cluster)
         for tp, dq in self._batches.items():
             if not dq:
                 continue
             batch = dq[0]
-            leader = cluster.sendable_leader(tp)
+            leader = leaders.get(tp, _UNCACHED)
+            if leader == _UNCACHED:
+                leader = leaders[tp] = cluster.sendable_leader(tp)
             if leader is None:
                 unknown.append(tp)
                 next_check = min(next_check, batch.deadline - now)
@@ -453,6 +479,13 @@ class RecordAccumulator:
                 next_check = min(next_check, wait, batch.deadline - now)
         return nodes, max(next_check, 0.0), unknown
 
+    def _leaders_in(self, cluster: ClusterMetadata) -> dict[TopicPartition, int | None]:
+        """The leader cache of ``cluster`` (emptied when it is another snapshot)."""
+        if cluster is not self._leaders_of:
+            self._leaders_of = cluster
+            self._leaders = {}
+        return self._leaders
+
     def drain(
         self,
         cluster: ClusterMetadata,
@@ -470,9 +503,12 @@ class RecordAccumulator:
         """
         wanted = set(nodes)
         by_node: dict[int, list[TopicPartition]] = {}
+        leaders = self._leaders_in(cluster)
         for tp, dq in self._batches.items():
             if dq:
-                leader = cluster.sendable_leader(tp)
+                leader = leaders.get(tp, _UNCACHED)
+                if leader == _UNCACHED:
+                    leader = leaders[tp] = cluster.sendable_leader(tp)
                 if leader is not None and leader in wanted:
                     by_node.setdefault(leader, []).append(tp)
         result: dict[int, list[ProducerBatch]] = {}
