@@ -287,9 +287,6 @@ class RecordAccumulator:
         self._used += overhead
         self._on_batch_closed(batch.tp)
 
-    def _new_builder(self, batch_size: int) -> DefaultRecordBatchBuilder:
-        return self._template.empty_like(batch_size)
-
     def _new_batch(self, tp: TopicPartition, reserve: int) -> ProducerBatch:
         now = time.monotonic()
         self._used += reserve
@@ -299,7 +296,7 @@ class RecordAccumulator:
         batch = ProducerBatch(
             tp,
             # Limited to what it reserved; _grow_and_add raises both together.
-            self._new_builder(min(reserve, self.batch_size)),
+            self._template.empty_like(min(reserve, self.batch_size)),
             now,
             now + self.delivery_timeout,
             (next(self._order),),
@@ -492,14 +489,14 @@ class RecordAccumulator:
         nodes: Iterable[int],
         max_request_size: int,
         now: float,
-        can_send: Callable[[ProducerBatch], bool] = lambda b: True,
+        can_send: Callable[[ProducerBatch], bool] | None = None,
     ) -> dict[int, list[ProducerBatch]]:
         """Take at most one sendable batch per partition for each node in ``nodes``,
         up to ``max_request_size`` bytes per node (at least one batch).
 
-        ``can_send(batch)`` may veto a batch (e.g. sequenced batches while an epoch
-        bump is pending). Drained batches are closed; the caller owns them until it
-        completes, fails or re-enqueues them.
+        ``can_send(batch)``, if given, may veto a batch (e.g. sequenced batches while
+        an epoch bump is pending). Drained batches are closed; the caller owns them
+        until it completes, fails or re-enqueues them.
         """
         wanted = set(nodes)
         by_node: dict[int, list[TopicPartition]] = {}
@@ -513,25 +510,27 @@ class RecordAccumulator:
                     by_node.setdefault(leader, []).append(tp)
         result: dict[int, list[ProducerBatch]] = {}
         for node, tps in by_node.items():
+            count = len(tps)
             # Start where the last drain of this node stopped, so one busy partition
             # cannot keep the others out of size-limited requests.
-            start = self._drain_start.get(node, 0) % len(tps)
+            start = self._drain_start.get(node, 0) % count if count > 1 else 0
             size = 0
             taken: list[ProducerBatch] = []
-            for i in range(len(tps)):
-                tp = tps[(start + i) % len(tps)]
+            for i in range(count):
+                tp = tps[(start + i) % count]
                 dq = self._batches[tp]
                 batch = dq[0]
-                if batch.retry_at > now or not can_send(batch):
+                if batch.retry_at > now or (can_send is not None and not can_send(batch)):
                     continue
-                batch_size = batch.builder.size_in_bytes()
-                if taken and size + batch_size > max_request_size:
-                    self._drain_start[node] = start + i
-                    break
+                if count > 1:  # sizes matter only when another batch may follow
+                    batch_size = batch.builder.size_in_bytes()
+                    if taken and size + batch_size > max_request_size:
+                        self._drain_start[node] = start + i
+                        break
+                    size += batch_size
                 dq.popleft()
                 if not batch.closed:
                     self._close(batch)
-                size += batch_size
                 taken.append(batch)
             if taken:
                 result[node] = taken
@@ -584,7 +583,7 @@ class RecordAccumulator:
         for index, (_, timestamp, key, value, headers, _) in enumerate(records):
             record = (timestamp, key, value, headers or None)
             if builder is None or builder.add(*record) is None:
-                builder = self._new_builder(limit)
+                builder = self._template.empty_like(limit)
                 builder.add(*record)  # the first record always fits
                 parts.append(
                     ProducerBatch(
