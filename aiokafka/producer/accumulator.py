@@ -62,6 +62,9 @@ RECORD_OVERHEAD = 256
 # it was not asked about yet (None is cached too: no sendable leader).
 _UNCACHED = -2
 
+# ready()'s "nothing to look at later" (a constant: it runs on every sender pass).
+_NEVER = float("inf")
+
 
 class RecordAccumulator:
     """Batches per partition, memory accounting and the decisions of what to send.
@@ -442,7 +445,7 @@ class RecordAccumulator:
             should be refreshed; empty if none).
         """
         nodes: set[int] = set()
-        next_check = float("inf")
+        next_check = _NEVER
         unknown: list[TopicPartition] = []
         eager = self._flushing > 0 or self._closing or bool(self._mem_waiters)
         linger = self.linger
@@ -474,7 +477,7 @@ class RecordAccumulator:
                 nodes.add(leader)
             else:
                 next_check = min(next_check, wait, batch.deadline - now)
-        return nodes, max(next_check, 0.0), unknown
+        return nodes, next_check if next_check > 0.0 else 0.0, unknown
 
     def _leaders_in(self, cluster: ClusterMetadata) -> dict[TopicPartition, int | None]:
         """The leader cache of ``cluster`` (emptied when it is another snapshot)."""
