@@ -58,6 +58,13 @@ FIRST_RESERVE = 16384
 #: 32 MiB holds ~90k records instead of ~300k.
 RECORD_OVERHEAD = 256
 
+# What a snapshot's leader cache (RecordAccumulator._leaders_in) holds for a partition
+# it was not asked about yet (None is cached too: no sendable leader).
+_UNCACHED = -2
+
+# ready()'s "nothing to look at later" (a constant: it runs on every sender pass).
+_NEVER = float("inf")
+
 
 class RecordAccumulator:
     """Batches per partition, memory accounting and the decisions of what to send.
@@ -119,6 +126,18 @@ class RecordAccumulator:
         self._drain_start: dict[int, int] = {}
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop of the first batch
         self._first_reserve = min(batch_size, FIRST_RESERVE, buffer_memory)
+        # A record without headers whose key and value take at most this many bytes
+        # together fits in a batch of _first_reserve bytes: each length varint of
+        # size_of() grows by at most 4 bytes from the 1 of an empty key and value.
+        # append_to_new() then needs no size estimate (two Python calls per batch).
+        self._small_record = self._first_reserve - (
+            DefaultRecordBatchBuilder.estimate_size_in_bytes(b"", b"") + 8
+        )
+        # sendable_leader() of one snapshot, per partition: ready() and drain() ask it
+        # for every queued partition on each pass, and a snapshot never changes (a
+        # refresh or a leader hint makes a new one).
+        self._leaders_of: ClusterMetadata | None = None
+        self._leaders: dict[TopicPartition, int | None] = {}
         self._resume_below = buffer_memory - max(self._first_reserve, buffer_memory // 8)
 
     def set_wakeup(self, wakeup: Callable[[], None]) -> None:
@@ -233,8 +252,15 @@ class RecordAccumulator:
             The record's future, or None if ``buffer_memory`` has no room for a new
             batch (the caller waits with :meth:`wait_for_memory` and tries again).
         """
-        size = DefaultRecordBatchBuilder.estimate_size_in_bytes(key, value, headers)
-        reserve = size if size > self._first_reserve else self._first_reserve
+        if (
+            headers is None
+            and (0 if key is None else len(key)) + (0 if value is None else len(value))
+            <= self._small_record
+        ):
+            reserve = self._first_reserve
+        else:
+            size = DefaultRecordBatchBuilder.estimate_size_in_bytes(key, value, headers)
+            reserve = size if size > self._first_reserve else self._first_reserve
         # Waiters go first, so a stream of small appends cannot starve them.
         if self._used + reserve > self.buffer_memory or self._mem_waiters:
             return None
@@ -264,9 +290,6 @@ class RecordAccumulator:
         self._used += overhead
         self._on_batch_closed(batch.tp)
 
-    def _new_builder(self, batch_size: int) -> DefaultRecordBatchBuilder:
-        return self._template.empty_like(batch_size)
-
     def _new_batch(self, tp: TopicPartition, reserve: int) -> ProducerBatch:
         now = time.monotonic()
         self._used += reserve
@@ -276,7 +299,7 @@ class RecordAccumulator:
         batch = ProducerBatch(
             tp,
             # Limited to what it reserved; _grow_and_add raises both together.
-            self._new_builder(min(reserve, self.batch_size)),
+            self._template.empty_like(min(reserve, self.batch_size)),
             now,
             now + self.delivery_timeout,
             (next(self._order),),
@@ -422,15 +445,18 @@ class RecordAccumulator:
             should be refreshed; empty if none).
         """
         nodes: set[int] = set()
-        next_check = float("inf")
+        next_check = _NEVER
         unknown: list[TopicPartition] = []
         eager = self._flushing > 0 or self._closing or bool(self._mem_waiters)
         linger = self.linger
+        leaders = self._leaders_in(cluster)
         for tp, dq in self._batches.items():
             if not dq:
                 continue
             batch = dq[0]
-            leader = cluster.sendable_leader(tp)
+            leader = leaders.get(tp, _UNCACHED)
+            if leader == _UNCACHED:
+                leader = leaders[tp] = cluster.sendable_leader(tp)
             if leader is None:
                 unknown.append(tp)
                 next_check = min(next_check, batch.deadline - now)
@@ -451,7 +477,14 @@ class RecordAccumulator:
                 nodes.add(leader)
             else:
                 next_check = min(next_check, wait, batch.deadline - now)
-        return nodes, max(next_check, 0.0), unknown
+        return nodes, next_check if next_check > 0.0 else 0.0, unknown
+
+    def _leaders_in(self, cluster: ClusterMetadata) -> dict[TopicPartition, int | None]:
+        """The leader cache of ``cluster`` (emptied when it is another snapshot)."""
+        if cluster is not self._leaders_of:
+            self._leaders_of = cluster
+            self._leaders = {}
+        return self._leaders
 
     def drain(
         self,
@@ -459,43 +492,48 @@ class RecordAccumulator:
         nodes: Iterable[int],
         max_request_size: int,
         now: float,
-        can_send: Callable[[ProducerBatch], bool] = lambda b: True,
+        can_send: Callable[[ProducerBatch], bool] | None = None,
     ) -> dict[int, list[ProducerBatch]]:
         """Take at most one sendable batch per partition for each node in ``nodes``,
         up to ``max_request_size`` bytes per node (at least one batch).
 
-        ``can_send(batch)`` may veto a batch (e.g. sequenced batches while an epoch
-        bump is pending). Drained batches are closed; the caller owns them until it
-        completes, fails or re-enqueues them.
+        ``can_send(batch)``, if given, may veto a batch (e.g. sequenced batches while
+        an epoch bump is pending). Drained batches are closed; the caller owns them
+        until it completes, fails or re-enqueues them.
         """
         wanted = set(nodes)
         by_node: dict[int, list[TopicPartition]] = {}
+        leaders = self._leaders_in(cluster)
         for tp, dq in self._batches.items():
             if dq:
-                leader = cluster.sendable_leader(tp)
+                leader = leaders.get(tp, _UNCACHED)
+                if leader == _UNCACHED:
+                    leader = leaders[tp] = cluster.sendable_leader(tp)
                 if leader is not None and leader in wanted:
                     by_node.setdefault(leader, []).append(tp)
         result: dict[int, list[ProducerBatch]] = {}
         for node, tps in by_node.items():
+            count = len(tps)
             # Start where the last drain of this node stopped, so one busy partition
             # cannot keep the others out of size-limited requests.
-            start = self._drain_start.get(node, 0) % len(tps)
+            start = self._drain_start.get(node, 0) % count if count > 1 else 0
             size = 0
             taken: list[ProducerBatch] = []
-            for i in range(len(tps)):
-                tp = tps[(start + i) % len(tps)]
+            for i in range(count):
+                tp = tps[(start + i) % count]
                 dq = self._batches[tp]
                 batch = dq[0]
-                if batch.retry_at > now or not can_send(batch):
+                if batch.retry_at > now or (can_send is not None and not can_send(batch)):
                     continue
-                batch_size = batch.builder.size_in_bytes()
-                if taken and size + batch_size > max_request_size:
-                    self._drain_start[node] = start + i
-                    break
+                if count > 1:  # sizes matter only when another batch may follow
+                    batch_size = batch.builder.size_in_bytes()
+                    if taken and size + batch_size > max_request_size:
+                        self._drain_start[node] = start + i
+                        break
+                    size += batch_size
                 dq.popleft()
                 if not batch.closed:
                     self._close(batch)
-                size += batch_size
                 taken.append(batch)
             if taken:
                 result[node] = taken
@@ -548,7 +586,7 @@ class RecordAccumulator:
         for index, (_, timestamp, key, value, headers, _) in enumerate(records):
             record = (timestamp, key, value, headers or None)
             if builder is None or builder.add(*record) is None:
-                builder = self._new_builder(limit)
+                builder = self._template.empty_like(limit)
                 builder.add(*record)  # the first record always fits
                 parts.append(
                     ProducerBatch(
