@@ -39,7 +39,9 @@ as_double(PyObject *obj, double *out)
         *out = PyFloat_AS_DOUBLE(obj);
         return 0;
     }
-    double v = PyFloat_AsDouble(obj);
+    /* Sizes and counts are ints: converted directly, not through a float object as
+     * PyFloat_AsDouble would (OverflowError past the float range, as float + int). */
+    double v = PyLong_CheckExact(obj) ? PyLong_AsDouble(obj) : PyFloat_AsDouble(obj);
     if (v == -1.0 && PyErr_Occurred()) {
         return -1;
     }

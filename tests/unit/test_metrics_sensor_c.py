@@ -204,3 +204,13 @@ def test_without_extensions_the_python_record_is_used() -> None:
     )
     assert tests.returncode == 0, tests.stdout[-2000:]
     assert " passed" in tests.stdout
+
+
+@needs_c
+def test_an_int_past_the_float_range_overflows_as_in_python() -> None:
+    c, py = pair()
+    with pytest.raises(OverflowError):
+        c.record(10**400, 1001.0)
+    with pytest.raises(OverflowError):
+        py_record(py, 10**400, 1001.0)
+    assert_same(c, py)
