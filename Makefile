@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 .PHONY: install kafka telemetry-plugin lint codegen check-codegen test unit integration test-uvloop test-pythons docs demo bench clean chaos spark-demo fuzz install-kerberos compat-env
 
 # setup.py and the C source too: a changed extension is rebuilt by the next `make`.
-$(STAMP): pyproject.toml setup.py aiokafka/record/_cbuilder.c aiokafka/record/_cdecode.c aiokafka/producer/_cfuture.c aiokafka/consumer/_cready.c aiokafka/_cext.h
+$(STAMP): pyproject.toml setup.py aiokafka/record/_cbuilder.c aiokafka/record/_cdecode.c aiokafka/producer/_cfuture.c aiokafka/consumer/_cready.c aiokafka/metrics/_csensor.c aiokafka/_cext.h
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev,docs]'

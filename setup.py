@@ -46,5 +46,12 @@ setup(
             extra_compile_args=_STRICT,
             optional=True,
         ),
+        Extension(
+            "aiokafka.metrics._csensor",
+            sources=["aiokafka/metrics/_csensor.c"],
+            depends=["aiokafka/_cext.h"],
+            extra_compile_args=_STRICT,
+            optional=True,
+        ),
     ]
 )

@@ -11,6 +11,9 @@ No asyncio, no locks: everything runs on the event loop's thread.
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
+
+from aiokafka._extensions import load_extension
 
 __all__ = ["WINDOW", "Combined", "Sensor", "TopicSensors", "topic_metric_names"]
 
@@ -18,12 +21,10 @@ __all__ = ["WINDOW", "Combined", "Sensor", "TopicSensors", "topic_metric_names"]
 WINDOW = 30.0
 
 
-class Sensor:
-    """Totals since creation plus two sample windows of values.
-
-    ``count`` and ``total`` are the windows' values plus what older windows held, so
-    recording touches the current window only.
-    """
+class _PySensorFields:
+    """The window fields of :class:`Sensor` and its :meth:`record`: the pure-Python
+    base, and the reference for the C one (``_csensor.SensorFields``, same slots and
+    the same ``record``)."""
 
     __slots__ = (
         "_base_n",
@@ -37,6 +38,49 @@ class Sensor:
         "_start",
         "_sum",
     )
+
+    _base_n: int
+    _base_sum: float
+    _max: float
+    _n: int
+    _p_max: float
+    _p_n: int
+    _p_start: float
+    _p_sum: float
+    _start: float
+    _sum: float
+
+    def record(self, value: float = 1.0, now: float | None = None) -> None:
+        """Add one value (``now`` is ``time.monotonic()``, passed when the caller has it)."""
+        if now is None:
+            now = time.monotonic()
+        if now - self._start >= WINDOW:
+            self._roll(now)
+        # The sum first: a value that is not a number then changes nothing.
+        self._sum += value
+        self._n += 1
+        if value > self._max:
+            self._max = value
+
+    def _roll(self, now: float) -> None:
+        raise NotImplementedError
+
+
+if TYPE_CHECKING:
+    _SensorFields = _PySensorFields
+else:
+    _csensor = load_extension("aiokafka.metrics._csensor")
+    _SensorFields = _PySensorFields if _csensor is None else _csensor.SensorFields
+
+
+class Sensor(_SensorFields):
+    """Totals since creation plus two sample windows of values.
+
+    ``count`` and ``total`` are the windows' values plus what older windows held, so
+    recording touches the current window only.
+    """
+
+    __slots__ = ()
 
     def __init__(self) -> None:
         # What windows that were dropped held.
@@ -53,17 +97,6 @@ class Sensor:
         self._p_n = 0
         self._p_sum = 0.0
         self._p_max = float("-inf")
-
-    def record(self, value: float = 1.0, now: float | None = None) -> None:
-        """Add one value (``now`` is ``time.monotonic()``, passed when the caller has it)."""
-        if now is None:
-            now = time.monotonic()
-        if now - self._start >= WINDOW:
-            self._roll(now)
-        self._n += 1
-        self._sum += value
-        if value > self._max:
-            self._max = value
 
     @property
     def count(self) -> int:
