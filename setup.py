@@ -3,7 +3,9 @@
 ``optional=True``: without a compiler (or Python headers) the build warns and goes on;
 ``aiokafka.record.default_builder`` then uses its pure-Python append,
 ``aiokafka.consumer.record_decode`` its pure-Python record decoding and
-``aiokafka.producer.futures`` its pure-Python future fields and
+``aiokafka.producer.futures`` its pure-Python future fields,
+``aiokafka.consumer.fetch_records`` its pure-Python record cursor,
+``aiokafka.metrics.stats`` its pure-Python ``Sensor.record`` and
 ``AIOKafkaConsumer.__anext__`` a coroutine for each record.
 """
 

@@ -116,6 +116,28 @@ ak_check_nargs(const char *name, Py_ssize_t nargs, Py_ssize_t expected)
     }                                                                                   \
     static PyObject *name##_body(PyObject *const *args)
 
+/* A name an extension interns once at import, and where it keeps it. */
+typedef struct {
+    PyObject **slot;
+    const char *name;
+} AkName;
+
+/* Intern every name of `names` (n of them) into its slot, once: a slot already set
+ * (the module imported again) is kept. Returns 0, or -1 with an exception set. */
+static inline int
+ak_intern_all(const AkName *names, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (*names[i].slot == NULL) {
+            *names[i].slot = PyUnicode_InternFromString(names[i].name);
+            if (*names[i].slot == NULL) {
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
 /* The PyMethodDef entry of a METH_FASTCALL module function f documented by f_doc. */
 #define AK_FASTCALL(f) {#f, (PyCFunction)(void (*)(void))(f), METH_FASTCALL, f##_doc}
 

@@ -391,7 +391,7 @@ cready_exec(PyObject *module)
         || PyType_Ready(&AnextType) < 0) {
         return -1;
     }
-    static struct { PyObject **slot; const char *name; } names[] = {
+    static const AkName names[] = {
         {&str_cursor, "cursor"},
         {&str_take_fast_slow, "_take_fast_slow"},
         {&str_returnable, "returnable"},
@@ -400,13 +400,8 @@ cready_exec(PyObject *module)
         {&str_next_record_fast, "next_record_fast"},
         {&str_next_via_getone, "_next_via_getone"},
     };
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-        if (*names[i].slot == NULL) {
-            *names[i].slot = PyUnicode_InternFromString(names[i].name);
-            if (*names[i].slot == NULL) {
-                return -1;
-            }
-        }
+    if (ak_intern_all(names, sizeof(names) / sizeof(names[0])) < 0) {
+        return -1;
     }
     if (PyModule_AddObjectRef(module, "RecordCursor", (PyObject *)&CursorType) < 0
         || PyModule_AddObjectRef(module, "Anext", (PyObject *)&AnextType) < 0) {

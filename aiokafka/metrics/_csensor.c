@@ -165,19 +165,14 @@ csensor_exec(PyObject *module)
     if (PyType_Ready(&SensorFieldsType) < 0) {
         return -1;
     }
-    static struct { PyObject **slot; const char *name; } names[] = {
+    static const AkName names[] = {
         {&str_monotonic, "monotonic"},
         {&str_roll, "_roll"},
         {&str_value, "value"},
         {&str_now, "now"},
     };
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-        if (*names[i].slot == NULL) {
-            *names[i].slot = PyUnicode_InternFromString(names[i].name);
-            if (*names[i].slot == NULL) {
-                return -1;
-            }
-        }
+    if (ak_intern_all(names, sizeof(names) / sizeof(names[0])) < 0) {
+        return -1;
     }
     if (time_module == NULL) {
         /* The module, not its function: a patched time.monotonic is seen, as the
