@@ -112,15 +112,8 @@ async def _run(
             loop.call_soon(answer)
 
     config = producer.config
-    acc = RecordAccumulator(
-        batch_size=config.max_batch_size,
-        buffer_memory=config.buffer_memory,
-        linger_ms=0,
-        delivery_timeout_ms=config.delivery_timeout_ms,
-        retry_backoff_ms=config.retry_backoff_ms,
-        codec=config.codec,
-        wakeup=wakeup,
-        on_batch_closed=producer._on_batch_closed,
+    acc = RecordAccumulator.from_config(
+        config, linger_ms=0, wakeup=wakeup, on_batch_closed=producer._on_batch_closed
     )
     # The producer as start() leaves it, minus the network.
     producer._loop = loop

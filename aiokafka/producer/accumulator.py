@@ -30,6 +30,7 @@ import itertools
 import time
 from collections import deque
 from collections.abc import Callable, Container, Iterable
+from typing import TYPE_CHECKING
 
 from aiokafka._timeout import wait_for
 from aiokafka.cluster.metadata import ClusterMetadata
@@ -43,6 +44,9 @@ from aiokafka.producer.futures import (
 )
 from aiokafka.record import DefaultRecordBatch, DefaultRecordBatchBuilder
 from aiokafka.structs import RecordMetadata, TopicPartition
+
+if TYPE_CHECKING:
+    from aiokafka.producer.config import ProducerConfig
 
 __all__ = ["FIRST_RESERVE", "RECORD_OVERHEAD", "ProducerBatch", "RecordAccumulator"]
 
@@ -139,6 +143,32 @@ class RecordAccumulator:
         self._leaders_of: ClusterMetadata | None = None
         self._leaders: dict[TopicPartition, int | None] = {}
         self._resume_below = buffer_memory - max(self._first_reserve, buffer_memory // 8)
+
+    @classmethod
+    def from_config(
+        cls,
+        config: ProducerConfig,
+        *,
+        linger_ms: int | None = None,
+        codec: int | None = None,
+        wakeup: Callable[[], None] = lambda: None,
+        on_batch_closed: Callable[[TopicPartition], None] = lambda tp: None,
+    ) -> RecordAccumulator:
+        """The accumulator of a producer with ``config``: its batch size, memory,
+        linger, delivery timeout, back-off, codec and transactional bit
+        (``linger_ms`` and ``codec`` replace the config's when given)."""
+        return cls(
+            batch_size=config.max_batch_size,
+            buffer_memory=config.buffer_memory,
+            linger_ms=config.linger_ms if linger_ms is None else linger_ms,
+            delivery_timeout_ms=config.delivery_timeout_ms,
+            retry_backoff_ms=config.retry_backoff_ms,
+            codec=config.codec if codec is None else codec,
+            compression_level=config.compression_level,
+            is_transactional=config.transactional_id is not None,
+            wakeup=wakeup,
+            on_batch_closed=on_batch_closed,
+        )
 
     def set_wakeup(self, wakeup: Callable[[], None]) -> None:
         """Call ``wakeup`` (instead of the constructor's) when the sender should look

@@ -185,15 +185,8 @@ class AIOKafkaProducer(ProducerOptions[KT, VT], TransactionalAPI, Instrumentable
         except BaseException:
             self._state = "closed"
             raise
-        self._acc = RecordAccumulator(
-            batch_size=config.max_batch_size,
-            buffer_memory=config.buffer_memory,
-            linger_ms=config.linger_ms,
-            delivery_timeout_ms=config.delivery_timeout_ms,
-            retry_backoff_ms=config.retry_backoff_ms,
-            codec=config.codec,
-            compression_level=config.compression_level,
-            is_transactional=config.transactional_id is not None,
+        self._acc = RecordAccumulator.from_config(
+            config,
             # The callback does not hold the producer: its tasks must not keep it
             # alive, so that one dropped without stop() is collected and released
             # (__del__). Wake-ups go to the sender, which registers itself.

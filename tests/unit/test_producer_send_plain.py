@@ -50,15 +50,8 @@ def running(**options: Any) -> tuple[AIOKafkaProducer, RecordAccumulator]:
     producer = AIOKafkaProducer(bootstrap_servers="127.0.0.1:9", **options)
     _MADE.append(producer)
     config = producer.config
-    acc = RecordAccumulator(
-        batch_size=config.max_batch_size,
-        buffer_memory=config.buffer_memory,
-        linger_ms=0,
-        delivery_timeout_ms=config.delivery_timeout_ms,
-        retry_backoff_ms=config.retry_backoff_ms,
-        codec=config.codec,
-        wakeup=lambda: None,
-        on_batch_closed=producer._on_batch_closed,
+    acc = RecordAccumulator.from_config(
+        config, linger_ms=0, on_batch_closed=producer._on_batch_closed
     )
     client = _Client()
     producer._client = client  # type: ignore[assignment]

@@ -171,14 +171,8 @@ async def run_sender(
     defaults = {"retry_backoff_ms": 1, "request_timeout_ms": 1000, "delivery_timeout_ms": 2000}
     config = ProducerConfig.from_kwargs(**{**defaults, **options})
     sender: Sender
-    acc = RecordAccumulator(
-        batch_size=config.max_batch_size,
-        buffer_memory=config.buffer_memory,
-        linger_ms=0,
-        delivery_timeout_ms=config.delivery_timeout_ms,
-        retry_backoff_ms=config.retry_backoff_ms,
-        codec=CODEC_NONE,
-        wakeup=lambda: sender.wakeup(),
+    acc = RecordAccumulator.from_config(
+        config, linger_ms=0, codec=CODEC_NONE, wakeup=lambda: sender.wakeup()
     )
     ids = ProducerIdState() if config.enable_idempotence else None
     sender = Sender(client, acc, config, ids)
