@@ -173,7 +173,7 @@ static PyObject *str_next_via_getone;
 
 /* Both types hold their object references in `refs` (unused slots stay NULL), so one
  * traverse, clear and dealloc serve both. */
-#define N_REFS 3
+#define N_REFS 4
 
 typedef struct {
     PyObject_HEAD
@@ -214,30 +214,45 @@ refs_dealloc(Refs *self)
 
 /* -- RecordCursor ---------------------------------------------------------------- */
 
-enum { RECS, STATE }; /* Cursor.refs: _recs (the decoded batch, a list), state */
+/* Cursor.refs: _recs (the decoded batch, a list), state, _recs_idx (the next record
+ * to hand out) and _within_end (index of the batch's last record, or -1). The two
+ * indexes are int objects, not C integers: PartitionRecords reads and writes them per
+ * batch, and CPython specialises an attribute read or write for an object member
+ * only (a C integer member costs a type look-up and a conversion each time). */
+enum { RECS, STATE, IDX, WITHIN_END };
 
-typedef struct {
-    PyObject_HEAD
-    PyObject *refs[N_REFS];
-    Py_ssize_t idx;        /* _recs_idx: the next record to hand out */
-    Py_ssize_t within_end; /* _within_end: index of the batch's last record, or -1 */
-} Cursor;
+typedef Refs Cursor;
 
 static PyObject *
 cursor_take_fast(Cursor *self, PyObject *Py_UNUSED(ignored))
 {
-    Py_ssize_t i = self->idx;
     PyObject *recs = self->refs[RECS];
     PyObject *state = self->refs[STATE];
-    if (i >= 0 && i <= self->within_end && state != NULL && recs != NULL
-        && PyList_CheckExact(recs) && i < PyList_GET_SIZE(recs)) {
+    PyObject *idx = self->refs[IDX];
+    PyObject *within_end = self->refs[WITHIN_END];
+    Py_ssize_t i = -1, end = -1;
+    if (idx != NULL && within_end != NULL && PyLong_CheckExact(idx)
+        && PyLong_CheckExact(within_end)) {
+        i = PyLong_AsSsize_t(idx);
+        end = PyLong_AsSsize_t(within_end);
+        if (PyErr_Occurred()) { /* out of range: the Python method decides */
+            PyErr_Clear();
+            i = -1;
+        }
+    }
+    if (i >= 0 && i <= end && state != NULL && recs != NULL && PyList_CheckExact(recs)
+        && i < PyList_GET_SIZE(recs)) {
         PyObject *followed = PyObject_GetAttr(state, str_cursor);
         if (followed == NULL) {
             return NULL;
         }
         Py_DECREF(followed); /* only its identity is compared */
         if (followed == (PyObject *)self) {
-            self->idx = i + 1;
+            PyObject *next = PyLong_FromSsize_t(i + 1);
+            if (next == NULL) {
+                return NULL;
+            }
+            Py_SETREF(self->refs[IDX], next);
             return Py_NewRef(PyList_GET_ITEM(recs, i));
         }
     }
@@ -253,8 +268,9 @@ static PyMethodDef cursor_methods[] = {
 
 static PyMemberDef cursor_members[] = {
     {"_recs", T_OBJECT_EX, offsetof(Cursor, refs) + RECS * sizeof(PyObject *), 0, NULL},
-    {"_recs_idx", T_PYSSIZET, offsetof(Cursor, idx), 0, NULL},
-    {"_within_end", T_PYSSIZET, offsetof(Cursor, within_end), 0, NULL},
+    {"_recs_idx", T_OBJECT_EX, offsetof(Cursor, refs) + IDX * sizeof(PyObject *), 0, NULL},
+    {"_within_end", T_OBJECT_EX, offsetof(Cursor, refs) + WITHIN_END * sizeof(PyObject *), 0,
+     NULL},
     {"state", T_OBJECT_EX, offsetof(Cursor, refs) + STATE * sizeof(PyObject *), 0, NULL},
     {NULL, 0, 0, 0, NULL},
 };
@@ -288,6 +304,9 @@ anext_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     Anext *self = PyObject_GC_New(Anext, type);
     if (self == NULL) {
         return NULL;
+    }
+    for (int i = 0; i < N_REFS; i++) {
+        self->refs[i] = NULL; /* GC_New does not zero: the slots Anext leaves unused */
     }
     self->refs[CONSUMER] = Py_NewRef(consumer);
     self->refs[BUFFER] = Py_NewRef(buffer);

@@ -103,11 +103,15 @@ def test_a_cycle_through_the_iterator_is_collected() -> None:
 def test_the_record_cursor_base_is_the_c_one() -> None:
     assert fetch_records.PartitionRecords.__mro__[1] is cready.RecordCursor
     base = cready.RecordCursor()
-    with pytest.raises(AttributeError):
-        base._recs  # noqa: B018 (unset members raise, as unset slots do)
-    assert base._recs_idx == 0 and base._within_end == 0
+    for name in ("_recs", "_recs_idx", "_within_end", "state"):
+        with pytest.raises(AttributeError):
+            getattr(base, name)  # unset members raise, as unset slots do
     with pytest.raises(AttributeError):
         base.take_fast()  # no PartitionRecords._take_fast_slow to hand the case to
+    # Indexes that are not small ints are the Python method's case, not an error here.
+    base._recs, base._recs_idx, base._within_end = ["a"], 1 << 70, 1 << 71
+    with pytest.raises(AttributeError, match="_take_fast_slow"):
+        base.take_fast()
 
 
 def test_without_extensions_the_python_cursor_and_iterator_serve() -> None:
