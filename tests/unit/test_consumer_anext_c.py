@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import gc
 import os
-import subprocess
-import sys
 import weakref
 from typing import Any
 
@@ -15,6 +13,7 @@ import pytest
 
 from aiokafka.consumer import fetch_records
 from aiokafka.consumer import ready as ready_module
+from tests.support.extensions import output_without_extensions, run_tests_without_extensions
 
 cready = ready_module._cready
 RECORD_TESTS = os.path.join(os.path.dirname(__file__), "test_consumer_records.py")
@@ -117,21 +116,9 @@ def test_the_record_cursor_base_is_the_c_one() -> None:
 def test_without_extensions_the_python_cursor_and_iterator_serve() -> None:
     """The PartitionRecords tests (take_fast among them) on the pure-Python base, in
     a process where the extensions are switched off."""
-    env = dict(os.environ, AIOKAFKA_NO_EXTENSIONS="1")
     check = (
         "from aiokafka.consumer import fetch_records as f, ready as r; "
         "print(f.PartitionRecords.__mro__[1] is f._PyRecordCursor, r.fast_anext is None)"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", check], env=env, capture_output=True, text=True, check=True
-    )
-    assert out.stdout.split() == ["True", "True"]
-    tests = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", RECORD_TESTS],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert tests.returncode == 0, tests.stdout[-2000:]
-    assert " passed" in tests.stdout
+    assert output_without_extensions(check) == ["True", "True"]
+    run_tests_without_extensions(RECORD_TESTS)

@@ -5,8 +5,6 @@ extension."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from typing import Any
 
 import pytest
@@ -14,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from aiokafka.metrics import stats
+from tests.support.extensions import output_without_extensions, run_tests_without_extensions
 
 csensor: Any = getattr(stats, "_csensor", None)
 needs_c = pytest.mark.skipif(csensor is None, reason="C extension not built")
@@ -185,25 +184,13 @@ def test_fields_keep_their_slot_types() -> None:
 
 
 def test_without_extensions_the_python_record_is_used() -> None:
-    env = dict(os.environ, AIOKAFKA_NO_EXTENSIONS="1")
     check = (
         "import sys; from aiokafka.metrics import stats as s; "
         "print(s.Sensor.__mro__[1] is s._PySensorFields, "
         "'aiokafka.metrics._csensor' in sys.modules)"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", check], env=env, capture_output=True, text=True, check=True
-    )
-    assert out.stdout.split() == ["True", "False"]
-    tests = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", METRICS_TESTS],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert tests.returncode == 0, tests.stdout[-2000:]
-    assert " passed" in tests.stdout
+    assert output_without_extensions(check) == ["True", "False"]
+    run_tests_without_extensions(METRICS_TESTS)
 
 
 @needs_c
