@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Awaitable, Callable
 
+from aiokafka._clock import SYSTEM_CLOCK, Clock
 from aiokafka._tasks import cancel_and_wait
 from aiokafka.cluster.metadata import ClusterMetadata
 from aiokafka.errors import KafkaConnectionError
@@ -48,7 +48,8 @@ class MetadataRefresher:
         version: The topic interest's current version (read when a refresh starts).
         retry_backoff_ms: The wait between refreshes asked back to back.
         max_backoff_ms: Its upper bound, and the pause that resets it.
-        clock: ``time.monotonic`` (injectable for tests).
+        clock: Times the throttle and waits it out (the system clock by default;
+            tests pass a fake one and let time pass without waiting).
     """
 
     def __init__(
@@ -58,7 +59,7 @@ class MetadataRefresher:
         *,
         retry_backoff_ms: float,
         max_backoff_ms: float,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self._fetch = fetch
         self._version = version
@@ -107,7 +108,7 @@ class MetadataRefresher:
             self._current.append(future)
             return future
         if not self._next:
-            self._asked_at = self._clock()
+            self._asked_at = self._clock.monotonic()
         self._next.append(future)
         self._reasons[reason] = None
         if urgent and not self._next_urgent:
@@ -125,7 +126,7 @@ class MetadataRefresher:
                 self._streak = 0  # asked after a pause as long as the bound: from the start
             # Drawn once per refresh: the jitter must not move a start already set.
             self._start_at = self._last_end + self._backoff.delay(self._streak)
-        return max(0.0, self._start_at - self._clock())
+        return max(0.0, self._start_at - self._clock.monotonic())
 
     def _back_to_back(self) -> bool:
         # Whether the refresh waited for was asked within the bound of the last one's
@@ -150,7 +151,6 @@ class MetadataRefresher:
             _fail(future, closed)
 
     async def _run(self) -> None:
-        loop = asyncio.get_running_loop()
         if self._task is not asyncio.current_task():
             # Started by an eager task factory, inside the first request()'s
             # create_task() (self._task is assigned when it returns): yield once so
@@ -168,13 +168,7 @@ class MetadataRefresher:
                 return
             wait = 0.0 if self._next_urgent else self._wait_time()
             if wait > 0:
-                # Woken early by an urgent request.
-                self._wake.clear()
-                timer = loop.call_later(wait, self._wake.set)
-                try:
-                    await self._wake.wait()
-                finally:
-                    timer.cancel()
+                await self._throttle(wait)
                 continue
             batch, self._next = self._next, []
             self._start_at = None
@@ -204,7 +198,21 @@ class MetadataRefresher:
                 if not ok or (not urgent and back_to_back):
                     self._streak += 1
                 self._last_ok = ok
-                self._last_end = self._clock()
+                self._last_end = self._clock.monotonic()
+
+    async def _throttle(self, seconds: float) -> None:
+        """Wait ``seconds`` on the clock, or until an urgent request wakes the task."""
+        self._wake.clear()
+        waits = (
+            asyncio.ensure_future(self._clock.sleep(seconds)),
+            asyncio.ensure_future(self._wake.wait()),
+        )
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            # Both end before this returns (or before a cancellation of the refresh
+            # task propagates): no task is left behind.
+            await cancel_and_wait(*waits)
 
 
 def _fail(future: asyncio.Future[ClusterMetadata], exc: BaseException) -> None:

@@ -1,10 +1,15 @@
 """A fake :class:`aiokafka._clock.Clock` for unit tests of time-based logic.
 
-``monotonic()`` is virtual time. ``sleep(d)`` moves it forward by ``d`` at once and
-yields to the event loop once, so code that waits out a back-off runs on without real
-waiting, and the test reads from :attr:`FakeClock.sleeps` (or from times it records
-with :meth:`FakeClock.monotonic`) how long it waited. :meth:`FakeClock.advance` moves
-time without a sleeper (time passing between calls).
+``monotonic()`` is virtual time. By default (``autojump``) ``sleep(d)`` moves it
+forward by ``d`` at once and yields to the event loop once, so code that waits out a
+back-off runs on without real waiting, and the test reads from :attr:`FakeClock.sleeps`
+(or from times it records with :meth:`FakeClock.monotonic`) how long it waited.
+:meth:`FakeClock.advance` moves time without a sleeper (time passing between calls).
+
+With ``autojump=False`` a sleeper waits until :meth:`advance` moves the time past its
+deadline: for tests that look at what happens while something is waiting (a wait cut
+short by an event, a state held during a back-off). Setting :attr:`autojump` to true
+later lets the waiting sleepers go on at once.
 """
 
 from __future__ import annotations
@@ -15,18 +20,36 @@ import asyncio
 class FakeClock:
     """Virtual time starting at ``start`` seconds."""
 
-    def __init__(self, start: float = 1000.0) -> None:
+    def __init__(self, start: float = 1000.0, *, autojump: bool = True) -> None:
         self.now = start
+        self.autojump = autojump
         #: Every sleep asked for, in seconds, in order.
         self.sleeps: list[float] = []
+        self._sleepers: list[tuple[float, asyncio.Future[None]]] = []
 
     def monotonic(self) -> float:
         return self.now
 
     async def sleep(self, seconds: float) -> None:
         self.sleeps.append(seconds)
-        self.now += max(0.0, seconds)
-        await asyncio.sleep(0)
+        if self.autojump:
+            self.now += max(0.0, seconds)
+            await asyncio.sleep(0)
+            return
+        entry = (self.now + seconds, asyncio.get_running_loop().create_future())
+        self._sleepers.append(entry)
+        try:
+            await entry[1]
+        finally:
+            self._sleepers.remove(entry)
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
+        for deadline, waiter in self._sleepers:
+            if deadline <= self.now and not waiter.done():
+                waiter.set_result(None)
+
+    @property
+    def sleeping(self) -> int:
+        """How many sleepers wait for :meth:`advance` (``autojump=False``)."""
+        return len(self._sleepers)

@@ -4,14 +4,15 @@ refresher (coalescing, one throttle), without a broker."""
 from __future__ import annotations
 
 import asyncio
-import time
 
 import pytest
 
+from aiokafka._clock import SYSTEM_CLOCK, Clock
 from aiokafka.cluster.interest import InterestHandle, TopicInterest
 from aiokafka.cluster.metadata import ClusterMetadata
 from aiokafka.cluster.refresh import MetadataRefresher, as_bool
 from aiokafka.errors import KafkaConnectionError, NoBrokersAvailable
+from tests.support.fake_clock import FakeClock
 
 # -- TopicInterest ------------------------------------------------------------------------
 
@@ -118,17 +119,22 @@ async def test_handle_checks_names_and_reports_growth() -> None:
 
 
 class Broker:
-    """A fetch that takes ``latency`` seconds and fails while ``down``."""
+    """A fetch that takes ``latency`` seconds on ``clock`` and fails while ``down``."""
 
-    def __init__(self, latency: float = 0.02) -> None:
+    def __init__(self, latency: float = 0.02, clock: Clock = SYSTEM_CLOCK) -> None:
         self.latency = latency
+        self.clock = clock
         self.down = False
+        #: When each fetch started, on the clock.
         self.started: list[float] = []
         self.version = 0
 
     async def fetch(self) -> ClusterMetadata:
-        self.started.append(time.monotonic())
-        await asyncio.sleep(self.latency)
+        self.started.append(self.clock.monotonic())
+        if self.latency:
+            await self.clock.sleep(self.latency)
+        else:
+            await asyncio.sleep(0)
         if self.down:
             raise NoBrokersAvailable("down")
         return ClusterMetadata(generation=len(self.started))
@@ -136,8 +142,21 @@ class Broker:
 
 def refresher(broker: Broker, backoff_ms: float = 50, max_ms: float = 400) -> MetadataRefresher:
     return MetadataRefresher(
-        broker.fetch, lambda: broker.version, retry_backoff_ms=backoff_ms, max_backoff_ms=max_ms
+        broker.fetch,
+        lambda: broker.version,
+        retry_backoff_ms=backoff_ms,
+        max_backoff_ms=max_ms,
+        clock=broker.clock,
     )
+
+
+async def until_sleeping(clock: FakeClock, count: int = 1) -> None:
+    """Let the loop run until ``count`` sleepers wait on ``clock`` (bounded)."""
+    for _ in range(100):
+        if clock.sleeping >= count:
+            return
+        await asyncio.sleep(0)
+    raise AssertionError(f"{clock.sleeping} sleepers, expected {count}")
 
 
 async def test_concurrent_requests_share_one_refresh() -> None:
@@ -168,43 +187,50 @@ async def test_a_request_during_a_refresh_gets_the_next_one() -> None:
 
 
 async def test_throttle_spaces_stale_requests_and_grows_back_to_back() -> None:
-    broker = Broker(latency=0.0)
+    clock = FakeClock()
+    broker = Broker(latency=0.0, clock=clock)
     r = refresher(broker, backoff_ms=50, max_ms=400)
-    await r.request("first")  # nothing before it: at once
-    t0 = time.monotonic()
+    await r.request("first")
+    assert clock.sleeps == []  # nothing before it: at once
     for _ in range(4):
         await r.request("leader unknown")
-    # 50, 100, 200, 400 ms (+-20%) after each previous one: growing, capped.
+    # 50, 100, 200, 400 ms (+-20%, capped at 400) after each previous one: growing.
     gaps = [b - a for a, b in zip(broker.started, broker.started[1:], strict=False)]
-    assert gaps[0] >= 0.035 and gaps[-1] >= 0.25, gaps
-    assert time.monotonic() - t0 < 3
-    # A pause as long as the bound resets it.
-    await asyncio.sleep(0.45)
-    t1 = time.monotonic()
+    bounds = [(0.04, 0.06), (0.08, 0.12), (0.16, 0.24), (0.32, 0.4)]
+    assert all(low <= gap <= high + 1e-9 for gap, (low, high) in zip(gaps, bounds, strict=True))
+    assert clock.sleeps == pytest.approx(gaps)  # each wait was the throttle's
+    # A pause as long as the bound resets it: the next request starts at once.
+    clock.advance(0.45)
+    waits = len(clock.sleeps)
     await r.request("again")
-    assert time.monotonic() - t1 < 0.15
+    assert len(clock.sleeps) == waits and broker.started[-1] == clock.now
     await r.close()
 
 
 async def test_urgent_requests_skip_the_wait_but_failures_slow_retries() -> None:
-    broker = Broker(latency=0.0)
+    clock = FakeClock(autojump=False)  # a sleeper waits until the test advances time
+    broker = Broker(latency=0.0, clock=clock)
     r = refresher(broker, backoff_ms=200, max_ms=800)
     await r.request("first")
-    t0 = time.monotonic()
     await r.request("new topic", urgent=True)
-    assert time.monotonic() - t0 < 0.15  # no retry_backoff_ms wait
+    assert clock.sleeps == []  # no retry_backoff_ms wait
     # A throttled request waiting out the back-off is started early by an urgent one.
     waiting = r.request("stale")
-    await asyncio.sleep(0.01)
+    await until_sleeping(clock)
+    assert not waiting.done() and clock.sleeps[-1] > 0.15
     await r.request("new topic", urgent=True)
-    assert waiting.done()
+    assert waiting.done() and clock.sleeping == 0  # its wait is over, no time passed
+    assert len(broker.started) == 3
     broker.down = True
     with pytest.raises(NoBrokersAvailable):
         await r.request("x", urgent=True)
-    t1 = time.monotonic()
+    retry = r.request("retry")
+    await until_sleeping(clock)
+    # The failure doubled the wait: 400 ms +-20%.
+    assert 0.32 <= clock.sleeps[-1] <= 0.48
+    clock.advance(0.5)
     with pytest.raises(NoBrokersAvailable):
-        await r.request("retry")
-    assert time.monotonic() - t1 >= 0.15  # failures grow the wait from 200 ms
+        await retry
     await r.close()
 
 
