@@ -1,5 +1,6 @@
 """What the producer's sender and transaction manager and the consumer's fetcher (and
-the offset and validation requests it makes) need from the cluster client.
+the offset and validation requests it makes) and group membership need from the cluster
+client.
 
 Each is a :class:`typing.Protocol` that :class:`~aiokafka.cluster.client.AIOKafkaClient`
 satisfies structurally. Those classes take one of these instead of the client itself,
@@ -31,6 +32,7 @@ __all__ = [
     "BrokerRequests",
     "CoordinatorRequests",
     "FetcherClient",
+    "GroupClient",
     "MetadataView",
     "OffsetsRequestClient",
     "SenderClient",
@@ -150,5 +152,26 @@ class FetcherClient(BrokerRequests, MetadataView, Protocol):
     """What :class:`~aiokafka.consumer.fetcher.Fetcher` uses: Fetch and
     OffsetForLeaderEpoch to leaders, metadata interest in the assigned topics,
     stale-metadata refreshes and leader hints."""
+
+    def topic_interest(self, name: str, /) -> InterestHandle: ...
+
+
+class GroupClient(CoordinatorRequests, Protocol):
+    """What a consumer's group membership uses (:mod:`aiokafka.consumer.group`, classic
+    and KIP-848): requests to the group coordinator, forgetting it after NOT_COORDINATOR,
+    the metadata the assignment reads (the classic leader's full refresh included), topic
+    interest, and the client's timeouts."""
+
+    @property
+    def config(self) -> ClientConfig: ...
+
+    @property
+    def cluster(self) -> ClusterMetadata: ...
+
+    def invalidate_coordinator(self, key: str, key_type: CoordinatorType = ..., /) -> None: ...
+
+    async def fetch_all_metadata(self) -> ClusterMetadata: ...
+
+    def request_refresh(self, reason: str, /) -> asyncio.Future[ClusterMetadata]: ...
 
     def topic_interest(self, name: str, /) -> InterestHandle: ...

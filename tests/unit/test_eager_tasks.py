@@ -17,6 +17,7 @@ from aiokafka.cluster.metadata import ClusterMetadata
 from aiokafka.cluster.refresh import MetadataRefresher
 from aiokafka.errors import KafkaConnectionError
 from aiokafka.protocol import messages as m
+from tests.support.fake_clock import FakeClock
 
 from .test_consumer_fetcher import A, make, pdata, records, respond
 from .test_producer_sender import ScriptedClient, response, run_sender
@@ -143,6 +144,36 @@ async def test_metadata_requests_of_one_loop_turn_share_one_refresh(eager: None)
         await refresher.close()
     assert fetched == [0]
     assert {r.generation for r in results} == {1}
+
+
+async def test_a_throttled_refresh_is_cut_short_by_an_urgent_request(eager: None) -> None:
+    """The throttle's two waits (the clock's sleep, the urgent wake-up) start eagerly
+    inside ``_throttle``; the urgent request must still end the wait at once, and both
+    waits must be over when the refresh runs."""
+    clock = FakeClock(autojump=False)
+    fetched: list[float] = []
+
+    async def fetch() -> ClusterMetadata:
+        fetched.append(clock.monotonic())
+        await asyncio.sleep(0)
+        return ClusterMetadata(generation=len(fetched))
+
+    refresher = MetadataRefresher(
+        fetch, lambda: 0, retry_backoff_ms=200, max_backoff_ms=800, clock=clock
+    )
+    try:
+        await refresher.request("first")
+        waiting = refresher.request("stale")  # asked back to back: throttled
+        for _ in range(100):
+            if clock.sleeping:
+                break
+            await asyncio.sleep(0)
+        assert clock.sleeping == 1 and not waiting.done()
+        await refresher.request("new topic", urgent=True)
+        assert waiting.done() and (await waiting).generation == 2
+        assert clock.sleeping == 0 and fetched == [clock.now, clock.now]
+    finally:
+        await refresher.close()
 
 
 async def test_kip848_reconciliation_that_never_suspended_is_not_kept(

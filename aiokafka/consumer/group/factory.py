@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from aiokafka.cluster import AIOKafkaClient
+    from aiokafka.cluster.ports import GroupClient
     from aiokafka.consumer.config import ConsumerConfig
     from aiokafka.consumer.offsets import OffsetsClient
     from aiokafka.consumer.subscription import SubscriptionState
@@ -24,7 +24,7 @@ __all__ = ["create_membership"]
 
 
 def create_membership(
-    client: AIOKafkaClient,
+    client: GroupClient,
     subscriptions: SubscriptionState,
     config: ConsumerConfig,
     offsets: OffsetsClient,

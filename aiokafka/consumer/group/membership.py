@@ -29,7 +29,7 @@ from aiokafka.metrics.consumer import CoordinatorMetrics
 from aiokafka.structs import ConsumerGroupMetadata, TopicPartition
 
 if TYPE_CHECKING:
-    from aiokafka.cluster import AIOKafkaClient
+    from aiokafka.cluster.ports import GroupClient
     from aiokafka.consumer.config import ConsumerConfig
     from aiokafka.consumer.offsets import OffsetsClient
     from aiokafka.consumer.subscription import SubscriptionState
@@ -94,7 +94,7 @@ class GroupMembership(abc.ABC):
 
     def __init__(
         self,
-        client: AIOKafkaClient,
+        client: GroupClient,
         subscriptions: SubscriptionState,
         config: ConsumerConfig,
         offsets: OffsetsClient,
