@@ -191,7 +191,8 @@ class OffsetsClient:
             m.ListOffsetsTopic,
             lambda tp: m.ListOffsetsPartition(
                 partition_index=tp.partition,
-                current_leader_epoch=self._client.cluster.leader_epoch(tp) if version >= 4 else -1,
+                # v4+ and ignorable: the encoder drops it below v4.
+                current_leader_epoch=self._client.cluster.leader_epoch(tp),
                 timestamp=tps[tp],
             ),
         )

@@ -529,8 +529,9 @@ class ClassicMembership(GroupMembership):
                 self._generation.generation_id,
                 config.client.client_rack,
             )
-            # Fields a version lacks must stay at their defaults (the encoder refuses
-            # to drop them silently); Kafka 4 brokers take every field.
+            # A field a version lacks must stay at its default (the encoder refuses to
+            # drop it silently) unless Kafka marks it ignorable (``reason``, v8+: the
+            # encoder drops it); Kafka 4 brokers take every field.
             version = await self._coordination_version(node, m.JoinGroupRequest.API_KEY)
             request = m.JoinGroupRequest(
                 group_id=self._group_id,
@@ -540,7 +541,7 @@ class ClassicMembership(GroupMembership):
                 group_instance_id=self._instance_id,
                 protocol_type="consumer",
                 protocols=[m.JoinGroupRequestProtocol(name=n, metadata=b) for n, b in protocols],
-                reason=reason if version >= 8 else None,
+                reason=reason,
             )
             log.debug("Group %s: JoinGroup (%s)", self._group_id, reason)
             response = await self._rebalance_send(node, request, version)
@@ -596,8 +597,9 @@ class ClassicMembership(GroupMembership):
             generation_id=gen.generation_id,
             member_id=gen.member_id,
             group_instance_id=self._instance_id,
-            protocol_type="consumer" if version >= 5 else None,
-            protocol_name=gen.protocol_name if version >= 5 else None,
+            # Both v5+ and ignorable: the encoder drops them below v5.
+            protocol_type="consumer",
+            protocol_name=gen.protocol_name,
             assignments=[
                 m.SyncGroupRequestAssignment(member_id=mid, assignment=data)
                 for mid, data in assignments.items()
