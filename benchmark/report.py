@@ -178,6 +178,17 @@ def markdown(outcomes: Sequence[Outcome], meta: dict[str, Any]) -> str:
         ]
         if spreads:
             lines += ["", "msgs/s of every run (the median run is shown): " + "; ".join(spreads)]
+        # CPU per record moves less with the machine's load than msgs/s does, but not
+        # nothing: its spread says how far one row's ratio can be read.
+        cpu_spreads = [
+            f"{o.client} " + " / ".join(f"{v:.1f}" for v in o.metrics["runs_cpu_us_per_msg"])
+            for o in outcomes
+            if o.scenario == scenario
+            and o.metrics.get("runs_cpu_us_per_msg")
+            and None not in o.metrics["runs_cpu_us_per_msg"]
+        ]
+        if cpu_spreads:
+            lines += ["", "CPU µs/msg of every run, in the same order: " + "; ".join(cpu_spreads)]
         lines.append("")
     problems = _problems(outcomes)
     if problems:

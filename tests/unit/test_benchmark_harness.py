@@ -461,7 +461,9 @@ def test_pick_median_of_repeats() -> None:
     assert pick_median([runs[0], failed]) is failed
     with pytest.raises(ValueError):
         pick_median([])
-    assert "msgs/s of every run" in report.markdown([chosen], {"label": "x"})
+    text = report.markdown([chosen], {"label": "x"})
+    assert "msgs/s of every run (the median run is shown): c 30 / 10 / 20" in text
+    assert "CPU µs/msg of every run, in the same order: c 3.0 / 1.0 / 2.0" in text
 
 
 class _DeadBroker:
