@@ -171,29 +171,30 @@ def markdown(outcomes: Sequence[Outcome], meta: dict[str, Any]) -> str:
         ]
         if notes:
             lines += ["", "Settings: " + "; ".join(notes) + "."]
-        spreads = [
-            f"{o.client} " + " / ".join(f"{v:,.0f}" for v in o.metrics["runs_msgs_per_s"])
-            for o in outcomes
-            if o.scenario == scenario and o.metrics.get("runs_msgs_per_s")
-        ]
-        if spreads:
-            lines += ["", "msgs/s of every run (the median run is shown): " + "; ".join(spreads)]
         # CPU per record moves less with the machine's load than msgs/s does, but not
         # nothing: its spread says how far one row's ratio can be read.
-        cpu_spreads = [
-            f"{o.client} " + " / ".join(f"{v:.1f}" for v in o.metrics["runs_cpu_us_per_msg"])
-            for o in outcomes
-            if o.scenario == scenario
-            and o.metrics.get("runs_cpu_us_per_msg")
-            and None not in o.metrics["runs_cpu_us_per_msg"]
-        ]
-        if cpu_spreads:
-            lines += ["", "CPU µs/msg of every run, in the same order: " + "; ".join(cpu_spreads)]
+        for key, fmt, label in (
+            ("runs_msgs_per_s", ",.0f", "msgs/s of every run (the median run is shown)"),
+            ("runs_cpu_us_per_msg", ".1f", "CPU µs/msg of every run, in the same order"),
+        ):
+            spreads = _run_spreads(outcomes, scenario, key, fmt)
+            if spreads:
+                lines += ["", f"{label}: " + "; ".join(spreads)]
         lines.append("")
     problems = _problems(outcomes)
     if problems:
         lines += ["## Not measured", "", *(f"- {p}" for p in problems), ""]
     return "\n".join(lines)
+
+
+def _run_spreads(outcomes: Sequence[Outcome], scenario: str, key: str, fmt: str) -> list[str]:
+    """``"client v1 / v2 / ..."`` of every client's repeated runs of ``scenario`` (``key``
+    of :func:`~benchmark.harness.pick_median`), for the clients that have all values."""
+    return [
+        f"{o.client} " + " / ".join(format(v, fmt) for v in o.metrics[key])
+        for o in outcomes
+        if o.scenario == scenario and o.metrics.get(key) and None not in o.metrics[key]
+    ]
 
 
 def _flat(value: Any) -> str:

@@ -8,8 +8,8 @@ back-off runs on without real waiting, and the test reads from :attr:`FakeClock.
 
 With ``autojump=False`` a sleeper waits until :meth:`advance` moves the time past its
 deadline: for tests that look at what happens while something is waiting (a wait cut
-short by an event, a state held during a back-off). Setting :attr:`autojump` to true
-later lets the waiting sleepers go on at once.
+short by an event, a state held during a back-off); :meth:`until_sleeping` lets the
+loop run until the code under test is waiting.
 """
 
 from __future__ import annotations
@@ -53,3 +53,11 @@ class FakeClock:
     def sleeping(self) -> int:
         """How many sleepers wait for :meth:`advance` (``autojump=False``)."""
         return len(self._sleepers)
+
+    async def until_sleeping(self, count: int = 1) -> None:
+        """Let the loop run (at most 100 turns) until ``count`` sleepers wait."""
+        for _ in range(100):
+            if len(self._sleepers) >= count:
+                return
+            await asyncio.sleep(0)
+        raise AssertionError(f"{len(self._sleepers)} sleepers, expected {count}")

@@ -150,15 +150,6 @@ def refresher(broker: Broker, backoff_ms: float = 50, max_ms: float = 400) -> Me
     )
 
 
-async def until_sleeping(clock: FakeClock, count: int = 1) -> None:
-    """Let the loop run until ``count`` sleepers wait on ``clock`` (bounded)."""
-    for _ in range(100):
-        if clock.sleeping >= count:
-            return
-        await asyncio.sleep(0)
-    raise AssertionError(f"{clock.sleeping} sleepers, expected {count}")
-
-
 async def test_concurrent_requests_share_one_refresh() -> None:
     broker = Broker()
     r = refresher(broker)
@@ -216,7 +207,7 @@ async def test_urgent_requests_skip_the_wait_but_failures_slow_retries() -> None
     assert clock.sleeps == []  # no retry_backoff_ms wait
     # A throttled request waiting out the back-off is started early by an urgent one.
     waiting = r.request("stale")
-    await until_sleeping(clock)
+    await clock.until_sleeping()
     assert not waiting.done() and clock.sleeps[-1] > 0.15
     await r.request("new topic", urgent=True)
     assert waiting.done() and clock.sleeping == 0  # its wait is over, no time passed
@@ -225,7 +216,7 @@ async def test_urgent_requests_skip_the_wait_but_failures_slow_retries() -> None
     with pytest.raises(NoBrokersAvailable):
         await r.request("x", urgent=True)
     retry = r.request("retry")
-    await until_sleeping(clock)
+    await clock.until_sleeping()
     # The failure doubled the wait: 400 ms +-20%.
     assert 0.32 <= clock.sleeps[-1] <= 0.48
     clock.advance(0.5)

@@ -164,10 +164,7 @@ async def test_a_throttled_refresh_is_cut_short_by_an_urgent_request(eager: None
     try:
         await refresher.request("first")
         waiting = refresher.request("stale")  # asked back to back: throttled
-        for _ in range(100):
-            if clock.sleeping:
-                break
-            await asyncio.sleep(0)
+        await clock.until_sleeping()
         assert clock.sleeping == 1 and not waiting.done()
         await refresher.request("new topic", urgent=True)
         assert waiting.done() and (await waiting).generation == 2
