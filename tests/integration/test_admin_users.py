@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 from collections.abc import Callable
 
@@ -25,6 +24,7 @@ from aiokafka.errors import (
     SaslAuthenticationFailed,
 )
 from aiokafka.structs import TopicPartition
+from tests.support.wait import eventually
 from tools.kafka.rig import KafkaCluster
 
 
@@ -59,6 +59,30 @@ async def _eventually_login(
     return not expect
 
 
+async def _described_eventually(
+    admin: AIOKafkaAdminClient, user: str, want: list[tuple[ScramMechanism, int]] | None
+) -> list[tuple[ScramMechanism, int]] | ResourceNotFoundError:
+    """The user's sorted (mechanism, iterations) once they equal ``want``, or the last read.
+
+    ``want=None`` waits for the broker to answer RESOURCE_NOT_FOUND. The controller
+    commits an alteration; the broker that answers a describe applies it from the
+    metadata log a moment later (seen under load both ways: a new user not found yet,
+    a deleted one still described).
+    """
+
+    async def read() -> list[tuple[ScramMechanism, int]] | ResourceNotFoundError:
+        try:
+            described = await admin.describe_user_scram_credentials([user])
+        except ResourceNotFoundError as e:
+            return e
+        return sorted((c.mechanism, c.iterations) for c in described[user])
+
+    def ok(value: list[tuple[ScramMechanism, int]] | ResourceNotFoundError) -> bool:
+        return isinstance(value, ResourceNotFoundError) if want is None else value == want
+
+    return await eventually(read, ok, timeout=15, interval=0.2)
+
+
 async def test_scram_user_created_authenticates_then_deleted(
     admin: AIOKafkaAdminClient, kafka: KafkaCluster
 ) -> None:
@@ -81,19 +105,7 @@ async def test_scram_user_created_authenticates_then_deleted(
         [UserScramCredentialUpsertion(user, "SCRAM-SHA-512", password, iterations=8192)]
     )
     want = [(ScramMechanism.SCRAM_SHA_256, 4096), (ScramMechanism.SCRAM_SHA_512, 8192)]
-    # The controller commits the alteration; the broker that answers the describe learns
-    # it from the metadata log a moment later (seen under load as RESOURCE_NOT_FOUND).
-    deadline = time.monotonic() + 15
-    while True:
-        try:
-            described = await admin.describe_user_scram_credentials([user])
-            got = sorted((c.mechanism, c.iterations) for c in described[user])
-        except ResourceNotFoundError:
-            got = []
-        if got == want or time.monotonic() > deadline:
-            break
-        await asyncio.sleep(0.2)
-    assert got == want
+    assert await _described_eventually(admin, user, want) == want
     assert user in await admin.describe_user_scram_credentials()
 
     # Second path: the new user authenticates with both mechanisms, not with a bad
@@ -106,12 +118,12 @@ async def test_scram_user_created_authenticates_then_deleted(
         [UserScramCredentialDeletion(user, ScramMechanism.SCRAM_SHA_256)]
     )
     assert not await _eventually_login(kafka, "SCRAM-SHA-256", user, password, False)
-    remaining = await admin.describe_user_scram_credentials([user])
-    assert [c.mechanism for c in remaining[user]] == [ScramMechanism.SCRAM_SHA_512]
+    left = [(ScramMechanism.SCRAM_SHA_512, 8192)]
+    assert await _described_eventually(admin, user, left) == left
 
     await admin.alter_user_scram_credentials([UserScramCredentialDeletion(user, "SCRAM-SHA-512")])
-    with pytest.raises(ResourceNotFoundError, match=user):
-        await admin.describe_user_scram_credentials([user])
+    gone = await _described_eventually(admin, user, None)
+    assert isinstance(gone, ResourceNotFoundError) and user in str(gone), gone
     with pytest.raises(ResourceNotFoundError):
         await admin.alter_user_scram_credentials(
             [UserScramCredentialDeletion(user, "SCRAM-SHA-512")]
