@@ -7,17 +7,21 @@ its own module.
 
 from __future__ import annotations
 
-from aiokafka.admin import acl_types, quota_types, results, scram, types
+from aiokafka.admin import acl_types, quorum, quota_types, results, scram, txn_types, types
 from aiokafka.admin.acl_types import *  # noqa: F403
 from aiokafka.admin.client import AIOKafkaAdminClient
+from aiokafka.admin.quorum import *  # noqa: F403
 from aiokafka.admin.quota_types import *  # noqa: F403
 from aiokafka.admin.results import *  # noqa: F403
 from aiokafka.admin.scram import *  # noqa: F403
+from aiokafka.admin.txn_types import *  # noqa: F403
 from aiokafka.admin.types import *  # noqa: F403
 
 __all__ = ["AIOKafkaAdminClient"]
 __all__ += acl_types.__all__
+__all__ += quorum.__all__
 __all__ += quota_types.__all__
 __all__ += results.__all__
 __all__ += scram.__all__
+__all__ += txn_types.__all__
 __all__ += types.__all__

@@ -2,7 +2,7 @@
 
 The operations live in mixins by responsibility (``topics.py``, ``configs.py``,
 ``groups.py``, ``offsets.py``, ``acls.py``, ``users.py``, ``replicas.py``,
-``transactions.py``, ``quotas.py``); this module adds the lifecycle and the feature
+``transactions.py``, ``quotas.py``, ``quorum.py``); this module adds the lifecycle and the feature
 description.
 
 Error policy (each method's docstring says which applies):
@@ -40,6 +40,7 @@ from aiokafka.admin.config import ADMIN_OPTIONS, admin_config
 from aiokafka.admin.configs import ConfigsMixin
 from aiokafka.admin.groups import GroupsMixin
 from aiokafka.admin.offsets import OffsetsMixin
+from aiokafka.admin.quorum import QuorumMixin
 from aiokafka.admin.quotas import QuotasMixin
 from aiokafka.admin.replicas import ReplicasMixin
 from aiokafka.admin.results import FeatureMetadata, GroupOffsetDescription
@@ -67,12 +68,13 @@ class AIOKafkaAdminClient(
     ReplicasMixin,
     TransactionsMixin,
     QuotasMixin,
+    QuorumMixin,
     ShareGroupsMixin,
     AdminSignature,
     StartClose,
 ):
     """Administer a Kafka cluster: topics, configs, groups, offsets, ACLs, users,
-    quotas, replicas and transactions.
+    quotas, replicas, transactions and the metadata quorum.
 
     ``AIOKafkaAdminClient(bootstrap_servers="host:9092", request_timeout_ms=30000)``
     takes the shared client options (:class:`aiokafka.cluster.ClientConfig`: servers,

@@ -28,6 +28,7 @@ from aiokafka.errors import (
 from aiokafka.protocol._gen import consumer_protocol_assignment as _cpa
 from aiokafka.protocol._gen import delete_groups as _dg
 from aiokafka.protocol._gen import describe_groups as _dsg
+from aiokafka.protocol._gen import leave_group as _lvg
 from aiokafka.protocol._gen import list_groups as _lg
 from aiokafka.protocol._gen import offset_commit as _oc
 from aiokafka.protocol._gen import offset_delete as _od
@@ -358,6 +359,66 @@ class GroupsMixin(AdminBase):
                 )
                 for t in response.topics
                 for p in t.partitions
+            }
+        )
+
+    async def remove_members_from_consumer_group(
+        self,
+        group_id: str,
+        group_instance_ids: Sequence[str] | None = None,
+        *,
+        reason: str | None = None,
+    ) -> None:
+        """Remove members from a classic-protocol group, as if they had left.
+
+        A static member (KIP-345, ``group_instance_id``) sends no LeaveGroup when it
+        stops, so the group waits its session timeout before it rebalances; this
+        removes it now (a member still running rejoins as a new member).
+
+        Args:
+            group_id: The group.
+            group_instance_ids: The static members to remove. ``None`` removes every
+                member the group has now (static ones by instance id, the others by
+                member id).
+            reason: Why, for the broker's log (LeaveGroup v5+).
+
+        Raises:
+            aiokafka.errors.UnknownMemberIdError: no such member (per member; the
+                exception names every member that failed, the others were removed).
+            aiokafka.errors.KafkaError: the group or its coordinator failed.
+        """
+        group = _group_id(group_id)
+        if group_instance_ids is None:
+            (described,) = await self.describe_consumer_groups([group], raise_errors=True)
+            members = [
+                _lvg.MemberIdentity(group_instance_id=m.group_instance_id, reason=reason)
+                if m.group_instance_id
+                else _lvg.MemberIdentity(member_id=m.member_id, reason=reason)
+                for m in described.members
+            ]
+        else:
+            if isinstance(group_instance_ids, str):
+                raise TypeError("group_instance_ids must be a list of str")
+            ids = instances("group_instance_ids", group_instance_ids, str)
+            if not all(ids):
+                raise ValueError("group_instance_ids: an instance id must not be empty")
+            members = [_lvg.MemberIdentity(group_instance_id=i, reason=reason) for i in ids]
+        if not members:
+            return
+        request = _lvg.LeaveGroupRequest(group_id=group, members=members)
+
+        def check_top(response: _lvg.LeaveGroupResponse) -> None:
+            check(response.error_code, None, f"remove members from group {group!r}")
+
+        _, response = await self._send_coordinator(group, _GROUP, request, check_top)
+        raise_first(
+            {
+                m.group_instance_id or m.member_id: error_for(
+                    m.error_code,
+                    None,
+                    f"remove member {m.group_instance_id or m.member_id!r} of group {group!r}",
+                )
+                for m in response.members
             }
         )
 

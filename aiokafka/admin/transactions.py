@@ -1,5 +1,5 @@
-"""Transaction operations: list (every broker) and describe (transaction
-coordinators)."""
+"""Transaction operations: list (every broker), describe and fence (transaction
+coordinators), abort a hanging transaction (the partition's leader)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,12 @@ from typing import Any
 
 from aiokafka.admin._base import AdminBase, check, error_for, raise_first
 from aiokafka.admin.results import TransactionDescription, TransactionListing
+from aiokafka.admin.txn_types import AbortTransactionSpec, FencedProducer
 from aiokafka.cluster import CoordinatorType
 from aiokafka.protocol._gen import describe_transactions as _dt
+from aiokafka.protocol._gen import init_producer_id as _ipi
 from aiokafka.protocol._gen import list_transactions as _lt
+from aiokafka.protocol._gen import write_txn_markers as _wtm
 from aiokafka.structs import TopicPartition
 
 __all__ = ["TransactionsMixin"]
@@ -99,3 +102,103 @@ class TransactionsMixin(AdminBase):
         outcome = await self._retry_items(ids, attempt, deadline=self._deadline())
         raise_first(outcome)
         return outcome
+
+    async def fence_producers(
+        self, transactional_ids: Sequence[str], timeout_ms: int | None = None
+    ) -> dict[str, FencedProducer]:
+        """Fence the producers of these transactional ids, as a new producer's
+        ``start()`` would, without starting one.
+
+        Each id's coordinator bumps its epoch (aborting a transaction in progress), so
+        a producer still running with the id fails with ``ProducerFenced`` at its next
+        transactional call and writes no more. Use it before handing an id to a new
+        owner, or to stop a zombie whose host is unreachable.
+
+        Args:
+            transactional_ids: The ids to fence.
+            timeout_ms: The transaction timeout sent with the request (the coordinator
+                uses it to write the new epoch to its log); default
+                ``request_timeout_ms``.
+
+        Returns:
+            The producer id and its new epoch, per transactional id.
+
+        Raises:
+            aiokafka.errors.TransactionalIdAuthorizationFailed: and other per-id
+                errors (the exception names every failed id; the others were fenced).
+        """
+        ids = list(dict.fromkeys(transactional_ids))
+        if isinstance(transactional_ids, str) or not all(isinstance(i, str) and i for i in ids):
+            raise ValueError("transactional_ids must be a list of non-empty str")
+        txn_timeout = self._request_timeout_ms if timeout_ms is None else timeout_ms
+        if not isinstance(txn_timeout, int) or isinstance(txn_timeout, bool) or txn_timeout < 1:
+            raise ValueError(f"timeout_ms must be a positive int, got {timeout_ms!r}")
+
+        async def send(node: int, names: list[str]) -> dict[str, Any]:
+            out: dict[str, Any] = {}
+            for name in names:  # InitProducerId carries one transactional id
+                # No producer id or epoch: the coordinator bumps whatever epoch it has.
+                request = _ipi.InitProducerIdRequest(
+                    transactional_id=name, transaction_timeout_ms=txn_timeout
+                )
+                response = await self._client.send(node, request)
+                out[name] = error_for(
+                    response.error_code, None, f"fence transactional id {name!r}"
+                ) or FencedProducer(response.producer_id, response.producer_epoch)
+            return out
+
+        async def attempt(pending: list[str]) -> dict[str, Any]:
+            return await self._per_coordinator(pending, _TXN, send)
+
+        outcome = await self._retry_items(ids, attempt, deadline=self._deadline(txn_timeout))
+        raise_first(outcome)
+        return outcome
+
+    async def abort_transaction(self, spec: AbortTransactionSpec) -> None:
+        """Abort a hanging transaction on one partition (KIP-664).
+
+        A transaction whose coordinator lost track of a partition (a hanging
+        transaction) holds the partition's last stable offset back, so
+        ``read_committed`` consumers stop there. This writes the abort marker the
+        coordinator never wrote, to the partition's leader, as
+        ``kafka-transactions.sh abort`` does. Find the values with
+        :meth:`describe_producers` (see :meth:`AbortTransactionSpec.of`).
+
+        Raises:
+            TypeError: ``spec`` is not an :class:`~aiokafka.admin.AbortTransactionSpec`.
+            aiokafka.errors.InvalidProducerEpoch: the producer's epoch has moved on
+                (the transaction ended another way).
+            aiokafka.errors.TransactionCoordinatorFencedError: the coordinator epoch is
+                older than the one the partition knows.
+            aiokafka.errors.ClusterAuthorizationFailedError: the caller lacks
+                CLUSTER_ACTION on the cluster.
+        """
+        if not isinstance(spec, AbortTransactionSpec):
+            raise TypeError(f"spec must be an AbortTransactionSpec, got {type(spec).__name__}")
+        tp = spec.topic_partition
+        request = _wtm.WriteTxnMarkersRequest(
+            markers=[
+                _wtm.WritableTxnMarker(
+                    producer_id=spec.producer_id,
+                    producer_epoch=spec.producer_epoch,
+                    transaction_result=False,
+                    topics=[
+                        _wtm.WritableTxnMarkerTopic(name=tp.topic, partition_indexes=[tp.partition])
+                    ],
+                    coordinator_epoch=spec.coordinator_epoch,
+                )
+            ]
+        )
+
+        async def send(node: int, tps: list[TopicPartition]) -> dict[TopicPartition, Any]:
+            response = await self._client.send(node, request)
+            return {
+                TopicPartition(t.name, p.partition_index): error_for(
+                    p.error_code, None, f"abort the transaction of {spec}"
+                )
+                for marker in response.markers
+                for t in marker.topics
+                for p in t.partitions
+            }
+
+        raise_first(await self._per_leader([tp], send))
