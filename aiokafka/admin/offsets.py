@@ -1,4 +1,4 @@
-"""Partition-leader operations: list offsets, delete records, describe producers.
+"""Partition-leader operations: list offsets, delete records.
 
 Each request goes to the partition's leader; partitions are grouped per leader and
 the leaders are asked concurrently. A partition whose leader moved
@@ -8,11 +8,11 @@ refresh.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from aiokafka.admin._base import AdminBase, error_for, raise_first
-from aiokafka.admin.results import ListOffsetsResultInfo, ProducerStateInfo
+from aiokafka.admin.results import ListOffsetsResultInfo
 from aiokafka.admin.types import (
     IsolationLevel,
     OffsetSpec,
@@ -20,9 +20,8 @@ from aiokafka.admin.types import (
     check_count,
 )
 from aiokafka.protocol._gen import delete_records as _dr
-from aiokafka.protocol._gen import describe_producers as _dp
 from aiokafka.protocol._gen import list_offsets as _lo
-from aiokafka.protocol.topic_lists import by_topic, per_topic
+from aiokafka.protocol.topic_lists import per_topic
 from aiokafka.structs import TopicPartition
 
 __all__ = ["OffsetsMixin"]
@@ -154,46 +153,5 @@ class OffsetsMixin(AdminBase):
             return out
 
         outcome = await self._per_leader(offsets, send, self._deadline(timeout))
-        raise_first(outcome)
-        return outcome
-
-    async def describe_producers(
-        self, partitions: Sequence[TopicPartition]
-    ) -> dict[TopicPartition, list[ProducerStateInfo]]:
-        """Active idempotent/transactional producers per partition (KIP-664).
-
-        Raises:
-            aiokafka.errors.UnknownTopicOrPartitionError: and other per-partition
-                errors (the exception names every failed partition).
-        """
-
-        async def send(node: int, tps: list[TopicPartition]) -> dict[TopicPartition, Any]:
-            request = _dp.DescribeProducersRequest(
-                topics=[
-                    _dp.TopicRequest(name=t, partition_indexes=parts)
-                    for t, parts in by_topic(tps).items()
-                ]
-            )
-            response = await self._client.send(node, request)
-            out: dict[TopicPartition, Any] = {}
-            for t in response.topics:
-                for p in t.partitions:
-                    tp = TopicPartition(t.name, p.partition_index)
-                    out[tp] = error_for(
-                        p.error_code, p.error_message, f"describe producers of {_what(tp)}"
-                    ) or [
-                        ProducerStateInfo(
-                            s.producer_id,
-                            s.producer_epoch,
-                            s.last_sequence,
-                            s.last_timestamp,
-                            s.coordinator_epoch,
-                            s.current_txn_start_offset,
-                        )
-                        for s in p.active_producers
-                    ]
-            return out
-
-        outcome = await self._per_leader(partitions, send)
         raise_first(outcome)
         return outcome

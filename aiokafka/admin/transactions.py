@@ -1,20 +1,25 @@
 """Transaction operations: list (every broker), describe and fence (transaction
-coordinators), abort a hanging transaction (the partition's leader)."""
+coordinators), find and abort hanging transactions (partition leaders, then
+coordinators)."""
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Sequence
 from typing import Any
 
 from aiokafka.admin._base import AdminBase, check, error_for, raise_first
-from aiokafka.admin.results import TransactionDescription, TransactionListing
-from aiokafka.admin.txn_types import AbortTransactionSpec, FencedProducer
+from aiokafka.admin.results import ProducerStateInfo, TransactionDescription, TransactionListing
+from aiokafka.admin.txn_types import AbortTransactionSpec, FencedProducer, HangingTransaction
 from aiokafka.cluster import CoordinatorType
+from aiokafka.errors import KafkaError
+from aiokafka.protocol._gen import describe_producers as _dp
 from aiokafka.protocol._gen import describe_transactions as _dt
 from aiokafka.protocol._gen import init_producer_id as _ipi
 from aiokafka.protocol._gen import list_transactions as _lt
 from aiokafka.protocol._gen import write_txn_markers as _wtm
+from aiokafka.protocol.topic_lists import by_topic
 from aiokafka.structs import TopicPartition
 
 __all__ = ["TransactionsMixin"]
@@ -103,6 +108,49 @@ class TransactionsMixin(AdminBase):
         raise_first(outcome)
         return outcome
 
+    async def describe_producers(
+        self, partitions: Sequence[TopicPartition]
+    ) -> dict[TopicPartition, list[ProducerStateInfo]]:
+        """Active idempotent/transactional producers per partition (KIP-664).
+
+        Raises:
+            aiokafka.errors.UnknownTopicOrPartitionError: and other per-partition
+                errors (the exception names every failed partition).
+        """
+
+        async def send(node: int, tps: list[TopicPartition]) -> dict[TopicPartition, Any]:
+            request = _dp.DescribeProducersRequest(
+                topics=[
+                    _dp.TopicRequest(name=t, partition_indexes=parts)
+                    for t, parts in by_topic(tps).items()
+                ]
+            )
+            response = await self._client.send(node, request)
+            out: dict[TopicPartition, Any] = {}
+            for t in response.topics:
+                for p in t.partitions:
+                    tp = TopicPartition(t.name, p.partition_index)
+                    out[tp] = error_for(
+                        p.error_code,
+                        p.error_message,
+                        f"describe producers of {tp.topic}[{tp.partition}]",
+                    ) or [
+                        ProducerStateInfo(
+                            s.producer_id,
+                            s.producer_epoch,
+                            s.last_sequence,
+                            s.last_timestamp,
+                            s.coordinator_epoch,
+                            s.current_txn_start_offset,
+                        )
+                        for s in p.active_producers
+                    ]
+            return out
+
+        outcome = await self._per_leader(partitions, send)
+        raise_first(outcome)
+        return outcome
+
     async def fence_producers(
         self, transactional_ids: Sequence[str], timeout_ms: int | None = None
     ) -> dict[str, FencedProducer]:
@@ -153,6 +201,109 @@ class TransactionsMixin(AdminBase):
         outcome = await self._retry_items(ids, attempt, deadline=self._deadline(txn_timeout))
         raise_first(outcome)
         return outcome
+
+    async def find_hanging_transactions(
+        self,
+        partitions: Sequence[TopicPartition] | None = None,
+        *,
+        max_transaction_timeout_ms: int = 900_000,
+    ) -> list[HangingTransaction]:
+        """Open transactions on these partitions that no coordinator tracks (KIP-664).
+
+        As ``kafka-transactions.sh find-hanging``: a producer with an open transaction
+        on a partition (``describe_producers``) that has not written for longer than
+        the brokers' ``transaction.max.timeout.ms`` should have been aborted by its
+        coordinator. It hangs if no coordinator knows its producer id, or if the
+        coordinator's transaction is not ``Ongoing``, has another epoch, or does
+        not include the partition. Abort each with ``abort_transaction(h.spec())``.
+
+        Args:
+            partitions: Where to look; default every partition of every topic.
+            max_transaction_timeout_ms: The brokers' ``transaction.max.timeout.ms``
+                (Kafka's default 15 minutes); younger transactions are not reported.
+
+        Raises:
+            aiokafka.errors.KafkaError: as ``describe_producers`` and
+                ``list_transactions`` raise.
+        """
+        if (
+            not isinstance(max_transaction_timeout_ms, int)
+            or isinstance(max_transaction_timeout_ms, bool)
+            or max_transaction_timeout_ms < 0
+        ):
+            raise ValueError(
+                "max_transaction_timeout_ms must be an int >= 0, "
+                f"got {max_transaction_timeout_ms!r}"
+            )
+        if partitions is None:
+            await self._client.refresh_metadata()
+            cluster = self._client.cluster
+            partitions = [
+                TopicPartition(topic, p)
+                for topic in sorted(cluster.topics(exclude_internal_topics=False))
+                for p in sorted(cluster.partitions_for_topic(topic) or ())
+            ]
+        now_ms = time.time() * 1000
+        candidates: list[tuple[TopicPartition, ProducerStateInfo]] = [
+            (tp, state)
+            for tp, states in (await self.describe_producers(partitions)).items()
+            for state in states
+            if state.current_txn_start_offset >= 0
+            and now_ms - state.last_timestamp > max_transaction_timeout_ms
+        ]
+        if not candidates:
+            return []
+        pids = sorted({state.producer_id for _, state in candidates})
+        ids = {
+            t.producer_id: t.transactional_id
+            for t in await self.list_transactions(producer_ids=pids)
+        }
+        known = await self._describe_each(sorted(set(ids.values())))
+        hanging = []
+        for tp, state in candidates:
+            txn_id = ids.get(state.producer_id)
+            txn = known.get(txn_id) if txn_id is not None else None
+            if (
+                txn is not None
+                and txn.state == "Ongoing"
+                and txn.producer_epoch == state.producer_epoch
+                and tp in txn.partitions
+            ):
+                continue  # the coordinator tracks it: it will end it
+            hanging.append(
+                HangingTransaction(
+                    tp,
+                    state.producer_id,
+                    state.producer_epoch,
+                    state.coordinator_epoch,
+                    state.current_txn_start_offset,
+                    state.last_timestamp,
+                    txn_id,
+                )
+            )
+        return hanging
+
+    async def _describe_each(
+        self, transactional_ids: list[str]
+    ) -> dict[str, TransactionDescription]:
+        """The described transactions among these ids; an id that fails to describe
+        (expired since it was listed, say) is left out."""
+        if not transactional_ids:
+            return {}
+        try:
+            return await self.describe_transactions(transactional_ids)
+        except KafkaError:
+            pass
+        answers = await asyncio.gather(
+            *(self.describe_transactions([i]) for i in transactional_ids), return_exceptions=True
+        )
+        out: dict[str, TransactionDescription] = {}
+        for answer in answers:
+            if isinstance(answer, dict):
+                out.update(answer)
+            elif not isinstance(answer, KafkaError):
+                raise answer  # a bug or a cancellation: never hidden
+        return out
 
     async def abort_transaction(self, spec: AbortTransactionSpec) -> None:
         """Abort a hanging transaction on one partition (KIP-664).

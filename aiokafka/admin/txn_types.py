@@ -1,5 +1,5 @@
 """What the admin client's transaction recovery calls take and return:
-``abort_transaction`` (KIP-664) and ``fence_producers``."""
+``find_hanging_transactions`` and ``abort_transaction`` (KIP-664), ``fence_producers``."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from aiokafka.admin.results import ProducerStateInfo
 from aiokafka.admin.types import check_count
 from aiokafka.structs import TopicPartition
 
-__all__ = ["AbortTransactionSpec", "FencedProducer"]
+__all__ = ["AbortTransactionSpec", "FencedProducer", "HangingTransaction"]
 
 
 @dataclass(frozen=True)
@@ -68,3 +68,38 @@ class FencedProducer:
 
     producer_id: int
     producer_epoch: int
+
+
+@dataclass(frozen=True)
+class HangingTransaction:
+    """An open transaction on a partition that its coordinator does not track.
+
+    Found by :meth:`~aiokafka.admin.AIOKafkaAdminClient.find_hanging_transactions`;
+    abort it with ``abort_transaction(hanging.spec())``.
+
+    Attributes:
+        start_offset: The transaction's first offset on the partition: its last
+            stable offset, where ``read_committed`` consumers stop.
+        last_timestamp: When the producer last wrote to the partition (ms since the
+            epoch).
+        transactional_id: The id the producer id belongs to, ``None`` when no
+            coordinator knows the producer id any more.
+    """
+
+    topic_partition: TopicPartition
+    producer_id: int
+    producer_epoch: int
+    coordinator_epoch: int
+    start_offset: int
+    last_timestamp: int
+    transactional_id: str | None
+
+    def spec(self) -> AbortTransactionSpec:
+        """What :meth:`~aiokafka.admin.AIOKafkaAdminClient.abort_transaction` takes to
+        abort this transaction."""
+        return AbortTransactionSpec(
+            self.topic_partition,
+            self.producer_id,
+            self.producer_epoch,
+            max(0, self.coordinator_epoch),
+        )

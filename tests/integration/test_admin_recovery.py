@@ -1,6 +1,7 @@
-"""Admin calls that repair a cluster's state, against real brokers: abort a hanging
-transaction, fence a transactional id, remove static members from a group; and the
-metadata quorum's description on one node and on three.
+"""Admin calls that repair a cluster's state, against real brokers: find and abort a
+hanging transaction (made on a node that lets one hang), fence a transactional id,
+remove static members from a group; and the metadata quorum's description on one node
+and on three.
 
 Each effect is proven by what clients then see (a read_committed consumer's last
 stable offset, a fenced producer's failure, a group's members), not only by what the
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 
 import pytest
 
@@ -24,12 +25,20 @@ from aiokafka.admin import (
     OffsetSpec,
     QuorumInfo,
 )
+from aiokafka.cluster import AIOKafkaClient
 from aiokafka.errors import (
     ProducerFenced,
     UnknownMemberIdError,
     UnknownTopicOrPartitionError,
 )
+from aiokafka.protocol._gen.produce import (
+    PartitionProduceData,
+    ProduceRequest,
+    TopicProduceData,
+)
+from aiokafka.record import DefaultRecordBatchBuilder
 from aiokafka.structs import TopicPartition
+from tests.conftest import START_TIMEOUT
 from tests.support.wait import eventually
 from tools.kafka.rig import KafkaCluster
 
@@ -98,6 +107,9 @@ async def test_abort_transaction_releases_the_last_stable_offset(
     assert await _end_offsets(admin, tp) == (0, 1)
     assert await _read_committed(kafka, tp) == (0, [])
 
+    # Its coordinator tracks it (Ongoing, with this partition): not hanging, however old.
+    assert await admin.find_hanging_transactions([tp], max_transaction_timeout_ms=0) == []
+
     await admin.abort_transaction(AbortTransactionSpec.of(tp, state))
 
     # The abort marker is offset 1; nothing is open any more, and the record is
@@ -107,6 +119,106 @@ async def test_abort_transaction_releases_the_last_stable_offset(
     (after,) = (await admin.describe_producers([tp]))[tp]
     assert after.current_txn_start_offset == -1
     assert await _read_committed(kafka, tp) == (2, [])
+
+
+@pytest.fixture(scope="module")
+def kafka_unverified() -> Iterator[KafkaCluster]:
+    """A node on the older transaction protocol (``transaction.version`` 1) without
+    partition verification (KIP-890 part 1): it appends a transactional write to a
+    partition the coordinator was never told of, which is how transactions came to
+    hang before Kafka 3.6 and what KIP-664's tools repair."""
+    cluster = KafkaCluster(
+        1,
+        listeners=["PLAINTEXT"],
+        features={"transaction.version": 1},
+        extra_config={"transaction.partition.verification.enable": "false"},
+        label="hanging",
+    ).start(timeout=START_TIMEOUT)
+    yield cluster
+    cluster.stop()
+
+
+def _transactional_write(
+    tp: TopicPartition, transactional_id: str, producer_id: int, producer_epoch: int
+) -> ProduceRequest:
+    builder = DefaultRecordBatchBuilder(
+        is_transactional=True,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_sequence=0,
+    )
+    assert builder.append(0, None, None, b"untracked") is not None
+    return ProduceRequest(
+        transactional_id=transactional_id,
+        acks=-1,
+        timeout_ms=10000,
+        topic_data=[
+            TopicProduceData(
+                name=tp.topic,
+                partition_data=[PartitionProduceData(index=tp.partition, records=builder.build())],
+            )
+        ],
+    )
+
+
+async def test_find_and_abort_a_hanging_transaction(
+    kafka_unverified: KafkaCluster, new_topic: Callable[..., str]
+) -> None:
+    kafka = kafka_unverified
+    topic = new_topic(partitions=2, cluster=kafka)
+    tracked, hung = TopicPartition(topic, 0), TopicPartition(topic, 1)
+    txn_id = f"hanging-{uuid.uuid4().hex[:8]}"
+    async with AIOKafkaAdminClient(
+        bootstrap_servers=kafka.bootstrap_servers, request_timeout_ms=15000
+    ) as admin:
+        producer = AIOKafkaProducer(
+            bootstrap_servers=kafka.bootstrap_servers, transactional_id=txn_id
+        )
+        await producer.start()
+        try:
+            await producer.begin_transaction()
+            await producer.send_and_wait(topic, b"tracked", partition=tracked.partition)
+            (state,) = (await admin.describe_producers([tracked]))[tracked]
+            # The same producer id and epoch write to partition 1, behind the
+            # coordinator's back.
+            client = AIOKafkaClient(bootstrap_servers=kafka.bootstrap_servers)
+            await client.start()
+            try:
+                request = _transactional_write(
+                    hung, txn_id, state.producer_id, state.producer_epoch
+                )
+                # Produce v12+ asks the broker to add the partition to the
+                # transaction itself (KIP-890 part 2); v11 does not.
+                response = await client.send(kafka.nodes[0].node_id, request, max_version=11)
+                ((answer,),) = [t.partition_responses for t in response.responses]
+                assert answer.error_code == 0, answer
+            finally:
+                await client.close()
+            # The abort writes markers only where the coordinator knows of: partition 0.
+            await producer.abort_transaction()
+        finally:
+            await producer.stop()
+
+        # The coordinator writes its markers just after EndTxn returns.
+        ends = await eventually(lambda: _end_offsets(admin, tracked), lambda e: e == (2, 2))
+        assert ends == (2, 2)
+        assert await _end_offsets(admin, hung) == (0, 1)
+        # Younger than the brokers' 15-minute maximum: not reported by default.
+        assert await admin.find_hanging_transactions([tracked, hung]) == []
+        found = await admin.find_hanging_transactions([tracked, hung], max_transaction_timeout_ms=0)
+        assert [
+            (h.topic_partition, h.producer_id, h.transactional_id, h.start_offset) for h in found
+        ] == [(hung, state.producer_id, txn_id, 0)]
+        # By default every partition of every topic is looked at.
+        assert await admin.find_hanging_transactions(max_transaction_timeout_ms=0) == found
+
+        await admin.abort_transaction(found[0].spec())
+        ends = await eventually(lambda: _end_offsets(admin, hung), lambda e: e == (2, 2))
+        assert ends == (2, 2)
+        assert await _read_committed(kafka, hung) == (2, [])
+        assert await admin.find_hanging_transactions([hung], max_transaction_timeout_ms=0) == []
+        with pytest.raises(ValueError, match="max_transaction_timeout_ms"):
+            await admin.find_hanging_transactions([hung], max_transaction_timeout_ms=-1)
 
 
 async def test_abort_transaction_refuses_bad_input(
