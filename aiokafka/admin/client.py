@@ -198,3 +198,65 @@ class AIOKafkaAdminClient(
                 max(0, end - oam.offset) if has_commit else None,
             )
         return out
+
+    async def reset_consumer_group_offsets(
+        self,
+        group_id: str,
+        offsets: Mapping[TopicPartition, OffsetSpec | int],
+    ) -> dict[TopicPartition, int]:
+        """Move a group's committed offsets, as ``kafka-consumer-groups.sh
+        --reset-offsets`` does (the group must have no active members).
+
+        Each partition's target is an :class:`OffsetSpec` (earliest, latest, max
+        timestamp, for a timestamp), looked up at the partition's leader, or an
+        offset. Every target is clamped to the partition's earliest and latest
+        offsets; a timestamp after the last record resolves to latest. The results
+        are committed with :meth:`alter_consumer_group_offsets`.
+
+        Returns:
+            The offset committed per partition.
+
+        Raises:
+            TypeError, ValueError: a key that is not a ``TopicPartition``, a target
+                that is neither an ``OffsetSpec`` nor an offset ``>= 0``.
+            aiokafka.errors.UnknownMemberIdError: the group has active members.
+            aiokafka.errors.KafkaError: as :meth:`list_offsets` and
+                :meth:`alter_consumer_group_offsets` raise.
+        """
+        if not isinstance(group_id, str) or not group_id:
+            raise ValueError(f"group_id must be a non-empty str, got {group_id!r}")
+        targets = dict(offsets)
+        for tp, target in targets.items():
+            if not isinstance(tp, TopicPartition):
+                raise TypeError(f"offsets keys must be TopicPartition, got {tp!r}")
+            if isinstance(target, bool) or not isinstance(target, (OffsetSpec, int)):
+                raise TypeError(f"offsets[{tp}] must be an OffsetSpec or an int")
+            if isinstance(target, int) and target < 0:
+                raise ValueError(f"offsets[{tp}] must be >= 0, got {target}")
+        if not targets:
+            return {}
+        earliest = await self.list_offsets(dict.fromkeys(targets, OffsetSpec.earliest()))
+        latest = await self.list_offsets(dict.fromkeys(targets, OffsetSpec.latest()))
+        ends = (OffsetSpec.EARLIEST, OffsetSpec.LATEST)
+        lookups = {
+            tp: t
+            for tp, t in targets.items()
+            if isinstance(t, OffsetSpec) and t.timestamp not in ends
+        }
+        found = await self.list_offsets(lookups) if lookups else {}
+        out: dict[TopicPartition, int] = {}
+        for tp, target in targets.items():
+            low, high = earliest[tp].offset, latest[tp].offset
+            if isinstance(target, int):
+                offset = target
+            elif target.timestamp == OffsetSpec.EARLIEST:
+                offset = low
+            elif target.timestamp == OffsetSpec.LATEST:
+                offset = high
+            else:
+                offset = found[tp].offset
+                if offset < 0:  # no record at or after the timestamp
+                    offset = high
+            out[tp] = min(max(offset, low), high)
+        await self.alter_consumer_group_offsets(group_id, dict(out))
+        return out

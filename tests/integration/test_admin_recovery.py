@@ -1,7 +1,7 @@
 """Admin calls that repair a cluster's state, against real brokers: find and abort a
 hanging transaction (made on a node that lets one hang), fence a transactional id,
-remove static members from a group; and the metadata quorum's description on one node
-and on three.
+remove static members from a group, reset a group's offsets; and the metadata quorum's
+description on one node and on three.
 
 Each effect is proven by what clients then see (a read_committed consumer's last
 stable offset, a fenced producer's failure, a group's members), not only by what the
@@ -24,6 +24,7 @@ from aiokafka.admin import (
     IsolationLevel,
     OffsetSpec,
     QuorumInfo,
+    RecordsToDelete,
 )
 from aiokafka.cluster import AIOKafkaClient
 from aiokafka.errors import (
@@ -39,7 +40,7 @@ from aiokafka.protocol._gen.produce import (
 from aiokafka.record import DefaultRecordBatchBuilder
 from aiokafka.structs import TopicPartition
 from tests.conftest import START_TIMEOUT
-from tests.support.wait import eventually
+from tests.support.wait import drain, eventually
 from tools.kafka.rig import KafkaCluster
 
 
@@ -367,6 +368,61 @@ async def test_remove_members_kicks_a_running_dynamic_member(
         assert consumer.group_metadata().member_id == ids[0]
     finally:
         await consumer.stop()
+
+
+async def test_reset_consumer_group_offsets(
+    admin: AIOKafkaAdminClient, kafka: KafkaCluster, new_topic: Callable[..., str]
+) -> None:
+    topic = new_topic(partitions=2)
+    p0, p1 = TopicPartition(topic, 0), TopicPartition(topic, 1)
+    base = 1_700_000_000_000
+    async with AIOKafkaProducer(bootstrap_servers=kafka.bootstrap_servers) as producer:
+        for i in range(10):
+            await producer.send(topic, b"%d" % i, partition=0, timestamp_ms=base + 1000 * i)
+        await producer.send_and_wait(topic, b"only", partition=1, timestamp_ms=base)
+    await admin.delete_records({p0: RecordsToDelete(2)})  # p0 now spans offsets 2..10
+    group = f"recovery-reset-{uuid.uuid4().hex[:8]}"
+    await admin.alter_consumer_group_offsets(group, {p0: 5, p1: 0})
+
+    async def committed() -> dict[TopicPartition, int]:
+        return {tp: o.offset for tp, o in (await admin.list_consumer_group_offsets(group)).items()}
+
+    cases: list[tuple[OffsetSpec | int, int]] = [
+        (OffsetSpec.earliest(), 2),
+        (OffsetSpec.latest(), 10),
+        (OffsetSpec.for_timestamp(base + 7000), 7),
+        (OffsetSpec.for_timestamp(base + 60_000), 10),  # after the last record: latest
+        (OffsetSpec.max_timestamp(), 9),
+        (0, 2),  # below the earliest: clamped up
+        (100, 10),  # past the end: clamped down
+        (6, 6),
+    ]
+    for target, want in cases:
+        got = await admin.reset_consumer_group_offsets(group, {p0: target, p1: OffsetSpec.latest()})
+        assert got == {p0: want, p1: 1}, target
+        assert await committed() == {p0: want, p1: 1}, target
+
+    # A member of the group starts where the reset put it.
+    consumer = AIOKafkaConsumer(
+        topic, bootstrap_servers=kafka.bootstrap_servers, group_id=group, enable_auto_commit=False
+    )
+    await consumer.start()
+    try:
+        records = await drain(consumer, 4, timeout=30)
+        assert sorted((r.partition, r.offset) for r in records) == [(0, 6), (0, 7), (0, 8), (0, 9)]
+        # Not while the group has an active member.
+        with pytest.raises(UnknownMemberIdError):
+            await admin.reset_consumer_group_offsets(group, {p0: OffsetSpec.earliest()})
+    finally:
+        await consumer.stop()
+
+    with pytest.raises(TypeError, match="OffsetSpec or an int"):
+        await admin.reset_consumer_group_offsets(group, {p0: "earliest"})  # type: ignore[dict-item]
+    with pytest.raises(ValueError, match=">= 0"):
+        await admin.reset_consumer_group_offsets(group, {p0: -1})
+    with pytest.raises(TypeError, match="TopicPartition"):
+        await admin.reset_consumer_group_offsets(group, {(topic, 0): 1})  # type: ignore[dict-item]
+    assert await admin.reset_consumer_group_offsets(group, {}) == {}
 
 
 def _check_quorum(info: QuorumInfo, voters: set[int]) -> None:
