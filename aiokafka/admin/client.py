@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from aiokafka.admin._base import check
 from aiokafka.admin._gen_options import AdminSignature
 from aiokafka.admin.acls import AclsMixin
 from aiokafka.admin.config import ADMIN_OPTIONS, admin_config
@@ -47,12 +48,18 @@ from aiokafka.admin.results import FeatureMetadata, GroupOffsetDescription
 from aiokafka.admin.share_groups import ShareGroupsMixin
 from aiokafka.admin.topics import TopicsMixin
 from aiokafka.admin.transactions import TransactionsMixin
-from aiokafka.admin.types import IsolationLevel, OffsetSpec
+from aiokafka.admin.types import (
+    FeatureUpdate,
+    IsolationLevel,
+    OffsetSpec,
+    check_count,
+)
 from aiokafka.admin.users import UsersMixin
 from aiokafka.cluster import AIOKafkaClient, ClientConfig
 from aiokafka.errors import IllegalStateError
 from aiokafka.options import StartClose, reject_unknown
 from aiokafka.protocol._gen import api_versions as _av
+from aiokafka.protocol._gen import update_features as _uf
 from aiokafka.structs import TopicPartition
 
 __all__ = ["AIOKafkaAdminClient"]
@@ -159,6 +166,58 @@ class AIOKafkaAdminClient(
             },
             response.finalized_features_epoch,
         )
+
+    async def update_features(
+        self,
+        updates: Mapping[str, FeatureUpdate],
+        *,
+        validate_only: bool = False,
+        timeout_ms: int = 60000,
+    ) -> None:
+        """Change finalized feature levels (KIP-584), e.g. ``transaction.version``.
+
+        The controller applies all of them or none.
+
+        Args:
+            updates: Feature name -> its new maximum level and how it may move.
+            validate_only: Check the change without making it (UpdateFeatures v1+).
+            timeout_ms: How long the controller may take.
+
+        Raises:
+            TypeError: a value that is not a :class:`~aiokafka.admin.FeatureUpdate`.
+            aiokafka.errors.InvalidUpdateVersionError: a level the brokers do not
+                support, or a downgrade without a downgrade type.
+            aiokafka.errors.KafkaError: another error from the controller (its message
+                names the feature).
+        """
+        check_count("timeout_ms", timeout_ms, 1)
+        items = dict(updates)
+        for name, update in items.items():
+            if not isinstance(name, str) or not name:
+                raise ValueError(f"updates: a feature name must be a non-empty str, got {name!r}")
+            if not isinstance(update, FeatureUpdate):
+                raise TypeError(f"updates[{name!r}] must be a FeatureUpdate")
+        if not items:
+            return
+        request = _uf.UpdateFeaturesRequest(
+            timeout_ms=timeout_ms,
+            feature_updates=[
+                _uf.FeatureUpdateKey(
+                    feature=name,
+                    max_version_level=u.max_version_level,
+                    # v1+ (every KRaft broker); v0's allow_downgrade flag is not set,
+                    # so such a broker refuses a downgrade rather than guess.
+                    upgrade_type=int(u.upgrade_type),
+                )
+                for name, u in items.items()
+            ],
+            validate_only=bool(validate_only),
+        )
+        response = await self._send_any(request, timeout_ms)
+        what = "update features " + ", ".join(sorted(items))
+        check(response.error_code, response.error_message, what)
+        for result in response.results or ():  # per feature before v2
+            check(result.error_code, result.error_message, f"update feature {result.feature!r}")
 
     async def describe_consumer_group_offsets(
         self,

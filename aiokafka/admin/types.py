@@ -21,6 +21,8 @@ __all__ = [
     "ConfigSource",
     "ConfigType",
     "ElectionType",
+    "FeatureUpdate",
+    "FeatureUpdateType",
     "IsolationLevel",
     "NewPartitions",
     "NewTopic",
@@ -331,3 +333,30 @@ class OffsetSpec:
         """The first offset whose timestamp is >= ``timestamp_ms``."""
         check_count("timestamp_ms", timestamp_ms, 0)
         return cls(timestamp_ms)
+
+
+class FeatureUpdateType(enum.IntEnum):
+    """How :class:`FeatureUpdate` may move a finalized feature's level (KIP-584)."""
+
+    UPGRADE = 1
+    #: Down, where the feature's new level can read all the old level wrote.
+    SAFE_DOWNGRADE = 2
+    #: Down even where data the old level wrote is lost.
+    UNSAFE_DOWNGRADE = 3
+
+
+@dataclass(frozen=True)
+class FeatureUpdate:
+    """A finalized feature's new maximum level, for ``update_features``.
+
+    ``max_version_level`` 0 removes the feature (a downgrade).
+    """
+
+    max_version_level: int
+    upgrade_type: FeatureUpdateType = FeatureUpdateType.UPGRADE
+
+    def __post_init__(self) -> None:
+        check_count("max_version_level", self.max_version_level, 0)
+        if self.max_version_level > 32767:
+            raise ValueError(f"max_version_level must be <= 32767, got {self.max_version_level}")
+        object.__setattr__(self, "upgrade_type", FeatureUpdateType(self.upgrade_type))
