@@ -2,8 +2,8 @@
 
 The operations live in mixins by responsibility (``topics.py``, ``configs.py``,
 ``groups.py``, ``offsets.py``, ``acls.py``, ``users.py``, ``replicas.py``,
-``transactions.py``, ``quotas.py``, ``quorum.py``); this module adds the lifecycle and the feature
-description.
+``transactions.py``, ``quotas.py``, ``quorum.py``, ``tokens.py``); this module adds
+the lifecycle and the feature description.
 
 Error policy (each method's docstring says which applies):
 
@@ -46,6 +46,7 @@ from aiokafka.admin.quotas import QuotasMixin
 from aiokafka.admin.replicas import ReplicasMixin
 from aiokafka.admin.results import FeatureMetadata, GroupOffsetDescription
 from aiokafka.admin.share_groups import ShareGroupsMixin
+from aiokafka.admin.tokens import TokensMixin
 from aiokafka.admin.topics import TopicsMixin
 from aiokafka.admin.transactions import TransactionsMixin
 from aiokafka.admin.types import (
@@ -76,12 +77,13 @@ class AIOKafkaAdminClient(
     TransactionsMixin,
     QuotasMixin,
     QuorumMixin,
+    TokensMixin,
     ShareGroupsMixin,
     AdminSignature,
     StartClose,
 ):
     """Administer a Kafka cluster: topics, configs, groups, offsets, ACLs, users,
-    quotas, replicas, transactions and the metadata quorum.
+    quotas, replicas, transactions, delegation tokens and the metadata quorum.
 
     ``AIOKafkaAdminClient(bootstrap_servers="host:9092", request_timeout_ms=30000)``
     takes the shared client options (:class:`aiokafka.cluster.ClientConfig`: servers,

@@ -61,6 +61,7 @@ class ConsumerSignature(Generic[KT, VT]):
         sasl_kerberos_service_name: str = "kafka",
         sasl_kerberos_domain_name: str | None = None,
         sasl_oauth_token_provider: AbstractTokenProvider | None = None,
+        sasl_scram_token_auth: bool = False,
         client_rack: str | None = None,
         allow_auto_topic_creation: bool = True,
         max_response_size: int = DEFAULT_MAX_RESPONSE_SIZE,
@@ -119,6 +120,7 @@ class ConsumerSignature(Generic[KT, VT]):
             sasl_kerberos_service_name: Kerberos service name (GSSAPI).
             sasl_kerberos_domain_name: Kerberos host name override (GSSAPI).
             sasl_oauth_token_provider: Token provider (OAUTHBEARER).
+            sasl_scram_token_auth: SCRAM with a delegation token (KIP-48).
             client_rack: The client's rack (fetch from the closest replica).
             allow_auto_topic_creation: Let Metadata requests create missing topics.
             max_response_size: Largest response frame accepted from a broker.

@@ -59,10 +59,15 @@ async def build_mechanism(config: ConnectionConfig, host: str) -> SaslMechanism:
         password = Secret("")
     if mech == "PLAIN":
         return sasl.PlainMechanism(config.sasl_plain_username or "", password)
+    token_auth = config.sasl_scram_token_auth
     if mech == "SCRAM-SHA-256":
-        return sasl.ScramSha256Mechanism(config.sasl_plain_username or "", password)
+        return sasl.ScramSha256Mechanism(
+            config.sasl_plain_username or "", password, token_auth=token_auth
+        )
     if mech == "SCRAM-SHA-512":
-        return sasl.ScramSha512Mechanism(config.sasl_plain_username or "", password)
+        return sasl.ScramSha512Mechanism(
+            config.sasl_plain_username or "", password, token_auth=token_auth
+        )
     if mech == "OAUTHBEARER":
         provider = config.sasl_oauth_token_provider
         if provider is None:  # excluded by ConnectionConfig validation

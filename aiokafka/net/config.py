@@ -62,6 +62,10 @@ class ConnectionConfig:
             defaults to the host connected to.
         sasl_oauth_token_provider: Token source for OAUTHBEARER (left out of
             ``repr``: a provider may hold credentials).
+        sasl_scram_token_auth: Authenticate with a delegation token over SCRAM
+            (``tokenauth=true``): ``sasl_plain_username`` is the token id and
+            ``sasl_plain_password`` its HMAC in base64
+            (:meth:`aiokafka.admin.DelegationToken.credentials` gives all three).
         max_response_size: Largest response frame read from a broker, in bytes
             (default 100 MiB, in [1 MiB, 2**31 - 1]). The length prefix is checked
             before the body is read (see :mod:`aiokafka.net.frames`): a larger one (a
@@ -83,6 +87,7 @@ class ConnectionConfig:
     sasl_kerberos_service_name: str = "kafka"
     sasl_kerberos_domain_name: str | None = None
     sasl_oauth_token_provider: AbstractTokenProvider | None = field(default=None, repr=False)
+    sasl_scram_token_auth: bool = False
     max_response_size: int = DEFAULT_MAX_RESPONSE_SIZE
 
     def __post_init__(self) -> None:
@@ -122,6 +127,12 @@ class ConnectionConfig:
             raise ValueError(
                 f"sasl_mechanism must be one of {sorted(SUPPORTED_MECHANISMS)}, got {mech!r}"
             )
+        if not isinstance(self.sasl_scram_token_auth, bool):
+            raise InvalidOptionError(
+                "sasl_scram_token_auth must be a bool", "sasl_scram_token_auth"
+            )
+        if self.sasl_scram_token_auth and not mech.startswith("SCRAM-"):
+            raise ValueError(f"sasl_scram_token_auth needs a SCRAM sasl_mechanism, not {mech!r}")
         if mech in ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"):
             if not self.sasl_plain_username:
                 raise ValueError(f"sasl_plain_username is required for sasl_mechanism={mech!r}")

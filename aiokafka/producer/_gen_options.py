@@ -64,6 +64,7 @@ class ProducerSignature(Generic[KT, VT]):
         sasl_kerberos_service_name: str = "kafka",
         sasl_kerberos_domain_name: str | None = None,
         sasl_oauth_token_provider: AbstractTokenProvider | None = None,
+        sasl_scram_token_auth: bool = False,
         reconnect_backoff_ms: int = 50,
         reconnect_backoff_max_ms: int = 1000,
         allow_auto_topic_creation: bool = True,
@@ -114,6 +115,7 @@ class ProducerSignature(Generic[KT, VT]):
             sasl_kerberos_service_name: Kerberos service name (GSSAPI).
             sasl_kerberos_domain_name: Kerberos host name override (GSSAPI).
             sasl_oauth_token_provider: Token provider (OAUTHBEARER).
+            sasl_scram_token_auth: SCRAM with a delegation token (KIP-48).
             reconnect_backoff_ms: First pause before reconnecting to a broker.
             reconnect_backoff_max_ms: Bound of the growing reconnect pause.
             allow_auto_topic_creation: Let Metadata requests create missing topics.

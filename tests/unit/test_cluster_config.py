@@ -104,6 +104,28 @@ def test_bootstrap_servers_type() -> None:
             "sasl_oauth_token_provider",
             ValueError,
         ),
+        (
+            {
+                "security_protocol": "SASL_PLAINTEXT",
+                "sasl_mechanism": "PLAIN",
+                "sasl_plain_username": "u",
+                "sasl_plain_password": "p",
+                "sasl_scram_token_auth": True,
+            },
+            "sasl_scram_token_auth needs a SCRAM",
+            ValueError,
+        ),
+        (
+            {
+                "security_protocol": "SASL_PLAINTEXT",
+                "sasl_mechanism": "SCRAM-SHA-256",
+                "sasl_plain_username": "u",
+                "sasl_plain_password": "p",
+                "sasl_scram_token_auth": "yes",
+            },
+            "sasl_scram_token_auth must be a bool",
+            TypeError,
+        ),
     ],
 )
 def test_invalid_options_name_the_argument(

@@ -103,6 +103,23 @@ def test_scram_sha512_against_independent_server_computation() -> None:
     assert mech.complete
 
 
+def test_scram_token_auth_extension_is_in_the_signed_message() -> None:
+    # A delegation token logs in with Kafka's tokenauth extension after the nonce
+    # (RFC 5802 extensions); the proof covers the first message with it.
+    mech = ScramSha256Mechanism("token-id", "aG1hYw==", nonce="cn", token_auth=True)
+    first = mech.initial_response()
+    assert first == b"n,,n=token-id,r=cn,tokenauth=true"
+    salt = b"saltsalt"
+    server_first = b"r=cnSERVER,s=" + base64.b64encode(salt) + b",i=4096"
+    final = mech.step(server_first)
+    assert final is not None
+    without_proof, _, _ = final.rpartition(b",")
+    auth_message = first[3:] + b"," + server_first + b"," + without_proof
+    server_final = _scram_server_final("sha256", "aG1hYw==", salt, 4096, auth_message)
+    assert mech.step(server_final) is None and mech.complete
+    assert ScramSha256Mechanism("u", "p", nonce="cn").initial_response() == b"n,,n=u,r=cn"
+
+
 @pytest.mark.parametrize(
     ("server_first", "match"),
     [

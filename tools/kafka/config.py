@@ -131,6 +131,8 @@ def server_properties(
     sasl_listeners = [name for name in node.ports if name.startswith("SASL_")]
     if sasl_listeners:
         props["sasl.enabled.mechanisms"] = ",".join(SASL_MECHANISMS)
+        # Enables delegation tokens (KIP-48): the key that signs their HMACs.
+        props["delegation.token.secret.key"] = "rig-delegation-token-key"
         plain_user, plain_password = users["PLAIN"]
         for listener in sasl_listeners:
             prefix = f"listener.name.{listener.lower()}"

@@ -56,13 +56,24 @@ class ScramMechanism(SaslMechanism):
         password: The password (a ``str`` or a :class:`~aiokafka.net.secret.Secret`).
         nonce: The client nonce; random by default. Fixed only in tests that replay
             the RFC example exchanges.
+        token_auth: The user name is a delegation token's id and the password its
+            HMAC: the first message carries Kafka's ``tokenauth=true`` extension, so
+            the broker checks them against its tokens, not its users.
     """
 
     name: ClassVar[str] = "SCRAM"
     hash_name: ClassVar[str] = "sha256"
 
-    def __init__(self, username: str, password: str | Secret, *, nonce: str | None = None) -> None:
+    def __init__(
+        self,
+        username: str,
+        password: str | Secret,
+        *,
+        nonce: str | None = None,
+        token_auth: bool = False,
+    ) -> None:
         super().__init__()
+        self._token_auth = token_auth
         self._username = username
         self._password = password if isinstance(password, Secret) else Secret(password)
         self._nonce = nonce if nonce is not None else secrets.token_urlsafe(24)
@@ -76,6 +87,8 @@ class ScramMechanism(SaslMechanism):
 
     def _first_message(self) -> bytes:
         self._client_first_bare = f"n={_saslname(self._username)},r={self._nonce}"
+        if self._token_auth:  # an RFC 5802 extension, after the nonce
+            self._client_first_bare += ",tokenauth=true"
         return (_GS2_HEADER + self._client_first_bare).encode("utf-8")
 
     def _next_message(self, challenge: bytes) -> bytes | None:
