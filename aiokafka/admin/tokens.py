@@ -148,16 +148,12 @@ class TokensMixin(AdminBase):
             request.owner_principal_type, request.owner_principal_name = _principal("owner", owner)
         response = await self._send_any(request)
         check(response.error_code, None, "create a delegation token")
-        return DelegationToken(
-            response.token_id,
-            Secret(base64.b64encode(response.hmac).decode("ascii")),
-            f"{response.principal_type}:{response.principal_name}",
-            _requester(response, f"{response.principal_type}:{response.principal_name}"),
-            tuple(f"{r.principal_type}:{r.principal_name}" for r in request.renewers),
+        times = (
             response.issue_timestamp_ms,
             response.expiry_timestamp_ms,
             response.max_timestamp_ms,
         )
+        return _token(response, request.renewers, times)
 
     async def renew_delegation_token(
         self, token: DelegationToken | bytes, renew_period_ms: int = -1
@@ -217,22 +213,23 @@ class TokensMixin(AdminBase):
         response = await self._send_any(request)
         check(response.error_code, None, "describe delegation tokens")
         return [
-            DelegationToken(
-                t.token_id,
-                Secret(base64.b64encode(t.hmac).decode("ascii")),
-                f"{t.principal_type}:{t.principal_name}",
-                _requester(t, f"{t.principal_type}:{t.principal_name}"),
-                tuple(f"{r.principal_type}:{r.principal_name}" for r in t.renewers),
-                t.issue_timestamp,
-                t.expiry_timestamp,
-                t.max_timestamp,
-            )
+            _token(t, t.renewers, (t.issue_timestamp, t.expiry_timestamp, t.max_timestamp))
             for t in response.tokens
         ]
 
 
-def _requester(answer: Any, owner: str) -> str:
+def _token(answer: Any, renewers: Sequence[Any], times: tuple[int, int, int]) -> DelegationToken:
+    """A token from a CreateDelegationToken response or a described token: both name
+    the id, HMAC, owner and requester alike (their timestamps do not)."""
+    owner = f"{answer.principal_type}:{answer.principal_name}"
     # v3+ names the requester; before, the requester is the owner.
     kind = answer.token_requester_principal_type
     name = answer.token_requester_principal_name
-    return f"{kind}:{name}" if kind and name else owner
+    return DelegationToken(
+        answer.token_id,
+        Secret(base64.b64encode(answer.hmac).decode("ascii")),
+        owner,
+        f"{kind}:{name}" if kind and name else owner,
+        tuple(f"{r.principal_type}:{r.principal_name}" for r in renewers),
+        *times,
+    )
