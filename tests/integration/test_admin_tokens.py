@@ -52,13 +52,14 @@ def _token_options(kafka: KafkaCluster, token: DelegationToken) -> dict[str, Any
 
 
 async def _logs_in(kafka: KafkaCluster, token: DelegationToken) -> bool:
+    """Whether a client can authenticate with ``token`` and be answered. Around an
+    expiry one connection may authenticate and the next fail: any failure is False."""
     admin = AIOKafkaAdminClient(**_token_options(kafka, token))
     try:
         await admin.start()
+        return bool((await admin.describe_cluster()).brokers)
     except SaslAuthenticationFailed:
         return False
-    try:
-        return bool((await admin.describe_cluster()).brokers)
     finally:
         await admin.close()
 
