@@ -39,7 +39,7 @@ from aiokafka.admin._gen_options import AdminSignature
 from aiokafka.admin.acls import AclsMixin
 from aiokafka.admin.config import ADMIN_OPTIONS, admin_config
 from aiokafka.admin.configs import ConfigsMixin
-from aiokafka.admin.groups import GroupsMixin
+from aiokafka.admin.groups import GroupsMixin, check_group_id
 from aiokafka.admin.offsets import OffsetsMixin
 from aiokafka.admin.quorum import QuorumMixin
 from aiokafka.admin.quotas import QuotasMixin
@@ -284,8 +284,7 @@ class AIOKafkaAdminClient(
             aiokafka.errors.KafkaError: as :meth:`list_offsets` and
                 :meth:`alter_consumer_group_offsets` raise.
         """
-        if not isinstance(group_id, str) or not group_id:
-            raise ValueError(f"group_id must be a non-empty str, got {group_id!r}")
+        check_group_id(group_id)
         targets = dict(offsets)
         for tp, target in targets.items():
             if not isinstance(tp, TopicPartition):

@@ -42,7 +42,7 @@ from aiokafka.protocol.group_offsets import (
 from aiokafka.protocol.topic_lists import per_topic
 from aiokafka.structs import OffsetAndMetadata, TopicPartition
 
-__all__ = ["GroupsMixin", "decode_assignment"]
+__all__ = ["GroupsMixin", "check_group_id", "decode_assignment"]
 
 _GROUP = CoordinatorType.GROUP
 
@@ -57,7 +57,8 @@ def _group_ids(arg: str, values: object) -> list[str]:
     return out
 
 
-def _group_id(value: object) -> str:
+def check_group_id(value: object) -> str:
+    """Return ``value`` if it is a non-empty str, else raise ``ValueError``."""
     if not isinstance(value, str) or not value:
         raise ValueError(f"group_id must be a non-empty str, got {value!r}")
     return value
@@ -138,7 +139,7 @@ class GroupsMixin(AdminBase):
                 errors that are not retriable.
             ValueError: ``coordinator_type`` is neither 0 nor 1.
         """
-        key = _group_id(group_id)
+        key = check_group_id(group_id)
         key_type = CoordinatorType(coordinator_type)
 
         async def attempt() -> int:
@@ -255,7 +256,7 @@ class GroupsMixin(AdminBase):
             aiokafka.errors.UnknownTopicOrPartitionError: per-partition errors
                 (the exception names every failed partition).
         """
-        group = _group_id(group_id)
+        group = check_group_id(group_id)
         tps = None if partitions is None else instances("partitions", partitions, TopicPartition)
 
         async def attempt() -> dict[TopicPartition, Any]:
@@ -299,7 +300,7 @@ class GroupsMixin(AdminBase):
                 errors; the other partitions are committed, the exception names every
                 failure.
         """
-        group = _group_id(group_id)
+        group = check_group_id(group_id)
         commits: dict[TopicPartition, OffsetAndMetadata] = {}
         for tp, value in offsets.items():
             if not isinstance(tp, TopicPartition):
@@ -338,7 +339,7 @@ class GroupsMixin(AdminBase):
                 consuming the topic (per partition; the exception names all).
             aiokafka.errors.GroupIdNotFound: the group does not exist.
         """
-        group = _group_id(group_id)
+        group = check_group_id(group_id)
         request = _od.OffsetDeleteRequest(
             group_id=group,
             topics=per_topic(
@@ -387,7 +388,7 @@ class GroupsMixin(AdminBase):
                 exception names every member that failed, the others were removed).
             aiokafka.errors.KafkaError: the group or its coordinator failed.
         """
-        group = _group_id(group_id)
+        group = check_group_id(group_id)
         if group_instance_ids is None:
             (described,) = await self.describe_consumer_groups([group], raise_errors=True)
             members = [

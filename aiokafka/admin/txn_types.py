@@ -44,10 +44,10 @@ class AbortTransactionSpec:
 
     @classmethod
     def of(
-        cls, topic_partition: TopicPartition, producer: ProducerStateInfo
+        cls, topic_partition: TopicPartition, producer: ProducerStateInfo | HangingTransaction
     ) -> AbortTransactionSpec:
         """The spec for ``producer``, as ``describe_producers`` reported it on
-        ``topic_partition``.
+        ``topic_partition`` (or as ``find_hanging_transactions`` found it).
 
         A partition that never saw a marker of the producer's coordinator reports
         coordinator epoch -1; the spec then carries 0, the lowest a coordinator
@@ -97,9 +97,4 @@ class HangingTransaction:
     def spec(self) -> AbortTransactionSpec:
         """What :meth:`~aiokafka.admin.AIOKafkaAdminClient.abort_transaction` takes to
         abort this transaction."""
-        return AbortTransactionSpec(
-            self.topic_partition,
-            self.producer_id,
-            self.producer_epoch,
-            max(0, self.coordinator_epoch),
-        )
+        return AbortTransactionSpec.of(self.topic_partition, self)
