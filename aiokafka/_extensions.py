@@ -8,9 +8,11 @@ import importlib
 import os
 from collections.abc import Callable, Mapping
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
-__all__ = ["lazy_exports", "load_extension"]
+__all__ = ["compiled_or", "lazy_exports", "load_extension"]
+
+T = TypeVar("T")
 
 
 def load_extension(name: str) -> ModuleType | None:
@@ -23,6 +25,17 @@ def load_extension(name: str) -> ModuleType | None:
         return importlib.import_module(name)
     except ImportError:
         return None
+
+
+def compiled_or(module: str, name: str, fallback: T) -> T:
+    """``name`` from the compiled ``module``, or ``fallback`` (its pure-Python twin,
+    same interface) where :func:`load_extension` gives no module.
+
+    A base class chosen this way is hidden from type checkers (``if TYPE_CHECKING:
+    base = fallback``), which take a class from a call for a variable, not a type.
+    """
+    ext = load_extension(module)
+    return fallback if ext is None else getattr(ext, name)
 
 
 def lazy_exports(

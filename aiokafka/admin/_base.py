@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from aiokafka.cluster import AIOKafkaClient, CoordinatorType
 from aiokafka.errors import (
@@ -54,6 +54,22 @@ def error_for(code: int, message: str | None, what: str) -> KafkaError | None:
     cls = for_code(code)
     detail = f": {message}" if message else ""
     return cls(f"{what}{detail}")
+
+
+class PartitionResult(Protocol):
+    """A response's per-partition entry (some versions add an ``error_message``)."""
+
+    partition_index: int
+    error_code: int
+
+
+class TopicResult(Protocol):
+    """A response's per-topic entry: its name and its partitions' entries."""
+
+    name: str
+
+    @property
+    def partitions(self) -> Sequence[PartitionResult]: ...
 
 
 def check(code: int, message: str | None, what: str) -> None:
@@ -97,6 +113,20 @@ class AdminBase:
     """Routing and retry helpers over one :class:`AIOKafkaClient`."""
 
     _client: AIOKafkaClient
+
+    @staticmethod
+    def _partition_errors(
+        topics: Iterable[TopicResult], what: Callable[[TopicPartition], str]
+    ) -> dict[TopicPartition, KafkaError | None]:
+        """Each partition of a response's ``topics`` with its typed error (``None``
+        where it succeeded); ``what(tp)`` names what failed, as :func:`error_for`
+        takes it."""
+        return {
+            tp: error_for(p.error_code, getattr(p, "error_message", None), what(tp))
+            for t in topics
+            for p in t.partitions
+            for tp in (TopicPartition(t.name, p.partition_index),)
+        }
 
     @property
     def _request_timeout_ms(self) -> int:

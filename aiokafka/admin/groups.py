@@ -316,13 +316,9 @@ class GroupsMixin(AdminBase):
                 group_id=group, topics=offset_commit_topics({tp: commits[tp] for tp in pending})
             )
             response = await self._client.send(node, request)
-            return {
-                TopicPartition(t.name, p.partition_index): error_for(
-                    p.error_code, None, f"commit offset of {t.name}[{p.partition_index}]"
-                )
-                for t in response.topics
-                for p in t.partitions
-            }
+            return self._partition_errors(
+                response.topics, lambda tp: f"commit offset of {tp.topic}[{tp.partition}]"
+            )
 
         outcome = await self._retry_items(
             commits, attempt, deadline=self._deadline(), coordinator=(group, _GROUP)
@@ -354,13 +350,9 @@ class GroupsMixin(AdminBase):
 
         _, response = await self._send_coordinator(group, _GROUP, request, check_top)
         raise_first(
-            {
-                TopicPartition(t.name, p.partition_index): error_for(
-                    p.error_code, None, f"delete offset of {t.name}[{p.partition_index}]"
-                )
-                for t in response.topics
-                for p in t.partitions
-            }
+            self._partition_errors(
+                response.topics, lambda tp: f"delete offset of {tp.topic}[{tp.partition}]"
+            )
         )
 
     async def remove_members_from_consumer_group(

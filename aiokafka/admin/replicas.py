@@ -125,13 +125,9 @@ class ReplicasMixin(AdminBase):
 
         response = await self._client.call_with_retry(attempt, self._deadline(timeout))
         raise_first(
-            {
-                TopicPartition(t.name, p.partition_index): error_for(
-                    p.error_code, p.error_message, f"reassign {t.name}[{p.partition_index}]"
-                )
-                for t in response.responses
-                for p in t.partitions
-            }
+            self._partition_errors(
+                response.responses, lambda tp: f"reassign {tp.topic}[{tp.partition}]"
+            )
         )
 
     async def list_partition_reassignments(

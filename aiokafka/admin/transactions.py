@@ -343,13 +343,10 @@ class TransactionsMixin(AdminBase):
 
         async def send(node: int, tps: list[TopicPartition]) -> dict[TopicPartition, Any]:
             response = await self._client.send(node, request)
-            return {
-                TopicPartition(t.name, p.partition_index): error_for(
-                    p.error_code, None, f"abort the transaction of {spec}"
-                )
-                for marker in response.markers
-                for t in marker.topics
-                for p in t.partitions
-            }
+            what = f"abort the transaction of {spec}"
+            out: dict[TopicPartition, Any] = {}
+            for marker in response.markers:
+                out.update(self._partition_errors(marker.topics, lambda _: what))
+            return out
 
         raise_first(await self._per_leader([tp], send))

@@ -19,7 +19,7 @@ import heapq
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, cast
 
-from aiokafka._extensions import load_extension
+from aiokafka._extensions import compiled_or
 from aiokafka.errors import KafkaError
 from aiokafka.metrics.consumer import RecordTally
 from aiokafka.record import MemoryRecords, RecordBatch
@@ -163,8 +163,7 @@ class _PyRecordCursor:
 if TYPE_CHECKING:
     _RecordCursor = _PyRecordCursor
 else:
-    _cready = load_extension("aiokafka.consumer._cready")
-    _RecordCursor = _PyRecordCursor if _cready is None else _cready.RecordCursor
+    _RecordCursor = compiled_or("aiokafka.consumer._cready", "RecordCursor", _PyRecordCursor)
 
 
 class PartitionRecords(_RecordCursor):

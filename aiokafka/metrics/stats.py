@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from aiokafka._extensions import load_extension
+from aiokafka._extensions import compiled_or
 
 __all__ = ["WINDOW", "Combined", "Sensor", "TopicSensors", "topic_metric_names"]
 
@@ -69,8 +69,7 @@ class _PySensorFields:
 if TYPE_CHECKING:
     _SensorFields = _PySensorFields
 else:
-    _csensor = load_extension("aiokafka.metrics._csensor")
-    _SensorFields = _PySensorFields if _csensor is None else _csensor.SensorFields
+    _SensorFields = compiled_or("aiokafka.metrics._csensor", "SensorFields", _PySensorFields)
 
 
 class Sensor(_SensorFields):

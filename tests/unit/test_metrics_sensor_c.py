@@ -11,10 +11,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from aiokafka._extensions import load_extension
 from aiokafka.metrics import stats
 from tests.support.extensions import output_without_extensions, run_tests_without_extensions
 
-csensor: Any = getattr(stats, "_csensor", None)
+csensor: Any = load_extension("aiokafka.metrics._csensor")
 needs_c = pytest.mark.skipif(csensor is None, reason="C extension not built")
 METRICS_TESTS = os.path.join(os.path.dirname(__file__), "test_metrics.py")
 
