@@ -3,6 +3,8 @@ cluster description."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -21,6 +23,7 @@ from aiokafka.admin.results import (
 from aiokafka.admin.types import NewPartitions, NewTopic, check_count
 from aiokafka.errors import (
     KafkaError,
+    KafkaTimeoutError,
     LeaderNotAvailableError,
     UnknownTopicOrPartitionError,
     UnsupportedVersionError,
@@ -258,6 +261,47 @@ class TopicsMixin(AdminBase):
             for n, v in ((n, found[n]) for n in (names if names is not None else sorted(found)))
         ]
 
+    async def wait_for_topics(self, topics: Sequence[str], timeout_ms: int = 10000) -> None:
+        """Wait until every topic of ``topics`` is ready to use: the cluster metadata
+        has it without error and every one of its partitions has a leader.
+
+        ``create_topics`` returns once the controller accepted the topics; the
+        brokers learn of them, and elect their leaders, a moment later (a producer
+        or consumer started at once may see ``UnknownTopicOrPartitionError`` or no
+        leader). This polls :meth:`describe_topics`, first after 50 ms and then
+        twice as long each time, up to 1 s between polls.
+
+        Args:
+            topics: Names (an empty list returns at once).
+            timeout_ms: How long to wait in all.
+
+        Raises:
+            aiokafka.errors.KafkaTimeoutError: a topic is not ready after
+                ``timeout_ms``; the message names each one and why.
+        """
+        names = _names("topics", topics)
+        check_count("timeout_ms", timeout_ms, 0)
+        deadline = time.monotonic() + timeout_ms / 1000
+        pause = 0.05
+        pending: dict[str, str] = dict.fromkeys(names, "not described yet")
+        while pending:
+            remaining = deadline - time.monotonic()
+            try:
+                described = await asyncio.wait_for(self.describe_topics(list(pending)), remaining)
+            except (asyncio.TimeoutError, KafkaTimeoutError):
+                break
+            pending = {d.name: why for d in described if (why := _not_ready(d)) is not None}
+            remaining = deadline - time.monotonic()
+            if not pending or remaining <= 0:
+                break
+            await asyncio.sleep(min(pause, remaining))
+            pause = min(pause * 2, 1.0)
+        if pending:
+            detail = "; ".join(f"{n}: {why}" for n, why in pending.items())
+            raise KafkaTimeoutError(
+                f"{len(pending)} of {len(names)} topics not ready after {timeout_ms} ms: {detail}"
+            )
+
     async def describe_cluster(
         self, include_authorized_operations: bool = False
     ) -> ClusterDescription:
@@ -385,6 +429,18 @@ def _partitions_topic(name: str, spec: NewPartitions) -> _cp.CreatePartitionsTop
         if spec.new_assignments is None
         else [_cp.CreatePartitionsAssignment(broker_ids=list(a)) for a in spec.new_assignments],
     )
+
+
+def _not_ready(d: TopicDescription) -> str | None:
+    """Why a described topic is not ready to use yet, or ``None``."""
+    if d.error is not None:
+        return f"{type(d.error).__name__}"
+    if not d.partitions:
+        return "no partitions yet"
+    leaderless = [p.partition for p in d.partitions if p.leader < 0]
+    if leaderless:
+        return f"no leader for partitions {leaderless}"
+    return None
 
 
 def _describe_topic(t: Any) -> TopicDescription:
