@@ -318,7 +318,16 @@ class ConfigAlterationResult:
 
 @dataclass(frozen=True)
 class PartitionDescription(_DictKeys):
-    """One partition of a described topic; also aiokafka's dict keys (``p["leader"]``)."""
+    """One partition of a described topic; also aiokafka's dict keys (``p["leader"]``).
+
+    Attributes:
+        eligible_leader_replicas: The replicas outside the ISR that may still become
+            leader without losing data (KIP-966 ELR), from
+            ``describe_topic_partitions``; ``None`` from ``describe_topics`` (the
+            Metadata API does not carry it) or where ELR is off.
+        last_known_elr: The ELR members when the partition last had a leader chosen
+            from them (KIP-966), as ``eligible_leader_replicas``.
+    """
 
     partition: int
     leader: int
@@ -326,6 +335,8 @@ class PartitionDescription(_DictKeys):
     replicas: list[int]
     isr: list[int]
     offline_replicas: list[int]
+    eligible_leader_replicas: list[int] | None = None
+    last_known_elr: list[int] | None = None
 
     def _legacy(self) -> dict[str, Any]:
         return {

@@ -23,6 +23,7 @@ from aiokafka.admin.results import (
 from aiokafka.admin.types import NewPartitions, NewTopic, check_count
 from aiokafka.errors import (
     KafkaError,
+    KafkaProtocolError,
     KafkaTimeoutError,
     LeaderNotAvailableError,
     UnknownTopicOrPartitionError,
@@ -32,6 +33,7 @@ from aiokafka.protocol._gen import create_partitions as _cp
 from aiokafka.protocol._gen import create_topics as _ct
 from aiokafka.protocol._gen import delete_topics as _dt
 from aiokafka.protocol._gen import describe_cluster as _dc
+from aiokafka.protocol._gen import describe_topic_partitions as _dtp
 from aiokafka.protocol._gen import metadata as _md
 from aiokafka.structs import BrokerMetadata
 
@@ -261,6 +263,73 @@ class TopicsMixin(AdminBase):
             for n, v in ((n, found[n]) for n in (names if names is not None else sorted(found)))
         ]
 
+    async def describe_topic_partitions(
+        self, topics: Sequence[str] | None = None, response_partition_limit: int = 2000
+    ) -> list[TopicDescription]:
+        """Describe topics with the DescribeTopicPartitions API (KIP-966, Kafka 3.7+):
+        what :meth:`describe_topics` says plus each partition's eligible leader
+        replicas (``eligible_leader_replicas``, ``last_known_elr``).
+
+        The broker answers at most ``response_partition_limit`` partitions at a time
+        and a cursor to the rest; this follows the cursor to the end, so a topic
+        split over several answers comes back whole.
+
+        Args:
+            topics: Names, or ``None`` for every topic the caller may describe.
+            response_partition_limit: Partitions per answer (1 or more).
+
+        Returns:
+            One description per topic, in the order asked (by name for ``None``); a
+            topic that does not exist or may not be described has its ``error`` set
+            and no partitions, as :meth:`describe_topics` reports it.
+
+        Raises:
+            aiokafka.errors.UnsupportedVersionError: the broker lacks the API.
+            aiokafka.errors.KafkaProtocolError: the broker's cursor did not advance.
+        """
+        names = None if topics is None else _names("topics", topics)
+        check_count("response_partition_limit", response_partition_limit, 1)
+        described: dict[str, Any] = {}
+        partitions: dict[str, list[Any]] = {}
+        cursor: _dtp.Cursor | None = None
+        while True:
+            request = _dtp.DescribeTopicPartitionsRequest(
+                topics=[_dtp.TopicRequest(name=n) for n in names or ()],
+                response_partition_limit=response_partition_limit,
+                cursor=cursor,
+            )
+            response = await self._send_any(request)
+            for t in response.topics:
+                if t.name is None:
+                    continue
+                err = error_for(t.error_code, None, f"topic {t.name!r}")
+                if err is not None and not isinstance(err, LeaderNotAvailableError):
+                    described[t.name] = err
+                    continue
+                described.setdefault(t.name, t)
+                partitions.setdefault(t.name, []).extend(t.partitions)
+            nxt = response.next_cursor
+            if nxt is None:
+                break
+            if cursor is not None and (nxt.topic_name, nxt.partition_index) <= (
+                cursor.topic_name,
+                cursor.partition_index,
+            ):
+                raise KafkaProtocolError(
+                    f"DescribeTopicPartitions cursor did not advance past "
+                    f"{cursor.topic_name}[{cursor.partition_index}]"
+                )
+            cursor = _dtp.Cursor(topic_name=nxt.topic_name, partition_index=nxt.partition_index)
+        order = names if names is not None else sorted(described)
+        out: list[TopicDescription] = []
+        for n in order:
+            entry = described.get(n) or UnknownTopicOrPartitionError(f"topic {n!r}")
+            if isinstance(entry, KafkaError):
+                out.append(TopicDescription(n, _ZERO_UUID, False, [], error=entry))
+            else:
+                out.append(_describe_topic(entry, partitions[n]))
+        return out
+
     async def wait_for_topics(self, topics: Sequence[str], timeout_ms: int = 10000) -> None:
         """Wait until every topic of ``topics`` is ready to use: the cluster metadata
         has it without error and every one of its partitions has a leader.
@@ -431,6 +500,10 @@ def _partitions_topic(name: str, spec: NewPartitions) -> _cp.CreatePartitionsTop
     )
 
 
+def _optional_list(values: list[int] | None) -> list[int] | None:
+    return None if values is None else list(values)
+
+
 def _not_ready(d: TopicDescription) -> str | None:
     """Why a described topic is not ready to use yet, or ``None``."""
     if d.error is not None:
@@ -443,7 +516,9 @@ def _not_ready(d: TopicDescription) -> str | None:
     return None
 
 
-def _describe_topic(t: Any) -> TopicDescription:
+def _describe_topic(t: Any, partitions: Iterable[Any] | None = None) -> TopicDescription:
+    """A Metadata or DescribeTopicPartitions topic as a description (``partitions``:
+    its partitions gathered over several answers, else ``t.partitions``)."""
     return TopicDescription(
         t.name,
         t.topic_id if isinstance(t.topic_id, uuid.UUID) else _ZERO_UUID,
@@ -456,8 +531,13 @@ def _describe_topic(t: Any) -> TopicDescription:
                 list(p.replica_nodes),
                 list(p.isr_nodes),
                 list(p.offline_replicas),
+                _optional_list(getattr(p, "eligible_leader_replicas", None)),
+                _optional_list(getattr(p, "last_known_elr", None)),
             )
-            for p in sorted(t.partitions, key=lambda p: p.partition_index)
+            for p in sorted(
+                t.partitions if partitions is None else partitions,
+                key=lambda p: p.partition_index,
+            )
         ],
         authorized_operations(t.topic_authorized_operations),
     )

@@ -254,3 +254,37 @@ async def test_group_ops_follow_a_coordinator_failover(kafka_cluster: KafkaClust
         finally:
             kafka_cluster.restart(coordinator)
         await admin.delete_topics([topic])
+
+
+async def test_describe_topic_partitions_reports_eligible_leader_replicas(
+    admin: AIOKafkaAdminClient, kafka_cluster: KafkaCluster
+) -> None:
+    """KIP-966: with min.insync.replicas = 3, a follower fenced out of the ISR of a
+    three-replica partition becomes an eligible leader replica (ELR). Only the
+    DescribeTopicPartitions path carries it; Metadata's ISR agrees."""
+    topic = f"admin-elr-{uuid.uuid4().hex[:8]}"
+    await _create(
+        admin, kafka_cluster, NewTopic(topic, 1, 3, topic_configs={"min.insync.replicas": "3"})
+    )
+    (before,) = await admin.describe_topic_partitions([topic])
+    p = before.partitions[0]
+    assert sorted(p.isr) == sorted(p.replicas) and len(p.replicas) == 3
+    assert p.eligible_leader_replicas == []
+    follower = next(r for r in p.replicas if r != p.leader)
+    kafka_cluster.kill(follower)
+    try:
+        deadline = time.monotonic() + 40  # the controller fences it after 6 s of silence
+        while True:
+            (after,) = await admin.describe_topic_partitions([topic])
+            q = after.partitions[0]
+            if follower not in q.isr or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.5)
+        assert follower not in q.isr and len(q.isr) == 2
+        assert q.eligible_leader_replicas == [follower]
+        (meta,) = await admin.describe_topics([topic])
+        assert sorted(meta.partitions[0].isr) == sorted(q.isr)
+        assert meta.partitions[0].eligible_leader_replicas is None
+    finally:
+        kafka_cluster.restart(follower)
+    await admin.delete_topics([topic])
