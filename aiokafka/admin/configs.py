@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from aiokafka.admin._base import AdminBase, error_for, instances, raise_first
+from aiokafka.admin._base import AdminBase, check, error_for, instances, raise_first
 from aiokafka.admin.results import (
     ConfigAlterationResult,
     ConfigDescription,
@@ -30,6 +30,7 @@ from aiokafka.errors import KafkaError, UnknownTopicOrPartitionError
 from aiokafka.protocol._gen import alter_configs as _ac
 from aiokafka.protocol._gen import describe_configs as _dc
 from aiokafka.protocol._gen import incremental_alter_configs as _iac
+from aiokafka.protocol._gen import list_client_metrics_resources as _lcmr
 from aiokafka.protocol.request import Request
 
 __all__ = ["ConfigsMixin"]
@@ -117,6 +118,19 @@ class ConfigsMixin(AdminBase):
         return await self._retry_items(
             resources, attempt, deadline=self._deadline(), final=(UnknownTopicOrPartitionError,)
         )
+
+    async def list_client_metrics_resources(self) -> list[str]:
+        """Names of the cluster's client-metrics subscriptions, sorted: the
+        ``CLIENT_METRICS`` config resources (KIP-714) that ``describe_configs`` and
+        ``incremental_alter_configs`` read and change (ListClientMetricsResources,
+        Kafka 3.7 and later).
+
+        Raises:
+            aiokafka.errors.UnsupportedVersionError: the broker lacks the API.
+        """
+        response = await self._send_any(_lcmr.ListClientMetricsResourcesRequest())
+        check(response.error_code, None, "list client metrics resources")
+        return sorted(r.name for r in response.client_metrics_resources)
 
     async def describe_configs(
         self,

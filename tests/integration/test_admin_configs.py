@@ -161,3 +161,33 @@ async def test_broker_resource_reaches_the_named_broker(kafka_cluster: KafkaClus
             while (await described(node))[1].source not in not_dynamic:
                 assert time.monotonic() < deadline, f"broker {node} kept its override"
                 await asyncio.sleep(0.1)
+
+
+async def test_client_metrics_resources_are_listed_while_they_exist(
+    admin: AIOKafkaAdminClient,
+) -> None:
+    """A CLIENT_METRICS subscription made with incremental_alter_configs is listed by
+    name, and is gone from the list once its configs are deleted."""
+    name = f"admin-cm-{time.monotonic_ns()}"
+    resource = ConfigResource(ConfigResourceType.CLIENT_METRICS, name)
+    settings = {"metrics": "org.apache.kafka.producer.", "interval.ms": "60000"}
+    await admin.incremental_alter_configs(
+        {resource: [AlterConfigOp(k, v) for k, v in settings.items()]}
+    )
+
+    async def listed_until(present: bool) -> list[str]:
+        deadline = time.monotonic() + SETTLE
+        while True:
+            names = await admin.list_client_metrics_resources()
+            if (name in names) == present or time.monotonic() > deadline:
+                return names
+            await asyncio.sleep(0.2)
+
+    names = await listed_until(True)
+    assert name in names and names == sorted(names)
+    (desc,) = await admin.describe_configs([resource])
+    assert desc.configs["interval.ms"].value == "60000"
+    await admin.incremental_alter_configs(
+        {resource: [AlterConfigOp(k, None, AlterConfigOpType.DELETE) for k in settings]}
+    )
+    assert name not in await listed_until(False)
