@@ -1,14 +1,17 @@
-"""Admin client against a real broker: topics, cluster, configs, features."""
+"""Admin client against a real broker: topics (create, wait for, describe, KIP-966
+ELR), cluster, configs, features."""
 
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import Callable
 from typing import TypeVar
 
 import pytest
 
+from aiokafka import AIOKafkaProducer
 from aiokafka.admin import (
     AIOKafkaAdminClient,
     AlterConfigOp,
@@ -23,9 +26,13 @@ from aiokafka.errors import (
     InvalidConfigurationError,
     InvalidPartitionsError,
     InvalidReplicationFactorError,
+    KafkaProtocolError,
+    KafkaTimeoutError,
     TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
 )
+from aiokafka.protocol._gen import describe_topic_partitions as _dtp
+from tests.support.inject_relay import InjectingRelay
 from tests.support.wait import eventually
 from tools.kafka.rig import KafkaCluster
 
@@ -271,3 +278,139 @@ async def test_describe_unknown_topic_config(admin: AIOKafkaAdminClient) -> None
     (desc,) = await admin.describe_configs([ConfigResource("TOPIC", missing)])
     assert isinstance(desc.error, UnknownTopicOrPartitionError) and desc.configs == {}
     assert desc.resources[0][0] == 3
+
+
+async def test_wait_for_topics_returns_when_every_partition_has_a_leader(
+    admin: AIOKafkaAdminClient, kafka: KafkaCluster
+) -> None:
+    name = _name("wait-ready")
+    await admin.create_topics([NewTopic(name, 4, 1)])
+    await admin.wait_for_topics([name], timeout_ms=20000)
+    # Second path: the rig's own metadata client sees a leader for each partition.
+    topic = kafka.metadata([name]).topics[name]
+    assert not topic.error_code
+    assert sorted(p.partition for p in topic.partitions) == [0, 1, 2, 3]
+    assert all(p.leader >= 0 for p in topic.partitions)
+    # And a producer started now writes to every partition without waiting on errors.
+    async with AIOKafkaProducer(bootstrap_servers=kafka.bootstrap_servers) as producer:
+        for partition in range(4):
+            meta = await producer.send_and_wait(name, b"v", partition=partition)
+            assert (meta.partition, meta.offset) == (partition, 0)
+
+
+async def test_wait_for_topics_waits_for_a_topic_created_while_polling(
+    admin: AIOKafkaAdminClient, kafka: KafkaCluster
+) -> None:
+    name = _name("wait-later")
+    waiting = asyncio.ensure_future(admin.wait_for_topics([name], timeout_ms=20000))
+    await asyncio.sleep(0.5)
+    assert not waiting.done()  # the topic does not exist yet
+    await admin.create_topics([NewTopic(name, 2, 1)])
+    await asyncio.wait_for(waiting, 25)
+    (desc,) = await admin.describe_topics([name])
+    assert [p.leader >= 0 for p in desc.partitions] == [True, True]
+
+
+async def test_wait_for_topics_times_out_naming_each_missing_topic(
+    admin: AIOKafkaAdminClient,
+) -> None:
+    ready = _name("wait-exists")
+    missing = _name("wait-missing")
+    await admin.create_topics([NewTopic(ready, 1, 1)])
+    started = time.monotonic()
+    with pytest.raises(KafkaTimeoutError) as info:
+        await admin.wait_for_topics([ready, missing], timeout_ms=1500)
+    elapsed = time.monotonic() - started
+    assert 1.4 <= elapsed < 5
+    text = str(info.value)
+    assert f"1 of 2 topics not ready after 1500 ms: {missing}: UnknownTopicOrPartitionError" in text
+    assert ready not in text
+
+
+async def test_wait_for_topics_bad_arguments(admin: AIOKafkaAdminClient) -> None:
+    with pytest.raises(TypeError, match="topics must be a list of str"):
+        await admin.wait_for_topics("abc")
+    with pytest.raises(ValueError, match="timeout_ms"):
+        await admin.wait_for_topics(["abc"], timeout_ms=-1)
+    with pytest.raises(ValueError, match="topics: duplicate names"):
+        await admin.wait_for_topics(["abc", "abc"])
+    started = time.monotonic()
+    await admin.wait_for_topics([])
+    assert time.monotonic() - started < 0.5
+
+
+async def test_describe_topic_partitions_pages_match_metadata(
+    admin: AIOKafkaAdminClient,
+) -> None:
+    five, three, missing = _name("dtp-a"), _name("dtp-b"), _name("dtp-missing")
+    await admin.create_topics([NewTopic(five, 5, 1), NewTopic(three, 3, 1)])
+    await admin.wait_for_topics([five, three], timeout_ms=20000)
+    # A limit of 2 partitions per answer: 8 partitions take four answers, and the
+    # five-partition topic is split over three of them.
+    got = await admin.describe_topic_partitions([three, missing, five], response_partition_limit=2)
+    assert [d.name for d in got] == [three, missing, five]
+    by_metadata = {d.name: d for d in await admin.describe_topics([five, three])}
+    for d in (got[0], got[2]):
+        assert d.error is None
+        assert d.topic_id == by_metadata[d.name].topic_id != uuid.UUID(int=0)
+        expected = by_metadata[d.name].partitions
+        assert [p.partition for p in d.partitions] == [p.partition for p in expected]
+        for p, q in zip(d.partitions, expected, strict=True):
+            assert (p.leader, p.leader_epoch, p.replicas, p.isr) == (
+                q.leader,
+                q.leader_epoch,
+                q.replicas,
+                q.isr,
+            )
+            # Metadata carries no ELR; this API does (empty: the one replica is in sync).
+            assert q.eligible_leader_replicas is None
+            assert p.eligible_leader_replicas == [] and p.last_known_elr == []
+    assert isinstance(got[1].error, UnknownTopicOrPartitionError)
+    assert got[1].partitions == [] and got[1]["error_code"] == 3
+    # One answer holds them all when the limit allows: the same description.
+    whole = await admin.describe_topic_partitions([three, missing, five])
+    assert (whole[0], whole[2]) == (got[0], got[2])  # errors do not compare equal
+    assert isinstance(whole[1].error, UnknownTopicOrPartitionError)
+
+
+async def test_describe_topic_partitions_all_topics_sorted(admin: AIOKafkaAdminClient) -> None:
+    names = sorted(_name("dtp-all") for _ in range(2))
+    await admin.create_topics([NewTopic(n, 2, 1) for n in names])
+    await admin.wait_for_topics(names, timeout_ms=20000)
+    everything = await admin.describe_topic_partitions(response_partition_limit=3)
+    listed = [d.name for d in everything]
+    assert listed == sorted(listed)
+    assert set(names) <= set(listed)
+    for d in everything:
+        if d.name in names:
+            assert [p.partition for p in d.partitions] == [0, 1]
+
+
+async def test_describe_topic_partitions_bad_arguments(admin: AIOKafkaAdminClient) -> None:
+    with pytest.raises(TypeError, match="topics must be a list of str"):
+        await admin.describe_topic_partitions("abc")
+    with pytest.raises(ValueError, match="response_partition_limit"):
+        await admin.describe_topic_partitions(["abc"], response_partition_limit=0)
+
+
+async def test_describe_topic_partitions_cursor_that_does_not_advance(
+    admin: AIOKafkaAdminClient, kafka: KafkaCluster
+) -> None:
+    """A broker whose cursor stays put would keep the paging loop going for ever; the
+    relay rewrites each answer's cursor to point at partition 1 again."""
+    name = _name("dtp-stuck")
+    await admin.create_topics([NewTopic(name, 3, 1)])
+    await admin.wait_for_topics([name], timeout_ms=20000)
+
+    def stuck(body: bytes, version: int) -> bytes:
+        response = _dtp.DescribeTopicPartitionsResponse.decode(body, version)
+        response.next_cursor = _dtp.Cursor(topic_name=name, partition_index=1)
+        return response.encode(version)
+
+    node = kafka.nodes[0]
+    async with InjectingRelay(node.host, node.ports["PLAINTEXT"]) as relay:
+        relay.rewrite_responses(_dtp.DescribeTopicPartitionsRequest.API_KEY, stuck)
+        async with AIOKafkaAdminClient(bootstrap_servers=relay.bootstrap_servers) as stuck_admin:
+            with pytest.raises(KafkaProtocolError, match=rf"did not advance past {name}\[1\]"):
+                await stuck_admin.describe_topic_partitions([name], response_partition_limit=1)
+        assert relay.forwarded[_dtp.DescribeTopicPartitionsRequest.API_KEY] == 2
