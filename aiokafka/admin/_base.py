@@ -36,7 +36,7 @@ from aiokafka.structs import TopicPartition
 if TYPE_CHECKING:
     from aiokafka.protocol.request import Request
 
-__all__ = ["AdminBase", "error_for", "instances", "raise_first"]
+__all__ = ["AdminBase", "error_for", "gather_all", "instances", "raise_first"]
 
 K = TypeVar("K", bound=Hashable)
 # The response type of a request (``Request[R]`` -> ``R``).
@@ -91,6 +91,18 @@ def instances(name: str, values: Iterable[object], cls: type[T]) -> list[T]:
             raise TypeError(f"{name} must be {cls.__name__} instances, got {item!r}")
         items.append(item)
     return items
+
+
+async def gather_all(*calls: Awaitable[T]) -> list[T]:
+    """Await ``calls`` concurrently, each to its end (none is left running), and give
+    their results in order, or raise the first one's error."""
+    answers = await asyncio.gather(*calls, return_exceptions=True)
+    results: list[T] = []
+    for answer in answers:
+        if isinstance(answer, BaseException):
+            raise answer
+        results.append(answer)
+    return results
 
 
 def raise_first(outcome: Mapping[Any, object]) -> None:

@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from aiokafka.admin._base import check
+from aiokafka.admin._base import check, gather_all
 from aiokafka.admin._gen_options import AdminSignature
 from aiokafka.admin.acls import AclsMixin
 from aiokafka.admin.config import ADMIN_OPTIONS, admin_config
@@ -295,15 +295,19 @@ class AIOKafkaAdminClient(
                 raise ValueError(f"offsets[{tp}] must be >= 0, got {target}")
         if not targets:
             return {}
-        earliest = await self.list_offsets(dict.fromkeys(targets, OffsetSpec.earliest()))
-        latest = await self.list_offsets(dict.fromkeys(targets, OffsetSpec.latest()))
         ends = (OffsetSpec.EARLIEST, OffsetSpec.LATEST)
         lookups = {
             tp: t
             for tp, t in targets.items()
             if isinstance(t, OffsetSpec) and t.timestamp not in ends
         }
-        found = await self.list_offsets(lookups) if lookups else {}
+        # The look-ups are independent: one round trip, not three.
+        earliest, latest, *at = await gather_all(
+            self.list_offsets(dict.fromkeys(targets, OffsetSpec.earliest())),
+            self.list_offsets(dict.fromkeys(targets, OffsetSpec.latest())),
+            *([self.list_offsets(lookups)] if lookups else []),
+        )
+        found = at[0] if at else {}
         out: dict[TopicPartition, int] = {}
         for tp, target in targets.items():
             low, high = earliest[tp].offset, latest[tp].offset

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import pytest
 
-from aiokafka.admin._base import AdminBase, raise_first
+from aiokafka.admin._base import AdminBase, gather_all, raise_first
 from aiokafka.cluster import AIOKafkaClient
 from aiokafka.errors import (
     KafkaTimeoutError,
@@ -105,3 +106,21 @@ def test_raise_first_names_every_failure() -> None:
 def test_timeout_error_class_is_not_retriable() -> None:
     # _retry_items relies on the client raising a non-retriable timeout at the deadline.
     assert not KafkaTimeoutError.retriable
+
+
+async def test_gather_all_waits_for_every_call_and_raises_the_first_error() -> None:
+    finished: list[str] = []
+
+    async def call(name: str, delay: float, fail: bool = False) -> str:
+        await asyncio.sleep(delay)
+        finished.append(name)
+        if fail:
+            raise KafkaTimeoutError(name)
+        return name
+
+    assert await gather_all(call("a", 0.02), call("b", 0)) == ["a", "b"]
+    finished.clear()
+    with pytest.raises(KafkaTimeoutError, match="first"):
+        await gather_all(call("first", 0, fail=True), call("slow", 0.05), call("x", 0.01, True))
+    # The slower calls ran to their end before the error came out: nothing outlives it.
+    assert sorted(finished) == ["first", "slow", "x"]
