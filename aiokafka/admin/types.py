@@ -12,6 +12,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 __all__ = [
     "AlterConfigOp",
@@ -28,6 +29,7 @@ __all__ = [
     "NewTopic",
     "OffsetSpec",
     "RecordsToDelete",
+    "TopicPartitionReplica",
 ]
 
 
@@ -360,3 +362,12 @@ class FeatureUpdate:
         if self.max_version_level > 32767:
             raise ValueError(f"max_version_level must be <= 32767, got {self.max_version_level}")
         object.__setattr__(self, "upgrade_type", FeatureUpdateType(self.upgrade_type))
+
+
+class TopicPartitionReplica(NamedTuple):
+    """A partition's replica on one broker (``alter_replica_log_dirs``; kafka-python's
+    ``TopicPartitionReplica``)."""
+
+    topic: str
+    partition: int
+    broker_id: int
