@@ -40,6 +40,7 @@ from aiokafka.admin.acls import AclsMixin
 from aiokafka.admin.config import ADMIN_OPTIONS, admin_config
 from aiokafka.admin.configs import ConfigsMixin
 from aiokafka.admin.groups import GroupsMixin, check_group_id
+from aiokafka.admin.log_dirs import LogDirsMixin
 from aiokafka.admin.offsets import OffsetsMixin
 from aiokafka.admin.quorum import QuorumMixin
 from aiokafka.admin.quotas import QuotasMixin
@@ -74,6 +75,7 @@ class AIOKafkaAdminClient(
     AclsMixin,
     UsersMixin,
     ReplicasMixin,
+    LogDirsMixin,
     TransactionsMixin,
     QuotasMixin,
     QuorumMixin,

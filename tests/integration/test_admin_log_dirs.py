@@ -1,6 +1,7 @@
-"""alter_replica_log_dirs against a real broker with two log directories: a replica
-moves to the other directory (describe_log_dirs shows it there, its records still
-read back), and the broker's refusals come back per replica."""
+"""alter_replica_log_dirs and describe_replica_log_dirs against a real broker with two
+log directories: a replica moves to the other directory (describe_log_dirs and
+describe_replica_log_dirs show it there, its records still read back), and the
+broker's refusals come back per replica."""
 
 from __future__ import annotations
 
@@ -12,7 +13,12 @@ from pathlib import Path
 import pytest
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic, TopicPartitionReplica
+from aiokafka.admin import (
+    AIOKafkaAdminClient,
+    NewTopic,
+    ReplicaLogDirInfo,
+    TopicPartitionReplica,
+)
 from aiokafka.errors import LogDirNotFoundError
 from aiokafka.structs import TopicPartition
 from tests.conftest import START_TIMEOUT
@@ -65,11 +71,20 @@ async def test_replica_moves_to_the_other_directory(
             await producer.send_and_wait(topic, b"r-%d" % i, partition=0)
     (before,) = await _dir_of(admin, node, tp)
     target = next(d for d in dirs if d != before)
-
     replica = TopicPartitionReplica(topic, 0, node)
+    absent = TopicPartitionReplica(f"{topic}-absent", 0, node)
+    where = await admin.describe_replica_log_dirs([replica, absent])
+    assert where == {replica: ReplicaLogDirInfo(before, 0), absent: ReplicaLogDirInfo()}
+
     assert await admin.alter_replica_log_dirs({replica: target}) == {replica: None}
     after = await eventually(lambda: _dir_of(admin, node, tp), lambda d: d == [target], 30)
     assert after == [target]
+    moved = await eventually(
+        lambda: admin.describe_replica_log_dirs([(topic, 0, node)]),
+        lambda w: w[replica].future_dir is None,
+        30,
+    )
+    assert moved == {replica: ReplicaLogDirInfo(target, 0)}
 
     async with AIOKafkaConsumer(
         bootstrap_servers=cluster.bootstrap_servers, auto_offset_reset="earliest"
@@ -101,3 +116,5 @@ async def test_bad_arguments(admin: AIOKafkaAdminClient) -> None:
     with pytest.raises(ValueError, match="must not be empty"):
         await admin.alter_replica_log_dirs({TopicPartitionReplica("t", 0, 1): ""})
     assert await admin.alter_replica_log_dirs({}) == {}
+    with pytest.raises(TypeError, match="replicas: 'x' is not a TopicPartitionReplica"):
+        await admin.describe_replica_log_dirs(["x"])  # type: ignore[list-item]
