@@ -41,6 +41,9 @@ async def manage(bootstrap: str, topic: str, group: str | None) -> None:
             elif result.error is not None:
                 raise result.error
 
+        # The controller has accepted the topic; wait until the brokers list it and
+        # every partition has a leader, or describing it may not find it yet.
+        await admin.wait_for_topics([topic], timeout_ms=20000)
         [description] = await admin.describe_topics([topic], raise_errors=True)
         for partition in description.partitions:
             print(

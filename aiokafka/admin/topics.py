@@ -9,6 +9,7 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from aiokafka._timeout import wait_for
 from aiokafka.admin._base import AdminBase, check, error_for, instances, raise_first
 from aiokafka.admin.acl_types import AclOperation
 from aiokafka.admin.results import (
@@ -356,7 +357,7 @@ class TopicsMixin(AdminBase):
         while pending:
             remaining = deadline - time.monotonic()
             try:
-                described = await asyncio.wait_for(self.describe_topics(list(pending)), remaining)
+                described = await wait_for(self.describe_topics(list(pending)), remaining)
             except (asyncio.TimeoutError, KafkaTimeoutError):
                 break
             pending = {d.name: why for d in described if (why := _not_ready(d)) is not None}
