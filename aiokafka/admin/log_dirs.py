@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from aiokafka.admin._base import AdminBase, check, error_for, gather_all, instances
 from aiokafka.admin.results import LogDirDescription, ReplicaInfo
@@ -193,14 +193,11 @@ class LogDirsMixin(AdminBase):
                 for tp, info in d.replicas.items():
                     key = TopicPartitionReplica(tp.topic, tp.partition, broker)
                     was = found.get(key, ReplicaLogDirInfo())
+                    lag = info.offset_lag
                     if info.is_future:
-                        found[key] = ReplicaLogDirInfo(
-                            was.current_dir, was.current_offset_lag, path, info.offset_lag
-                        )
+                        found[key] = replace(was, future_dir=path, future_offset_lag=lag)
                     else:
-                        found[key] = ReplicaLogDirInfo(
-                            path, info.offset_lag, was.future_dir, was.future_offset_lag
-                        )
+                        found[key] = replace(was, current_dir=path, current_offset_lag=lag)
         return {r: found.get(r, ReplicaLogDirInfo()) for r in wanted}
 
 

@@ -290,6 +290,8 @@ class TopicsMixin(AdminBase):
         """
         names = None if topics is None else _names("topics", topics)
         check_count("response_partition_limit", response_partition_limit, 1)
+        if names == []:
+            return []  # an empty topic list on the wire asks for every topic
         described: dict[str, Any] = {}
         partitions: dict[str, list[Any]] = {}
         cursor: _dtp.Cursor | None = None

@@ -26,6 +26,7 @@ from aiokafka.admin import (
 from aiokafka.admin.results import ConfigEntry
 from aiokafka.errors import MessageSizeTooLargeError
 from aiokafka.producer import AIOKafkaProducer
+from tests.support.wait import eventually
 from tools.kafka.rig import KafkaCluster
 
 # Brokers apply a committed change from the metadata log a moment after the admin call
@@ -176,12 +177,9 @@ async def test_client_metrics_resources_are_listed_while_they_exist(
     )
 
     async def listed_until(present: bool) -> list[str]:
-        deadline = time.monotonic() + SETTLE
-        while True:
-            names = await admin.list_client_metrics_resources()
-            if (name in names) == present or time.monotonic() > deadline:
-                return names
-            await asyncio.sleep(0.2)
+        return await eventually(
+            admin.list_client_metrics_resources, lambda names: (name in names) == present, SETTLE
+        )
 
     names = await listed_until(True)
     assert name in names and names == sorted(names)

@@ -26,6 +26,7 @@ from aiokafka.errors import (
 )
 from aiokafka.producer import AIOKafkaProducer
 from aiokafka.structs import TopicPartition
+from tests.support.wait import eventually
 from tools.kafka.rig import KafkaCluster
 
 pytestmark = pytest.mark.cluster
@@ -273,13 +274,14 @@ async def test_describe_topic_partitions_reports_eligible_leader_replicas(
     follower = next(r for r in p.replicas if r != p.leader)
     kafka_cluster.kill(follower)
     try:
-        deadline = time.monotonic() + 40  # the controller fences it after 6 s of silence
-        while True:
-            (after,) = await admin.describe_topic_partitions([topic])
-            q = after.partitions[0]
-            if follower not in q.isr or time.monotonic() > deadline:
-                break
-            await asyncio.sleep(0.5)
+        # The controller fences the follower after 6 s of silence.
+        (after,) = await eventually(
+            lambda: admin.describe_topic_partitions([topic]),
+            lambda ds: follower not in ds[0].partitions[0].isr,
+            40,
+            0.5,
+        )
+        q = after.partitions[0]
         assert follower not in q.isr and len(q.isr) == 2
         assert q.eligible_leader_replicas == [follower]
         (meta,) = await admin.describe_topics([topic])

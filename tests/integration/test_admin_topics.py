@@ -391,6 +391,7 @@ async def test_describe_topic_partitions_bad_arguments(admin: AIOKafkaAdminClien
         await admin.describe_topic_partitions("abc")
     with pytest.raises(ValueError, match="response_partition_limit"):
         await admin.describe_topic_partitions(["abc"], response_partition_limit=0)
+    assert await admin.describe_topic_partitions([]) == []  # not every topic
 
 
 async def test_describe_topic_partitions_cursor_that_does_not_advance(
